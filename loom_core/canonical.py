@@ -1,0 +1,46 @@
+"""The canonical JSON serialisation loom-harness hashes (loom-format.md §2.1, §3).
+
+Checksums and effect keys are SHA-256 over ``json.dumps(value, sort_keys=True)``
+with Python's defaults: ``", "``/``": "`` separators, ASCII-only escapes and
+Python float repr. The standard library encoder produces exactly that, so we use
+it rather than re-implementing the escaping rules; only its output is the contract.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+CHECKSUM_PREFIX = "sha256:"
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """Serialise ``value`` the way loom-harness does before hashing."""
+    return json.dumps(value, sort_keys=True, default=str).encode("utf-8")
+
+
+def checksum(document: dict[str, Any]) -> str:
+    """Checksum of a trace document: every member except ``checksum`` itself."""
+    body = {k: v for k, v in document.items() if k != "checksum"}
+    return CHECKSUM_PREFIX + hashlib.sha256(canonical_bytes(body)).hexdigest()
+
+
+def effect_key(kind: str, payload: Any) -> str:
+    """The 12-hex input hash of an effect: ``sha256(JSON([kind, payload]))[:12]``."""
+    return hashlib.sha256(canonical_bytes([kind, payload])).hexdigest()[:12]
+
+
+def harness_sys_hash(system: str) -> str:
+    """``meta.sys_hash`` / ``systems`` key as the harness writer computes it."""
+    return effect_key("system", system)
+
+
+def proxy_model_key(exchange_index: int) -> str:
+    """Proxy model keys depend only on the exchange index (§3.4)."""
+    return effect_key("model", {"n": exchange_index})
+
+
+def proxy_tool_key(kind: str, tool_use_id: str) -> str:
+    """Proxy tool keys hash the tool_use id under the tool's kind (§3.4)."""
+    return effect_key(kind, {"id": tool_use_id})

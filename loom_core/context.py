@@ -1,0 +1,244 @@
+"""Reconstruct what the model saw at every model step (loom-format.md §1.3-1.5, §3.2, §6.3).
+
+Traces do not store requests, so the context is rebuilt from the log the way the
+recording agent built it: per agent a list of items (user episodes, the clock
+line, assistant turns, tool results, a sub-agent's answer) that only grows,
+except when compaction or a fork edit replaces it. A model step's *frame* is
+then just (that list, its length at the call): O(1) to store, O(1) to find the
+*delta* against the previous call of the same agent, and nothing per step that
+grows with the trace. :mod:`loom_core.frames` turns a frame into messages.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import msgspec
+
+from .document import Document
+
+_generic = msgspec.json.Decoder()
+
+# (source, ref, call id, name): source is episode | text | assistant | tool | child |
+# memory | snapshot; ref is an episode/effect index, a literal text or a snapshot dict.
+Item = tuple
+
+
+@dataclass(eq=False)
+class AgentContext:
+    """One agent invocation's growing list of context items."""
+
+    agent: str
+    depth: int
+    items: list[Item] = field(default_factory=list)
+    pending: deque = field(default_factory=deque)  # (call_id, name, model effect)
+    last_model: int = -1
+    awaiting_episode: bool = False
+    sys_hash: str | None = None
+    delegation: tuple[str, str] = ("", "")  # (call id, tool name) that started a sub-agent
+
+
+@dataclass
+class ContextIndex:
+    """Frames, pairs and decoded per-effect facts the timeline needs."""
+
+    doc: Document
+    metas: list[dict[str, Any]] = field(default_factory=list)
+    usages: dict[int, tuple[int, int]] = field(default_factory=dict)
+    calls: dict[int, list[tuple[str, str]]] = field(default_factory=dict)  # model eff -> (id, name)
+    frames: dict[int, tuple[AgentContext, int]] = field(default_factory=dict)
+    prev_model: dict[int, int] = field(default_factory=dict)
+    result_pairs: dict[int, int] = field(default_factory=dict)  # tool eff -> model eff
+    episode_before: dict[int, list[int]] = field(default_factory=dict)
+
+    def meta_of(self, i: int) -> dict[str, Any]:
+        return self.metas[i]
+
+    def usage_of(self, i: int) -> tuple[int, int]:
+        return self.usages.get(i, (0, 0))
+
+
+def _num(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+class _Builder:
+    """Walks the log once, keeping a stack of agent contexts."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.index = ContextIndex(doc=doc)
+        self.episodes = doc.episodes
+        self.next_episode = 0
+        self.stack: list[AgentContext] = []
+        self.by_agent: dict[str, AgentContext] = {}
+        self.call_owner: dict[str, tuple[AgentContext, int]] = {}
+
+    # -- episodes -------------------------------------------------------------
+    def take_episode(self, ctx: AgentContext, before: int) -> None:
+        if self.next_episode >= len(self.episodes):
+            return
+        ep = self.next_episode
+        self.next_episode += 1
+        self.index.episode_before.setdefault(before, []).append(ep)
+        ctx.items.append(("episode", ep, "", ""))
+
+    # -- model calls ----------------------------------------------------------
+    def model(self, i: int, ctx: AgentContext) -> None:
+        raw = self.doc.effects[i].result
+        value = _generic.decode(raw) if raw is not None else None
+        value = value if isinstance(value, dict) else {}
+        usage = value.get("usage") if isinstance(value.get("usage"), dict) else {}
+        self.index.usages[i] = (_num(usage.get("input_tokens")), _num(usage.get("output_tokens")))
+        calls = [(str(c.get("id") or ""), str(c.get("name") or ""))
+                 for c in value.get("tool_calls") or [] if isinstance(c, dict)]
+        self.index.calls[i] = calls
+        if ctx.awaiting_episode or not ctx.items:
+            if ctx.depth == 0 and (ctx.last_model >= 0 or not ctx.items):
+                self.take_episode(ctx, i)
+        ctx.awaiting_episode = False
+        self.index.frames[i] = (ctx, len(ctx.items))
+        if ctx.last_model >= 0:
+            self.index.prev_model[i] = ctx.last_model
+        ctx.last_model = i
+        ctx.items.append(("assistant", i, "", ""))
+        ctx.pending = deque((cid, name, i) for cid, name in calls)
+        for cid, _name in calls:
+            self.call_owner[cid] = (ctx, i)
+        if not calls:
+            ctx.awaiting_episode = True
+
+    def replace(self, ctx: AgentContext, items: list[Item]) -> AgentContext:
+        """Compaction or an edit replaced the context: start a new list (old frames keep theirs)."""
+        return AgentContext(ctx.agent, ctx.depth, items, ctx.pending, ctx.last_model,
+                            ctx.awaiting_episode, ctx.sys_hash, ctx.delegation)
+
+
+def _clock_line(ts: Any) -> str | None:
+    if not isinstance(ts, (int, float)):
+        return None
+    stamp = datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"Current datetime: {stamp}"
+
+
+class _HarnessBuilder(_Builder):
+    """Harness traces: depth gives the sub-agent stack; tool results pair FIFO by name."""
+
+    def ensure_depth(self, depth: int, agent: str) -> AgentContext:
+        if not self.stack:
+            self.stack.append(AgentContext(agent or "agent", 0))
+        while len(self.stack) - 1 > depth:
+            child = self.stack.pop()
+            parent = self.stack[-1]
+            parent.items.append(("child", child.last_model, *child.delegation))
+        while len(self.stack) - 1 < depth:
+            parent = self.stack[-1]
+            call = parent.pending.popleft() if parent.pending else ("", "", -1)
+            child = AgentContext(agent, len(self.stack), delegation=(call[0], call[1]))
+            task = self.task_of(call[2], call[0])
+            child.items.append(("text", task, "task", "user"))
+            self.stack.append(child)
+        top = self.stack[-1]
+        if agent and top.agent in ("agent", "") and depth == 0:
+            top.agent = agent
+        return top
+
+    def task_of(self, model_eff: int, call_id: str) -> str:
+        if model_eff < 0:
+            return ""
+        value = _generic.decode(self.doc.effects[model_eff].result)
+        for c in (value or {}).get("tool_calls") or []:
+            if isinstance(c, dict) and c.get("id") == call_id:
+                inp = c.get("input") if isinstance(c.get("input"), dict) else {}
+                return str(inp.get("task", ""))
+        return ""
+
+    def tool_result(self, i: int, ctx: AgentContext, name: str) -> None:
+        match = next((c for c in ctx.pending if c[1] == name), None)
+        if match is not None:
+            ctx.pending.remove(match)
+            self.index.result_pairs[i] = match[2]
+        ctx.items.append(("tool", i, match[0] if match else "", name))
+
+    def step(self, i: int, eff: Any, meta: dict[str, Any]) -> None:
+        kind = eff.kind or ""
+        ctx = self.ensure_depth(eff.depth or 0, meta.get("agent") or "")
+        if kind == "model":
+            self.model(i, ctx)
+        elif kind.startswith("tool:"):
+            self.tool_result(i, ctx, kind[5:])
+        elif kind == "human":
+            ask = next((c for c in ctx.pending if c[1] == "ask_human"), None)
+            if ask is not None:
+                ctx.pending.remove(ask)
+                self.index.result_pairs[i] = ask[2]
+                ctx.items.append(("tool", i, ask[0], ask[1]))
+        elif kind == "time" and not ctx.items:
+            line = _clock_line(_generic.decode(eff.result) if eff.result is not None else None)
+            if line:
+                ctx.items.append(("text", line, "clock", "user"))
+            self.take_episode(ctx, i)
+        elif kind == "memory":
+            ctx.items.append(("memory", i, "", "user"))
+        elif kind == "compact":
+            self.compact(i, ctx)
+        elif kind == "edit":
+            snap = _generic.decode(eff.result) if eff.result is not None else None
+            items = [("snapshot", d, "", "") for d in snap or [] if isinstance(d, dict)]
+            self.stack[-1] = self.replace(ctx, items)
+
+    def compact(self, i: int, ctx: AgentContext, keep: int = 4) -> None:
+        tail = ctx.items[-keep:]
+        while tail and tail[0][0] in ("tool", "child"):
+            tail = tail[1:]
+        summary = _generic.decode(self.doc.effects[i].result) if self.doc.effects[i].result else ""
+        items = [("text", f"Summary of earlier conversation: {summary}", "compaction", "user"), *tail]
+        self.stack[-1] = self.replace(ctx, items)
+
+
+class _ProxyBuilder(_Builder):
+    """Proxy traces: agents by system-prompt hash; results pair by ``meta.tuid``."""
+
+    def step(self, i: int, eff: Any, meta: dict[str, Any]) -> None:
+        kind = eff.kind or ""
+        if kind == "model":
+            key = meta.get("sys_hash") or ""
+            ctx = self.by_agent.get(key)
+            if ctx is None:
+                ctx = self.by_agent[key] = AgentContext(key, 0, sys_hash=key)
+            if not ctx.items or ctx.awaiting_episode:
+                self.take_episode(ctx, i)
+                ctx.awaiting_episode = False
+            self.model(i, ctx)
+            ctx.awaiting_episode = not self.index.calls[i]
+        elif kind.startswith("tool:"):
+            tuid = str(meta.get("tuid") or "")
+            owner = self.call_owner.get(tuid)
+            if owner is not None:
+                ctx, model_eff = owner
+                self.index.result_pairs[i] = model_eff
+                ctx.items.append(("tool", i, tuid, kind[5:]))
+
+    def model(self, i: int, ctx: AgentContext) -> None:
+        ctx.awaiting_episode = False
+        super().model(i, ctx)
+
+
+def build_context(doc: Document) -> ContextIndex:
+    """Walk the log once and index frames, pairs, usage and episodes."""
+    builder: _Builder = _ProxyBuilder(doc) if doc.is_proxy else _HarnessBuilder(doc)
+    metas = builder.index.metas
+    for i, eff in enumerate(doc.effects):
+        raw = eff.meta
+        meta = _generic.decode(raw) if raw is not None else None
+        meta = meta if isinstance(meta, dict) else {}
+        metas.append(meta)
+        builder.step(i, eff, meta)  # type: ignore[attr-defined]
+    if not doc.effects and doc.episodes:
+        builder.index.episode_before.setdefault(0, []).append(0)
+    elif builder.next_episode == 0 and doc.episodes:
+        builder.index.episode_before.setdefault(0, []).insert(0, 0)
+    return builder.index

@@ -1,0 +1,115 @@
+"""The in-memory form of any loom document (trace, journal or wirelog).
+
+Why this shape: a 130 MB trace must open faster than ``json.loads`` parses it,
+so effects are kept as small typed structs whose payloads (``result``, ``meta``)
+are raw views into the file's bytes, decoded only when a step is looked at. The
+raw bytes of each entry are kept too, so nothing the file held is lost and the
+"raw JSON" view shows exactly what is on disk. Documents are immutable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import msgspec
+
+from .fastschema import decoder, fast_struct
+from .schema import EffectEntry, ModelResult, ShieldEvent, TraceHeader
+
+FastEffect = fast_struct(EffectEntry)
+FastModelResult = fast_struct(ModelResult)
+_EMPTY_RESULT = FastModelResult()
+_generic = msgspec.json.Decoder()
+
+
+def decode_raw(raw: msgspec.Raw | None) -> Any:
+    """Decode a raw payload to plain Python values (``None`` stays ``None``)."""
+    return None if raw is None else _generic.decode(raw)
+
+
+@dataclass(frozen=True, eq=False)
+class Unfinished:
+    """An intent with no effect after it: in flight, paused or crashed (§5.1)."""
+
+    seq: int
+    kind: str
+    depth: int
+
+
+@dataclass(frozen=True, eq=False)
+class Document:
+    """A loaded loom document; see the module docstring for the representation.
+
+    ``entries`` holds the raw bytes of each log entry (for journals: the effect
+    line, whose ``type`` member is dropped when converted); ``effects`` the same
+    entries decoded into typed structs with raw payloads.
+    """
+
+    path: str
+    format: str  # "trace" | "journal" | "wirelog"
+    header: TraceHeader
+    effects: list[Any]
+    entries: list[msgspec.Raw]
+    wire: list[msgspec.Raw] | None = None
+    source: bytes | None = None
+    unfinished: tuple[Unfinished, ...] = ()
+    torn: bool = False
+    warnings: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # -- header facts ---------------------------------------------------------
+    @property
+    def version(self) -> int:
+        return self.header.version
+
+    @property
+    def episodes(self) -> list[str]:
+        if self.header.episodes is not None:
+            return list(self.header.episodes)
+        return [self.header.prompt] if self.header.prompt else []
+
+    @property
+    def shield_events(self) -> list[ShieldEvent]:
+        return list(self.header.shield_events or [])
+
+    @property
+    def systems(self) -> dict[str, str]:
+        return dict(self.header.systems or {})
+
+    @property
+    def is_proxy(self) -> bool:
+        return self.header.recorded_via == "proxy"
+
+    def __len__(self) -> int:
+        return len(self.effects)
+
+    # -- payloads, decoded on demand ------------------------------------------
+    def result(self, i: int) -> Any:
+        """The ``result`` of effect ``i`` as plain Python values."""
+        return decode_raw(self.effects[i].result)
+
+    def meta(self, i: int) -> dict[str, Any]:
+        """``meta`` of effect ``i``; ``{}`` when absent or not an object."""
+        value = decode_raw(self.effects[i].meta)
+        return value if isinstance(value, dict) else {}
+
+    def model_result(self, i: int) -> Any:
+        """Effect ``i``'s result as a typed model result (tolerant, §1.4)."""
+        raw = self.effects[i].result
+        if raw is None:
+            return _EMPTY_RESULT
+        try:
+            return decoder(ModelResult).decode(raw)
+        except msgspec.ValidationError:
+            return _EMPTY_RESULT
+
+    def raw_entry(self, i: int) -> bytes:
+        """The exact bytes of entry ``i`` as they are in the file."""
+        return bytes(self.entries[i])
+
+    @cached_property
+    def wire_values(self) -> list[Any]:
+        """The ``wire`` list decoded (proxy traces only; empty otherwise)."""
+        return [decode_raw(w) for w in (self.wire or [])]

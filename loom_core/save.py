@@ -1,0 +1,89 @@
+"""Write loom traces exactly as loom-harness lays them out (§4.1), atomically.
+
+Layout: ``json.dump(indent=2)`` with ASCII escapes, members in the writer's
+order, no trailing newline, ``checksum`` stamped last. Atomic: a temporary file
+in the same directory is flushed, fsynced and renamed over the target, so a
+crash never leaves a half-written trace where a good one was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .canonical import checksum, harness_sys_hash
+from .document import Document
+from .schema import HARNESS_ORDER
+from .trace import gc_paused, source_dict
+
+_generic = msgspec.json.Decoder()
+
+
+def _journal_dict(doc: Document) -> dict[str, Any]:
+    h = doc.header
+    log = []
+    for raw in doc.entries:
+        entry = _generic.decode(raw)
+        entry.pop("type", None)
+        log.append(entry)
+    pending_depth = next((u.depth for u in doc.unfinished if u.kind == "human"), 0)
+    data: dict[str, Any] = {
+        "version": 2, "model": h.model, "system": h.system or "", "prompt": h.prompt,
+        "episodes": doc.episodes, "output": h.output or "", "truncated": h.truncated,
+        "paused": h.paused, "pending": None, "pending_depth": pending_depth,
+        "stop_reason": "", "log": log,
+    }
+    if h.system and any((e.get("meta") or {}).get("sys_hash") == harness_sys_hash(h.system)
+                        for e in log):
+        data["systems"] = {harness_sys_hash(h.system): h.system}
+    return {k: data[k] for k in HARNESS_ORDER if k in data}
+
+
+def document_dict(doc: Document) -> dict[str, Any]:
+    """The trace a document becomes when saved; a loaded trace round-trips losslessly."""
+    if doc.format == "journal":
+        return _journal_dict(doc)
+    data = source_dict(doc)
+    data.pop("checksum", None)
+    return data
+
+
+def stamp(data: dict[str, Any]) -> dict[str, Any]:
+    """Return ``data`` with a fresh checksum as its last member."""
+    body = {k: v for k, v in data.items() if k != "checksum"}
+    body["checksum"] = checksum(body)
+    return body
+
+
+def atomic_write_bytes(path: str | Path, payload: bytes) -> None:
+    """Write ``payload`` to ``path`` via temp file + fsync + rename."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_dict(data: dict[str, Any], path: str | Path) -> dict[str, Any]:
+    """Stamp and write a trace dict; returns what was written."""
+    with gc_paused():
+        stamped = stamp(data)
+        payload = json.dumps(stamped, indent=2).encode("ascii")
+    atomic_write_bytes(path, payload)
+    return stamped
+
+
+def save_document(doc: Document, path: str | Path) -> dict[str, Any]:
+    """Write any loaded document as a loom-compatible trace."""
+    return save_dict(document_dict(doc), path)

@@ -1,0 +1,169 @@
+"""The one description of the loom formats (loom-format.md §1, §5, §6.6).
+
+Pydantic models are the schema and the validation at the boundaries. The hot
+load path does not run pydantic over 100,000 effects; instead it decodes with
+msgspec structs that :mod:`loom_core.fastschema` *derives from these models*,
+so there is still exactly one place that says what a field is called, what
+type it has and what it defaults to.
+
+Every model allows extra fields: unknown members survive a load/save round trip
+(the loader keeps the original bytes of each entry; see ``trace.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+CURRENT_VERSION = 2
+JOURNAL_VERSION = 1
+
+
+class _Open(BaseModel):
+    """Base for format models: unknown fields are kept, not rejected."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Usage(_Open):
+    """Token counts of one model call; cache fields and the like ride along as extras."""
+
+    input_tokens: int | float | None = 0
+    output_tokens: int | float | None = 0
+
+
+class ToolCall(_Open):
+    """A tool call as recorded in a model result (both wire dialects share it)."""
+
+    id: str | None = ""
+    name: str | None = ""
+    input: Any = Field(default_factory=dict)
+
+    @field_validator("input", mode="before")
+    @classmethod
+    def _object_input(cls, value: Any) -> Any:
+        """loom-harness reads a non-object input as ``{}``; so do we."""
+        return value if isinstance(value, dict) else {}
+
+
+class ModelResult(_Open):
+    """``result`` of ``model`` and ``sample`` effects (§1.4)."""
+
+    text: str | None = ""
+    tool_calls: list[ToolCall] | None = Field(default_factory=list)
+    stop_reason: str | None = "end_turn"
+    usage: Usage | None = None
+
+
+class EffectEntry(_Open):
+    """One recorded effect of the log (§1.2)."""
+
+    seq: int = 0
+    kind: str = ""
+    key: str = ""
+    result: Any = None
+    depth: int = 0
+    meta: dict[str, Any] | None = None
+
+
+class ShieldEvent(_Open):
+    """One firewall decision of a proxy recording (§1.6)."""
+
+    ts: float | None = None
+    action: str = ""
+    via: str = ""
+    tool: str | None = None
+    input: Any = None
+    rule: str | None = None
+    id: str | None = None
+    by: str | None = None
+
+
+class Workspace(_Open):
+    """Where ``loom record`` ran the agent (§6.9)."""
+
+    cwd: str | None = None
+    os: str | None = None
+    python: str | None = None
+    recorded_at: str | None = None
+    argv: list[str] | None = None
+    dialect: str | None = None
+
+
+class TraceHeader(_Open):
+    """Every top-level member of a trace except the bulky ``log`` and ``wire``.
+
+    Validated eagerly on load; ``log`` goes through the derived fast structs and
+    ``wire`` stays undecoded until something asks for it.
+    """
+
+    version: int = 1
+    recorded_via: str | None = None
+    model: Any = ""
+    system: str | None = ""
+    systems: dict[str, str] | None = None
+    prompt: str = ""
+    episodes: list[str] | None = None
+    output: str | None = ""
+    truncated: bool = False
+    paused: bool = False
+    pending: str | None = None
+    pending_depth: int = 0
+    stop_reason: str | None = ""
+    healed_by: str | None = None
+    tools: dict[str, list[str]] | None = None
+    shield_events: list[ShieldEvent] | None = None
+    workspace: Workspace | None = None
+    checksum: str | None = None
+    scrubbed: bool | None = None
+    signature: str | None = None
+
+
+class JournalHeader(_Open):
+    """First line of a durable-run journal (§5.1); truncated and rewritten per live run."""
+
+    type: str = "header"
+    version: int = JOURNAL_VERSION
+    model: Any = ""
+    system: str | None = ""
+    episodes: list[str] = Field(default_factory=list)
+
+
+class JournalIntent(_Open):
+    """Written just before a live effect executes; an intent without effect is in flight."""
+
+    type: str = "intent"
+    seq: int = 0
+    kind: str = ""
+    key: str = ""
+    depth: int = 0
+
+
+class JournalEffect(EffectEntry):
+    """An effect line of a journal: an EffectEntry plus ``type``."""
+
+    type: str = "effect"
+
+
+class WirelogLine(_Open):
+    """One exchange of a proxy's transient ``.wirelog`` (§6.6)."""
+
+    request: dict[str, Any] = Field(default_factory=dict)
+    response: dict[str, Any] = Field(default_factory=dict)
+    shield_events: list[dict[str, Any]] = Field(default_factory=list)
+
+
+# Member order of the two writers (§1.1); saving follows it so files diff cleanly
+# against loom-harness's own output.
+HARNESS_ORDER = (
+    "version", "model", "system", "prompt", "episodes", "output", "truncated",
+    "paused", "pending", "pending_depth", "stop_reason", "log", "systems",
+    "healed_by", "tools",
+)
+PROXY_ORDER = (
+    "version", "recorded_via", "model", "system", "systems", "prompt", "episodes",
+    "output", "truncated", "paused", "pending", "pending_depth", "stop_reason",
+    "log", "wire", "shield_events", "workspace",
+)
+EFFECT_ORDER = ("seq", "kind", "key", "result", "depth", "meta")

@@ -1,0 +1,49 @@
+"""Read a proxy's ``.wirelog`` (one exchange per line, §6.6) as a proxy trace.
+
+Like loom-harness's crash recovery, a line that does not parse is skipped
+wherever it is, so every completed exchange of a killed proxy is recovered.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from pydantic import ValidationError
+
+from .document import Document
+from .errors import LoadError
+from .schema import WirelogLine
+from .wire import WireRecorder
+
+_generic = msgspec.json.Decoder()
+
+
+def wirelog_recorder(data: bytes) -> tuple[WireRecorder, int]:
+    """Replay every parseable exchange into a recorder; also count skipped lines."""
+    recorder = WireRecorder()
+    skipped = 0
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            exchange = WirelogLine.model_validate(_generic.decode(line))
+        except (msgspec.DecodeError, ValidationError):
+            skipped += 1
+            continue
+        recorder.record(exchange.request, exchange.response, exchange.shield_events)
+    return recorder, skipped
+
+
+def load_wirelog_bytes(data: bytes, path: str) -> Document:
+    """Parse a wirelog into a :class:`Document` shaped like the trace it would become."""
+    from .trace import load_trace_bytes  # the trace form is the one we already parse
+
+    recorder, skipped = wirelog_recorder(data)
+    if not recorder.wire:
+        raise LoadError(path, "not a loom wirelog (no complete exchange)")
+    trace = load_trace_bytes(msgspec.json.encode(recorder.to_trace()), path)
+    warnings = (f"{skipped} unreadable line(s) skipped",) if skipped else ()
+    return Document(
+        path=path, format="wirelog", header=trace.header, effects=trace.effects,
+        entries=trace.entries, wire=trace.wire, source=trace.source,
+        torn=bool(skipped), warnings=warnings,
+    )
