@@ -18,9 +18,13 @@ from typing import Any
 
 import msgspec
 
-from .document import Document
+from .document import EMPTY_META, Document
+from .fastschema import decoder, fast_struct
+from .schema import ModelResult
 
 _generic = msgspec.json.Decoder()
+# model results for indexing: usage and tool call ids/names typed, texts left raw
+_index_result = decoder(fast_struct(ModelResult, frozenset({"text"})))
 
 # (source, ref, call id, name): source is episode | text | assistant | tool | child |
 # memory | snapshot; ref is an episode/effect index, a literal text or a snapshot dict.
@@ -46,23 +50,27 @@ class ContextIndex:
     """Frames, pairs and decoded per-effect facts the timeline needs."""
 
     doc: Document
-    metas: list[dict[str, Any]] = field(default_factory=list)
+    metas: list[Any] = field(default_factory=list)  # typed meta per effect (never None)
     usages: dict[int, tuple[int, int]] = field(default_factory=dict)
-    calls: dict[int, list[tuple[str, str]]] = field(default_factory=dict)  # model eff -> (id, name)
+    calls: dict[int, Any] = field(default_factory=dict)  # model eff -> its tool calls (.id, .name)
     frames: dict[int, tuple[AgentContext, int]] = field(default_factory=dict)
     prev_model: dict[int, int] = field(default_factory=dict)
     result_pairs: dict[int, int] = field(default_factory=dict)  # tool eff -> model eff
     episode_before: dict[int, list[int]] = field(default_factory=dict)
 
-    def meta_of(self, i: int) -> dict[str, Any]:
+    def meta_of(self, i: int) -> Any:
         return self.metas[i]
 
     def usage_of(self, i: int) -> tuple[int, int]:
         return self.usages.get(i, (0, 0))
 
 
-def _num(value: Any) -> int:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+def _index(raw: Any) -> Any:
+    """Usage and calls of a model result; an unreadable result reads as empty (§1.4)."""
+    try:
+        return _index_result.decode(raw) if raw is not None else None
+    except msgspec.ValidationError:
+        return None
 
 
 class _Builder:
@@ -88,28 +96,24 @@ class _Builder:
 
     # -- model calls ----------------------------------------------------------
     def model(self, i: int, ctx: AgentContext) -> None:
-        raw = self.doc.effects[i].result
-        value = _generic.decode(raw) if raw is not None else None
-        value = value if isinstance(value, dict) else {}
-        usage = value.get("usage") if isinstance(value.get("usage"), dict) else {}
-        self.index.usages[i] = (_num(usage.get("input_tokens")), _num(usage.get("output_tokens")))
-        calls = [(str(c.get("id") or ""), str(c.get("name") or ""))
-                 for c in value.get("tool_calls") or [] if isinstance(c, dict)]
-        self.index.calls[i] = calls
-        if ctx.awaiting_episode or not ctx.items:
-            if ctx.depth == 0 and (ctx.last_model >= 0 or not ctx.items):
-                self.take_episode(ctx, i)
-        ctx.awaiting_episode = False
+        value = _index(self.doc.effects[i].result)
+        calls = ()
+        if value is not None:
+            usage = value.usage
+            if usage is not None:
+                self.index.usages[i] = (int(usage.input_tokens or 0), int(usage.output_tokens or 0))
+            calls = value.tool_calls or ()
+        if calls:
+            self.index.calls[i] = calls
+        if (ctx.awaiting_episode or not ctx.items) and ctx.depth == 0:
+            self.take_episode(ctx, i)
         self.index.frames[i] = (ctx, len(ctx.items))
         if ctx.last_model >= 0:
             self.index.prev_model[i] = ctx.last_model
         ctx.last_model = i
         ctx.items.append(("assistant", i, "", ""))
-        ctx.pending = deque((cid, name, i) for cid, name in calls)
-        for cid, _name in calls:
-            self.call_owner[cid] = (ctx, i)
-        if not calls:
-            ctx.awaiting_episode = True
+        ctx.pending = deque((c.id or "", c.name or "", i) for c in calls) if calls else deque()
+        ctx.awaiting_episode = not calls
 
     def replace(self, ctx: AgentContext, items: list[Item]) -> AgentContext:
         """Compaction or an edit replaced the context: start a new list (old frames keep theirs)."""
@@ -141,10 +145,7 @@ class _HarnessBuilder(_Builder):
             task = self.task_of(call[2], call[0])
             child.items.append(("text", task, "task", "user"))
             self.stack.append(child)
-        top = self.stack[-1]
-        if agent and top.agent in ("agent", "") and depth == 0:
-            top.agent = agent
-        return top
+        return self.stack[-1]
 
     def task_of(self, model_eff: int, call_id: str) -> str:
         if model_eff < 0:
@@ -163,9 +164,13 @@ class _HarnessBuilder(_Builder):
             self.index.result_pairs[i] = match[2]
         ctx.items.append(("tool", i, match[0] if match else "", name))
 
-    def step(self, i: int, eff: Any, meta: dict[str, Any]) -> None:
+    def step(self, i: int, eff: Any, meta: Any) -> None:
         kind = eff.kind or ""
-        ctx = self.ensure_depth(eff.depth or 0, meta.get("agent") or "")
+        depth = eff.depth or 0
+        stack = self.stack
+        ctx = stack[-1] if len(stack) - 1 == depth else self.ensure_depth(depth, meta.agent or "")
+        if ctx.agent == "agent" and meta.agent:
+            ctx.agent = meta.agent
         if kind == "model":
             self.model(i, ctx)
         elif kind.startswith("tool:"):
@@ -202,10 +207,10 @@ class _HarnessBuilder(_Builder):
 class _ProxyBuilder(_Builder):
     """Proxy traces: agents by system-prompt hash; results pair by ``meta.tuid``."""
 
-    def step(self, i: int, eff: Any, meta: dict[str, Any]) -> None:
+    def step(self, i: int, eff: Any, meta: Any) -> None:
         kind = eff.kind or ""
         if kind == "model":
-            key = meta.get("sys_hash") or ""
+            key = meta.sys_hash or ""
             ctx = self.by_agent.get(key)
             if ctx is None:
                 ctx = self.by_agent[key] = AgentContext(key, 0, sys_hash=key)
@@ -213,9 +218,8 @@ class _ProxyBuilder(_Builder):
                 self.take_episode(ctx, i)
                 ctx.awaiting_episode = False
             self.model(i, ctx)
-            ctx.awaiting_episode = not self.index.calls[i]
         elif kind.startswith("tool:"):
-            tuid = str(meta.get("tuid") or "")
+            tuid = meta.tuid or ""
             owner = self.call_owner.get(tuid)
             if owner is not None:
                 ctx, model_eff = owner
@@ -225,18 +229,17 @@ class _ProxyBuilder(_Builder):
     def model(self, i: int, ctx: AgentContext) -> None:
         ctx.awaiting_episode = False
         super().model(i, ctx)
+        for cid, _name, _eff in ctx.pending:
+            self.call_owner[cid] = (ctx, i)
 
 
 def build_context(doc: Document) -> ContextIndex:
     """Walk the log once and index frames, pairs, usage and episodes."""
     builder: _Builder = _ProxyBuilder(doc) if doc.is_proxy else _HarnessBuilder(doc)
-    metas = builder.index.metas
+    step = builder.step  # type: ignore[attr-defined]
+    metas = builder.index.metas = [e.meta or EMPTY_META for e in doc.effects]
     for i, eff in enumerate(doc.effects):
-        raw = eff.meta
-        meta = _generic.decode(raw) if raw is not None else None
-        meta = meta if isinstance(meta, dict) else {}
-        metas.append(meta)
-        builder.step(i, eff, meta)  # type: ignore[attr-defined]
+        step(i, eff, metas[i])
     if not doc.effects and doc.episodes:
         builder.index.episode_before.setdefault(0, []).append(0)
     elif builder.next_episode == 0 and doc.episodes:

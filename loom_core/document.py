@@ -16,11 +16,12 @@ from typing import Any
 import msgspec
 
 from .fastschema import decoder, fast_struct
-from .schema import EffectEntry, ModelResult, ShieldEvent, TraceHeader
+from .schema import EffectEntry, EffectMeta, ModelResult, ShieldEvent, TraceHeader
 
 FastEffect = fast_struct(EffectEntry)
 FastModelResult = fast_struct(ModelResult)
 _EMPTY_RESULT = FastModelResult()
+EMPTY_META = fast_struct(EffectMeta)()
 _generic = msgspec.json.Decoder()
 
 
@@ -42,16 +43,16 @@ class Unfinished:
 class Document:
     """A loaded loom document; see the module docstring for the representation.
 
-    ``entries`` holds the raw bytes of each log entry (for journals: the effect
-    line, whose ``type`` member is dropped when converted); ``effects`` the same
-    entries decoded into typed structs with raw payloads.
+    ``effects`` are the log entries as typed structs with raw payloads. Journals
+    also keep ``entries``, the raw bytes of each effect line; traces need not,
+    since saving re-reads their source losslessly.
     """
 
     path: str
     format: str  # "trace" | "journal" | "wirelog"
     header: TraceHeader
     effects: list[Any]
-    entries: list[msgspec.Raw]
+    entries: list[msgspec.Raw] | None = None
     wire: list[msgspec.Raw] | None = None
     source: bytes | None = None
     unfinished: tuple[Unfinished, ...] = ()
@@ -90,10 +91,9 @@ class Document:
         """The ``result`` of effect ``i`` as plain Python values."""
         return decode_raw(self.effects[i].result)
 
-    def meta(self, i: int) -> dict[str, Any]:
-        """``meta`` of effect ``i``; ``{}`` when absent or not an object."""
-        value = decode_raw(self.effects[i].meta)
-        return value if isinstance(value, dict) else {}
+    def meta(self, i: int) -> Any:
+        """``meta`` of effect ``i`` as a typed struct (all fields ``None`` when absent)."""
+        return self.effects[i].meta or EMPTY_META
 
     def model_result(self, i: int) -> Any:
         """Effect ``i``'s result as a typed model result (tolerant, §1.4)."""
@@ -106,8 +106,11 @@ class Document:
             return _EMPTY_RESULT
 
     def raw_entry(self, i: int) -> bytes:
-        """The exact bytes of entry ``i`` as they are in the file."""
-        return bytes(self.entries[i])
+        """Entry ``i`` as JSON: its exact line for journals, else its fields re-encoded
+        (payloads verbatim from the file)."""
+        if self.entries is not None:
+            return bytes(self.entries[i])
+        return msgspec.json.encode(self.effects[i])
 
     @cached_property
     def wire_values(self) -> list[Any]:

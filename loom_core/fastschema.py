@@ -46,6 +46,8 @@ def _fast_type(annotation: Any) -> Any:
         (item,) = typing.get_args(annotation) or (Any,)
         if _is_model(item):
             return list[fast_struct(item)]
+        if item in _SCALARS:
+            return list[item]
     return msgspec.Raw
 
 
@@ -56,16 +58,21 @@ def _default(field: Any) -> Any:
 
 
 @cache
-def fast_struct(model: type[BaseModel]) -> type[msgspec.Struct]:
-    """A msgspec struct with the fields, types and defaults of ``model``."""
+def fast_struct(model: type[BaseModel], lazy: frozenset[str] = frozenset()) -> type[msgspec.Struct]:
+    """A msgspec struct with the fields, types and defaults of ``model``.
+
+    Fields named in ``lazy`` stay raw even when they have a precise type: an
+    index that only needs token counts should not pay for decoding texts.
+    """
     fields = []
     for name, field in model.model_fields.items():
-        tp = _fast_type(field.annotation)
+        tp = msgspec.Raw if name in lazy else _fast_type(field.annotation)
         if tp is not msgspec.Raw:  # Raw cannot join a union; a raw null is fine
             tp = tp | None
-        fields.append((name, tp, _default(field)))
+        fields.append((name, tp, None if name in lazy else _default(field)))
+    suffix = "".join(sorted(lazy)).title()
     return msgspec.defstruct(
-        "Fast" + model.__name__, fields, kw_only=True, gc=False, module=__name__
+        "Fast" + model.__name__ + suffix, fields, kw_only=True, gc=False, module=__name__
     )
 
 

@@ -72,13 +72,13 @@ class Frame:
         """(system prompt, complete?) — only its head is known when ``systems`` lacks it."""
         doc = self.index.doc
         meta = self.index.meta_of(self.effect)
-        sys_hash = meta.get("sys_hash")
+        sys_hash = meta.sys_hash
         systems = doc.systems
         if sys_hash and sys_hash in systems:
             return systems[sys_hash], True
         if self.ctx.depth == 0 and not doc.is_proxy and doc.header.system is not None:
             return doc.header.system, True
-        head = meta.get("sys_head")
+        head = meta.sys_head
         if isinstance(head, str):
             return head, len(head) < 160
         return "", False
@@ -86,12 +86,12 @@ class Frame:
     def tools(self) -> tuple[list[str], bool]:
         """(tool names, offered?) — offered when recorded (proxy), else the ones seen in use."""
         meta = self.index.meta_of(self.effect)
-        if isinstance(meta.get("tools"), list):
-            return [str(t) for t in meta["tools"]], True
+        if meta.tools is not None:
+            return list(meta.tools), True
         seen: set[str] = set()
         for item in self.ctx.items:
             if item[0] == "assistant":
-                seen.update(name for _cid, name in self.index.calls.get(item[1], ()))
+                seen.update(c.name or "" for c in self.index.calls.get(item[1], ()))
         return sorted(seen), False
 
 

@@ -94,3 +94,11 @@ def price_of(model: object) -> Price | None:
         return None
     row = table().get(model) or table().get(normalise(model))
     return Price(*row) if row else None
+
+
+def call_cost(model: object, input_tokens: float, output_tokens: float) -> float | None:
+    """USD of one model call; ``None`` when it spent tokens on an unpriced model."""
+    price = price_of(model)
+    if price is None:
+        return None if (input_tokens or output_tokens) else 0.0
+    return price.cost(input_tokens, output_tokens)

@@ -56,6 +56,19 @@ class ModelResult(_Open):
     usage: Usage | None = None
 
 
+class EffectMeta(_Open):
+    """``meta`` of an effect: who made it and, for proxy model calls, the request's shape."""
+
+    agent: str | None = None
+    sys_hash: str | None = None
+    sys_head: str | None = None
+    sys_role: str | None = None
+    tools: list[str] | None = None
+    model: str | None = None
+    msgs: int | None = None
+    tuid: str | None = None
+
+
 class EffectEntry(_Open):
     """One recorded effect of the log (§1.2)."""
 
@@ -64,7 +77,7 @@ class EffectEntry(_Open):
     key: str = ""
     result: Any = None
     depth: int = 0
-    meta: dict[str, Any] | None = None
+    meta: EffectMeta | None = None
 
 
 class ShieldEvent(_Open):

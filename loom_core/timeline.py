@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 from array import array
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any
 
 from .context import ContextIndex, build_context
 from .document import Document
-from .pricing import price_of
+from .pricing import call_cost
 from .shield_place import place_shield_events
 
 # kind codes: index into KINDS (colour and filtering use them)
@@ -104,81 +105,100 @@ class Timeline:
         return prev, nxt
 
 
-def _agent_label(doc: Document, meta_agent: str | None, meta: dict[str, Any], names: dict) -> str:
-    if meta_agent:
-        return meta_agent
-    sys_hash = meta.get("sys_hash")
-    if sys_hash:
-        if sys_hash not in names:
-            names[sys_hash] = "main" if not names else meta.get("sys_role") or f"agent {sys_hash[:6]}"
-        return names[sys_hash]
-    return "main" if doc.is_proxy else ""
+class _AgentNames:
+    """Agent labels: the harness records names; proxy agents are told apart by system hash."""
+
+    def __init__(self, proxy: bool) -> None:
+        self.proxy = proxy
+        self.by_hash: dict[str, str] = {}
+
+    def label(self, meta: Any) -> str:
+        if meta.agent:
+            return meta.agent
+        if meta.sys_hash:
+            if meta.sys_hash not in self.by_hash:
+                first = not self.by_hash
+                self.by_hash[meta.sys_hash] = "main" if first else (
+                    meta.sys_role or f"agent {meta.sys_hash[:6]}")
+            return self.by_hash[meta.sys_hash]
+        return "main" if self.proxy else ""
+
+
+def _step_order(n_effects: int, episode_before: dict[int, list[int]]) -> tuple[list[int], list[int]]:
+    """Interleave episodes into the effect order: (effect_of, episode_of) per step."""
+    effect_of: list[int] = []
+    episode_of: list[int] = []
+    last = 0
+    for at in sorted(episode_before):
+        effect_of.extend(range(last, at))
+        episode_of.extend([-1] * (at - last))
+        for ep in episode_before[at]:
+            effect_of.append(-1)
+            episode_of.append(ep)
+        last = at
+    effect_of.extend(range(last, n_effects))
+    episode_of.extend([-1] * (n_effects - last))
+    return effect_of, episode_of
+
+
+def _costs(doc: Document, ctx: ContextIndex, effects: list[int], codes: list[int],
+           t_in: list[int], t_out: list[int]) -> tuple[list[float], bool]:
+    """Per-step USD (NaN when the model is unpriced) and whether the total is known."""
+    default = doc.header.model if isinstance(doc.header.model, str) else ""
+    costs = [0.0] * len(effects)
+    known = True
+    for s, e in enumerate(effects):
+        if codes[s] == K_MODEL:
+            cost = call_cost(ctx.metas[e].model or default, t_in[s], t_out[s])
+            known = known and cost is not None
+            costs[s] = math.nan if cost is None else cost
+    return costs, known
 
 
 def build_timeline(doc: Document) -> Timeline:
-    """Build every per-step array in one pass over the log."""
-    tl = Timeline(doc=doc)
+    """Build every per-step array with bulk list operations (no per-step calls)."""
     ctx = build_context(doc)
-    tl.context = ctx
-    default_model = doc.header.model if isinstance(doc.header.model, str) else ""
+    effects = doc.effects
+    effect_of, episode_of = _step_order(len(effects), ctx.episode_before)
+    code_cache: dict[str, int] = {}
+    kinds = [eff.kind or "" for eff in effects]
+    eff_codes = [code_cache.get(k) if k in code_cache else code_cache.setdefault(k, kind_code(k))
+                 for k in kinds]
+    codes = [K_EPISODE if e < 0 else eff_codes[e] for e in effect_of]
+    depths = [0 if e < 0 else (effects[e].depth or 0) for e in effect_of]
+    label = _AgentNames(doc.is_proxy).label
+    metas = ctx.metas
+    labels = [m.agent or label(m) for m in metas]
     agent_ids: dict[str, int] = {}
-    proxy_names: dict[str, str] = {}
-    cum_t, cum_c = 0, 0.0
-    episode_before = ctx.episode_before  # effect index -> episode index placed before it
-
-    def add_step(effect: int, episode: int, kind: int, depth: int, agent: str) -> None:
-        tl.effect_of.append(effect)
-        tl.episode_of.append(episode)
-        tl.kind.append(kind)
-        tl.depth.append(depth)
-        tl.agent.append(agent_ids.setdefault(agent, len(agent_ids)))
-
-    def add_numbers(t_in: int, t_out: int, cost: float, flags: int) -> None:
-        nonlocal cum_t, cum_c
-        cum_t += t_in + t_out
-        if not math.isnan(cost):
-            cum_c += cost
-        tl.tokens_in.append(t_in)
-        tl.tokens_out.append(t_out)
-        tl.cum_tokens.append(cum_t)
-        tl.cost.append(cost)
-        tl.cum_cost.append(cum_c)
-        tl.flags.append(flags)
-
-    for i, eff in enumerate(doc.effects):
-        for ep in episode_before.get(i, ()):
-            add_step(-1, ep, K_EPISODE, 0, "user")
-            add_numbers(0, 0, 0.0, 0)
-        kind_s = eff.kind or ""
-        code = kind_code(kind_s)
-        meta = ctx.meta_of(i)
-        label = _agent_label(doc, meta.get("agent"), meta, proxy_names)
-        tl.step_of_effect.append(len(tl.kind))
-        add_step(i, -1, code, eff.depth or 0, label)
-        t_in = t_out = 0
-        cost = 0.0
-        flags = result_flags(eff.result) if code == K_TOOL else 0
-        if code == K_MODEL:
-            usage = ctx.usage_of(i)
-            t_in, t_out = usage
-            price = price_of(meta.get("model") or default_model)
-            if price is None:
-                cost = math.nan
-                if t_in or t_out:
-                    tl.cost_known = False
-            else:
-                cost = price.cost(t_in, t_out)
-        add_numbers(t_in, t_out, cost, flags)
-    for ep in episode_before.get(len(doc.effects), ()):
-        add_step(-1, ep, K_EPISODE, 0, "user")
-        add_numbers(0, 0, 0.0, 0)
-    tl.agents = list(agent_ids)
+    agents = [agent_ids.setdefault("user" if e < 0 else labels[e], len(agent_ids))
+              for e in effect_of]
+    usage = ctx.usages
+    zero = (0, 0)
+    t_in = [usage.get(e, zero)[0] for e in effect_of]
+    t_out = [usage.get(e, zero)[1] for e in effect_of]
+    flags = [result_flags(effects[e].result) if c == K_TOOL else 0
+             for e, c in zip(effect_of, codes)]
+    costs, known = _costs(doc, ctx, effect_of, codes, t_in, t_out)
+    tl = Timeline(
+        doc=doc, effect_of=array("i", effect_of), episode_of=array("i", episode_of),
+        kind=array("B", codes), depth=array("H", depths), agent=array("H", agents),
+        tokens_in=array("q", t_in), tokens_out=array("q", t_out),
+        cum_tokens=array("q", accumulate(a + b for a, b in zip(t_in, t_out))),
+        cost=array("d", costs),
+        cum_cost=array("d", accumulate(0.0 if math.isnan(c) else c for c in costs)),
+        flags=array("B", flags), agents=list(agent_ids), context=ctx, cost_known=known,
+    )
+    step_of_effect = array("i", [0]) * len(effects)
+    for s, e in enumerate(effect_of):
+        if e >= 0:
+            step_of_effect[e] = s
+    tl.step_of_effect = step_of_effect
     _pairs(tl, ctx)
     _mark_unfinished(tl)
     tl.shield_at = place_shield_events(doc, tl)
-    for step in tl.shield_at:
+    for step, events in tl.shield_at.items():
         tl.flags[step] |= F_SHIELD
-        if any((doc.shield_events[e].action == "deny") for e in tl.shield_at[step]):
+        if any(doc.shield_events[e].action == "deny" for e in events):
             tl.flags[step] |= F_DENIED
     return tl
 

@@ -49,6 +49,26 @@ def describe(err: Exception) -> str:
     return "not valid JSON (" + text.replace("JSON is malformed: ", "") + ")"
 
 
+_log_decoder = msgspec.json.Decoder(list[FastEffect])
+
+
+def _decode_log(path: str, raw_log: msgspec.Raw) -> list[Any]:
+    """Decode ``log`` straight into structs; on any problem redo it entry by entry.
+
+    The fast path is one C-level pass. The slow path exists for files loom-harness
+    tolerates (non-object items are skipped) and to name the failing entry.
+    """
+    try:
+        return _log_decoder.decode(raw_log)
+    except msgspec.ValidationError:
+        pass
+    try:
+        raws = _list_decoder.decode(raw_log)
+    except msgspec.ValidationError as err:
+        raise LoadError(path, "not a loom trace ('log' is not a list)") from err
+    return [e for e in _decode_effects(path, raws) if e is not None]
+
+
 def _decode_effects(path: str, raws: list[msgspec.Raw]) -> list[Any]:
     dec = decoder(EffectEntry)
     effects = []
@@ -84,26 +104,20 @@ def load_trace_bytes(data: bytes, path: str) -> Document:
             raise LoadError(path, describe(err)) from err
         if "log" not in top:
             raise LoadError(path, "not a loom trace (no 'log' member)")
-        try:
-            entries = _list_decoder.decode(top["log"])
-        except msgspec.ValidationError as err:
-            raise LoadError(path, "not a loom trace ('log' is not a list)") from err
         header = _header(path, top)
         if header.version > CURRENT_VERSION:
             raise LoadError(
                 path, f"written by a newer loom (trace version {header.version}; "
                 f"this reader knows up to {CURRENT_VERSION})")
-        effects = _decode_effects(path, entries)
+        effects = _decode_log(path, top["log"])
         wire = _list_decoder.decode(top["wire"]) if "wire" in top else None
-    kept = [(e, r) for e, r in zip(effects, entries) if e is not None]
     warnings = []
     if header.version < CURRENT_VERSION:
         warnings.append(f"trace version {header.version} (current {CURRENT_VERSION}): "
                         "model effect keys were computed without tool schemas")
     return Document(
         path=path, format="trace", header=header,
-        effects=[e for e, _ in kept], entries=[r for _, r in kept],
-        wire=wire, source=data, warnings=tuple(warnings),
+        effects=effects, wire=wire, source=data, warnings=tuple(warnings),
     )
 
 

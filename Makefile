@@ -1,0 +1,34 @@
+# Two commands do all the set-up on a fresh machine with Python >= 3.11, git and make:
+#   make run    - create .venv, install, open the app (the bundled sample when no FILE)
+#   make test   - create .venv, install with the dev extra, run the whole test suite
+PYTHON ?= $(shell command -v python3.13 || command -v python3.12 || command -v python3.11 || command -v python3)
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test bench sample screenshot clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 needed"'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/loom-desktop $(FILE)
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) benchmarks/open_trace.py --effects $(or $(N),100000) --json
+
+sample: $(STAMP)
+	$(PY) -m loom_core.sample resources/sample.loom.json
+
+screenshot: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/loom-desktop --screenshot docs/screenshot.png --step 9 --size 1400x860
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

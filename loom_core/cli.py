@@ -1,0 +1,109 @@
+"""``python -m loom_core``: the headless face of loom_core.
+
+Bad input never produces a traceback: the command prints one line naming the
+file and the cause on stderr and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+from . import __version__
+from .errors import LoadError
+
+EXIT_BAD_INPUT = 2
+
+
+def _detail(value: Any, limit: int = 100) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _print_timeline(doc: Any) -> None:
+    from .timeline import build_timeline, F_DENIED, F_ERROR, F_BLOCKED
+    from .steps import step_summary
+
+    tl = build_timeline(doc)
+    print(f"{doc.format} v{doc.version}  model: {doc.header.model}  |  "
+          f"prompt: {_detail(doc.episodes[0] if doc.episodes else '', 80)}")
+    for s in range(len(tl)):
+        mark = "!" if tl.flags[s] & (F_ERROR | F_BLOCKED | F_DENIED) else " "
+        seq = "" if tl.effect_of[s] < 0 else str(doc.effects[tl.effect_of[s]].seq)
+        indent = "  " * tl.depth[s]
+        tokens = tl.tokens_in[s] + tl.tokens_out[s]
+        tok = f"  [{tokens} tok]" if tokens else ""
+        print(f"{mark}[{seq:>4}] {indent}{tl.kind_name(s):<16} {step_summary(tl, s, 90)}{tok}")
+    cost = tl.total_cost
+    print(f"{len(doc.effects)} effect(s), {tl.input_tokens} in / {tl.output_tokens} out tokens, "
+          f"cost {'unknown (unpriced model)' if cost is None else f'${cost:.4f}'}")
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    from .loader import load
+    from .summary import summarize
+    from .trace import checksum_state
+
+    doc = load(args.path)
+    if args.json:
+        print(json.dumps(summarize(doc, checksum_state(doc)), ensure_ascii=False))
+        return 0
+    _print_timeline(doc)
+    state = checksum_state(doc)
+    print(f"checksum: {state}" + ("  (WARNING: modified after it was written)"
+                                  if state == "mismatch" else ""))
+    for warning in doc.warnings:
+        print(f"warning: {warning}")
+    return 0
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from .loader import load
+    from .save import save_document
+
+    doc = load(args.input)
+    try:
+        written = save_document(doc, args.output)
+    except OSError as err:
+        raise LoadError(args.output, f"cannot write: {err.strerror or err}") from err
+    print(f"wrote {args.output}: {len(written['log'])} effect(s) from a {doc.format}",
+          file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m loom_core",
+                                     description="Read, check and convert loom traces.")
+    parser.add_argument("--version", action="version", version=f"loom_core {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("summary", help="summarise a trace, journal or wirelog")
+    p.add_argument("path")
+    p.add_argument("--json", action="store_true", help="one JSON object instead of a timeline")
+    p.set_defaults(func=cmd_summary)
+    p = sub.add_parser("convert", help="write any input as a loom-compatible trace")
+    p.add_argument("input")
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(func=cmd_convert)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except LoadError as err:
+        print(f"error: {err.path}: {err.cause}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
