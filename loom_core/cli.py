@@ -60,6 +60,15 @@ def cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_checksum(args: argparse.Namespace) -> int:
+    """Print valid / mismatch / absent; the GUI runs this in a separate process."""
+    from .loader import load
+    from .trace import checksum_state
+
+    print(checksum_state(load(args.path)))
+    return 0
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
     from .loader import load
     from .save import save_document
@@ -83,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path")
     p.add_argument("--json", action="store_true", help="one JSON object instead of a timeline")
     p.set_defaults(func=cmd_summary)
+    p = sub.add_parser("checksum", help="verify a trace's checksum: valid, mismatch or absent")
+    p.add_argument("path")
+    p.set_defaults(func=cmd_checksum)
     p = sub.add_parser("convert", help="write any input as a loom-compatible trace")
     p.add_argument("input")
     p.add_argument("-o", "--output", required=True)

@@ -38,6 +38,10 @@ def kind_code(kind: str) -> int:
     return _CODE.get(kind, _CODE["other"])
 
 
+def _nbytes(raw: Any) -> int:
+    return 0 if raw is None else memoryview(raw).nbytes
+
+
 def result_flags(raw: Any) -> int:
     """ERROR/BLOCKED/DRY-RUN flags from the first bytes of a raw tool result."""
     if raw is None:
@@ -65,6 +69,7 @@ class Timeline:
     cost: array = field(default_factory=lambda: array("d"))  # NaN: unpriced model
     cum_cost: array = field(default_factory=lambda: array("d"))
     flags: array = field(default_factory=lambda: array("B"))
+    size: array = field(default_factory=lambda: array("q"))  # bytes of the step's payload
     agents: list[str] = field(default_factory=list)
     step_of_effect: array = field(default_factory=lambda: array("i"))
     calls_of: dict[int, list[int]] = field(default_factory=dict)  # model step -> result steps
@@ -77,6 +82,11 @@ class Timeline:
         return len(self.kind)
 
     # -- totals ---------------------------------------------------------------
+    def bar_height(self, step: int) -> float:
+        """Tokens of a model step, else an estimate of the payload's tokens (bytes / 4)."""
+        tokens = self.tokens_in[step] + self.tokens_out[step]
+        return float(tokens) if tokens else self.size[step] / 4.0
+
     @property
     def input_tokens(self) -> int:
         return int(sum(self.tokens_in))
@@ -179,6 +189,9 @@ def build_timeline(doc: Document) -> Timeline:
     flags = [result_flags(effects[e].result) if c == K_TOOL else 0
              for e, c in zip(effect_of, codes)]
     costs, known = _costs(doc, ctx, effect_of, codes, t_in, t_out)
+    eps = doc.episodes
+    sizes = [len(eps[episode_of[s]]) if e < 0 else _nbytes(effects[e].result)
+             for s, e in enumerate(effect_of)]
     tl = Timeline(
         doc=doc, effect_of=array("i", effect_of), episode_of=array("i", episode_of),
         kind=array("B", codes), depth=array("H", depths), agent=array("H", agents),
@@ -186,7 +199,7 @@ def build_timeline(doc: Document) -> Timeline:
         cum_tokens=array("q", accumulate(a + b for a, b in zip(t_in, t_out))),
         cost=array("d", costs),
         cum_cost=array("d", accumulate(0.0 if math.isnan(c) else c for c in costs)),
-        flags=array("B", flags), agents=list(agent_ids), context=ctx, cost_known=known,
+        flags=array("B", flags), size=array("q", sizes), agents=list(agent_ids), context=ctx, cost_known=known,
     )
     step_of_effect = array("i", [0]) * len(effects)
     for s, e in enumerate(effect_of):

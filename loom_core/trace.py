@@ -66,12 +66,13 @@ def _decode_log(path: str, raw_log: msgspec.Raw) -> list[Any]:
         raws = _list_decoder.decode(raw_log)
     except msgspec.ValidationError as err:
         raise LoadError(path, "not a loom trace ('log' is not a list)") from err
-    return [e for e in _decode_effects(path, raws) if e is not None]
+    return [e for e in decode_entries(path, raws) if e is not None]
 
 
-def _decode_effects(path: str, raws: list[msgspec.Raw]) -> list[Any]:
+def decode_entries(path: str, raws: list[msgspec.Raw], start: int = 0) -> list[Any]:
+    """Decode raw log entries one by one (``None`` for the non-objects loom skips)."""
     dec = decoder(EffectEntry)
-    effects = []
+    effects: list[Any] = []
     for i, raw in enumerate(raws):
         try:
             effects.append(dec.decode(raw))
@@ -79,7 +80,7 @@ def _decode_effects(path: str, raws: list[msgspec.Raw]) -> list[Any]:
             if bytes(memoryview(raw)[:1]) != b"{":
                 effects.append(None)  # loom skips non-object items; so do we
                 continue
-            raise LoadError(path, f"log[{i}]: {describe(err)}") from err
+            raise LoadError(path, f"log[{start + i}]: {describe(err)}") from err
     return effects
 
 
@@ -93,32 +94,54 @@ def _header(path: str, top: dict[str, msgspec.Raw]) -> TraceHeader:
         raise LoadError(path, f"wrong field type: {where}: {first['msg']}") from err
 
 
+def _decode_top(data: bytes, path: str) -> dict[str, msgspec.Raw]:
+    try:
+        return _top_decoder.decode(data)
+    except msgspec.DecodeError as err:
+        if "Expected `object`" in str(err):
+            raise LoadError(path, "not a loom trace (the JSON is not an object)") from err
+        try:  # Python's json writes NaN/Infinity; read such a file through it
+            import json
+
+            value = json.loads(data, parse_constant=lambda _c: None)
+        except ValueError:
+            raise LoadError(path, describe(err)) from err
+        if not isinstance(value, dict):
+            raise LoadError(path, "not a loom trace (the JSON is not an object)") from err
+        return _top_decoder.decode(json.dumps(value).encode())
+
+
+def parse_top(data: bytes, path: str) -> tuple[dict[str, msgspec.Raw], TraceHeader, tuple[str, ...]]:
+    """Split a trace into raw members and validate everything but ``log``/``wire``."""
+    top = _decode_top(data, path)
+    if "log" not in top:
+        raise LoadError(path, "not a loom trace (no 'log' member)")
+    header = _header(path, top)
+    if header.version > CURRENT_VERSION:
+        raise LoadError(
+            path, f"written by a newer loom (trace version {header.version}; "
+            f"this reader knows up to {CURRENT_VERSION})")
+    warnings: tuple[str, ...] = ()
+    if header.version < CURRENT_VERSION:
+        warnings = (f"trace version {header.version} (current {CURRENT_VERSION}): "
+                    "model effect keys were computed without tool schemas",)
+    return top, header, warnings
+
+
+def assemble(data: bytes, path: str, top: dict[str, msgspec.Raw], header: TraceHeader,
+             effects: list[Any], warnings: tuple[str, ...]) -> Document:
+    """The :class:`Document` of a parsed trace."""
+    wire = _list_decoder.decode(top["wire"]) if "wire" in top else None
+    return Document(path=path, format="trace", header=header, effects=effects,
+                    wire=wire, source=data, warnings=warnings)
+
+
 def load_trace_bytes(data: bytes, path: str) -> Document:
     """Parse a trace document from ``data``; ``path`` is only used in messages."""
     with gc_paused():
-        try:
-            top = _top_decoder.decode(data)
-        except msgspec.DecodeError as err:
-            if "Expected `object`" in str(err):
-                raise LoadError(path, "not a loom trace (the JSON is not an object)") from err
-            raise LoadError(path, describe(err)) from err
-        if "log" not in top:
-            raise LoadError(path, "not a loom trace (no 'log' member)")
-        header = _header(path, top)
-        if header.version > CURRENT_VERSION:
-            raise LoadError(
-                path, f"written by a newer loom (trace version {header.version}; "
-                f"this reader knows up to {CURRENT_VERSION})")
+        top, header, warnings = parse_top(data, path)
         effects = _decode_log(path, top["log"])
-        wire = _list_decoder.decode(top["wire"]) if "wire" in top else None
-    warnings = []
-    if header.version < CURRENT_VERSION:
-        warnings.append(f"trace version {header.version} (current {CURRENT_VERSION}): "
-                        "model effect keys were computed without tool schemas")
-    return Document(
-        path=path, format="trace", header=header,
-        effects=effects, wire=wire, source=data, warnings=tuple(warnings),
-    )
+        return assemble(data, path, top, header, effects, warnings)
 
 
 def source_dict(doc: Document) -> dict[str, Any]:

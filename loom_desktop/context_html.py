@@ -1,0 +1,203 @@
+"""HTML for the context view: what the model saw at a step, and what a tool did.
+
+The page is bounded whatever the trace size: a frame shows its new messages and
+the last few before them, with a link for the rest; long texts are folded with a
+link to unfold them. Links are ``loom:`` anchors the view handles itself.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from loom_core.frames import Frame, Message, frame_at
+from loom_core.steps import call_text
+from loom_core.timeline import F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, K_EPISODE, K_MODEL, Timeline
+
+from .models.step_list_model import format_cost
+from .style import ERROR_COLOR, KIND_COLORS, NEW_BG, SHIELD_COLOR
+
+FOLD = 1500
+CONTEXT_TAIL = 6  # old messages shown before the new ones
+MAX_NEW = 40
+
+CSS = f"""
+body {{ font-family: sans-serif; font-size: 10pt; }}
+.hdr {{ color: #555; }}
+.sec {{ font-weight: bold; margin-top: 8px; color: #333; }}
+.msg {{ margin: 3px 0; padding: 3px 6px; border-left: 3px solid #ccc; }}
+.new {{ background: {NEW_BG}; border-left: 3px solid #f9a825; }}
+.role {{ font-weight: bold; }}
+.tag {{ color: #f57f17; font-weight: bold; }}
+.err {{ color: {ERROR_COLOR}; font-weight: bold; }}
+.shield {{ color: {SHIELD_COLOR}; font-weight: bold; }}
+pre {{ white-space: pre-wrap; margin: 2px 0; font-family: monospace; }}
+"""
+
+
+@dataclass
+class ViewState:
+    """What the user unfolded; reset when the step changes."""
+
+    system_open: bool = False
+    show_all: bool = False
+    expanded: set[str] = field(default_factory=set)
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+def folded(text: str, key: str, state: ViewState) -> str:
+    """Text in a <pre>, cut at FOLD characters with an unfold link."""
+    if len(text) <= FOLD or key in state.expanded:
+        return f"<pre>{esc(text)}</pre>"
+    rest = len(text) - FOLD
+    return (f"<pre>{esc(text[:FOLD])}…</pre>"
+            f"<a href='loom:expand:{key}'>show {rest:,} more characters</a>")
+
+
+def pretty(value: Any) -> str:
+    """JSON-looking strings and structures pretty-printed; other text as is."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in "[{":
+            try:
+                return json.dumps(json.loads(stripped), indent=2, ensure_ascii=False)
+            except ValueError:
+                return value
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _message(m: Message, k: int, new: bool, state: ViewState) -> str:
+    who = m.role + (f" · {m.name}" if m.name else "") + (f" ({m.source})" if m.source not in (
+        "episode", "assistant", "tool") else "")
+    tag = " <span class='tag'>NEW</span>" if new else ""
+    body = folded(pretty(m.text) if m.role == "tool" else m.text, f"m{k}", state) if m.text else ""
+    calls = "".join(f"<pre>→ {esc(call_text(c))}</pre>" for c in m.tool_calls)
+    cls = "msg new" if new else "msg"
+    return f"<div class='{cls}'><span class='role'>{esc(who)}</span>{tag}{body}{calls}</div>"
+
+
+def _frame_html(frame: Frame, state: ViewState) -> list[str]:
+    system, complete = frame.system()
+    tools, offered = frame.tools()
+    out = ["<div class='sec'>System prompt "
+           f"<a href='loom:system'>{'hide' if state.system_open else 'show'}</a>"
+           f"{'' if complete else ' (only its first 160 characters were recorded)'}</div>"]
+    if state.system_open:
+        out.append(folded(system, "system", state))
+    label = "Tools offered" if offered else "Tools (offer not recorded; seen in use)"
+    out.append(f"<div class='sec'>{label}</div><div>{esc(', '.join(tools)) or '—'}</div>")
+    n = len(frame)
+    note = " — context was rewritten since the previous call" if frame.rewritten else ""
+    out.append(f"<div class='sec'>Messages the model saw ({n}; "
+               f"{n - frame.new_from} new){esc(note)}</div>")
+    first = 0 if state.show_all else max(0, max(frame.new_from, n - MAX_NEW) - CONTEXT_TAIL)
+    if first:
+        out.append(f"<div class='hdr'>… {first:,} earlier messages "
+                   "<a href='loom:all'>show all</a></div>")
+    for k in range(first, n):
+        out.append(_message(frame.message(k), k, k >= frame.new_from, state))
+    return out
+
+
+def _response_html(tl: Timeline, effect: int, state: ViewState) -> list[str]:
+    value = tl.doc.result(effect)
+    value = value if isinstance(value, dict) else {}
+    out = ["<div class='sec'>Response</div>"]
+    if value.get("text"):
+        out.append(folded(value["text"], "response", state))
+    for call in value.get("tool_calls") or []:
+        if isinstance(call, dict):
+            out.append(f"<pre>→ {esc(call.get('name', ''))}"
+                       f"({esc(json.dumps(call.get('input', {}), indent=2, ensure_ascii=False))})</pre>")
+    out.append(f"<div class='hdr'>stop_reason: {esc(str(value.get('stop_reason', '')))}</div>")
+    return out
+
+
+def _shield_html(tl: Timeline, step: int) -> list[str]:
+    out = []
+    for idx in tl.shield_at.get(step, ()):
+        ev = tl.doc.shield_events[idx]
+        what = f"{ev.tool}({json.dumps(ev.input, ensure_ascii=False)})" if ev.tool else "(no call)"
+        out.append(f"<div class='shield'>◆ shield {esc(ev.action)} via {esc(ev.via)}: "
+                   f"{esc(what)} — rule {esc(repr(ev.rule or ''))}</div>")
+    return out
+
+
+def _tool_html(tl: Timeline, step: int, state: ViewState) -> list[str]:
+    effect = tl.effect_of[step]
+    kind = tl.kind_name(step)
+    out = []
+    caller = tl.call_of.get(step)
+    if caller is not None:
+        call = _find_call(tl, caller, step)
+        out.append(f"<div class='sec'>Call (made at <a href='loom:step:{caller}'>step {caller}</a>)"
+                   "</div>")
+        if call is not None:
+            out.append(f"<pre>{esc(call.get('name', ''))}("
+                       f"{esc(json.dumps(call.get('input', {}), indent=2, ensure_ascii=False))})</pre>")
+    flags = tl.flags[step]
+    status = ("ERROR" if flags & F_ERROR else "BLOCKED" if flags & F_BLOCKED
+              else "DRY-RUN" if flags & F_DRYRUN else "")
+    badge = f" <span class='err'>{status}</span>" if status else ""
+    out.append(f"<div class='sec'>Result of {esc(kind)}{badge}</div>")
+    out.append(folded(pretty(tl.doc.result(effect)), "result", state))
+    return out
+
+
+def _find_call(tl: Timeline, model_step: int, result_step: int) -> dict[str, Any] | None:
+    value = tl.doc.result(tl.effect_of[model_step])
+    calls = [c for c in (value or {}).get("tool_calls") or [] if isinstance(c, dict)]
+    position = tl.calls_of.get(model_step, []).index(result_step)
+    meta = tl.context.meta_of(tl.effect_of[result_step]) if tl.context else None
+    tuid = getattr(meta, "tuid", None)
+    by_id = next((c for c in calls if tuid and c.get("id") == tuid), None)
+    if by_id is not None:
+        return by_id
+    name = tl.kind_name(result_step)[5:]
+    same = [c for c in calls if c.get("name") == name]
+    return same[min(position, len(same) - 1)] if same else None
+
+
+def _header(tl: Timeline, step: int) -> str:
+    kind = tl.kind_name(step)
+    color = KIND_COLORS.get(kind.split(":")[0], "#555")
+    parts = [f"<b style='color:{color}'>{esc(kind)}</b>", f"step {step}"]
+    e = tl.effect_of[step]
+    if e >= 0:
+        parts.append(f"seq {tl.doc.effects[e].seq}")
+    parts.append(f"agent {esc(tl.agents[tl.agent[step]])}")
+    if tl.depth[step]:
+        parts.append(f"depth {tl.depth[step]}")
+    if tl.kind[step] == K_MODEL:
+        parts.append(f"{tl.tokens_in[step]:,} in / {tl.tokens_out[step]:,} out tokens")
+        parts.append(format_cost(tl.cost[step]) or "$0")
+    return "<div class='hdr'>" + " · ".join(parts) + "</div>"
+
+
+def step_html(tl: Timeline, step: int, state: ViewState) -> str:
+    """The whole context-view page for ``step``."""
+    body = [_header(tl, step)]
+    if tl.kind[step] == K_EPISODE:
+        body += ["<div class='sec'>User</div>",
+                 folded(tl.doc.episodes[tl.episode_of[step]], "episode", state)]
+    elif tl.kind[step] == K_MODEL:
+        frame = frame_at(tl.context, tl.effect_of[step]) if tl.context else None
+        if frame is not None:
+            body += _frame_html(frame, state)
+        body += _response_html(tl, tl.effect_of[step], state)
+    elif tl.kind_name(step).startswith("tool:"):
+        body += _tool_html(tl, step, state)
+    else:
+        body += [f"<div class='sec'>Result</div>",
+                 folded(pretty(tl.doc.result(tl.effect_of[step])), "result", state)]
+    body += _shield_html(tl, step)
+    if tl.flags[step] & F_DENIED:
+        body.append("<div class='hdr'>Denied calls never ran: the shield removed them from "
+                    "the response, so they exist only in shield_events.</div>")
+    return f"<html><head><style>{CSS}</style></head><body>{''.join(body)}</body></html>"

@@ -1,0 +1,38 @@
+"""Small dialogs: the keyboard shortcut sheet and About."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+SHORTCUTS = (
+    ("← / →", "previous / next step"),
+    ("Home / End", "first / last step"),
+    ("Space", "play / pause"),
+    (", / .", "previous / next step of the same kind"),
+    ("Ctrl+O", "open a trace, journal or wirelog"),
+    ("Ctrl+F", "filter steps (text, kind:model, tool:name, agent:x, is:error, is:shield)"),
+    ("Ctrl+W", "close the tab"),
+    ("?", "this sheet"),
+)
+
+
+def shortcuts_html() -> str:
+    rows = "".join(f"<tr><td><b>{k}</b></td><td>{v}</td></tr>" for k, v in SHORTCUTS)
+    return f"<table cellspacing=6>{rows}</table>"
+
+
+def show_shortcuts(parent: QWidget) -> QMessageBox:
+    box = QMessageBox(QMessageBox.Icon.NoIcon, "Keyboard shortcuts", shortcuts_html(),
+                      QMessageBox.StandardButton.Close, parent)
+    box.open()
+    return box
+
+
+def show_about(parent: QWidget, version: str) -> QMessageBox:
+    text = (f"<h3>Loom Desktop {version}</h3>"
+            "<p>A native, offline time-travel debugger for AI agent runs.</p>"
+            "<p>Reads and writes the loom-harness trace, journal and wirelog formats.</p>")
+    box = QMessageBox(QMessageBox.Icon.Information, "About Loom Desktop", text,
+                      QMessageBox.StandardButton.Ok, parent)
+    box.open()
+    return box

@@ -1,0 +1,241 @@
+"""One open document as a tab: timeline on top, step list and context view below.
+
+Loading runs in a worker: a preview of the first steps is shown as soon as it is
+parsed, the full run replaces it when ready. The checksum, which needs a full
+canonical re-serialisation, runs in a separate process so it never competes
+with the window for the interpreter lock; a mismatch is a warning, not a refusal.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from PySide6.QtCore import QProcess, QTimer, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLineEdit, QSplitter, QTableView,
+                               QVBoxLayout, QWidget)
+
+from loom_core.progressive import Cancelled, Loaded, load_progressive
+from loom_core.filtering import filter_steps
+from loom_core.trace import checksum_state
+
+from .models.step_list_model import COL_SUMMARY, StepListModel
+from .session import Session
+from .widgets.context_view import ContextView
+from .widgets.timeline import TimelineWidget
+from .workers import Task
+
+PLAY_MS = 400
+
+
+class DocumentView(QWidget):
+    """A tab: owns its session, its workers and its checksum process."""
+
+    loaded = Signal()
+    failed = Signal(object)
+    status_changed = Signal()
+    progressed = Signal(int, int)
+
+    def __init__(self, path: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.path = path
+        self.session = Session(self)
+        self.doc: Any = None
+        self.complete = False
+        self.checksum = "checking…"
+        self._build()
+        self._wire()
+        self._load_task = Task(self)
+        self._load_task.finished.connect(self._on_loaded)
+        self._load_task.failed.connect(self._on_failed)
+        self._load_task.progressed.connect(self.progressed)
+        self._load_task.partial.connect(self._on_head)
+        self._filter_task = Task(self)
+        self._filter_task.finished.connect(self._on_filtered)
+        self._filter_task.failed.connect(self._on_failed)
+        self._checksum_proc: QProcess | None = None
+
+    # -- layout -----------------------------------------------------------------------
+    def _build(self) -> None:
+        self.timeline_widget = TimelineWidget()
+        self.filter_box = QLineEdit(placeholderText="Filter: text, kind:model, tool:read*, is:error…")
+        self.filter_box.setClearButtonEnabled(True)
+        self.model = StepListModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.horizontalHeader().setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+        for col, width in ((0, 60), (1, 150), (2, 90), (4, 70), (5, 70)):
+            self.table.setColumnWidth(col, width)
+        self.table.setWordWrap(False)
+        self.context_view = ContextView()
+        left = QWidget()
+        lay = QVBoxLayout(left)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.filter_box)
+        lay.addWidget(self.table)
+        self.lower = QSplitter(Qt.Orientation.Horizontal)
+        self.lower.addWidget(left)
+        self.lower.addWidget(self.context_view)
+        self.lower.setSizes([520, 680])
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.timeline_widget)
+        self.splitter.addWidget(self.lower)
+        self.splitter.setSizes([230, 560])
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.splitter)
+
+    def _wire(self) -> None:
+        s = self.session
+        s.timeline_changed.connect(self._on_timeline)
+        s.step_changed.connect(self._on_step)
+        self.timeline_widget.step_requested.connect(s.set_step)
+        self.context_view.step_link_clicked.connect(s.set_step)
+        self.table.selectionModel().currentRowChanged.connect(
+            lambda cur, _prev: cur.isValid() and s.set_step(self.model.step_at(cur.row())))
+        self._filter_timer = QTimer(self, singleShot=True, interval=150)
+        self._filter_timer.timeout.connect(self._run_filter)
+        self.filter_box.textChanged.connect(lambda _t: self._filter_timer.start())
+        self._render_timer = QTimer(self, singleShot=True, interval=0)
+        self._render_timer.timeout.connect(self._render_context)
+        self.play_timer = QTimer(self, interval=PLAY_MS)
+        self.play_timer.timeout.connect(self._play_tick)
+        keys = {Qt.Key.Key_Left: lambda: s.move(-1), Qt.Key.Key_Right: lambda: s.move(1),
+                Qt.Key.Key_Home: lambda: s.set_step(0), Qt.Key.Key_End: lambda: s.set_step(s.count - 1),
+                Qt.Key.Key_Space: self.toggle_play, Qt.Key.Key_Period: lambda: self.jump_same_kind(1),
+                Qt.Key.Key_Comma: lambda: self.jump_same_kind(-1)}
+        for key, slot in keys.items():
+            sc = QShortcut(QKeySequence(key), self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            sc.activated.connect(slot)
+        QShortcut(QKeySequence.StandardKey.Find, self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut,
+                  activated=lambda: self.filter_box.setFocus())
+
+    # -- loading -----------------------------------------------------------------------
+    def start_loading(self) -> None:
+        """Load in the background; ``loaded`` or ``failed`` follows."""
+        path = self.path
+        self._load_task.start(
+            lambda ctx: load_progressive(path, ctx.partial, ctx.progress, ctx.cancelled))
+
+    def load_now(self) -> None:
+        """Load synchronously (screenshots and tests that want no event loop)."""
+        self._on_loaded(load_progressive(self.path))
+
+    def _on_head(self, head: object) -> None:
+        if not self.complete and isinstance(head, Loaded):
+            self._show(head)
+
+    def _on_loaded(self, result: Loaded) -> None:
+        self.complete = True
+        self._show(result)
+        self.loaded.emit()
+        self._check_checksum()
+
+    def _show(self, result: Loaded) -> None:
+        self.doc = result.doc
+        self.session.set_timeline(result.timeline)
+
+    def _on_failed(self, exc: object) -> None:
+        if isinstance(exc, Cancelled):
+            return
+        self.failed.emit(exc)
+
+    def _check_checksum(self) -> None:
+        if self.doc is None or self.doc.format != "trace" or not self.doc.header.checksum:
+            self.checksum = "absent"
+            self.status_changed.emit()
+            return
+        proc = QProcess(self)
+        proc.finished.connect(lambda *_: self._on_checksum(proc))
+        self._checksum_proc = proc
+        proc.start(sys.executable, ["-m", "loom_core", "checksum", self.path])
+
+    def _on_checksum(self, proc: QProcess) -> None:
+        out = bytes(proc.readAllStandardOutput().data()).decode().strip()
+        self.checksum = out if out in ("valid", "mismatch", "absent") else "unknown"
+        self._checksum_proc = None
+        proc.deleteLater()
+        self.status_changed.emit()
+
+    def check_checksum_now(self) -> None:
+        """Synchronous checksum (screenshot mode)."""
+        self.checksum = checksum_state(self.doc) if self.doc is not None else "absent"
+        self.status_changed.emit()
+
+    # -- reacting ----------------------------------------------------------------------
+    def _on_timeline(self, timeline: Any) -> None:
+        self.model.set_timeline(timeline)
+        self.timeline_widget.set_timeline(timeline)
+        if self.filter_box.text().strip():
+            self._run_filter()
+        self.status_changed.emit()
+
+    def _on_step(self, step: int) -> None:
+        self.timeline_widget.set_cursor(step)
+        row = self.model.row_of(step)
+        if row >= 0:
+            index = self.model.index(row, 0)
+            sel = self.table.selectionModel()
+            if sel.currentIndex().row() != row:
+                self.table.blockSignals(True)
+                sel.setCurrentIndex(index, sel.SelectionFlag.ClearAndSelect | sel.SelectionFlag.Rows)
+                self.table.blockSignals(False)
+            self.table.scrollTo(index)
+        self._render_timer.start()
+        self.status_changed.emit()
+
+    def _render_context(self) -> None:
+        if self.session.timeline is not None:
+            self.context_view.show_step(self.session.timeline, self.session.step)
+
+    def _run_filter(self) -> None:
+        tl = self.session.timeline
+        if tl is None:
+            return
+        text = self.filter_box.text()
+        self._filter_task.start(lambda ctx: filter_steps(tl, text, ctx.cancelled))
+
+    def _on_filtered(self, rows: Any) -> None:
+        self.model.set_rows(rows)
+        self._on_step(self.session.step)
+
+    # -- navigation ----------------------------------------------------------------------
+    def toggle_play(self) -> None:
+        if self.play_timer.isActive():
+            self.play_timer.stop()
+        else:
+            self.play_timer.start()
+
+    def _play_tick(self) -> None:
+        if self.session.step >= self.session.count - 1:
+            self.play_timer.stop()
+        else:
+            self.session.move(1)
+
+    def jump_same_kind(self, direction: int) -> None:
+        tl = self.session.timeline
+        if tl is None:
+            return
+        prev, nxt = tl.steps_of_kind(self.session.step)
+        target = nxt if direction > 0 else prev
+        if target is not None:
+            self.session.set_step(target)
+
+    # -- shutdown ----------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Stop everything this tab started (workers, timers, the checksum process)."""
+        self.play_timer.stop()
+        self._filter_timer.stop()
+        self._render_timer.stop()
+        self._load_task.cancel()
+        self._filter_task.cancel()
+        if self._checksum_proc is not None:
+            self._checksum_proc.kill()
+            self._checksum_proc.waitForFinished(2000)
+            self._checksum_proc = None

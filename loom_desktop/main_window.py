@@ -1,0 +1,226 @@
+"""The main window: documents as tabs, menus, recent files, status bar, errors.
+
+Every way of opening a file (command line, File ▸ Open, Open Recent, drag and
+drop, a second instance, a macOS open event) ends in :meth:`MainWindow.open_path`.
+A file that cannot be opened gives a dialog naming the file and the cause; the
+other tabs keep working.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar,
+                               QTabWidget, QWidget)
+
+from loom_core.errors import LoadError
+
+from . import __version__
+from .dialogs import show_about, show_shortcuts
+from .document_view import DocumentView
+from .models.step_list_model import format_cost
+from .settings import DesktopSettings, load_settings, save_settings
+
+FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"
+
+
+class MainWindow(QMainWindow):
+    """Tabs of :class:`DocumentView`, with the menus and status bar around them."""
+
+    def __init__(self, settings: DesktopSettings | None = None) -> None:
+        super().__init__()
+        self.setWindowTitle("Loom Desktop")
+        self.settings = settings or load_settings()
+        self.errors: list[str] = []  # messages shown in error dialogs (tests read them)
+        self.tabs = QTabWidget(documentMode=True, tabsClosable=True, movable=True)
+        self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.tabs.currentChanged.connect(lambda _i: self.update_status())
+        self.setCentralWidget(self.tabs)
+        self.setAcceptDrops(True)
+        self._build_menus()
+        self._build_status()
+        self.resize(1280, 820)
+        geometry = self.settings.geometry_bytes()
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+
+    # -- menus ------------------------------------------------------------------------
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self._action(file_menu, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._action(file_menu, "&Close Tab", lambda: self.close_tab(self.tabs.currentIndex()),
+                     QKeySequence.StandardKey.Close)
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        view = self.menuBar().addMenu("&View")
+        self._action(view, "&Filter Steps", self._focus_filter, QKeySequence.StandardKey.Find)
+        self._action(view, "Play / Pause", lambda: self._with_doc(DocumentView.toggle_play))
+        help_menu = self.menuBar().addMenu("&Help")
+        self._action(help_menu, "&Keyboard Shortcuts", lambda: show_shortcuts(self), "?")
+        self._action(help_menu, "&About Loom Desktop", lambda: show_about(self, __version__))
+
+    def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(lambda _checked=False: slot())
+        menu.addAction(action)
+        self.addAction(action)
+        return action
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for path in self.settings.recent_files:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _c=False, p=path: self.open_path(p))
+        if not self.settings.recent_files:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+
+    def _build_status(self) -> None:
+        bar = self.statusBar()
+        self.status_labels = {k: QLabel() for k in ("step", "tokens", "cost", "checksum", "format")}
+        for label in self.status_labels.values():
+            bar.addPermanentWidget(label)
+        self.progress = QProgressBar(maximumWidth=180, visible=False)
+        bar.addPermanentWidget(self.progress)
+
+    # -- documents --------------------------------------------------------------------
+    def current(self) -> DocumentView | None:
+        widget = self.tabs.currentWidget()
+        return widget if isinstance(widget, DocumentView) else None
+
+    def documents(self) -> list[DocumentView]:
+        return [w for i in range(self.tabs.count())
+                if isinstance(w := self.tabs.widget(i), DocumentView)]
+
+    def open_dialog(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open trace", "", FILE_FILTER)
+        for path in paths:
+            self.open_path(path)
+
+    def open_path(self, path: str, background: bool = True) -> DocumentView:
+        """Open ``path`` in a new tab (loading in the background unless told not to)."""
+        view = DocumentView(str(path), self)
+        view.failed.connect(lambda exc, v=view: self._load_failed(v, exc))
+        view.status_changed.connect(lambda v=view: v is self.current() and self.update_status())
+        view.progressed.connect(lambda d, t, v=view: self._progress(v, d, t))
+        view.loaded.connect(lambda v=view: self._loaded(v))
+        for name, splitter in (("main", view.splitter), ("lower", view.lower)):
+            if self.settings.splitters.get(name):
+                splitter.setSizes(self.settings.splitters[name])
+        index = self.tabs.addTab(view, Path(path).name)
+        self.tabs.setTabToolTip(index, str(path))
+        self.tabs.setCurrentIndex(index)
+        if background:
+            view.start_loading()
+        else:
+            try:
+                view.load_now()
+            except LoadError as exc:
+                self._load_failed(view, exc)
+        return view
+
+    def _loaded(self, view: DocumentView) -> None:
+        self.settings.add_recent(view.path)
+        if view is self.current():
+            self.progress.setVisible(False)
+            self.update_status()
+        view.table.setFocus()
+
+    def _load_failed(self, view: DocumentView, exc: object) -> None:
+        cause = exc.cause if isinstance(exc, LoadError) else f"{type(exc).__name__}: {exc}"
+        message = f"Cannot open {view.path}\n\n{cause}"
+        self.errors.append(message)
+        index = self.tabs.indexOf(view)
+        if index >= 0:
+            self.close_tab(index)
+        self.progress.setVisible(False)
+        box = QMessageBox(QMessageBox.Icon.Critical, "Cannot open file", message,
+                          QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    def close_tab(self, index: int) -> None:
+        view = self.tabs.widget(index)
+        if view is None:
+            return
+        if isinstance(view, DocumentView):
+            self._remember_splitters(view)
+            view.shutdown()
+        self.tabs.removeTab(index)
+        view.deleteLater()
+
+    # -- status ----------------------------------------------------------------------------
+    def _progress(self, view: DocumentView, done: int, total: int) -> None:
+        if view is self.current():
+            self.progress.setVisible(done < total)
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+
+    def update_status(self) -> None:
+        """Step N of M, tokens, cost, checksum state, format and version."""
+        view = self.current()
+        labels = self.status_labels
+        tl = view.session.timeline if view is not None else None
+        if view is None or tl is None or not len(tl):
+            for label in labels.values():
+                label.setText("")
+            return
+        step = view.session.step
+        labels["step"].setText(f"Step {step + 1} of {len(tl)}"
+                               + ("" if view.complete else " (loading…)"))
+        labels["tokens"].setText(f"tokens {tl.cum_tokens[step]:,} / "
+                                 f"{tl.input_tokens + tl.output_tokens:,}")
+        total = tl.total_cost
+        spent = "?" if not tl.cost_known else (format_cost(tl.cum_cost[step]) or "$0")
+        labels["cost"].setText(f"cost {spent} / {'unknown' if total is None else format_cost(total) or '$0'}"
+                               + ("" if math.isnan(tl.cost[step]) or not tl.cost[step]
+                                  else f" (step {format_cost(tl.cost[step])})"))
+        state = view.checksum
+        warn = state == "mismatch"
+        labels["checksum"].setText("⚠ checksum MISMATCH (modified after writing)" if warn
+                                   else f"checksum {state}")
+        labels["checksum"].setStyleSheet("color: #c62828; font-weight: bold;" if warn else "")
+        doc = view.doc
+        labels["format"].setText(f"{doc.format} v{doc.extra.get('journal_version', doc.version)}"
+                                 + (" · proxy" if doc.is_proxy else ""))
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _with_doc(self, fn) -> None:
+        view = self.current()
+        if view is not None:
+            fn(view)
+
+    def _focus_filter(self) -> None:
+        self._with_doc(lambda v: v.filter_box.setFocus())
+
+    def _remember_splitters(self, view: DocumentView) -> None:
+        self.settings.splitters["main"] = view.splitter.sizes()
+        self.settings.splitters["lower"] = view.lower.sizes()
+
+    # -- drag and drop ---------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        for url in event.mimeData().urls():
+            if url.isLocalFile():
+                self.open_path(url.toLocalFile())
+        event.acceptProposedAction()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.settings.set_geometry(self.saveGeometry())
+        for view in self.documents():
+            self._remember_splitters(view)
+            view.shutdown()
+        try:
+            save_settings(self.settings)
+        except OSError:
+            pass  # settings are a convenience; never block quitting on them
+        super().closeEvent(event)

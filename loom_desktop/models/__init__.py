@@ -1,0 +1,1 @@
+"""Qt item models: one per core collection, adapters only."""

@@ -1,0 +1,157 @@
+"""The Qt model over a timeline's steps: an adapter, never a copy.
+
+Rows are built lazily from the core arrays; only the summary column needs a
+payload decode, and those strings live in a small LRU cache so scrolling a
+100,000-step list never decodes more than what is on screen. A filter is a list
+of step indices computed in a worker; the model maps rows through it.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from bisect import bisect_left
+from collections import OrderedDict
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor, QFont
+
+from loom_core.steps import step_summary
+from loom_core.timeline import F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, F_UNFINISHED, Timeline
+
+from ..style import kind_color
+
+COLUMNS = ("#", "Kind", "Agent", "Summary", "Tokens", "Cost")
+COL_STEP, COL_KIND, COL_AGENT, COL_SUMMARY, COL_TOKENS, COL_COST = range(6)
+StepRole = Qt.ItemDataRole.UserRole + 1
+_CACHE = 4096
+_Index = QModelIndex | QPersistentModelIndex
+
+
+def format_cost(value: float) -> str:
+    """Dollars with enough precision for cheap calls; ``?`` for unpriced."""
+    if math.isnan(value):
+        return "?"
+    if value == 0:
+        return ""
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+class StepListModel(QAbstractTableModel):
+    """Rows = steps of the current timeline (optionally filtered)."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.timeline: Timeline | None = None
+        self.rows: array | None = None  # filtered steps, or None for all
+        self._summaries: OrderedDict[int, str] = OrderedDict()
+        self._bold = QFont()
+        self._bold.setBold(True)
+
+    # -- feeding ----------------------------------------------------------------
+    def set_timeline(self, timeline: Timeline | None) -> None:
+        self.beginResetModel()
+        self.timeline = timeline
+        self.rows = None
+        self._summaries.clear()
+        self.endResetModel()
+
+    def set_rows(self, rows: array | None) -> None:
+        """Show only ``rows`` (sorted step indices), or every step for ``None``."""
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+    def step_at(self, row: int) -> int:
+        return row if self.rows is None else self.rows[row]
+
+    def row_of(self, step: int) -> int:
+        """The row showing ``step``, or -1 when the filter hides it."""
+        if self.rows is None:
+            return step if self.timeline is not None and step < len(self.timeline) else -1
+        i = bisect_left(self.rows, step)
+        return i if i < len(self.rows) and self.rows[i] == step else -1
+
+    # -- Qt model API -------------------------------------------------------------
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        if parent.isValid() or self.timeline is None:
+            return 0
+        return len(self.timeline) if self.rows is None else len(self.rows)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or self.timeline is None:
+            return None
+        step = self.step_at(index.row())
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(step, col)
+        if role == StepRole:
+            return step
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return self._foreground(step, col)
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_STEP, COL_TOKENS, COL_COST):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole and col == COL_SUMMARY:
+            return step_summary(self.timeline, step, 600)
+        return None
+
+    # -- cells --------------------------------------------------------------------
+    def _display(self, step: int, col: int) -> str:
+        tl = self.timeline
+        assert tl is not None
+        if col == COL_STEP:
+            return str(step)
+        if col == COL_KIND:
+            return "  " * tl.depth[step] + ("↳ " if tl.depth[step] else "") + tl.kind_name(step)
+        if col == COL_AGENT:
+            return tl.agents[tl.agent[step]]
+        if col == COL_SUMMARY:
+            return self._marks(step) + self._summary(step)
+        if col == COL_TOKENS:
+            tokens = tl.tokens_in[step] + tl.tokens_out[step]
+            return f"{tokens:,}" if tokens else ""
+        return format_cost(tl.cost[step])
+
+    def _marks(self, step: int) -> str:
+        flags = self.timeline.flags[step] if self.timeline is not None else 0
+        marks = []
+        if flags & F_ERROR:
+            marks.append("✖ ")
+        if flags & F_BLOCKED:
+            marks.append("⊘ ")
+        if flags & F_DENIED:
+            marks.append("◆✖ ")
+        elif flags & F_SHIELD:
+            marks.append("◆ ")
+        if flags & F_UNFINISHED:
+            marks.append("◷ ")
+        return "".join(marks)
+
+    def _summary(self, step: int) -> str:
+        cached = self._summaries.get(step)
+        if cached is None:
+            assert self.timeline is not None
+            cached = step_summary(self.timeline, step, 160)
+            self._summaries[step] = cached
+            if len(self._summaries) > _CACHE:
+                self._summaries.popitem(last=False)
+        return cached
+
+    def _foreground(self, step: int, col: int) -> QColor | None:
+        tl = self.timeline
+        assert tl is not None
+        if tl.flags[step] & (F_ERROR | F_BLOCKED | F_DENIED):
+            return QColor("#c62828")
+        if col == COL_KIND:
+            return kind_color(tl.kind[step])
+        return None

@@ -1,0 +1,1 @@
+"""Widgets of the main window: timeline, step list, context view."""

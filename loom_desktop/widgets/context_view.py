@@ -1,0 +1,90 @@
+"""The context view: the frame a model saw, a tool's call and result, and raw JSON.
+
+Rendering is bounded (see :mod:`loom_desktop.context_html`), so it is cheap
+enough to follow the cursor; the raw JSON tab is filled only while it is shown.
+"""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QTextBrowser
+
+from loom_core.timeline import Timeline
+
+from ..context_html import ViewState, step_html
+
+RAW_LIMIT = 200_000
+
+
+class ContextView(QTabWidget):
+    """Two tabs: the rendered context and the step's raw JSON."""
+
+    step_link_clicked = Signal(int)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.browser = QTextBrowser()
+        self.browser.setOpenLinks(False)
+        self.browser.anchorClicked.connect(self._anchor)
+        self.raw = QPlainTextEdit()
+        self.raw.setReadOnly(True)
+        self.raw.setFont(QFont("monospace"))
+        self.addTab(self.browser, "Context")
+        self.addTab(self.raw, "Raw JSON")
+        self.currentChanged.connect(lambda _i: self._fill_raw())
+        self.timeline: Timeline | None = None
+        self.step = -1
+        self.state = ViewState()
+
+    def show_step(self, timeline: Timeline, step: int) -> None:
+        """Render ``step``; unfolding state survives only while the step stays the same."""
+        if step != self.step or timeline is not self.timeline:
+            self.state = ViewState(system_open=self.state.system_open)
+        self.timeline, self.step = timeline, step
+        self._render()
+        self._fill_raw()
+
+    def _render(self) -> None:
+        if self.timeline is None or not 0 <= self.step < len(self.timeline):
+            self.browser.setHtml("")
+            return
+        bar = self.browser.verticalScrollBar()
+        keep = bar.value()
+        self.browser.setHtml(step_html(self.timeline, self.step, self.state))
+        bar.setValue(keep)
+
+    def raw_text(self) -> str:
+        """Pretty JSON of the step's entry (the episode text for user steps)."""
+        tl = self.timeline
+        if tl is None or not 0 <= self.step < len(tl):
+            return ""
+        effect = tl.effect_of[self.step]
+        if effect < 0:
+            return json.dumps({"episode": tl.doc.episodes[tl.episode_of[self.step]]},
+                              indent=2, ensure_ascii=False)
+        value = json.loads(tl.doc.raw_entry(effect))
+        return json.dumps(value, indent=2, ensure_ascii=False)
+
+    def _fill_raw(self) -> None:
+        if self.currentWidget() is not self.raw:
+            return
+        text = self.raw_text()
+        if len(text) > RAW_LIMIT:
+            text = text[:RAW_LIMIT] + f"\n… ({len(text) - RAW_LIMIT:,} more characters)"
+        self.raw.setPlainText(text)
+
+    def _anchor(self, url: QUrl) -> None:
+        target = url.toString()
+        if target == "loom:system":
+            self.state.system_open = not self.state.system_open
+        elif target == "loom:all":
+            self.state.show_all = True
+        elif target.startswith("loom:expand:"):
+            self.state.expanded.add(target.split(":", 2)[2])
+        elif target.startswith("loom:step:"):
+            self.step_link_clicked.emit(int(target.split(":")[2]))
+            return
+        self._render()

@@ -1,0 +1,146 @@
+"""The timeline: one bar per step, a draggable cursor, markers and a cost line.
+
+Plot items are created once and fed with ``setData`` (re-creating pyqtgraph items
+leaks). Bars are one filled step-curve per kind, which pyqtgraph clips to the
+view and downsamples, so 100,000 steps draw as cheaply as 1,000. Sub-agent steps
+hang below the axis in one lane per depth; errors, blocked calls and shield
+decisions are markers above their bar.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+
+from loom_core.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, Timeline)
+
+from ..style import BLOCKED_COLOR, DEPTH_COLORS, ERROR_COLOR, KIND_COLORS, SHIELD_COLOR
+
+INITIAL_SPAN = 400  # steps visible at first on a long run
+LANE = 0.06  # depth lane height as a fraction of the tallest visible bar
+_MARKS = ((F_ERROR, "x", ERROR_COLOR), (F_BLOCKED, "t", BLOCKED_COLOR),
+          (F_DENIED, "d", ERROR_COLOR), (F_SHIELD, "star", SHIELD_COLOR))
+
+
+class TimelineWidget(pg.PlotWidget):
+    """Bars by kind, height by tokens; emits ``step_requested`` when the user moves the cursor."""
+
+    step_requested = Signal(int)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent, background="w")
+        self.setMinimumHeight(150)
+        self.timeline: Timeline | None = None
+        plot = self.getPlotItem()
+        plot.setMouseEnabled(x=True, y=False)
+        plot.hideButtons()
+        plot.setClipToView(True)
+        plot.setDownsampling(auto=True, mode="peak")
+        plot.showGrid(x=False, y=True, alpha=0.15)
+        plot.setLabel("bottom", "step")
+        plot.setLabel("left", "tokens")
+        plot.getViewBox().setAutoVisible(y=True)
+        self.bars = {code: self._bar(KIND_COLORS[name]) for code, name in enumerate(KINDS)}
+        self.lanes = [plot.plot(pen=pg.mkPen(c, width=5), connect="finite") for c in DEPTH_COLORS]
+        self.markers = pg.ScatterPlotItem(size=11, pxMode=True)
+        plot.addItem(self.markers)
+        self.cursor = pg.InfiniteLine(0, angle=90, movable=True, pen=pg.mkPen("#111", width=2),
+                                      hoverPen=pg.mkPen("#e53935", width=3))
+        plot.addItem(self.cursor)
+        self.cursor.sigPositionChanged.connect(self._cursor_moved)
+        self.scene().sigMouseClicked.connect(self._clicked)
+        self._cost_view, self.cost_curve = self._cost_axis(plot)
+
+    # -- construction ---------------------------------------------------------------
+    def _bar(self, color: str) -> pg.PlotDataItem:
+        fill = QColor(color)
+        fill.setAlpha(200)
+        return self.getPlotItem().plot(stepMode="center", fillLevel=0, brush=fill, pen=None)
+
+    def _cost_axis(self, plot: pg.PlotItem) -> tuple[pg.ViewBox, pg.PlotDataItem]:
+        """A second y axis on the right for the cumulative cost (or tokens) line."""
+        view = pg.ViewBox()
+        plot.showAxis("right")
+        plot.scene().addItem(view)
+        plot.getAxis("right").linkToView(view)
+        view.setXLink(plot)
+        view.setMouseEnabled(x=False, y=False)
+        curve = pg.PlotDataItem(pen=pg.mkPen("#ef6c00", width=2))
+        view.addItem(curve)
+        plot.getViewBox().sigResized.connect(
+            lambda: view.setGeometry(plot.getViewBox().sceneBoundingRect()))
+        return view, curve
+
+    # -- data -----------------------------------------------------------------------
+    def set_timeline(self, tl: Timeline) -> None:
+        """Feed every plot item from the timeline's arrays (no item is created)."""
+        first = self.timeline is None or len(self.timeline) == 0
+        self.timeline = tl
+        n = len(tl)
+        edges = np.arange(n + 1, dtype=np.float64) - 0.5
+        tokens = np.frombuffer(tl.tokens_in, np.int64) + np.frombuffer(tl.tokens_out, np.int64)
+        height = np.where(tokens > 0, tokens, np.frombuffer(tl.size, np.int64) / 4.0)
+        kinds = np.frombuffer(tl.kind, np.uint8)
+        for code, item in self.bars.items():
+            mask = kinds == code
+            item.setData(edges, np.where(mask, height, 0.0) if mask.any() else np.zeros(n))
+            item.setVisible(bool(mask.any()))
+        self._set_lanes(tl, height)
+        self._set_markers(tl, height)
+        self._set_cost(tl)
+        if first:
+            self.setXRange(-0.5, min(n, INITIAL_SPAN) - 0.5, padding=0.01)
+
+    def _set_lanes(self, tl: Timeline, height: np.ndarray) -> None:
+        depth = np.frombuffer(tl.depth, np.uint16)
+        lane = max(float(height.max(initial=1.0)) * LANE, 1.0)
+        xs = np.arange(len(tl), dtype=np.float64)
+        for d, item in enumerate(self.lanes, start=1):
+            on = depth >= d
+            item.setData(xs, np.where(on, -lane * d, np.nan))
+            item.setVisible(bool(on.any()))
+
+    def _set_markers(self, tl: Timeline, height: np.ndarray) -> None:
+        flags = np.frombuffer(tl.flags, np.uint8)
+        spots = []
+        top = max(float(height.max(initial=1.0)), 1.0)
+        for bit, symbol, color in _MARKS:
+            for step in np.flatnonzero(flags & bit):
+                spots.append({"pos": (float(step), float(height[step]) + top * 0.04),
+                              "symbol": symbol, "brush": pg.mkBrush(color),
+                              "pen": pg.mkPen(color), "data": int(step)})
+        self.markers.setData(spots)
+
+    def _set_cost(self, tl: Timeline) -> None:
+        xs = np.arange(len(tl), dtype=np.float64)
+        if tl.cost_known:
+            ys = np.frombuffer(tl.cum_cost, np.float64)
+            self.getPlotItem().setLabel("right", "cumulative cost", units="$")
+        else:
+            ys = np.frombuffer(tl.cum_tokens, np.int64).astype(np.float64)
+            self.getPlotItem().setLabel("right", "cumulative tokens (cost unknown)")
+        self.cost_curve.setData(xs, ys)
+        self._cost_view.enableAutoRange(axis="y")
+
+    # -- cursor -----------------------------------------------------------------------
+    def set_cursor(self, step: int) -> None:
+        """Move the cursor without echoing a request, panning to keep it in view."""
+        self.cursor.blockSignals(True)
+        self.cursor.setValue(step)
+        self.cursor.blockSignals(False)
+        (x0, x1), _ = self.getPlotItem().getViewBox().viewRange()
+        if not x0 <= step <= x1:
+            half = (x1 - x0) / 2
+            self.setXRange(step - half, step + half, padding=0)
+
+    def _cursor_moved(self) -> None:
+        step = int(round(self.cursor.value()))
+        self.step_requested.emit(step)
+
+    def _clicked(self, event) -> None:
+        if event.button() != Qt.MouseButton.LeftButton or self.timeline is None:
+            return
+        pos = self.getPlotItem().getViewBox().mapSceneToView(event.scenePos())
+        self.step_requested.emit(int(round(pos.x())))
