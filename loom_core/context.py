@@ -43,6 +43,7 @@ class AgentContext:
     awaiting_episode: bool = False
     sys_hash: str | None = None
     delegation: tuple[str, str] = ("", "")  # (call id, tool name) that started a sub-agent
+    tool_names: set[str] = field(default_factory=set)  # every tool this agent called
 
 
 @dataclass
@@ -112,13 +113,17 @@ class _Builder:
             self.index.prev_model[i] = ctx.last_model
         ctx.last_model = i
         ctx.items.append(("assistant", i, "", ""))
-        ctx.pending = deque((c.id or "", c.name or "", i) for c in calls) if calls else deque()
+        if calls:
+            ctx.pending = deque((c.id or "", c.name or "", i) for c in calls)
+            ctx.tool_names.update(c.name or "" for c in calls)
+        else:
+            ctx.pending = deque()
         ctx.awaiting_episode = not calls
 
     def replace(self, ctx: AgentContext, items: list[Item]) -> AgentContext:
         """Compaction or an edit replaced the context: start a new list (old frames keep theirs)."""
         return AgentContext(ctx.agent, ctx.depth, items, ctx.pending, ctx.last_model,
-                            ctx.awaiting_episode, ctx.sys_hash, ctx.delegation)
+                            ctx.awaiting_episode, ctx.sys_hash, ctx.delegation, ctx.tool_names)
 
 
 def _clock_line(ts: Any) -> str | None:

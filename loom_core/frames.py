@@ -88,11 +88,7 @@ class Frame:
         meta = self.index.meta_of(self.effect)
         if meta.tools is not None:
             return list(meta.tools), True
-        seen: set[str] = set()
-        for item in self.ctx.items:
-            if item[0] == "assistant":
-                seen.update(c.name or "" for c in self.index.calls.get(item[1], ()))
-        return sorted(seen), False
+        return sorted(self.ctx.tool_names), False
 
 
 def _materialise(index: ContextIndex, item: Item) -> Message:

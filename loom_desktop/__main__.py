@@ -40,9 +40,9 @@ def screenshot(window, paths: list[str], out: str, step: int | None, size: str) 
     window.show()
     for path in paths:
         view = window.open_path(path, background=False)
-        if window.errors:
-            print(f"error: {window.errors[-1].replace(chr(10), ' ').replace('  ', ' ')}",
-                  file=sys.stderr)
+        if window.failures:
+            failed_path, cause = window.failures[-1]
+            print(f"error: {failed_path}: {cause}", file=sys.stderr)
             return EXIT_BAD_INPUT
         view.check_checksum_now()
         if step is not None:
@@ -66,11 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import loom_desktop  # noqa: F401  (pins pyqtgraph to PySide6 first)
 
-    from .app import LoomApplication
+    from .app import LoomApplication, quiet_qt_noise
     from .main_window import MainWindow
     from .resources import sample_trace
 
     paths = args.paths or [str(sample_trace())]
+    quiet_qt_noise()
     app = LoomApplication(sys.argv[:1])
     window = MainWindow()
     if args.screenshot:

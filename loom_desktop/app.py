@@ -7,9 +7,25 @@ exists); command-line paths and, later, a second instance's paths join the same
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Signal
+import sys
+
+from PySide6.QtCore import QEvent, QtMsgType, Signal, qInstallMessageHandler
 from PySide6.QtGui import QFileOpenEvent
 from PySide6.QtWidgets import QApplication
+
+
+_NOISE = ("propagateSizeHints",)  # the offscreen platform's harmless complaint
+
+
+def _qt_message(kind: QtMsgType, _context: object, message: str) -> None:
+    if kind == QtMsgType.QtDebugMsg or any(n in message for n in _NOISE):
+        return
+    print(f"qt: {message}", file=sys.stderr)
+
+
+def quiet_qt_noise() -> None:
+    """Drop Qt's known-harmless platform chatter; pass everything else to stderr."""
+    qInstallMessageHandler(_qt_message)
 
 
 class LoomApplication(QApplication):

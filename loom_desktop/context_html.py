@@ -17,7 +17,9 @@ from loom_core.steps import call_text
 from loom_core.timeline import F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, K_EPISODE, K_MODEL, Timeline
 
 from .models.step_list_model import format_cost
-from .style import ERROR_COLOR, KIND_COLORS, NEW_BG, SHIELD_COLOR
+from .style import ERROR_COLOR, KIND_COLORS, NEW_BG, NEW_RULE, SHIELD_COLOR
+
+ROLE_RULE = {"user": "#7e57c2", "assistant": "#1e88e5", "tool": "#43a047"}
 
 FOLD = 1500
 CONTEXT_TAIL = 6  # old messages shown before the new ones
@@ -27,8 +29,6 @@ CSS = f"""
 body {{ font-family: sans-serif; font-size: 10pt; }}
 .hdr {{ color: #555; }}
 .sec {{ font-weight: bold; margin-top: 8px; color: #333; }}
-.msg {{ margin: 3px 0; padding: 3px 6px; border-left: 3px solid #ccc; }}
-.new {{ background: {NEW_BG}; border-left: 3px solid #f9a825; }}
 .role {{ font-weight: bold; }}
 .tag {{ color: #f57f17; font-weight: bold; }}
 .err {{ color: {ERROR_COLOR}; font-weight: bold; }}
@@ -72,14 +72,20 @@ def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def _message(m: Message, k: int, new: bool, state: ViewState) -> str:
+def _message(m: Message, k: int, new: bool, state: ViewState, first_new: int) -> str:
     who = m.role + (f" · {m.name}" if m.name else "") + (f" ({m.source})" if m.source not in (
         "episode", "assistant", "tool") else "")
     tag = " <span class='tag'>NEW</span>" if new else ""
     body = folded(pretty(m.text) if m.role == "tool" else m.text, f"m{k}", state) if m.text else ""
     calls = "".join(f"<pre>→ {esc(call_text(c))}</pre>" for c in m.tool_calls)
-    cls = "msg new" if new else "msg"
-    return f"<div class='{cls}'><span class='role'>{esc(who)}</span>{tag}{body}{calls}</div>"
+    # Qt's rich text ignores CSS backgrounds and borders on <div>: a one-row table
+    # with a coloured gutter cell is how a block gets a tint and a left rule.
+    bg = NEW_BG if new else "#ffffff"
+    rule = NEW_RULE if new else ROLE_RULE.get(m.role, "#cfd8dc")
+    anchor = "<a name='new'></a>" if new and k == first_new else ""
+    return (f"{anchor}<table width='100%' cellspacing=0 cellpadding=3 bgcolor='{bg}' "
+            f"style='margin-top:3px'><tr><td width=4 bgcolor='{rule}'></td><td>"
+            f"<span class='role'>{esc(who)}</span>{tag}{body}{calls}</td></tr></table>")
 
 
 def _frame_html(frame: Frame, state: ViewState) -> list[str]:
@@ -101,7 +107,7 @@ def _frame_html(frame: Frame, state: ViewState) -> list[str]:
         out.append(f"<div class='hdr'>… {first:,} earlier messages "
                    "<a href='loom:all'>show all</a></div>")
     for k in range(first, n):
-        out.append(_message(frame.message(k), k, k >= frame.new_from, state))
+        out.append(_message(frame.message(k), k, k >= frame.new_from, state, frame.new_from))
     return out
 
 

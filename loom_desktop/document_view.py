@@ -190,6 +190,12 @@ class DocumentView(QWidget):
         self._render_timer.start()
         self.status_changed.emit()
 
+    def flush_render(self) -> None:
+        """Render the context view now if a render is pending (benchmarks, screenshots)."""
+        if self._render_timer.isActive():
+            self._render_timer.stop()
+            self._render_context()
+
     def _render_context(self) -> None:
         if self.session.timeline is not None:
             self.context_view.show_step(self.session.timeline, self.session.step)

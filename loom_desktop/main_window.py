@@ -35,6 +35,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Loom Desktop")
         self.settings = settings or load_settings()
         self.errors: list[str] = []  # messages shown in error dialogs (tests read them)
+        self.failures: list[tuple[str, str]] = []  # (path, cause) of each failed open
         self.tabs = QTabWidget(documentMode=True, tabsClosable=True, movable=True)
         self.tabs.tabCloseRequested.connect(self.close_tab)
         self.tabs.currentChanged.connect(lambda _i: self.update_status())
@@ -136,6 +137,7 @@ class MainWindow(QMainWindow):
         cause = exc.cause if isinstance(exc, LoadError) else f"{type(exc).__name__}: {exc}"
         message = f"Cannot open {view.path}\n\n{cause}"
         self.errors.append(message)
+        self.failures.append((view.path, cause))
         index = self.tabs.indexOf(view)
         if index >= 0:
             self.close_tab(index)

@@ -15,6 +15,7 @@ ERROR_COLOR = "#e53935"
 BLOCKED_COLOR = "#ff6f00"
 SHIELD_COLOR = "#8e24aa"
 NEW_BG = "#fff6c7"
+NEW_RULE = "#f9a825"
 DEPTH_COLORS = ("#26a69a", "#ab47bc", "#ffa726", "#8d6e63")
 
 

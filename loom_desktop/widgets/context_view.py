@@ -41,10 +41,13 @@ class ContextView(QTabWidget):
 
     def show_step(self, timeline: Timeline, step: int) -> None:
         """Render ``step``; unfolding state survives only while the step stays the same."""
-        if step != self.step or timeline is not self.timeline:
+        moved = step != self.step or timeline is not self.timeline
+        if moved:
             self.state = ViewState(system_open=self.state.system_open)
         self.timeline, self.step = timeline, step
         self._render()
+        if moved:
+            self.browser.scrollToAnchor("new")
         self._fill_raw()
 
     def _render(self) -> None:

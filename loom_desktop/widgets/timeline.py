@@ -1,10 +1,9 @@
 """The timeline: one bar per step, a draggable cursor, markers and a cost line.
 
-Plot items are created once and fed with ``setData`` (re-creating pyqtgraph items
-leaks). Bars are one filled step-curve per kind, which pyqtgraph clips to the
-view and downsamples, so 100,000 steps draw as cheaply as 1,000. Sub-agent steps
-hang below the axis in one lane per depth; errors, blocked calls and shield
-decisions are markers above their bar.
+Plot items are created once and fed new data (re-creating pyqtgraph items
+leaks). Bars and sub-agent depth lanes are one :class:`BarsItem` that paints only
+what is visible, so 100,000 steps draw as cheaply as 1,000; errors, blocked
+calls and shield decisions are markers above their bar.
 """
 
 from __future__ import annotations
@@ -13,11 +12,14 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QGraphicsItem
 
 from loom_core.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, Timeline)
 
 from ..style import BLOCKED_COLOR, DEPTH_COLORS, ERROR_COLOR, KIND_COLORS, SHIELD_COLOR
+from .bars import BarsItem
 
+BAR_ALPHA = 200
 INITIAL_SPAN = 400  # steps visible at first on a long run
 LANE = 0.06  # depth lane height as a fraction of the tallest visible bar
 _MARKS = ((F_ERROR, "x", ERROR_COLOR), (F_BLOCKED, "t", BLOCKED_COLOR),
@@ -36,14 +38,13 @@ class TimelineWidget(pg.PlotWidget):
         plot = self.getPlotItem()
         plot.setMouseEnabled(x=True, y=False)
         plot.hideButtons()
-        plot.setClipToView(True)
-        plot.setDownsampling(auto=True, mode="peak")
         plot.showGrid(x=False, y=True, alpha=0.15)
         plot.setLabel("bottom", "step")
         plot.setLabel("left", "tokens")
         plot.getViewBox().setAutoVisible(y=True)
-        self.bars = {code: self._bar(KIND_COLORS[name]) for code, name in enumerate(KINDS)}
-        self.lanes = [plot.plot(pen=pg.mkPen(c, width=5), connect="finite") for c in DEPTH_COLORS]
+        self.bars = BarsItem([self._fill(KIND_COLORS[name]) for name in KINDS],
+                             [QColor(c) for c in DEPTH_COLORS])
+        plot.addItem(self.bars)
         self.markers = pg.ScatterPlotItem(size=11, pxMode=True)
         plot.addItem(self.markers)
         self.cursor = pg.InfiniteLine(0, angle=90, movable=True, pen=pg.mkPen("#111", width=2),
@@ -52,12 +53,17 @@ class TimelineWidget(pg.PlotWidget):
         self.cursor.sigPositionChanged.connect(self._cursor_moved)
         self.scene().sigMouseClicked.connect(self._clicked)
         self._cost_view, self.cost_curve = self._cost_axis(plot)
+        # Cache everything static as pixmaps: moving the cursor then repaints only itself.
+        for item in (*(plot.getAxis(a) for a in ("left", "bottom", "right")),
+                     self.markers, self.cost_curve):
+            item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     # -- construction ---------------------------------------------------------------
-    def _bar(self, color: str) -> pg.PlotDataItem:
+    @staticmethod
+    def _fill(color: str) -> QColor:
         fill = QColor(color)
-        fill.setAlpha(200)
-        return self.getPlotItem().plot(stepMode="center", fillLevel=0, brush=fill, pen=None)
+        fill.setAlpha(BAR_ALPHA)
+        return fill
 
     def _cost_axis(self, plot: pg.PlotItem) -> tuple[pg.ViewBox, pg.PlotDataItem]:
         """A second y axis on the right for the cumulative cost (or tokens) line."""
@@ -67,7 +73,11 @@ class TimelineWidget(pg.PlotWidget):
         plot.getAxis("right").linkToView(view)
         view.setXLink(plot)
         view.setMouseEnabled(x=False, y=False)
+        view.setZValue(10)  # above the bars, so the line is not tinted by them
+        view.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         curve = pg.PlotDataItem(pen=pg.mkPen("#ef6c00", width=2))
+        curve.setClipToView(True)
+        curve.setDownsampling(auto=True, method="peak")
         view.addItem(curve)
         plot.getViewBox().sigResized.connect(
             lambda: view.setGeometry(plot.getViewBox().sceneBoundingRect()))
@@ -79,28 +89,15 @@ class TimelineWidget(pg.PlotWidget):
         first = self.timeline is None or len(self.timeline) == 0
         self.timeline = tl
         n = len(tl)
-        edges = np.arange(n + 1, dtype=np.float64) - 0.5
         tokens = np.frombuffer(tl.tokens_in, np.int64) + np.frombuffer(tl.tokens_out, np.int64)
         height = np.where(tokens > 0, tokens, np.frombuffer(tl.size, np.int64) / 4.0)
-        kinds = np.frombuffer(tl.kind, np.uint8)
-        for code, item in self.bars.items():
-            mask = kinds == code
-            item.setData(edges, np.where(mask, height, 0.0) if mask.any() else np.zeros(n))
-            item.setVisible(bool(mask.any()))
-        self._set_lanes(tl, height)
+        lane = max(float(height.max(initial=1.0)) * LANE, 1.0)
+        self.bars.set_data(height, np.frombuffer(tl.kind, np.uint8).copy(),
+                           np.frombuffer(tl.depth, np.uint16).copy(), lane)
         self._set_markers(tl, height)
         self._set_cost(tl)
         if first:
             self.setXRange(-0.5, min(n, INITIAL_SPAN) - 0.5, padding=0.01)
-
-    def _set_lanes(self, tl: Timeline, height: np.ndarray) -> None:
-        depth = np.frombuffer(tl.depth, np.uint16)
-        lane = max(float(height.max(initial=1.0)) * LANE, 1.0)
-        xs = np.arange(len(tl), dtype=np.float64)
-        for d, item in enumerate(self.lanes, start=1):
-            on = depth >= d
-            item.setData(xs, np.where(on, -lane * d, np.nan))
-            item.setVisible(bool(on.any()))
 
     def _set_markers(self, tl: Timeline, height: np.ndarray) -> None:
         flags = np.frombuffer(tl.flags, np.uint8)

@@ -1,0 +1,82 @@
+"""A pyqtgraph item that draws one bar per step, only for what is on screen.
+
+Why not pyqtgraph's own items: a filled step curve redraws its whole path on
+every repaint and its clip-to-view breaks step mode, and BarGraphItem builds a
+picture of every bar up front. This item paints only the visible steps; when
+there are more steps than pixels it draws, per pixel column, the tallest bar of
+that column in its kind's colour. Its output is cached by the view, so moving
+the cursor over it does not repaint it. Sub-agent depth lanes hang below zero.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QPainter
+from PySide6.QtWidgets import QGraphicsItem
+
+
+class BarsItem(pg.GraphicsObject):
+    """Bars at x = step, height = ``heights[step]``, coloured by ``kinds[step]``."""
+
+    def __init__(self, colors: list[QColor], lane_colors: list[QColor]) -> None:
+        super().__init__()
+        self.colors = colors
+        self.lane_colors = lane_colors
+        self.heights = np.zeros(0)
+        self.kinds = np.zeros(0, np.uint8)
+        self.depths = np.zeros(0, np.uint16)
+        self.lane = 1.0
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+
+    def set_data(self, heights: np.ndarray, kinds: np.ndarray, depths: np.ndarray,
+                 lane: float) -> None:
+        self.prepareGeometryChange()
+        self.heights, self.kinds, self.depths, self.lane = heights, kinds, depths, lane
+        self.update()
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
+        n = len(self.heights)
+        top = float(self.heights.max(initial=1.0))
+        bottom = -self.lane * (int(self.depths.max(initial=0)) + 1)
+        return QRectF(-0.5, bottom, max(n, 1), top - bottom)
+
+    def _visible(self) -> tuple[int, int, int]:
+        """First and last visible step and the bin size (steps per pixel column)."""
+        n = len(self.heights)
+        view = self.getViewBox()
+        if view is None or not n:
+            return 0, n, 1
+        (x0, x1), _ = view.viewRange()
+        first, last = max(0, int(np.floor(x0))), min(n, int(np.ceil(x1)) + 1)
+        px = self.pixelWidth() or 1.0
+        return first, last, max(1, int(px))
+
+    def paint(self, painter: QPainter, *_args) -> None:
+        first, last, binsize = self._visible()
+        if last <= first:
+            return
+        heights = self.heights[first:last]
+        kinds = self.kinds[first:last]
+        depths = self.depths[first:last]
+        starts = np.arange(0, len(heights), binsize)
+        if binsize > 1:
+            tallest = np.array([s + int(np.argmax(heights[s:s + binsize])) for s in starts])
+            depth = np.maximum.reduceat(depths, starts)
+        else:
+            tallest, depth = starts, depths
+        xs = first + starts - 0.5
+        width = float(binsize)
+        painter.setPen(Qt.PenStyle.NoPen)
+        for code in np.unique(kinds[tallest]):
+            pick = kinds[tallest] == code
+            painter.setBrush(self.colors[int(code)])
+            painter.drawRects([QRectF(x, 0.0, width, h) for x, h in
+                               zip(xs[pick].tolist(), heights[tallest][pick].tolist()) if h > 0])
+        for d, color in enumerate(self.lane_colors, start=1):
+            on = depth >= d
+            if on.any():
+                painter.setBrush(color)
+                painter.drawRects([QRectF(x, -self.lane * d, width, self.lane * 0.7)
+                                   for x in xs[on].tolist()])
