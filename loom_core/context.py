@@ -11,6 +11,7 @@ grows with the trace. :mod:`loom_core.frames` turns a frame into messages.
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -48,14 +49,20 @@ class AgentContext:
 
 @dataclass
 class ContextIndex:
-    """Frames, pairs and decoded per-effect facts the timeline needs."""
+    """Frames, pairs and decoded per-effect facts the timeline needs.
+
+    Per-effect facts are flat arrays (a few bytes per effect, not a dict entry
+    and a tuple each): a 100,000-effect run must fit in little more than its file.
+    """
 
     doc: Document
     metas: list[Any] = field(default_factory=list)  # typed meta per effect (never None)
-    usages: dict[int, tuple[int, int]] = field(default_factory=dict)
-    calls: dict[int, Any] = field(default_factory=dict)  # model eff -> its tool calls (.id, .name)
-    frames: dict[int, tuple[AgentContext, int]] = field(default_factory=dict)
-    prev_model: dict[int, int] = field(default_factory=dict)
+    tokens_in: array = field(default_factory=lambda: array("q"))
+    tokens_out: array = field(default_factory=lambda: array("q"))
+    contexts: list[AgentContext] = field(default_factory=list)
+    frame_ctx: array = field(default_factory=lambda: array("i"))  # -1: not a model effect
+    frame_len: array = field(default_factory=lambda: array("i"))
+    prev_model: array = field(default_factory=lambda: array("i"))  # -1: first call
     result_pairs: dict[int, int] = field(default_factory=dict)  # tool eff -> model eff
     episode_before: dict[int, list[int]] = field(default_factory=dict)
 
@@ -63,7 +70,20 @@ class ContextIndex:
         return self.metas[i]
 
     def usage_of(self, i: int) -> tuple[int, int]:
-        return self.usages.get(i, (0, 0))
+        return self.tokens_in[i], self.tokens_out[i]
+
+    def frame_of(self, i: int) -> tuple[AgentContext, int] | None:
+        """(the agent's item list owner, its length at the call) for a model effect."""
+        c = self.frame_ctx[i]
+        return None if c < 0 else (self.contexts[c], self.frame_len[i])
+
+
+_MAX_TOKENS = 10**12  # per call: bounds absurd hand-edited counts so sums fit int64 arrays
+
+
+def _tokens(value: Any) -> int:
+    n = int(value or 0)
+    return n if -_MAX_TOKENS <= n <= _MAX_TOKENS else max(-_MAX_TOKENS, min(n, _MAX_TOKENS))
 
 
 def _index(raw: Any) -> Any:
@@ -80,6 +100,12 @@ class _Builder:
     def __init__(self, doc: Document) -> None:
         self.doc = doc
         self.index = ContextIndex(doc=doc)
+        n = len(doc.effects)
+        zeros, minus = array("q", [0]) * n, array("i", [-1]) * n
+        self.index.tokens_in, self.index.tokens_out = zeros, array("q", zeros)
+        self.index.frame_ctx, self.index.frame_len = minus, array("i", [0]) * n
+        self.index.prev_model = array("i", minus)
+        self.ctx_ids: dict[int, int] = {}
         self.episodes = doc.episodes
         self.next_episode = 0
         self.stack: list[AgentContext] = []
@@ -96,21 +122,28 @@ class _Builder:
         ctx.items.append(("episode", ep, "", ""))
 
     # -- model calls ----------------------------------------------------------
+    def ctx_id(self, ctx: AgentContext) -> int:
+        key = id(ctx)
+        if key not in self.ctx_ids:
+            self.ctx_ids[key] = len(self.index.contexts)
+            self.index.contexts.append(ctx)
+        return self.ctx_ids[key]
+
     def model(self, i: int, ctx: AgentContext) -> None:
+        index = self.index
         value = _index(self.doc.effects[i].result)
         calls = ()
         if value is not None:
             usage = value.usage
             if usage is not None:
-                self.index.usages[i] = (int(usage.input_tokens or 0), int(usage.output_tokens or 0))
+                index.tokens_in[i] = _tokens(usage.input_tokens)
+                index.tokens_out[i] = _tokens(usage.output_tokens)
             calls = value.tool_calls or ()
-        if calls:
-            self.index.calls[i] = calls
         if (ctx.awaiting_episode or not ctx.items) and ctx.depth == 0:
             self.take_episode(ctx, i)
-        self.index.frames[i] = (ctx, len(ctx.items))
-        if ctx.last_model >= 0:
-            self.index.prev_model[i] = ctx.last_model
+        index.frame_ctx[i] = self.ctx_id(ctx)
+        index.frame_len[i] = len(ctx.items)
+        index.prev_model[i] = ctx.last_model
         ctx.last_model = i
         ctx.items.append(("assistant", i, "", ""))
         if calls:
@@ -129,7 +162,10 @@ class _Builder:
 def _clock_line(ts: Any) -> str | None:
     if not isinstance(ts, (int, float)):
         return None
-    stamp = datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        stamp = datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    except (OverflowError, OSError, ValueError):  # a hand-edited time far out of range
+        return None
     return f"Current datetime: {stamp}"
 
 
@@ -173,6 +209,8 @@ class _HarnessBuilder(_Builder):
         kind = eff.kind or ""
         depth = eff.depth or 0
         stack = self.stack
+        if not 0 <= depth <= len(stack):  # malformed: negative, or a jump of several levels
+            depth = min(max(depth, 0), len(stack))
         ctx = stack[-1] if len(stack) - 1 == depth else self.ensure_depth(depth, meta.agent or "")
         if ctx.agent == "agent" and meta.agent:
             ctx.agent = meta.agent
@@ -197,15 +235,22 @@ class _HarnessBuilder(_Builder):
             self.compact(i, ctx)
         elif kind == "edit":
             snap = _generic.decode(eff.result) if eff.result is not None else None
-            items = [("snapshot", d, "", "") for d in snap or [] if isinstance(d, dict)]
+            snap = snap if isinstance(snap, list) else []  # a hand-edited non-list: empty
+            items = [("snapshot", d, "", "") for d in snap if isinstance(d, dict)]
             self.stack[-1] = self.replace(ctx, items)
 
     def compact(self, i: int, ctx: AgentContext, keep: int = 4) -> None:
         tail = ctx.items[-keep:]
         while tail and tail[0][0] in ("tool", "child"):
             tail = tail[1:]
+        # like the harness, pinned items of the dropped part stay: earlier summaries
+        # (and snapshot items an edit marked pinned), ahead of the new summary
+        head = ctx.items[: len(ctx.items) - len(tail)]
+        pinned = [it for it in head if (it[0] == "text" and it[2] == "compaction")
+                  or (it[0] == "snapshot" and it[1].get("pinned"))]
         summary = _generic.decode(self.doc.effects[i].result) if self.doc.effects[i].result else ""
-        items = [("text", f"Summary of earlier conversation: {summary}", "compaction", "user"), *tail]
+        items = [*pinned, ("text", f"Summary of earlier conversation: {summary}", "compaction",
+                           "user"), *tail]
         self.stack[-1] = self.replace(ctx, items)
 
 

@@ -27,7 +27,27 @@ _generic = msgspec.json.Decoder()
 
 def decode_raw(raw: msgspec.Raw | None) -> Any:
     """Decode a raw payload to plain Python values (``None`` stays ``None``)."""
-    return None if raw is None else _generic.decode(raw)
+    if raw is None:
+        return None
+    try:
+        return _generic.decode(raw)
+    except msgspec.ValidationError:  # e.g. 1e400: msgspec refuses, Python reads inf
+        import json
+
+        return json.loads(bytes(raw))
+
+
+def text_and_calls(value: Any) -> tuple[str, list[dict[str, Any]]]:
+    """Text and tool calls of a decoded model result; wrong types read as empty (§1.4).
+
+    loom-harness tolerates missing or null members; a hand-edited file can also hold
+    ``"text": 5`` or ``"tool_calls": "x"``, which must not crash a view or the CLI.
+    """
+    if not isinstance(value, dict):
+        return "", []
+    text, calls = value.get("text"), value.get("tool_calls")
+    return (text if isinstance(text, str) else "",
+            [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else [])
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,11 +126,30 @@ class Document:
             return _EMPTY_RESULT
 
     def raw_entry(self, i: int) -> bytes:
-        """Entry ``i`` as JSON: its exact line for journals, else its fields re-encoded
-        (payloads verbatim from the file)."""
+        """Entry ``i`` as JSON: its exact line for journals, its bytes in the source for
+        traces, else (no source: a head preview) its fields re-encoded."""
         if self.entries is not None:
             return bytes(self.entries[i])
+        source_entries = self._source_entries
+        if source_entries is not None and i < len(source_entries):
+            return bytes(source_entries[i])
         return msgspec.json.encode(self.effects[i])
+
+    @cached_property
+    def _source_entries(self) -> list[msgspec.Raw] | None:
+        """The log's object entries as raw views into ``source`` (what ``effects`` came from).
+
+        Re-encoding a struct would show ``null`` for absent members and drop unknown
+        ones; the raw view must show the entry as it is on disk. Split on first use only.
+        """
+        if self.source is None:
+            return None
+        try:
+            top = msgspec.json.decode(self.source, type=dict[str, msgspec.Raw])
+            raws = msgspec.json.decode(top["log"], type=list[msgspec.Raw])
+        except (msgspec.DecodeError, msgspec.ValidationError, KeyError):
+            return None  # e.g. NaN in the file: fall back to re-encoding
+        return [r for r in raws if bytes(memoryview(r)[:1]) == b"{"]
 
     @cached_property
     def wire_values(self) -> list[Any]:

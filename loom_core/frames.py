@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 
 from .context import AgentContext, ContextIndex, Item
+from .document import text_and_calls
 
 _generic = msgspec.json.Decoder()
 
@@ -99,37 +100,35 @@ def _materialise(index: ContextIndex, item: Item) -> Message:
     if source == "text":
         return Message(name or "user", ref, call_id)
     if source == "assistant":
-        value = doc.result(ref)
-        value = value if isinstance(value, dict) else {}
-        calls = tuple(c for c in value.get("tool_calls") or [] if isinstance(c, dict))
-        return Message("assistant", value.get("text") or "", "assistant", ref, calls)
+        text, calls = text_and_calls(doc.result(ref))
+        return Message("assistant", text, "assistant", ref, tuple(calls))
     if source in ("tool", "memory"):
         value = doc.result(ref)
         role = "user" if source == "memory" else "tool"
         return Message(role, result_text(value), source, ref, (), call_id, name, value)
     if source == "child":
-        text = ""
-        if ref >= 0:
-            value = doc.result(ref)
-            text = (value or {}).get("text") or "" if isinstance(value, dict) else ""
+        text = text_and_calls(doc.result(ref))[0] if ref >= 0 else ""
         return Message("tool", text, "subagent", ref if ref >= 0 else None, (), call_id, name, text)
     if source == "snapshot":
-        calls = tuple(c for c in ref.get("tool_calls") or [] if isinstance(c, dict))
-        return Message(str(ref.get("role") or "user"), str(ref.get("content") or ""), "edit",
-                       None, calls, str(ref.get("tool_call_id") or ""), str(ref.get("name") or ""))
+        snap_calls = text_and_calls({"tool_calls": ref.get("tool_calls")})[1]
+        content = str(ref.get("content") or "")  # also the raw result: what the model saw
+        return Message(str(ref.get("role") or "user"), content, "edit", None, tuple(snap_calls),
+                       str(ref.get("tool_call_id") or ""), str(ref.get("name") or ""), content)
     raise ValueError(f"unknown context item {source!r}")
 
 
 def frame_at(index: ContextIndex, effect: int) -> Frame | None:
     """The frame of model effect ``effect`` (``None`` for other effects)."""
-    found = index.frames.get(effect)
+    found = index.frame_of(effect)
     if found is None:
         return None
     ctx, n = found
-    prev = index.prev_model.get(effect)
+    prev: int | None = index.prev_model[effect]
     new_from, rewritten = 0, False
-    if prev is not None:
-        prev_ctx, prev_n = index.frames[prev]
+    if prev is None or prev < 0:
+        prev = None
+    else:
+        prev_ctx, prev_n = index.frame_of(prev)  # type: ignore[misc]
         if prev_ctx is ctx:
             new_from = min(prev_n, n)
         else:

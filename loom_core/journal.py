@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import msgspec
+from pydantic import ValidationError
 
-from .document import Document, Unfinished
+from .document import Document, Unfinished, text_and_calls
 from .errors import LoadError
 from .fastschema import decoder
 from .schema import JournalEffect, JournalHeader, TraceHeader
@@ -85,13 +86,18 @@ def _output(state: JournalState, doc_effects: list[Any]) -> str:
         if eff.kind == "model" and not eff.depth:
             value = dec.decode(eff.result) if eff.result is not None else None
             if isinstance(value, dict):
-                return value.get("text") or ""
+                return text_and_calls(value)[0]
     return ""
 
 
 def journal_document(state: JournalState, path: str, source: bytes | None = None) -> Document:
     """A :class:`Document` view of a journal state (header facts mapped onto a trace's)."""
-    head = JournalHeader.model_validate(state.header or {})
+    try:
+        head = JournalHeader.model_validate(state.header or {})
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise LoadError(path, f"wrong field type: header {where}: {first['msg']}") from err
     unfinished = state.unfinished()
     paused = any(u.kind == "human" for u in unfinished)
     episodes = list(head.episodes)

@@ -8,6 +8,7 @@ a wirelog's first line is an object with ``request`` and ``response``.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import msgspec
@@ -20,13 +21,24 @@ from .wirelog import load_wirelog_bytes
 
 _probe = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _JOURNAL_TYPES = (b'"header"', b'"intent"', b'"effect"')
+_NONBLANK = re.compile(rb"\S")
+
+
+def _first_line(data: bytes) -> tuple[bytes, bool]:
+    """The first non-blank line and whether anything non-blank follows (without copying)."""
+    match = _NONBLANK.search(data)
+    start = match.start() if match else len(data)
+    end = data.find(b"\n", start)
+    if end < 0:
+        return data[start:], False
+    return data[start:end], _NONBLANK.search(data, end) is not None
 
 
 def detect_format(data: bytes) -> str:
     """``trace``, ``journal`` or ``wirelog`` (``trace`` when in doubt, for its error)."""
-    first, _, rest = data.lstrip().partition(b"\n")
-    if not rest.strip():
-        return "trace"  # a single line: a compact trace (or a one-line journal, below)
+    first, more = _first_line(data)
+    if not more:
+        return _single_line_format(first.strip())
     try:
         head = _probe.decode(first)
     except (msgspec.DecodeError, msgspec.ValidationError):
@@ -64,13 +76,21 @@ def read_bytes(path: str | Path) -> bytes:
         raise LoadError(path, os.strerror(err.errno or 0) or str(err)) from err
 
 
+def check_utf8(data: bytes, path: str) -> None:
+    """Refuse bytes that are not UTF-8 (the decoders would raise mid-way, not a LoadError)."""
+    if not data.isascii():  # loom writes ASCII; anything else must at least be UTF-8
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise LoadError(path, f"not UTF-8 text (bad byte at offset {err.start})") from err
+
+
 def load_bytes(data: bytes, path: str) -> Document:
     """Parse ``data`` as whichever loom format it holds."""
-    if not data.strip():
+    if _NONBLANK.search(data) is None:  # search, not strip(): no copy of a big file
         raise LoadError(path, "the file is empty")
+    check_utf8(data, path)
     fmt = detect_format(data)
-    if fmt == "trace" and b"\n" not in data.strip():
-        fmt = _single_line_format(data.strip())
     if fmt == "journal":
         return load_journal_bytes(data, path)
     if fmt == "wirelog":

@@ -16,7 +16,7 @@ import msgspec
 
 from .document import Document
 from .errors import LoadError
-from .loader import detect_format, load_bytes, read_bytes
+from .loader import check_utf8, detect_format, load_bytes, read_bytes
 from .timeline import Timeline, build_timeline
 from .trace import assemble, decode_entries, gc_paused, parse_top
 
@@ -81,6 +81,7 @@ def load_progressive(path: str, on_head: Callable[[Loaded], None] | None = None,
     if len(data) < SMALL_BYTES or detect_format(data) != "trace":
         doc = load_bytes(data, path)
         return Loaded(doc, build_timeline(doc))
+    check_utf8(data, path)
     with gc_paused():
         top, header, warnings = parse_top(data, path)
     if on_head is not None:

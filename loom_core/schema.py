@@ -80,6 +80,41 @@ class EffectEntry(_Open):
     meta: EffectMeta | None = None
 
 
+class ContextItem(_Open):
+    """One item of an ``edit`` effect's context snapshot (§1.3): what a fork left in context."""
+
+    role: str = "user"
+    content: str | None = ""
+    source: str | None = None
+    pinned: bool | None = False
+    tokens: int | None = 0
+    tool_calls: list[ToolCall] | None = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class ChooseResult(_Open):
+    """``choose`` effect: the critic's pick among ``deliberate`` candidates."""
+
+    best: int = 0
+    why: str = ""
+
+
+class CriticResult(_Open):
+    """``critic`` effect: the reviewer's score of a final answer."""
+
+    score: float = 1.0
+    critique: str = ""
+
+
+# The ``result`` shape of each effect kind that has a structured one (§1.3); tool,
+# human, memory and compact results are plain JSON / strings, time a float.
+RESULT_MODELS: dict[str, Any] = {
+    "model": ModelResult, "sample": ModelResult, "choose": ChooseResult,
+    "critic": CriticResult, "edit": list[ContextItem],
+}
+
+
 class ShieldEvent(_Open):
     """One firewall decision of a proxy recording (§1.6)."""
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from .document import text_and_calls
+
 if TYPE_CHECKING:
     from .timeline import Timeline
 
@@ -24,12 +26,10 @@ def signature(tool: str, args: Any) -> str:
 def _shows(tl: "Timeline", step: int, event: Any) -> bool:
     effect = tl.effect_of[step]
     value = tl.doc.result(effect)
-    if not isinstance(value, dict):
-        return False
+    text, calls = text_and_calls(value)
     if event.action == "deny":
-        return ("Blocked tool call " + signature(event.tool, event.input)) in (value.get("text") or "")
-    return any(isinstance(c, dict) and c.get("name") == event.tool and c.get("input") == event.input
-               for c in value.get("tool_calls") or [])
+        return ("Blocked tool call " + signature(event.tool, event.input)) in text
+    return any(c.get("name") == event.tool and c.get("input") == event.input for c in calls)
 
 
 def place_shield_events(doc: Any, tl: "Timeline") -> dict[int, list[int]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .document import text_and_calls
 from .timeline import K_EPISODE, K_MODEL, Timeline
 
 
@@ -32,10 +33,10 @@ def step_summary(tl: Timeline, step: int, limit: int = 120) -> str:
     effect = tl.effect_of[step]
     value = doc.result(effect)
     if tl.kind[step] == K_MODEL and isinstance(value, dict):
-        calls = [c for c in value.get("tool_calls") or [] if isinstance(c, dict)]
+        text, calls = text_and_calls(value)
         if calls:
             return clip("calls " + ", ".join(call_text(c) for c in calls), limit)
-        return clip(value.get("text") or "", limit)
+        return clip(text, limit)
     if isinstance(value, str):
         return clip(value, limit)
     return clip(json.dumps(value, ensure_ascii=False), limit)

@@ -176,16 +176,17 @@ def build_timeline(doc: Document) -> Timeline:
                  for k in kinds]
     codes = [K_EPISODE if e < 0 else eff_codes[e] for e in effect_of]
     depths = [0 if e < 0 else (effects[e].depth or 0) for e in effect_of]
+    if depths and (min(depths) < 0 or max(depths) > 0xFFFF):  # malformed depths fit the array
+        depths = [min(max(d, 0), 0xFFFF) for d in depths]
     label = _AgentNames(doc.is_proxy).label
     metas = ctx.metas
     labels = [m.agent or label(m) for m in metas]
     agent_ids: dict[str, int] = {}
     agents = [agent_ids.setdefault("user" if e < 0 else labels[e], len(agent_ids))
               for e in effect_of]
-    usage = ctx.usages
-    zero = (0, 0)
-    t_in = [usage.get(e, zero)[0] for e in effect_of]
-    t_out = [usage.get(e, zero)[1] for e in effect_of]
+    ins, outs = ctx.tokens_in, ctx.tokens_out
+    t_in = [0 if e < 0 else ins[e] for e in effect_of]
+    t_out = [0 if e < 0 else outs[e] for e in effect_of]
     flags = [result_flags(effects[e].result) if c == K_TOOL else 0
              for e, c in zip(effect_of, codes)]
     costs, known = _costs(doc, ctx, effect_of, codes, t_in, t_out)

@@ -131,7 +131,10 @@ def parse_top(data: bytes, path: str) -> tuple[dict[str, msgspec.Raw], TraceHead
 def assemble(data: bytes, path: str, top: dict[str, msgspec.Raw], header: TraceHeader,
              effects: list[Any], warnings: tuple[str, ...]) -> Document:
     """The :class:`Document` of a parsed trace."""
-    wire = _list_decoder.decode(top["wire"]) if "wire" in top else None
+    try:
+        wire = _list_decoder.decode(top["wire"]) if "wire" in top else None
+    except msgspec.ValidationError:  # not a list: loom never reads it back either
+        wire = None
     return Document(path=path, format="trace", header=header, effects=effects,
                     wire=wire, source=data, warnings=warnings)
 
@@ -166,4 +169,9 @@ def checksum_state(doc: Document) -> str:
     stored = doc.header.checksum
     if doc.format != "trace" or not stored:
         return "absent"
-    return "valid" if checksum(source_dict(doc)) == stored else "mismatch"
+    from .fastcheck import parallel_checksum
+
+    computed = parallel_checksum(doc.source) if doc.source is not None else None
+    if computed is None:
+        computed = checksum(source_dict(doc))
+    return "valid" if computed == stored else "mismatch"

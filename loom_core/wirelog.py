@@ -29,7 +29,10 @@ def wirelog_recorder(data: bytes) -> tuple[WireRecorder, int]:
         except (msgspec.DecodeError, ValidationError):
             skipped += 1
             continue
-        recorder.record(exchange.request, exchange.response, exchange.shield_events)
+        try:
+            recorder.record(exchange.request, exchange.response, exchange.shield_events)
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+            skipped += 1  # parsed, but not shaped like any dialect: as unreadable as junk
     return recorder, skipped
 
 

@@ -8,6 +8,7 @@ with the window for the interpreter lock; a mismatch is a warning, not a refusal
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Any
 
@@ -23,7 +24,6 @@ from loom_core.trace import checksum_state
 from .models.step_list_model import COL_SUMMARY, StepListModel
 from .session import Session
 from .widgets.context_view import ContextView
-from .widgets.timeline import TimelineWidget
 from .workers import Task
 
 PLAY_MS = 400
@@ -58,7 +58,7 @@ class DocumentView(QWidget):
 
     # -- layout -----------------------------------------------------------------------
     def _build(self) -> None:
-        self.timeline_widget = TimelineWidget()
+        self.timeline_widget: Any = None  # built after the first paint (see ensure_timeline)
         self.filter_box = QLineEdit(placeholderText="Filter: text, kind:model, tool:read*, is:error…")
         self.filter_box.setClearButtonEnabled(True)
         self.model = StepListModel(self)
@@ -84,7 +84,7 @@ class DocumentView(QWidget):
         self.lower.addWidget(self.context_view)
         self.lower.setSizes([520, 680])
         self.splitter = QSplitter(Qt.Orientation.Vertical)
-        self.splitter.addWidget(self.timeline_widget)
+        self.splitter.addWidget(QWidget())  # placeholder until the plot exists
         self.splitter.addWidget(self.lower)
         self.splitter.setSizes([230, 560])
         outer = QVBoxLayout(self)
@@ -95,7 +95,6 @@ class DocumentView(QWidget):
         s = self.session
         s.timeline_changed.connect(self._on_timeline)
         s.step_changed.connect(self._on_step)
-        self.timeline_widget.step_requested.connect(s.set_step)
         self.context_view.step_link_clicked.connect(s.set_step)
         self.table.selectionModel().currentRowChanged.connect(
             lambda cur, _prev: cur.isValid() and s.set_step(self.model.step_at(cur.row())))
@@ -116,6 +115,23 @@ class DocumentView(QWidget):
         QShortcut(QKeySequence.StandardKey.Find, self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut,
                   activated=lambda: self.filter_box.setFocus())
 
+    def ensure_timeline(self) -> None:
+        """Build the plot. Deferred: importing pyqtgraph costs a third of a second, and
+        the step list can be on screen before it."""
+        if self.timeline_widget is not None:
+            return
+        from .widgets.timeline import TimelineWidget
+
+        widget = TimelineWidget()
+        widget.step_requested.connect(self.session.set_step)
+        sizes = self.splitter.sizes()
+        self.splitter.replaceWidget(0, widget).deleteLater()
+        self.splitter.setSizes(sizes)
+        self.timeline_widget = widget
+        if self.session.timeline is not None:
+            widget.set_timeline(self.session.timeline)
+            widget.set_cursor(self.session.step)
+
     # -- loading -----------------------------------------------------------------------
     def start_loading(self) -> None:
         """Load in the background; ``loaded`` or ``failed`` follows."""
@@ -125,6 +141,7 @@ class DocumentView(QWidget):
 
     def load_now(self) -> None:
         """Load synchronously (screenshots and tests that want no event loop)."""
+        self.ensure_timeline()
         self._on_loaded(load_progressive(self.path))
 
     def _on_head(self, head: object) -> None:
@@ -134,6 +151,9 @@ class DocumentView(QWidget):
     def _on_loaded(self, result: Loaded) -> None:
         self.complete = True
         self._show(result)
+        # The run's objects live as long as the tab: keep the collector from rescanning
+        # them on every collection (a full pass over a big trace stalls scrubbing).
+        gc.freeze()
         self.loaded.emit()
         self._check_checksum()
 
@@ -171,13 +191,17 @@ class DocumentView(QWidget):
     # -- reacting ----------------------------------------------------------------------
     def _on_timeline(self, timeline: Any) -> None:
         self.model.set_timeline(timeline)
-        self.timeline_widget.set_timeline(timeline)
+        if self.timeline_widget is not None:
+            self.timeline_widget.set_timeline(timeline)
+        else:  # let the step list paint first, then pay for the plot
+            QTimer.singleShot(30, self.ensure_timeline)
         if self.filter_box.text().strip():
             self._run_filter()
         self.status_changed.emit()
 
     def _on_step(self, step: int) -> None:
-        self.timeline_widget.set_cursor(step)
+        if self.timeline_widget is not None:
+            self.timeline_widget.set_cursor(step)
         row = self.model.row_of(step)
         if row >= 0:
             index = self.model.index(row, 0)

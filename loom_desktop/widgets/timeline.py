@@ -45,8 +45,7 @@ class TimelineWidget(pg.PlotWidget):
         self.bars = BarsItem([self._fill(KIND_COLORS[name]) for name in KINDS],
                              [QColor(c) for c in DEPTH_COLORS])
         plot.addItem(self.bars)
-        self.markers = pg.ScatterPlotItem(size=11, pxMode=True)
-        plot.addItem(self.markers)
+        self.markers = {bit: self._marker(plot, symbol, color) for bit, symbol, color in _MARKS}
         self.cursor = pg.InfiniteLine(0, angle=90, movable=True, pen=pg.mkPen("#111", width=2),
                                       hoverPen=pg.mkPen("#e53935", width=3))
         plot.addItem(self.cursor)
@@ -55,10 +54,18 @@ class TimelineWidget(pg.PlotWidget):
         self._cost_view, self.cost_curve = self._cost_axis(plot)
         # Cache everything static as pixmaps: moving the cursor then repaints only itself.
         for item in (*(plot.getAxis(a) for a in ("left", "bottom", "right")),
-                     self.markers, self.cost_curve):
+                     *self.markers.values(), self.cost_curve):
             item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     # -- construction ---------------------------------------------------------------
+    @staticmethod
+    def _marker(plot: pg.PlotItem, symbol: str, color: str) -> pg.ScatterPlotItem:
+        """One scatter item per marker kind: uniform symbol and brush keep setData vectorised."""
+        item = pg.ScatterPlotItem(size=11, pxMode=True, symbol=symbol,
+                                  brush=pg.mkBrush(color), pen=pg.mkPen(color))
+        plot.addItem(item)
+        return item
+
     @staticmethod
     def _fill(color: str) -> QColor:
         fill = QColor(color)
@@ -101,14 +108,10 @@ class TimelineWidget(pg.PlotWidget):
 
     def _set_markers(self, tl: Timeline, height: np.ndarray) -> None:
         flags = np.frombuffer(tl.flags, np.uint8)
-        spots = []
-        top = max(float(height.max(initial=1.0)), 1.0)
-        for bit, symbol, color in _MARKS:
-            for step in np.flatnonzero(flags & bit):
-                spots.append({"pos": (float(step), float(height[step]) + top * 0.04),
-                              "symbol": symbol, "brush": pg.mkBrush(color),
-                              "pen": pg.mkPen(color), "data": int(step)})
-        self.markers.setData(spots)
+        lift = max(float(height.max(initial=1.0)), 1.0) * 0.04
+        for bit, item in self.markers.items():
+            steps = np.flatnonzero(flags & bit)
+            item.setData(x=steps.astype(np.float64), y=height[steps] + lift)
 
     def _set_cost(self, tl: Timeline) -> None:
         xs = np.arange(len(tl), dtype=np.float64)

@@ -7,15 +7,21 @@ reference implementation really produces (and, through ``Run``, what it
 believes about those files). Each factory returns the live ``Run`` and the
 agents by name: the agents' system prompts and tool schemas are what a reader
 needs to recompute harness model keys (they are not stored in a trace, §3.2).
+
+Scenarios: tools (errors, int/dict results, unknown tool, clock), a sub-agent,
+pause/resume (also inside a sub-agent), native Policy deny/confirm and dry-run,
+budget and max_steps stops, a non-ASCII multi-episode conversation, a 5,001-effect
+run, history compaction, a fork with an edit; journals: finished, paused,
+crashed inside a tool, torn.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from loom import Agent, Policy, Run, tool
+from loom import Agent, Policy, Run, Tool, tool
 from loom.agent import ask_human
 from loom.providers.base import ModelResponse, ToolCall
 from loom.providers.scripted import ScriptedProvider
@@ -29,7 +35,6 @@ class Recorded:
     path: Path
     run: Run
     agents: dict[str, Agent]
-    notes: dict[str, Any] = field(default_factory=dict)
 
 
 # -- tools -----------------------------------------------------------------
@@ -120,10 +125,10 @@ def scripted(*responses: ModelResponse, model: str = "scripted") -> ScriptedProv
     return ScriptedProvider(list(responses), model=model)
 
 
-def _save(run: Run, out: Path, name: str, agents: list[Agent], **notes: Any) -> Recorded:
+def _save(run: Run, out: Path, name: str, agents: list[Agent]) -> Recorded:
     path = out / f"{name}.loom.json"
     run.save(str(path))
-    return Recorded(name, path, run, {a.name: a for a in agents}, dict(notes))
+    return Recorded(name, path, run, {a.name: a for a in agents})
 
 
 # -- trace factories -------------------------------------------------------
@@ -255,11 +260,43 @@ def big_run(out: Path, turns: int = 50, per_turn: int = 99) -> Recorded:
     return _save(agent.run("Grind"), out, "big", [agent])
 
 
+class SummarizingProvider(ScriptedProvider):
+    """Scripted, but answers the harness's own compaction prompt (not a recorded model call)."""
+
+    def complete(self, system: str, messages: list[dict[str, Any]],
+                 tools: list[dict[str, Any]]) -> ModelResponse:
+        if system.startswith("You compress"):
+            return ModelResponse(text=f"summary of {len(messages[0]['content'])} chars ✓")
+        return super().complete(system, messages, tools)
+
+
+def compaction_run(out: Path) -> Recorded:
+    """History compaction (default ``compact_keep=4``) fires again and again; summaries pile up."""
+    loop = [reply(f"step {i} " + "x" * 200, [call(f"c{i}", "tick", i=i)], 100, 10)
+            for i in range(6)]
+    agent = Agent(name="compactor", system="You compact.", tools=[tick], compact_after=150,
+                  provider=SummarizingProvider([*loop, reply("done", [], 100, 10)]))
+    return _save(agent.run("Go " + "y" * 300), out, "compaction", [agent])
+
+
+def fork_run(out: Path) -> Recorded:
+    """``run.fork(2, edit=...)``: the branch records an ``edit`` snapshot, then goes live."""
+    agent = Agent(name="forker", system="You fork.", tools=[triple], clock=True,
+                  provider=scripted(reply("a", [call("x1", "triple", n=1)], 10, 1),
+                                    reply("b", [call("x2", "triple", n=2)], 11, 1),
+                                    reply("c", [], 12, 1),  # the original run ends here
+                                    reply("d", [call("x3", "triple", n=3)], 13, 1),
+                                    reply("e ✓", [], 14, 1)))
+    branch = agent.run("fork me").fork(2, edit=lambda ctx: ctx.add_user("Be brief. ✓"))
+    return _save(branch, out, "fork", [agent])
+
+
 def all_traces(out: Path) -> dict[str, Recorded]:
     """Record every trace scenario once into ``out``, keyed by scenario name."""
     runs = {r.name: r for r in (tools_run(out), subagent_run(out), policy_run(out),
                                 dry_run_run(out), budget_run(out), max_steps_run(out),
-                                unicode_run(out), big_run(out))}
+                                unicode_run(out), big_run(out), compaction_run(out),
+                                fork_run(out))}
     for pair in (paused_runs(out), paused_child_runs(out)):
         runs.update({r.name: r for r in pair})
     return runs
@@ -267,50 +304,64 @@ def all_traces(out: Path) -> dict[str, Recorded]:
 
 # -- journal factories -----------------------------------------------------
 
-def journal_complete(out: Path) -> Path:
-    """A finished journaled run: header, intent/effect pairs, no unfinished intent."""
+def journal_complete(out: Path) -> tuple[Path, Run]:
+    """A finished two-episode journaled run: no unfinished intent, nothing torn."""
     path = out / "complete.jsonl"
     agent = Agent(name="jw", system="Journaled ✓", journal=str(path), clock=True,
                   tools=[read_file, explode],
                   provider=scripted(reply("", [call("j1", "read_file", path="a"),
                                                call("j2", "explode", reason="x")], 50, 5),
-                                    reply("ok ü", [], 60, 6)))
-    agent.run(["first", "second ✓"])
+                                    reply("ok ü", [], 60, 6),
+                                    reply("second answer ✓", [], 70, 7)))
+    return path, agent.run(["first", "second ✓"])
+
+
+def paused_journal_agent(path: Path, on_human: Callable[[str], str] | None = None,
+                         skip: int = 0) -> Agent:
+    """An agent that asks the human first; without ``on_human`` its run pauses.
+
+    ``skip`` drops scripted responses a recovered run replays from the journal.
+    """
+    script = [reply("", [call("q", "ask_human", question="Go?")], 40, 4), reply("went", [], 50, 5)]
+    return Agent(name="jp", system="Ask first.", journal=str(path), tools=[ask_human()],
+                 on_human=on_human, provider=scripted(*script[skip:]))
+
+
+def journal_paused(out: Path) -> Path:
+    """A journaled run paused on ``ask_human``: a trailing ``human`` intent."""
+    path = out / "paused.jsonl"
+    assert paused_journal_agent(path).run("Go somewhere").paused
     return path
 
 
-def journal_paused(out: Path) -> tuple[Path, Agent]:
-    """A journaled run paused on ``ask_human``: a trailing ``human`` intent."""
-    path = out / "paused.jsonl"
-    agent = Agent(name="jp", system="Ask first.", journal=str(path), tools=[ask_human()],
-                  provider=scripted(reply("", [call("q", "ask_human", question="Go?")], 40, 4),
-                                    reply("went", [], 50, 5)))
-    run = agent.run("Go somewhere")
-    assert run.paused
-    return path, agent
+def crashing_agent(path: Path, crash: bool = True, skip: int = 0) -> Agent:
+    """A billing agent whose ``charge_card`` crashes the process (or, if not, succeeds).
+
+    ``skip`` drops scripted responses a recovered run replays from the journal.
+    """
+    card = charge_card if crash else Tool(
+        charge_card.name, charge_card.description, lambda amount: f"charged {amount}",
+        charge_card.input_schema)
+    script = [reply("", [call("r", "read_file", path="cart"),
+                         call("c", "charge_card", amount=42)], 70, 7), reply("charged", [], 80, 8)]
+    return Agent(name="jc", system="You bill.", journal=str(path), tools=[read_file, card],
+                 provider=scripted(*script[skip:]))
 
 
-def journal_crashed(out: Path) -> tuple[Path, Agent]:
+def journal_crashed(out: Path) -> Path:
     """A run that 'dies' inside a tool: a trailing ``tool:charge_card`` intent."""
     path = out / "crashed.jsonl"
-    agent = Agent(name="jc", system="You bill.", journal=str(path), tools=[read_file, charge_card],
-                  provider=scripted(reply("", [call("r", "read_file", path="cart"),
-                                               call("c", "charge_card", amount=42)], 70, 7),
-                                    reply("charged", [], 80, 8)))
     try:
-        agent.run("Bill the customer")
+        crashing_agent(path).run("Bill the customer")
     except Crash:
-        pass
-    else:  # pragma: no cover - the scripted tool always crashes
-        raise AssertionError("charge_card should have crashed the run")
-    return path, agent
+        return path
+    raise AssertionError("charge_card should have crashed the run")  # pragma: no cover
 
 
-def journal_torn(out: Path, source: Path) -> Path:
+def journal_torn(source: Path, path: Path) -> Path:
     """``source`` cut right after its last tool intent, plus a torn half line."""
     lines = source.read_bytes().splitlines(keepends=True)
     last_intent = max(i for i, line in enumerate(lines)
                       if b'"type": "intent"' in line and b'"tool:' in line)
-    path = out / "torn.jsonl"
     path.write_bytes(b"".join(lines[: last_intent + 1]) + b'{"type": "effect", "seq": 9, "ki')
     return path

@@ -13,9 +13,16 @@ from typing import Iterator  # noqa: E402
 import pytest  # noqa: E402
 
 import loom_desktop  # noqa: E402,F401
+from loom_desktop.app import LoomApplication  # noqa: E402
 from loom_desktop.main_window import MainWindow  # noqa: E402
 from loom_desktop.resources import sample_trace  # noqa: E402
 from loom_desktop.workers import wait_for_pool  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def qapp_cls() -> type[LoomApplication]:
+    """pytest-qt builds our application class, so its open signal is testable."""
+    return LoomApplication
 
 
 @pytest.fixture(autouse=True)
@@ -54,8 +61,8 @@ def open_and_wait(qtbot):
 
     def run(window: MainWindow, path: Path | str):
         view = window.open_path(str(path))
-        if not view.complete:
-            qtbot.waitUntil(lambda: view.complete, timeout=20_000)
+        qtbot.waitUntil(lambda: view.complete and view.timeline_widget is not None,
+                        timeout=20_000)
         return view
 
     return run

@@ -1,0 +1,102 @@
+"""Verify a big trace's checksum on two cores (loom-format.md §2).
+
+The checksum needs the whole document decoded and re-serialised canonically
+(sorted keys, Python's separators and escapes): on a 130 MB trace that is most
+of a second of single-threaded work. The canonical text of a list is its items'
+canonical texts joined by ``", "``, so the bulky lists (``log``, ``wire``) are
+split in half: a forked child serialises the second halves while the parent does
+the first halves and the small members, and the pieces are hashed in order.
+Where ``fork`` is unavailable, or a file needs Python's own JSON reader (NaN),
+the plain serial check runs instead; both give identical answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from typing import Any
+
+import msgspec
+
+from .canonical import CHECKSUM_PREFIX
+from .trace import gc_paused
+
+_top = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_items = msgspec.json.Decoder(list[msgspec.Raw])
+_generic = msgspec.json.Decoder()
+_BULKY = ("log", "wire")
+MIN_PARALLEL_BYTES = 8 << 20
+
+
+def _canon(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True).encode("ascii")
+
+
+def _canon_items(raws: list[msgspec.Raw]) -> bytes:
+    """Canonical text of some list items, joined by ", " (no brackets)."""
+    if not raws:
+        return b""
+    return _canon(_generic.decode(b"[" + b",".join(raws) + b"]"))[1:-1]
+
+
+def _child(write_fd: int, halves: list[list[msgspec.Raw]]) -> None:
+    """In the forked child: write each second half's canonical text, length-prefixed."""
+    try:
+        with os.fdopen(write_fd, "wb") as out:
+            for raws in halves:
+                text = _canon_items(raws)
+                out.write(len(text).to_bytes(8, "big") + text)
+    finally:
+        os._exit(0)
+
+
+def _read_halves(read_fd: int, count: int) -> list[bytes]:
+    parts = []
+    with os.fdopen(read_fd, "rb") as src:
+        for _ in range(count):
+            size = int.from_bytes(src.read(8), "big")
+            parts.append(src.read(size))
+    return parts
+
+
+def parallel_checksum(data: bytes) -> str | None:
+    """``sha256:…`` of ``data`` (a trace) without its checksum, or None to use the serial path."""
+    if not hasattr(os, "fork") or len(data) < MIN_PARALLEL_BYTES or threading.active_count() > 1:
+        return None  # forking a threaded process is unsafe; small files are fast anyway
+    with gc_paused():
+        try:
+            top = _top.decode(data)
+            bulky = {k: _items.decode(top[k]) for k in _BULKY if k in top}
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        splits = {k: (v[: len(v) // 2], v[len(v) // 2:]) for k, v in bulky.items()}
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            _child(write_fd, [second for _first, second in splits.values()])
+        os.close(write_fd)
+        try:
+            firsts = {k: _canon_items(first) for k, (first, _second) in splits.items()}
+            small = {k: _canon(_generic.decode(v)) for k, v in top.items()
+                     if k not in splits and k != "checksum"}
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            os.close(read_fd)  # the child's writes now fail and it exits
+            os.waitpid(pid, 0)
+            return None
+        seconds = dict(zip(splits, _read_halves(read_fd, len(splits))))
+        _, status = os.waitpid(pid, 0)
+    if status != 0:
+        return None
+    digest = hashlib.sha256(b"{")
+    for n, key in enumerate(sorted(k for k in top if k != "checksum")):
+        digest.update((", " if n else "").encode() + _canon(key) + b": ")
+        if key in splits:
+            first, second = firsts[key], seconds[key]
+            digest.update(b"[" + first + (b", " if first and second else b"") + second + b"]")
+        else:
+            digest.update(small[key])
+    digest.update(b"}")
+    return CHECKSUM_PREFIX + digest.hexdigest()
