@@ -12,7 +12,6 @@ grows with the trace. :mod:`loom_core.frames` turns a frame into messages.
 from __future__ import annotations
 
 from array import array
-from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -39,12 +38,13 @@ class AgentContext:
     agent: str
     depth: int
     items: list[Item] = field(default_factory=list)
-    pending: deque = field(default_factory=deque)  # (call_id, name, model effect)
+    pending: list = field(default_factory=list)  # (call_id, name, model effect), call order
     last_model: int = -1
     awaiting_episode: bool = False
     sys_hash: str | None = None
     delegation: tuple[str, str] = ("", "")  # (call id, tool name) that started a sub-agent
     tool_names: set[str] = field(default_factory=set)  # every tool this agent called
+    cid: int = -1  # position in ContextIndex.contexts once a frame refers to it
 
 
 @dataclass
@@ -100,12 +100,6 @@ class _Builder:
     def __init__(self, doc: Document) -> None:
         self.doc = doc
         self.index = ContextIndex(doc=doc)
-        n = len(doc.effects)
-        zeros, minus = array("q", [0]) * n, array("i", [-1]) * n
-        self.index.tokens_in, self.index.tokens_out = zeros, array("q", zeros)
-        self.index.frame_ctx, self.index.frame_len = minus, array("i", [0]) * n
-        self.index.prev_model = array("i", minus)
-        self.ctx_ids: dict[int, int] = {}
         self.episodes = doc.episodes
         self.next_episode = 0
         self.stack: list[AgentContext] = []
@@ -122,13 +116,6 @@ class _Builder:
         ctx.items.append(("episode", ep, "", ""))
 
     # -- model calls ----------------------------------------------------------
-    def ctx_id(self, ctx: AgentContext) -> int:
-        key = id(ctx)
-        if key not in self.ctx_ids:
-            self.ctx_ids[key] = len(self.index.contexts)
-            self.index.contexts.append(ctx)
-        return self.ctx_ids[key]
-
     def model(self, i: int, ctx: AgentContext) -> None:
         index = self.index
         value = _index(self.doc.effects[i].result)
@@ -141,16 +128,20 @@ class _Builder:
             calls = value.tool_calls or ()
         if (ctx.awaiting_episode or not ctx.items) and ctx.depth == 0:
             self.take_episode(ctx, i)
-        index.frame_ctx[i] = self.ctx_id(ctx)
+        cid = ctx.cid
+        if cid < 0:
+            cid = ctx.cid = len(index.contexts)
+            index.contexts.append(ctx)
+        index.frame_ctx[i] = cid
         index.frame_len[i] = len(ctx.items)
         index.prev_model[i] = ctx.last_model
         ctx.last_model = i
         ctx.items.append(("assistant", i, "", ""))
-        if calls:
-            ctx.pending = deque((c.id or "", c.name or "", i) for c in calls)
-            ctx.tool_names.update(c.name or "" for c in calls)
-        else:
-            ctx.pending = deque()
+        pending = ctx.pending = []
+        for c in calls:
+            name = c.name or ""
+            pending.append((c.id or "", name, i))
+            ctx.tool_names.add(name)
         ctx.awaiting_episode = not calls
 
     def replace(self, ctx: AgentContext, items: list[Item]) -> AgentContext:
@@ -181,7 +172,7 @@ class _HarnessBuilder(_Builder):
             parent.items.append(("child", child.last_model, *child.delegation))
         while len(self.stack) - 1 < depth:
             parent = self.stack[-1]
-            call = parent.pending.popleft() if parent.pending else ("", "", -1)
+            call = parent.pending.pop(0) if parent.pending else ("", "", -1)
             child = AgentContext(agent, len(self.stack), delegation=(call[0], call[1]))
             task = self.task_of(call[2], call[0])
             child.items.append(("text", task, "task", "user"))
@@ -283,15 +274,58 @@ class _ProxyBuilder(_Builder):
             self.call_owner[cid] = (ctx, i)
 
 
+class ContextWalker:
+    """Walks the log incrementally: :meth:`extend` indexes effects appended since the last call.
+
+    A finished document is walked once (:func:`build_context`); a live journal calls
+    :meth:`extend` as lines arrive, so a growing run is never re-walked from the start.
+    """
+
+    def __init__(self, doc: Document) -> None:
+        self.builder: _Builder = _ProxyBuilder(doc) if doc.is_proxy else _HarnessBuilder(doc)
+        self.doc = doc
+        self.done = 0
+
+    @property
+    def index(self) -> ContextIndex:
+        return self.builder.index
+
+    def _grow(self, n: int) -> None:
+        index = self.index
+        index.tokens_in.extend(array("q", [0]) * n)
+        index.tokens_out.extend(array("q", [0]) * n)
+        index.frame_ctx.extend(array("i", [-1]) * n)
+        index.frame_len.extend(array("i", [0]) * n)
+        index.prev_model.extend(array("i", [-1]) * n)
+
+    def extend(self, upto: int | None = None) -> range:
+        """Index effects ``done .. upto`` (default: all there are); returns that range."""
+        effects = self.doc.effects
+        end = len(effects) if upto is None else min(upto, len(effects))
+        start = self.done
+        if end <= start:
+            return range(start, start)
+        self._grow(end - start)
+        metas = self.index.metas
+        metas.extend(e.meta or EMPTY_META for e in effects[start:end])
+        step = self.builder.step  # type: ignore[attr-defined]
+        for i in range(start, end):
+            step(i, effects[i], metas[i])
+        self.done = end
+        return range(start, end)
+
+    def finish(self) -> None:
+        """A finished log: place episode 0 first when no effect ever started it."""
+        index, builder = self.index, self.builder
+        if not self.doc.effects and self.doc.episodes:
+            index.episode_before.setdefault(0, []).append(0)
+        elif builder.next_episode == 0 and self.doc.episodes:
+            index.episode_before.setdefault(0, []).insert(0, 0)
+
+
 def build_context(doc: Document) -> ContextIndex:
-    """Walk the log once and index frames, pairs, usage and episodes."""
-    builder: _Builder = _ProxyBuilder(doc) if doc.is_proxy else _HarnessBuilder(doc)
-    step = builder.step  # type: ignore[attr-defined]
-    metas = builder.index.metas = [e.meta or EMPTY_META for e in doc.effects]
-    for i, eff in enumerate(doc.effects):
-        step(i, eff, metas[i])
-    if not doc.effects and doc.episodes:
-        builder.index.episode_before.setdefault(0, []).append(0)
-    elif builder.next_episode == 0 and doc.episodes:
-        builder.index.episode_before.setdefault(0, []).insert(0, 0)
-    return builder.index
+    """Walk the whole log once and index frames, pairs, usage and episodes."""
+    walker = ContextWalker(doc)
+    walker.extend()
+    walker.finish()
+    return walker.index

@@ -92,6 +92,11 @@ def price_of(model: object) -> Price | None:
     """The price of ``model`` or ``None`` when it is not in the table."""
     if not isinstance(model, str) or not model:
         return None
+    return _price(model)
+
+
+@cache
+def _price(model: str) -> Price | None:
     row = table().get(model) or table().get(normalise(model))
     return Price(*row) if row else None
 

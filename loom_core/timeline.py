@@ -15,7 +15,7 @@ from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any
 
-from .context import ContextIndex, build_context
+from .context import ContextIndex, ContextWalker
 from .document import Document
 from .pricing import call_cost
 from .shield_place import place_shield_events
@@ -134,20 +134,26 @@ class _AgentNames:
         return "main" if self.proxy else ""
 
 
-def _step_order(n_effects: int, episode_before: dict[int, list[int]]) -> tuple[list[int], list[int]]:
-    """Interleave episodes into the effect order: (effect_of, episode_of) per step."""
+def _step_order(start: int, end: int, episode_before: dict[int, list[int]],
+                final: bool) -> tuple[list[int], list[int]]:
+    """Interleave episodes into effects ``start..end``: (effect_of, episode_of) per step.
+
+    Episodes placed before effect ``end`` itself belong to this range only when the
+    log is final (nothing more will come to carry them).
+    """
     effect_of: list[int] = []
     episode_of: list[int] = []
-    last = 0
-    for at in sorted(episode_before):
+    last = start
+    stops = sorted(at for at in episode_before if start <= at < end or (final and at == end))
+    for at in stops:
         effect_of.extend(range(last, at))
         episode_of.extend([-1] * (at - last))
         for ep in episode_before[at]:
             effect_of.append(-1)
             episode_of.append(ep)
         last = at
-    effect_of.extend(range(last, n_effects))
-    episode_of.extend([-1] * (n_effects - last))
+    effect_of.extend(range(last, end))
+    episode_of.extend([-1] * (end - last))
     return effect_of, episode_of
 
 
@@ -157,58 +163,94 @@ def _costs(doc: Document, ctx: ContextIndex, effects: list[int], codes: list[int
     default = doc.header.model if isinstance(doc.header.model, str) else ""
     costs = [0.0] * len(effects)
     known = True
+    metas = ctx.metas
     for s, e in enumerate(effects):
         if codes[s] == K_MODEL:
-            cost = call_cost(ctx.metas[e].model or default, t_in[s], t_out[s])
+            cost = call_cost(metas[e].model or default, t_in[s], t_out[s])
             known = known and cost is not None
             costs[s] = math.nan if cost is None else cost
     return costs, known
 
 
+class TimelineBuilder:
+    """Builds a timeline's arrays for a range of effects at a time (append-only).
+
+    :func:`build_timeline` runs it once over a finished document; a live journal
+    calls :meth:`extend` as effects arrive and inserts only the new rows.
+    """
+
+    def __init__(self, doc: Document) -> None:
+        self.walker = ContextWalker(doc)
+        self.tl = Timeline(doc=doc, context=self.walker.index)
+        self.tl.step_of_effect = array("i")
+        self._label = _AgentNames(doc.is_proxy).label
+        self._agent_ids: dict[str, int] = {}
+        self._codes: dict[str, int] = {}
+
+    def extend(self, upto: int | None = None, final: bool = False,
+               unfinished: bool = False) -> range:
+        """Add steps for effects not yet seen (up to ``upto``); returns the new step range."""
+        tl, doc = self.tl, self.tl.doc
+        first_step = len(tl)
+        new = self.walker.extend(upto)
+        if final and upto is None:
+            self.walker.finish()
+        effect_of, episode_of = _step_order(new.start, new.stop, self.walker.index.episode_before,
+                                            final)
+        self._append(doc, effect_of, episode_of)
+        steps = range(first_step, len(tl))
+        for s in steps:
+            if effect_of[s - first_step] >= 0:
+                tl.step_of_effect.append(s)
+        _pairs(tl, self.walker.index, new)
+        _mark_unfinished(tl, first_step, unfinished)
+        tl.agents = list(self._agent_ids)
+        return steps
+
+    def _append(self, doc: Document, effect_of: list[int], episode_of: list[int]) -> None:
+        tl, ctx, effects = self.tl, self.walker.index, doc.effects
+        codes_cache = self._codes
+        codes = [K_EPISODE if e < 0 else codes_cache.get(effects[e].kind or "")
+                 if (effects[e].kind or "") in codes_cache
+                 else codes_cache.setdefault(effects[e].kind or "", kind_code(effects[e].kind or ""))
+                 for e in effect_of]
+        depths = [0 if e < 0 else min(max(effects[e].depth or 0, 0), 0xFFFF) for e in effect_of]
+        metas, label, ids = ctx.metas, self._label, self._agent_ids
+        agents = [ids.setdefault("user" if e < 0 else (metas[e].agent or label(metas[e])), len(ids))
+                  for e in effect_of]
+        ins, outs = ctx.tokens_in, ctx.tokens_out
+        t_in = [0 if e < 0 else ins[e] for e in effect_of]
+        t_out = [0 if e < 0 else outs[e] for e in effect_of]
+        flags = [result_flags(effects[e].result) if c == K_TOOL else 0
+                 for e, c in zip(effect_of, codes)]
+        costs, known = _costs(doc, ctx, effect_of, codes, t_in, t_out)
+        eps = doc.episodes
+        sizes = [len(eps[ep]) if e < 0 else _nbytes(effects[e].result)
+                 for e, ep in zip(effect_of, episode_of)]
+        last_tokens = tl.cum_tokens[-1] if len(tl.cum_tokens) else 0
+        last_cost = tl.cum_cost[-1] if len(tl.cum_cost) else 0.0
+        tl.effect_of.extend(array("i", effect_of))
+        tl.episode_of.extend(array("i", episode_of))
+        tl.kind.extend(array("B", codes))
+        tl.depth.extend(array("H", depths))
+        tl.agent.extend(array("H", agents))
+        tl.tokens_in.extend(array("q", t_in))
+        tl.tokens_out.extend(array("q", t_out))
+        tl.cum_tokens.extend(array("q", accumulate((a + b for a, b in zip(t_in, t_out)),
+                                                   initial=last_tokens))[1:])
+        tl.cost.extend(array("d", costs))
+        tl.cum_cost.extend(array("d", accumulate((0.0 if math.isnan(c) else c for c in costs),
+                                                 initial=last_cost))[1:])
+        tl.flags.extend(array("B", flags))
+        tl.size.extend(array("q", sizes))
+        tl.cost_known = tl.cost_known and known
+
+
 def build_timeline(doc: Document) -> Timeline:
-    """Build every per-step array with bulk list operations (no per-step calls)."""
-    ctx = build_context(doc)
-    effects = doc.effects
-    effect_of, episode_of = _step_order(len(effects), ctx.episode_before)
-    code_cache: dict[str, int] = {}
-    kinds = [eff.kind or "" for eff in effects]
-    eff_codes = [code_cache.get(k) if k in code_cache else code_cache.setdefault(k, kind_code(k))
-                 for k in kinds]
-    codes = [K_EPISODE if e < 0 else eff_codes[e] for e in effect_of]
-    depths = [0 if e < 0 else (effects[e].depth or 0) for e in effect_of]
-    if depths and (min(depths) < 0 or max(depths) > 0xFFFF):  # malformed depths fit the array
-        depths = [min(max(d, 0), 0xFFFF) for d in depths]
-    label = _AgentNames(doc.is_proxy).label
-    metas = ctx.metas
-    labels = [m.agent or label(m) for m in metas]
-    agent_ids: dict[str, int] = {}
-    agents = [agent_ids.setdefault("user" if e < 0 else labels[e], len(agent_ids))
-              for e in effect_of]
-    ins, outs = ctx.tokens_in, ctx.tokens_out
-    t_in = [0 if e < 0 else ins[e] for e in effect_of]
-    t_out = [0 if e < 0 else outs[e] for e in effect_of]
-    flags = [result_flags(effects[e].result) if c == K_TOOL else 0
-             for e, c in zip(effect_of, codes)]
-    costs, known = _costs(doc, ctx, effect_of, codes, t_in, t_out)
-    eps = doc.episodes
-    sizes = [len(eps[episode_of[s]]) if e < 0 else _nbytes(effects[e].result)
-             for s, e in enumerate(effect_of)]
-    tl = Timeline(
-        doc=doc, effect_of=array("i", effect_of), episode_of=array("i", episode_of),
-        kind=array("B", codes), depth=array("H", depths), agent=array("H", agents),
-        tokens_in=array("q", t_in), tokens_out=array("q", t_out),
-        cum_tokens=array("q", accumulate(a + b for a, b in zip(t_in, t_out))),
-        cost=array("d", costs),
-        cum_cost=array("d", accumulate(0.0 if math.isnan(c) else c for c in costs)),
-        flags=array("B", flags), size=array("q", sizes), agents=list(agent_ids), context=ctx, cost_known=known,
-    )
-    step_of_effect = array("i", [0]) * len(effects)
-    for s, e in enumerate(effect_of):
-        if e >= 0:
-            step_of_effect[e] = s
-    tl.step_of_effect = step_of_effect
-    _pairs(tl, ctx)
-    _mark_unfinished(tl)
+    """The whole timeline of a finished document, shield decisions placed."""
+    builder = TimelineBuilder(doc)
+    builder.extend(final=True, unfinished=bool(doc.unfinished))
+    tl = builder.tl
     tl.shield_at = place_shield_events(doc, tl)
     for step, events in tl.shield_at.items():
         tl.flags[step] |= F_SHIELD
@@ -217,14 +259,20 @@ def build_timeline(doc: Document) -> Timeline:
     return tl
 
 
-def _pairs(tl: Timeline, ctx: ContextIndex) -> None:
-    for result_eff, call_eff in ctx.result_pairs.items():
-        r, c = tl.step_of_effect[result_eff], tl.step_of_effect[call_eff]
-        tl.call_of[r] = c
-        tl.calls_of.setdefault(c, []).append(r)
+def _pairs(tl: Timeline, ctx: ContextIndex, effects: range) -> None:
+    """Link the results among ``effects`` to the model steps that called them."""
+    pairs = ctx.result_pairs
+    for result_eff in effects:
+        call_eff = pairs.get(result_eff)
+        if call_eff is not None:
+            r, c = tl.step_of_effect[result_eff], tl.step_of_effect[call_eff]
+            tl.call_of[r] = c
+            tl.calls_of.setdefault(c, []).append(r)
 
 
-def _mark_unfinished(tl: Timeline) -> None:
-    """Flag the last step when the journal ends inside an effect (paused or crashed)."""
-    if tl.doc.unfinished and len(tl):
+def _mark_unfinished(tl: Timeline, first_new: int, unfinished: bool) -> None:
+    """Only the last step carries the "ends inside an effect" flag (paused or crashed)."""
+    if first_new > 0:
+        tl.flags[first_new - 1] &= ~F_UNFINISHED & 0xFF
+    if unfinished and len(tl):
         tl.flags[len(tl) - 1] |= F_UNFINISHED
