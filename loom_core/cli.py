@@ -85,7 +85,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m loom_core",
-                                     description="Read, check and convert loom traces.")
+                                     description="Read, check, convert and watch loom traces.")
     parser.add_argument("--version", action="version", version=f"loom_core {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("summary", help="summarise a trace, journal or wirelog")
@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input")
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=cmd_convert)
+    from .watch_cli import add_watch_command
+
+    add_watch_command(sub)
     return parser
 
 

@@ -45,6 +45,7 @@ class StepListModel(QAbstractTableModel):
         super().__init__(parent)
         self.timeline: Timeline | None = None
         self.rows: array | None = None  # filtered steps, or None for all
+        self._count = 0  # steps announced to views (a live timeline grows before we say so)
         self._summaries: OrderedDict[int, str] = OrderedDict()
         self._bold = QFont()
         self._bold.setBold(True)
@@ -54,8 +55,22 @@ class StepListModel(QAbstractTableModel):
         self.beginResetModel()
         self.timeline = timeline
         self.rows = None
+        self._count = len(timeline) if timeline is not None else 0
         self._summaries.clear()
         self.endResetModel()
+
+    def append_steps(self) -> None:
+        """Announce steps a live timeline gained since the last call, as row inserts."""
+        if self.timeline is None:
+            return
+        new = len(self.timeline)
+        if new > self._count:
+            if self.rows is None:
+                self.beginInsertRows(QModelIndex(), self._count, new - 1)
+                self._count = new
+                self.endInsertRows()
+            else:
+                self._count = new  # filtered views are refreshed by re-running the filter
 
     def set_rows(self, rows: array | None) -> None:
         """Show only ``rows`` (sorted step indices), or every step for ``None``."""
@@ -69,7 +84,7 @@ class StepListModel(QAbstractTableModel):
     def row_of(self, step: int) -> int:
         """The row showing ``step``, or -1 when the filter hides it."""
         if self.rows is None:
-            return step if self.timeline is not None and step < len(self.timeline) else -1
+            return step if 0 <= step < self._count else -1
         i = bisect_left(self.rows, step)
         return i if i < len(self.rows) and self.rows[i] == step else -1
 
@@ -77,7 +92,7 @@ class StepListModel(QAbstractTableModel):
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         if parent.isValid() or self.timeline is None:
             return 0
-        return len(self.timeline) if self.rows is None else len(self.rows)
+        return self._count if self.rows is None else len(self.rows)
 
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(COLUMNS)

@@ -141,7 +141,7 @@ class WriterThread:
         self._thread.join(15)
 
     def _run(self) -> None:
-        while True:
+        for _ in range(10_000):  # bounded; ends on close() or after 30 s without a step
             with self._ready:
                 self._ready.wait_for(lambda: self._steps or self._closed, 30)
                 if not self._steps:

@@ -378,3 +378,15 @@ def test_crashed_then_recovered_run(tmp_path: Path, mode: dict[str, Any]) -> Non
         wait_until(lambda: mirror.status == FINISHED and mirror.matches(path), "recovered run")
         assert mirror.rewrites == 1 and mirror.problems == []
     assert os.path.exists(path)
+
+
+def test_an_access_error_clears_when_the_path_becomes_a_journal(tmp_path: Path) -> None:
+    path, mirror = tmp_path / "later.jsonl", Mirror()
+    path.mkdir()
+    tailer = JournalTailer(path, mirror)
+    assert tailer.poll_now() is not None and mirror.error == "is a directory, not a file"
+    assert tailer.poll_now() is None  # the same error is not reported again
+    path.rmdir()
+    path.write_bytes(header("go"))
+    update = tailer.poll_now()
+    assert update is not None and update.error is None and mirror.matches(path)

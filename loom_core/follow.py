@@ -1,0 +1,238 @@
+"""Follow a journal file as it grows, by byte offset: the synchronous core of the tailer.
+
+Why separate from the thread in :mod:`loom_core.tail`: every rule about the file
+(complete lines only, rewrites, deletion, a file that does not exist yet) lives in
+one object whose :meth:`JournalFollower.read` can be called and tested without any
+timing. It is not thread-safe; :class:`loom_core.tail.JournalTailer` serialises it.
+
+Recognising a rewrite: loom-harness truncates and rewrites the journal in place at
+the start of every live run (same inode; the new content may already be longer
+than what we had read). So besides "the inode changed", "the file vanished" and
+"the file is shorter than our offset", the first and the last few KiB we read are
+compared with what is on disk now. A rewrite that reproduces exactly the bytes
+already read cannot be told from an append, and needs no telling: continuing from
+the offset then yields exactly the state a full reload would.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from dataclasses import dataclass
+from typing import IO, Any, Callable
+
+import msgspec
+
+from .document import Unfinished
+from .journal import JournalState, parse_journal_lines
+from .live_status import DEFAULT_IDLE_AFTER, REWRITTEN, RUNNING, live_status
+from .trace import describe, gc_paused
+
+_CHECK_BYTES = 4096  # how much of the start and of the end of what we read is re-checked
+_JOURNAL_TYPES = frozenset((b'"header"', b'"intent"', b'"effect"'))
+_probe = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+@dataclass(frozen=True, eq=False)
+class JournalUpdate:
+    """What one read of the journal found; the consumer applies these in order.
+
+    ``rewritten``: the state was reset (drop everything shown so far; ``new_effects``
+    then holds the whole new content). ``new_effects`` / ``new_entries``: the typed
+    effect structs and their raw JSON lines appended by this read. ``header`` and
+    ``unfinished`` are the current values, not deltas. ``torn``: the file ends in a
+    partial line (the writer may still complete it) or the reader stopped, as
+    loom-harness does, at a complete line that does not parse. ``offset``: bytes of
+    complete lines consumed. ``total_effects``: effects in the state after this read,
+    so a consumer can check it is in step. ``error``: why the file cannot be read as
+    a journal (not a journal, a directory, permission denied), else None.
+    """
+
+    rewritten: bool
+    header: dict[str, Any] | None
+    new_effects: list[Any]
+    new_entries: list[msgspec.Raw]
+    unfinished: tuple[Unfinished, ...]
+    torn: bool
+    exists: bool
+    offset: int
+    status: str
+    total_effects: int = 0
+    error: str | None = None
+
+
+def _read_at(f: IO[bytes], offset: int, size: int) -> bytes:
+    f.seek(offset)
+    return f.read(size)
+
+
+def _first_line_problem(block: bytes) -> str | None:
+    """Why the first non-blank line is not a journal line, or None if it is one."""
+    for line in block.split(b"\n"):
+        if line.strip():
+            try:
+                kind = _probe.decode(line).get("type")
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                return "not a loom journal (the first line is not a JSON object)"
+            if kind is None or bytes(kind) not in _JOURNAL_TYPES:
+                return "not a loom journal (the first line is not a header, intent or effect)"
+            return None
+    return None
+
+
+class JournalFollower:
+    """Reads what was appended to a journal since the last call; see the module docstring."""
+
+    def __init__(self, path: str | os.PathLike[str], idle_after: float = DEFAULT_IDLE_AFTER,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.path = os.fspath(path)
+        self.idle_after = idle_after
+        self._clock = clock
+        self.state = JournalState()
+        self.exists = False
+        self.error: str | None = None  # what the content says: not a journal, a bad field type
+        self._access_error: str | None = None  # what opening says: a directory, no permission
+        self._ident: tuple[int, int] | None = None
+        self._pos = 0  # bytes read from the file, the partial line included
+        self._partial = b""
+        self._first = b""  # the first bytes read (up to _CHECK_BYTES)
+        self._last = b""  # the last bytes read, ending at _pos
+        self._vanished = False
+        self._checked_first = False
+        self._status: str | None = None
+        self._torn = False
+        self._last_change = clock()
+
+    @property
+    def offset(self) -> int:
+        """Bytes of complete lines consumed."""
+        return self._pos - len(self._partial)
+
+    def read(self, final: bool = False) -> JournalUpdate | None:
+        """Read from the offset; the update, or None when nothing anyone could see changed.
+
+        ``final=True`` is for the last read of a caller that stops waiting: a trailing
+        line without a newline is then taken as it is, as a full load does.
+        """
+        try:
+            f = open(self.path, "rb")
+        except FileNotFoundError:
+            return self._missing()
+        except IsADirectoryError:
+            return self._failed("is a directory, not a file")
+        except PermissionError:
+            return self._failed("permission denied")
+        except OSError as err:
+            return self._failed(os.strerror(err.errno or 0) or str(err))
+        with f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return self._failed("is a directory, not a file" if stat.S_ISDIR(st.st_mode)
+                                    else "not a regular file")
+            cleared, self._access_error = self._access_error is not None, None
+            appeared = not self.exists
+            rewritten = self._was_rewritten(f, st)
+            if rewritten:
+                self._reset()
+            self._ident, self.exists, self._vanished = (st.st_dev, st.st_ino), True, False
+            data = _read_at(f, self._pos, -1)
+        return self._consume(data, rewritten, appeared or cleared, final)
+
+    def tick(self) -> JournalUpdate | None:
+        """Re-evaluate the status without reading (a trailing tool intent ages into a crash)."""
+        return self._report(False, len(self.state.effects), changed=False)
+
+    def due_in(self) -> float | None:
+        """Seconds until the status can change with no new bytes, or None (never).
+
+        "rewritten" lasts one update; a trailing tool intent turns into a crash after
+        ``idle_after`` seconds. The tailer's thread wakes up then, not a tick later.
+        """
+        if self._status == REWRITTEN:
+            return 0.0
+        if self._status == RUNNING and any(u.kind.startswith("tool:")
+                                           for u in self.state.pending.values()):
+            return max(0.0, self.idle_after - (self._clock() - self._last_change))
+        return None
+
+    # -- recognising a new file -------------------------------------------------
+
+    def _was_rewritten(self, f: IO[bytes], st: os.stat_result) -> bool:
+        if self._pos == 0:
+            return False
+        if self._vanished or (st.st_dev, st.st_ino) != self._ident or st.st_size < self._pos:
+            return True
+        if _read_at(f, 0, len(self._first)) != self._first:
+            return True
+        return self._pos > len(self._first) and (
+            _read_at(f, self._pos - len(self._last), len(self._last)) != self._last)
+
+    def _reset(self) -> None:
+        self.state = JournalState()
+        self._pos, self._partial, self._first, self._last = 0, b"", b"", b""
+        self._checked_first = False
+        self.error = None
+
+    # -- consuming bytes ---------------------------------------------------------
+
+    def _consume(self, data: bytes, rewritten: bool, appeared: bool, final: bool) -> JournalUpdate | None:
+        before = len(self.state.effects)
+        self._pos += len(data)
+        if len(self._first) < _CHECK_BYTES:
+            self._first = (self._first + data[:_CHECK_BYTES])[:_CHECK_BYTES]
+        self._last = (self._last + data[-_CHECK_BYTES:])[-_CHECK_BYTES:]
+        chunk = self._partial + data if self._partial else data
+        cut = len(chunk) if final else chunk.rfind(b"\n") + 1
+        self._partial = chunk[cut:]
+        if cut:
+            self._feed(chunk[:cut])
+        changed = rewritten or appeared or cut > 0
+        if changed or data:
+            self._last_change = self._clock()
+        return self._report(rewritten, before, changed)
+
+    def _feed(self, block: bytes) -> None:
+        """Feed complete lines; stop for good (until a rewrite) at one that does not parse."""
+        if self.state.torn or self.error:
+            return
+        if not self._checked_first and block.strip():
+            self._checked_first = True
+            self.error = _first_line_problem(block)
+            if self.error:
+                return
+        with gc_paused():
+            try:
+                parse_journal_lines(block.split(b"\n"), self.state)
+            except msgspec.ValidationError as err:
+                self.error = describe(err)
+                self.state.torn = True
+
+    # -- reporting ---------------------------------------------------------------
+
+    def _missing(self) -> JournalUpdate | None:
+        changed = self.exists
+        if changed:
+            self.exists, self._vanished = False, True
+            self._last_change = self._clock()
+        return self._report(False, len(self.state.effects), changed)
+
+    def _failed(self, cause: str) -> JournalUpdate | None:
+        changed = cause != self._access_error
+        self._access_error = cause
+        return self._report(False, len(self.state.effects), changed)
+
+    def _report(self, rewritten: bool, before: int, changed: bool) -> JournalUpdate | None:
+        state = self.state if self.exists else None
+        status = live_status(state, self._clock() - self._last_change, self.idle_after,
+                             rewritten=rewritten)
+        torn = self.exists and (bool(self._partial.strip()) or self.state.torn)
+        if not changed and status == self._status and torn == self._torn:
+            return None
+        self._status, self._torn = status, torn
+        return JournalUpdate(
+            rewritten=rewritten, header=self.state.header,
+            new_effects=self.state.effects[before:], new_entries=self.state.entries[before:],
+            unfinished=self.state.unfinished(), torn=torn, exists=self.exists,
+            offset=self.offset, status=status, total_effects=len(self.state.effects),
+            error=self._access_error or self.error)

@@ -1,0 +1,184 @@
+"""``python -m loom_core watch PATH``: print a run's effects as its journal grows.
+
+Why beside loom-harness's own ``loom watch``: that one polls every half second and
+re-reads the whole file each time; this one follows the file by offset with
+file-system events (:mod:`loom_core.tail`), notices rewrites, and can speak JSON
+lines for scripts, with a ``{"status": ...}`` line whenever the run's status
+changes (waiting, running, rewritten, waiting on a human, finished, crashed
+mid-tool). The human format is loom's: ``  [seq] <indent>kind detail``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from types import FrameType
+from typing import Any, Iterator
+
+from .errors import LoadError
+
+# Module-level imports stay light: the CLI builds every sub-parser on each run, and
+# ``summary --help`` must not pay for msgspec and pydantic. The rest loads in cmd_watch.
+
+
+def add_watch_command(sub: Any) -> None:
+    """Register ``watch`` on the CLI's sub-parsers."""
+    p = sub.add_parser("watch", help="follow a run's journal live, printing effects as they land")
+    p.add_argument("path")
+    p.add_argument("--json-lines", action="store_true",
+                   help="one JSON object per effect, and a {\"status\": ...} line on changes")
+    p.add_argument("--until-idle", type=float, default=None, metavar="SECONDS",
+                   help="exit 0 once the file has not changed for SECONDS")
+    p.add_argument("--poll", type=float, default=0.5, metavar="SECONDS",
+                   help="re-check the file this often even without file-system events")
+    p.set_defaults(func=cmd_watch)
+
+
+def _detail(result: Any) -> str:
+    """loom's watch detail (string, or ``json.dumps``; 100 chars + ...), kept on one line."""
+    text = result if isinstance(result, str) else json.dumps(result)
+    text = text.replace("\r", " ").replace("\n", " ")
+    return text[:100] + "..." if len(text) > 100 else text
+
+
+def _tokens(kind: str, result: Any) -> dict[str, int] | None:
+    usage = result.get("usage") if kind in ("model", "sample") and isinstance(result, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    inp, out = usage.get("input_tokens"), usage.get("output_tokens")
+    if not isinstance(inp, int) and not isinstance(out, int):
+        return None
+    return {"input": inp if isinstance(inp, int) else 0, "output": out if isinstance(out, int) else 0}
+
+
+class _Printer:
+    """Turns updates into output lines; remembers the last status it printed."""
+
+    def __init__(self, json_lines: bool) -> None:
+        from .document import decode_raw, text_and_calls
+
+        self._decode, self._calls = decode_raw, text_and_calls
+        self.json_lines = json_lines
+        self.status: str | None = None
+        self._header_shown = False
+
+    def update_lines(self, update: Any) -> Iterator[str]:
+        """Lines for one update: "rewritten" before the new content, other statuses after."""
+        if update.rewritten:
+            self._header_shown = False
+            yield from self.status_lines(update.status, (), 0)
+        if update.header is not None and not self._header_shown and not self.json_lines:
+            self._header_shown = True
+            episodes = update.header.get("episodes") or []
+            yield (f"model: {update.header.get('model')}  |  "
+                   f"prompt: {episodes[0] if episodes else '?'}")
+        for eff in update.new_effects:
+            yield self._effect(eff)
+        yield from self.status_lines(update.status, update.unfinished, update.total_effects)
+
+    def _effect(self, eff: Any) -> str:
+        result = self._decode(eff.result)
+        kind, depth, seq = eff.kind or "", eff.depth or 0, eff.seq or 0
+        if not self.json_lines:
+            return f"  [{seq:>3}] {'  ' * depth}{kind:<14} {_detail(result)}"
+        obj: dict[str, Any] = {"seq": seq, "kind": kind, "depth": depth, "key": eff.key or "",
+                               "detail": _detail(result)}
+        if kind == "model":
+            obj["tool_calls"] = [c.get("name", "") for c in self._calls(result)[1]]
+        tokens = _tokens(kind, result)
+        if tokens is not None:
+            obj["tokens"] = tokens
+        return json.dumps(obj)
+
+    def status_lines(self, status: str, unfinished: Any, effects: int) -> Iterator[str]:
+        if status == self.status:
+            return
+        self.status = status
+        if not self.json_lines:
+            yield ("-- rewritten: the run started again --" if status == "rewritten"
+                   else f"-- {status} --")
+            return
+        obj: dict[str, Any] = {"status": status, "effects": effects}
+        if unfinished:
+            obj["unfinished"] = [{"seq": u.seq, "kind": u.kind, "depth": u.depth}
+                                 for u in unfinished]
+        yield json.dumps(obj)
+
+
+def _emit(lines: Iterator[str]) -> None:
+    text = "\n".join(lines)
+    if text:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def _install_stop_handlers(stop: threading.Event) -> dict[int, Any]:
+    """SIGINT/SIGTERM end the watch cleanly (exit 0); also when SIGINT was inherited ignored."""
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, handler)
+    return previous
+
+
+def _follow(args: argparse.Namespace, printer: _Printer, stop: threading.Event) -> Any:
+    """Print updates until idle or stopped; returns the (stopped) tailer."""
+    from .tail import JournalTailer
+
+    updates: queue.Queue[Any] = queue.Queue()
+    last_change, seen = time.monotonic(), (0, False, False)
+    with JournalTailer(args.path, updates.put, poll_interval=max(args.poll, 0.01)) as tailer:
+        while not stop.is_set():
+            if args.until_idle is not None and time.monotonic() - last_change >= args.until_idle:
+                break
+            try:
+                update = updates.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            _show(args.path, printer, update)
+            now_seen = (update.offset, update.exists, update.torn)
+            if update.rewritten or now_seen != seen:  # the file changed, not only the status
+                last_change, seen = time.monotonic(), now_seen
+    for _ in range(updates.qsize()):  # the thread is joined: what it queued is all there is
+        _show(args.path, printer, updates.get_nowait())
+    final = tailer.poll_now(final=True)  # and a last line without newline counts, as in load()
+    if final is not None:
+        _show(args.path, printer, final)
+    return tailer
+
+
+def _show(path: str, printer: _Printer, update: Any) -> None:
+    if update.error:
+        raise LoadError(path, update.error)
+    _emit(printer.update_lines(update))
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Follow ``args.path``; exit 0 when idle (``--until-idle``) or on SIGINT/SIGTERM."""
+    from .live_status import live_status
+
+    if os.path.isdir(args.path):
+        raise LoadError(args.path, "is a directory, not a file")
+    printer = _Printer(args.json_lines)
+    stop = threading.Event()
+    previous = _install_stop_handlers(stop)
+    try:
+        tailer = _follow(args, printer, stop)
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+    state = tailer.state if tailer.exists else None  # the run is over for us: no more waiting
+    _emit(printer.status_lines(live_status(state, math.inf),
+                               state.unfinished() if state else (),
+                               len(state.effects) if state else 0))
+    return 0
