@@ -62,6 +62,18 @@ def _single_line_format(data: bytes) -> str:
     return "trace"
 
 
+def sniff_format(path: str | Path, limit: int = 1 << 20) -> str | None:
+    """The format of a file from its first bytes, or None when it does not exist (yet)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(limit)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise LoadError(path, os.strerror(err.errno or 0) or str(err)) from err
+    return detect_format(head) if _NONBLANK.search(head) else "journal"
+
+
 def read_bytes(path: str | Path) -> bytes:
     """Read a file, turning OS errors into a :class:`LoadError` with the cause."""
     try:

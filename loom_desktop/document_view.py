@@ -17,6 +17,8 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLineEdit, QSplitter, QTableView,
                                QVBoxLayout, QWidget)
 
+from loom_core.errors import LoadError
+from loom_core.loader import sniff_format
 from loom_core.progressive import Cancelled, Loaded, load_progressive
 from loom_core.filtering import filter_steps
 from loom_core.trace import checksum_state
@@ -27,6 +29,7 @@ from .widgets.context_view import ContextView
 from .workers import Task
 
 PLAY_MS = 400
+LIVE_RENDER_MS = 60  # a followed run re-renders the context at most ~16 times a second
 
 
 class DocumentView(QWidget):
@@ -44,6 +47,7 @@ class DocumentView(QWidget):
         self.doc: Any = None
         self.complete = False
         self.checksum = "checking…"
+        self.live: Any = None  # a LiveController when the document is a journal being written
         self._build()
         self._wire()
         self._load_task = Task(self)
@@ -106,7 +110,7 @@ class DocumentView(QWidget):
         self.play_timer = QTimer(self, interval=PLAY_MS)
         self.play_timer.timeout.connect(self._play_tick)
         keys = {Qt.Key.Key_Left: lambda: s.move(-1), Qt.Key.Key_Right: lambda: s.move(1),
-                Qt.Key.Key_Home: lambda: s.set_step(0), Qt.Key.Key_End: lambda: s.set_step(s.count - 1),
+                Qt.Key.Key_Home: lambda: s.set_step(0), Qt.Key.Key_End: self.go_end,
                 Qt.Key.Key_Space: self.toggle_play, Qt.Key.Key_Period: lambda: self.jump_same_kind(1),
                 Qt.Key.Key_Comma: lambda: self.jump_same_kind(-1)}
         for key, slot in keys.items():
@@ -134,10 +138,54 @@ class DocumentView(QWidget):
 
     # -- loading -----------------------------------------------------------------------
     def start_loading(self) -> None:
-        """Load in the background; ``loaded`` or ``failed`` follows."""
+        """Load in the background (or follow, for a journal); ``loaded`` or ``failed`` follows."""
+        try:
+            live = sniff_format(self.path) in (None, "journal")
+        except LoadError as exc:
+            QTimer.singleShot(0, lambda err=exc: self.failed.emit(err))
+            return
+        if live:
+            self.start_live()
+            return
         path = self.path
         self._load_task.start(
             lambda ctx: load_progressive(path, ctx.partial, ctx.progress, ctx.cancelled))
+
+    def start_live(self, poll_interval: float = 0.5) -> None:
+        """Follow the journal as it is written (it may not exist yet)."""
+        from .live_view import LiveController
+
+        self.live = LiveController(self, poll_interval)
+        self.layout().insertWidget(0, self.live.bar)
+        self.live.changed.connect(self._live_changed)
+        self.checksum = "absent"
+        self.ensure_timeline()
+        self.live.start()
+
+    def _live_changed(self) -> None:
+        if not self.complete and self.live.doc is not None:
+            self.complete = True
+            self.doc = self.live.doc
+            self.loaded.emit()
+        self.doc = self.live.doc or self.doc
+        self.status_changed.emit()
+
+    def live_failed(self, cause: str) -> None:
+        """The followed file cannot be read as a journal: report it like a failed open."""
+        self.live.stop()
+        self.failed.emit(LoadError(self.path, cause))
+
+    def timeline_grew(self) -> None:
+        """A live timeline gained steps: announce rows; refilter if a filter is active."""
+        self.model.append_steps()
+        if self.filter_box.text().strip():
+            self._filter_timer.start()
+
+    def go_end(self) -> None:
+        """End: the last step, and back to following the tail of a live run."""
+        self.session.set_step(self.session.count - 1)
+        if self.live is not None:
+            self.live.follow()
 
     def load_now(self) -> None:
         """Load synchronously (screenshots and tests that want no event loop)."""
@@ -200,6 +248,8 @@ class DocumentView(QWidget):
         self.status_changed.emit()
 
     def _on_step(self, step: int) -> None:
+        if self.live is not None:
+            self.live.on_step(step)
         if self.timeline_widget is not None:
             self.timeline_widget.set_cursor(step)
         row = self.model.row_of(step)
@@ -211,7 +261,10 @@ class DocumentView(QWidget):
                 sel.setCurrentIndex(index, sel.SelectionFlag.ClearAndSelect | sel.SelectionFlag.Rows)
                 self.table.blockSignals(False)
             self.table.scrollTo(index)
-        self._render_timer.start()
+        if not self._render_timer.isActive():  # coalesce: at most one render per interval
+            following = self.live is not None and self.live.following
+            self._render_timer.setInterval(LIVE_RENDER_MS if following else 0)
+            self._render_timer.start()
         self.status_changed.emit()
 
     def flush_render(self) -> None:
@@ -259,7 +312,9 @@ class DocumentView(QWidget):
 
     # -- shutdown ----------------------------------------------------------------------
     def shutdown(self) -> None:
-        """Stop everything this tab started (workers, timers, the checksum process)."""
+        """Stop everything this tab started (workers, timers, the tailer, the checksum process)."""
+        if self.live is not None:
+            self.live.stop()
         self.play_timer.stop()
         self._filter_timer.stop()
         self._render_timer.stop()

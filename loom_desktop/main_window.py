@@ -52,6 +52,7 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         self._action(file_menu, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
+        self._action(file_menu, "&Watch Journal…", self.watch_dialog, "Ctrl+Shift+O")
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._action(file_menu, "&Close Tab", lambda: self.close_tab(self.tabs.currentIndex()),
@@ -104,6 +105,14 @@ class MainWindow(QMainWindow):
         for path in paths:
             self.open_path(path)
 
+    def watch_dialog(self) -> None:
+        """Follow a journal that is being written, or will be (it need not exist yet)."""
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Watch journal", "", "Journals (*.jsonl);;All files (*)",
+            options=QFileDialog.Option.DontConfirmOverwrite)
+        if path:
+            self.open_path(path)
+
     def open_path(self, path: str, background: bool = True) -> DocumentView:
         """Open ``path`` in a new tab (loading in the background unless told not to)."""
         view = DocumentView(str(path), self)
@@ -119,6 +128,8 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(index)
         if background:
             view.start_loading()
+            if view.live is not None:
+                self.tabs.setTabText(index, "● " + Path(path).name)
         else:
             try:
                 view.load_now()
@@ -169,7 +180,7 @@ class MainWindow(QMainWindow):
         view = self.current()
         labels = self.status_labels
         tl = view.session.timeline if view is not None else None
-        if view is None or tl is None or not len(tl):
+        if view is None or tl is None or not len(tl) or view.doc is None:
             for label in labels.values():
                 label.setText("")
             return

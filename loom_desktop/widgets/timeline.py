@@ -26,6 +26,12 @@ _MARKS = ((F_ERROR, "x", ERROR_COLOR), (F_BLOCKED, "t", BLOCKED_COLOR),
           (F_DENIED, "d", ERROR_COLOR), (F_SHIELD, "star", SHIELD_COLOR))
 
 
+def _copy(values, dtype) -> np.ndarray:
+    """A numpy copy of a core array. Never keep a view: a live timeline's arrays grow,
+    and an array with an exported buffer cannot be resized."""
+    return np.frombuffer(values, dtype).copy()
+
+
 class TimelineWidget(pg.PlotWidget):
     """Bars by kind, height by tokens; emits ``step_requested`` when the user moves the cursor."""
 
@@ -96,18 +102,18 @@ class TimelineWidget(pg.PlotWidget):
         first = self.timeline is None or len(self.timeline) == 0
         self.timeline = tl
         n = len(tl)
-        tokens = np.frombuffer(tl.tokens_in, np.int64) + np.frombuffer(tl.tokens_out, np.int64)
-        height = np.where(tokens > 0, tokens, np.frombuffer(tl.size, np.int64) / 4.0)
+        tokens = _copy(tl.tokens_in, np.int64) + _copy(tl.tokens_out, np.int64)
+        height = np.where(tokens > 0, tokens, _copy(tl.size, np.int64) / 4.0)
         lane = max(float(height.max(initial=1.0)) * LANE, 1.0)
-        self.bars.set_data(height, np.frombuffer(tl.kind, np.uint8).copy(),
-                           np.frombuffer(tl.depth, np.uint16).copy(), lane)
+        self.bars.set_data(height, _copy(tl.kind, np.uint8),
+                           _copy(tl.depth, np.uint16), lane)
         self._set_markers(tl, height)
         self._set_cost(tl)
         if first:
             self.setXRange(-0.5, min(n, INITIAL_SPAN) - 0.5, padding=0.01)
 
     def _set_markers(self, tl: Timeline, height: np.ndarray) -> None:
-        flags = np.frombuffer(tl.flags, np.uint8)
+        flags = _copy(tl.flags, np.uint8)
         lift = max(float(height.max(initial=1.0)), 1.0) * 0.04
         for bit, item in self.markers.items():
             steps = np.flatnonzero(flags & bit)
@@ -116,10 +122,10 @@ class TimelineWidget(pg.PlotWidget):
     def _set_cost(self, tl: Timeline) -> None:
         xs = np.arange(len(tl), dtype=np.float64)
         if tl.cost_known:
-            ys = np.frombuffer(tl.cum_cost, np.float64)
+            ys = _copy(tl.cum_cost, np.float64)
             self.getPlotItem().setLabel("right", "cumulative cost", units="$")
         else:
-            ys = np.frombuffer(tl.cum_tokens, np.int64).astype(np.float64)
+            ys = _copy(tl.cum_tokens, np.int64).astype(np.float64)
             self.getPlotItem().setLabel("right", "cumulative tokens (cost unknown)")
         self.cost_curve.setData(xs, ys)
         self._cost_view.enableAutoRange(axis="y")

@@ -1,0 +1,236 @@
+"""A live tab: a journal that is still being written, followed as it grows.
+
+The tailer's thread only appends updates to a queue and pokes the GUI thread
+once (a queued signal); the GUI thread drains everything that arrived in one go
+and indexes the new effects in slices of at most ``SLICE`` per event-loop turn,
+so a run writing thousands of steps per second never freezes the window. New
+steps arrive in the step list as row inserts; the plot is refreshed at most
+every ``PLOT_MS``. *Follow tail* keeps the last step selected until the user
+looks elsewhere; then nothing moves under them until they press End or Follow.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
+
+from loom_core.document import Document
+from loom_core.journal import JournalState, journal_document
+from loom_core.live_status import CRASHED, FINISHED, HUMAN, REWRITTEN
+from loom_core.save import save_document
+from loom_core.tail import JournalTailer, JournalUpdate
+from loom_core.timeline import TimelineBuilder
+
+if TYPE_CHECKING:
+    from .document_view import DocumentView
+
+SLICE = 500  # effects indexed per event-loop turn (a few ms of work)
+PLOT_MS = 100
+_COLORS = {FINISHED: "#546e7a", HUMAN: "#ef6c00", CRASHED: "#c62828", REWRITTEN: "#6a1b9a"}
+
+
+class _Bridge(QObject):
+    """Lives in the GUI thread; the tailer thread only queues and emits ``arrived``."""
+
+    arrived = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.queue: deque[JournalUpdate] = deque()
+        self._poked = threading.Event()
+
+    def push(self, update: JournalUpdate) -> None:  # runs on the tailer thread
+        self.queue.append(update)
+        if not self._poked.is_set():
+            self._poked.set()
+            self.arrived.emit()
+
+    def take(self) -> list[JournalUpdate]:
+        self._poked.clear()
+        taken = []
+        while self.queue:
+            taken.append(self.queue.popleft())
+        return taken
+
+
+class LiveBar(QWidget):
+    """The live indicator, the run's status, Follow tail and Save as trace."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.dot = QLabel("● LIVE")
+        self.status = QLabel("waiting")
+        self.follow = QPushButton("Follow tail", checkable=True, checked=True)
+        self.follow.setToolTip("Keep the newest step selected (End)")
+        self.save = QPushButton("Save as trace…", enabled=False)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(6, 2, 6, 2)
+        for w in (self.dot, self.status):
+            lay.addWidget(w)
+        lay.addStretch(1)
+        lay.addWidget(self.follow)
+        lay.addWidget(self.save)
+
+    def show_status(self, status: str, live: bool) -> None:
+        self.status.setText(status)
+        color = _COLORS.get(status, "#2e7d32")
+        self.status.setStyleSheet(f"color: {color}; font-weight: bold;")
+        self.dot.setText("● LIVE" if live else "○ ended")
+        self.dot.setStyleSheet("color: #d50000; font-weight: bold;" if live else "color: #777;")
+        self.save.setEnabled(status in (FINISHED, CRASHED, HUMAN))
+
+
+class LiveController(QObject):
+    """Turns journal updates into timeline growth for one :class:`DocumentView`."""
+
+    changed = Signal()
+
+    def __init__(self, view: "DocumentView", poll_interval: float = 0.5) -> None:
+        super().__init__(view)
+        self.view = view
+        self.bar = LiveBar()
+        self.status = "waiting"
+        self.error: str | None = None
+        self.doc: Document | None = None
+        self.builder: TimelineBuilder | None = None
+        self.unfinished: tuple[Any, ...] = ()
+        self.header: dict[str, Any] | None = None
+        self.updates = 0
+        self._following_move = False
+        self._bridge = _Bridge(self)
+        self._bridge.arrived.connect(self._drain)
+        self._slice_timer = QTimer(self, singleShot=True, interval=0)
+        self._slice_timer.timeout.connect(self._index_slice)
+        self._plot_timer = QTimer(self, singleShot=True, interval=PLOT_MS)
+        self._plot_timer.timeout.connect(self._refresh_plot)
+        self.tailer = JournalTailer(view.path, self._bridge.push, poll_interval=poll_interval)
+        self.bar.follow.toggled.connect(self._follow_toggled)
+        self.bar.save.clicked.connect(self.save_dialog)
+
+    @property
+    def following(self) -> bool:
+        return self.bar.follow.isChecked()
+
+    def start(self) -> None:
+        self.tailer.start()
+
+    def stop(self) -> None:
+        """Stop the tailer thread and the timers (the tab is closing)."""
+        self.tailer.stop(5.0)
+        self._slice_timer.stop()
+        self._plot_timer.stop()
+
+    # -- applying updates ----------------------------------------------------------------
+    def _drain(self) -> None:
+        for update in self._bridge.take():
+            if self.error is not None:
+                return  # the tab is being closed with an error dialog
+            self.apply(update)
+        self._index_slice()
+
+    def apply(self, update: JournalUpdate) -> None:
+        """Fold one update into the live document (indexing happens in slices)."""
+        self.updates += 1
+        if update.error:
+            self.error = update.error
+            self.view.live_failed(update.error)
+            return
+        if update.rewritten or self.doc is None:
+            self._reset(update.header, list(update.new_effects), list(update.new_entries))
+        elif update.header != self.header:
+            # The header came after the rewrite was seen (the file was caught empty):
+            # episodes decide where user steps go, so index the run again with it.
+            assert self.doc.entries is not None
+            self._reset(update.header, self.doc.effects + list(update.new_effects),
+                        self.doc.entries + list(update.new_entries))
+        else:
+            self.doc.effects.extend(update.new_effects)
+            assert self.doc.entries is not None
+            self.doc.entries.extend(update.new_entries)
+        self.unfinished = update.unfinished
+        self.header = update.header
+        self.status = update.status
+        self.bar.show_status(self.status, self.status not in (FINISHED,))
+
+    def _reset(self, header: dict[str, Any] | None, effects: list[Any],
+               entries: list[Any]) -> None:
+        state = JournalState(header=header, effects=effects, entries=entries)
+        self.doc = self.view.doc = journal_document(state, self.view.path)
+        self.builder = TimelineBuilder(self.doc)
+        self._following_move = True  # a reset is not the user looking away
+        try:
+            self.view.session.set_timeline(self.builder.tl)
+        finally:
+            self._following_move = False
+
+    def _index_slice(self) -> None:
+        builder, doc = self.builder, self.doc
+        if builder is None or doc is None:
+            return
+        done = builder.walker.done
+        upto = min(len(doc.effects), done + SLICE)
+        last = upto >= len(doc.effects)
+        before = len(builder.tl)
+        builder.extend(upto, unfinished=bool(self.unfinished) and last)
+        if len(builder.tl) > before:
+            self.view.timeline_grew()
+            if self.following:
+                self._follow_to_end()
+            if not self._plot_timer.isActive():
+                self._plot_timer.start()
+        if not last:
+            self._slice_timer.start()
+        self.changed.emit()
+
+    def _refresh_plot(self) -> None:
+        widget = self.view.timeline_widget
+        if widget is not None and self.builder is not None:
+            widget.set_timeline(self.builder.tl)
+            widget.set_cursor(self.view.session.step)
+
+    # -- follow tail ---------------------------------------------------------------------
+    def _follow_to_end(self) -> None:
+        self._following_move = True
+        try:
+            self.view.session.set_step(self.view.session.count - 1)
+        finally:
+            self._following_move = False
+
+    def _follow_toggled(self, on: bool) -> None:
+        if on:
+            self._follow_to_end()
+
+    def on_step(self, step: int) -> None:
+        """Any step change the tail did not make turns following off (the user looked away)."""
+        if not self._following_move and step < self.view.session.count - 1:
+            self.bar.follow.setChecked(False)
+
+    def follow(self) -> None:
+        self.bar.follow.setChecked(True)
+
+    # -- saving ------------------------------------------------------------------------
+    def save_dialog(self) -> None:
+        suggested = str(Path(self.view.path).with_suffix("")) + ".loom.json"
+        path, _ = QFileDialog.getSaveFileName(self.view, "Save run as trace", suggested,
+                                              "Loom traces (*.loom.json)")
+        if path:
+            self.save_to(path)
+
+    def snapshot(self) -> Document:
+        """The run as recorded so far, with its current header and unfinished intents."""
+        if self.doc is None:
+            raise ValueError("nothing recorded yet")
+        assert self.doc.entries is not None
+        state = JournalState(header=self.header, effects=list(self.doc.effects),
+                             entries=list(self.doc.entries),
+                             pending={u.seq: u for u in self.unfinished})
+        return journal_document(state, self.view.path)
+
+    def save_to(self, path: str) -> dict[str, Any]:
+        """Write what was recorded so far as a loom-compatible trace (``convert``)."""
+        return save_document(self.snapshot(), path)
