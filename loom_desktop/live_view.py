@@ -5,7 +5,8 @@ once (a queued signal); the GUI thread drains everything that arrived in one go
 and indexes the new effects in slices of at most ``SLICE`` per event-loop turn,
 so a run writing thousands of steps per second never freezes the window. New
 steps arrive in the step list as row inserts; the plot is refreshed at most
-every ``PLOT_MS``. *Follow tail* keeps the last step selected until the user
+with the cursor, the plot and the status at most every ``UI_MS``, however fast the
+run writes. *Follow tail* keeps the last step selected until the user
 looks elsewhere; then nothing moves under them until they press End or Follow.
 """
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from .document_view import DocumentView
 
 SLICE = 500  # effects indexed per event-loop turn (a few ms of work)
-PLOT_MS = 100
+UI_MS = 40  # follow, plot and status refresh at most 25 times a second
 _COLORS = {FINISHED: "#546e7a", HUMAN: "#ef6c00", CRASHED: "#c62828", REWRITTEN: "#6a1b9a"}
 
 
@@ -83,6 +84,9 @@ class LiveBar(QWidget):
         self.dot.setText("● LIVE" if live else "○ ended")
         self.dot.setStyleSheet("color: #d50000; font-weight: bold;" if live else "color: #777;")
         self.save.setEnabled(status in (FINISHED, CRASHED, HUMAN))
+        done = status == FINISHED  # the run is over: offer to keep it as a trace
+        self.save.setText("Run finished — save as trace…" if done else "Save as trace…")
+        self.save.setStyleSheet("font-weight: bold;" if done else "")
 
 
 class LiveController(QObject):
@@ -106,8 +110,8 @@ class LiveController(QObject):
         self._bridge.arrived.connect(self._drain)
         self._slice_timer = QTimer(self, singleShot=True, interval=0)
         self._slice_timer.timeout.connect(self._index_slice)
-        self._plot_timer = QTimer(self, singleShot=True, interval=PLOT_MS)
-        self._plot_timer.timeout.connect(self._refresh_plot)
+        self._ui_timer = QTimer(self, singleShot=True, interval=UI_MS)
+        self._ui_timer.timeout.connect(self._refresh_ui)
         self.tailer = JournalTailer(view.path, self._bridge.push, poll_interval=poll_interval)
         self.bar.follow.toggled.connect(self._follow_toggled)
         self.bar.save.clicked.connect(self.save_dialog)
@@ -123,7 +127,7 @@ class LiveController(QObject):
         """Stop the tailer thread and the timers (the tab is closing)."""
         self.tailer.stop(5.0)
         self._slice_timer.stop()
-        self._plot_timer.stop()
+        self._ui_timer.stop()
 
     # -- applying updates ----------------------------------------------------------------
     def _drain(self) -> None:
@@ -178,20 +182,20 @@ class LiveController(QObject):
         before = len(builder.tl)
         builder.extend(upto, unfinished=bool(self.unfinished) and last)
         if len(builder.tl) > before:
-            self.view.timeline_grew()
-            if self.following:
-                self._follow_to_end()
-            if not self._plot_timer.isActive():
-                self._plot_timer.start()
+            self.view.timeline_grew()  # rows appear now; everything else at most every UI_MS
         if not last:
             self._slice_timer.start()
-        self.changed.emit()
+        if not self._ui_timer.isActive():
+            self._ui_timer.start()
 
-    def _refresh_plot(self) -> None:
+    def _refresh_ui(self) -> None:
+        if self.following:
+            self._follow_to_end()
         widget = self.view.timeline_widget
         if widget is not None and self.builder is not None:
             widget.set_timeline(self.builder.tl)
             widget.set_cursor(self.view.session.step)
+        self.changed.emit()
 
     # -- follow tail ---------------------------------------------------------------------
     def _follow_to_end(self) -> None:

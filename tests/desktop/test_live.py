@@ -61,7 +61,7 @@ def test_live_tab_follows_bursts_torn_lines_rewrite_and_recreate(qtbot, window: 
     assert view.model.rowCount() == rows
     writer.run(lambda: _append(path, last[25:]))  # ...completed later
     qtbot.waitUntil(lambda: view.model.rowCount() == rows + 1, timeout=15_000)
-    assert view.session.step == view.session.count - 1, "follow tail keeps the newest step"
+    qtbot.waitUntil(lambda: view.session.step == view.session.count - 1, timeout=5000)  # follow
     writer.run(lambda: path.write_bytes(header("again") + effect(0, "model", model_result("v2"))))
     qtbot.waitUntil(lambda: _matches_file(view, path) and view.model.rowCount() == 2,
                     timeout=15_000)
@@ -80,7 +80,8 @@ def test_follow_tail_turns_off_when_looking_back_and_end_turns_it_on(qtbot, wind
             + b"".join(tool_pairs(1, 20)))
     view = _live_view(qtbot, window, path)
     qtbot.waitUntil(lambda: view.model.rowCount() == 22, timeout=15_000)
-    assert view.live.following and view.session.step == 21
+    qtbot.waitUntil(lambda: view.session.step == 21, timeout=5000)
+    assert view.live.following
     view.session.set_step(5)  # the user scrubs back
     assert not view.live.following
     qtbot.waitUntil(lambda: view.context_view.step == 5, timeout=5000)
