@@ -1,0 +1,67 @@
+"""Head-first loading gives exactly what a plain load gives, whatever the log's size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from loom_core import progressive
+from loom_core.canonical import checksum
+from loom_core.loader import load
+from loom_core.progressive import Loaded, load_progressive
+
+
+def _trace(n: int, compact: bool = False) -> str:
+    log = [{"seq": i, "kind": "model" if i % 2 == 0 else "tool:t", "key": f"{i:012x}",
+            "result": {"text": f"t{i}", "tool_calls": [], "stop_reason": "end_turn",
+                       "usage": {"input_tokens": i, "output_tokens": 1}} if i % 2 == 0
+            else {"nested": {"deep": [1, {"x": "}\\n    {"}]}}, "depth": 0} for i in range(n)]
+    doc = {"version": 2, "model": "m", "system": "", "prompt": "p", "episodes": ["p"],
+           "output": "", "truncated": False, "paused": False, "pending": None,
+           "pending_depth": 0, "stop_reason": "", "log": log,
+           "shield_events": [{"ts": 1.0, "action": "tainted", "via": "sequence", "rule": "r"}]}
+    doc["checksum"] = checksum(doc)
+    return json.dumps(doc) if compact else json.dumps(doc, indent=2)
+
+
+def _plain(effects: list) -> list:
+    return [msgspec.structs.asdict(e) for e in effects]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 6, 7, 13])
+@pytest.mark.parametrize("compact", [False, True])
+def test_chunked_load_equals_plain_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        n: int, compact: bool) -> None:
+    monkeypatch.setattr(progressive, "SMALL_BYTES", 0)
+    monkeypatch.setattr(progressive, "CHUNK", 3)
+    monkeypatch.setattr(progressive, "HEAD_ENTRIES", 2)
+    path = tmp_path / "t.loom.json"
+    path.write_text(_trace(n, compact))
+    heads: list[Loaded] = []
+    result = load_progressive(str(path), heads.append)
+    plain = load(path)
+    assert _plain(result.doc.effects) == _plain(plain.effects)
+    assert len(result.timeline) == n + 1  # one user episode step
+    if n > 2 and not compact:
+        assert heads and not heads[0].complete and len(heads[0].doc.effects) == 2
+    if compact:
+        assert progressive._layout_chunks(path.read_bytes(), _top(path)) is None
+
+
+def _top(path: Path) -> msgspec.Raw:
+    return msgspec.json.decode(path.read_bytes(), type=dict[str, msgspec.Raw])["log"]
+
+
+def test_progress_is_reported_and_cancel_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progressive, "SMALL_BYTES", 0)
+    monkeypatch.setattr(progressive, "CHUNK", 2)
+    path = tmp_path / "t.loom.json"
+    path.write_text(_trace(9))
+    seen: list[tuple[int, int]] = []
+    load_progressive(str(path), progress=lambda d, t: seen.append((d, t)))
+    assert seen and seen[-1][0] == seen[-1][1]
+    with pytest.raises(progressive.Cancelled):
+        load_progressive(str(path), cancelled=lambda: True)
