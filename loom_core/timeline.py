@@ -87,13 +87,9 @@ class Timeline:
         tokens = self.tokens_in[step] + self.tokens_out[step]
         return float(tokens) if tokens else self.size[step] / 4.0
 
-    @property
-    def input_tokens(self) -> int:
-        return int(sum(self.tokens_in))
-
-    @property
-    def output_tokens(self) -> int:
-        return int(sum(self.tokens_out))
+    # Totals are kept up to date by the builder: a status bar asks on every cursor move.
+    input_tokens: int = 0
+    output_tokens: int = 0
 
     @property
     def total_cost(self) -> float | None:
@@ -244,6 +240,8 @@ class TimelineBuilder:
         tl.flags.extend(array("B", flags))
         tl.size.extend(array("q", sizes))
         tl.cost_known = tl.cost_known and known
+        tl.input_tokens += sum(t_in)
+        tl.output_tokens += sum(t_out)
 
 
 def build_timeline(doc: Document) -> Timeline:

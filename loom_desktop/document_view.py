@@ -219,8 +219,9 @@ class DocumentView(QWidget):
             self.checksum = "absent"
             self.status_changed.emit()
             return
+        self._stop_checksum()
         proc = QProcess(self)
-        proc.finished.connect(lambda *_: self._on_checksum(proc))
+        proc.finished.connect(lambda *_: proc is self._checksum_proc and self._on_checksum(proc))
         self._checksum_proc = proc
         proc.start(sys.executable, ["-m", "loom_core", "checksum", self.path])
 
@@ -320,7 +321,11 @@ class DocumentView(QWidget):
         self._render_timer.stop()
         self._load_task.cancel()
         self._filter_task.cancel()
-        if self._checksum_proc is not None:
-            self._checksum_proc.kill()
-            self._checksum_proc.waitForFinished(2000)
-            self._checksum_proc = None
+        self._stop_checksum()
+
+    def _stop_checksum(self) -> None:
+        proc, self._checksum_proc = self._checksum_proc, None
+        if proc is not None:
+            proc.kill()
+            proc.waitForFinished(2000)
+            proc.deleteLater()
