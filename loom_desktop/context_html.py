@@ -22,6 +22,7 @@ from .style import ERROR_COLOR, KIND_COLORS, NEW_BG, NEW_RULE, SHIELD_COLOR
 ROLE_RULE = {"user": "#7e57c2", "assistant": "#1e88e5", "tool": "#43a047"}
 
 FOLD = 1500
+OLD_FOLD = 300  # messages the model had already seen are folded sooner: the delta matters
 CONTEXT_TAIL = 6  # old messages shown before the new ones
 MAX_NEW = 40
 
@@ -50,13 +51,14 @@ def esc(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def folded(text: str, key: str, state: ViewState) -> str:
-    """Text in a <pre>, cut at FOLD characters with an unfold link."""
-    if len(text) <= FOLD or key in state.expanded:
-        return f"<pre>{esc(text)}</pre>"
-    rest = len(text) - FOLD
-    return (f"<pre>{esc(text[:FOLD])}…</pre>"
-            f"<a href='loom:expand:{key}'>show {rest:,} more characters</a>")
+def folded(text: str, key: str, state: ViewState, limit: int = FOLD, bg: str = "") -> str:
+    """Text in a <pre> (tinted ``bg``), cut at ``limit`` characters with an unfold link."""
+    style = f" style='background-color:{bg}'" if bg else ""
+    if len(text) <= limit or key in state.expanded:
+        return f"<pre{style}>{esc(text)}</pre>"
+    rest = len(text) - limit
+    return (f"<pre{style}>{esc(text[:limit])}…</pre>"
+            f"<p{style}><a href='loom:expand:{key}'>show {rest:,} more characters</a></p>")
 
 
 def pretty(value: Any) -> str:
@@ -76,16 +78,18 @@ def _message(m: Message, k: int, new: bool, state: ViewState, first_new: int) ->
     who = m.role + (f" · {m.name}" if m.name else "") + (f" ({m.source})" if m.source not in (
         "episode", "assistant", "tool") else "")
     tag = " <span class='tag'>NEW</span>" if new else ""
-    body = folded(pretty(m.text) if m.role == "tool" else m.text, f"m{k}", state) if m.text else ""
-    calls = "".join(f"<pre>→ {esc(call_text(c))}</pre>" for c in m.tool_calls)
-    # Qt's rich text ignores CSS backgrounds and borders on <div>: a one-row table
-    # with a coloured gutter cell is how a block gets a tint and a left rule.
-    bg = NEW_BG if new else "#ffffff"
-    rule = NEW_RULE if new else ROLE_RULE.get(m.role, "#cfd8dc")
+    text = pretty(m.text) if m.role == "tool" else m.text
+    # Qt's rich text tints <p>/<pre> blocks but not <div>s, and tables lay out twice
+    # as slowly: a message is a tinted header paragraph and tinted text blocks.
+    bg = NEW_BG if new else "#f7f9fa"
+    body = folded(text, f"m{k}", state, FOLD if new else OLD_FOLD, bg) if m.text else ""
+    calls = "".join(f"<pre style='background-color:{bg}'>→ {esc(call_text(c))}</pre>"
+                    for c in m.tool_calls)
+    rule = NEW_RULE if new else ROLE_RULE.get(m.role, "#90a4ae")
     anchor = "<a name='new'></a>" if new and k == first_new else ""
-    return (f"{anchor}<table width='100%' cellspacing=0 cellpadding=3 bgcolor='{bg}' "
-            f"style='margin-top:3px'><tr><td width=4 bgcolor='{rule}'></td><td>"
-            f"<span class='role'>{esc(who)}</span>{tag}{body}{calls}</td></tr></table>")
+    return (f"{anchor}<p style='background-color:{bg}; margin-top:6px'>"
+            f"<span style='color:{rule}'>▌</span><span class='role'>{esc(who)}</span>{tag}</p>"
+            f"{body}{calls}")
 
 
 def _frame_html(frame: Frame, state: ViewState) -> list[str]:

@@ -54,13 +54,13 @@ class TimelineWidget(pg.PlotWidget):
         self.markers = {bit: self._marker(plot, symbol, color) for bit, symbol, color in _MARKS}
         self.cursor = pg.InfiniteLine(0, angle=90, movable=True, pen=pg.mkPen("#111", width=2),
                                       hoverPen=pg.mkPen("#e53935", width=3))
-        plot.addItem(self.cursor)
+        plot.addItem(self.cursor, ignoreBounds=True)  # moving it must not re-run auto-range
         self.cursor.sigPositionChanged.connect(self._cursor_moved)
         self.scene().sigMouseClicked.connect(self._clicked)
         self._cost_view, self.cost_curve = self._cost_axis(plot)
         # Cache everything static as pixmaps: moving the cursor then repaints only itself.
         for item in (*(plot.getAxis(a) for a in ("left", "bottom", "right")),
-                     *self.markers.values(), self.cost_curve):
+                     *self.markers.values(), self.cost_curve.curve):
             item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     # -- construction ---------------------------------------------------------------
