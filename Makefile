@@ -1,7 +1,10 @@
 # Two commands do all the set-up on a fresh machine with Python >= 3.11, git and make:
 #   make run    - create .venv, install, open the app (the bundled sample when no FILE)
 #   make test   - create .venv, install with the dev extra, run the whole test suite
-PYTHON ?= $(shell command -v python3.13 || command -v python3.12 || command -v python3.11 || command -v python3)
+# The first interpreter that really runs and is >= 3.11 (a pyenv shim can exist
+# for a version that is not installed, so `command -v` alone is not enough).
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
+	$$p -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null && { echo $$p; break; }; done)
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
@@ -32,3 +35,18 @@ screenshot: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+# make package - build the one-folder app into dist/loom-desktop (PyInstaller, packaging/)
+PACKAGE_STAMP := $(VENV)/.installed-package
+
+$(PACKAGE_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[dev,package]"
+	touch $(PACKAGE_STAMP)
+
+.PHONY: package package-deps
+package-deps: $(PACKAGE_STAMP)
+
+package: $(PACKAGE_STAMP)
+	$(PY) -m PyInstaller --noconfirm --clean --log-level WARN \
+		--distpath dist --workpath build/pyinstaller packaging/loom-desktop.spec
+	@du -sh dist/loom-desktop

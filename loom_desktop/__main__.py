@@ -3,6 +3,11 @@
 Without a path the bundled sample trace opens, so the app always has something
 to show. ``--screenshot`` renders the real main window (offscreen when there is
 no display), writes a PNG and exits: for the README, bug reports and tests.
+
+One window per user: when Loom Desktop is already running, ``loom-desktop FILE``
+hands the files to it and exits 0 (:mod:`.single_instance`). ``--screenshot``
+never does: it is always a process of its own. ``--install-desktop-integration``
+registers the app and ``*.loom.json`` with the Linux desktop for this user.
 """
 
 from __future__ import annotations
@@ -10,7 +15,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+from . import __version__
+
+if TYPE_CHECKING:
+    from .app import LoomApplication
+    from .main_window import MainWindow
+    from .single_instance import InstanceServer
 
 EXIT_BAD_INPUT = 2
 
@@ -21,6 +33,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--screenshot", metavar="OUT.png", help="render the window to a PNG and exit")
     parser.add_argument("--step", type=int, default=None, help="step to show in the screenshot")
     parser.add_argument("--size", default="1400x860", help="window size for the screenshot, WxH")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    setup = parser.add_mutually_exclusive_group()
+    setup.add_argument("--install-desktop-integration", action="store_true",
+                       help="Linux: add the launcher entry, icon and *.loom.json type for this user")
+    setup.add_argument("--uninstall-desktop-integration", action="store_true",
+                       help="Linux: remove what --install-desktop-integration added")
     return parser.parse_args(argv)
 
 
@@ -60,30 +78,105 @@ def screenshot(window, paths: list[str], out: str, step: int | None, size: str) 
     return 0
 
 
+class Running:
+    """A GUI run: the window and the instance server, wired to the application's signals.
+
+    ``close`` undoes the wiring, so a test can start one on pytest-qt's shared app.
+    """
+
+    def __init__(self, app: LoomApplication, window: MainWindow,
+                 server: InstanceServer | None) -> None:
+        self.app, self.window, self.server = app, window, server
+        app.open_requested.connect(window.open_path)
+        app.raise_requested.connect(self._raise)
+        if server is not None:
+            server.setParent(app)
+            server.paths_received.connect(app.accept_handover)
+
+    def _raise(self) -> None:
+        from .app import bring_to_front
+
+        bring_to_front(self.window)
+
+    def close(self) -> None:
+        """Stop serving, unwire and close the window."""
+        if self.server is not None:
+            self.server.paths_received.disconnect(self.app.accept_handover)
+            self.server.close()
+            self.server.deleteLater()
+        self.app.open_requested.disconnect(self.window.open_path)
+        self.app.raise_requested.disconnect(self._raise)
+        if self.window.isVisible():  # after app.exec() it was closed already: save once
+            self.window.close()
+
+
+SAMPLE_GRACE_MS = 250  # macOS sends the double-clicked file as an event just after start
+
+
+def start_gui(app: LoomApplication, paths: list[str], server: InstanceServer | None,
+              sample: str | None = None) -> Running:
+    """Show the main window with ``paths`` open (queued macOS open events too).
+
+    With no paths, ``sample`` opens only if no open event arrived meanwhile: a
+    Finder double-click starts the app without arguments and then sends the file.
+    """
+    from PySide6.QtCore import QTimer
+
+    from .main_window import MainWindow
+
+    running = Running(app, MainWindow(), server)
+    for path in paths:
+        app.request_open(path)
+    app.start_listening()
+    running.window.show()
+    if not paths and sample:
+        window = running.window
+        QTimer.singleShot(SAMPLE_GRACE_MS,
+                          lambda: window.tabs.count() == 0 and window.open_path(sample))
+    return running
+
+
+def _integrate(install: bool) -> int:
+    if not sys.platform.startswith("linux"):
+        print("loom-desktop: desktop integration is installed by the macOS app bundle or the "
+              "Windows installer (see packaging/); this flag is for Linux", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    from .integration import linux
+
+    return linux.install() if install else linux.uninstall()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.install_desktop_integration or args.uninstall_desktop_integration:
+        return _integrate(args.install_desktop_integration)
     if args.screenshot and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import loom_desktop  # noqa: F401  (pins pyqtgraph to PySide6 first)
 
     from .app import LoomApplication, quiet_qt_noise
-    from .main_window import MainWindow
     from .resources import sample_trace
 
-    paths = args.paths or [str(sample_trace())]
     quiet_qt_noise()
     app = LoomApplication(sys.argv[:1])
-    window = MainWindow()
-    if args.screenshot:
-        code = screenshot(window, paths, args.screenshot, args.step, args.size)
+    if args.screenshot:  # always its own process: never hands over, never serves
+        from .main_window import MainWindow
+
+        window = MainWindow()
+        code = screenshot(window, args.paths or [str(sample_trace())], args.screenshot,
+                          args.step, args.size)
         window.close()
         return code
-    app.open_requested.connect(window.open_path)
-    for path in paths:
-        app.request_open(path)
-    app.start_listening()
-    window.show()
+    from .single_instance import InstanceServer, claim, server_name
+
+    paths = [os.path.abspath(p) for p in args.paths]  # the running instance has another cwd
+    claimed = claim(server_name(), paths)
+    if claimed is True:
+        return 0
+    server = claimed if isinstance(claimed, InstanceServer) else None
+    running = start_gui(app, paths, server, sample=str(sample_trace()))
     code = app.exec()
+    running.close()
     from .workers import wait_for_pool
 
     wait_for_pool(5000)

@@ -1,20 +1,31 @@
 """The application object: every request to open a file becomes one signal.
 
 macOS delivers Finder opens as ``QFileOpenEvent`` (possibly before any window
-exists); command-line paths and, later, a second instance's paths join the same
-``open_requested`` signal. Events that arrive before someone listens are queued.
+exists); command-line paths and a second instance's paths (see
+:mod:`.single_instance`) join the same ``open_requested`` signal. Events that
+arrive before someone listens are queued.
+
+The application also carries the identity launchers match windows by: the
+desktop file name (Wayland app id, KDE/GTK hints) and, on X11, the ``WM_CLASS``
+instance name, both equal to the ``.desktop`` basename from
+:mod:`.integration.description`, plus the window icon.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from PySide6.QtCore import QEvent, QtMsgType, Signal, qInstallMessageHandler
-from PySide6.QtGui import QFileOpenEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QFileOpenEvent, QIcon
+from PySide6.QtWidgets import QApplication, QWidget
+
+from . import __version__
+from .integration.description import APP, ICON_SIZES
+from .resources import resources_dir
 
 
-_NOISE = ("propagateSizeHints",)  # the offscreen platform's harmless complaint
+_NOISE = ("propagateSizeHints", "does not support raise()")  # offscreen platform chatter
 
 
 def _qt_message(kind: QtMsgType, _context: object, message: str) -> None:
@@ -28,16 +39,41 @@ def quiet_qt_noise() -> None:
     qInstallMessageHandler(_qt_message)
 
 
+def app_icon() -> QIcon:
+    """The application icon at every rendered size (PNGs: no SVG plugin needed when frozen)."""
+    icon = QIcon()
+    for size in ICON_SIZES:
+        path = resources_dir() / "icons" / f"{APP.app_id}-{size}.png"
+        if path.is_file():
+            icon.addFile(str(path))
+    return icon
+
+
+def bring_to_front(window: QWidget) -> None:
+    """Un-minimise, raise and activate ``window`` (the window manager may still refuse focus)."""
+    if window.isMinimized():
+        window.showNormal()
+    window.show()
+    window.raise_()
+    window.activateWindow()
+
+
 class LoomApplication(QApplication):
     """QApplication with a single ``open_requested(path)`` entry point."""
 
     open_requested = Signal(str)
+    raise_requested = Signal()  # a second launch wants the window in front
 
     def __init__(self, argv: list[str]) -> None:
+        # X11 takes the WM_CLASS instance from argv[0] ("__main__.py" under python -m)
+        # unless RESOURCE_NAME says otherwise; launchers match it to StartupWMClass.
+        os.environ.setdefault("RESOURCE_NAME", APP.app_id)
         super().__init__(argv)
-        self.setApplicationName("Loom Desktop")
+        self.setApplicationName(APP.name)
+        self.setApplicationVersion(__version__)
         self.setOrganizationName("loom-desktop")
-        self.setDesktopFileName("loom-desktop")
+        self.setDesktopFileName(APP.app_id)
+        self.setWindowIcon(app_icon())
         self._pending: list[str] = []
         self._listening = False
 
@@ -47,6 +83,14 @@ class LoomApplication(QApplication):
         pending, self._pending = self._pending, []
         for path in pending:
             self.open_requested.emit(path)
+
+    def accept_handover(self, paths: list[str], activation_token: str | None = None) -> None:
+        """Another launch's files: open each like a command-line path, then come to the front."""
+        if activation_token:  # Wayland lets the window take focus with the launcher's token
+            os.environ["XDG_ACTIVATION_TOKEN"] = activation_token
+        for path in paths:
+            self.request_open(path)
+        self.raise_requested.emit()
 
     def request_open(self, path: str) -> None:
         if self._listening:

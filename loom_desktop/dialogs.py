@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QMessageBox, QWidget
+import platform
+
+from PySide6 import __version__ as pyside_version
+from PySide6.QtCore import qVersion
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 SHORTCUTS = (
     ("← / →", "previous / next step"),
@@ -28,11 +32,20 @@ def show_shortcuts(parent: QWidget) -> QMessageBox:
     return box
 
 
-def show_about(parent: QWidget, version: str) -> QMessageBox:
-    text = (f"<h3>Loom Desktop {version}</h3>"
+def about_html(version: str) -> str:
+    """The About text: what the app is, and the versions a bug report needs."""
+    return (f"<h3>Loom Desktop {version}</h3>"
             "<p>A native, offline time-travel debugger for AI agent runs.</p>"
-            "<p>Reads and writes the loom-harness trace, journal and wirelog formats.</p>")
-    box = QMessageBox(QMessageBox.Icon.Information, "About Loom Desktop", text,
+            "<p>Reads and writes the loom-harness trace, journal and wirelog formats.</p>"
+            f"<p><small>Qt {qVersion()} · PySide6 {pyside_version} · "
+            f"Python {platform.python_version()}</small></p>")
+
+
+def show_about(parent: QWidget, version: str) -> QMessageBox:
+    box = QMessageBox(QMessageBox.Icon.Information, "About Loom Desktop", about_html(version),
                       QMessageBox.StandardButton.Ok, parent)
+    icon = QApplication.windowIcon()  # the application icon, when the app has set one
+    if not icon.isNull():
+        box.setIconPixmap(icon.pixmap(64, 64))
     box.open()
     return box

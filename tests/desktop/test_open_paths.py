@@ -66,3 +66,29 @@ def test_timeline_click_and_row_selection_move_the_session(qtbot, open_and_wait,
     assert int(round(view.timeline_widget.cursor.value())) == 4
     view.timeline_widget.cursor.setValue(11.2)  # dragging the cursor
     assert view.session.step == 11
+
+
+def test_sample_opens_only_when_no_file_arrives(qtbot, qapp, sample: Path, tmp_path: Path) -> None:
+    """A Finder double-click starts the app without arguments, then sends the file."""
+    from loom_desktop.__main__ import SAMPLE_GRACE_MS, start_gui
+
+    other = tmp_path / "clicked.loom.json"
+    shutil.copy(sample, other)
+    running = start_gui(qapp, [], None, sample=str(sample))
+    qtbot.addWidget(running.window)
+    try:
+        qapp.event(QFileOpenEvent(str(other)))
+        qtbot.wait(SAMPLE_GRACE_MS + 200)
+        tabs = running.window.tabs
+        assert [tabs.tabText(i) for i in range(tabs.count())] == ["clicked.loom.json"]
+        qtbot.waitUntil(lambda: running.window.current().complete, timeout=10_000)
+    finally:
+        running.close()
+    running = start_gui(qapp, [], None, sample=str(sample))
+    qtbot.addWidget(running.window)
+    try:
+        qtbot.waitUntil(lambda: running.window.tabs.count() == 1, timeout=5000)
+        assert running.window.tabs.tabText(0) == "sample.loom.json"
+        qtbot.waitUntil(lambda: running.window.current().complete, timeout=10_000)
+    finally:
+        running.close()
