@@ -43,13 +43,25 @@ def _print_timeline(doc: Any) -> None:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    from .loader import load
+    from .fastcheck import ParallelChecksum
+    from .loader import load_bytes, read_bytes
     from .summary import summarize
     from .trace import checksum_state
 
-    doc = load(args.path)
+    data = read_bytes(args.path)
+    # Most of the checksum runs in a forked child while this process loads and sums up.
+    job = ParallelChecksum.start(data, child_share=0.65) if args.json else None
+    try:
+        doc = load_bytes(data, args.path)
+    except BaseException:
+        if job is not None:
+            job.result()  # reap the child
+        raise
     if args.json:
-        print(json.dumps(summarize(doc, checksum_state(doc)), ensure_ascii=False))
+        computed = job.result() if job is not None and doc.format == "trace" else None
+        if job is not None and doc.format != "trace":
+            job.result()
+        print(json.dumps(summarize(doc, checksum_state(doc, computed)), ensure_ascii=False))
         return 0
     _print_timeline(doc)
     state = checksum_state(doc)

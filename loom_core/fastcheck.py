@@ -61,42 +61,69 @@ def _read_halves(read_fd: int, count: int) -> list[bytes]:
     return parts
 
 
+class ParallelChecksum:
+    """A checksum whose bulk is being computed by a forked child while the caller works.
+
+    :meth:`start` forks at once, handing the child ``child_share`` of every bulky
+    list; :meth:`result` computes the rest in this process, then joins. Starting
+    before loading the document lets the load and most of the checksum overlap.
+    """
+
+    def __init__(self, top: dict[str, msgspec.Raw], splits: dict[str, tuple[list, list]],
+                 pid: int, read_fd: int) -> None:
+        self.top, self.splits, self.pid, self.read_fd = top, splits, pid, read_fd
+
+    @classmethod
+    def start(cls, data: bytes, child_share: float = 0.5) -> "ParallelChecksum | None":
+        """Fork the child, or None when this process should use the serial path."""
+        if not hasattr(os, "fork") or len(data) < MIN_PARALLEL_BYTES or \
+                threading.active_count() > 1:
+            return None  # forking a threaded process is unsafe; small files are fast anyway
+        with gc_paused():
+            try:
+                top = _top.decode(data)
+                bulky = {k: _items.decode(top[k]) for k in _BULKY if k in top}
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                return None
+            splits = {k: (v[: int(len(v) * (1 - child_share))], v[int(len(v) * (1 - child_share)):])
+                      for k, v in bulky.items()}
+            read_fd, write_fd = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read_fd)
+                _child(write_fd, [second for _first, second in splits.values()])
+            os.close(write_fd)
+        return cls(top, splits, pid, read_fd)
+
+    def result(self) -> str | None:
+        """``sha256:…`` of the trace without its checksum, or None (use the serial path)."""
+        top, splits = self.top, self.splits
+        with gc_paused():
+            try:
+                firsts = {k: _canon_items(first) for k, (first, _second) in splits.items()}
+                small = {k: _canon(_generic.decode(v)) for k, v in top.items()
+                         if k not in splits and k != "checksum"}
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                os.close(self.read_fd)  # the child's writes now fail and it exits
+                os.waitpid(self.pid, 0)
+                return None
+            seconds = dict(zip(splits, _read_halves(self.read_fd, len(splits))))
+            _, status = os.waitpid(self.pid, 0)
+        if status != 0:
+            return None
+        digest = hashlib.sha256(b"{")
+        for n, key in enumerate(sorted(k for k in top if k != "checksum")):
+            digest.update((", " if n else "").encode() + _canon(key) + b": ")
+            if key in splits:
+                first, second = firsts[key], seconds[key]
+                digest.update(b"[" + first + (b", " if first and second else b"") + second + b"]")
+            else:
+                digest.update(small[key])
+        digest.update(b"}")
+        return CHECKSUM_PREFIX + digest.hexdigest()
+
+
 def parallel_checksum(data: bytes) -> str | None:
     """``sha256:…`` of ``data`` (a trace) without its checksum, or None to use the serial path."""
-    if not hasattr(os, "fork") or len(data) < MIN_PARALLEL_BYTES or threading.active_count() > 1:
-        return None  # forking a threaded process is unsafe; small files are fast anyway
-    with gc_paused():
-        try:
-            top = _top.decode(data)
-            bulky = {k: _items.decode(top[k]) for k in _BULKY if k in top}
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return None
-        splits = {k: (v[: len(v) // 2], v[len(v) // 2:]) for k, v in bulky.items()}
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_fd)
-            _child(write_fd, [second for _first, second in splits.values()])
-        os.close(write_fd)
-        try:
-            firsts = {k: _canon_items(first) for k, (first, _second) in splits.items()}
-            small = {k: _canon(_generic.decode(v)) for k, v in top.items()
-                     if k not in splits and k != "checksum"}
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            os.close(read_fd)  # the child's writes now fail and it exits
-            os.waitpid(pid, 0)
-            return None
-        seconds = dict(zip(splits, _read_halves(read_fd, len(splits))))
-        _, status = os.waitpid(pid, 0)
-    if status != 0:
-        return None
-    digest = hashlib.sha256(b"{")
-    for n, key in enumerate(sorted(k for k in top if k != "checksum")):
-        digest.update((", " if n else "").encode() + _canon(key) + b": ")
-        if key in splits:
-            first, second = firsts[key], seconds[key]
-            digest.update(b"[" + first + (b", " if first and second else b"") + second + b"]")
-        else:
-            digest.update(small[key])
-    digest.update(b"}")
-    return CHECKSUM_PREFIX + digest.hexdigest()
+    job = ParallelChecksum.start(data)
+    return job.result() if job is not None else None

@@ -160,7 +160,7 @@ def source_dict(doc: Document) -> dict[str, Any]:
             return json.loads(doc.source)
 
 
-def checksum_state(doc: Document) -> str:
+def checksum_state(doc: Document, computed: str | None = None) -> str:
     """``valid`` / ``mismatch`` / ``absent`` as §2.2 defines them.
 
     Costs a full decode and canonical re-serialisation, which is why the GUI runs
@@ -171,7 +171,8 @@ def checksum_state(doc: Document) -> str:
         return "absent"
     from .fastcheck import parallel_checksum
 
-    computed = parallel_checksum(doc.source) if doc.source is not None else None
+    if computed is None and doc.source is not None:
+        computed = parallel_checksum(doc.source)
     if computed is None:
         computed = checksum(source_dict(doc))
     return "valid" if computed == stored else "mismatch"
