@@ -104,10 +104,26 @@ class Timeline:
         return "episode" if e < 0 else (self.doc.effects[e].kind or "")
 
     def steps_of_kind(self, step: int) -> tuple[int | None, int | None]:
-        """Previous and next step with the same kind name as ``step``."""
-        name = self.kind_name(step)
-        prev = next((s for s in range(step - 1, -1, -1) if self.kind_name(s) == name), None)
-        nxt = next((s for s in range(step + 1, len(self)) if self.kind_name(s) == name), None)
+        """Previous and next step with the same kind name as ``step`` (``tool:x`` exact).
+
+        Candidates come from the kind-code array's C-level ``index``; only they are
+        compared by name, so a jump costs little even in a 100,000-step run.
+        """
+        code, name = self.kind[step], self.kind_name(step)
+
+        def find(codes: array, to_step: Any) -> int | None:
+            start = 0
+            while True:
+                try:
+                    i = codes.index(code, start)
+                except ValueError:
+                    return None
+                if self.kind_name(to_step(i)) == name:
+                    return to_step(i)
+                start = i + 1
+
+        nxt = find(self.kind[step + 1:], lambda i: step + 1 + i)
+        prev = find(self.kind[:step][::-1], lambda i: step - 1 - i)
         return prev, nxt
 
 
