@@ -8,7 +8,8 @@ bytes; ``core_load_s`` loom_core loading them into its structures;
 ``ready_s`` from GUI process start to the first screen of steps / to the whole
 run being interactive; ``scrub_ms_p99`` one step move end to end (session,
 list, timeline cursor, context view, repaint) at positions spread over the run;
-``peak_rss_mb`` of the GUI process; ``summary_s`` the headless ``summary --json``
+``peak_rss_mb`` of the GUI process (Qt included) and ``core_peak_rss_mb`` of a
+headless load; ``summary_s`` the headless ``summary --json``
 process vs ``json_process_s`` a process that only does ``json.load``; and
 loom-harness's ``Run.load`` on the same file when it is installed.
 """
@@ -67,6 +68,22 @@ def headless(path: Path) -> dict[str, float]:
     return out
 
 
+_CORE_RSS = """
+import resource, sys
+sys.path.insert(0, {root!r})
+from loom_core.progressive import load_progressive
+load_progressive({path!r})
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def core_rss(path: Path) -> dict[str, float]:
+    """Peak memory of a headless process that loads the trace and builds its timeline."""
+    code = _CORE_RSS.format(root=str(ROOT), path=str(path))
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return {"core_peak_rss_mb": float(out.stdout.strip())}
+
+
 def processes(path: Path) -> dict[str, float]:
     py = sys.executable
     plain = _median(lambda: subprocess.run([py, "-c", f"import json; json.load(open({str(path)!r}))"],
@@ -111,6 +128,7 @@ def main() -> int:
     if not args.no_gui:
         result.update(gui(path))
     result.update(processes(path))
+    result.update(core_rss(path))
     result.update(harness(path))
     result["ratio_core_to_parse"] = result["core_load_s"] / result["json_parse_s"]
     result["ratio_summary_to_json_process"] = result["summary_s"] / result["json_process_s"]
@@ -118,6 +136,7 @@ def main() -> int:
         result["ratio_core_to_harness"] = result["core_load_s"] / result["harness_load_s"]
     if "peak_rss_mb" in result:
         result["ratio_rss_to_file"] = result["peak_rss_mb"] / size_mb
+    result["ratio_core_rss_to_file"] = result["core_peak_rss_mb"] / size_mb
     rounded = {k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}
     print(json.dumps(rounded))
     return 0
