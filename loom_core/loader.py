@@ -74,10 +74,23 @@ def sniff_format(path: str | Path, limit: int = 1 << 20) -> str | None:
     return detect_format(head) if _NONBLANK.search(head) else "journal"
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """Read a file, turning OS errors into a :class:`LoadError` with the cause."""
+def _read_buffer(path: str | Path) -> bytearray:
+    with open(path, "rb") as fh:
+        buf = bytearray(os.fstat(fh.fileno()).st_size)
+        got = fh.readinto(buf)
+        if got < len(buf):  # the file shrank meanwhile
+            del buf[got:]
+        buf += fh.read()  # or grew
+        return buf
+
+
+def read_bytes(path: str | Path, mutable: bool = False) -> bytes:
+    """Read a file, turning OS errors into a :class:`LoadError` with the cause.
+
+    ``mutable`` returns a bytearray (see :mod:`loom_core.progressive` for why).
+    """
     try:
-        return Path(path).read_bytes()
+        return _read_buffer(path) if mutable else Path(path).read_bytes()  # type: ignore[return-value]
     except FileNotFoundError as err:
         raise LoadError(path, "no such file") from err
     except IsADirectoryError as err:

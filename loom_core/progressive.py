@@ -109,14 +109,28 @@ def _layout_chunks(data: bytes, log: msgspec.Raw) -> list[tuple[int, int]] | Non
     return list(zip(cuts[::2], cuts[1::2]))
 
 
-def _decode_ranges(path: str, data: bytes, ranges: list[tuple[int, int]],
+def _decode_ranges(path: str, data: bytearray, ranges: list[tuple[int, int]],
                    progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> list[Any]:
+    """Decode each range of entries as a list, in place.
+
+    Why in place: the effects' raw payloads are views into the buffer they were
+    decoded from, so decoding a copy of each chunk would keep a second copy of the
+    whole log alive. Instead the separator bytes just outside a chunk (indentation
+    before, a comma or newline after) are swapped for ``[`` and ``]`` while that
+    chunk is decoded from a view of the file's own buffer, then put back.
+    """
+    view = memoryview(data)
     effects: list[Any] = []
     for n, (a, b) in enumerate(ranges):
         if cancelled():
             raise Cancelled()
-        with gc_paused():
-            effects.extend(_log_decoder.decode(b"[" + data[a:b] + b"]"))
+        before, after = data[a - 1], data[b]
+        data[a - 1], data[b] = 0x5B, 0x5D  # "[" and "]"
+        try:
+            with gc_paused():
+                effects.extend(_log_decoder.decode(view[a - 1:b + 1]))
+        finally:
+            data[a - 1], data[b] = before, after
         progress(n + 1, len(ranges))
     return effects
 
@@ -125,7 +139,7 @@ def load_progressive(path: str, on_head: Callable[[Loaded], None] | None = None,
                      progress: Callable[[int, int], None] = lambda _d, _t: None,
                      cancelled: Callable[[], bool] = lambda: False) -> Loaded:
     """Load ``path`` fully, calling ``on_head`` first with a preview when the file is big."""
-    data = read_bytes(path)
+    data = read_bytes(path, mutable=True)
     if len(data) < SMALL_BYTES or detect_format(data) != "trace":
         doc = load_bytes(data, path)
         return Loaded(doc, build_timeline(doc))
