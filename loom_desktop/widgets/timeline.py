@@ -41,7 +41,10 @@ class TimelineWidget(pg.PlotWidget):
         super().__init__(parent, background="w")
         self.setMinimumHeight(150)
         self.timeline: Timeline | None = None
+        self._auto_range = True
+        self._setting_range = False
         plot = self.getPlotItem()
+        plot.getViewBox().sigRangeChangedManually.connect(self._user_ranged)
         plot.setMouseEnabled(x=True, y=False)
         plot.hideButtons()
         plot.showGrid(x=False, y=True, alpha=0.15)
@@ -99,7 +102,6 @@ class TimelineWidget(pg.PlotWidget):
     # -- data -----------------------------------------------------------------------
     def set_timeline(self, tl: Timeline) -> None:
         """Feed every plot item from the timeline's arrays (no item is created)."""
-        first = self.timeline is None or len(self.timeline) == 0
         self.timeline = tl
         n = len(tl)
         tokens = _copy(tl.tokens_in, np.int64) + _copy(tl.tokens_out, np.int64)
@@ -109,8 +111,13 @@ class TimelineWidget(pg.PlotWidget):
                            _copy(tl.depth, np.uint16), lane)
         self._set_markers(tl, height)
         self._set_cost(tl)
-        if first:
+        if self._auto_range and n:
+            # Until the user zooms or pans, show the whole run (the first INITIAL_SPAN
+            # steps of a long one); a live run's growth widens the view with it.
+            self._setting_range = True
             self.setXRange(-0.5, min(n, INITIAL_SPAN) - 0.5, padding=0.01)
+            self._setting_range = False
+            self._auto_range = n < INITIAL_SPAN
 
     def _set_markers(self, tl: Timeline, height: np.ndarray) -> None:
         flags = _copy(tl.flags, np.uint8)
@@ -129,6 +136,9 @@ class TimelineWidget(pg.PlotWidget):
             self.getPlotItem().setLabel("right", "cumulative tokens (cost unknown)")
         self.cost_curve.setData(xs, ys)
         self._cost_view.enableAutoRange(axis="y")
+
+    def _user_ranged(self, *_args) -> None:
+        self._auto_range = False
 
     # -- cursor -----------------------------------------------------------------------
     def set_cursor(self, step: int) -> None:

@@ -82,6 +82,8 @@ def test_follow_tail_turns_off_when_looking_back_and_end_turns_it_on(qtbot, wind
     qtbot.waitUntil(lambda: view.model.rowCount() == 22, timeout=15_000)
     qtbot.waitUntil(lambda: view.session.step == 21, timeout=5000)
     assert view.live.following
+    (x0, x1), _ = view.timeline_widget.getPlotItem().getViewBox().viewRange()
+    assert x0 <= 0 and x1 >= 21, "a short live run is shown whole as it grows"
     view.session.set_step(5)  # the user scrubs back
     assert not view.live.following
     qtbot.waitUntil(lambda: view.context_view.step == 5, timeout=5000)
