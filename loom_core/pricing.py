@@ -23,6 +23,8 @@ AS_OF = "2026-11-01"
 # model id: (input USD / 1M tokens, output USD / 1M tokens)
 PRICES: dict[str, tuple[float, float]] = {
     # Anthropic
+    "claude-opus-4-6": (5.0, 25.0),
+    "claude-sonnet-4-6": (3.0, 15.0),
     "claude-opus-4-5": (5.0, 25.0),
     "claude-opus-4-1": (15.0, 75.0),
     "claude-opus-4": (15.0, 75.0),
