@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-AS_OF = "2026-11-01"
+AS_OF = "2026-03-21"  # the newest published list these rows were checked against
 
 # model id: (input USD / 1M tokens, output USD / 1M tokens)
 PRICES: dict[str, tuple[float, float]] = {
