@@ -112,8 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=cmd_convert)
     from .watch_cli import add_watch_command
+    from .proxy.commands import add_proxy_commands
 
     add_watch_command(sub)
+    add_proxy_commands(sub)
     return parser
 
 

@@ -1,9 +1,12 @@
 """Turn recorded HTTP exchanges into loom effects (loom-format.md §6.3, §6.4).
 
-The same algorithm serves converting a crashed proxy's ``.wirelog`` and, later,
-our own recording proxy: every exchange (request, final response) appends the
-tool effects for results that first appear in the request, then one model effect
-for the response. Both Anthropic Messages and OpenAI Chat Completions shapes.
+The same algorithm serves converting a crashed proxy's ``.wirelog`` and our own
+recording proxy (:mod:`loom_core.proxy`): every exchange (request, final response)
+appends the tool effects for results that first appear in the request, then one
+model effect for the response. Anthropic Messages, OpenAI Chat Completions and --
+unlike loom-harness, which records it as an empty Anthropic message (§13.7) -- the
+OpenAI Responses API (``input`` items, ``function_call`` / ``*_call_output`` paired
+by ``call_id``, ``instructions`` as the system prompt).
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ _VOLATILE = re.compile(
     re.IGNORECASE,
 )
 _REMINDER = re.compile(r"^\s*<(system-reminder|environment_details|context)\b", re.IGNORECASE)
+# Responses API agents (Codex) send their environment/instructions as user messages
+# wrapped in one tag; such a message is context, not something the user asked.
+_WRAPPED = re.compile(r"^\s*<(environment_context|user_instructions|system-reminder|"
+                      r"environment_details|context)\b[\s\S]*>\s*$", re.IGNORECASE)
 
 
 def proxy_sys_hash(system: str) -> str:
@@ -43,6 +50,34 @@ def is_openai(response: dict[str, Any]) -> bool:
     return "choices" in response
 
 
+def is_responses(response: dict[str, Any]) -> bool:
+    """An OpenAI Responses API object (``object: "response"``, an ``output`` list)."""
+    return response.get("object") == "response" or (
+        isinstance(response.get("output"), list) and "choices" not in response
+        and "content" not in response)
+
+
+def dialect_of(response: dict[str, Any]) -> str:
+    """``responses``, ``openai`` (chat) or ``anthropic``, from the response shape."""
+    if is_responses(response):
+        return "responses"
+    return "openai" if is_openai(response) else "anthropic"
+
+
+def model_dialect(response: Any) -> str | None:
+    """The dialect of a *model* response, or None for anything else (token counts,
+    embeddings, file objects...), which a recording proxy forwards but does not record."""
+    if not isinstance(response, dict):
+        return None
+    if is_responses(response):
+        return "responses"
+    if isinstance(response.get("choices"), list):
+        return "openai"
+    if response.get("type") == "message" or isinstance(response.get("content"), list):
+        return "anthropic"
+    return None
+
+
 def _decode_args(arguments: Any) -> dict[str, Any]:
     if isinstance(arguments, dict):
         return arguments
@@ -53,9 +88,40 @@ def _decode_args(arguments: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _responses_call(item: dict[str, Any]) -> dict[str, Any]:
+    """A Responses API ``*_call`` output item as a loom tool_call (id = ``call_id``)."""
+    kind = str(item.get("type") or "")
+    if kind == "function_call":
+        args = _decode_args(item.get("arguments"))
+    elif isinstance(item.get("input"), str):  # custom_tool_call: free-form input
+        args = {"input": item["input"]}
+    else:  # local_shell_call & co: the action object is the input
+        args = item.get("action") if isinstance(item.get("action"), dict) else {}
+    name = item.get("name") or kind.removesuffix("_call")
+    return {"id": str(item.get("call_id") or ""), "name": str(name), "input": args}
+
+
+def _responses_result(response: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    text, calls = "", []
+    for item in response.get("output") or []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "message":
+            text += "".join(p.get("text") or "" for p in item.get("content") or []
+                            if isinstance(p, dict) and p.get("type") == "output_text")
+        elif str(item.get("type") or "").endswith("_call") and item.get("call_id"):
+            calls.append(_responses_call(item))
+    return text, calls
+
+
 def response_to_result(response: dict[str, Any]) -> dict[str, Any]:
     """The model effect ``result`` for one (final, screened) response (§1.4)."""
-    if is_openai(response):
+    if is_responses(response):
+        text, calls = _responses_result(response)
+        usage = response.get("usage") or {}
+        tokens = {"input_tokens": usage.get("input_tokens", 0) or 0,
+                  "output_tokens": usage.get("output_tokens", 0) or 0}
+    elif is_openai(response):
         choices = response.get("choices") or [{}]
         message = (choices[0] or {}).get("message") or {}
         text = message.get("content") if isinstance(message.get("content"), str) else ""
@@ -82,10 +148,23 @@ def _episode_of(content: Any) -> str:
     """The user text a message contributes (§6.4): reminders dropped unless all are."""
     if isinstance(content, str):
         return content
-    texts = [b.get("text") or "" for b in content or []
-             if isinstance(b, dict) and b.get("type") == "text" and b.get("text")]
+    texts = [b.get("text") or "" for b in content or []  # input_text: Responses API parts
+             if isinstance(b, dict) and b.get("type") in ("text", "input_text") and b.get("text")]
     kept = [t for t in texts if not _REMINDER.match(t)] or texts
     return kept[-1] if kept else ""
+
+
+def _tool_name(tool: dict[str, Any], dialect: str) -> str:
+    if dialect == "responses":  # flat function tools; built-in tools only have a type
+        return str(tool.get("name") or tool.get("type") or "")
+    return (tool.get("function") or tool).get("name", "")
+
+
+def _message_count(request: dict[str, Any], dialect: str) -> int:
+    if dialect == "responses":
+        items = request.get("input")
+        return len(items) if isinstance(items, list) else int(bool(items))
+    return len(request.get("messages") or [])
 
 
 @dataclass
@@ -118,6 +197,29 @@ class WireRecorder:
         if text and text not in self.episodes:
             self.episodes.append(text)
 
+    def _scan_responses(self, request: dict[str, Any]) -> str:
+        """Responses API request: ``instructions`` + ``input`` (a string or a list of items)."""
+        items = request.get("input")
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+        system = ""
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, dict):
+                continue
+            kind, role = str(item.get("type") or "message"), item.get("role")
+            if kind.endswith("_call_output"):
+                self._tool_result(str(item.get("call_id") or ""), item.get("output"))
+            elif kind.endswith("_call") and item.get("call_id"):  # replayed history
+                self._names.setdefault(str(item["call_id"]), _responses_call(item)["name"])
+            elif kind == "message" and role in ("system", "developer"):
+                system = flatten(item.get("content"))
+            elif kind == "message" and role == "user":
+                text = _episode_of(item.get("content"))
+                if not _WRAPPED.match(text):
+                    self._episode(text)
+        instructions = request.get("instructions")
+        return instructions if isinstance(instructions, str) and instructions else system
+
     def _scan(self, request: dict[str, Any], openai: bool) -> str:
         system = "" if openai else flatten(request.get("system"))
         for msg in request.get("messages") or []:
@@ -139,18 +241,21 @@ class WireRecorder:
     def record(self, request: dict[str, Any], response: dict[str, Any],
                shield_events: list[dict[str, Any]] | None = None) -> None:
         """Append one successful exchange (request as forwarded, response as delivered)."""
-        openai = is_openai(response)
+        dialect = dialect_of(response)
         if request.get("model"):
             self.model = str(request["model"])
-        system = self._scan(request, openai)
+        if dialect == "responses":
+            system = self._scan_responses(request)
+        else:
+            system = self._scan(request, dialect == "openai")
         sys_hash = proxy_sys_hash(system)
         if system:
             self.system = system
             self.systems.setdefault(sys_hash, system)
-        tools = sorted((t.get("function") or t).get("name", "") for t in request.get("tools") or []
+        tools = sorted(_tool_name(t, dialect) for t in request.get("tools") or []
                        if isinstance(t, dict))
         meta = {"sys_hash": sys_hash, "sys_head": system[:160], "tools": tools,
-                "model": request.get("model", ""), "msgs": len(request.get("messages") or [])}
+                "model": request.get("model", ""), "msgs": _message_count(request, dialect)}
         result = response_to_result(response)
         for call in result["tool_calls"]:
             self._names[call["id"]] = call["name"]

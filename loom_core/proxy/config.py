@@ -1,0 +1,139 @@
+"""Proxy configuration: the flags of loom-harness's ``loom proxy`` (loom-format.md §6.1).
+
+Why a dataclass and not the argparse namespace: the GUI, the ``record`` runner and
+the tests build a proxy without a command line, and the shield engine consumes its
+part (:class:`ShieldConfig`) without knowing about argparse.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_TARGET = "https://api.anthropic.com"
+DEFAULT_SAVE = "session.loom.json"
+SHIELD_DEFAULTS = ("allow", "confirm", "deny")
+
+
+@dataclass
+class ShieldConfig:
+    """The shield flags, exactly as given; the shield engine (``loom_core.shield``)
+    turns them into rules. The proxy itself only reads :attr:`requested`."""
+
+    deny: list[str] = field(default_factory=list)
+    allow: list[str] = field(default_factory=list)
+    confirm: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)  # --rule: "after …: …" / "taint …: …"
+    profiles: list[str] = field(default_factory=list)
+    policies: list[str] = field(default_factory=list)  # --policy FILE (YAML or JSON)
+    default: str | None = None  # --shield-default; None = not given (loom: allow)
+    confirm_timeout: float = 300.0
+
+    @property
+    def requested(self) -> bool:
+        """True when any shield flag asks for screening."""
+        return bool(self.deny or self.allow or self.confirm or self.rules or self.profiles
+                    or self.policies or self.default not in (None, "allow"))
+
+
+@dataclass
+class ProxyConfig:
+    """Everything one proxy process needs; see :func:`add_proxy_flags` for meanings."""
+
+    host: str = "127.0.0.1"
+    port: int = 8788
+    target: str = DEFAULT_TARGET
+    save: str = DEFAULT_SAVE
+    replay: str | None = None
+    max_body_mb: float = 64.0  # 0 = no cap
+    upstream_timeout: float = 600.0
+    scrub: bool = False
+    ready_file: str | None = None
+    save_interval: float = 2.0  # seconds between background trace writes
+    freeze_gc: bool = False  # gc.freeze() after saves: only in a process that is just a proxy
+    shield: ShieldConfig = field(default_factory=ShieldConfig)
+
+    @property
+    def max_body(self) -> int:
+        """The request-body cap in bytes (0 = none)."""
+        return int(self.max_body_mb * 1024 * 1024)
+
+
+@dataclass(frozen=True)
+class SessionPaths:
+    """The files of one recording, all derived from ``--save`` so a restart finds them.
+
+    ``journal``: the §5 journal the desktop tails; ``exchanges``: the exchange sidecar
+    (requests as deltas + responses, :mod:`.sidecar`); ``recovered``: where a crashed
+    previous session is compacted to (loom-harness's name, §6.6).
+    """
+
+    save: Path
+    base: str
+
+    @classmethod
+    def of(cls, save: str | Path) -> SessionPaths:
+        path = Path(save)
+        name = str(path)
+        base = name[: -len(".loom.json")] if name.endswith(".loom.json") else name
+        return cls(path, base)
+
+    @property
+    def journal(self) -> Path:
+        return Path(self.base + ".journal.jsonl")
+
+    @property
+    def exchanges(self) -> Path:
+        return Path(self.base + ".exchanges.jsonl")
+
+    @property
+    def recovered(self) -> Path:
+        suffix = ".recovered.loom.json" if str(self.save).endswith(".loom.json") else ".recovered"
+        return Path(self.base + suffix)
+
+
+def add_proxy_flags(p: argparse.ArgumentParser, record: bool = False) -> None:
+    """The flags shared by ``proxy`` and ``record`` (``record`` has no ``--replay``)."""
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=0 if record else 8788,
+                   help="port to listen on; 0 = pick a free one (printed at startup)")
+    p.add_argument("--target", default=DEFAULT_TARGET,
+                   help="upstream base URL without /v1; the request path is appended verbatim")
+    p.add_argument("--save", default=DEFAULT_SAVE, help="trace to write (default %(default)s)")
+    if not record:
+        p.add_argument("--replay", metavar="FILE",
+                       help="serve FILE's recorded responses in order; no upstream calls")
+    p.add_argument("--max-body-mb", type=float, default=64.0,
+                   help="refuse larger request bodies with 413 (0 = no cap)")
+    p.add_argument("--upstream-timeout", type=float, default=600.0,
+                   help="seconds to wait for the upstream to connect / send the next bytes")
+    p.add_argument("--scrub", action="store_true",
+                   help="redact secret-shaped strings in what is stored (the client gets real values)")
+    p.add_argument("--ready-file", metavar="PATH",
+                   help="write {port, pid, journal, save, ...} as JSON once listening")
+    p.add_argument("--save-interval", type=float, default=2.0, help=argparse.SUPPRESS)
+    g = p.add_argument_group("shield (screening of tool calls; consumed by loom_core.shield)")
+    g.add_argument("--deny", action="append", default=[], metavar="PATTERN")
+    g.add_argument("--allow", action="append", default=[], metavar="PATTERN")
+    g.add_argument("--confirm", action="append", default=[], metavar="PATTERN")
+    g.add_argument("--rule", action="append", default=[], metavar="RULE",
+                   help="sequence rule: 'after GLOB: deny GLOB, ...' or 'taint GLOB: ...'")
+    g.add_argument("--profile", action="append", default=[], metavar="NAME")
+    g.add_argument("--policy", action="append", default=[], metavar="FILE")
+    g.add_argument("--shield-default", choices=SHIELD_DEFAULTS, default=None)
+    g.add_argument("--confirm-timeout", type=float, default=300.0,
+                   help="seconds a held call waits for a decision before it is denied")
+
+
+def config_from_args(args: argparse.Namespace) -> ProxyConfig:
+    """Build the config from parsed flags (see :func:`add_proxy_flags`)."""
+    shield = ShieldConfig(deny=list(args.deny), allow=list(args.allow),
+                          confirm=list(args.confirm), rules=list(args.rule),
+                          profiles=list(args.profile), policies=list(args.policy),
+                          default=args.shield_default, confirm_timeout=args.confirm_timeout)
+    return ProxyConfig(host=args.host, port=args.port, target=args.target.rstrip("/"),
+                       save=args.save, replay=getattr(args, "replay", None),
+                       max_body_mb=args.max_body_mb, upstream_timeout=args.upstream_timeout,
+                       scrub=args.scrub, ready_file=args.ready_file,
+                       save_interval=args.save_interval, freeze_gc=True, shield=shield)

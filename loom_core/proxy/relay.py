@@ -1,0 +1,87 @@
+"""Relay an upstream SSE stream to the client unbuffered, recording it before it ends.
+
+Every chunk is written to the client as soon as it arrives, except the bytes of the
+stream's final event (``message_stop``, ``data: [DONE]``, ``response.completed``):
+those are held until the exchange, reconstructed on the fly, has been handed to
+``on_complete`` (which appends it to the journal). So a client that has seen a
+complete response knows it is on disk. A stream that ends cleanly without a final
+event is recorded if it carried a finish indicator, before the chunked terminator.
+
+Failures (decided, and tested):
+
+* the upstream drops or stalls (read timeout) mid-stream -> nothing is recorded and
+  the client connection is closed without the chunked terminator, so its SDK raises
+  instead of mistaking a torn stream for a short answer;
+* the client disconnects mid-stream -> nothing is recorded (the agent never saw the
+  response, so the next request will not build on it) and the upstream request is
+  closed at once, which stops generation upstream.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import aiohttp
+from aiohttp import web
+
+from .reconstruct import StreamReconstructor
+from .upstream import UPSTREAM_ERRORS, response_headers
+
+
+def client_gone(request: web.Request) -> bool:
+    """True once the client's connection is closed or closing."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+async def relay_stream(request: web.Request, upstream: aiohttp.ClientResponse,
+                       on_complete: Callable[[StreamReconstructor], None]) -> web.StreamResponse:
+    """Relay ``upstream`` (an SSE response) to the client; see the module docstring."""
+    recon = StreamReconstructor(request.path_qs)
+    reply = web.StreamResponse(status=upstream.status, headers=response_headers(upstream.headers))
+    reply.headers.setdefault("cache-control", "no-cache")
+    await reply.prepare(request)
+    offset, done, read_all = 0, False, False
+    try:
+        async for chunk in upstream.content.iter_any():
+            start, offset = offset, offset + len(chunk)
+            terminal = recon.feed(chunk)
+            if terminal is not None and not done:
+                done = True  # hold the final event's bytes until the exchange is on disk
+                cut = max(0, terminal - start)
+                if cut:
+                    await reply.write(chunk[:cut])
+                _complete(request, recon, on_complete)
+                chunk = chunk[cut:]
+            if chunk:
+                await reply.write(chunk)
+        read_all = True
+    except UPSTREAM_ERRORS:
+        if client_gone(request):
+            return reply  # the client left: nothing recorded (unless already complete)
+        if not done:
+            _abort(request)  # the upstream failed: the client must see an error
+            return reply
+    finally:
+        if not read_all:
+            upstream.close()  # stop the upstream generating for nobody (also on cancel)
+    if not done:
+        recon.close()
+        if recon.finished:
+            _complete(request, recon, on_complete)
+    if not client_gone(request):
+        await reply.write_eof()
+    return reply
+
+
+def _complete(request: web.Request, recon: StreamReconstructor,
+              on_complete: Callable[[StreamReconstructor], None]) -> None:
+    if recon.finished and not client_gone(request):
+        on_complete(recon)
+
+
+def _abort(request: web.Request) -> None:
+    """End the client's connection without the chunked terminator (a visible error)."""
+    transport = request.transport
+    if transport is not None:
+        transport.abort()

@@ -1,0 +1,190 @@
+"""Start, announce and stop one proxy; the ``python -m loom_core proxy`` process.
+
+Lifecycle, every piece owned by :class:`RunningProxy`: the aiohttp runner (its
+handlers are cancelled when their client disconnects), the upstream client
+session (closed by the app's cleanup), the session's background trace writer,
+the optional screen, and the ready file. :meth:`RunningProxy.close` stops them in
+order: stop listening and let in-flight exchanges finish (3 s, then they are
+cancelled and not recorded), close the screen, write the final trace, remove the
+ready file. SIGINT and SIGTERM both lead there (handlers installed on the loop, so
+an inherited ``SIG_IGN`` for SIGINT does not make the process unstoppable, §13.16).
+
+``--ready-file PATH`` (for a GUI that spawns the proxy): written atomically once
+the port is listening, removed on a clean stop (a ready file whose ``pid`` is dead
+means the proxy crashed)::
+
+    {"version": 1, "pid": 1234, "host": "127.0.0.1", "port": 8790,
+     "url": "http://127.0.0.1:8790", "target": "https://api.anthropic.com",
+     "save": "/abs/session.loom.json", "journal": "/abs/session.journal.jsonl",
+     "exchanges": "/abs/session.exchanges.jsonl", "replay": null,
+     "token_file": null, "recovered": null}
+
+(``save``/``journal``/``exchanges`` are null in replay mode; ``token_file`` is the
+shield's control-token file when a shield is active; ``recovered`` the trace a
+crashed previous session was compacted to at this start.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from aiohttp import web
+
+from ..save import atomic_write_bytes
+from .config import ProxyConfig
+from .hooks import Screen, load_screen
+from .replay import ReplaySource
+from .server import ProxyServer
+from .session import RecordingSession
+
+SHUTDOWN_GRACE = 3.0
+
+
+@dataclass
+class RunningProxy:
+    """A listening proxy and everything it owns."""
+
+    config: ProxyConfig
+    server: ProxyServer
+    runner: web.AppRunner
+    port: int
+    ready: dict[str, Any] = field(default_factory=dict)
+    _closed: bool = False
+
+    @property
+    def url(self) -> str:
+        host = self.config.host
+        shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+        return f"http://{'[' + shown + ']' if ':' in shown else shown}:{self.port}"
+
+    @property
+    def session(self) -> RecordingSession | None:
+        return self.server.session
+
+    async def close(self) -> None:
+        """Stop listening, finish or cancel in-flight exchanges, finalize. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        await self.runner.cleanup()
+        close_screen = getattr(self.server.screen, "close", None)
+        if close_screen is not None:
+            await close_screen()
+        if self.session is not None:
+            await self.session.close()
+        if self.config.ready_file:
+            Path(self.config.ready_file).unlink(missing_ok=True)
+
+
+async def start_proxy(config: ProxyConfig, screen: Screen | None = None,
+                      workspace: dict[str, Any] | None = None,
+                      announce: TextIO | None = None) -> RunningProxy:
+    """Bind, start and announce a proxy. ``screen`` overrides the one the flags load.
+
+    The port is bound before any file is touched: a proxy that cannot listen (port in
+    use) leaves the previous session's files as they were.
+    """
+    replay = ReplaySource(config.replay) if config.replay else None
+    if replay is None and screen is None:
+        screen = load_screen(config.shield)
+    sock = _bind(config.host, config.port)
+    session = None
+    try:
+        if replay is None:
+            session = RecordingSession(config.save, config.target, config.scrub,
+                                       config.save_interval, config.freeze_gc)
+            session.workspace = workspace
+        server = ProxyServer(config, session, None if replay else screen, replay)
+        runner = web.AppRunner(server.app, handler_cancellation=True, access_log=None,
+                               shutdown_timeout=SHUTDOWN_GRACE)
+        await runner.setup()
+    except BaseException:
+        sock.close()
+        if session is not None:
+            session.abandon()
+        raise
+    await web.SockSite(runner, sock).start()  # the runner owns the socket from here
+    proxy = RunningProxy(config, server, runner, int(sock.getsockname()[1]))
+    if session is not None:
+        session.start()
+    start_screen = getattr(server.screen, "start", None)
+    if start_screen is not None:
+        await start_screen(proxy.port)
+    proxy.ready = ready_info(proxy)
+    if config.ready_file:
+        atomic_write_bytes(config.ready_file, json.dumps(proxy.ready, indent=2).encode())
+    if announce is not None:
+        print(banner(proxy), file=announce, flush=True)
+    return proxy
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket (IPv6 when the host is an IPv6 literal)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=512)
+
+
+def ready_info(proxy: RunningProxy) -> dict[str, Any]:
+    """The ready-file content (see the module docstring)."""
+    s = proxy.session
+
+    def absolute(p: Path | None) -> str | None:
+        return None if p is None else os.path.abspath(p)
+
+    token = getattr(proxy.server.screen, "token_file", None)
+    return {"version": 1, "pid": os.getpid(), "host": proxy.config.host, "port": proxy.port,
+            "url": proxy.url, "target": proxy.config.target,
+            "save": absolute(s.paths.save) if s else None,
+            "journal": absolute(s.paths.journal) if s else None,
+            "exchanges": absolute(s.paths.exchanges) if s else None,
+            "replay": absolute(Path(proxy.config.replay)) if proxy.config.replay else None,
+            "token_file": str(token) if token else None,
+            "recovered": absolute(s.recovered) if s and s.recovered else None}
+
+
+def banner(proxy: RunningProxy) -> str:
+    """loom-harness's startup line, plus the OpenAI hint (ours serves both dialects)."""
+    mode = (f"replaying {proxy.config.replay}" if proxy.config.replay
+            else f"recording -> {proxy.config.save}")
+    return (f"loom proxy on {proxy.url} ({mode})\n"
+            f"  export ANTHROPIC_BASE_URL={proxy.url}\n"
+            f"  export OPENAI_BASE_URL={proxy.url}/v1")
+
+
+def stop_on_signals(stop: asyncio.Event) -> None:
+    """SIGINT and SIGTERM set ``stop`` (the caller then finalizes)."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+
+
+async def serve(config: ProxyConfig) -> int:
+    """Run until SIGINT/SIGTERM, then finalize; the ``proxy`` command's body."""
+    stop = asyncio.Event()
+    stop_on_signals(stop)
+    try:
+        proxy = await start_proxy(config, announce=sys.stdout)
+    except (OSError, ValueError) as err:  # ValueError: ReplayError, bad shield policy
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    try:
+        await stop.wait()
+    finally:
+        await proxy.close()
+    s = proxy.session
+    if s is not None:
+        print(f"loom proxy: stopped; {s.exchanges} exchange(s) -> {config.save}",
+              file=sys.stderr, flush=True)
+    return 0
+
+
+def main(config: ProxyConfig) -> int:
+    return asyncio.run(serve(config))

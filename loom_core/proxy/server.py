@@ -1,0 +1,229 @@
+"""The proxy's aiohttp application: forward, relay, screen (optional), record.
+
+Request path of a POST (the only method that is recorded), see also :mod:`.hooks`:
+
+1. size cap (``--max-body-mb``): 400 on a bad ``content-length``, 413 over the cap
+   (loom-harness's messages, §6.2); replay mode answers from the recording here;
+2. the body is parsed; a body that is not a JSON object is forwarded untouched and
+   not recorded (uploads, other endpoints) -- loom-harness refuses it with 400;
+3. ``screen.observe_request`` (taint) -- before anything goes upstream;
+4. forwarded byte-identical with the client's headers (:mod:`.upstream`), no retry;
+5. a non-2xx answer is relayed with its status, headers and body and not recorded;
+   a connection failure is a 502, a timeout before the answer a 504 (JSON bodies);
+6. a 2xx ``text/event-stream`` is relayed unbuffered (:mod:`.relay`) -- or, with a
+   screen, buffered, screened, recorded and re-sent; a 2xx JSON model response
+   (Anthropic message, chat completion, Responses object) is screened, recorded,
+   then sent (upstream bytes as they were unless screening changed the object);
+   any other 2xx body (token counts, embeddings...) is relayed, not recorded.
+
+An exchange is recorded iff the upstream completed it and the client was still
+connected when it was about to be answered (a client that left gets nothing
+recorded: the agent never saw that response). Handlers are cancelled when their
+client disconnects (aiohttp ``handler_cancellation``), which is how a held
+screening call learns that nobody waits for it any more.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import aiohttp
+import msgspec
+from aiohttp import web
+
+from ..wire import model_dialect
+from .config import ProxyConfig
+from .hooks import Exchange, Screen
+from .reconstruct import StreamReconstructor, path_dialect, reconstruct
+from .relay import client_gone, relay_stream
+from .replay import ReplaySource
+from .session import RecordingSession
+from .synthesize import synthesize
+from .upstream import (UPSTREAM_ERRORS, client_session, env_proxy, failure_reply, json_error,
+                       request_headers, response_headers)
+
+_decode = msgspec.json.Decoder()
+
+
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = _decode.decode(raw)
+    except msgspec.DecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class ProxyServer:
+    """One proxy: the app plus what it forwards to and records into."""
+
+    def __init__(self, config: ProxyConfig, session: RecordingSession | None = None,
+                 screen: Screen | None = None, replay: ReplaySource | None = None) -> None:
+        self.config = config
+        self.session = session
+        self.screen = screen
+        self.replay = replay
+        self.client: aiohttp.ClientSession | None = None
+        self.via = env_proxy(config.target)  # an HTTP(S)_PROXY for the upstream, if any
+        self.upstream_calls = 0
+        self.app = web.Application(client_max_size=config.max_body)
+        self.app.on_startup.append(self._open_client)
+        self.app.on_cleanup.append(self._close_client)
+        add_routes = getattr(screen, "add_routes", None)
+        if add_routes is not None:
+            add_routes(self.app)  # the shield's control plane comes before the catch-all
+        self.app.router.add_get("/loom/proxy", self.status)
+        self.app.router.add_route("*", "/{tail:.*}", self.handle)
+
+    async def _open_client(self, _app: web.Application) -> None:
+        if self.replay is None:
+            self.client = client_session(self.config.upstream_timeout)
+
+    async def _close_client(self, _app: web.Application) -> None:
+        if self.client is not None:
+            await self.client.close()
+
+    async def status(self, _request: web.Request) -> web.Response:
+        """``GET /loom/proxy``: what this proxy is doing (for the GUI; no secrets)."""
+        s = self.session
+        return web.json_response({
+            "proxy": "loom_core", "pid": os.getpid(), "replay": self.config.replay,
+            "exchanges": s.exchanges if s else 0, "upstream_calls": self.upstream_calls,
+            "save": str(s.paths.save) if s else None,
+            "journal": str(s.paths.journal) if s else None})
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        if request.path.startswith("/loom/"):  # our namespace: never forwarded upstream
+            if request.path.startswith("/loom/shield/"):
+                return json_error(404, "no shield active on this proxy")  # loom-harness's words
+            return json_error(404, f"no such proxy endpoint: {request.path}")
+        if request.method != "POST":
+            if self.replay is not None:
+                return json_error(404, "replay mode serves recorded POSTs only")
+            return await self._passthrough(request, await request.read())
+        length = request.headers.get("content-length")
+        if length is not None:
+            if not length.isdigit():
+                return json_error(400, "invalid content-length header")
+            if self.config.max_body and int(length) > self.config.max_body:
+                return self._too_large(int(length))
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return self._too_large(None)  # chunked body: its size is only known to be larger
+        if self.replay is not None:
+            return self.replay.serve(_json_object(body))
+        parsed = _json_object(body)
+        if parsed is None or self.session is None:
+            return await self._passthrough(request, body)
+        return await self._forward(request, body, parsed)
+
+    def _too_large(self, size: int | None) -> web.Response:
+        what = "request body" if size is None else f"request body {size} bytes"
+        return json_error(413, f"{what} exceeds the proxy cap "
+                               f"({self.config.max_body}); raise it with --max-body-mb")
+
+    async def _passthrough(self, request: web.Request, body: bytes) -> web.StreamResponse:
+        """Forward anything that is not recorded; stream the answer back unchanged."""
+        assert self.client is not None
+        self.upstream_calls += 1
+        got_headers = False
+        try:
+            async with self.client.request(
+                    request.method, self.config.target + request.path_qs, data=body or None,
+                    headers=request_headers(request.headers), allow_redirects=False,
+                    **self.via) as up:
+                got_headers = True
+                return await relay_plain(request, up)
+        except UPSTREAM_ERRORS as exc:
+            return failure_reply(exc, self.config.target, self.config.upstream_timeout,
+                                 got_headers)
+
+    async def _forward(self, request: web.Request, body: bytes,
+                       parsed: dict[str, Any]) -> web.StreamResponse:
+        assert self.client is not None
+        exchange = Exchange(request.path_qs, parsed, path_dialect(request.path),
+                            bool(parsed.get("stream")))
+        events = list(self.screen.observe_request(exchange)) if self.screen else []
+        started = time.monotonic()
+        self.upstream_calls += 1
+        got_headers = False
+        try:
+            async with self.client.post(self.config.target + request.path_qs, data=body,
+                                        headers=request_headers(request.headers),
+                                        allow_redirects=False, **self.via) as up:
+                got_headers = True
+                if not 200 <= up.status < 300:
+                    return await relay_plain(request, up)  # errors: faithful, not recorded
+                if up.content_type == "text/event-stream":
+                    if self.screen is None:
+                        def done(recon: StreamReconstructor) -> None:
+                            self._persist(exchange, recon.dialect, recon.result(), events, started)
+                        return await relay_stream(request, up, done)
+                    return await self._screened_stream(request, up, exchange, events, started)
+                raw = await up.read()
+                return await self._json_reply(request, up, raw, exchange, events, started)
+        except UPSTREAM_ERRORS as exc:
+            if client_gone(request):
+                return web.Response(status=499)  # nobody to answer; nothing recorded
+            return failure_reply(exc, self.config.target, self.config.upstream_timeout,
+                                 got_headers)
+
+    async def _json_reply(self, request: web.Request, up: aiohttp.ClientResponse, raw: bytes,
+                          exchange: Exchange, events: list[dict[str, Any]],
+                          started: float) -> web.Response:
+        response = _json_object(raw)
+        dialect = model_dialect(response)
+        headers = response_headers(up.headers)
+        if response is None or dialect is None:
+            return web.Response(body=raw, status=up.status, headers=headers)
+        if self.screen is not None:
+            screened = await self.screen.screen_response(exchange, response)
+            events, response = events + screened.events, screened.response
+            if screened.changed:
+                raw = json.dumps(response).encode()
+        if not client_gone(request):
+            self._persist(exchange, dialect, response, events, started)
+        return web.Response(body=raw, status=up.status, headers=headers)
+
+    async def _screened_stream(self, request: web.Request, up: aiohttp.ClientResponse,
+                               exchange: Exchange, events: list[dict[str, Any]],
+                               started: float) -> web.Response:
+        """With a screen a stream is judged whole before the client sees any of it."""
+        assert self.screen is not None
+        raw = await up.read()
+        response, dialect = reconstruct(request.path_qs, raw)
+        headers = response_headers(up.headers)
+        if response is not None:
+            screened = await self.screen.screen_response(exchange, response)
+            if not client_gone(request):
+                self._persist(exchange, dialect, screened.response, events + screened.events,
+                              started)
+            if screened.changed:
+                raw = synthesize(screened.response)
+        return web.Response(body=raw, status=up.status, headers=headers)
+
+    def _persist(self, exchange: Exchange, dialect: str, response: dict[str, Any],
+                 events: list[dict[str, Any]], started: float) -> None:
+        assert self.session is not None
+        path = exchange.path.split("?", 1)[0]
+        self.session.record(path, dialect, exchange.request, response, events,
+                            (time.monotonic() - started) * 1000)
+
+
+async def relay_plain(request: web.Request, up: aiohttp.ClientResponse) -> web.StreamResponse:
+    """Relay status, headers and body as they come; a torn body aborts the client's too."""
+    reply = web.StreamResponse(status=up.status, reason=up.reason,
+                               headers=response_headers(up.headers))
+    await reply.prepare(request)
+    try:
+        async for chunk in up.content.iter_any():
+            await reply.write(chunk)
+    except UPSTREAM_ERRORS:
+        if request.transport is not None:
+            request.transport.abort()
+        return reply
+    await reply.write_eof()
+    return reply

@@ -1,0 +1,19 @@
+"""Fixtures for the recording-proxy tests: one rig (fake upstream + proxy) per test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from .harness import Rig, start_rig
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    r = start_rig(tmp_path)
+    try:
+        yield r
+    finally:
+        r.close()
