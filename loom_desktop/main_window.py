@@ -36,6 +36,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or load_settings()
         self.errors: list[str] = []  # messages shown in error dialogs (tests read them)
         self.failures: list[tuple[str, str]] = []  # (path, cause) of each failed open
+        self.proxies: list = []  # ProxyConnections of attached approvals panels
         self.tabs = QTabWidget(documentMode=True, tabsClosable=True, movable=True)
         self.tabs.tabCloseRequested.connect(self.close_tab)
         self.tabs.currentChanged.connect(lambda _i: self.update_status())
@@ -59,6 +60,8 @@ class MainWindow(QMainWindow):
                      QKeySequence.StandardKey.Close)
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        proxy = self.menuBar().addMenu("&Proxy")
+        self._action(proxy, "&Attach to a Running Proxy…", self.attach_dialog)
         view = self.menuBar().addMenu("&View")
         self._action(view, "&Filter Steps", self._focus_filter, QKeySequence.StandardKey.Find)
         self._action(view, "Play / Pause", lambda: self._with_doc(DocumentView.toggle_play))
@@ -104,6 +107,31 @@ class MainWindow(QMainWindow):
         paths, _ = QFileDialog.getOpenFileNames(self, "Open trace", "", FILE_FILTER)
         for path in paths:
             self.open_path(path)
+
+    def attach_dialog(self) -> None:
+        """Connect the approvals panel to a proxy on this machine (ours or ``loom proxy``)."""
+        from PySide6.QtWidgets import QInputDialog
+
+        port, ok = QInputDialog.getInt(self, "Attach to proxy", "Port of the proxy on 127.0.0.1:",
+                                       8788, 1, 65535)
+        if ok:
+            self.attach_proxy(port)
+
+    def attach_proxy(self, port: int, confirm_timeout: float | None = None):
+        """Show an approvals panel for the proxy on ``port``; returns the panel."""
+        from loom_core.control_client import ControlClient
+
+        from .proxy_connection import ProxyConnection
+        from .widgets.approvals_panel import ApprovalsPanel
+
+        connection = ProxyConnection(ControlClient(port), confirm_timeout, self)
+        panel = ApprovalsPanel(connection, self)
+        panel.held.connect(lambda n: self.statusBar().showMessage(
+            f"{n} tool call(s) held for approval on proxy {connection.label}", 10_000))
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, panel)
+        self.proxies.append(connection)
+        connection.start()
+        return panel
 
     def watch_dialog(self) -> None:
         """Follow a journal that is being written, or will be (it need not exist yet)."""
@@ -228,6 +256,8 @@ class MainWindow(QMainWindow):
         event.acceptProposedAction()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        for connection in self.proxies:
+            connection.stop()
         self.settings.set_geometry(self.saveGeometry())
         for view in self.documents():
             self._remember_splitters(view)

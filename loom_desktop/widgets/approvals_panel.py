@@ -1,0 +1,163 @@
+"""The approvals panel: a queue of held tool calls and the buttons that decide them.
+
+Like mitmproxy's intercept: each held call shows its tool, arguments, the rule
+that held it and how long it has waited (a countdown when the timeout is known);
+Approve, Deny with an optional reason, Edit & approve (the arguments become
+editable and must be valid JSON), and Always allow this tool for the session.
+Keys: ``a`` approve, ``d`` deny, ``e`` edit (typing in a text field wins).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QLineEdit,
+                               QListView, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
+
+from loom_core.control_client import PendingCall
+
+from ..models.approvals_model import ApprovalsModel
+from ..proxy_connection import ProxyConnection
+
+
+class _QueueView(QListView):
+    """The queue itself takes a/d/e (a list view would use letters for keyboard search)."""
+
+    def __init__(self, keys: dict[str, Callable[[], None]]) -> None:
+        super().__init__()
+        self.keys = keys
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
+        action = self.keys.get(event.text().lower())
+        if action is not None and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
+            action()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
+class ApprovalsPanel(QDockWidget):
+    """Shows one proxy's held calls; emits ``held(count)`` when new ones arrive."""
+
+    held = Signal(int)
+
+    def __init__(self, connection: ProxyConnection, parent: QWidget | None = None) -> None:
+        super().__init__(f"Approvals — proxy {connection.label}", parent)
+        self.setObjectName("approvals")
+        self.connection = connection
+        self.model = ApprovalsModel(self)
+        self.editing = False
+        self._build()
+        connection.pending_changed.connect(self._on_pending)
+        connection.error.connect(self.status.setText)
+        connection.decided.connect(lambda _id: self.status.setText("decision sent"))
+
+    def _build(self) -> None:
+        body = QWidget()
+        lay = QVBoxLayout(body)
+        self.status = QLabel("waiting for held calls…")
+        self.list = _QueueView({"a": self.approve, "d": self.deny, "e": self.edit})
+        self.list.setModel(self.model)
+        self.list.selectionModel().currentRowChanged.connect(lambda *_: self._show_card())
+        self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.countdown = QLabel()
+        self.args = QPlainTextEdit(readOnly=True)
+        self.args.setMaximumHeight(160)
+        self.reason = QLineEdit(placeholderText="reason for a deny (optional)")
+        self.problem = QLabel()
+        self.problem.setStyleSheet("color: #c62828;")
+        buttons = QHBoxLayout()
+        self.approve_btn = QPushButton("Approve (a)", clicked=self.approve)
+        self.deny_btn = QPushButton("Deny (d)", clicked=self.deny)
+        self.edit_btn = QPushButton("Edit && approve (e)", clicked=self.edit)
+        self.always_btn = QPushButton("Always allow this tool", clicked=self.always_allow)
+        for b in (self.approve_btn, self.deny_btn, self.edit_btn, self.always_btn):
+            buttons.addWidget(b)
+        for w in (self.status, self.list, self.title, self.countdown, self.args, self.reason,
+                  self.problem):
+            lay.addWidget(w)
+        lay.addLayout(buttons)
+        self.setWidget(body)
+        for key, slot in (("a", self.approve), ("d", self.deny), ("e", self.edit)):
+            QShortcut(QKeySequence(key), self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut,
+                      activated=slot)
+        self._show_card()
+
+    # -- data ------------------------------------------------------------------------
+    def _on_pending(self, calls: object) -> None:
+        new = self.model.update(list(calls))  # type: ignore[arg-type]
+        count = len(self.model.calls)
+        self.status.setText(f"{count} held call(s)" if count else "no held calls")
+        if self.list.currentIndex().row() < 0 and count:
+            self.list.setCurrentIndex(self.model.index(0))
+        self._show_card(keep_edit=True)
+        if new:
+            self.held.emit(len(new))
+            window = self.window()
+            if not window.isActiveWindow():
+                QApplication.alert(window)  # flash the taskbar entry while in the background
+
+    def current(self) -> PendingCall | None:
+        return self.model.call_at(self.list.currentIndex().row())
+
+    def _show_card(self, keep_edit: bool = False) -> None:
+        call = self.current()
+        for b in (self.approve_btn, self.deny_btn, self.edit_btn, self.always_btn):
+            b.setEnabled(call is not None)
+        if call is None:
+            self.title.setText("")
+            self.countdown.setText("")
+            self.args.setPlainText("")
+            return
+        self.title.setText(f"<b>{call.tool}</b> held by rule <code>{call.rule or '(default)'}</code>")
+        timeout = self.connection.confirm_timeout
+        self.countdown.setText(f"denied automatically in {max(0.0, timeout - call.age_s):.0f} s"
+                               if timeout else f"waiting for {call.age_s:.0f} s")
+        if not (keep_edit and self.editing):
+            self.editing = False
+            self.args.setReadOnly(True)
+            self.args.setPlainText(json.dumps(call.input, indent=2, ensure_ascii=False))
+
+    # -- decisions ---------------------------------------------------------------------
+    def approve(self) -> None:
+        call = self.current()
+        if call is None:
+            return
+        if self.editing:
+            try:
+                edited = json.loads(self.args.toPlainText())
+            except ValueError as err:
+                self.problem.setText(f"the arguments are not valid JSON: {err}")
+                return
+            if edited != call.input:
+                self._send(call, True, edited_input=edited)
+                return
+        self._send(call, True)
+
+    def deny(self) -> None:
+        call = self.current()
+        if call is not None:
+            self._send(call, False, reason=self.reason.text().strip() or None)
+
+    def edit(self) -> None:
+        if self.current() is not None:
+            self.editing = True
+            self.args.setReadOnly(False)
+            self.args.setFocus()
+            self.problem.setText("edit the arguments, then Approve")
+
+    def always_allow(self) -> None:
+        call = self.current()
+        if call is not None:
+            self._send(call, True, always_allow=call.tool)
+
+    def _send(self, call: PendingCall, approve: bool, **extra: object) -> None:
+        self.problem.setText("")
+        self.editing = False
+        self.reason.clear()
+        extra = {k: v for k, v in extra.items() if v is not None}
+        self.connection.decide(call.id, approve, **extra)
