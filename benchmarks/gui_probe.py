@@ -7,7 +7,6 @@ spawned this process, so figures include interpreter and Qt start-up.
 from __future__ import annotations
 
 import json
-import resource
 import statistics
 import sys
 import time
@@ -18,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import loom_desktop  # noqa: E402,F401  (pins pyqtgraph to PySide6)
 from PySide6.QtCore import QEvent, QObject  # noqa: E402
 
+from benchmarks.measure import peak_rss_mb  # noqa: E402
 from loom_desktop.app import LoomApplication, quiet_qt_noise  # noqa: E402
 from loom_desktop.main_window import MainWindow  # noqa: E402
 from loom_desktop.settings import DesktopSettings  # noqa: E402
@@ -79,7 +79,7 @@ def main() -> None:
         "first_paint_s": watch.first_paint, "ready_s": watch.ready,
         "scrub_ms_p50": statistics.median(times),
         "scrub_ms_p99": times[int(len(times) * 0.99) - 1], "scrub_ms_max": times[-1],
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_mb(),
     }
     window.close()
     print(json.dumps(result))

@@ -69,11 +69,12 @@ def headless(path: Path) -> dict[str, float]:
 
 
 _CORE_RSS = """
-import resource, sys
+import sys
 sys.path.insert(0, {root!r})
+from benchmarks.measure import peak_rss_mb
 from loom_core.progressive import load_progressive
 load_progressive({path!r})
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+print(peak_rss_mb())
 """
 
 
