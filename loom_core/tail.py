@@ -37,6 +37,23 @@ log = logging.getLogger(__name__)
 _HINT_EVENTS = frozenset(("modified", "created", "deleted", "moved", "closed"))
 
 
+def _quiet_watchdog_threads(args: threading.ExceptHookArgs) -> None:
+    """Log, don't print, a crash of a watchdog emitter thread.
+
+    Emitters can die while their observer is being stopped (the inotify descriptor
+    closes under a read); they are only hints, the tailer polls regardless, and a
+    traceback on stderr would break "one line on stderr" for the CLI's errors.
+    """
+    if args.thread is not None and args.thread.name.startswith(("InotifyEmitter", "Emitter")):
+        log.debug("watchdog thread %s ended: %s", args.thread.name, args.exc_value)
+        return
+    _previous_hook(args)
+
+
+_previous_hook = threading.excepthook
+threading.excepthook = _quiet_watchdog_threads
+
+
 def _norm(path: str | bytes) -> str:
     return os.path.normcase(os.path.abspath(os.fsdecode(path)))
 
