@@ -18,9 +18,7 @@ import loom_desktop  # noqa: E402,F401  (pins pyqtgraph to PySide6)
 from PySide6.QtCore import QEvent, QObject  # noqa: E402
 
 from benchmarks.measure import peak_rss_mb  # noqa: E402
-from loom_desktop.app import LoomApplication, quiet_qt_noise  # noqa: E402
-from loom_desktop.main_window import MainWindow  # noqa: E402
-from loom_desktop.settings import DesktopSettings  # noqa: E402
+from benchmarks.gui_app import open_in_app  # noqa: E402
 
 MOVES_PER_SPOT, SPOTS = 40, 10
 
@@ -62,12 +60,7 @@ def scrub(app, view) -> list[float]:
 
 def main() -> None:
     path, start = sys.argv[1], float(sys.argv[2])
-    quiet_qt_noise()
-    app = LoomApplication([])
-    window = MainWindow(settings=DesktopSettings())
-    window.resize(1400, 860)
-    window.show()
-    view = window.open_path(path)
+    app, window, view = open_in_app(path)
     watch = PaintWatch(view, start)
     view.table.viewport().installEventFilter(watch)
     deadline = time.time() + 300

@@ -16,19 +16,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import loom_desktop  # noqa: E402,F401
 from PySide6.QtCore import QTimer  # noqa: E402
 
-from loom_desktop.app import LoomApplication, quiet_qt_noise  # noqa: E402
-from loom_desktop.main_window import MainWindow  # noqa: E402
-from loom_desktop.settings import DesktopSettings  # noqa: E402
+from benchmarks.gui_app import open_in_app  # noqa: E402
 
 
 def main() -> None:
     path, n, burst = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    quiet_qt_noise()
-    app = LoomApplication([])
-    window = MainWindow(settings=DesktopSettings())
-    window.resize(1400, 860)
-    window.show()
-    view = window.open_path(path)
+    app, window, view = open_in_app(path)
     latencies: list[float] = []
     marks: dict[str, float] = {}
     gaps = {"max": 0.0, "last": time.monotonic(), "on": False}

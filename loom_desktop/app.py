@@ -25,6 +25,7 @@ from .integration.description import APP, ICON_SIZES
 from .resources import resources_dir
 
 
+SWITCH_INTERVAL_S = 0.001
 _NOISE = ("propagateSizeHints", "does not support raise()")  # offscreen platform chatter
 
 
@@ -68,6 +69,10 @@ class LoomApplication(QApplication):
         # X11 takes the WM_CLASS instance from argv[0] ("__main__.py" under python -m)
         # unless RESOURCE_NAME says otherwise; launchers match it to StartupWMClass.
         os.environ.setdefault("RESOURCE_NAME", APP.app_id)
+        # Background threads (the journal tailer, watchdog, workers) hand results to the
+        # GUI thread through the interpreter lock; at the default 5 ms switch interval
+        # each hand-off can wait that long behind a paint, several times per line.
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         super().__init__(argv)
         self.setApplicationName(APP.name)
         self.setApplicationVersion(__version__)

@@ -29,7 +29,7 @@ from .widgets.context_view import ContextView
 from .workers import Task
 
 PLAY_MS = 400
-LIVE_RENDER_MS = 60  # a followed run re-renders the context at most ~16 times a second
+LIVE_RENDER_MS = 250  # a followed run re-renders the context at most 4 times a second
 
 
 class DocumentView(QWidget):

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .document_view import DocumentView
 
 SLICE = 500  # effects indexed per event-loop turn (a few ms of work)
-UI_MS = 40  # follow, plot and status refresh at most 25 times a second
+UI_MS = 100  # follow, plot and status refresh at most 10 times a second
 _COLORS = {FINISHED: "#546e7a", HUMAN: "#ef6c00", CRASHED: "#c62828", REWRITTEN: "#6a1b9a"}
 
 
@@ -69,6 +69,7 @@ class LiveBar(QWidget):
         self.follow = QPushButton("Follow tail", checkable=True, checked=True)
         self.follow.setToolTip("Keep the newest step selected (End)")
         self.save = QPushButton("Save as trace…", enabled=False)
+        self._shown: tuple[str, bool] | None = None
         lay = QHBoxLayout(self)
         lay.setContentsMargins(6, 2, 6, 2)
         for w in (self.dot, self.status):
@@ -78,6 +79,9 @@ class LiveBar(QWidget):
         lay.addWidget(self.save)
 
     def show_status(self, status: str, live: bool) -> None:
+        if (status, live) == self._shown:
+            return  # restyling widgets is costly and this is called for every update
+        self._shown = (status, live)
         self.status.setText(status)
         color = _COLORS.get(status, "#2e7d32")
         self.status.setStyleSheet(f"color: {color}; font-weight: bold;")

@@ -25,6 +25,8 @@ from ..style import kind_color
 COLUMNS = ("#", "Kind", "Agent", "Summary", "Tokens", "Cost")
 COL_STEP, COL_KIND, COL_AGENT, COL_SUMMARY, COL_TOKENS, COL_COST = range(6)
 StepRole = Qt.ItemDataRole.UserRole + 1
+_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, StepRole, Qt.ItemDataRole.ForegroundRole,
+                    Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ToolTipRole})
 _CACHE = 4096
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -104,7 +106,8 @@ class StepListModel(QAbstractTableModel):
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or self.timeline is None:
+        # Views ask for a dozen roles per cell on every paint: refuse the unused ones first.
+        if role not in _ROLES or self.timeline is None or not index.isValid():
             return None
         step = self.step_at(index.row())
         col = index.column()

@@ -1,0 +1,24 @@
+"""The real app as the GUI benchmarks drive it: fresh settings, a 1400x860 window, one file."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import loom_desktop  # noqa: E402,F401  (pins pyqtgraph to PySide6)
+from loom_desktop.app import LoomApplication, quiet_qt_noise  # noqa: E402
+from loom_desktop.main_window import MainWindow  # noqa: E402
+from loom_desktop.settings import DesktopSettings  # noqa: E402
+
+
+def open_in_app(path: str) -> tuple[LoomApplication, MainWindow, Any]:
+    """(application, window, the tab opening ``path`` in the background)."""
+    quiet_qt_noise()
+    app = LoomApplication([])
+    window = MainWindow(settings=DesktopSettings())  # never the user's settings
+    window.resize(1400, 860)
+    window.show()
+    return app, window, window.open_path(path)
