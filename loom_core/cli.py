@@ -113,9 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_convert)
     from .watch_cli import add_watch_command
     from .proxy.commands import add_proxy_commands
+    from .approvals_cli import add_approval_commands
 
     add_watch_command(sub)
     add_proxy_commands(sub)
+    add_approval_commands(sub)
     return parser
 
 

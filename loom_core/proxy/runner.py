@@ -20,8 +20,8 @@ means the proxy crashed)::
      "token_file": null, "recovered": null}
 
 (``save``/``journal``/``exchanges`` are null in replay mode; ``token_file`` is the
-shield's control-token file when a shield is active; ``recovered`` the trace a
-crashed previous session was compacted to at this start.)
+shield's control-token file when a shield is active (:mod:`.control`, §7.7);
+``recovered`` the trace a crashed previous session was compacted to at this start.)
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from aiohttp import web
 
 from ..save import atomic_write_bytes
 from .config import ProxyConfig
+from .control import with_control_plane
 from .hooks import Screen, load_screen
 from .replay import ReplaySource
 from .server import ProxyServer
@@ -95,6 +96,8 @@ async def start_proxy(config: ProxyConfig, screen: Screen | None = None,
     replay = ReplaySource(config.replay) if config.replay else None
     if replay is None and screen is None:
         screen = load_screen(config.shield)
+    if replay is None:
+        screen = with_control_plane(screen)  # §7.7: /loom/shield/* + the token file
     sock = _bind(config.host, config.port)
     session = None
     try:
