@@ -226,7 +226,10 @@ class DocumentView(QWidget):
         proc.start(sys.executable, ["-m", "loom_core", "checksum", self.path])
 
     def _on_checksum(self, proc: QProcess) -> None:
-        out = bytes(proc.readAllStandardOutput().data()).decode().strip()
+        try:
+            out = bytes(proc.readAllStandardOutput().data()).decode().strip()
+        except RuntimeError:  # torn down with the application: nobody to tell
+            return
         self.checksum = out if out in ("valid", "mismatch", "absent") else "unknown"
         self._checksum_proc = None
         proc.deleteLater()
