@@ -13,6 +13,7 @@ looks elsewhere; then nothing moves under them until they press End or Follow.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,6 +75,10 @@ class LiveBar(QWidget):
         lay.setContentsMargins(6, 2, 6, 2)
         for w in (self.dot, self.status):
             lay.addWidget(w)
+        self.rewrites = QLabel()
+        self.rewrites.setToolTip("loom-harness rewrites the journal when a run is resumed, "
+                                 "recovered or forked; the tab then follows the new run")
+        lay.addWidget(self.rewrites)
         lay.addStretch(1)
         lay.addWidget(self.follow)
         lay.addWidget(self.save)
@@ -109,6 +114,7 @@ class LiveController(QObject):
         self.unfinished: tuple[Any, ...] = ()
         self.header: dict[str, Any] | None = None
         self.updates = 0
+        self.rewrites = 0  # times the file was rewritten under us (resume, recover, fork)
         self._following_move = False
         self._bridge = _Bridge(self)
         self._bridge.arrived.connect(self._drain)
@@ -163,6 +169,10 @@ class LiveController(QObject):
         self.unfinished = update.unfinished
         self.header = update.header
         self.status = update.status
+        if update.rewritten and self.updates > 1:
+            self.rewrites += 1
+            stamp = time.strftime("%H:%M:%S")
+            self.bar.rewrites.setText(f"· rewritten {self.rewrites}× (last at {stamp})")
         self.bar.show_status(self.status, self.status not in (FINISHED,))
 
     def _reset(self, header: dict[str, Any] | None, effects: list[Any],

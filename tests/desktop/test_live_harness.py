@@ -75,6 +75,7 @@ def test_paused_then_resumed(qtbot, window: MainWindow, tmp_path: Path) -> None:
     resumed = paused.resume("yes")  # rewrites the journal from the start
     assert resumed.output == "went"
     _wait(qtbot, view, path, FINISHED)
+    assert view.live.rewrites == 1 and "rewritten 1×" in view.live.bar.rewrites.text()
 
 
 def test_crashed_then_recovered(qtbot, window: MainWindow, tmp_path: Path) -> None:
