@@ -12,7 +12,7 @@ import gc
 import sys
 from typing import Any
 
-from PySide6.QtCore import QProcess, QTimer, Qt, Signal
+from PySide6.QtCore import QElapsedTimer, QProcess, QTimer, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLineEdit, QSplitter, QTableView,
                                QVBoxLayout, QWidget)
@@ -29,7 +29,8 @@ from .widgets.context_view import ContextView
 from .workers import Task
 
 PLAY_MS = 400
-LIVE_RENDER_MS = 250  # a followed run re-renders the context at most 4 times a second
+LIVE_QUIET_MS = 300  # a followed run re-renders the context once it pauses this long…
+LIVE_RENDER_MS = 2000  # …or at the latest this long after the last render
 
 
 class DocumentView(QWidget):
@@ -107,6 +108,7 @@ class DocumentView(QWidget):
         self.filter_box.textChanged.connect(lambda _t: self._filter_timer.start())
         self._render_timer = QTimer(self, singleShot=True, interval=0)
         self._render_timer.timeout.connect(self._render_context)
+        self._render_clock = QElapsedTimer()
         self.play_timer = QTimer(self, interval=PLAY_MS)
         self.play_timer.timeout.connect(self._play_tick)
         keys = {Qt.Key.Key_Left: lambda: s.move(-1), Qt.Key.Key_Right: lambda: s.move(1),
@@ -265,11 +267,25 @@ class DocumentView(QWidget):
                 sel.setCurrentIndex(index, sel.SelectionFlag.ClearAndSelect | sel.SelectionFlag.Rows)
                 self.table.blockSignals(False)
             self.table.scrollTo(index)
-        if not self._render_timer.isActive():  # coalesce: at most one render per interval
-            following = self.live is not None and self.live.following
-            self._render_timer.setInterval(LIVE_RENDER_MS if following else 0)
-            self._render_timer.start()
+        self._schedule_render()
         self.status_changed.emit()
+
+    def _schedule_render(self) -> None:
+        """Scrubbing renders on the next loop turn. Following a run that is still
+        streaming waits until it pauses (LIVE_QUIET_MS), but never longer than
+        LIVE_RENDER_MS: a page nobody can read at 200 steps/s would only delay rows."""
+        following = self.live is not None and self.live.following
+        if not following:
+            if not self._render_timer.isActive():
+                self._render_timer.setInterval(0)
+                self._render_timer.start()
+            return
+        waited = self._render_clock.elapsed() if self._render_timer.isActive() else 0
+        if waited >= LIVE_RENDER_MS:
+            return  # overdue: let the pending render fire
+        if not self._render_timer.isActive():
+            self._render_clock.start()
+        self._render_timer.start(min(LIVE_QUIET_MS, LIVE_RENDER_MS - waited))
 
     def flush_render(self) -> None:
         """Render the context view now if a render is pending (benchmarks, screenshots)."""

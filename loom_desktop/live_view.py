@@ -18,7 +18,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
 
 from loom_core.document import Document
@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from .document_view import DocumentView
 
 SLICE = 500  # effects indexed per event-loop turn (a few ms of work)
-UI_MS = 100  # follow, plot and status refresh at most 10 times a second
+UI_MS = 100  # follow and status refresh at most 10 times a second
+PLOT_MS = 250  # the plot (a full redraw) at most 4 times a second
 _COLORS = {FINISHED: "#546e7a", HUMAN: "#ef6c00", CRASHED: "#c62828", REWRITTEN: "#6a1b9a"}
 
 
@@ -122,6 +123,7 @@ class LiveController(QObject):
         self._slice_timer.timeout.connect(self._index_slice)
         self._ui_timer = QTimer(self, singleShot=True, interval=UI_MS)
         self._ui_timer.timeout.connect(self._refresh_ui)
+        self._plot_clock = QElapsedTimer()
         self.tailer = JournalTailer(view.path, self._bridge.push, poll_interval=poll_interval)
         self.bar.follow.toggled.connect(self._follow_toggled)
         self.bar.save.clicked.connect(self.save_dialog)
@@ -205,11 +207,18 @@ class LiveController(QObject):
     def _refresh_ui(self) -> None:
         if self.following:
             self._follow_to_end()
+        if not self._plot_clock.isValid() or self._plot_clock.elapsed() >= PLOT_MS:
+            self._plot_clock.start()
+            self._refresh_plot()
+        else:
+            self._ui_timer.start()  # come back for the plot
+        self.changed.emit()
+
+    def _refresh_plot(self) -> None:
         widget = self.view.timeline_widget
         if widget is not None and self.builder is not None:
             widget.set_timeline(self.builder.tl)
             widget.set_cursor(self.view.session.step)
-        self.changed.emit()
 
     # -- follow tail ---------------------------------------------------------------------
     def _follow_to_end(self) -> None:
