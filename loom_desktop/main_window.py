@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar,
                                QTabWidget, QWidget)
@@ -42,8 +42,13 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(lambda _i: self.update_status())
         self.setCentralWidget(self.tabs)
         self.setAcceptDrops(True)
+        from .proxy_manager import ProxyManager
+
+        self.proxy_manager = ProxyManager(self)  # proxies started here (Proxy ▸ Start…)
+        self.demo = None  # the running offline demo (Help ▸ Run offline demo)
         self._build_menus()
         self._build_status()
+        QTimer.singleShot(0, self.proxy_manager.reattach)  # proxies that outlived the last run
         self.resize(1280, 820)
         geometry = self.settings.geometry_bytes()
         if geometry is not None:
@@ -61,11 +66,15 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         proxy = self.menuBar().addMenu("&Proxy")
+        self._action(proxy, "&Start…", self.proxy_manager.start_dialog)
+        self._action(proxy, "S&top", self.proxy_manager.stop)
+        self._action(proxy, "&Re-attach running proxies", self.proxy_manager.reattach)
         self._action(proxy, "&Attach to a Running Proxy…", self.attach_dialog)
         view = self.menuBar().addMenu("&View")
         self._action(view, "&Filter Steps", self._focus_filter, QKeySequence.StandardKey.Find)
         self._action(view, "Play / Pause", lambda: self._with_doc(DocumentView.toggle_play))
         help_menu = self.menuBar().addMenu("&Help")
+        self._action(help_menu, "Run offline &demo", self.run_demo)
         self._action(help_menu, "&Keyboard Shortcuts", lambda: show_shortcuts(self), "?")
         self._action(help_menu, "&About Loom Desktop", lambda: show_about(self, __version__))
 
@@ -132,6 +141,16 @@ class MainWindow(QMainWindow):
         self.proxies.append(connection)
         connection.start()
         return panel
+
+    def run_demo(self, pace: float = 1.0):
+        """Help ▸ Run offline demo: fake model, proxy holding ``deploy*``, scripted agent."""
+        from .demo_runner import DemoRun
+
+        if self.demo is not None:
+            self.demo.stop()
+        self.demo = DemoRun(self, pace)
+        self.demo.start()
+        return self.demo
 
     def watch_dialog(self) -> None:
         """Follow a journal that is being written, or will be (it need not exist yet)."""
@@ -256,6 +275,9 @@ class MainWindow(QMainWindow):
         event.acceptProposedAction()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.demo is not None:
+            self.demo.stop()
+        self.proxy_manager.shutdown()
         for connection in self.proxies:
             connection.stop()
         self.settings.set_geometry(self.saveGeometry())

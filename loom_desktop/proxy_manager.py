@@ -1,0 +1,187 @@
+"""The proxies the main window started (or found again): Proxy ▸ Start…, Stop, Re-attach.
+
+For each proxy: a live tab on its journal, an approvals panel on its control
+plane, and a small dock with the ``export …_BASE_URL=…`` line, a Copy button and
+a Stop button. Everything is stopped when the window closes (SIGTERM, so the
+trace is finalized). A proxy that could not start is reported in an error dialog
+naming the cause (the proxy's own stderr line).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, QObject, Signal
+from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QMessageBox,
+                               QPushButton, QVBoxLayout, QWidget)
+
+from .proxy_launcher import ProxyProcess, ProxySpec, export_line, remembered_proxies
+
+
+class ProxyInfoDock(QDockWidget):
+    """The export line with a Copy button, where the trace goes, and Stop."""
+
+    def __init__(self, info: dict[str, Any], dialect: str, parent: QWidget | None = None) -> None:
+        super().__init__(f"Proxy {info['host']}:{info['port']}", parent)
+        self.setObjectName(f"proxy-{info['port']}")
+        self.line = export_line(str(info["url"]), dialect)
+        body = QWidget()
+        lay = QVBoxLayout(body)
+        self.export_label = QLabel(self.line)
+        self.export_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.export_label.setStyleSheet("font-family: monospace;")
+        self.copy_btn = QPushButton("Copy", clicked=self.copy)
+        self.stop_btn = QPushButton("Stop proxy")
+        row = QHBoxLayout()
+        row.addWidget(self.export_label, 1)
+        row.addWidget(self.copy_btn)
+        row.addWidget(self.stop_btn)
+        lay.addLayout(row)
+        self.where = QLabel(f"→ {info.get('target')}   recording to {info.get('save')}")
+        self.where.setWordWrap(True)
+        lay.addWidget(self.where)
+        self.setWidget(body)
+
+    def copy(self) -> None:
+        QApplication.clipboard().setText(self.line)
+
+
+@dataclass
+class Attached:
+    proxy: ProxyProcess
+    info: dict[str, Any]
+    panel: Any = None  # ApprovalsPanel
+    dock: ProxyInfoDock | None = None
+    view: Any = None  # DocumentView (the live tab)
+
+
+class ProxyManager(QObject):
+    """Owned by :class:`MainWindow`; ``attached(Attached)`` / ``failed(str)`` for tests."""
+
+    attached = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        self.proxies: list[Attached] = []
+        self.pending: list[ProxyProcess] = []  # started, not listening yet
+        self.dialog: Any = None
+
+    # -- starting --------------------------------------------------------------------
+    def start_dialog(self) -> Any:
+        """Proxy ▸ Start…: the dialog (non-modal); Start launches the proxy."""
+        from .dialogs_proxy import StartProxyDialog
+
+        dialog = StartProxyDialog(self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda d=dialog: self.launch(d.spec()))
+        self.dialog = dialog
+        dialog.open()
+        return dialog
+
+    def launch(self, spec: ProxySpec) -> ProxyProcess:
+        proxy = ProxyProcess(spec, self)
+        proxy.ready.connect(lambda info, p=proxy: self._ready(p, info))
+        proxy.failed.connect(lambda msg, p=proxy: self._failed(p, msg))
+        self.pending.append(proxy)
+        proxy.start()
+        return proxy
+
+    def _ready(self, proxy: ProxyProcess, info: dict[str, Any]) -> None:
+        if proxy in self.pending:
+            self.pending.remove(proxy)
+        spec = proxy.spec
+        meta = {"dialect": spec.dialect, "confirm_timeout": spec.confirm_timeout} if spec else {}
+        try:
+            _meta_path(proxy.ready_file).write_text(json.dumps(meta))
+        except OSError:
+            pass  # only re-attaching loses the countdown
+        self._attach(proxy, info, meta)
+
+    def _attach(self, proxy: ProxyProcess, info: dict[str, Any], meta: dict[str, Any]) -> Attached:
+        win = self.window
+        entry = Attached(proxy, info)
+        if info.get("journal"):
+            entry.view = win.open_path(info["journal"])
+        if info.get("token_file"):  # a shield is active: there is a control plane
+            entry.panel = win.attach_proxy(int(info["port"]), meta.get("confirm_timeout"))
+        dialect = meta.get("dialect") or ("openai" if "openai" in str(info.get("target"))
+                                          else "anthropic")
+        entry.dock = ProxyInfoDock(info, dialect, win)
+        entry.dock.stop_btn.clicked.connect(lambda _c=False, p=proxy: self.stop(p))
+        win.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, entry.dock)
+        win.statusBar().showMessage(f"proxy listening on {info['url']}: {entry.dock.line}", 15_000)
+        self.proxies.append(entry)
+        self.attached.emit(entry)
+        return entry
+
+    def _failed(self, proxy: ProxyProcess, message: str) -> None:
+        if proxy in self.pending:
+            self.pending.remove(proxy)
+        _meta_path(proxy.ready_file).unlink(missing_ok=True)
+        text = f"The proxy could not start.\n\n{message}"
+        self.window.errors.append(text)
+        self.failed.emit(message)
+        box = QMessageBox(QMessageBox.Icon.Critical, "Cannot start the proxy", text,
+                          QMessageBox.StandardButton.Ok, self.window)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    # -- re-attaching ----------------------------------------------------------------
+    def reattach(self) -> list[Attached]:
+        """Proxies a previous run of the app started and that are still alive."""
+        known = {e.proxy.pid for e in self.proxies}
+        found = []
+        for path, info in remembered_proxies():
+            if int(info["pid"]) in known:
+                continue
+            try:
+                meta = json.loads(_meta_path(path).read_text())
+            except (OSError, ValueError):
+                meta = {}
+            found.append(self._attach(ProxyProcess.adopt(path, info, self), info, meta))
+        for meta_file in _orphan_metas():
+            meta_file.unlink(missing_ok=True)
+        return found
+
+    # -- stopping --------------------------------------------------------------------
+    def stop(self, proxy: ProxyProcess | None = None) -> None:
+        """Stop one proxy (default: all) and take its panels down; live tabs stay."""
+        for entry in [e for e in self.proxies if proxy is None or e.proxy is proxy]:
+            self.proxies.remove(entry)
+            if entry.panel is not None:
+                connection = entry.panel.connection
+                connection.stop()
+                if connection in self.window.proxies:
+                    self.window.proxies.remove(connection)
+                self.window.removeDockWidget(entry.panel)
+                entry.panel.deleteLater()
+            if entry.dock is not None:
+                self.window.removeDockWidget(entry.dock)
+                entry.dock.deleteLater()
+            entry.proxy.stop()
+            _meta_path(entry.proxy.ready_file).unlink(missing_ok=True)
+        for pending in [p for p in self.pending if proxy is None or p is proxy]:
+            self.pending.remove(pending)
+            pending.stop()
+
+    def shutdown(self) -> None:
+        self.stop()
+
+
+def _meta_path(ready_file: Path) -> Path:
+    return ready_file.with_name(ready_file.name.replace(".ready.json", ".app.json"))
+
+
+def _orphan_metas() -> list[Path]:
+    from .proxy_launcher import proxies_dir
+
+    folder = proxies_dir()
+    if not folder.is_dir():
+        return []
+    return [m for m in folder.glob("*.app.json")
+            if not m.with_name(m.name.replace(".app.json", ".ready.json")).exists()]

@@ -1,0 +1,85 @@
+"""Help ▸ Run offline demo: fake model + real proxy + scripted agent, decided by a click."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QProcess, Qt
+
+from loom_core.demo import FakeModelServer
+from loom_core.loader import load
+from loom_desktop.main_window import MainWindow
+
+
+@pytest.fixture
+def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    rt = tmp_path / "rt"
+    monkeypatch.setenv("LOOM_RUNTIME_DIR", str(rt))
+    return rt
+
+
+def _demo_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("loom-demo")]
+
+
+@pytest.mark.parametrize("approve", [True, False])
+def test_demo_end_to_end(qtbot, window: MainWindow, runtime: Path, approve: bool) -> None:
+    demo = window.run_demo(pace=0.05)
+    manager = window.proxy_manager
+    qtbot.waitUntil(lambda: bool(manager.proxies), timeout=20_000)
+    entry = manager.proxies[0]
+    assert entry.view is window.current() and entry.panel is not None
+    qtbot.waitUntil(lambda: entry.panel.current() is not None, timeout=20_000)
+    call = entry.panel.current()
+    assert call.tool == "deploy" and call.rule == "deploy*"
+    assert demo.agent.state() == QProcess.ProcessState.Running  # waiting on the held call
+    qtbot.waitUntil(lambda: entry.view.model.rowCount() >= 2, timeout=15_000)  # live run shown
+    button = entry.panel.approve_btn if approve else entry.panel.deny_btn
+    with qtbot.waitSignal(demo.finished, timeout=30_000) as blocker:
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert blocker.args == [0]
+    text = "\n".join(demo.output)
+    assert "using the anthropic SDK" in text
+    if approve:
+        assert "agent: running deploy" in text and "Release 1.4.0 is deployed" in text
+    else:
+        assert "agent: running deploy" not in text and "[loom shield] Blocked" in text
+    # everything the demo started is stopped
+    assert demo.agent.state() == QProcess.ProcessState.NotRunning
+    assert demo.proxy.process.state() == QProcess.ProcessState.NotRunning
+    assert demo.proxy.process.exitCode() == 0
+    assert not demo.running and not manager.proxies and not _demo_threads()
+    doc = load(demo.save)  # the finalized trace
+    assert doc.is_proxy
+
+
+def test_window_close_stops_a_running_demo(qtbot, runtime: Path) -> None:
+    win = MainWindow()
+    qtbot.addWidget(win)
+    demo = win.run_demo(pace=0.05)
+    qtbot.waitUntil(lambda: demo.agent is not None and bool(win.proxy_manager.proxies),
+                    timeout=20_000)
+    panel = win.proxy_manager.proxies[0].panel
+    qtbot.waitUntil(lambda: panel.current() is not None, timeout=20_000)  # held, mid-run
+    win.close()
+    assert demo.done and not demo.running and not _demo_threads()
+    assert demo.agent.state() == QProcess.ProcessState.NotRunning
+
+
+def test_agent_without_the_sdk_uses_urllib() -> None:
+    server = FakeModelServer(pace=0)
+    url = server.start()
+    try:
+        result = subprocess.run([sys.executable, "-m", "loom_core.demo.agent", "--base-url", url,
+                                 "--pace", "0"], capture_output=True, text=True, timeout=30,
+                                env={**os.environ, "LOOM_DEMO_NO_SDK": "1"})
+    finally:
+        server.stop()
+    assert result.returncode == 0, result.stderr
+    assert "using urllib" in result.stdout and "agent: done" in result.stdout
+    assert server.requests == 4 and not _demo_threads()

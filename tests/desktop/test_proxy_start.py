@@ -1,0 +1,176 @@
+"""Proxy ▸ Start…: the dialog, the spawned proxy, a real SDK client, approvals, Stop, re-attach."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import anthropic
+import pytest
+from PySide6.QtCore import QProcess, Qt
+from PySide6.QtWidgets import QApplication
+
+from loom_core.loader import load
+from loom_desktop.dialogs_proxy import StartProxyDialog, preview
+from loom_desktop.main_window import MainWindow
+from loom_desktop.proxy_launcher import ProxySpec, proxies_dir
+from tests.core.proxy.fake_upstream import FakeUpstream
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import LoopThread
+
+
+@pytest.fixture
+def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Control tokens in a temp dir (the spawned proxy inherits the environment)."""
+    rt = tmp_path / "rt"
+    monkeypatch.setenv("LOOM_RUNTIME_DIR", str(rt))
+    return rt
+
+
+@pytest.fixture
+def upstream() -> Iterator[FakeUpstream]:
+    lt = LoopThread()
+    up = FakeUpstream()
+    lt.run(up.start())
+    try:
+        yield up
+    finally:
+        lt.run(up.stop())
+        lt.close()
+
+
+def test_preview_runs_the_shield_engine() -> None:
+    rows, problem = preview(ProxySpec(confirm=["deploy*"], deny=["Bash(*rm -rf*)"]))
+    assert not problem
+    actions = {call.split("(")[0] + ("/rm" if "rm -rf" in call else ""): action
+               for call, action, _via, _rule in rows}
+    assert actions["deploy"] == "confirm" and actions["Bash/rm"] == "deny"
+    assert actions["Read"] == "allow"
+    rows, problem = preview(ProxySpec(policies=["/nonexistent/policy.yml"]))
+    assert not rows and "/nonexistent/policy.yml" in problem
+    rows, _ = preview(ProxySpec(profiles=["ci-safe"]))
+    assert dict((c, a) for c, a, *_ in rows)['WebFetch({"url": "https://example.com"})'] == "deny"
+
+
+def test_dialog_preview_table_follows_the_fields(qtbot) -> None:
+    dialog = StartProxyDialog()
+    qtbot.addWidget(dialog)
+    dialog.confirm.setText("deploy*; Bash(*git push*)")
+    cells = {dialog.table.item(r, 0).text(): dialog.table.item(r, 1).text()
+             for r in range(dialog.table.rowCount())}
+    assert cells['deploy({"env": "production"})'] == "confirm"
+    assert cells['Bash({"command": "git push origin main"})'] == "confirm"
+    dialog.target.setCurrentText("OpenAI")
+    assert dialog.spec().dialect == "openai" and dialog.spec().target == "https://api.openai.com"
+
+
+def _ask(port: int, out: list[Any], content: str) -> threading.Thread:
+    client = anthropic.Anthropic(base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test",
+                                 max_retries=0, timeout=30)
+
+    def run() -> None:
+        out.append(client.messages.create(model="claude-sonnet-4-6", max_tokens=100,
+                                          messages=[{"role": "user", "content": content}]))
+    thread = threading.Thread(target=run, name="sdk-client", daemon=True)
+    thread.start()
+    return thread
+
+
+def test_start_use_approve_stop(qtbot, window: MainWindow, upstream: FakeUpstream, runtime: Path,
+                                tmp_path: Path) -> None:
+    upstream.script(Reply(text="hello from upstream"),
+                    Reply(text="shipping", calls=[("t1", "deploy", {"env": "prod"})]))
+    manager = window.proxy_manager
+    dialog = manager.start_dialog()
+    dialog.target.setCurrentText("Custom URL")
+    dialog.custom.setText(upstream.url)
+    dialog.confirm.setText("deploy*")
+    dialog.timeout.setValue(30)
+    save = tmp_path / "out" / "s.loom.json"
+    dialog.save.setText(str(save))
+    with qtbot.waitSignal(manager.attached, timeout=20_000) as blocker:
+        qtbot.mouseClick(dialog.start_btn, Qt.MouseButton.LeftButton)
+    entry = blocker.args[0]
+    port = int(entry.info["port"])
+    assert entry.dock.line == f"export ANTHROPIC_BASE_URL=http://127.0.0.1:{port}"
+    qtbot.mouseClick(entry.dock.copy_btn, Qt.MouseButton.LeftButton)
+    assert QApplication.clipboard().text() == entry.dock.line
+    assert entry.view is window.current() and entry.view.path == entry.info["journal"]
+    assert entry.panel is not None and entry.panel.connection.confirm_timeout == 30
+
+    out: list[Any] = []
+    _ask(port, out, "hi").join(20)
+    assert out and out[0].content[0].text == "hello from upstream"
+    qtbot.waitUntil(lambda: entry.view.model.rowCount() >= 1, timeout=15_000)  # the live tab
+
+    thread = _ask(port, out, "ship it")
+    qtbot.waitUntil(lambda: entry.panel.current() is not None, timeout=15_000)
+    assert entry.panel.current().tool == "deploy"
+    qtbot.mouseClick(entry.panel.approve_btn, Qt.MouseButton.LeftButton)
+    thread.join(20)
+    assert len(out) == 2 and [b.type for b in out[1].content] == ["text", "tool_use"]
+    qtbot.waitUntil(lambda: entry.view.model.rowCount() >= 2, timeout=15_000)
+
+    proc = entry.proxy.process
+    manager.stop()
+    assert proc.state() == QProcess.ProcessState.NotRunning and proc.exitCode() == 0
+    assert not manager.proxies and entry.panel.connection not in window.proxies
+    assert save.exists() and not Path(entry.proxy.ready_file).exists()
+    doc = load(save)
+    assert doc.is_proxy
+
+
+def test_bad_flags_show_the_proxy_error(qtbot, window: MainWindow, runtime: Path,
+                                        tmp_path: Path) -> None:
+    manager = window.proxy_manager
+    spec = ProxySpec(save=str(tmp_path / "s.loom.json"), policies=[str(tmp_path / "nope.yml")])
+    with qtbot.waitSignal(manager.failed, timeout=20_000) as blocker:
+        proxy = manager.launch(spec)
+    assert "nope.yml" in blocker.args[0] and "cannot read the policy file" in blocker.args[0]
+    assert proxy.process.exitCode() == 2
+    assert window.errors and "nope.yml" in window.errors[-1]
+    assert not manager.proxies and not manager.pending
+
+
+def test_reattach_alive_and_forget_dead(qtbot, window: MainWindow, runtime: Path,
+                                        tmp_path: Path) -> None:
+    folder = proxies_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait(10)
+    stale = folder / "stale.ready.json"
+    stale.write_text(json.dumps({"version": 1, "pid": dead.pid, "port": 1}))
+    ready = folder / "alive.ready.json"
+    (folder / "alive.app.json").write_text(json.dumps({"dialect": "openai",
+                                                       "confirm_timeout": 40}))
+    save = tmp_path / "r.loom.json"
+    proc = subprocess.Popen([sys.executable, "-m", "loom_core", "proxy", "--port", "0",
+                             "--save", str(save), "--ready-file", str(ready),
+                             "--target", "http://127.0.0.1:9", "--confirm", "deploy*"],
+                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ready.exists(), proc.stderr.read() if proc.poll() is not None else "no ready file"
+        found = window.proxy_manager.reattach()
+        assert len(found) == 1 and not stale.exists()
+        entry = found[0]
+        assert entry.proxy.pid == proc.pid and entry.panel.connection.confirm_timeout == 40
+        assert entry.dock.line.startswith("export OPENAI_BASE_URL=http://127.0.0.1:")
+        assert entry.dock.line.endswith("/v1")
+        assert entry.view.path == json.loads(ready.read_text())["journal"]
+        assert window.proxy_manager.reattach() == []  # already attached
+        qtbot.waitUntil(lambda: entry.panel.status.text() == "no held calls", timeout=10_000)
+        window.close()  # stops it with SIGTERM: a clean stop (exit 0, ready file removed)
+        assert proc.wait(15) == 0
+        assert not ready.exists() and not (folder / "alive.app.json").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
