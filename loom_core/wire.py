@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,8 +31,12 @@ _WRAPPED = re.compile(r"^\s*<(environment_context|user_instructions|system-remin
                       r"environment_details|context)\b[\s\S]*>\s*$", re.IGNORECASE)
 
 
+@lru_cache(maxsize=64)
 def proxy_sys_hash(system: str) -> str:
-    """sha1 of the system prompt with volatile ids removed, first 12 hex (§3.4)."""
+    """sha1 of the system prompt with volatile ids removed, first 12 hex (§3.4).
+
+    Cached: an agent resends the same (often 25 KB) prompt with every call, and the
+    normalising regex over it was most of the cost of recording an exchange."""
     return hashlib.sha1(_VOLATILE.sub("", system).encode("utf-8")).hexdigest()[:12]
 
 

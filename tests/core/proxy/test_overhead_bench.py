@@ -1,0 +1,43 @@
+"""``benchmarks/proxy_overhead.py --quick --json`` runs and prints the documented shape.
+
+Only the shape is checked: timings depend on the machine (no timed assertions).
+loom-harness's proxy is skipped (``--no-loom``) to keep the smoke run short.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+SCENARIOS = {"json_c1", "json_c8", "stream_c1", "stream_c8", "paced_c1", "paced_c8"}
+
+
+def test_quick_json_shape() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "proxy_overhead.py"), "--quick", "--json",
+         "--no-loom"], cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stdout
+    res = json.loads(lines[0])
+    assert {"direct", "ours", "loom", "ratios", "stall_ms_max", "stall", "targets",
+            "config"} <= set(res)
+    assert res["loom"] is None
+    for target in ("direct", "ours"):
+        assert set(res[target]) == SCENARIOS
+        for name, row in res[target].items():
+            assert {"n", "errors", "rps", "p50_ms", "p99_ms", "max_ms"} <= set(row)
+            assert row["errors"] == 0, (target, name, row)
+            assert row["n"] > 0 and row["rps"] > 0
+            assert ("ttfb_p50_ms" in row) == (not name.startswith("json"))
+    assert set(res["ratios"]) == SCENARIOS
+    for name, ratio in res["ratios"].items():
+        assert isinstance(ratio["ours_vs_direct_rps"], float)
+        assert isinstance(ratio["ours_added_p50_ms"], float)
+        assert ("ours_added_ttfb_p50_ms" in ratio) == (not name.startswith("json"))
+    assert isinstance(res["stall_ms_max"], float) and res["stall"]["n"] > 0
+    assert all(isinstance(v, bool) for v in res["targets"].values())
+    assert res["config"]["request_bytes"] > 8000
