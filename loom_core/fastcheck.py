@@ -12,6 +12,7 @@ the plain serial check runs instead; both give identical answers.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -43,13 +44,10 @@ def _canon_items(raws: list[msgspec.Raw]) -> bytes:
 
 def _child(write_fd: int, halves: list[list[msgspec.Raw]]) -> None:
     """In the forked child: write each second half's canonical text, length-prefixed."""
-    try:
-        with os.fdopen(write_fd, "wb") as out:
-            for raws in halves:
-                text = _canon_items(raws)
-                out.write(len(text).to_bytes(8, "big") + text)
-    finally:
-        os._exit(0)
+    with os.fdopen(write_fd, "wb") as out:
+        for raws in halves:
+            text = _canon_items(raws)
+            out.write(len(text).to_bytes(8, "big") + text)
 
 
 def _read_halves(read_fd: int, count: int) -> list[bytes]:
@@ -61,17 +59,24 @@ def _read_halves(read_fd: int, count: int) -> list[bytes]:
     return parts
 
 
+def _split(data: bytes, child_share: float) -> tuple[dict[str, msgspec.Raw], dict[str, tuple[list, list]]]:
+    """Top-level members and each bulky list cut at the same place in both processes."""
+    top = _top.decode(data)
+    bulky = {k: _items.decode(top[k]) for k in _BULKY if k in top}
+    cut = {k: int(len(v) * (1 - child_share)) for k, v in bulky.items()}
+    return top, {k: (v[:cut[k]], v[cut[k]:]) for k, v in bulky.items()}
+
+
 class ParallelChecksum:
     """A checksum whose bulk is being computed by a forked child while the caller works.
 
-    :meth:`start` forks at once, handing the child ``child_share`` of every bulky
-    list; :meth:`result` computes the rest in this process, then joins. Starting
-    before loading the document lets the load and most of the checksum overlap.
+    :meth:`start` forks at once; the child splits the document itself and serialises
+    ``child_share`` of every bulky list, while the caller goes on (loading, say);
+    :meth:`result` then splits it the same way, does the rest and joins.
     """
 
-    def __init__(self, top: dict[str, msgspec.Raw], splits: dict[str, tuple[list, list]],
-                 pid: int, read_fd: int) -> None:
-        self.top, self.splits, self.pid, self.read_fd = top, splits, pid, read_fd
+    def __init__(self, data: bytes, child_share: float, pid: int, read_fd: int) -> None:
+        self.data, self.child_share, self.pid, self.read_fd = data, child_share, pid, read_fd
 
     @classmethod
     def start(cls, data: bytes, child_share: float = 0.5) -> "ParallelChecksum | None":
@@ -79,27 +84,26 @@ class ParallelChecksum:
         if not hasattr(os, "fork") or len(data) < MIN_PARALLEL_BYTES or \
                 threading.active_count() > 1:
             return None  # forking a threaded process is unsafe; small files are fast anyway
-        with gc_paused():
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child never returns from here, whatever happens
+            code = 1  # e.g. not a trace this reader can split: the parent goes serial
             try:
-                top = _top.decode(data)
-                bulky = {k: _items.decode(top[k]) for k in _BULKY if k in top}
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                return None
-            splits = {k: (v[: int(len(v) * (1 - child_share))], v[int(len(v) * (1 - child_share)):])
-                      for k, v in bulky.items()}
-            read_fd, write_fd = os.pipe()
-            pid = os.fork()
-            if pid == 0:
                 os.close(read_fd)
+                gc.disable()
+                _top_unused, splits = _split(data, child_share)
                 _child(write_fd, [second for _first, second in splits.values()])
-            os.close(write_fd)
-        return cls(top, splits, pid, read_fd)
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_fd)
+        return cls(data, child_share, pid, read_fd)
 
     def result(self) -> str | None:
         """``sha256:…`` of the trace without its checksum, or None (use the serial path)."""
-        top, splits = self.top, self.splits
         with gc_paused():
             try:
+                top, splits = _split(self.data, self.child_share)
                 firsts = {k: _canon_items(first) for k, (first, _second) in splits.items()}
                 small = {k: _canon(_generic.decode(v)) for k, v in top.items()
                          if k not in splits and k != "checksum"}

@@ -41,4 +41,5 @@ def test_tampering_changes_the_parallel_checksum(monkeypatch: pytest.MonkeyPatch
 
 def test_not_a_trace_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fastcheck, "MIN_PARALLEL_BYTES", 0)
-    assert fastcheck.ParallelChecksum.start(b'{"a": 1}\n{"b": 2}\n') is None
+    job = fastcheck.ParallelChecksum.start(b'{"a": 1}\n{"b": 2}\n')
+    assert job is not None and job.result() is None  # the caller then checks serially
