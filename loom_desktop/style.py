@@ -19,6 +19,11 @@ NEW_RULE = "#f9a825"
 DEPTH_COLORS = ("#26a69a", "#ab47bc", "#ffa726", "#8d6e63")
 
 
+_KIND_QCOLORS: list[QColor] = []
+
+
 def kind_color(code: int) -> QColor:
-    """The colour of a step kind code."""
-    return QColor(KIND_COLORS[KINDS[code]])
+    """The colour of a step kind code (one QColor per kind: views ask on every paint)."""
+    if not _KIND_QCOLORS:
+        _KIND_QCOLORS.extend(QColor(KIND_COLORS[k]) for k in KINDS)
+    return _KIND_QCOLORS[code]

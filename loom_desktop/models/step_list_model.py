@@ -25,8 +25,12 @@ from ..style import kind_color
 COLUMNS = ("#", "Kind", "Agent", "Summary", "Tokens", "Cost")
 COL_STEP, COL_KIND, COL_AGENT, COL_SUMMARY, COL_TOKENS, COL_COST = range(6)
 StepRole = Qt.ItemDataRole.UserRole + 1
-_ROLES = frozenset({Qt.ItemDataRole.DisplayRole, StepRole, Qt.ItemDataRole.ForegroundRole,
-                    Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ToolTipRole})
+_DISPLAY, _FOREGROUND = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ForegroundRole
+_ALIGN = Qt.ItemDataRole.TextAlignmentRole
+_ROLES = frozenset({_DISPLAY, StepRole, _FOREGROUND, _ALIGN, Qt.ItemDataRole.ToolTipRole})
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)  # computed once
+_NUMERIC = frozenset({0, 4, 5})  # step, tokens, cost
+_ERROR_RED = QColor("#c62828")
 _CACHE = 4096
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -109,17 +113,17 @@ class StepListModel(QAbstractTableModel):
         # Views ask for a dozen roles per cell on every paint: refuse the unused ones first.
         if role not in _ROLES or self.timeline is None or not index.isValid():
             return None
-        step = self.step_at(index.row())
-        col = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
+        row, col = index.row(), index.column()
+        step = row if self.rows is None else self.rows[row]
+        if role == _DISPLAY:
             return self._display(step, col)
+        if role == _FOREGROUND:
+            return self._foreground(step, col)
+        if role == _ALIGN:
+            return _RIGHT if col in _NUMERIC else None
         if role == StepRole:
             return step
-        if role == Qt.ItemDataRole.ForegroundRole:
-            return self._foreground(step, col)
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_STEP, COL_TOKENS, COL_COST):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ToolTipRole and col == COL_SUMMARY:
+        if col == COL_SUMMARY:  # the tooltip
             return step_summary(self.timeline, step, 600)
         return None
 
@@ -169,7 +173,7 @@ class StepListModel(QAbstractTableModel):
         tl = self.timeline
         assert tl is not None
         if tl.flags[step] & (F_ERROR | F_BLOCKED | F_DENIED):
-            return QColor("#c62828")
+            return _ERROR_RED
         if col == COL_KIND:
             return kind_color(tl.kind[step])
         return None

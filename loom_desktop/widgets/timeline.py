@@ -142,14 +142,24 @@ class TimelineWidget(pg.PlotWidget):
 
     # -- cursor -----------------------------------------------------------------------
     def set_cursor(self, step: int) -> None:
-        """Move the cursor without echoing a request, panning to keep it in view."""
+        """Move the cursor without echoing a request, panning to keep it in view.
+
+        A pan redraws the whole plot, so it leaps: the cursor lands a tenth of the
+        view from the edge it was heading for, and the next nine tenths of steps in
+        that direction need no pan. While the whole run is shown (auto-range) a live
+        run's next refresh widens the view instead.
+        """
         self.cursor.blockSignals(True)
         self.cursor.setValue(step)
         self.cursor.blockSignals(False)
+        if self._auto_range:
+            return
         (x0, x1), _ = self.getPlotItem().getViewBox().viewRange()
-        if not x0 <= step <= x1:
-            half = (x1 - x0) / 2
-            self.setXRange(step - half, step + half, padding=0)
+        width = x1 - x0
+        if step > x1:
+            self.setXRange(step - 0.1 * width, step + 0.9 * width, padding=0)
+        elif step < x0:
+            self.setXRange(step - 0.9 * width, step + 0.1 * width, padding=0)
 
     def _cursor_moved(self) -> None:
         step = int(round(self.cursor.value()))
