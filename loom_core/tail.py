@@ -52,6 +52,10 @@ def _quiet_watchdog_threads(args: threading.ExceptHookArgs) -> None:
 
 _previous_hook = threading.excepthook
 threading.excepthook = _quiet_watchdog_threads
+# watchdog warns (e.g. "queue_events() called when the thread is inactive") while an
+# observer stops; with no handler configured Python prints that on stderr, where the
+# watch CLI promises one line for an error. Its events are hints: keep it quiet.
+logging.getLogger("watchdog").addHandler(logging.NullHandler())
 
 
 def _norm(path: str | bytes) -> str:
