@@ -60,11 +60,15 @@ def _pieces(text: str, n: int) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)] if text else []
 
 
-def sse_events(turn: Turn, n: int, model: str) -> list[bytes]:
-    """The Messages streaming events for one turn."""
-    msg = _message(turn, n, model)
+def message_sse(msg: dict[str, Any], usage: tuple[int, int], text_pieces: int = 4,
+                json_pieces: int = 3, ping_after_first: bool = False) -> list[bytes]:
+    """A Messages response as the streaming events the API sends for it.
+
+    Texts and tool inputs arrive in several deltas and a ``ping`` is mixed in, as
+    the real API does, so what reassembles streams is exercised (tests use it too).
+    """
     start = {**msg, "content": [], "stop_reason": None,
-             "usage": {"input_tokens": turn.usage[0], "output_tokens": 1}}
+             "usage": {"input_tokens": usage[0], "output_tokens": 1}}
     out = [_sse("message_start", {"type": "message_start", "message": start}),
            _sse("ping", {"type": "ping"})]
     for i, block in enumerate(msg["content"]):
@@ -73,7 +77,7 @@ def sse_events(turn: Turn, n: int, model: str) -> list[bytes]:
                                                     "content_block": {"type": "text", "text": ""}}))
             out += [_sse("content_block_delta", {"type": "content_block_delta", "index": i,
                                                  "delta": {"type": "text_delta", "text": p}})
-                    for p in _pieces(block["text"], 4)]
+                    for p in _pieces(block["text"], text_pieces)]
         else:
             out.append(_sse("content_block_start", {
                 "type": "content_block_start", "index": i,
@@ -82,14 +86,21 @@ def sse_events(turn: Turn, n: int, model: str) -> list[bytes]:
             out += [_sse("content_block_delta", {
                 "type": "content_block_delta", "index": i,
                 "delta": {"type": "input_json_delta", "partial_json": p}})
-                for p in _pieces(json.dumps(block["input"]), 3)]
+                for p in _pieces(json.dumps(block["input"]), json_pieces)]
         out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": i}))
+        if ping_after_first and i == 0:
+            out.append(_sse("ping", {"type": "ping"}))
     out.append(_sse("message_delta", {
         "type": "message_delta", "delta": {"stop_reason": msg["stop_reason"],
                                            "stop_sequence": None},
-        "usage": {"output_tokens": turn.usage[1]}}))
+        "usage": {"output_tokens": usage[1]}}))
     out.append(_sse("message_stop", {"type": "message_stop"}))
     return out
+
+
+def sse_events(turn: Turn, n: int, model: str) -> list[bytes]:
+    """The Messages streaming events for one turn."""
+    return message_sse(_message(turn, n, model), turn.usage)
 
 
 def choose(body: dict[str, Any]) -> tuple[Turn, int]:

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from loom_core.demo.fake_model import message_sse
+
 
 @dataclass
 class Reply:
@@ -51,36 +53,8 @@ def anthropic_json(r: Reply, n: int, model: str) -> dict[str, Any]:
 
 
 def anthropic_sse(r: Reply, n: int, model: str) -> list[bytes]:
-    msg = anthropic_json(r, n, model)
-    start = {**msg, "content": [], "stop_reason": None,
-             "usage": {"input_tokens": r.usage[0], "output_tokens": 1}}
-    out = [_sse("message_start", {"type": "message_start", "message": start}),
-           _sse("ping", {"type": "ping"})]
-    for i, block in enumerate(msg["content"]):
-        if block["type"] == "text":
-            out.append(_sse("content_block_start", {"type": "content_block_start", "index": i,
-                                                    "content_block": {"type": "text", "text": ""}}))
-            out += [_sse("content_block_delta", {"type": "content_block_delta", "index": i,
-                                                 "delta": {"type": "text_delta", "text": p}})
-                    for p in _pieces(block["text"])]
-        else:
-            out.append(_sse("content_block_start", {
-                "type": "content_block_start", "index": i,
-                "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"],
-                                  "input": {}}}))
-            out += [_sse("content_block_delta", {
-                "type": "content_block_delta", "index": i,
-                "delta": {"type": "input_json_delta", "partial_json": p}})
-                for p in _pieces(json.dumps(block["input"]), 4)]
-        out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": i}))
-        if i == 0:
-            out.append(_sse("ping", {"type": "ping"}))
-    out.append(_sse("message_delta", {
-        "type": "message_delta", "delta": {"stop_reason": msg["stop_reason"],
-                                           "stop_sequence": None},
-        "usage": {"output_tokens": r.usage[1]}}))
-    out.append(_sse("message_stop", {"type": "message_stop"}))
-    return out
+    return message_sse(anthropic_json(r, n, model), r.usage, text_pieces=3, json_pieces=4,
+                       ping_after_first=True)
 
 
 def chat_json(r: Reply, n: int, model: str) -> dict[str, Any]:
