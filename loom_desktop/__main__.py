@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
     from .single_instance import InstanceServer
 
+from .child import RUN_MODULE, run_module  # noqa: E402  (no Qt: safe before arg parsing)
+
 EXIT_BAD_INPUT = 2
 
 
@@ -147,6 +149,9 @@ def _integrate(install: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == [RUN_MODULE] and len(argv) > 1:  # a helper process of the frozen app
+        return run_module(argv[1:])
     args = parse_args(argv)
     if args.install_desktop_integration or args.uninstall_desktop_integration:
         return _integrate(args.install_desktop_integration)

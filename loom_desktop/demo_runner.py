@@ -11,7 +11,6 @@ window closes, everything is stopped and the trace finalized (the tab stays).
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
 
 from loom_core.demo import CONFIRM_PATTERN, FakeModelServer
 
+from .child import module_command
 from .proxy_launcher import ProxySpec
 
 
@@ -63,8 +63,9 @@ class DemoRun(QObject):
         env.insert("ANTHROPIC_BASE_URL", str(entry.info["url"]))
         env.insert("PYTHONUNBUFFERED", "1")
         proc.setProcessEnvironment(env)
-        proc.setProgram(sys.executable)
-        proc.setArguments(["-m", "loom_core.demo.agent", "--pace", f"{self.pace:g}"])
+        program, arguments = module_command("loom_core.demo.agent", "--pace", f"{self.pace:g}")
+        proc.setProgram(program)
+        proc.setArguments(arguments)
         proc.setWorkingDirectory(str(self.folder))
         proc.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
         proc.readyReadStandardOutput.connect(self._read)

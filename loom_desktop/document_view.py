@@ -9,7 +9,6 @@ with the window for the interpreter lock; a mismatch is a warning, not a refusal
 from __future__ import annotations
 
 import gc
-import sys
 from typing import Any
 
 from PySide6.QtCore import QElapsedTimer, QProcess, QTimer, Qt, Signal
@@ -23,6 +22,7 @@ from loom_core.progressive import Cancelled, Loaded, load_progressive
 from loom_core.filtering import filter_steps
 from loom_core.trace import checksum_state
 
+from .child import module_command
 from .models.step_list_model import COL_SUMMARY, StepListModel
 from .session import Session
 from .widgets.context_view import ContextView
@@ -225,7 +225,7 @@ class DocumentView(QWidget):
         proc = QProcess(self)
         proc.finished.connect(lambda *_: proc is self._checksum_proc and self._on_checksum(proc))
         self._checksum_proc = proc
-        proc.start(sys.executable, ["-m", "loom_core", "checksum", self.path])
+        proc.start(*module_command("loom_core", "checksum", self.path))
 
     def _on_checksum(self, proc: QProcess) -> None:
         try:

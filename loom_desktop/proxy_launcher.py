@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QTimer, Signal
 
+from .child import module_command
 from .settings import config_dir
 
 READY_POLL_MS = 50
@@ -50,7 +50,7 @@ class ProxySpec:
     dialect: str = "anthropic"  # which export line to show: anthropic | openai
 
     def args(self, ready_file: str) -> list[str]:
-        out = ["-m", "loom_core", "proxy", "--port", str(self.port),
+        out = ["proxy", "--port", str(self.port),
                "--target", self.target, "--save", str(Path(self.save).expanduser().absolute()),
                "--ready-file", ready_file, "--confirm-timeout", f"{self.confirm_timeout:g}"]
         for flag, values in (("--profile", self.profiles), ("--policy", self.policies),
@@ -162,8 +162,9 @@ class ProxyProcess(QObject):
         save = Path(self.spec.save).expanduser().absolute()
         save.parent.mkdir(parents=True, exist_ok=True)
         proc = QProcess(self)
-        proc.setProgram(sys.executable)
-        proc.setArguments(self.spec.args(str(self.ready_file)))
+        program, arguments = module_command("loom_core", *self.spec.args(str(self.ready_file)))
+        proc.setProgram(program)
+        proc.setArguments(arguments)
         proc.setWorkingDirectory(str(save.parent))
         proc.setStandardOutputFile(QProcess.nullDevice())
         proc.finished.connect(self._finished)
@@ -195,7 +196,7 @@ class ProxyProcess(QObject):
     def _error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart:
             self._timer.stop()
-            self.failed.emit(f"cannot run {sys.executable}: "
+            self.failed.emit(f"cannot run {module_command('loom_core')[0]}: "
                              f"{self.process.errorString() if self.process else error}")
 
     def _finished(self, code: int, _status: QProcess.ExitStatus) -> None:

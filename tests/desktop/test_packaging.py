@@ -224,6 +224,9 @@ def test_frozen_bundle_builds_and_runs_headless(tmp_path: Path, sample: Path) ->
     version = subprocess.run([str(binary), "--version"], env=env, capture_output=True, text=True,
                              timeout=60)
     assert version.stdout.strip() == f"loom-desktop {__version__}", version.stderr
+    helper = subprocess.run([str(binary), "--run-module", "loom_core", "checksum", str(sample)],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert helper.stdout.strip() == "valid", helper.stderr  # the checksum tab helper, frozen
     for args in ([str(sample), "--step", "9"], []):  # [] opens the bundled sample
         out = tmp_path / f"frozen{len(args)}.png"
         run = subprocess.run([str(binary), *args, "--screenshot", str(out)], env=env,
@@ -268,3 +271,17 @@ def _serving(name: str) -> bool:
     ok = probe.waitForConnected(200)
     probe.abort()
     return ok
+
+
+def test_helper_processes_run_in_a_frozen_app(monkeypatch: pytest.MonkeyPatch, sample: Path) -> None:
+    """Frozen, ``sys.executable`` is the app: helpers go through ``--run-module``."""
+    from loom_desktop.child import RUN_MODULE, module_command
+
+    assert module_command("loom_core", "checksum", "x")[1] == ["-m", "loom_core", "checksum", "x"]
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    program, args = module_command("loom_core", "checksum", str(sample))
+    assert program == sys.executable and args[:2] == [RUN_MODULE, "loom_core"]
+    monkeypatch.undo()
+    done = subprocess.run([sys.executable, "-m", "loom_desktop", *args], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "valid", done.stderr
