@@ -109,6 +109,8 @@ class ProxyManager(QObject):
             entry.view = win.open_path(info["journal"])
         if info.get("token_file"):  # a shield is active: there is a control plane
             entry.panel = win.attach_proxy(int(info["port"]), meta.get("confirm_timeout"))
+            if entry.view is not None:
+                entry.panel.link_run(entry.view)
         dialect = meta.get("dialect") or ("openai" if "openai" in str(info.get("target"))
                                           else "anthropic")
         entry.dock = ProxyInfoDock(info, dialect, win)

@@ -50,6 +50,7 @@ class ApprovalsPanel(QDockWidget):
         self.connection = connection
         self.model = ApprovalsModel(self)
         self.editing = False
+        self.run_view: object | None = None  # the live tab of this proxy's journal, if open
         self._build()
         connection.pending_changed.connect(self._on_pending)
         connection.error.connect(self.status.setText)
@@ -95,11 +96,30 @@ class ApprovalsPanel(QDockWidget):
         if self.list.currentIndex().row() < 0 and count:
             self.list.setCurrentIndex(self.model.index(0))
         self._show_card(keep_edit=True)
+        self._flag_run(count)
         if new:
             self.held.emit(len(new))
             window = self.window()
             if not window.isActiveWindow():
                 QApplication.alert(window)  # flash the taskbar entry while in the background
+
+    def link_run(self, view: object) -> None:
+        """Name the run a held call belongs to, and flag it on that tab's timeline."""
+        self.run_view = view
+
+    def _flag_run(self, held: int) -> None:
+        view = self.run_view
+        widget = getattr(view, "timeline_widget", None)
+        if widget is not None:
+            widget.set_held(view.session.count if held else None)  # type: ignore[attr-defined]
+
+    def _belongs_to(self) -> str:
+        view = self.run_view
+        if view is None:
+            return ""
+        count = view.session.count  # type: ignore[attr-defined]
+        return (f"<br>belongs to the model call after step {count - 1} of "
+                f"<i>{view.path.rsplit('/', 1)[-1]}</i> (recorded once decided)")  # type: ignore[attr-defined]
 
     def current(self) -> PendingCall | None:
         return self.model.call_at(self.list.currentIndex().row())
@@ -113,7 +133,8 @@ class ApprovalsPanel(QDockWidget):
             self.countdown.setText("")
             self.args.setPlainText("")
             return
-        self.title.setText(f"<b>{call.tool}</b> held by rule <code>{call.rule or '(default)'}</code>")
+        self.title.setText(f"<b>{call.tool}</b> held by rule <code>{call.rule or '(default)'}</code>"
+                           + self._belongs_to())
         timeout = self.connection.confirm_timeout
         self.countdown.setText(f"denied automatically in {max(0.0, timeout - call.age_s):.0f} s"
                                if timeout else f"waiting for {call.age_s:.0f} s")

@@ -55,6 +55,7 @@ class TimelineWidget(pg.PlotWidget):
                              [QColor(c) for c in DEPTH_COLORS])
         plot.addItem(self.bars)
         self.markers = {bit: self._marker(plot, symbol, color) for bit, symbol, color in _MARKS}
+        self.held = self._marker(plot, "o", BLOCKED_COLOR)  # where a held call's step will go
         self.cursor = pg.InfiniteLine(0, angle=90, movable=True, pen=pg.mkPen("#111", width=2),
                                       hoverPen=pg.mkPen("#e53935", width=3))
         plot.addItem(self.cursor, ignoreBounds=True)  # moving it must not re-run auto-range
@@ -136,6 +137,13 @@ class TimelineWidget(pg.PlotWidget):
             self.getPlotItem().setLabel("right", "cumulative tokens (cost unknown)")
         self.cost_curve.setData(xs, ys)
         self._cost_view.enableAutoRange(axis="y")
+
+    def set_held(self, position: int | None) -> None:
+        """Flag (or clear) a call held for approval at the step it will become."""
+        if position is None:
+            self.held.setData(x=[], y=[])
+        else:
+            self.held.setData(x=[float(position)], y=[0.0])
 
     def _user_ranged(self, *_args) -> None:
         self._auto_range = False
