@@ -69,9 +69,6 @@ class ContextIndex:
     def meta_of(self, i: int) -> Any:
         return self.metas[i]
 
-    def usage_of(self, i: int) -> tuple[int, int]:
-        return self.tokens_in[i], self.tokens_out[i]
-
     def frame_of(self, i: int) -> tuple[AgentContext, int] | None:
         """(the agent's item list owner, its length at the call) for a model effect."""
         c = self.frame_ctx[i]

@@ -82,11 +82,6 @@ class Timeline:
         return len(self.kind)
 
     # -- totals ---------------------------------------------------------------
-    def bar_height(self, step: int) -> float:
-        """Tokens of a model step, else an estimate of the payload's tokens (bytes / 4)."""
-        tokens = self.tokens_in[step] + self.tokens_out[step]
-        return float(tokens) if tokens else self.size[step] / 4.0
-
     # Totals are kept up to date by the builder: a status bar asks on every cursor move.
     input_tokens: int = 0
     output_tokens: int = 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .events import taint_event
 from .match import call_matches, signature, text_matches
 
 SEQUENCE_ACTIONS = ("deny", "confirm")
@@ -161,6 +162,5 @@ class Tripwires:
             if any(text_matches(text, rule.trigger) for text in texts):
                 rule.armed = True
                 rule.evidence = f"a tool result matching {rule.trigger!r}"
-                events.append({"ts": ts, "action": "tainted", "via": "sequence",
-                               "rule": rule.raw})
+                events.append(taint_event(ts, rule.raw))
         return events
