@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from aiohttp import web
 
@@ -34,6 +34,9 @@ class FakeUpstream:
 
     def __init__(self) -> None:
         self.replies: list[Reply] = []
+        # when set, answers every unscripted call from its (endpoint, body): a
+        # deterministic model whose reply depends on what it was sent (forks, heal)
+        self.responder: Callable[[str, dict[str, Any]], Reply] | None = None
         self.seen: list[Seen] = []
         self.hung_up = 0  # streams the proxy closed before their end
         self.finished_streams = 0
@@ -72,9 +75,12 @@ class FakeUpstream:
         body = await request.json()
         self.seen.append(Seen(request.path, {k.lower(): v for k, v in request.headers.items()}, body))
         n = len(self.seen) - 1
-        if not self.replies:
+        if self.replies:
+            reply = self.replies.pop(0)
+        elif self.responder is not None:
+            reply = self.responder(request.match_info["endpoint"], body)
+        else:
             return web.json_response({"error": {"message": "unscripted call"}}, status=500)
-        reply = self.replies.pop(0)
         if reply.stall:
             await asyncio.sleep(reply.stall)
         if reply.status != 200:
