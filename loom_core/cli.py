@@ -118,7 +118,24 @@ def build_parser() -> argparse.ArgumentParser:
     add_watch_command(sub)
     add_proxy_commands(sub)
     add_approval_commands(sub)
+    _add_optional(sub, "fork_cli", "add_fork_command")
+    _add_optional(sub, "diff_cli", "add_diff_command")
+    _add_optional(sub, "doctor_cli", "add_doctor_command")
+    _add_optional(sub, "heal_cli", "add_heal_command")
     return parser
+
+
+def _add_optional(sub: Any, module: str, func: str) -> None:
+    """Register a command whose module may not exist yet (commands land one at a time)."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(f".{module}", __package__)
+    except ModuleNotFoundError as err:
+        if err.name != f"{__package__}.{module}":
+            raise
+        return
+    getattr(mod, func)(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
