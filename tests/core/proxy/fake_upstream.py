@@ -85,7 +85,8 @@ class FakeUpstream:
             await asyncio.sleep(reply.stall)
         if reply.status != 200:
             return web.json_response(reply.error or {"error": {"message": "fake"}},
-                                     status=reply.status, headers={"x-fake-error": "yes"})
+                                     status=reply.status,
+                                     headers={"x-fake-error": "yes", **reply.headers})
         model = str(body.get("model", "fake"))
         endpoint = request.match_info["endpoint"]
         if not body.get("stream"):

@@ -27,6 +27,7 @@ class Reply:
     drop_after: int | None = None  # SSE: close the connection after this many events
     pace: float = 0.0  # SSE: seconds between events
     stall: float = 0.0  # seconds to wait before answering at all
+    headers: dict[str, str] = field(default_factory=dict)  # extra headers (e.g. retry-after)
 
 
 def _pieces(text: str, n: int = 3) -> list[str]:
