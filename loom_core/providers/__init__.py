@@ -1,0 +1,58 @@
+"""Live model access for fork and heal: pick a provider by name.
+
+Why lazy imports: ``loom_core.providers.base`` is imported by code that never
+calls a model (the fork edit types, the GUI's picker), and importing the
+``anthropic``/``openai`` SDKs costs noticeable start-up time; a provider's module
+is loaded only when :func:`make_provider` builds one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Provider
+
+# name -> one-line label, in the order the app's picker lists them
+PROVIDERS: dict[str, str] = {
+    "anthropic": "Anthropic Messages API (ANTHROPIC_API_KEY)",
+    "openai": "OpenAI Chat Completions, or any OpenAI-compatible server (vLLM, Ollama, LM Studio)",
+    "openai-responses": "OpenAI Responses API (OPENAI_API_KEY)",
+    "scripted": "Scripted, offline: canned replies, no key, no network",
+}
+
+DEFAULT_MODELS: dict[str, str] = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-4.1-mini",
+    "openai-responses": "gpt-4.1-mini",
+    "scripted": "scripted",
+}
+
+
+def default_model(name: str) -> str:
+    """The model a provider uses when neither the user nor the request names one."""
+    if name not in DEFAULT_MODELS:
+        raise ValueError(f"unknown provider {name!r} (known: {', '.join(PROVIDERS)})")
+    return DEFAULT_MODELS[name]
+
+
+def make_provider(name: str, model: str = "", base_url: str | None = None,
+                  **opts: Any) -> Provider:
+    """A provider by its :data:`PROVIDERS` name. ``opts`` go to the constructor
+    (SDK providers: ``api_key``, ``stream``, ``max_retries``, ``backoff``,
+    ``max_backoff``, ``timeout``; ``openai`` also ``token_param``)."""
+    if name == "anthropic":
+        from .anthropic_provider import AnthropicProvider
+        return AnthropicProvider(model, base_url, **opts)
+    if name == "openai":
+        from .openai_provider import OpenAIChatProvider
+        return OpenAIChatProvider(model, base_url, **opts)
+    if name == "openai-responses":
+        from .openai_provider import OpenAIResponsesProvider
+        return OpenAIResponsesProvider(model, base_url, **opts)
+    if name == "scripted":
+        from .scripted import ScriptedProvider  # type: ignore[import-not-found]
+        return ScriptedProvider()  # type: ignore[no-any-return]
+    raise ValueError(f"unknown provider {name!r} (known: {', '.join(PROVIDERS)})")
+
+
+__all__ = ["PROVIDERS", "DEFAULT_MODELS", "default_model", "make_provider"]
