@@ -1,0 +1,176 @@
+"""The context at a fork point: what the model saw at one model step, ready to edit and resend.
+
+Two sources, best first. ``request``: the proxy stored the exact request in its
+sidecar (``<base>.exchanges.jsonl``), so the fork starts from exactly what was sent,
+tools with their real schemas. ``frame``: otherwise the context is reconstructed from
+the log (:mod:`loom_core.context`), as loom-harness would rebuild it; tools are then
+known by name only (a trace never stores their schemas, loom-format.md §3.2).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..canonical import proxy_model_key
+from ..context import build_context
+from ..document import Document, text_and_calls
+from ..frames import frame_at
+from ..providers.base import ToolSpec
+from .apply import apply_edit
+from .items import make_item, normal_item, result_content
+from .requests import RequestContext, request_context
+
+__all__ = ["ForkContext", "apply_edit", "find_model_effect", "fork_context", "model_turn",
+           "sidecar_path"]
+
+
+@dataclass
+class ForkContext:
+    """Everything a model re-run sends at the fork point, plus where it came from.
+
+    ``messages`` are Item dicts (§1.3); ``origins[k]`` is the seq of the effect that
+    produced message ``k`` when known (a redact edit names effects by seq).
+    """
+
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[ToolSpec]
+    model: str = ""
+    max_tokens: int | None = None
+    temperature: float | None = None
+    source: str = "frame"  # "request" | "frame"
+    seq: int = 0  # the fork model step's seq
+    index: int = 0  # its position in the log
+    turn: int = 0  # depth-0 model steps before it (the harness's ``turn``)
+    style: str = "harness"  # "harness" | "proxy": how the parent was recorded
+    agent: str = ""  # harness meta.agent, or the proxy's sys_hash of the step
+    dialect: str | None = None  # the recorded request's dialect (source "request")
+    origins: list[int | None] = field(default_factory=list)
+
+    def copy(self) -> "ForkContext":
+        return copy.deepcopy(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (tools as dicts), for ``--json`` output and the GUI."""
+        return {"system": self.system, "messages": self.messages,
+                "tools": [asdict(t) for t in self.tools], "model": self.model,
+                "max_tokens": self.max_tokens, "temperature": self.temperature,
+                "source": self.source, "seq": self.seq, "turn": self.turn, "style": self.style}
+
+
+def find_model_effect(doc: Document, seq: int) -> int:
+    """The log position of the top-level model step ``seq``; ValueError naming why not."""
+    index = next((i for i, e in enumerate(doc.effects) if e.seq == seq), None)
+    if index is None:
+        raise ValueError(f"{doc.path}: no step {seq} (the log has steps "
+                         f"0..{len(doc.effects) - 1})")
+    eff = doc.effects[index]
+    if eff.kind != "model":
+        raise ValueError(f"{doc.path}: step {seq} is a {eff.kind or 'kindless'} step, "
+                         f"not a model step; fork from a model step")
+    if (eff.depth or 0) != 0:
+        raise ValueError(f"{doc.path}: step {seq} is a sub-agent's model step (depth "
+                         f"{eff.depth}); fork from a top-level model step")
+    return index
+
+
+def model_turn(doc: Document, index: int) -> int:
+    """How many top-level model steps come before log position ``index``."""
+    return sum(1 for e in doc.effects[:index] if e.kind == "model" and not e.depth)
+
+
+def sidecar_path(path: str | Path) -> Path:
+    """``<base>.exchanges.jsonl`` beside a trace (``<base>`` = path minus ``.loom.json``)."""
+    name = str(path)
+    return Path((name[: -len(".loom.json")] if name.endswith(".loom.json") else name)
+                + ".exchanges.jsonl")
+
+
+def fork_context(doc: Document, path: str | Path, seq: int) -> ForkContext:
+    """The context at model step ``seq`` of ``doc`` (read from ``path``)."""
+    index = find_model_effect(doc, seq)
+    style = "proxy" if doc.is_proxy else "harness"
+    meta = doc.meta(index)
+    ctx = ForkContext("", [], [], seq=seq, index=index, turn=model_turn(doc, index), style=style,
+                      agent=str((meta.sys_hash if doc.is_proxy else meta.agent) or ""))
+    exact = _recorded_request(doc, path, index) if doc.is_proxy else None
+    if exact is not None:
+        _fill_from_request(doc, ctx, *exact)
+    else:
+        _fill_from_frame(doc, ctx)
+    return ctx
+
+
+# -- source "request": the proxy's sidecar ---------------------------------------------
+
+def _recorded_request(doc: Document, path: str | Path,
+                      index: int) -> tuple[RequestContext, str] | None:
+    """The sidecar's exact request for model effect ``index``, if it is really this one.
+
+    Checked two ways, so a sidecar left over from another session is never trusted:
+    the effect's key must be the proxy key of its exchange index, and the recorded
+    response must be what the effect holds.
+    """
+    from ..proxy.sidecar import read_sidecar
+    from ..wire import response_to_result
+
+    n = sum(1 for e in doc.effects[:index] if e.kind == "model")
+    side = sidecar_path(path)
+    if doc.effects[index].key != proxy_model_key(n) or not side.is_file():
+        return None
+    try:
+        exchange = next((x for x in read_sidecar(side).exchanges if x.n == n), None)
+    except OSError:
+        return None
+    if exchange is None:
+        return None
+    recorded = response_to_result(exchange.response)
+    if text_and_calls(recorded) != text_and_calls(doc.result(index)):
+        return None
+    return request_context(exchange.request, exchange.dialect), exchange.dialect
+
+
+def _fill_from_request(doc: Document, ctx: ForkContext, req: RequestContext,
+                       dialect: str) -> None:
+    by_tuid = {doc.meta(i).tuid: doc.effects[i].seq for i in range(ctx.index)
+               if (doc.effects[i].kind or "").startswith("tool:") and doc.meta(i).tuid}
+    ctx.system, ctx.messages, ctx.tools = req.system, req.items, req.tools
+    ctx.model, ctx.max_tokens, ctx.temperature = req.model, req.max_tokens, req.temperature
+    ctx.source, ctx.dialect = "request", dialect
+    ctx.origins = [by_tuid.get(m["tool_call_id"]) if m["role"] == "tool" else None
+                   for m in ctx.messages]
+
+
+# -- source "frame": reconstructed from the log ------------------------------------------
+
+_USER_SOURCES = {"episode": "user", "task": "user", "clock": "clock", "memory": "memory",
+                 "compaction": "compaction"}
+
+
+def _fill_from_frame(doc: Document, ctx: ForkContext) -> None:
+    frame = frame_at(build_context(doc), ctx.index)
+    if frame is None:  # pragma: no cover - every model effect has a frame
+        raise ValueError(f"{doc.path}: no context recorded for step {ctx.seq}")
+    for k in range(len(frame)):
+        raw, msg = frame.ctx.items[k], frame.message(k)
+        origin = doc.effects[msg.effect].seq if msg.effect is not None else None
+        if raw[0] == "snapshot":  # an earlier fork's edit: keep its Item as written
+            item, origin = normal_item(raw[1]), None
+        elif msg.role == "assistant":
+            item = make_item("assistant", msg.text, "model", tool_calls=msg.tool_calls)
+        elif msg.role == "tool":
+            value = msg.raw_result if msg.source == "tool" else msg.text
+            item = make_item("tool", result_content(value, ctx.style), f"tool:{msg.name}",
+                             tool_call_id=msg.call_id, name=msg.name)
+        else:
+            source = _USER_SOURCES.get(msg.source, "user")
+            item = make_item("user", msg.text, source, pinned=source == "compaction")
+        ctx.messages.append(item)
+        ctx.origins.append(origin)
+    ctx.system = frame.system()[0]
+    ctx.tools = [ToolSpec(name) for name in frame.tools()[0]]
+    meta = doc.meta(ctx.index)
+    ctx.model = str(meta.model or doc.header.model or "")
