@@ -1,0 +1,171 @@
+"""Compare two runs: aligned rows, first divergence, token and cost deltas.
+
+The statuses are loom-harness's (loom-format.md §10.4), applied to *aligned*
+pairs instead of positions: a pair is ``identical`` when kind, key and result are
+equal, ``results-differ`` / ``inputs-differ`` / ``kinds-differ`` otherwise; a step
+with no partner is ``only-a`` / ``only-b``. Results are compared as raw bytes
+first and decoded (Python equality, ``1 == 1.0``) only when the bytes differ, so
+two 100,000-effect runs diff without decoding what they share.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from ..document import Document, decode_raw
+from .align import align, intern_tokens
+from .usage import RunUsage, SideTotals, run_usage
+
+IDENTICAL, RESULTS, INPUTS, KINDS = "identical", "results-differ", "inputs-differ", "kinds-differ"
+ONLY_A, ONLY_B = "only-a", "only-b"
+STATUSES = (IDENTICAL, RESULTS, INPUTS, KINDS, ONLY_A, ONLY_B)
+
+
+class Row(NamedTuple):
+    """One aligned step: effect indices in A and B (``None``: no partner) and the status."""
+
+    a: int | None
+    b: int | None
+    status: str
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first aligned row that is not identical, with the seqs on each side."""
+
+    row: int
+    status: str
+    a_seq: int | None
+    b_seq: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"row": self.row, "status": self.status, "a_seq": self.a_seq, "b_seq": self.b_seq}
+
+
+@dataclass(frozen=True)
+class Delta:
+    """B minus A: tokens and USD (``None`` when either side's cost is unknown)."""
+
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "cost_usd": self.cost}
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Row counts per status and each side's tokens and cost."""
+
+    statuses: dict[str, int]
+    a: SideTotals
+    b: SideTotals
+
+    @property
+    def delta(self) -> Delta:
+        cost = None if self.a.cost is None or self.b.cost is None else self.b.cost - self.a.cost
+        return Delta(self.b.input_tokens - self.a.input_tokens,
+                     self.b.output_tokens - self.a.output_tokens, cost)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"statuses": dict(self.statuses), "a": self.a.to_dict(), "b": self.b.to_dict(),
+                "delta": self.delta.to_dict()}
+
+
+@dataclass(frozen=True, eq=False)
+class RunDiff:
+    """The comparison of run ``a`` with run ``b`` (immutable; rows in alignment order)."""
+
+    a: Document
+    b: Document
+    rows: list[Row]
+    identical_prefix: int
+    first_divergence: Divergence | None
+    totals: Totals
+    usage_a: RunUsage
+    usage_b: RunUsage
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)  # lazy per-run indexes
+
+    @property
+    def identical(self) -> bool:
+        return self.first_divergence is None
+
+    def row_delta(self, row: int | Row) -> Delta:
+        """Tokens and USD of B's step minus A's step (a missing side counts as zero)."""
+        r = self.rows[row] if isinstance(row, int) else row
+        ua, ub = self.usage_a, self.usage_b
+        ia = ua.tokens_in[r.a] if r.a is not None else 0
+        oa = ua.tokens_out[r.a] if r.a is not None else 0
+        ca = ua.cost[r.a] if r.a is not None else 0.0
+        ib = ub.tokens_in[r.b] if r.b is not None else 0
+        ob = ub.tokens_out[r.b] if r.b is not None else 0
+        cb = ub.cost[r.b] if r.b is not None else 0.0
+        cost = None if math.isnan(ca) or math.isnan(cb) else cb - ca
+        return Delta(ib - ia, ob - oa, cost)
+
+    def to_dict(self, rows: bool = True) -> dict[str, Any]:
+        """A JSON-ready report (rows hold effect indices, which are the seqs of a dense log)."""
+        out: dict[str, Any] = {
+            "a": self.a.path, "b": self.b.path, "identical": self.identical,
+            "identical_prefix": self.identical_prefix,
+            "first_divergence": self.first_divergence.to_dict() if self.first_divergence else None,
+            "totals": self.totals.to_dict(),
+        }
+        if rows:
+            out["rows"] = [{"a": r.a, "b": r.b, "status": r.status, **self.row_delta(r).to_dict()}
+                           for r in self.rows]
+        return out
+
+
+def _tokens(doc: Document) -> list[tuple[str, int]]:
+    return [(e.kind or "", e.depth or 0) for e in doc.effects]
+
+
+def _same_result(ra: Any, rb: Any) -> bool:
+    if ra is None or rb is None:
+        return decode_raw(ra) == decode_raw(rb)
+    if bytes(ra) == bytes(rb):
+        return True
+    return decode_raw(ra) == decode_raw(rb)
+
+
+def pair_status(a: Document, b: Document, i: int | None, j: int | None) -> str:
+    """The §10.4 status of one aligned pair."""
+    if i is None:
+        return ONLY_B
+    if j is None:
+        return ONLY_A
+    ea, eb = a.effects[i], b.effects[j]
+    if (ea.kind or "") != (eb.kind or ""):
+        return KINDS
+    if (ea.key or "") != (eb.key or ""):
+        return INPUTS
+    return IDENTICAL if _same_result(ea.result, eb.result) else RESULTS
+
+
+def _seq(doc: Document, i: int | None) -> int | None:
+    if i is None:
+        return None
+    seq = doc.effects[i].seq
+    return i if seq is None else seq
+
+
+def compare(a: Document, b: Document) -> RunDiff:
+    """Align and compare two loaded runs (traces, journals or wirelogs)."""
+    ta, tb = intern_tokens(_tokens(a), _tokens(b))
+    rows = [Row(i, j, pair_status(a, b, i, j)) for i, j in align(ta, tb)]
+    prefix = next((k for k, r in enumerate(rows) if r.status != IDENTICAL), len(rows))
+    first = None
+    if prefix < len(rows):
+        r = rows[prefix]
+        first = Divergence(prefix, r.status, _seq(a, r.a), _seq(b, r.b))
+    counts = Counter(r.status for r in rows)
+    usage_a, usage_b = run_usage(a), run_usage(b)
+    totals = Totals({s: counts[s] for s in STATUSES if counts[s]},
+                    usage_a.totals(), usage_b.totals())
+    return RunDiff(a, b, rows, prefix, first, totals, usage_a, usage_b)

@@ -1,0 +1,124 @@
+"""What differs inside one aligned pair: texts word by word, arguments and results by path.
+
+Computed on demand for the pair a user selects (never for all rows). A tool
+effect does not store its arguments; they are in the tool call of the model
+effect that asked for it, found through the context index (proxy traces pair by
+``meta.tuid``, harness traces FIFO by name, loom-format.md §15). That index is
+built once per run and kept in the diff's cache.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..context import ContextIndex, build_context
+from ..document import Document, text_and_calls
+from .compare import Row, RunDiff
+from .structdiff import Change, struct_diff
+from .textdiff import WordOp, word_diff
+
+_TEXT_KINDS = ("model", "sample")
+
+
+@dataclass(frozen=True)
+class PairDetail:
+    """The selected pair's texts, their word diff, and structural diffs of args and results."""
+
+    row: Row
+    a_text: str | None
+    b_text: str | None
+    text_diff: list[WordOp]
+    a_args: Any = None
+    b_args: Any = None
+    args_diff: list[Change] = field(default_factory=list)
+    result_diff: list[Change] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"a": self.row.a, "b": self.row.b, "status": self.row.status,
+                "a_text": self.a_text, "b_text": self.b_text,
+                "text_diff": [op.to_dict() for op in self.text_diff],
+                "a_args": self.a_args, "b_args": self.b_args,
+                "args_diff": [c.to_dict() for c in self.args_diff],
+                "result_diff": [c.to_dict() for c in self.result_diff]}
+
+
+def effect_text(kind: str, value: Any) -> str:
+    """The text a person reads for a step: model text, a tool's string, else its JSON."""
+    if kind in _TEXT_KINDS:
+        return text_and_calls(value)[0]
+    if isinstance(value, str):
+        return value
+    return "" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _context(diff: RunDiff, side: str) -> ContextIndex:
+    index = diff.cache.get(side)
+    if index is None:
+        index = diff.cache[side] = build_context(diff.a if side == "a" else diff.b)
+    return index
+
+
+def call_of(doc: Document, index: ContextIndex, i: int) -> dict[str, Any] | None:
+    """The tool call (``{id, name, input}``) that effect ``i`` answers, when it can be told."""
+    model_eff = index.result_pairs.get(i)
+    if model_eff is None:
+        return None
+    calls = text_and_calls(doc.result(model_eff))[1]
+    kind = doc.effects[i].kind or ""
+    if doc.is_proxy:
+        tuid = doc.meta(i).tuid
+        return next((c for c in calls if c.get("id") == tuid), None)
+    name = kind[5:] if kind.startswith("tool:") else "ask_human"
+    earlier = sum(1 for j in range(model_eff + 1, i)
+                  if index.result_pairs.get(j) == model_eff and (doc.effects[j].kind or "") == kind)
+    same = [c for c in calls if c.get("name") == name]
+    return same[earlier] if earlier < len(same) else None
+
+
+def _args(diff: RunDiff, side: str, i: int | None) -> Any:
+    """A step's inputs as JSON: a model step's calls, a tool/human step's call arguments."""
+    if i is None:
+        return None
+    doc = diff.a if side == "a" else diff.b
+    kind = doc.effects[i].kind or ""
+    if kind in _TEXT_KINDS:
+        calls = text_and_calls(doc.result(i))[1]
+        return {"tool_calls": [{"name": c.get("name", ""), "args": c.get("input", {})}
+                               for c in calls]}
+    if kind.startswith("tool:") or kind == "human":
+        call = call_of(doc, _context(diff, side), i)
+        return None if call is None else {"args": call.get("input", {})}
+    return None
+
+
+def _as_structure(value: Any) -> Any:
+    """A dict/list as is, a string holding a JSON object/array decoded, else ``None``."""
+    if isinstance(value, (dict, list)):
+        return value
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return None
+        return decoded if isinstance(decoded, (dict, list)) else None
+    return None
+
+
+def pair_detail(diff: RunDiff, row: int | Row) -> PairDetail:
+    """Word diff of the texts and structural diffs of args and results for one row."""
+    r = diff.rows[row] if isinstance(row, int) else row
+    va = diff.a.result(r.a) if r.a is not None else None
+    vb = diff.b.result(r.b) if r.b is not None else None
+    ka = (diff.a.effects[r.a].kind or "") if r.a is not None else ""
+    kb = (diff.b.effects[r.b].kind or "") if r.b is not None else ""
+    a_text = effect_text(ka, va) if r.a is not None else None
+    b_text = effect_text(kb, vb) if r.b is not None else None
+    text_ops = word_diff(a_text or "", b_text or "")
+    a_args, b_args = _args(diff, "a", r.a), _args(diff, "b", r.b)
+    args_diff = struct_diff(a_args, b_args) if (a_args is not None or b_args is not None) else []
+    sa, sb = _as_structure(va), _as_structure(vb)
+    result_diff = [] if sa is None and sb is None else struct_diff(
+        va if sa is None else sa, vb if sb is None else sb)
+    return PairDetail(r, a_text, b_text, text_ops, a_args, b_args, args_diff, result_diff)
