@@ -112,6 +112,11 @@ class ControlPlane:
             self.token_file.unlink(missing_ok=True)
             self.token_file = None
 
+    def refused(self, request: web.Request) -> web.Response | None:
+        """The 403 for a non-loopback ``Host`` or a wrong token, else None (the event
+        stream, :mod:`.events`, guards itself with the same checks)."""
+        return self._refused(request)
+
     def _refused(self, request: web.Request) -> web.Response | None:
         if not loopback_host(request.headers.get("Host")):
             return json_error(403, "control endpoints answer loopback Host names only")

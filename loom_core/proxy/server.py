@@ -36,6 +36,7 @@ from aiohttp import web
 
 from ..wire import model_dialect
 from .config import ProxyConfig
+from .events import EventHub
 from .hooks import Exchange, Screen
 from .reconstruct import StreamReconstructor, path_dialect, reconstruct
 from .relay import client_gone, relay_stream
@@ -75,6 +76,7 @@ class ProxyServer:
         if add_routes is not None:
             add_routes(self.app)  # the shield's control plane comes before the catch-all
         self.app.router.add_get("/loom/proxy", self.status)
+        self.events = EventHub.attach(self.app, session, screen)  # GET /loom/events (ours)
         self.app.router.add_route("*", "/{tail:.*}", self.handle)
 
     async def _open_client(self, _app: web.Application) -> None:

@@ -25,7 +25,7 @@ import contextlib
 import gc
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..journal_writer import JournalWriter
 from ..save import save_dict
@@ -61,6 +61,8 @@ class RecordingSession:
         self._stop = asyncio.Event()
         self._saver: asyncio.Task[None] | None = None
         self._closed = False
+        # called with a summary of each recorded exchange (the event stream, .events)
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
 
     @property
     def exchanges(self) -> int:
@@ -97,7 +99,24 @@ class RecordingSession:
         for entry in self.recorder.log[first_new:]:
             self.journal.effect(entry)
         self._dirty.set()
+        if self.listeners:
+            self._announce(n, path, dialect, request, events, first_new)
         return True
+
+    def _announce(self, n: int, path: str, dialect: str, request: dict[str, Any],
+                  events: list[dict[str, Any]], first_new: int) -> None:
+        """Tell listeners about a recorded exchange; a failing listener never undoes it."""
+        total = len(self.recorder.log)
+        summary = {"n": n, "path": path, "dialect": dialect,
+                   "model": str(request.get("model") or self.recorder.model or ""),
+                   "shield_events": events, "effects": total, "new_effects": total - first_new,
+                   "exchanges": n + 1}
+        for listener in list(self.listeners):
+            try:
+                listener(summary)
+            except Exception as err:  # noqa: BLE001 - the exchange is on disk already
+                print(f"loom proxy: exchange listener failed ({type(err).__name__}: {err})",
+                      file=sys.stderr, flush=True)
 
     def trace(self) -> dict[str, Any]:
         """The trace as it stands (a snapshot: later exchanges do not change it)."""
