@@ -1,0 +1,197 @@
+"""Model re-run: continue a run from an edited fork point against a live provider.
+
+Why turn by turn with recorded tool results: we cannot run the user's tools (we do
+not have them, and re-running a side effect is never safe), so a tool call the
+parent also made is answered from the recording and anything new pauses the branch
+(``needs_tool_result``) until a person supplies a result or stops it. Every step is
+recorded as it happens (and checkpointed to disk after each model call when an
+output path is given), so a cancel, a provider error or a crash keeps everything
+that was already paid for. ``on_effect`` streams each new entry to a GUI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..document import Document
+from ..providers.base import Cancelled, CancelToken, ModelReply, ModelRequest, Provider, ToolSpec
+from .branch import Branch
+from .edits import Edit
+from .items import assistant_item, tool_item
+from .point import apply_edit, fork_context
+from .recorded import RecordedResults, recorded_calls
+
+DEFAULT_MAX_TURNS = 20
+DEFAULT_MAX_TOKENS = 4096  # when the recording did not say (harness traces never do)
+OnEffect = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class ForkResult:
+    """How a re-run ended and what it wrote."""
+
+    status: str  # done | needs_tool_result | max_turns | budget | cancelled | error | stopped
+    path: str | None
+    branch: dict[str, Any]
+    pending_call: dict[str, Any] | None = None
+    error: str | None = None
+    live_calls: int = 0  # model calls in the branch's tail
+    reused: int = 0  # tool results taken from the parent's recording
+    supplied: int = 0  # tool results a person supplied
+    input_tokens: int = 0
+    output_tokens: int = 0
+    output: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything but the branch document itself (for ``--json``)."""
+        return {k: v for k, v in vars(self).items() if k != "branch"}
+
+
+@dataclass
+class LiveState:
+    """What the next model call sends: grows by one assistant / tool Item per effect."""
+
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[ToolSpec]
+    model: str
+    max_tokens: int | None
+    temperature: float | None
+
+    def request(self) -> ModelRequest:
+        return ModelRequest(self.system, [dict(m) for m in self.messages], list(self.tools),
+                            self.model, self.max_tokens or DEFAULT_MAX_TOKENS, self.temperature)
+
+
+@dataclass
+class Runner:
+    """Drives one branch until it is done, paused or stopped; see the module docstring."""
+
+    branch: Branch
+    state: LiveState
+    provider: Provider
+    results: RecordedResults
+    max_turns: int
+    budget_tokens: int | None = None
+    cancel: CancelToken | None = None
+    on_effect: OnEffect | None = None
+    out: str | None = None
+    pending: dict[str, Any] | None = field(default=None, init=False)
+
+    def emit(self, entry: dict[str, Any]) -> None:
+        if self.on_effect is not None:
+            self.on_effect(entry)
+
+    def run(self, unanswered: list[dict[str, Any]]) -> ForkResult:
+        """Answer ``unanswered`` calls of the last reply, then call the model until a stop."""
+        error = None
+        try:
+            status = self._answer(unanswered) if unanswered else None
+            while status is None:
+                status = self._turn()
+        except (Cancelled, KeyboardInterrupt):
+            status = "cancelled"
+        except Exception as err:  # a provider (or callback) failure: keep what was recorded
+            status, error = "error", f"{type(err).__name__}: {err}"
+        return self.finish(status, error)
+
+    def _turn(self) -> str | None:
+        if self.live_calls() >= self.max_turns:
+            return "max_turns"
+        if self.cancel is not None:
+            self.cancel.check()
+        request = self.state.request()
+        reply: ModelReply = self.provider.complete(request, self.cancel)
+        self.emit(self.branch.add_model(request, reply))
+        self.branch.provenance["model"] = reply.model or request.model
+        calls = [dict(c) for c in reply.tool_calls]
+        self.state.messages.append(assistant_item(reply.text, calls))
+        self.checkpoint()
+        if not calls:
+            return "done"
+        if self.budget_tokens is not None and self.spent() >= self.budget_tokens:
+            return "budget"
+        return self._answer(calls)
+
+    def _answer(self, calls: list[dict[str, Any]]) -> str | None:
+        """Answer calls from the recording, in order; pause at the first unseen one."""
+        for call in calls:
+            if self.cancel is not None:
+                self.cancel.check()
+            found = self.results.take(call["name"], call["input"])
+            if found is None:
+                self.pending = call
+                return "needs_tool_result"
+            self.record_result(call, found.kind, found.value, {"from_parent": found.seq})
+        return None
+
+    def record_result(self, call: dict[str, Any], kind: str, value: Any,
+                      extra: dict[str, Any]) -> None:
+        self.emit(self.branch.add_tool(call, kind, value, extra))
+        self.state.messages.append(tool_item(call, value, self.branch.style))
+
+    # -- bookkeeping --------------------------------------------------------------------
+    def tail_models(self) -> list[dict[str, Any]]:
+        return [e for e in self.branch.tail if e["kind"] == "model"]
+
+    def live_calls(self) -> int:
+        return len(self.tail_models())
+
+    def spent(self) -> int:
+        return sum(_tokens(e, "input_tokens") + _tokens(e, "output_tokens")
+                   for e in self.tail_models())
+
+    def checkpoint(self) -> None:
+        if self.out is not None:
+            self.branch.save(self.out)
+
+    def finish(self, status: str, error: str | None) -> ForkResult:
+        prov = self.branch.provenance
+        prov["status"] = status
+        prov.pop("pending_call", None)
+        prov.pop("error", None)
+        if status == "needs_tool_result" and self.pending is not None:
+            prov["pending_call"] = self.pending
+        if error is not None:
+            prov["error"] = error
+        written = self.branch.save(self.out) if self.out is not None else self.branch.to_dict()
+        metas = [e.get("meta") or {} for e in self.branch.tail]
+        models = self.tail_models()
+        return ForkResult(status, self.out, written, prov.get("pending_call"), error,
+                          len(models), sum(1 for m in metas if "from_parent" in m),
+                          sum(1 for m in metas if m.get("supplied")),
+                          sum(_tokens(e, "input_tokens") for e in models),
+                          sum(_tokens(e, "output_tokens") for e in models), written["output"])
+
+
+def _tokens(entry: dict[str, Any], name: str) -> int:
+    usage = (entry.get("result") or {}).get("usage") or {}
+    value = usage.get(name, 0)
+    return int(value) if isinstance(value, (int, float)) else 0
+
+
+def run_fork(doc: Document, path: str | Path, seq: int, edit: Edit, provider: Provider, *,
+             out: str | Path | None = None, max_turns: int = DEFAULT_MAX_TURNS,
+             budget_tokens: int | None = None, reason: str = "",
+             cancel: CancelToken | None = None, on_effect: OnEffect | None = None) -> ForkResult:
+    """Fork ``doc`` at model step ``seq`` with ``edit`` and re-run the tail on ``provider``.
+
+    ValueError for a bad fork point or edit (nothing is called or written then);
+    otherwise the branch is written to ``out`` (when given) whatever the outcome.
+    """
+    from .prefix import start_branch
+
+    if max_turns < 1:
+        raise ValueError(f"max_turns must be at least 1 (got {max_turns})")
+    ctx = apply_edit(fork_context(doc, path, seq), edit)
+    branch = start_branch(doc, path, ctx, edit, provider=provider.name, reason=reason,
+                          max_turns=max_turns, budget_tokens=budget_tokens)
+    state = LiveState(ctx.system, list(ctx.messages), list(ctx.tools), ctx.model,
+                      ctx.max_tokens, ctx.temperature)
+    runner = Runner(branch, state, provider, RecordedResults(recorded_calls(doc, ctx.index)),
+                    max_turns, budget_tokens, cancel, on_effect,
+                    None if out is None else str(out))
+    runner.emit(branch.add_edit([dict(m) for m in ctx.messages]))
+    return runner.run([])

@@ -1,0 +1,48 @@
+"""Shared assertions for branches: loom-harness accepts them, and so do we."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+from loom import Run
+
+from loom_core.loader import load
+from loom_core.trace import checksum_state
+
+from ..clis import core, loom
+
+
+def loom_ok(path: Path) -> Run:
+    """``Run.load`` without a warning, ``loom trace verify``, ``loom timeline``; our loader
+    and ``summary`` too."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = Run.load(str(path))
+    verify = loom("trace", "verify", path)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    shown = loom("timeline", path)
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    doc = load(path)
+    assert doc.warnings == () and checksum_state(doc) == "valid"
+    summary = core("summary", path)
+    assert summary.returncode == 0, summary.stderr
+    return run
+
+
+def read(path: Path) -> dict[str, Any]:
+    return json.loads(Path(path).read_text())
+
+
+def tail_of(branch: dict[str, Any]) -> list[dict[str, Any]]:
+    return branch["log"][branch["fork"]["prefix"]:]
+
+
+def kinds(entries: list[dict[str, Any]]) -> list[str]:
+    return [e["kind"] for e in entries]
+
+
+def texts(entries: list[dict[str, Any]]) -> list[str]:
+    return [e["result"]["text"] for e in entries if e["kind"] == "model"]
