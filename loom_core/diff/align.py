@@ -62,11 +62,13 @@ def common_suffix(ta: Sequence[int], tb: Sequence[int], limit: int) -> int:
 
 
 def align(ta: Sequence[int], tb: Sequence[int], window: int = WINDOW,
-          gram: int = GRAM) -> list[Pair]:
+          gram: int = GRAM, substitution: int = 1) -> list[Pair]:
     """Pairs ``(i, j)``, ``(i, None)`` (only in A) and ``(None, j)`` (only in B), in order.
 
     Tokens must be non-negative ints (see :func:`intern_tokens`). Every index of
-    each side appears exactly once, in increasing order.
+    each side appears exactly once, in increasing order. ``substitution`` is the
+    exact path's cost of pairing two different tokens: 1 for steps (a changed step
+    stays one row), 2 for words (a longest-common-subsequence diff).
     """
     na, nb = len(ta), len(tb)
     p = common_prefix(ta, tb)
@@ -74,39 +76,48 @@ def align(ta: Sequence[int], tb: Sequence[int], window: int = WINDOW,
     out: list[Pair] = [(i, i) for i in range(p)]
     ma, mb = ta[p:na - s], tb[p:nb - s]
     if (len(ma) + 1) * (len(mb) + 1) <= EXACT_CELLS:
-        out.extend(_edit_alignment(ma, mb, p, p))
+        out.extend(_edit_alignment(ma, mb, p, p, substitution))
     else:
         _Middle(list(ma), list(mb), window, gram).walk(out, p, p)
     out.extend((na - s + k, nb - s + k) for k in range(s))
     return out
 
 
-def _edit_alignment(ta: Sequence[int], tb: Sequence[int], a0: int, b0: int) -> list[Pair]:
-    """Minimal edit script (substitute, drop, insert: cost 1 each) as pairs, by dynamic programming.
+def _edit_alignment(ta: Sequence[int], tb: Sequence[int], a0: int, b0: int,
+                    sub: int = 1) -> list[Pair]:
+    """Minimal edit script (drop, insert: cost 1; substitute: ``sub``) as pairs, by dynamic
+    programming.
 
-    On ties the walk back prefers a match, then a substitution, then a dropped step,
-    so a changed step pairs with its counterpart instead of splitting in two rows.
+    On ties the walk back prefers a match; then, with ``sub == 1``, a substitution (a
+    changed step pairs with its counterpart instead of splitting in two rows), else a
+    dropped or inserted token (so words that stayed are kept as matches).
     """
     na, nb = len(ta), len(tb)
     cost = [list(range(nb + 1))]
     for i in range(1, na + 1):
         prev, row, x = cost[-1], [i], ta[i - 1]
         for j in range(1, nb + 1):
-            row.append(min(prev[j - 1] + (x != tb[j - 1]), prev[j] + 1, row[j - 1] + 1))
+            row.append(min(prev[j - 1] + (sub if x != tb[j - 1] else 0), prev[j] + 1,
+                           row[j - 1] + 1))
         cost.append(row)
     out: list[Pair] = []
     i, j = na, nb
     while i or j:
         here = cost[i][j]
-        if i and j and here == cost[i - 1][j - 1] + (ta[i - 1] != tb[j - 1]):
+        same = i > 0 and j > 0 and ta[i - 1] == tb[j - 1]
+        diagonal = i > 0 and j > 0 and here == cost[i - 1][j - 1] + (0 if same else sub)
+        if diagonal and (same or sub == 1):
             i, j = i - 1, j - 1
             out.append((a0 + i, b0 + j))
         elif i and here == cost[i - 1][j] + 1:
             i -= 1
             out.append((a0 + i, None))
-        else:
+        elif j and here == cost[i][j - 1] + 1:
             j -= 1
             out.append((None, b0 + j))
+        else:  # a substitution costing as much as a drop plus an insert
+            i, j = i - 1, j - 1
+            out.append((a0 + i, b0 + j))
     out.reverse()
     return out
 

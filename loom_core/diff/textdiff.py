@@ -1,21 +1,25 @@
 """Word-level diff of two texts, as ops a view can colour and a terminal can print.
 
-Words, runs of whitespace and punctuation marks are the tokens, so joining the ``a`` sides of all ops gives back text A exactly and joining the
-``b`` sides gives text B: a GUI colours spans without re-tokenising anything.
-Long texts (tool results can be megabytes) are diffed line by line first and
-word by word only inside changed lines, which keeps ``difflib`` off quadratic
-inputs.
+Words, runs of whitespace and punctuation marks are the tokens, so joining the
+``a`` sides of all ops gives back text A exactly and joining the ``b`` sides gives
+text B: a GUI colours spans without re-tokenising anything. The tokens are
+aligned with the run aligner (:mod:`loom_core.diff.align`): an exact
+longest-common-subsequence diff when the changed middle is small, a linear
+greedy resync when it is large. ``difflib`` is not used because it goes
+quadratic on repetitive text (a 3,000-word tool result took seconds).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from typing import Sequence
 
+from .align import Pair, align, intern_tokens
+
 _WORD = re.compile(r"\s+|\w+|[^\w\s]")
-_MAX_TOKENS = 3000  # per side, for a direct word-level SequenceMatcher
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+MAX_WORD_TOKENS = 200_000  # per side; longer texts are diffed line by line
 
 
 @dataclass(frozen=True)
@@ -37,83 +41,42 @@ def split_words(text: str) -> list[str]:
 
 def word_diff(a: str, b: str) -> list[WordOp]:
     """The ops turning ``a`` into ``b`` (adjacent ops of one kind merged)."""
+    wa, wb = split_words(a), split_words(b)
+    if max(len(wa), len(wb)) > MAX_WORD_TOKENS:
+        wa, wb = _LINE.findall(a), _LINE.findall(b)
+    ia, ib = intern_tokens(wa, wb)
+    pairs = align(ia, ib, substitution=2)
+    same = [i is not None and j is not None and ia[i] == ib[j] for i, j in pairs]
+    _join_changes(pairs, same, wa)
+    return _group(pairs, same, wa, wb)
+
+
+def _join_changes(pairs: list[Pair], same: list[bool], wa: list[str]) -> None:
+    """Blanks that merely separate two changes join them (``[-a b-]``, not ``[-a-] [-b-]``)."""
+    for k in range(1, len(pairs) - 1):
+        i = pairs[k][0]
+        if same[k] and not same[k - 1] and not same[k + 1] and not wa[i].strip():  # type: ignore[index]
+            same[k] = False
+
+
+def _group(pairs: list[Pair], same: list[bool], wa: list[str], wb: list[str]) -> list[WordOp]:
+    """One op per run of equal tokens or of changed ones (joined once: no quadratic concat)."""
     ops: list[WordOp] = []
-    _diff_tokens(split_words(a), split_words(b), ops, allow_lines=True)
-    return _merge(ops)
-
-
-def _emit(ops: list[WordOp], op: str, a: Sequence[str], b: Sequence[str]) -> None:
-    if a or b:
-        ops.append(WordOp(op, "".join(a), "".join(b)))
-
-
-def _diff_tokens(ta: list[str], tb: list[str], ops: list[WordOp], allow_lines: bool) -> None:
-    p = 0
-    n = min(len(ta), len(tb))
-    while p < n and ta[p] == tb[p]:
-        p += 1
-    s = 0
-    while s < n - p and ta[-1 - s] == tb[-1 - s]:
-        s += 1
-    _emit(ops, "equal", ta[:p], ta[:p])
-    ma, mb = ta[p:len(ta) - s], tb[p:len(tb) - s]
-    if not ma or not mb:
-        _emit(ops, "delete" if ma else "insert", ma, mb)
-    elif len(ma) <= _MAX_TOKENS and len(mb) <= _MAX_TOKENS:
-        _by_matcher(ma, mb, ops)
-    elif allow_lines:
-        _by_lines(ma, mb, ops)
-    else:
-        _emit(ops, "replace", ma, mb)
-    _emit(ops, "equal", ta[len(ta) - s:], ta[len(ta) - s:])
-
-
-def _by_matcher(ma: list[str], mb: list[str], ops: list[WordOp]) -> None:
-    matcher = SequenceMatcher(None, ma, mb, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        _emit(ops, tag, ma[i1:i2], mb[j1:j2])
-
-
-def _lines(tokens: list[str]) -> list[list[str]]:
-    """Group tokens into lines (a token holding a newline ends its line)."""
-    lines: list[list[str]] = [[]]
-    for t in tokens:
-        lines[-1].append(t)
-        if "\n" in t:
-            lines.append([])
-    return [line for line in lines if line]
-
-
-def _by_lines(ma: list[str], mb: list[str], ops: list[WordOp]) -> None:
-    la, lb = _lines(ma), _lines(mb)
-    keys_a, keys_b = ["".join(x) for x in la], ["".join(x) for x in lb]
-    matcher = SequenceMatcher(None, keys_a, keys_b, autojunk=len(la) * len(lb) > 10**7)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        wa = [t for line in la[i1:i2] for t in line]
-        wb = [t for line in lb[j1:j2] for t in line]
-        if tag == "replace":
-            _diff_tokens(wa, wb, ops, allow_lines=False)
+    k, n = 0, len(pairs)
+    while k < n:
+        end = k
+        while end < n and same[end] == same[k]:
+            end += 1
+        run = pairs[k:end]
+        text_a = "".join(wa[i] for i, _ in run if i is not None)
+        text_b = "".join(wb[j] for _, j in run if j is not None)
+        if same[k]:
+            ops.append(WordOp("equal", text_a, text_b))
         else:
-            _emit(ops, tag, wa, wb)
-
-
-def _merge(ops: list[WordOp]) -> list[WordOp]:
-    """Join neighbours of one kind; a delete next to an insert becomes a replace.
-
-    Blanks that merely separate two changes join them (``[-a b-]``, not ``[-a-] [-b-]``).
-    """
-    out: list[WordOp] = []
-    for k, op in enumerate(ops):
-        if (op.op == "equal" and not op.a.strip() and 0 < k < len(ops) - 1
-                and ops[k - 1].op != "equal" and ops[k + 1].op != "equal"):
-            op = WordOp("replace", op.a, op.b)
-        if out and (out[-1].op == op.op or {out[-1].op, op.op} <= {"insert", "delete", "replace"}):
-            prev = out[-1]
-            kind = prev.op if prev.op == op.op else "replace"
-            out[-1] = WordOp(kind, prev.a + op.a, prev.b + op.b)
-        else:
-            out.append(op)
-    return out
+            ops.append(WordOp("replace" if text_a and text_b else "delete" if text_a else "insert",
+                              text_a, text_b))
+        k = end
+    return ops
 
 
 def changed_words(ops: Sequence[WordOp]) -> tuple[list[str], list[str]]:

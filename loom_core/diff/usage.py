@@ -25,6 +25,8 @@ _LIMIT = 10**12  # one call's count is clamped so sums stay in int64 (hand-edite
 
 
 def _count(value: object) -> int:
+    if type(value) is int and -_LIMIT <= value <= _LIMIT:  # the usual case, first
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         return 0
     if math.isinf(value):

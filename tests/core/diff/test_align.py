@@ -77,22 +77,25 @@ def test_unrelated_runs_stay_valid_and_bounded() -> None:
     _valid(pairs, len(a), len(b))
 
 
-def test_random_small_cases_are_minimal_edits() -> None:
+@pytest.mark.parametrize("sub", [1, 2])
+def test_random_small_cases_are_minimal_edits(sub: int) -> None:
+    """Exact path: minimal edit distance (sub=1) or a longest common subsequence (sub=2)."""
     rng = random.Random(2)
     for _ in range(200):
         a = [rng.randrange(3) for _ in range(rng.randrange(12))]
         b = [rng.randrange(3) for _ in range(rng.randrange(12))]
-        pairs = align(a, b)
+        pairs = align(a, b, substitution=sub)
         _valid(pairs, len(a), len(b))
-        cost = sum(1 for i, j in pairs if i is None or j is None or a[i] != b[j])
-        assert cost == _edit_distance(a, b)
+        indels = sum(1 for i, j in pairs if i is None or j is None)
+        subs = sum(1 for i, j in pairs if i is not None and j is not None and a[i] != b[j])
+        assert indels + sub * subs == _edit_distance(a, b, sub)
 
 
-def _edit_distance(a: list[int], b: list[int]) -> int:
+def _edit_distance(a: list[int], b: list[int], sub: int) -> int:
     prev = list(range(len(b) + 1))
     for i, x in enumerate(a, 1):
         row = [i]
         for j, y in enumerate(b, 1):
-            row.append(min(prev[j - 1] + (x != y), prev[j] + 1, row[j - 1] + 1))
+            row.append(min(prev[j - 1] + (sub if x != y else 0), prev[j] + 1, row[j - 1] + 1))
         prev = row
     return prev[-1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from ..clis import core, loom
@@ -66,11 +67,11 @@ def test_json_report(tmp_path: Path) -> None:
     assert same["identical"] is True and same["first_divergence_detail"] is None
 
 
-def _bad(out: object) -> str:
-    assert out.returncode == 2  # type: ignore[attr-defined]
-    assert out.stdout == ""  # type: ignore[attr-defined]
-    lines = out.stderr.splitlines()  # type: ignore[attr-defined]
-    assert len(lines) == 1 and "Traceback" not in out.stderr  # type: ignore[attr-defined]
+def _bad(out: subprocess.CompletedProcess[str]) -> str:
+    """The one stderr line of a run that must have failed with exit 2."""
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.stderr
     return lines[0]
 
 

@@ -204,3 +204,21 @@ def test_report_is_json_ready(tmp_path: Path) -> None:
     assert report["rows"][4] == {"a": 4, "b": 4, "status": RESULTS, "input_tokens": 0,
                                  "output_tokens": 0, "cost_usd": 0.0}
     assert report["totals"]["statuses"] == {IDENTICAL: 4, RESULTS: 1}
+
+
+def test_wirelog_equals_its_converted_trace(tmp_path: Path) -> None:
+    from loom_core.save import save_document
+
+    from ..test_wirelog import anthropic_exchanges, openai_exchanges, write_wirelog
+
+    wirelog = write_wirelog(tmp_path / "a.wirelog", anthropic_exchanges())
+    doc = load(wirelog)
+    assert doc.format == "wirelog" and len(doc.effects) > 2
+    trace = tmp_path / "a.loom.json"
+    save_document(doc, trace)
+    assert compare(doc, load(trace)).identical
+    other = load(write_wirelog(tmp_path / "b.wirelog", openai_exchanges()))
+    diff = compare(doc, other)
+    assert not diff.identical and diff.totals.a.input_tokens > 0
+    for k in range(len(diff.rows)):
+        pair_detail(diff, k)  # every row's detail can be built

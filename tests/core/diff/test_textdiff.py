@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from loom_core.diff import textdiff
 from loom_core.diff.textdiff import WordOp, changed_words, render, split_words, word_diff
 
 
@@ -45,13 +48,23 @@ def test_unicode_words() -> None:
     assert changed_words(ops) == (["schön"], ["hässlich"])
 
 
-def test_long_texts_go_line_by_line() -> None:
-    lines = [f"line {i} says value {i * 7} here" for i in range(3000)]
-    a = "\n".join(lines)
+def test_long_repetitive_texts() -> None:
+    """3,000 near-identical lines (difflib took seconds on such text; the aligner does not)."""
+    lines = [f"line {i % 7} says value {i % 5} here" for i in range(3000)]
     changed = list(lines)
-    changed[1500] = "line 1500 says value 9999 here"
-    ops = _rebuilds(a, "\n".join(changed))
-    assert changed_words(ops) == (["10500"], ["9999"])
+    changed[1500] = "line 2 says value 9999 here"
+    changed[2900:2900] = ["an extra line"]
+    ops = _rebuilds("\n".join(lines), "\n".join(changed))
+    gone, new = changed_words(ops)
+    assert gone == ["0"] and sorted(new) == ["9999", "an", "extra", "line"]
+
+
+def test_huge_texts_fall_back_to_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(textdiff, "MAX_WORD_TOKENS", 10)
+    a = "first line here\nsecond line here\nthird line\n"
+    b = "first line here\nsecond line changed\nthird line\n"
+    ops = _rebuilds(a, b)
+    assert ops[1] == WordOp("replace", "second line here\n", "second line changed\n")
 
 
 def test_render_shows_changes_with_context() -> None:
