@@ -4,8 +4,8 @@ Each change names a JSONPath-like location (``$.args.path``, ``$.items[2]``,
 ``$["odd key"]``) with the old and new value, so a view can list "what changed"
 without showing two blobs side by side. Equality is Python's on decoded JSON
 (``1 == 1.0``), the rule loom-harness's diff uses. Lists are aligned on their
-items' JSON (an inserted item is one ``added``, not a cascade of ``changed``).
-The number of changes reported is capped: a view needs the first few hundred.
+items' JSON (an inserted item is one ``added``, not a cascade of ``changed``; an item changed
+in place is diffed inside). The number of changes reported is capped: a view needs the first few hundred.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from typing import Any
+
+from .align import align, intern_tokens
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_CHANGES = 500
-_MAX_ALIGNED_ITEMS = 2000  # longer lists are compared by position
 
 
 @dataclass(frozen=True)
@@ -84,17 +84,16 @@ def _fingerprint(value: Any) -> str:
 
 
 def _lists(old: list[Any], new: list[Any], path: str, out: list[Change], limit: int) -> None:
-    if len(old) == len(new) or max(len(old), len(new)) > _MAX_ALIGNED_ITEMS:
-        opcodes = [("replace", 0, len(old), 0, len(new))]
-    else:
-        fa, fb = [_fingerprint(v) for v in old], [_fingerprint(v) for v in new]
-        opcodes = SequenceMatcher(None, fa, fb, autojunk=False).get_opcodes()
-    for _tag, i1, i2, j1, j2 in opcodes:
-        both = min(i2 - i1, j2 - j1)
-        for k in range(both):
-            _walk(old[i1 + k], new[j1 + k], f"{path}[{j1 + k}]", out, limit)
-        out.extend(Change(f"{path}[{i}]", "removed", old=old[i]) for i in range(i1 + both, i2))
-        out.extend(Change(f"{path}[{j}]", "added", new=new[j]) for j in range(j1 + both, j2))
+    """Items aligned on their JSON: pairs recurse, the rest are added / removed."""
+    fa, fb = intern_tokens(map(_fingerprint, old), map(_fingerprint, new))
+    for i, j in align(fa, fb):
         if len(out) >= limit:
             del out[limit:]
             return
+        if i is None:
+            out.append(Change(f"{path}[{j}]", "added", new=new[j]))  # type: ignore[index]
+        elif j is None:
+            out.append(Change(f"{path}[{i}]", "removed", old=old[i]))
+        elif fa[i] != fb[j]:
+            _walk(old[i], new[j], f"{path}[{j}]", out, limit)
+    del out[limit:]

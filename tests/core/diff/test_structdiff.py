@@ -43,7 +43,9 @@ def test_changes_are_capped() -> None:
     old = {f"k{i}": i for i in range(100)}
     new = {f"k{i}": i + 1 for i in range(100)}
     assert len(struct_diff(old, new, limit=10)) == 10
-    assert len(struct_diff(list(range(50)), list(range(1, 51)), limit=7)) == 7
+    assert len(struct_diff(list(range(50)), list(range(100, 150)), limit=7)) == 7
+    assert struct_diff(list(range(50)), list(range(1, 51))) == [
+        Change("$[0]", "removed", old=0), Change("$[49]", "added", new=50)]
 
 
 def test_to_dict_shapes() -> None:
