@@ -17,6 +17,9 @@ lines up by position. So the alignment is
    paired by position (a substituted step). When nothing resyncs the steps are
    paired by position, and the next few mismatches skip the search, which bounds
    the cost on unrelated runs to a small constant per step.
+
+The same aligner serves the word diff (``substitution=2``: a longest common
+subsequence) and list items in the structural diff.
 """
 
 from __future__ import annotations
