@@ -8,8 +8,10 @@ part (:class:`ShieldConfig`) without knowing about argparse.
 from __future__ import annotations
 
 import argparse
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 DEFAULT_TARGET = "https://api.anthropic.com"
 DEFAULT_SAVE = "session.loom.json"
@@ -53,6 +55,9 @@ class ProxyConfig:
     save_interval: float = 2.0  # seconds between background trace writes
     freeze_gc: bool = False  # gc.freeze() after saves: only in a process that is just a proxy
     shield: ShieldConfig = field(default_factory=ShieldConfig)
+    fork_from: str | None = None  # fork mode (:mod:`.forkmode`): the parent trace
+    fork_at: int = 0  # the fork exchange (the fork model step's index among model calls)
+    fork_edit: dict[str, Any] | None = None  # an Edit as a dict (``Edit.to_dict()``)
 
     @property
     def max_body(self) -> int:
@@ -113,6 +118,8 @@ def add_proxy_flags(p: argparse.ArgumentParser, record: bool = False) -> None:
     p.add_argument("--ready-file", metavar="PATH",
                    help="write {port, pid, journal, save, ...} as JSON once listening")
     p.add_argument("--save-interval", type=float, default=2.0, help=argparse.SUPPRESS)
+    if not record:
+        _add_fork_flags(p)
     g = p.add_argument_group("shield (screening of tool calls; consumed by loom_core.shield)")
     g.add_argument("--deny", action="append", default=[], metavar="PATTERN")
     g.add_argument("--allow", action="append", default=[], metavar="PATTERN")
@@ -126,6 +133,27 @@ def add_proxy_flags(p: argparse.ArgumentParser, record: bool = False) -> None:
                    help="seconds a held call waits for a decision before it is denied")
 
 
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"not JSON ({err})") from err
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object")
+    return value
+
+
+def _add_fork_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("fork mode (re-run an agent from a step of a recording)")
+    g.add_argument("--fork-from", metavar="TRACE",
+                   help="serve TRACE's model calls before the fork point from the recording "
+                        "(matched by request content), forward the rest live, edited")
+    g.add_argument("--fork-at", type=int, default=0, metavar="N",
+                   help="the fork model call: its index among TRACE's model calls")
+    g.add_argument("--fork-edit", type=_json_object, metavar="JSON",
+                   help='the edit, e.g. \'{"inject": "...", "system": "...", "model": "..."}\'')
+
+
 def config_from_args(args: argparse.Namespace) -> ProxyConfig:
     """Build the config from parsed flags (see :func:`add_proxy_flags`)."""
     shield = ShieldConfig(deny=list(args.deny), allow=list(args.allow),
@@ -136,4 +164,7 @@ def config_from_args(args: argparse.Namespace) -> ProxyConfig:
                        save=args.save, replay=getattr(args, "replay", None),
                        max_body_mb=args.max_body_mb, upstream_timeout=args.upstream_timeout,
                        scrub=args.scrub, ready_file=args.ready_file,
-                       save_interval=args.save_interval, freeze_gc=True, shield=shield)
+                       save_interval=args.save_interval, freeze_gc=True, shield=shield,
+                       fork_from=getattr(args, "fork_from", None),
+                       fork_at=getattr(args, "fork_at", 0),
+                       fork_edit=getattr(args, "fork_edit", None))

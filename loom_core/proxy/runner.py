@@ -41,6 +41,7 @@ from aiohttp import web
 from ..save import atomic_write_bytes
 from .config import ProxyConfig
 from .control import with_control_plane
+from .forkmode import ForkSource, fork_source
 from .hooks import Screen, load_screen
 from .replay import ReplaySource
 from .server import ProxyServer
@@ -87,13 +88,16 @@ class RunningProxy:
 
 async def start_proxy(config: ProxyConfig, screen: Screen | None = None,
                       workspace: dict[str, Any] | None = None,
-                      announce: TextIO | None = None) -> RunningProxy:
-    """Bind, start and announce a proxy. ``screen`` overrides the one the flags load.
+                      announce: TextIO | None = None,
+                      fork: ForkSource | None = None) -> RunningProxy:
+    """Bind, start and announce a proxy. ``screen`` overrides the one the flags load;
+    ``fork`` a fork source already built (else ``--fork-from`` builds one).
 
     The port is bound before any file is touched: a proxy that cannot listen (port in
     use) leaves the previous session's files as they were.
     """
     replay = ReplaySource(config.replay) if config.replay else None
+    fork = fork if fork is not None else fork_source(config)  # ForkError is a ValueError
     if replay is None and screen is None:
         screen = load_screen(config.shield)
     if replay is None:
@@ -105,7 +109,7 @@ async def start_proxy(config: ProxyConfig, screen: Screen | None = None,
             session = RecordingSession(config.save, config.target, config.scrub,
                                        config.save_interval, config.freeze_gc)
             session.workspace = workspace
-        server = ProxyServer(config, session, None if replay else screen, replay)
+        server = ProxyServer(config, session, None if replay else screen, replay, fork=fork)
         runner = web.AppRunner(server.app, handler_cancellation=True, access_log=None,
                                shutdown_timeout=SHUTDOWN_GRACE)
         await runner.setup()
@@ -157,6 +161,9 @@ def banner(proxy: RunningProxy) -> str:
     """loom-harness's startup line, plus the OpenAI hint (ours serves both dialects)."""
     mode = (f"replaying {proxy.config.replay}" if proxy.config.replay
             else f"recording -> {proxy.config.save}")
+    if proxy.config.fork_from:
+        mode = (f"forking {proxy.config.fork_from} at model call {proxy.config.fork_at}, "
+                + mode)
     return (f"loom proxy on {proxy.url} ({mode})\n"
             f"  export ANTHROPIC_BASE_URL={proxy.url}\n"
             f"  export OPENAI_BASE_URL={proxy.url}/v1")

@@ -37,6 +37,7 @@ from aiohttp import web
 from ..wire import model_dialect
 from .config import ProxyConfig
 from .events import EventHub
+from .forkmode import ForkSource
 from .hooks import Exchange, Screen
 from .reconstruct import StreamReconstructor, path_dialect, reconstruct
 from .relay import client_gone, relay_stream
@@ -61,11 +62,13 @@ class ProxyServer:
     """One proxy: the app plus what it forwards to and records into."""
 
     def __init__(self, config: ProxyConfig, session: RecordingSession | None = None,
-                 screen: Screen | None = None, replay: ReplaySource | None = None) -> None:
+                 screen: Screen | None = None, replay: ReplaySource | None = None,
+                 fork: ForkSource | None = None) -> None:
         self.config = config
         self.session = session
         self.screen = screen
         self.replay = replay
+        self.fork = fork  # fork mode: the prefix from the recording, the rest live, edited
         self.client: aiohttp.ClientSession | None = None
         self.via = env_proxy(config.target)  # an HTTP(S)_PROXY for the upstream, if any
         self.upstream_calls = 0
@@ -118,6 +121,11 @@ class ProxyServer:
         if self.replay is not None:
             return self.replay.serve(_json_object(body))
         parsed = _json_object(body)
+        if self.fork is not None and parsed is not None and self.session is not None:
+            routed = self.fork.route(request.path_qs, body, parsed, self.session)
+            if isinstance(routed, web.StreamResponse):
+                return routed
+            body, parsed = routed
         if parsed is None or self.session is None:
             return await self._passthrough(request, body)
         return await self._forward(request, body, parsed)
