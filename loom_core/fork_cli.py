@@ -1,0 +1,170 @@
+"""``python -m loom_core fork TRACE --step N ...``: fork a run at a model step and re-run it.
+
+Bad input (an unreadable trace, a step that is not a model step, an edit that does
+not apply, a provider without its API key) exits 2 with one line on stderr and
+writes nothing. A branch is always written once the re-run started, whatever its
+outcome; the exit code says how it ended (see the command's help).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .errors import LoadError
+
+PROVIDERS = ("anthropic", "openai", "openai-responses", "scripted")
+_BY_DIALECT = {"anthropic": "anthropic", "openai": "openai", "responses": "openai-responses"}
+EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
+
+EPILOG = """\
+exit codes: 0 the branch was written and is done, paused on a tool call the parent
+never made (status needs_tool_result, resumable with a supplied result) or stopped by
+--max-turns / --budget-tokens (the status is printed); 1 the provider failed (the
+branch keeps every step recorded before the failure); 2 bad input, nothing written;
+130 interrupted (the branch so far is written as cancelled)."""
+
+
+class BadInput(Exception):
+    """A problem with what the user asked for: exit 2, one line."""
+
+
+def make(name: str, model: str | None, base_url: str | None) -> Any:
+    """The provider object, from ``loom_core.providers.make_provider`` when it exists."""
+    try:
+        from .providers import make_provider  # type: ignore[attr-defined]
+    except ImportError:
+        make_provider = None
+    if make_provider is None:
+        if name != "scripted":
+            raise BadInput(f"provider {name!r} is not available in this build (try scripted)")
+        from .providers.scripted import ScriptedProvider
+
+        return ScriptedProvider()
+    from .providers.base import ProviderError
+
+    try:
+        return make_provider(name, model, base_url)
+    except (ValueError, KeyError, ProviderError) as err:
+        raise BadInput(f"provider {name}: {err}") from err
+
+
+def guess_provider(ctx: Any) -> str:
+    """The provider that speaks like the parent: its recorded dialect, else its model id."""
+    if ctx.dialect in _BY_DIALECT:
+        return _BY_DIALECT[ctx.dialect]
+    model = (ctx.model or "").lower()
+    if model == "scripted":
+        return "scripted"
+    if model.startswith(("gpt", "o1", "o3", "o4", "chatgpt")):
+        return "openai"
+    return "anthropic"
+
+
+def _edit(args: argparse.Namespace) -> Any:
+    from .fork.edits import Edit
+
+    return Edit(system=args.system, inject=args.inject, redact=list(args.redact or []),
+                model=args.model, reason=args.reason or "")
+
+
+def _print_plan(plan: Any, trace: str) -> None:
+    cost = ("unknown (unpriced model " + repr(plan.model) + ")" if plan.cost_usd is None
+            else f"${plan.cost_usd:.4f}")
+    where = "the recorded request" if plan.source == "request" else "reconstructed from the log"
+    print(f"dry run: fork {trace} at step {plan.step} (turn {plan.turn}); edit: {plan.edit}")
+    print(f"  replays free: {plan.replayed} step(s)")
+    print(f"  runs live: ~{plan.live_calls} model call(s) (max {plan.max_turns}), "
+          f"~{plan.total_tokens:,} tokens ({plan.input_tokens:,} in / {plan.output_tokens:,} out), "
+          f"cost {cost}")
+    print(f"  context at the fork step: ~{plan.context_tokens:,} tokens ({where})")
+    if plan.provider is not None:
+        state = "available" if plan.available else f"NOT available: {plan.unavailable_reason}"
+        print(f"  provider: {plan.provider} ({state})")
+
+
+def _print_result(result: Any) -> None:
+    print(f"wrote {result.path}: status {result.status}; {result.live_calls} live model call(s), "
+          f"{result.reused} recorded result(s) reused, "
+          f"{result.input_tokens + result.output_tokens:,} tokens")
+    if result.pending_call:
+        call = result.pending_call
+        print(f"  waiting for a result of {call['name']}({json.dumps(call['input'])}) "
+              f"[call {call['id']}]: the parent never made this call")
+    if result.error:
+        print(f"  provider error: {result.error}")
+    if result.output:
+        print(f"  output: {' '.join(result.output.split())[:200]}")
+
+
+def cmd_fork(args: argparse.Namespace) -> int:
+    from .fork.plan import dry_run
+    from .fork.point import apply_edit, fork_context
+    from .fork.rerun import run_fork
+    from .loader import load
+
+    doc = load(args.trace)
+    try:
+        if not args.dry_run and not args.output:
+            raise BadInput("-o/--output is required (unless --dry-run)")
+        if args.max_turns < 1:
+            raise BadInput("--max-turns must be at least 1")
+        edit = _edit(args)
+        ctx = fork_context(doc, args.trace, args.step)
+        apply_edit(ctx, edit)  # a bad fork point or edit is reported before any provider check
+        name = args.provider or guess_provider(ctx)
+        provider = make(name, args.model or "", args.base_url)
+        if args.dry_run:
+            plan = dry_run(doc, args.trace, args.step, edit, args.max_turns, provider)
+            if args.json:
+                print(json.dumps(plan.to_dict()))
+            else:
+                _print_plan(plan, args.trace)
+            return EXIT_OK
+        ok, why = provider.available()
+        if not ok:
+            raise BadInput(f"provider {name} is not usable: {why}")
+        try:
+            result = run_fork(doc, args.trace, args.step, edit, provider, out=args.output,
+                              max_turns=args.max_turns, budget_tokens=args.budget_tokens,
+                              reason=args.reason or "")
+        finally:
+            getattr(provider, "close", lambda: None)()  # SDK providers pool connections
+    except (BadInput, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as err:
+        raise LoadError(args.output or args.trace, f"cannot write: {err.strerror or err}") from err
+    if args.json:
+        print(json.dumps(result.to_dict()))
+    else:
+        _print_result(result)
+    return {"error": EXIT_ERROR, "cancelled": EXIT_CANCELLED}.get(result.status, EXIT_OK)
+
+
+def add_fork_command(sub: Any) -> None:
+    p = sub.add_parser("fork", help="fork a run at a model step and re-run the tail on a model",
+                       description="Fork TRACE at model step N (the seq `summary` shows): edit the "
+                       "context there, then re-run the model turn by turn. Tool calls the parent "
+                       "also made are answered from its recording; a new call pauses the branch.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("trace")
+    p.add_argument("--step", type=int, required=True, help="seq of the model step to fork at")
+    p.add_argument("--system", help="replace the system prompt")
+    p.add_argument("--inject", help="append a user note to the context at the fork step")
+    p.add_argument("--redact", type=int, action="append", metavar="SEQ",
+                   help="replace the tool result of step SEQ (repeatable)")
+    p.add_argument("--model", help="model id to run (default: the parent's)")
+    p.add_argument("--provider", choices=PROVIDERS,
+                   help="default: the parent's dialect / model family")
+    p.add_argument("--base-url", help="API base URL (any OpenAI-compatible server for openai)")
+    p.add_argument("--max-turns", type=int, default=20, help="live model calls at most (20)")
+    p.add_argument("--budget-tokens", type=int, help="stop once the live calls used this many")
+    p.add_argument("--reason", help="why this fork (recorded in the branch)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="estimate what replays free and what runs live; call nothing")
+    p.add_argument("-o", "--output", help="where to write the branch trace")
+    p.add_argument("--json", action="store_true", help="print the plan / result as one JSON object")
+    p.set_defaults(func=cmd_fork)
