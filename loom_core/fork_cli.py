@@ -20,11 +20,13 @@ _BY_DIALECT = {"anthropic": "anthropic", "openai": "openai", "responses": "opena
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
 EPILOG = """\
-exit codes: 0 the branch was written and is done, paused on a tool call the parent
+exit codes (model mode): 0 the branch was written and is done, paused on a tool call the parent
 never made (status needs_tool_result, resumable with a supplied result) or stopped by
 --max-turns / --budget-tokens (the status is printed); 1 the provider failed (the
 branch keeps every step recorded before the failure); 2 bad input, nothing written;
-130 interrupted (the branch so far is written as cancelled)."""
+130 interrupted (the branch so far is written as cancelled).
+agent mode: 0 the branch was written; 1 no complete branch (no model call, cancelled or
+timed out); 2 bad input."""
 
 
 class BadInput(Exception):
@@ -67,7 +69,8 @@ def _edit(args: argparse.Namespace) -> Any:
     from .fork.edits import Edit
 
     return Edit(system=args.system, inject=args.inject, redact=list(args.redact or []),
-                model=args.model, reason=args.reason or "")
+                model=args.model, temperature=args.temperature, max_tokens=args.max_tokens,
+                reason=args.reason or "")
 
 
 def _print_plan(plan: Any, trace: str) -> None:
@@ -99,7 +102,19 @@ def _print_result(result: Any) -> None:
         print(f"  output: {' '.join(result.output.split())[:200]}")
 
 
+def _agent_mode(args: argparse.Namespace) -> int:
+    """``--mode agent``: re-run the recorded agent itself (``loom_core.fork.agent_cli``)."""
+    try:
+        from .fork.agent_cli import run_agent_mode
+    except ImportError:
+        print("error: the agent re-run mode is not available in this build", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return int(run_agent_mode(args))
+
+
 def cmd_fork(args: argparse.Namespace) -> int:
+    if args.mode == "agent":
+        return _agent_mode(args)
     from .fork.plan import dry_run
     from .fork.point import apply_edit, fork_context
     from .fork.rerun import run_fork
@@ -157,6 +172,8 @@ def add_fork_command(sub: Any) -> None:
     p.add_argument("--redact", type=int, action="append", metavar="SEQ",
                    help="replace the tool result of step SEQ (repeatable)")
     p.add_argument("--model", help="model id to run (default: the parent's)")
+    p.add_argument("--temperature", type=float, help="sampling temperature from the fork step on")
+    p.add_argument("--max-tokens", type=int, help="output token limit per model call")
     p.add_argument("--provider", choices=PROVIDERS,
                    help="default: the parent's dialect / model family")
     p.add_argument("--base-url", help="API base URL (any OpenAI-compatible server for openai)")
@@ -167,4 +184,11 @@ def add_fork_command(sub: Any) -> None:
                    help="estimate what replays free and what runs live; call nothing")
     p.add_argument("-o", "--output", help="where to write the branch trace")
     p.add_argument("--json", action="store_true", help="print the plan / result as one JSON object")
+    p.add_argument("--mode", choices=("model", "agent"), default="model",
+                   help="model: re-run the model here (default); agent: re-run the recorded "
+                   "agent command against a proxy in fork mode (traces from record -- COMMAND)")
+    agent = p.add_argument_group("agent mode")
+    agent.add_argument("--target", help="the model API for the live part (default: the "
+                       "parent's recorded target)")
+    agent.add_argument("--timeout", type=float, help="stop the agent after this many seconds")
     p.set_defaults(func=cmd_fork)

@@ -23,11 +23,14 @@ FAKE_OPENAI = "sk-fake-" + "1" * 20
 def test_fork_writes_a_branch(parents: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "b.loom.json"
     done = core("fork", parents["weather"], "--step", "3", "--inject", NOTE, "--provider",
-                "scripted", "--reason", "hint", "-o", out)
+                "scripted", "--reason", "hint", "--temperature", "0.3", "--max-tokens", "77",
+                "-o", out)
     assert done.returncode == 0, done.stderr
     assert f"wrote {out}: status done; 1 live model call(s)" in done.stdout
     assert "output: scripted reply" in done.stdout and done.stderr == ""
-    assert read(out)["fork"]["reason"] == "hint"
+    fork = read(out)["fork"]
+    assert fork["reason"] == "hint" and fork["edit"]["inject"] == NOTE
+    assert (fork["request"]["temperature"], fork["request"]["max_tokens"]) == (0.3, 77)
     loom_ok(out)
     as_json = core("fork", parents["weather"], "--step", "0", "--provider", "scripted",
                    "--max-turns", "3", "-o", out, "--json")
@@ -78,6 +81,15 @@ def test_unreadable_trace_exits_2(tmp_path: Path) -> None:
         done = core("fork", path, "--step", "0", "-o", tmp_path / "b.loom.json")
         assert done.returncode == 2 and done.stderr.startswith(f"error: {path}: ")
         assert done.stderr.count("\n") == 1
+
+
+def test_agent_mode_is_handed_over(parents: dict[str, Any], tmp_path: Path) -> None:
+    """``--mode agent`` belongs to the agent re-run; a harness trace was never recorded
+    with ``record -- COMMAND``, so it is refused as bad input, in one line."""
+    done = core("fork", parents["weather"], "--step", "3", "--mode", "agent",
+                "-o", tmp_path / "b.loom.json")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert not (tmp_path / "b.loom.json").exists()
 
 
 def test_help_explains_the_exit_codes() -> None:
