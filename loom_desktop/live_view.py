@@ -28,6 +28,8 @@ from loom_core.save import save_document
 from loom_core.tail import JournalTailer, JournalUpdate
 from loom_core.timeline import TimelineBuilder
 
+from .live_shield import LiveShield
+
 if TYPE_CHECKING:
     from .document_view import DocumentView
 
@@ -125,6 +127,7 @@ class LiveController(QObject):
         self._ui_timer.timeout.connect(self._refresh_ui)
         self._plot_clock = QElapsedTimer()
         self.tailer = JournalTailer(view.path, self._bridge.push, poll_interval=poll_interval)
+        self.shield = LiveShield(view.path)  # a proxy's decisions, from its sidecar
         self.bar.follow.toggled.connect(self._follow_toggled)
         self.bar.save.clicked.connect(self.save_dialog)
 
@@ -181,6 +184,8 @@ class LiveController(QObject):
                entries: list[Any]) -> None:
         state = JournalState(header=header, effects=effects, entries=entries)
         self.doc = self.view.doc = journal_document(state, self.view.path)
+        if self.shield.proxy:  # labelled as the finished trace will be
+            self.doc.header.recorded_via = "proxy"
         self.builder = TimelineBuilder(self.doc)
         self._following_move = True  # a reset is not the user looking away
         try:
@@ -199,10 +204,18 @@ class LiveController(QObject):
         builder.extend(upto, unfinished=bool(self.unfinished) and last)
         if len(builder.tl) > before:
             self.view.timeline_grew()  # rows appear now; everything else at most every UI_MS
+            self._repaint(self.shield.refresh(builder.tl))
         if not last:
             self._slice_timer.start()
         if not self._ui_timer.isActive():
             self._ui_timer.start()
+
+    def _repaint(self, steps: set[int]) -> None:
+        """Rows whose shield decisions changed (the plot follows with its next refresh)."""
+        model = self.view.model
+        for row in filter(lambda r: r >= 0, map(model.row_of, steps)):
+            model.dataChanged.emit(model.index(row, 0),
+                                   model.index(row, model.columnCount() - 1))
 
     def _refresh_ui(self) -> None:
         if self.following:

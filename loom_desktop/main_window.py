@@ -46,6 +46,9 @@ class MainWindow(QMainWindow):
 
         self.proxy_manager = ProxyManager(self)  # proxies started here (Proxy ▸ Start…)
         self.demo = None  # the running offline demo (Help ▸ Run offline demo)
+        from .notify import HeldNotifier
+
+        self.notifier = HeldNotifier(self)  # held calls while the window is in the background
         self._build_menus()
         self._build_status()
         QTimer.singleShot(0, self.proxy_manager.reattach)  # proxies that outlived the last run
@@ -138,6 +141,7 @@ class MainWindow(QMainWindow):
         panel.held.connect(lambda n: self.statusBar().showMessage(
             f"{n} tool call(s) held for approval on proxy {connection.label}", 10_000))
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, panel)
+        self.notifier.watch(panel)
         self.proxies.append(connection)
         connection.start()
         return panel
@@ -280,6 +284,7 @@ class MainWindow(QMainWindow):
         self.proxy_manager.shutdown()
         for connection in self.proxies:
             connection.stop()
+        self.notifier.close()
         self.settings.set_geometry(self.saveGeometry())
         for view in self.documents():
             self._remember_splitters(view)
