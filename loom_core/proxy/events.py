@@ -106,8 +106,11 @@ class EventHub:
             return
         if threading.get_ident() == self._thread:
             self._deliver(encoded)
-        elif not self._loop.is_closed():
+            return
+        try:
             self._loop.call_soon_threadsafe(self._deliver, encoded)
+        except RuntimeError:
+            pass  # the loop is closed: the proxy has stopped, nobody is listening
 
     def _deliver(self, encoded: bytes | None) -> None:
         for sub in list(self.subscribers):
