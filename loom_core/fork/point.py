@@ -9,13 +9,13 @@ known by name only (a trace never stores their schemas, loom-format.md §3.2).
 
 from __future__ import annotations
 
-import copy
-from dataclasses import asdict, dataclass, field
+import weakref
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..canonical import proxy_model_key
-from ..context import build_context
+from ..context import ContextIndex, build_context
 from ..document import Document, text_and_calls
 from ..frames import frame_at
 from ..providers.base import ToolSpec
@@ -23,8 +23,8 @@ from .apply import apply_edit
 from .items import make_item, normal_item, result_content
 from .requests import RequestContext, request_context
 
-__all__ = ["ForkContext", "apply_edit", "find_model_effect", "fork_context", "model_turn",
-           "sidecar_path"]
+__all__ = ["ForkContext", "apply_edit", "context_index", "find_model_effect", "fork_context",
+           "model_turn", "sidecar_path"]
 
 
 @dataclass
@@ -51,7 +51,10 @@ class ForkContext:
     origins: list[int | None] = field(default_factory=list)
 
     def copy(self) -> "ForkContext":
-        return copy.deepcopy(self)
+        """A copy whose lists and Items can be replaced freely (Items are copied one level:
+        edits replace an Item, they never change one in place)."""
+        return replace(self, messages=[dict(m) for m in self.messages], tools=list(self.tools),
+                       origins=list(self.origins))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (tools as dicts), for ``--json`` output and the GUI."""
@@ -59,6 +62,18 @@ class ForkContext:
                 "tools": [asdict(t) for t in self.tools], "model": self.model,
                 "max_tokens": self.max_tokens, "temperature": self.temperature,
                 "source": self.source, "seq": self.seq, "turn": self.turn, "style": self.style}
+
+
+_indexes: "weakref.WeakKeyDictionary[Document, ContextIndex]" = weakref.WeakKeyDictionary()
+
+
+def context_index(doc: Document) -> ContextIndex:
+    """``build_context(doc)``, built once per document (a fork walks the log for the frame,
+    the prefix's episodes and the dry run; a big trace should be walked once)."""
+    found = _indexes.get(doc)
+    if found is None:
+        found = _indexes[doc] = build_context(doc)
+    return found
 
 
 def find_model_effect(doc: Document, seq: int) -> int:
@@ -151,7 +166,7 @@ _USER_SOURCES = {"episode": "user", "task": "user", "clock": "clock", "memory": 
 
 
 def _fill_from_frame(doc: Document, ctx: ForkContext) -> None:
-    frame = frame_at(build_context(doc), ctx.index)
+    frame = frame_at(context_index(doc), ctx.index)
     if frame is None:  # pragma: no cover - every model effect has a frame
         raise ValueError(f"{doc.path}: no context recorded for step {ctx.seq}")
     for k in range(len(frame)):

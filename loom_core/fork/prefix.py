@@ -12,17 +12,16 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..context import build_context
 from ..document import Document
 from ..save import document_dict
 from .branch import Branch, new_provenance, parent_header
 from .edits import Edit
-from .point import ForkContext, sidecar_path
+from .point import ForkContext, context_index, sidecar_path
 
 
 def prefix_episodes(doc: Document, index: int) -> list[str]:
     """The episodes the conversation had reached at log position ``index`` (inclusive)."""
-    placed = build_context(doc).episode_before
+    placed = context_index(doc).episode_before
     n = sum(len(eps) for at, eps in placed.items() if at <= index)
     return doc.episodes[: max(n, 1)]
 

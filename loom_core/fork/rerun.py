@@ -11,12 +11,14 @@ that was already paid for. ``on_effect`` streams each new entry to a GUI.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from ..document import Document
 from ..providers.base import Cancelled, CancelToken, ModelReply, ModelRequest, Provider, ToolSpec
+from ..proxy.tracefile import TraceFile
 from .branch import Branch
 from .edits import Edit
 from .items import assistant_item, tool_item
@@ -34,7 +36,7 @@ class ForkResult:
 
     status: str  # done | needs_tool_result | max_turns | budget | cancelled | error | stopped
     path: str | None
-    branch: dict[str, Any]
+    branch: dict[str, Any]  # the branch document as written (without its checksum)
     pending_call: dict[str, Any] | None = None
     error: str | None = None
     live_calls: int = 0  # model calls in the branch's tail
@@ -79,6 +81,8 @@ class Runner:
     on_effect: OnEffect | None = None
     out: str | None = None
     pending: dict[str, Any] | None = field(default=None, init=False)
+    _writer: TraceFile | None = field(default=None, init=False)
+    _next_save: float = field(default=0.0, init=False)
 
     def emit(self, entry: dict[str, Any]) -> None:
         if self.on_effect is not None:
@@ -143,9 +147,23 @@ class Runner:
         return sum(_tokens(e, "input_tokens") + _tokens(e, "output_tokens")
                    for e in self.tail_models())
 
-    def checkpoint(self) -> None:
+    def save(self) -> dict[str, Any]:
+        """Write the branch (atomic, checksummed); the prefix is serialized only once."""
+        data = self.branch.to_dict()
         if self.out is not None:
-            self.branch.save(self.out)
+            if self._writer is None:
+                self._writer = TraceFile(self.out)
+            self._writer.write(data)
+        return data
+
+    def checkpoint(self) -> None:
+        """Save after a paid call, unless saving a huge branch would dominate the run:
+        the next checkpoint waits at least four times as long as the last one took."""
+        if self.out is None or time.monotonic() < self._next_save:
+            return
+        started = time.monotonic()
+        self.save()
+        self._next_save = time.monotonic() + 4 * (time.monotonic() - started)
 
     def finish(self, status: str, error: str | None) -> ForkResult:
         prov = self.branch.provenance
@@ -156,7 +174,7 @@ class Runner:
             prov["pending_call"] = self.pending
         if error is not None:
             prov["error"] = error
-        written = self.branch.save(self.out) if self.out is not None else self.branch.to_dict()
+        written = self.save()
         metas = [e.get("meta") or {} for e in self.branch.tail]
         models = self.tail_models()
         return ForkResult(status, self.out, written, prov.get("pending_call"), error,

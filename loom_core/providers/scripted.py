@@ -10,6 +10,7 @@ so the code under test is exactly the code a real fork runs.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 from .base import CancelToken, ModelReply, ModelRequest, ProviderError
@@ -59,8 +60,7 @@ class ScriptedProvider:
     """Answers each call with the next scripted reply, else asks ``responder``, else a fixed text.
 
     A scripted entry that is an exception instance is raised instead of answered
-    (how tests make a provider fail mid-run). Every request is kept in ``requests``
-    (deep copies: the caller keeps growing its message list).
+    (how tests make a provider fail mid-run). Every request is kept in ``requests``.
     """
 
     name = "scripted"
@@ -82,9 +82,9 @@ class ScriptedProvider:
         """The next answer; raises :class:`Cancelled` if cancelled before or during the call."""
         if cancel is not None:
             cancel.check()
-        request = copy.deepcopy(request)
-        if not request.model:
-            request.model = self.model
+        # kept as sent: the caller goes on growing its own list, so copy the list and Items
+        request = replace(request, messages=[dict(m) for m in request.messages],
+                          tools=list(request.tools), model=request.model or self.model)
         n = len(self.requests)
         self.requests.append(request)
         if self.replies:
