@@ -14,7 +14,7 @@ from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
-from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QLineEdit,
+from PySide6.QtWidgets import (QDockWidget, QHBoxLayout, QLabel, QLineEdit,
                                QListView, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
 
 from loom_core.control_client import PendingCall
@@ -98,10 +98,7 @@ class ApprovalsPanel(QDockWidget):
         self._show_card(keep_edit=True)
         self._flag_run(count)
         if new:
-            self.held.emit(len(new))
-            window = self.window()
-            if not window.isActiveWindow():
-                QApplication.alert(window)  # flash the taskbar entry while in the background
+            self.held.emit(len(new))  # the window's HeldNotifier tells a user who looks away
 
     def link_run(self, view: object) -> None:
         """Name the run a held call belongs to, and flag it on that tab's timeline."""
