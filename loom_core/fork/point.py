@@ -17,11 +17,12 @@ from typing import Any
 from ..canonical import proxy_model_key
 from ..context import ContextIndex, build_context
 from ..document import Document, text_and_calls
-from ..frames import frame_at
+from ..frames import Frame, frame_at
 from ..providers.base import ToolSpec
 from .apply import apply_edit
 from .items import make_item, normal_item, result_content
 from .requests import RequestContext, request_context
+from .snapshot import branch_request, proxy_snapshot_context
 
 __all__ = ["ForkContext", "apply_edit", "context_index", "find_model_effect", "fork_context",
            "model_turn", "sidecar_path"]
@@ -169,6 +170,22 @@ def _fill_from_frame(doc: Document, ctx: ForkContext) -> None:
     frame = frame_at(context_index(doc), ctx.index)
     if frame is None:  # pragma: no cover - every model effect has a frame
         raise ValueError(f"{doc.path}: no context recorded for step {ctx.seq}")
+    restored = proxy_snapshot_context(doc, ctx.index) if doc.is_proxy else None
+    if restored is not None:
+        ctx.messages, ctx.origins = restored
+    else:
+        _frame_items(doc, ctx, frame)
+    ctx.system = frame.system()[0]
+    ctx.tools = [ToolSpec(name) for name in frame.tools()[0]]
+    meta = doc.meta(ctx.index)
+    ctx.model = str(meta.model or doc.header.model or "")
+    request = branch_request(doc, ctx.index)
+    if request is not None:  # forking a branch's tail: its tools with their schemas
+        ctx.tools = [ToolSpec(**t) for t in request.get("tools") or []]
+        ctx.max_tokens, ctx.temperature = request.get("max_tokens"), request.get("temperature")
+
+
+def _frame_items(doc: Document, ctx: ForkContext, frame: Frame) -> None:
     for k in range(len(frame)):
         raw, msg = frame.ctx.items[k], frame.message(k)
         origin = doc.effects[msg.effect].seq if msg.effect is not None else None
@@ -185,7 +202,3 @@ def _fill_from_frame(doc: Document, ctx: ForkContext) -> None:
             item = make_item("user", msg.text, source, pinned=source == "compaction")
         ctx.messages.append(item)
         ctx.origins.append(origin)
-    ctx.system = frame.system()[0]
-    ctx.tools = [ToolSpec(name) for name in frame.tools()[0]]
-    meta = doc.meta(ctx.index)
-    ctx.model = str(meta.model or doc.header.model or "")

@@ -11,8 +11,10 @@ import pytest
 from loom_core.canonical import effect_key
 from loom_core.fork.edits import REDACTED, Edit, MessageOp
 from loom_core.fork.point import apply_edit, fork_context
+from loom_core.fork.rerun import run_fork
 from loom_core.loader import load
 from loom_core.providers.base import ToolSpec
+from loom_core.providers.scripted import ScriptedProvider
 
 from .scenarios import A_TOOLS, SYSTEM, trace
 
@@ -117,6 +119,30 @@ def test_a_sidecar_that_does_not_match_is_not_trusted(copy_parent: Callable[...,
     _rewrite_sidecar(path, lambda lines: lines.__delitem__(slice(2, None)))  # only n=0 left
     assert fork_context(load(path), path, 4).source == "frame"
     assert fork_context(load(path), path, 0).source == "request"
+
+
+# -- forking a branch again --------------------------------------------------------------
+
+@pytest.mark.parametrize("name, step, city, result", [
+    ("anthropic", 2, "Tokyo", "Tokyo: 22°C"), ("weather", 3, "Oslo", "Oslo: reading 1")])
+def test_a_branch_forks_from_its_edited_context(parents: dict[str, Any], tmp_path: Path,
+                                                name: str, step: int, city: str,
+                                                result: str) -> None:
+    parent = parents[name].path if name == "anthropic" else parents[name]
+    tools = [ToolSpec("get_weather", "Weather.", {"type": "object"})]
+    call = {"id": "n1", "name": "get_weather", "input": {"city": city}}
+    out = tmp_path / "b.loom.json"
+    run_fork(load(parent), parent, step, Edit(inject="first note", tools=tools, max_tokens=64),
+             ScriptedProvider([{"tool_calls": [call]}, {"text": "done"}]), out=out)
+    branch = load(out)
+    last = branch.effects[-1].seq  # the branch's own live model step
+    ctx = fork_context(branch, out, last)
+    before = fork_context(load(parent), parent, step)
+    assert roles(ctx) == roles(before) + [("user", "first note", ""), ("assistant", "", ""),
+                                          ("tool", result, "n1")]
+    assert ctx.messages[-3]["source"] == "fork-edit" and ctx.messages[-2]["tool_calls"] == [call]
+    assert ctx.origins[-1] == last - 1  # the reused result's step in the branch
+    assert ctx.tools == tools and ctx.max_tokens == 64  # from the branch's fork.request
 
 
 # -- edits -------------------------------------------------------------------------------
