@@ -133,6 +133,7 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
 @pytest.mark.parametrize("provider, suffix, model, key", [
     ("anthropic", "", "claude-sonnet-4-5", FAKE_ANTHROPIC),
     ("openai", "/v1", "gpt-4.1-mini", FAKE_OPENAI),
+    ("openai-responses", "/v1", "gpt-4.1-mini", FAKE_OPENAI),
 ])
 def test_fork_through_an_sdk_provider(parents: dict[str, Any], tmp_path: Path,
                                       upstream: FakeUpstream, provider: str, suffix: str,
