@@ -76,10 +76,26 @@ class MainWindow(QMainWindow):
         view = self.menuBar().addMenu("&View")
         self._action(view, "&Filter Steps", self._focus_filter, QKeySequence.StandardKey.Find)
         self._action(view, "Play / Pause", lambda: self._with_doc(DocumentView.toggle_play))
+        self._action(self._run_menu(), "&Compare…", self.compare_dialog, "Ctrl+Shift+D")
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "Run offline &demo", self.run_demo)
         self._action(help_menu, "&Keyboard Shortcuts", lambda: show_shortcuts(self), "?")
         self._action(help_menu, "&About Loom Desktop", lambda: show_about(self, __version__))
+
+    def _run_menu(self):
+        """The Run menu (compare, fork, doctor…): created once, placed before Help."""
+        menu = getattr(self, "_run_menu_", None)
+        if menu is None:
+            from PySide6.QtWidgets import QMenu
+
+            menu = self._run_menu_ = QMenu("&Run", self)
+            bar = self.menuBar()
+            help_action = next((a for a in bar.actions() if a.text() == "&Help"), None)
+            if help_action is not None:
+                bar.insertMenu(help_action, menu)
+            else:
+                bar.addMenu(menu)
+        return menu
 
     def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
         action = QAction(text, self)
@@ -156,6 +172,18 @@ class MainWindow(QMainWindow):
         self.demo.start()
         return self.demo
 
+    def compare_dialog(self):
+        """Run ▸ Compare…: pick two runs; OK opens them side by side."""
+        from .compare_dialog import CompareDialog
+
+        return CompareDialog.ask(self)
+
+    def open_compare(self, view_a, view_b_or_path):
+        """An A ⟷ B tab for two open tabs (or paths); ``None`` with a dialog if a side is not loaded."""
+        from .compare_dialog import open_compare_tab
+
+        return open_compare_tab(self, view_a, view_b_or_path)
+
     def watch_dialog(self) -> None:
         """Follow a journal that is being written, or will be (it need not exist yet)."""
         path, _ = QFileDialog.getSaveFileName(
@@ -216,6 +244,8 @@ class MainWindow(QMainWindow):
         if isinstance(view, DocumentView):
             self._remember_splitters(view)
             view.shutdown()
+        elif callable(getattr(view, "shutdown", None)):
+            view.shutdown()  # other tabs (Compare) stop their workers too
         self.tabs.removeTab(index)
         view.deleteLater()
 
