@@ -203,6 +203,8 @@ def run_fork(doc: Document, path: str | Path, seq: int, edit: Edit, provider: Pr
 
     if max_turns < 1:
         raise ValueError(f"max_turns must be at least 1 (got {max_turns})")
+    if out is not None and not Path(out).resolve().parent.is_dir():
+        raise ValueError(f"{out}: cannot write the branch there (no such directory)")
     ctx = apply_edit(fork_context(doc, path, seq), edit)
     branch = start_branch(doc, path, ctx, edit, provider=provider.name, reason=reason,
                           max_turns=max_turns, budget_tokens=budget_tokens)

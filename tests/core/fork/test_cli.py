@@ -59,6 +59,7 @@ def test_dry_run_calls_nothing_and_writes_nothing(parents: dict[str, Any], tmp_p
     (["--step", "3", "--redact", "0", "-o", "{out}"], "cannot redact step 0"),
     (["--step", "3"], "-o/--output is required"),
     (["--step", "3", "--max-turns", "0", "-o", "{out}"], "--max-turns must be at least 1"),
+    (["--step", "3", "--provider", "scripted", "-o", "{out}/x.loom.json"], "no such directory"),
     (["--step", "3", "--provider", "anthropic", "-o", "{out}"],
      "provider anthropic is not usable: ANTHROPIC_API_KEY is not set"),
 ])
