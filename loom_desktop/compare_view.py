@@ -155,7 +155,7 @@ class CompareView(QWidget):
         self.model = CompareModel(self)
         self.table = self._table(self.model)
         self.table.setItemDelegateForColumn(COL_STATUS, _StatusDelegate(self.table))
-        for col, width in ((0, 56), (2, 110), (3, 56), (5, 80), (6, 80)):
+        for col, width in ((0, 56), (2, 110), (3, 56), (5, 80), (6, 100)):
             self.table.setColumnWidth(col, width)
         for col in (COL_A, COL_B):
             self.table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)

@@ -42,7 +42,7 @@ STATUS_LABELS = {IDENTICAL: "identical", RESULTS: "results differ", INPUTS: "inp
                  KINDS: "kinds differ", ONLY_A: "only in A", ONLY_B: "only in B"}
 CHEAPER, DEARER = "#2e7d32", "#c62828"  # B spends less / more than A
 _Q = {s: (QColor(c), QColor(t) if t else None) for s, (c, t) in STATUS_COLORS.items()}
-_WHITE, _MUTED = QColor("#ffffff"), QColor(STATUS_COLORS[IDENTICAL][0])
+_WHITE, _DARK, _MUTED = QColor("#ffffff"), QColor("#3e2723"), QColor(STATUS_COLORS[IDENTICAL][0])
 _QCHEAPER, _QDEARER = QColor(CHEAPER), QColor(DEARER)
 
 
@@ -216,8 +216,8 @@ class CompareModel(QAbstractTableModel):
         return tint if col in (COL_A_SEQ, COL_A, COL_B_SEQ, COL_B) else None
 
     def _foreground(self, status: str, row: int, col: int) -> QColor | None:
-        if col == COL_STATUS:
-            return _MUTED if status == IDENTICAL else _WHITE
+        if col == COL_STATUS:  # dark text on amber, white on the darker colours
+            return _MUTED if status == IDENTICAL else _DARK if status == RESULTS else _WHITE
         if col in (COL_D_TOKENS, COL_D_COST):
             assert self.diff is not None
             d = self.diff.row_delta(row)
