@@ -133,7 +133,7 @@ def agent_rerun(parent_path: str | Path, step_seq: int, edit: Edit, out_path: st
                 on_line: Callable[[str], None] | None = None) -> AgentRerunResult:
     """Re-run the recorded agent from model step ``step_seq`` with ``edit``; write the
     branch to ``out_path``. Blocks (run it in a worker); ``on_line`` gets each line the
-    agent prints; ``cancel`` or ``timeout`` stop the agent (SIGTERM, then SIGKILL after
+    agent prints, on the calling thread; ``cancel`` or ``timeout`` stop the agent (SIGTERM, then SIGKILL after
     :data:`~.agent_child.GRACE` s) and the branch keeps what was recorded until then."""
     plan = plan_agent_rerun(parent_path, step_seq, edit, target)
     out = Path(out_path)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -19,9 +21,10 @@ from loom_core.loader import load
 from loom_core.providers.base import CancelToken
 from loom_core.save import save_dict
 
+from ..clis import LOOM
 from ..proxy.fake_upstream import FakeUpstream
 from ..proxy.harness import loom_accepts
-from .conftest import NOTE, Parent, record_parent
+from .conftest import AGENT, NOTE, Parent, record_parent
 
 pytestmark = pytest.mark.usefixtures("keys")
 
@@ -180,4 +183,24 @@ def test_openai_chat_agent_with_system_model_and_sampling_edits(
     snapshot = new["log"][2]["result"]
     assert [(i["role"], i["source"]) for i in snapshot][-2:] == [("tool", "tool"),
                                                                   ("user", "fork-edit")]
+    loom_accepts(out)
+
+
+def test_a_loom_harness_recording_forks_by_position(tmp_path: Path, upstream: FakeUpstream) -> None:
+    """``loom record`` writes no exchange sidecar: the prefix is served in order."""
+    workdir, trace = tmp_path / "work", tmp_path / "harness.loom.json"
+    workdir.mkdir()
+    done = subprocess.run([str(LOOM), "record", "--target", upstream.url, "--save", str(trace),
+                           "--", sys.executable, str(AGENT)], cwd=workdir, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "answer: The note says: hello" in done.stdout, done.stderr
+    before, out = len(upstream.seen), tmp_path / "branch.loom.json"
+    result = agent_rerun(trace, 2, Edit(inject=NOTE), out, target=upstream.url)
+    assert (result.served, result.live, result.fork["matching"]) == (1, 2, "position")
+    assert len(upstream.seen) - before == 2 and (workdir / "writes.txt").read_text() == "2"
+    new, old = json.loads(out.read_text()), json.loads(trace.read_text())
+    same = ("seq", "kind", "key", "result")  # (loom-harness adds a sys_role guess to meta)
+    assert [[e[k] for k in same] for e in new["log"][:2]] == [[e[k] for k in same]
+                                                               for e in old["log"][:2]]
+    assert new["output"] == "La note dit : hello"
     loom_accepts(out)
