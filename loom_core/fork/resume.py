@@ -17,7 +17,7 @@ from ..document import Document, text_and_calls
 from ..errors import LoadError
 from ..loader import load, read_bytes
 from ..providers.base import CancelToken, Provider, ToolSpec
-from .branch import Branch
+from .branch import Branch, dumps_safe
 from .items import assistant_item, normal_item, tool_item
 from .point import find_model_effect
 from .recorded import RecordedResults, recorded_calls
@@ -103,7 +103,7 @@ def resume_fork(branch_path: str | Path, provider: Provider, *, tool_result: Any
         if not waiting or waiting[0].get("id") != pending.get("id"):
             raise ValueError(f"{branch_path}: the pending call is not the next unanswered call")
         call = waiting.pop(0)
-        runner.record_result(call, branch.result_kind(call["name"]), tool_result,
+        runner.record_result(call, branch.result_kind(call["name"]), dumps_safe(tool_result),
                              {"supplied": True})
     prov["provider"] = provider.name
     return runner.run(waiting)
