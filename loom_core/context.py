@@ -222,10 +222,7 @@ class _HarnessBuilder(_Builder):
         elif kind == "compact":
             self.compact(i, ctx)
         elif kind == "edit":
-            snap = _generic.decode(eff.result) if eff.result is not None else None
-            snap = snap if isinstance(snap, list) else []  # a hand-edited non-list: empty
-            items = [("snapshot", d, "", "") for d in snap if isinstance(d, dict)]
-            self.stack[-1] = self.replace(ctx, items)
+            self.stack[-1] = self.replace(ctx, _snapshot_items(eff))
 
     def compact(self, i: int, ctx: AgentContext, keep: int = 4) -> None:
         tail = ctx.items[-keep:]
@@ -242,8 +239,21 @@ class _HarnessBuilder(_Builder):
         self.stack[-1] = self.replace(ctx, items)
 
 
+def _snapshot_items(eff: Any) -> list[Item]:
+    """An ``edit`` effect's context snapshot as items (a hand-edited non-list: empty)."""
+    snap = _generic.decode(eff.result) if eff.result is not None else None
+    snap = snap if isinstance(snap, list) else []
+    return [("snapshot", d, "", "") for d in snap if isinstance(d, dict)]
+
+
 class _ProxyBuilder(_Builder):
-    """Proxy traces: agents by system-prompt hash; results pair by ``meta.tuid``."""
+    """Proxy traces: agents by system-prompt hash; results pair by ``meta.tuid``.
+
+    A fork branch's ``edit`` effect (no agent in its meta) replaces the context of
+    whichever agent makes the next model call: the fork point's.
+    """
+
+    edit: list[Item] | None = None
 
     def step(self, i: int, eff: Any, meta: Any) -> None:
         kind = eff.kind or ""
@@ -252,10 +262,15 @@ class _ProxyBuilder(_Builder):
             ctx = self.by_agent.get(key)
             if ctx is None:
                 ctx = self.by_agent[key] = AgentContext(key, 0, sys_hash=key)
-            if not ctx.items or ctx.awaiting_episode:
+            if self.edit is not None:
+                ctx = self.by_agent[key] = self.replace(ctx, self.edit)
+                ctx.awaiting_episode, self.edit = False, None
+            elif not ctx.items or ctx.awaiting_episode:
                 self.take_episode(ctx, i)
                 ctx.awaiting_episode = False
             self.model(i, ctx)
+        elif kind == "edit":
+            self.edit = _snapshot_items(eff)
         elif kind.startswith("tool:"):
             tuid = meta.tuid or ""
             owner = self.call_owner.get(tuid)

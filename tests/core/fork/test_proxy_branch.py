@@ -113,3 +113,22 @@ def test_the_prefix_keeps_its_shield_events(copy_parent: Callable[..., Path],
     assert kept == [PARIS_OK]  # placed at model step 0, before the fork step
     dropped = run_fork(load(placed), placed, 0, Edit(), ScriptedProvider())
     assert dropped.branch["shield_events"] == []
+
+
+def test_context_of_a_proxy_branch_shows_the_edit(parents: dict[str, Any], tmp_path: Path) -> None:
+    """What the app shows at the first live call is the edited context, note included."""
+    from loom_core.context import build_context
+    from loom_core.frames import frame_at
+
+    parent = parents["anthropic"].path
+    out = tmp_path / "b.loom.json"
+    run_fork(load(parent), parent, 2, Edit(inject=NOTE), ScriptedProvider(responder=tokyo_model),
+             out=out)
+    doc = load(out)
+    index = build_context(doc)
+    first_live = next(i for i, e in enumerate(doc.effects) if e.kind == "edit") + 1
+    frame = frame_at(index, first_live)
+    assert frame is not None and frame.rewritten
+    assert [m.text for m in frame.messages()][-2:] == ["Paris: 18°C", NOTE]
+    later = frame_at(index, len(doc.effects) - 1)  # the answer: note still in context
+    assert later is not None and NOTE in [m.text for m in later.messages()]
