@@ -34,21 +34,12 @@ class BadInput(Exception):
 
 
 def make(name: str, model: str | None, base_url: str | None) -> Any:
-    """The provider object, from ``loom_core.providers.make_provider`` when it exists."""
-    try:
-        from .providers import make_provider  # type: ignore[attr-defined]
-    except ImportError:
-        make_provider = None
-    if make_provider is None:
-        if name != "scripted":
-            raise BadInput(f"provider {name!r} is not available in this build (try scripted)")
-        from .providers.scripted import ScriptedProvider
-
-        return ScriptedProvider()
+    """The provider object; an unknown name or bad option is bad input."""
+    from .providers import make_provider
     from .providers.base import ProviderError
 
     try:
-        return make_provider(name, model, base_url)
+        return make_provider(name, model or "", base_url)
     except (ValueError, KeyError, ProviderError) as err:
         raise BadInput(f"provider {name}: {err}") from err
 
@@ -104,11 +95,8 @@ def _print_result(result: Any) -> None:
 
 def _agent_mode(args: argparse.Namespace) -> int:
     """``--mode agent``: re-run the recorded agent itself (``loom_core.fork.agent_cli``)."""
-    try:
-        from .fork.agent_cli import run_agent_mode
-    except ImportError:
-        print("error: the agent re-run mode is not available in this build", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    from .fork.agent_cli import run_agent_mode
+
     return int(run_agent_mode(args))
 
 
