@@ -1,0 +1,55 @@
+"""One candidate's fork, in either re-run mode; returns the branch and how it ended."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine import Healer
+    from .repairs import Candidate
+
+
+def attempt(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
+    if healer.opts.mode == "agent":
+        return _agent(healer, cand)
+    return _model(healer, cand)
+
+
+def _model(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
+    from ..fork.rerun import run_fork
+
+    if healer.provider is None:
+        raise ValueError("the model re-run needs a provider")
+    provider = healer.provider()
+    try:
+        result = run_fork(healer.doc, healer.path, cand.step, cand.edit, provider,
+                          out=cand.path, max_turns=healer.opts.max_turns,
+                          budget_tokens=healer._share(), reason=cand.edit.reason,
+                          cancel=cand.cancel)
+    finally:
+        getattr(provider, "close", lambda: None)()
+    cand.tokens = result.input_tokens + result.output_tokens
+    if result.error:
+        cand.error = result.error
+    return result.branch, result.status
+
+
+def _agent(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
+    from ..fork.agent_rerun import agent_rerun
+
+    result = agent_rerun(healer.path, cand.step, cand.edit, str(cand.path), cancel=cand.cancel)
+    if result.path is None:
+        return {}, "cancelled" if result.cancelled else "error"
+    branch = json.loads(Path(result.path).read_text(encoding="utf-8"))
+    tail = branch["log"][int(branch["fork"].get("edit_seq") or 0):]
+    cand.tokens = sum(_usage(e) for e in tail if e.get("kind") == "model")
+    status = "cancelled" if result.cancelled else "error" if result.timed_out else "done"
+    return branch, status
+
+
+def _usage(entry: dict[str, Any]) -> int:
+    usage = (entry.get("result") or {}).get("usage") or {}
+    return sum(int(v) for k, v in usage.items()
+               if k in ("input_tokens", "output_tokens") and isinstance(v, (int, float)))

@@ -1,0 +1,97 @@
+"""The check a healed run must pass, built from the command line or the heal dialog.
+
+Why one object: the same check judges the parent (a run that already passes is
+returned as is) and every candidate branch, and its ``label`` is shown beside
+the result so the user can see what "passes" meant.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Callable
+
+Predicate = Callable[[str], bool]
+
+
+class CheckError(ValueError):
+    """The check itself is broken (bad regex, module not found, not callable)."""
+
+
+@dataclass
+class Check:
+    """All parts must pass; an empty check is refused (it would pass anything)."""
+
+    parts: list[tuple[str, Predicate]] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return " and ".join(name for name, _ in self.parts)
+
+    def __call__(self, output: str) -> bool:
+        return all(_safe(pred, output) for _, pred in self.parts)
+
+    def forbid(self, text: str) -> "Check":
+        self.parts.append((f"output lacks {text!r}", lambda out: text not in out))
+        return self
+
+    def require(self, text: str) -> "Check":
+        self.parts.append((f"output contains {text!r}", lambda out: text in out))
+        return self
+
+    def regex(self, pattern: str) -> "Check":
+        try:
+            compiled = re.compile(pattern)
+        except re.error as err:
+            raise CheckError(f"--regex {pattern!r}: {err}") from err
+        self.parts.append((f"output matches /{pattern}/",
+                           lambda out: compiled.search(out) is not None))
+        return self
+
+    def function(self, spec: str) -> "Check":
+        self.parts.append((f"{spec}(output)", load_function(spec)))
+        return self
+
+
+def _safe(pred: Predicate, output: str) -> bool:
+    """A user check that raises fails the candidate; it must not end the heal."""
+    try:
+        return bool(pred(output))
+    except Exception:  # noqa: BLE001 - the user's code may raise anything
+        return False
+
+
+def load_function(spec: str) -> Predicate:
+    """``module:function`` (the current directory importable, as ``python -m`` does)."""
+    module, sep, name = spec.partition(":")
+    if not sep or not module or not name:
+        raise CheckError(f"--check {spec!r}: expected MODULE:FUNCTION")
+    if "" not in sys.path and "." not in sys.path:
+        sys.path.insert(0, "")
+    try:
+        func = getattr(importlib.import_module(module), name)
+    except ImportError as err:
+        raise CheckError(f"--check {spec!r}: cannot import {module}: {err}") from err
+    except AttributeError as err:
+        raise CheckError(f"--check {spec!r}: {module} has no {name}") from err
+    if not callable(func):
+        raise CheckError(f"--check {spec!r}: {name} is not callable")
+    return func
+
+
+def build_check(forbid: list[str] = (), require: list[str] = (), regex: list[str] = (),
+                functions: list[str] = ()) -> Check:
+    check = Check()
+    for text in forbid:
+        check.forbid(text)
+    for text in require:
+        check.require(text)
+    for pattern in regex:
+        check.regex(pattern)
+    for spec in functions:
+        check.function(spec)
+    if not check.parts:
+        raise CheckError("a check is needed: --forbid, --require, --regex or --check")
+    return check
