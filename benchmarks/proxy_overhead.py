@@ -14,7 +14,10 @@ is slow by design), to three targets:
 * ``direct`` -- the fake upstream itself;
 * ``ours``   -- ``python -m loom_core proxy`` in front of it (recording to a temp dir);
 * ``loom``   -- loom-harness's ``loom proxy`` (the ``loom`` console script next to
-  ``sys.executable``; skipped with ``--no-loom`` or when it is not installed).
+  ``sys.executable``; skipped with ``--no-loom`` or when it is not installed);
+* ``minimal`` -- ``benchmarks/minimal_proxy.py``, a bare aiohttp pass-through that
+  appends one JSONL line per exchange: the floor any recording proxy sits on here
+  (skipped with ``--no-minimal``).
 
 The fake upstream is this file run as ``--serve-upstream PORTFILE``: an aiohttp
 server on 127.0.0.1 in its own process (so it shares neither event loop nor GIL
@@ -294,6 +297,18 @@ def start_ours(tmp: Path, target: str, name: str) -> tuple[Proc, int]:
     return proc, int(info["port"])
 
 
+def start_minimal(tmp: Path, target: str, name: str) -> tuple[Proc, int]:
+    port_file = tmp / f"{name}.port.json"
+    proc = Proc([sys.executable, str(Path(__file__).resolve().parent / "minimal_proxy.py"),
+                 str(port_file), target], tmp / f"{name}.log")
+    try:
+        info = _wait(lambda: _read_json(port_file), proc, "the minimal pass-through")
+    except BaseException:
+        proc.stop()
+        raise
+    return proc, int(info["port"])
+
+
 def loom_executable() -> str | None:
     path = Path(sys.executable).parent / "loom"
     return str(path) if path.exists() else shutil.which("loom")
@@ -421,6 +436,8 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     loom = None if args.no_loom else loom_executable()
     if loom is not None:
         targets.append("loom")
+    if not args.no_minimal:
+        targets.append("minimal")
     results: dict[str, Any] = {t: {} for t in targets}
     procs: list[Proc] = []
     tmp = Path(tempfile.mkdtemp(prefix="loom-proxy-bench-"))
@@ -435,6 +452,8 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
                     port = up_port
                 elif target == "ours":
                     proxy, port = start_ours(tmp, target_url, f"ours-{name}")
+                elif target == "minimal":
+                    proxy, port = start_minimal(tmp, target_url, f"minimal-{name}")
                 else:
                     proxy, port = start_loom(tmp, target_url, f"loom-{name}")
                 if proxy is not None:
@@ -477,6 +496,10 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
             r["loom_added_p50_ms"] = round(lo["p50_ms"] - d["p50_ms"], 3)
             if "ttfb_p50_ms" in lo:
                 r["loom_added_ttfb_p50_ms"] = round(lo["ttfb_p50_ms"] - d["ttfb_p50_ms"], 3)
+        if "minimal" in results:
+            mi = results["minimal"][name]
+            r["ours_vs_minimal_rps"] = round(o["rps"] / mi["rps"], 3) if mi["rps"] else None
+            r["minimal_added_p50_ms"] = round(mi["p50_ms"] - d["p50_ms"], 3)
         ratios[name] = r
 
     # First byte: the unsaturated stream scenarios (at concurrency 8 the unpaced stream
@@ -499,8 +522,14 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
                       "stream_events": STREAM_EVENTS,
                       "request_bytes": len(request_body(0, False, 0.0)),
                       "cpus": os.cpu_count(), "python": sys.version.split()[0]}}
-    if "loom" not in results:
-        out["loom"] = None
+    if "minimal" in results:
+        # Issue 4's reference machine: loom-harness 548 req/s, the minimal pass-through
+        # 5,270 (9.6x loom): "8x loom" there is 0.83x the floor; stated here on this machine.
+        checks["rps_c8_json>=0.83x_minimal"] = (ratios["json_c8"]["ours_vs_minimal_rps"]
+                                                or 0) >= 8 * 548 / 5270
+    for name in ("loom", "minimal"):
+        if name not in results:
+            out[name] = None
     return _nan_to_none(out)
 
 
@@ -512,7 +541,7 @@ def table(res: dict[str, Any]) -> str:
         return "-" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v)
 
     for name in res["ratios"]:
-        for target in ("direct", "ours", "loom"):
+        for target in ("direct", "ours", "loom", "minimal"):
             row = (res.get(target) or {}).get(name)
             if row is None:
                 continue
@@ -541,6 +570,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 200 requests, few paced, 500 stall exchanges")
     parser.add_argument("--no-loom", action="store_true", help="skip loom-harness's proxy")
+    parser.add_argument("--no-minimal", action="store_true",
+                        help="skip the minimal pass-through baseline")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--paced-requests", type=int, default=80,
                         help="requests of the paced scenario at concurrency 8 (a quarter at 1)")

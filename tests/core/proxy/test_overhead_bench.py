@@ -26,7 +26,7 @@ def test_quick_json_shape() -> None:
     assert {"direct", "ours", "loom", "ratios", "stall_ms_max", "stall", "targets",
             "config"} <= set(res)
     assert res["loom"] is None
-    for target in ("direct", "ours"):
+    for target in ("direct", "ours", "minimal"):
         assert set(res[target]) == SCENARIOS
         for name, row in res[target].items():
             assert {"n", "errors", "rps", "p50_ms", "p99_ms", "max_ms"} <= set(row)
@@ -38,6 +38,8 @@ def test_quick_json_shape() -> None:
         assert isinstance(ratio["ours_vs_direct_rps"], float)
         assert isinstance(ratio["ours_added_p50_ms"], float)
         assert ("ours_added_ttfb_p50_ms" in ratio) == (not name.startswith("json"))
+        assert isinstance(ratio["ours_vs_minimal_rps"], float)
+    assert "rps_c8_json>=0.83x_minimal" in res["targets"]
     assert isinstance(res["stall_ms_max"], float) and res["stall"]["n"] > 0
     assert all(isinstance(v, bool) for v in res["targets"].values())
     assert res["config"]["request_bytes"] > 8000
