@@ -15,6 +15,7 @@ SHORTCUTS = (
     (", / .", "previous / next step of the same kind"),
     ("Ctrl+O", "open a trace, journal or wirelog"),
     ("Ctrl+F", "filter steps (text, kind:model, tool:name, agent:x, is:error, is:shield)"),
+    ("F", "fork from the current model step (edit its context, re-run the tail)"),
     ("Ctrl+W", "close the tab"),
     ("?", "this sheet"),
 )

@@ -77,6 +77,7 @@ class MainWindow(QMainWindow):
         self._action(view, "&Filter Steps", self._focus_filter, QKeySequence.StandardKey.Find)
         self._action(view, "Play / Pause", lambda: self._with_doc(DocumentView.toggle_play))
         self._action(self._run_menu(), "&Compare…", self.compare_dialog, "Ctrl+Shift+D")
+        self._fork_menu()
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "Run offline &demo", self.run_demo)
         self._action(help_menu, "&Keyboard Shortcuts", lambda: show_shortcuts(self), "?")
@@ -96,6 +97,13 @@ class MainWindow(QMainWindow):
             else:
                 bar.addMenu(menu)
         return menu
+
+    def _fork_menu(self) -> None:
+        """Run ▸ Fork from Here… (F), step context menus and branch ⟷ parent links."""
+        from .widgets.fork_actions import ForkActions
+
+        self.forks = ForkActions(self)
+        self.forks.install_menu(self._run_menu())
 
     def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
         action = QAction(text, self)
@@ -202,6 +210,7 @@ class MainWindow(QMainWindow):
         for name, splitter in (("main", view.splitter), ("lower", view.lower)):
             if self.settings.splitters.get(name):
                 splitter.setSizes(self.settings.splitters[name])
+        self.forks.attach(view)
         index = self.tabs.addTab(view, Path(path).name)
         self.tabs.setTabToolTip(index, str(path))
         self.tabs.setCurrentIndex(index)
@@ -312,6 +321,7 @@ class MainWindow(QMainWindow):
         if self.demo is not None:
             self.demo.stop()
         self.proxy_manager.shutdown()
+        self.forks.shutdown()
         for connection in self.proxies:
             connection.stop()
         self.notifier.close()

@@ -1,0 +1,286 @@
+"""Fork from here…: edit the context at a model step, pick a provider and limits, see the estimate, start.
+
+Why everything heavy runs in workers: the context at a step of a big run takes about
+a second to build (:func:`loom_core.fork.point.fork_context`), the dry run walks the
+parent's tail, and building an SDK provider imports its SDK; the dialog stays
+responsive and shows "reading…" meanwhile. The estimate is recomputed, debounced,
+whenever the edit, the model or the limits change; a newer estimate supersedes an
+older one (:class:`~.workers.Task`).
+
+The dialog only describes a run (:class:`~.fork_runner.ForkJob`); the window's
+fork actions start it, so closing the dialog never stops a fork.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any, Callable
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGroupBox, QLabel, QListWidget,
+                               QListWidgetItem, QMessageBox, QPlainTextEdit, QSplitter,
+                               QTabWidget, QVBoxLayout, QWidget)
+
+from loom_core.fork.edits import Edit
+
+from . import fork_runner
+from .fork_runner import ForkJob
+from .widgets.fork_draft import ForkDraft
+from .widgets.fork_messages import MessageEditor
+from .widgets.fork_settings import BAD_STYLE, RunSettings, availability, plan_text
+from .workers import Task
+
+ESTIMATE_DEBOUNCE_MS = 300
+
+
+def read_fork_point(doc: Any, path: str, seq: int) -> dict[str, Any]:
+    """Worker: the context at ``seq``, the provider that speaks like the parent, and
+    whether an agent re-run is possible (argv and cwd) or why not."""
+    from loom_core.fork.agent_rerun import NOT_RECORDED, AgentRerunError, plan_agent_rerun
+    from loom_core.fork.point import fork_context
+    from loom_core.fork_cli import guess_provider
+
+    ctx = fork_context(doc, path, seq)
+    workspace, why = None, NOT_RECORDED
+    if getattr(doc.header, "workspace", None) is not None:
+        try:
+            plan = plan_agent_rerun(path, seq, Edit())
+            workspace = (list(plan.argv), plan.cwd)
+        except (AgentRerunError, ValueError, OSError) as err:
+            why = str(err)
+    return {"ctx": ctx, "provider": guess_provider(ctx), "workspace": workspace, "why": why}
+
+
+def estimate(doc: Any, path: str, seq: int, edit: Edit, max_turns: int, provider_name: str,
+             base_url: str | None) -> dict[str, Any]:
+    """Worker: the provider's availability line and the dry run (or why the edit fails)."""
+    from loom_core.fork.plan import dry_run
+
+    provider = fork_runner.make_provider(provider_name, "", base_url)
+    try:
+        ok, line = availability(provider)
+        try:
+            plan, error = dry_run(doc, path, seq, edit, max_turns, provider), None
+        except ValueError as err:
+            plan, error = None, str(err)
+    finally:
+        getattr(provider, "close", lambda: None)()
+    return {"ok": ok, "line": line, "plan": plan, "error": error}
+
+
+class ForkDialog(QDialog):
+    """Non-modal; ``start_requested(ForkJob)`` when the user starts (``out`` left empty)."""
+
+    start_requested = Signal(object)
+
+    def __init__(self, parent: QWidget | None, path: str, doc: Any, seq: int,
+                 gui_step: int, owner: QObject | None = None,
+                 step_of: Callable[[int], int] | None = None) -> None:
+        """``owner`` keeps the dialog's workers: a worker's relay must outlive a dialog
+        closed while it computes (the window's fork actions pass themselves).
+        ``step_of`` numbers a log seq as the parent's step list does."""
+        super().__init__(parent)
+        self.path, self.doc, self.seq, self.gui_step = path, doc, seq, gui_step
+        self.draft: ForkDraft | None = None
+        self.plan: Any = None
+        self.plan_error: str | None = None
+        self.provider_ok = False
+        self.setWindowTitle(f"Fork {Path(path).name} at step {gui_step}")
+        self.resize(1180, 760)
+        self._build()
+        if step_of is not None:
+            self.messages.step_of = step_of
+        self._ctx_task = Task(owner or self)
+        self._ctx_task.finished.connect(self._on_context)
+        self._ctx_task.failed.connect(self._on_context_failed)
+        self._plan_task = Task(owner or self)
+        self._plan_task.finished.connect(self._on_estimate)
+        self._plan_task.failed.connect(self._on_estimate_failed)
+        self._timer = QTimer(self, singleShot=True, interval=ESTIMATE_DEBOUNCE_MS)
+        self._timer.timeout.connect(self._estimate)
+        self.finished.connect(self.shutdown)
+
+    # -- layout ------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.header = QLabel(f"Reading the context at step {self.gui_step}…", wordWrap=True)
+        self.messages = MessageEditor()
+        self.note = QPlainTextEdit(placeholderText="A note to add after the context, as a "
+                                                   "user message (e.g. a hint or a correction)")
+        self.note.setMaximumHeight(70)
+        self.system = QPlainTextEdit()
+        self.tools = QListWidget()
+        self.tabs = QTabWidget()
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        lay.addWidget(self.messages, 1)
+        lay.addWidget(QLabel("Inject a note at the fork point:"))
+        lay.addWidget(self.note)
+        self.tabs.addTab(page, "Messages")
+        self.tabs.addTab(self.system, "System prompt")
+        self.tabs.addTab(self.tools, "Tools")
+        self.settings = RunSettings()
+        self.estimate_label = QLabel("Estimating…", wordWrap=True)
+        self.estimate_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.warnings = QLabel(wordWrap=True, visible=False)
+        self.warnings.setStyleSheet(BAD_STYLE)
+        box = QGroupBox("Estimate (dry run: nothing is spent)")
+        QVBoxLayout(box).addWidget(self.estimate_label)
+        right = QWidget()
+        rlay = QVBoxLayout(right)
+        rlay.addWidget(self.settings)
+        rlay.addWidget(box)
+        rlay.addWidget(self.warnings)
+        rlay.addStretch(1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.tabs)
+        split.addWidget(right)
+        split.setSizes([700, 460])
+        self.buttons = QDialogButtonBox()
+        self.start_btn = self.buttons.addButton("Start fork", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.start_btn.setEnabled(False)
+        self.buttons.accepted.connect(self.start)
+        self.buttons.rejected.connect(self.reject)
+        outer = QVBoxLayout(self)
+        outer.addWidget(self.header)
+        outer.addWidget(split, 1)
+        outer.addWidget(self.buttons)
+
+    # -- the context -------------------------------------------------------------------
+    def load(self) -> None:
+        """Build the context off the GUI thread; the editors fill in when it is ready."""
+        doc, path, seq = self.doc, self.path, self.seq
+        self._ctx_task.start(lambda _c: read_fork_point(doc, path, seq))
+
+    @property
+    def ready(self) -> bool:
+        return self.draft is not None
+
+    def _on_context(self, found: dict[str, Any]) -> None:
+        ctx = found["ctx"]
+        self.draft = ForkDraft(ctx)
+        source = ("the exact request the proxy recorded" if ctx.source == "request"
+                  else "reconstructed from the log (tools known by name only)"
+                  if ctx.style == "harness" else "reconstructed from the log")
+        self.header.setText(
+            f"<b>Fork {Path(self.path).name} at step {self.gui_step}</b> · model call, turn "
+            f"{ctx.turn} (log seq {self.seq}) · {len(ctx.messages)} message(s), context from "
+            f"{source}. Steps before it replay free; the tail runs again.")
+        self.messages.set_draft(self.draft)
+        self.system.setPlainText(ctx.system)
+        for tool in ctx.tools:
+            item = QListWidgetItem(tool.name + (f" — {tool.description}" if tool.description else ""))
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            self.tools.addItem(item)
+        self.tabs.setTabText(2, f"Tools ({len(ctx.tools)})")
+        self.settings.set_context(ctx.model, found["provider"], found["workspace"], found["why"])
+        self.messages.changed.connect(self.schedule_estimate)
+        self.note.textChanged.connect(self._note_changed)
+        self.system.textChanged.connect(self._system_changed)
+        self.tools.itemChanged.connect(self._tool_changed)
+        self.settings.changed.connect(self.schedule_estimate)
+        self._estimate()
+
+    def _on_context_failed(self, exc: object) -> None:
+        from loom_core.errors import LoadError
+
+        cause = exc.cause if isinstance(exc, LoadError) else str(exc)
+        self.header.setText(f"Cannot fork {Path(self.path).name} at step {self.gui_step}: {cause}")
+        self.header.setStyleSheet(BAD_STYLE)
+
+    def _note_changed(self) -> None:
+        if self.draft is not None:
+            self.draft.note = self.note.toPlainText()
+            self.schedule_estimate()
+
+    def _system_changed(self) -> None:
+        if self.draft is not None:
+            self.draft.system = self.system.toPlainText()
+            self.schedule_estimate()
+
+    def _tool_changed(self, item: QListWidgetItem) -> None:
+        if self.draft is not None:
+            self.draft.set_tool(self.tools.row(item), item.checkState() == Qt.CheckState.Checked)
+            self.schedule_estimate()
+
+    # -- the estimate --------------------------------------------------------------------
+    def edit(self) -> Edit:
+        """The dialog's state as an :class:`Edit` (only what changed)."""
+        assert self.draft is not None
+        return self.draft.to_edit(self.settings.model_text(), self.settings.reason.text())
+
+    def schedule_estimate(self) -> None:
+        self.start_btn.setEnabled(False)
+        self._timer.start()
+
+    def _estimate(self) -> None:
+        if self.draft is None:
+            return
+        warn = self.draft.warnings()
+        self.warnings.setText("⚠ " + "; ".join(warn) if warn else "")
+        self.warnings.setVisible(bool(warn))
+        args = (self.doc, self.path, self.seq, self.edit(), self.settings.max_turns.value(),
+                self.settings.provider_name(), self.settings.base_url_text())
+        self.estimate_label.setText("Estimating…")
+        self._plan_task.start(lambda _c: estimate(*args))
+
+    def _on_estimate(self, found: dict[str, Any]) -> None:
+        self.provider_ok = found["ok"]
+        self.settings.set_availability(found["ok"], found["line"])
+        self.plan, self.plan_error = found["plan"], found["error"]
+        if self.plan is None:
+            self._show_estimate_error(found["error"] or "no estimate")
+            return
+        self.estimate_label.setStyleSheet("")
+        self.estimate_label.setText(plan_text(self.plan, self.settings.budget_tokens()))
+        self._update_start()
+
+    def _on_estimate_failed(self, exc: object) -> None:
+        self._show_estimate_error(f"{type(exc).__name__}: {exc}")
+
+    def _show_estimate_error(self, message: str) -> None:
+        self.plan_error = message
+        self.estimate_label.setText(f"This edit cannot run: {message}")
+        self.estimate_label.setStyleSheet(BAD_STYLE)
+        self._update_start()
+
+    def _update_start(self) -> None:
+        agent = self.settings.mode() == "agent"
+        self.start_btn.setEnabled(self.draft is not None and self.plan_error is None
+                                  and (agent or self.provider_ok))
+
+    # -- starting ------------------------------------------------------------------------
+    def job(self) -> ForkJob:
+        s = self.settings
+        return ForkJob(self.path, self.seq, self.edit(), "", s.mode(), s.provider_name(),
+                       s.model_text(), s.base_url_text(), s.max_turns.value(),
+                       s.budget_tokens(), s.reason.text().strip(), self.gui_step)
+
+    def confirm_agent(self) -> bool:
+        """Ask before really running the recorded command (its tools act for real)."""
+        argv, cwd = self.settings.workspace or ([], "")
+        answer = QMessageBox.question(
+            self, "Run the agent again?",
+            f"The agent's command will really run, with its tools:\n\n  {shlex.join(argv)}\n"
+            f"  in {cwd}\n\nIts tools act for real (files, network); nothing is rewound. "
+            "Start the agent re-run?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def start(self) -> None:
+        if self.draft is None:
+            return
+        job = self.job()
+        if job.mode == "agent" and not self.confirm_agent():
+            return
+        self.start_requested.emit(job)
+        self.accept()
+
+    def shutdown(self, *_: Any) -> None:
+        """Stop the debounce timer and drop outstanding workers' results."""
+        self._timer.stop()
+        self._ctx_task.cancel()
+        self._plan_task.cancel()

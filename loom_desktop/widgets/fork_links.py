@@ -1,0 +1,132 @@
+"""Parent ⟷ branch links: a branch's ``fork`` member, its title, and the branches beside a parent.
+
+Why read only the end of a file: a branch writes its ``fork`` member last (before the
+checksum), and a parent's directory may hold big traces; reading a bounded tail of
+each candidate finds every branch without parsing whole runs. Qt-free, so the scan
+runs in a worker and is tested without a window.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loom_core.fork.edits import Edit
+
+TAIL_BYTES = 512 * 1024  # a branch's provenance (edit, request settings) fits in this
+MAX_CANDIDATES = 200  # traces looked at beside one parent (newest first)
+
+STATUS_TEXT = {
+    "running": "running",
+    "done": "done",
+    "needs_tool_result": "waiting for a tool result",
+    "max_turns": "stopped: max turns reached",
+    "budget": "stopped: token budget reached",
+    "cancelled": "cancelled",
+    "error": "stopped by a provider error",
+    "stopped": "stopped here",
+    "timeout": "stopped: the agent timed out",
+}
+
+
+@dataclass
+class BranchInfo:
+    """One branch of a parent, as listed in the parent's Branches menu."""
+
+    path: str
+    seq: int  # the fork step's seq in the parent's log
+    status: str
+    edit: str  # the edit in words
+    mode: str  # "model" | "agent"
+    created_at: str = ""
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Paths naming the same file (a branch stores its parent's absolute path)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+
+
+def is_provenance(value: Any) -> bool:
+    parent = value.get("parent") if isinstance(value, dict) else None
+    return isinstance(parent, dict) and isinstance(parent.get("path"), str)
+
+
+def fork_member(path: str | Path, tail: int = TAIL_BYTES) -> dict[str, Any] | None:
+    """The ``fork`` member of the trace at ``path`` (read from its tail), or None."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - tail))
+            text = f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    decoder = json.JSONDecoder()
+    end = len(text)
+    while (at := text.rfind('"fork"', 0, end)) >= 0:
+        end = at
+        if at and text[at - 1] == "\\":
+            continue  # inside a string
+        brace = text.find("{", at)
+        colon = text.find(":", at)
+        if brace < 0 or colon < 0 or text[at + 6:colon].strip() or text[colon + 1:brace].strip():
+            continue
+        try:
+            value, _ = decoder.raw_decode(text, brace)
+        except ValueError:
+            continue
+        if is_provenance(value):
+            return value
+    return None
+
+
+def edit_text(prov: dict[str, Any]) -> str:
+    """The branch's edit in words (``Edit.describe``), tolerant of odd provenance."""
+    try:
+        return Edit.from_dict(dict(prov.get("edit") or {})).describe()
+    except (TypeError, ValueError):
+        return "edited"
+
+
+def status_text(prov: dict[str, Any]) -> str:
+    status = str(prov.get("status") or "")
+    return STATUS_TEXT.get(status, status or "unknown")
+
+
+def branch_title(parent: str | Path, step: int) -> str:
+    """The tab title of a branch (``step`` as the step list numbers it)."""
+    return f"branch of {Path(parent).name} at step {step}"
+
+
+def find_branches(parent: str | Path, limit: int = MAX_CANDIDATES) -> list[BranchInfo]:
+    """Traces beside ``parent`` whose ``fork.parent.path`` is ``parent``, newest first."""
+    folder = Path(parent).resolve().parent
+    try:
+        candidates = [p for p in folder.glob("*.loom.json") if not same_file(p, parent)]
+    except OSError:
+        return []
+    candidates.sort(key=_mtime, reverse=True)
+    found = []
+    for path in candidates[:limit]:
+        prov = fork_member(path)
+        if prov is None or not same_file(prov["parent"]["path"], parent):
+            continue
+        seq = prov.get("step")
+        found.append(BranchInfo(str(path), seq if isinstance(seq, int) else -1,
+                                str(prov.get("status") or ""), edit_text(prov),
+                                str(prov.get("mode") or "model"),
+                                str(prov.get("created_at") or "")))
+    return found
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
