@@ -1,7 +1,7 @@
 """Relay an upstream SSE stream to the client unbuffered, recording it before it ends.
 
-Every chunk is written to the client as soon as it arrives, except the bytes of the
-stream's final event (``message_stop``, ``data: [DONE]``, ``response.completed``):
+Every chunk is written to the client as soon as it arrives (before it is parsed,
+when it cannot hold the end of the stream), except the bytes of the stream's final event (``message_stop``, ``data: [DONE]``, ``response.completed``):
 those are held until the exchange, reconstructed on the fly, has been handed to
 ``on_complete`` (which appends it to the journal). So a client that has seen a
 complete response knows it is on disk. A stream that ends cleanly without a final
@@ -28,6 +28,18 @@ from .reconstruct import StreamReconstructor
 from .upstream import UPSTREAM_ERRORS, response_headers
 
 
+# Every final event (and every failure event) of the three dialects names one of these;
+# a chunk without any of them cannot complete one, so it is sent before it is parsed.
+# Once one is seen (maybe inside model text) the relay parses first until the end.
+_MARKERS = (b"message_stop", b"[DONE]", b"response.completed", b"response.incomplete",
+            b"response.failed", b"error")
+_TAIL = 24  # bytes of the previous chunk searched too (a marker split across reads)
+
+
+def _may_end(data: bytes) -> bool:
+    return any(m in data for m in _MARKERS)
+
+
 def client_gone(request: web.Request) -> bool:
     """True once the client's connection is closed or closing."""
     transport = request.transport
@@ -41,10 +53,18 @@ async def relay_stream(request: web.Request, upstream: aiohttp.ClientResponse,
     reply = web.StreamResponse(status=upstream.status, headers=response_headers(upstream.headers))
     reply.headers.setdefault("cache-control", "no-cache")
     await reply.prepare(request)
-    offset, done, read_all = 0, False, False
+    offset, done, read_all, wary, tail = 0, False, False, False, b""
     try:
         async for chunk in upstream.content.iter_any():
             start, offset = offset, offset + len(chunk)
+            wary = wary or _may_end(tail + chunk)
+            tail = chunk[-_TAIL:]
+            if not wary:  # no final event can complete here: send first, parse after
+                await reply.write(chunk)
+                if recon.feed(chunk) is not None and not done:
+                    done = True
+                    _complete(request, recon, on_complete)
+                continue
             terminal = recon.feed(chunk)
             if terminal is not None and not done:
                 done = True  # hold the final event's bytes until the exchange is on disk
