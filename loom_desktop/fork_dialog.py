@@ -28,45 +28,11 @@ from . import fork_runner
 from .fork_runner import ForkJob
 from .widgets.fork_draft import ForkDraft
 from .widgets.fork_messages import MessageEditor
-from .widgets.fork_settings import BAD_STYLE, RunSettings, availability, plan_text
+from .widgets.fork_settings import BAD_STYLE, RunSettings, plan_text
+from .widgets.fork_work import estimate, read_fork_point
 from .workers import Task
 
 ESTIMATE_DEBOUNCE_MS = 300
-
-
-def read_fork_point(doc: Any, path: str, seq: int) -> dict[str, Any]:
-    """Worker: the context at ``seq``, the provider that speaks like the parent, and
-    whether an agent re-run is possible (argv and cwd) or why not."""
-    from loom_core.fork.agent_rerun import NOT_RECORDED, AgentRerunError, plan_agent_rerun
-    from loom_core.fork.point import fork_context
-    from loom_core.fork_cli import guess_provider
-
-    ctx = fork_context(doc, path, seq)
-    workspace, why = None, NOT_RECORDED
-    if getattr(doc.header, "workspace", None) is not None:
-        try:
-            plan = plan_agent_rerun(path, seq, Edit())
-            workspace = (list(plan.argv), plan.cwd)
-        except (AgentRerunError, ValueError, OSError) as err:
-            why = str(err)
-    return {"ctx": ctx, "provider": guess_provider(ctx), "workspace": workspace, "why": why}
-
-
-def estimate(doc: Any, path: str, seq: int, edit: Edit, max_turns: int, provider_name: str,
-             base_url: str | None) -> dict[str, Any]:
-    """Worker: the provider's availability line and the dry run (or why the edit fails)."""
-    from loom_core.fork.plan import dry_run
-
-    provider = fork_runner.make_provider(provider_name, "", base_url)
-    try:
-        ok, line = availability(provider)
-        try:
-            plan, error = dry_run(doc, path, seq, edit, max_turns, provider), None
-        except ValueError as err:
-            plan, error = None, str(err)
-    finally:
-        getattr(provider, "close", lambda: None)()
-    return {"ok": ok, "line": line, "plan": plan, "error": error}
 
 
 class ForkDialog(QDialog):
@@ -221,8 +187,10 @@ class ForkDialog(QDialog):
         warn = self.draft.warnings()
         self.warnings.setText("⚠ " + "; ".join(warn) if warn else "")
         self.warnings.setVisible(bool(warn))
+        name, url = self.settings.provider_name(), self.settings.base_url_text()
         args = (self.doc, self.path, self.seq, self.edit(), self.settings.max_turns.value(),
-                self.settings.provider_name(), self.settings.base_url_text())
+                lambda: fork_runner.make_provider(name, "", url),
+                self.settings.mode() == "agent")
         self.estimate_label.setText("Estimating…")
         self._plan_task.start(lambda _c: estimate(*args))
 

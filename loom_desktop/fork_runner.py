@@ -4,80 +4,35 @@ Why a journal: the branch tab is then an ordinary live tab (:mod:`.live_view` ta
 the journal like any run being recorded), so a branch appears step by step with the
 same step list, plot, context view and follow-tail as every other live run, and no
 second "live branch" view has to be kept in step with it. The journal is the §5
-file beside the branch (``<base>.journal.jsonl``, the name the proxy uses for its
-own recordings, so an agent re-run -- recorded by the fork proxy -- is followed the
-same way): the header, the replayed prefix, then each effect as ``on_effect``
-reports it. When the run ends the tab switches to the checkpointed trace file.
+file beside the branch (``<base>.journal.jsonl``, the name the proxy gives its own,
+so an agent re-run -- recorded by the fork proxy -- is followed the same way).
+When the run ends the tab switches to the checkpointed trace file.
 
 One thread per run, owned by its :class:`ForkRunner`: ``cancel`` sets the run's
 :class:`CancelToken` (a provider checks it between stream events and before each
-call, an agent re-run stops the agent's process group), ``stop`` also joins the
+call; an agent re-run stops the agent's process group), ``stop`` also joins the
 thread with a bound. The outcome always arrives, on the GUI thread, as
-``finished(RunOutcome)``.
+``finished(RunOutcome)``. What runs is in :mod:`.widgets.fork_work`.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, QStandardPaths, Signal
 
-from loom_core.fork.edits import Edit
-from loom_core.journal_writer import JournalWriter
-from loom_core.providers import make_provider
+from loom_core.providers import make_provider  # the seam tests replace
 from loom_core.providers.base import CancelToken
 from loom_core.proxy.config import SessionPaths
 
-NOTHING: Any = object()  # "no tool result supplied" (None is a valid result)
+from .widgets.fork_work import NOTHING, ForkJob, RunOutcome, run_agent, run_model, run_resume
+
+__all__ = ["NOTHING", "ForkJob", "ForkRunner", "RunOutcome", "branch_path", "data_dir"]
 STOP_JOIN_S = 15.0  # a cancelled agent gets SIGTERM, then SIGKILL after 5 s
 
-
-@dataclass
-class ForkJob:
-    """What to run. ``mode``: ``model`` (re-run from ``step``), ``resume`` (continue the
-    branch at ``out``) or ``agent`` (re-run the recorded command)."""
-
-    parent: str
-    step: int  # the fork step's seq in the parent's log
-    edit: Edit
-    out: str  # the branch file
-    mode: str = "model"
-    provider: str = "scripted"
-    model: str = ""  # shown in messages; the edit carries a model change
-    base_url: str | None = None
-    max_turns: int = 20
-    budget_tokens: int | None = None
-    reason: str = ""
-    gui_step: int | None = None  # the fork step as the step list numbers it
-    tool_result: Any = NOTHING  # resume: the pending call's result
-    stop: bool = False  # resume: end the branch here
-    timeout: float = 1800.0  # agent: seconds before the agent is stopped
-
-    @property
-    def journal(self) -> str:
-        return str(SessionPaths.of(self.out).journal)
-
-
-@dataclass
-class RunOutcome:
-    """How a run ended. ``status`` is the branch's status, or ``failed`` when nothing
-    could run (bad edit, unusable provider, no agent workspace...)."""
-
-    status: str
-    path: str | None  # the branch file, when one was written
-    error: str | None = None
-    pending_call: dict[str, Any] | None = None
-    live_calls: int = 0
-    tokens: int = 0
-    note: str = ""  # extra words for the user (agent exit code, ...)
-    output_tail: list[str] = field(default_factory=list)
-
-
-# -- where branches go -------------------------------------------------------------------
 
 def data_dir() -> Path:
     """The app's data directory (tests: beside the config dir they point us at)."""
@@ -88,7 +43,7 @@ def data_dir() -> Path:
     return Path(base or Path.home() / ".local" / "share" / "loom-desktop")
 
 
-def branch_path(parent: str | Path, step: int, taken: set[str] = frozenset(),  # type: ignore[assignment]
+def branch_path(parent: str | Path, step: int, taken: frozenset[str] | set[str] = frozenset(),
                 fallback: Path | None = None) -> Path:
     """``<parent stem>.fork<step>-<n>.loom.json`` beside the parent (``n`` makes it unique:
     no file, journal or running branch has it); the data dir when the parent's is read-only."""
@@ -107,8 +62,6 @@ def branch_path(parent: str | Path, step: int, taken: set[str] = frozenset(),  #
     raise OSError(f"{folder}: no free name for a branch of {name} at step {step}")
 
 
-# -- the runner ------------------------------------------------------------------------
-
 class _Relay(QObject):
     """Lives in the GUI thread; the run's thread only emits (queued to the runner's slots)."""
 
@@ -120,7 +73,7 @@ class _Relay(QObject):
 class ForkRunner(QObject):
     """Runs one :class:`ForkJob` in its own thread; see the module docstring."""
 
-    progressed = Signal(int, int)  # live model calls, tokens so far
+    progressed = Signal(int, int)  # live model calls, tokens so far (this run)
     output_line = Signal(str)  # an agent re-run's output
     finished = Signal(object)  # RunOutcome
 
@@ -143,8 +96,8 @@ class ForkRunner(QObject):
         return self._thread is not None and self._thread.is_alive() and self.outcome is None
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._work, name=f"fork {Path(self.job.out).name}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._work, daemon=True,
+                                        name=f"fork {Path(self.job.out).name}")
         self._thread.start()
 
     def cancel(self) -> None:
@@ -170,14 +123,18 @@ class ForkRunner(QObject):
 
     # -- the run's thread ------------------------------------------------------------------
     def _work(self) -> None:
+        job = self.job
         try:
-            outcome = RUNS[self.job.mode](self)
+            if job.mode == "agent":
+                outcome = run_agent(job, self.token, self._relay.line.emit)
+            else:
+                run = run_model if job.mode == "model" else run_resume
+                outcome = run(job, self.doc, self.provider, self.token, self.count)
         except BaseException as exc:  # noqa: BLE001 - every failure is reported
             from loom_core.errors import LoadError
 
             cause = exc.cause if isinstance(exc, LoadError) else str(exc) or type(exc).__name__
-            written = self.job.out if Path(self.job.out).is_file() else None
-            outcome = RunOutcome("failed", written, cause)
+            outcome = RunOutcome("failed", job.out if Path(job.out).is_file() else None, cause)
         self._relay.done.emit(outcome)
 
     def count(self, entry: dict[str, Any]) -> None:
@@ -190,87 +147,10 @@ class ForkRunner(QObject):
         self._relay.progress.emit(self._calls, self._tokens)
 
     def provider(self) -> Any:
+        """The job's provider, or ValueError naming why it cannot be used."""
         job = self.job
         provider = make_provider(job.provider, "", job.base_url or None)
         ok, why = provider.available()
         if not ok:
             raise ValueError(f"provider {job.provider} is not usable: {why}")
         return provider
-
-    def journal_effects(self, writer: JournalWriter) -> Callable[[dict[str, Any]], None]:
-        def on_effect(entry: dict[str, Any]) -> None:
-            writer.effect(entry)
-            self.count(entry)
-        return on_effect
-
-
-def _run_model(runner: ForkRunner) -> RunOutcome:
-    from loom_core.fork.point import apply_edit, fork_context
-    from loom_core.fork.prefix import prefix_episodes
-    from loom_core.fork.rerun import run_fork
-    from loom_core.loader import load
-    from loom_core.save import document_dict
-
-    job = runner.job
-    doc = runner.doc if runner.doc is not None else load(job.parent)
-    ctx = apply_edit(fork_context(doc, job.parent, job.step), job.edit)  # bad edits stop here
-    provider = runner.provider()
-    try:
-        with JournalWriter(job.journal) as journal:
-            journal.header(ctx.model, ctx.system, prefix_episodes(doc, ctx.index),
-                           (document_dict(doc).get("log") or [])[: ctx.index])
-            result = run_fork(doc, job.parent, job.step, job.edit, provider, out=job.out,
-                              max_turns=job.max_turns, budget_tokens=job.budget_tokens,
-                              reason=job.reason, cancel=runner.token,
-                              on_effect=runner.journal_effects(journal))
-    finally:
-        getattr(provider, "close", lambda: None)()
-    return _outcome(result)
-
-
-def _run_resume(runner: ForkRunner) -> RunOutcome:
-    from loom_core.fork.resume import load_branch, resume_fork
-    from loom_core.providers.scripted import ScriptedProvider
-
-    job = runner.job
-    if job.stop:  # nothing is called: no provider, no journal
-        return _outcome(resume_fork(job.out, ScriptedProvider(), stop=True))
-    branch = load_branch(job.out)
-    provider = runner.provider()
-    request = branch.provenance.get("request") or {}
-    try:
-        with JournalWriter(job.journal) as journal:
-            journal.header(branch.provenance.get("model") or "", str(request.get("system") or ""),
-                           branch.header.get("episodes") or [], branch.log)
-            supplied = {} if job.tool_result is NOTHING else {"tool_result": job.tool_result}
-            result = resume_fork(job.out, provider, **supplied,
-                                 parent=runner.doc, cancel=runner.token, on_effect=runner.journal_effects(journal))
-    finally:
-        getattr(provider, "close", lambda: None)()
-    return _outcome(result)
-
-
-def _run_agent(runner: ForkRunner) -> RunOutcome:
-    """The fork proxy records the agent (its journal is what the tab follows)."""
-    from loom_core.fork.agent_rerun import agent_rerun
-
-    job = runner.job
-    result = agent_rerun(job.parent, job.step, job.edit, job.out, cancel=runner.token,
-                         on_line=runner._relay.line.emit, timeout=job.timeout)
-    status = ("cancelled" if result.cancelled else "timeout" if result.timed_out
-              else str(result.fork.get("status") or "done"))
-    note = (f"the agent exited with code {result.exit_code}" if result.exit_code is not None
-            else "the agent was stopped")
-    if result.path is None:
-        note += "; it made no model call, so no branch was written"
-    return RunOutcome(status, str(result.path) if result.path else None, None, None,
-                      result.live, 0, note, list(result.output_tail))
-
-
-def _outcome(result: Any) -> RunOutcome:
-    return RunOutcome(result.status, result.path, result.error, result.pending_call,
-                      result.live_calls, result.input_tokens + result.output_tokens)
-
-
-RUNS: dict[str, Callable[[ForkRunner], RunOutcome]] = {
-    "model": _run_model, "resume": _run_resume, "agent": _run_agent}

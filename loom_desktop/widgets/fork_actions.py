@@ -120,7 +120,8 @@ class ForkActions(QObject):
         dialog = ForkDialog(self.window, view.path, view.doc, seq, step, owner=self,
                             step_of=lambda s: step_of_seq(view, s))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.start_requested.connect(lambda job: self.tabs.start(job, view.doc))
+        doc = view.doc  # the tab may be closed before the dialog starts anything
+        dialog.start_requested.connect(lambda job: self.tabs.start(job, doc))
         dialog.destroyed.connect(lambda: self.dialogs.remove(dialog) if dialog in self.dialogs else None)
         self.dialogs.append(dialog)
         dialog.load()

@@ -4,6 +4,9 @@ Why read only the end of a file: a branch writes its ``fork`` member last (befor
 checksum), and a parent's directory may hold big traces; reading a bounded tail of
 each candidate finds every branch without parsing whole runs. Qt-free, so the scan
 runs in a worker and is tested without a window.
+
+Steps are named as the step list numbers them (user prompts are rows too), not by
+log seq: :func:`step_of_seq` and :func:`branch_step` translate for a loaded tab.
 """
 
 from __future__ import annotations
@@ -123,6 +126,27 @@ def find_branches(parent: str | Path, limit: int = MAX_CANDIDATES) -> list[Branc
                                 str(prov.get("mode") or "model"),
                                 str(prov.get("created_at") or "")))
     return found
+
+
+def step_of_seq(view: Any, seq: int) -> int:
+    """The step-list number of the effect with ``seq`` in a loaded view (``seq`` if unknown)."""
+    doc, tl = view.doc, view.session.timeline
+    if doc is None or tl is None:
+        return seq
+    effects = doc.effects
+    index = seq if 0 <= seq < len(effects) and effects[seq].seq == seq else next(
+        (i for i, e in enumerate(effects) if e.seq == seq), -1)
+    return tl.step_of_effect[index] if 0 <= index < len(tl.step_of_effect) else seq
+
+
+def branch_step(view: Any, prov: dict[str, Any]) -> int:
+    """Where a loaded branch forked, numbered as its parent's step list numbers it: the
+    prefix is the parent's, so the edit effect sits at the parent's fork step."""
+    tl, seq = view.session.timeline, int(prov.get("step") or 0)
+    at = prov.get("prefix") if prov.get("mode", "model") == "model" else prov.get("edit_seq")
+    if tl is not None and isinstance(at, int) and 0 <= at < len(tl.step_of_effect):
+        return int(tl.step_of_effect[at])
+    return seq
 
 
 def _mtime(path: Path) -> float:

@@ -8,7 +8,8 @@ holds the selected message's full text. All state lives in the
 
 from __future__ import annotations
 
-from typing import Callable
+import json
+from typing import Any, Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont
@@ -23,8 +24,13 @@ PREVIEW = 200  # characters of content in the list
 _COLORS = {"new": "#2e7d32", "edited": "#1565c0", "deleted": "#9e9e9e", "redacted": "#ef6c00"}
 
 
-def preview(text: str) -> str:
-    return " ".join(text[: PREVIEW * 2].split())[:PREVIEW]
+def preview(text: str, calls: list[dict[str, Any]] | None = None) -> str:
+    """One line: the text, then the tool calls an assistant message made."""
+    shown = " ".join(text[: PREVIEW * 2].split())
+    for call in calls or []:
+        args = json.dumps(call.get("input"), ensure_ascii=False)[:PREVIEW]
+        shown += f" → {call.get('name')}({args})"
+    return shown.strip()[:PREVIEW]
 
 
 class MessageEditor(QWidget):
@@ -104,7 +110,8 @@ class MessageEditor(QWidget):
         assert self.draft is not None
         row = self.draft.rows[k]
         status = row.status()
-        cells = (str(k), row.role, row.source, preview(row.shown_text()), status)
+        cells = (str(k), row.role, row.source,
+                 preview(row.shown_text(), row.item.get("tool_calls")), status)
         font = QFont()
         font.setStrikeOut(status == "deleted")
         font.setItalic(status == "redacted")

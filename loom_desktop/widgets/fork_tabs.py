@@ -9,39 +9,20 @@ a branch opened later from disk looks exactly like one made in this session.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
 from PySide6.QtWidgets import QMessageBox
+from shiboken6 import isValid
 
 from loom_core.fork.edits import Edit
 
 from ..branch_bar import BranchBar, BranchesBar
-from ..fork_runner import NOTHING, ForkJob, ForkRunner, RunOutcome, branch_path
-from .fork_links import (BranchInfo, branch_title, edit_text, find_branches, fork_member,
-                         is_provenance, same_file)
-
-
-def step_of_seq(view: Any, seq: int) -> int:
-    """The step-list number of the effect with ``seq`` in a loaded view (``seq`` if unknown)."""
-    doc, tl = view.doc, view.session.timeline
-    if doc is None or tl is None:
-        return seq
-    effects = doc.effects
-    index = seq if 0 <= seq < len(effects) and effects[seq].seq == seq else next(
-        (i for i, e in enumerate(effects) if e.seq == seq), -1)
-    return tl.step_of_effect[index] if 0 <= index < len(tl.step_of_effect) else seq
-
-
-def branch_step(view: Any, prov: dict[str, Any]) -> int:
-    """Where a loaded branch forked, numbered as its parent's step list numbers it: the
-    prefix is the parent's, so the edit effect sits at the parent's fork step."""
-    tl, seq = view.session.timeline, int(prov.get("step") or 0)
-    at = prov.get("prefix") if prov.get("mode", "model") == "model" else prov.get("edit_seq")
-    if tl is not None and isinstance(at, int) and 0 <= at < len(tl.step_of_effect):
-        return int(tl.step_of_effect[at])
-    return seq
+from ..fork_runner import STOP_JOIN_S, NOTHING, ForkJob, ForkRunner, RunOutcome, branch_path
+from .fork_links import (BranchInfo, branch_step, branch_title, edit_text, find_branches,
+                         fork_member, is_provenance, same_file, step_of_seq)
 
 
 class _Relay(QObject):
@@ -61,6 +42,7 @@ class BranchTabs(QObject):
         self.endpoints: dict[str, tuple[str, str | None]] = {}  # branch -> (provider, base URL)
         self._relay = _Relay(self)
         self._relay.found.connect(self._on_scan)
+        self.closed = False
 
     # -- running -------------------------------------------------------------------------
     def start(self, job: ForkJob, doc: Any = None, replace: Any = None) -> ForkRunner:
@@ -100,11 +82,13 @@ class BranchTabs(QObject):
 
     def _finished(self, runner: ForkRunner, view: Any, outcome: RunOutcome) -> None:
         runner.stop(5.0)  # the thread has reported; this only reaps it
+        if self.closed:
+            return  # the window is closing: no new tabs, no dialogs
         if runner in self.runners:
             self.runners.remove(runner)
         runner.deleteLater()
         trace = outcome.path if outcome.path and Path(outcome.path).is_file() else None
-        if self.window.tabs.indexOf(view) >= 0:
+        if isValid(view) and self.window.tabs.indexOf(view) >= 0:  # else the tab was closed
             if trace is not None:
                 self._swap(view, trace)
             else:
@@ -113,7 +97,7 @@ class BranchTabs(QObject):
         self.refresh_parent(runner.job.parent)
 
     def _report(self, job: ForkJob, outcome: RunOutcome, trace: str | None) -> None:
-        where = f"{Path(job.parent).name} at step {job.gui_step if job.gui_step is not None else job.step}"
+        where = job.where
         kept = f"\n\nThe partial branch is kept: {trace}" if trace else ""
         if outcome.status == "error":
             who = f"{job.provider} {job.model}".strip()
@@ -136,8 +120,12 @@ class BranchTabs(QObject):
 
     def shutdown(self) -> None:
         """Cancel every run and wait for its thread (bounded); the branches keep what ran."""
-        for runner in list(self.runners):
-            runner.stop()
+        self.closed = True
+        for runner in self.runners:
+            runner.cancel()  # all at once: they wind down together
+        deadline = time.monotonic() + STOP_JOIN_S
+        for runner in self.runners:
+            runner.stop(max(0.0, deadline - time.monotonic()))
         self.runners.clear()
 
     # -- tabs ------------------------------------------------------------------------------

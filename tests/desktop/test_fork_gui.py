@@ -22,16 +22,19 @@ from loom_desktop import fork_runner
 from loom_desktop.branch_bar import BranchBar, BranchesBar
 from loom_desktop.compare_view import CompareView
 from loom_desktop.document_view import DocumentView
+from loom_desktop.fork_runner import branch_path
 from loom_desktop.fork_dialog import ForkDialog
 from loom_desktop.main_window import MainWindow
 from loom_desktop.widgets.fork_draft import ForkDraft
 from loom_desktop.widgets.fork_links import find_branches, fork_member
 
 from ..core.clis import loom
+from ..core.forkmode.conftest import NOTE as FRENCH
+from ..core.forkmode.conftest import record_parent, responder
 from ..core.fork.scenarios import proxy_run, weather_run
 from ..core.proxy.fake_upstream import FakeUpstream, api_error
 from ..core.proxy.fake_wire import Reply
-from ..core.proxy.harness import LoopThread
+from ..core.proxy.harness import ANTHROPIC_KEY, LoopThread
 
 FAKE_KEY = "sk-ant-fake-" + "0" * 20
 SEQ, STEP = 3, 4  # weather: the second model call is log seq 3, step-list row 4 (after the prompt)
@@ -101,10 +104,11 @@ def branch_tabs(window: MainWindow, title: str = TITLE) -> list[Any]:
             if window.tabs.tabText(i) == title]
 
 
-def wait_branch(qtbot, window: MainWindow, path: Path | None = None) -> DocumentView:
+def wait_branch(qtbot, window: MainWindow, path: Path | None = None,
+                title: str = TITLE) -> DocumentView:
     """The finished branch (at ``path``, else the only one): a trace tab with its branch bar."""
     def found() -> Any:
-        return next((v for v in branch_tabs(window) if isinstance(v, DocumentView)
+        return next((v for v in branch_tabs(window, title) if isinstance(v, DocumentView)
                      and (path is None or Path(v.path) == path) and v.complete
                      and v.doc is not None and v.doc.format == "trace"
                      and v.findChild(BranchBar) is not None), None)
@@ -403,6 +407,43 @@ def test_cancel_stops_the_run_and_keeps_the_partial_branch(
     bar = branch.findChild(BranchBar)
     assert "cancelled" in bar.title.text() and bar.retry_btn.isVisibleTo(bar)
     assert not window.forks.tabs.runners
+    bar.retry_btn.click()  # Continue: the same branch runs on from where it stopped
+    qtbot.waitUntil(lambda: tab_titled(window, "● " + TITLE) is not None, timeout=10_000)
+    done = wait_branch(qtbot, window)
+    data = verified(done.path)
+    assert done.path == branch.path and data["fork"]["status"] == "done"
+    assert data["output"] == "Paris is mild."
+
+
+def test_closing_a_running_branch_tab_cancels_it(
+        qtbot, window: MainWindow, open_and_wait, weather: Path,
+        monkeypatch: pytest.MonkeyPatch, gate: threading.Event) -> None:
+    use_provider(monkeypatch, paris_then(gate))
+    dialog = open_dialog(qtbot, window, open_and_wait(window, weather))
+    dialog.settings.provider.setCurrentIndex(dialog.settings.provider.findData("scripted"))
+    wait_estimate(qtbot, dialog, lambda plan: plan.provider == "scripted")
+    start(dialog)
+    qtbot.waitUntil(lambda: tab_titled(window, "● " + TITLE) is not None
+                    and tab_titled(window, "● " + TITLE).session.count >= 7, timeout=20_000)
+    runner = window.forks.tabs.runners[0]
+    window.close_tab(window.tabs.indexOf(tab_titled(window, "● " + TITLE)))
+    qtbot.waitUntil(lambda: runner.token.cancelled, timeout=5000)
+    gate.set()
+    qtbot.waitUntil(lambda: not window.forks.tabs.runners, timeout=10_000)
+    assert tab_titled(window, TITLE) is None and tab_titled(window, "● " + TITLE) is None
+    assert verified(runner.job.out)["fork"]["status"] == "cancelled"
+
+
+def test_branch_names_are_unique_and_fall_back_to_the_data_dir(
+        weather: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = branch_path(weather, 3)
+    assert first == tmp_path / "weather.fork3-1.loom.json"
+    assert branch_path(weather, 3, {str(first)}).name == "weather.fork3-2.loom.json"
+    first.with_name("weather.fork3-1.journal.jsonl").write_text("")  # a run in progress
+    assert branch_path(weather, 3).name == "weather.fork3-2.loom.json"
+    monkeypatch.setattr("os.access", lambda path, mode: False)
+    moved = branch_path(weather, 5, fallback=tmp_path / "data")
+    assert moved == tmp_path / "data" / "weather.fork5-1.loom.json" and moved.parent.is_dir()
 
 
 def test_a_paused_branch_takes_a_tool_result_and_continues_in_the_same_tab(
@@ -488,6 +529,11 @@ def test_agent_mode_needs_a_workspace_and_a_confirmation(
     dialog.settings.agent_mode.setChecked(True)
     note = dialog.settings.agent_note.text()
     assert "will really run" in note and "agent ran" in note and str(tmp_path) in note
+    dialog.tools.item(0).setCheckState(Qt.CheckState.Unchecked)  # the agent owns its tools
+    qtbot.waitUntil(lambda: "cannot apply a tools edit" in (dialog.plan_error or ""),
+                    timeout=10_000)
+    assert not dialog.start_btn.isEnabled() and "cannot run" in dialog.estimate_label.text()
+    dialog.tools.item(0).setCheckState(Qt.CheckState.Checked)
     asked: list[str] = []
 
     def answer(reply):
@@ -509,3 +555,42 @@ def test_agent_mode_needs_a_workspace_and_a_confirmation(
     assert len(window.errors) == errors + 1
     assert "exited with code 0" in window.errors[-1] and "no model call" in window.errors[-1]
     assert "agent ran" in window.errors[-1]
+
+
+@pytest.fixture
+def agent_upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
+    """The fork-mode tests' deterministic model (French when the note reaches it)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    lt = LoopThread()
+    fake = FakeUpstream()
+    fake.responder = responder
+    try:
+        lt.run(fake.start())
+        yield fake
+    finally:
+        lt.run(fake.stop())
+        lt.close()
+
+
+def test_agent_rerun_runs_the_recorded_agent_into_a_branch_tab(
+        qtbot, window: MainWindow, open_and_wait, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, agent_upstream: FakeUpstream) -> None:
+    parent = record_parent(tmp_path, agent_upstream)  # steps: prompt, model, write, model, ...
+    view = open_and_wait(window, parent.trace)
+    dialog = open_dialog(qtbot, window, view, step=3)  # the second model call (log seq 2)
+    dialog.note.setPlainText(FRENCH)
+    dialog.settings.agent_mode.setChecked(True)
+    wait_estimate(qtbot, dialog, lambda plan: plan.edit == "note injected")
+    dialog.grab().save(str(tmp_path / "fork_dialog_agent.png"))
+    monkeypatch.setattr(QMessageBox, "question",
+                        lambda *a, **k: QMessageBox.StandardButton.Yes)
+    qtbot.waitUntil(dialog.start_btn.isEnabled, timeout=10_000)
+    dialog.start_btn.click()
+    branch = wait_branch(qtbot, window, title="branch of parent.loom.json at step 3")
+    data = verified(branch.path)
+    assert Path(branch.path) == tmp_path / "parent.fork2-1.loom.json"
+    assert data["fork"]["mode"] == "agent" and data["fork"]["status"] == "done"
+    assert data["output"] == "La note dit : hello"
+    assert (parent.workdir / "writes.txt").read_text() == "2"  # its tools really ran again
+    title = branch.findChild(BranchBar).title.text()
+    assert "note injected" in title and "done" in title
