@@ -115,7 +115,8 @@ class PendingCall(QFrame):
         self.call: dict[str, Any] = {}
         self.label = QLabel(wordWrap=True)
         self.args = QPlainTextEdit(readOnly=True)
-        self.result = QPlainTextEdit(placeholderText="The tool's result, as the tool would return it")
+        self.result = QPlainTextEdit(
+            placeholderText="The tool's result, as the tool would return it")
         for box in (self.args, self.result):
             box.setMaximumHeight(110)
         self.kind = QComboBox()
@@ -145,7 +146,8 @@ class PendingCall(QFrame):
     def show_call(self, call: dict[str, Any]) -> None:
         self.call = call
         self.label.setText(f"<b>Waiting for a tool result:</b> the branch called "
-                           f"<b>{_esc(str(call.get('name')))}</b> (call {_esc(str(call.get('id')))}),"
+                           f"<b>{_esc(str(call.get('name')))}</b> "
+                           f"(call {_esc(str(call.get('id')))}),"
                            " which the parent never made. Supply its result, or stop here.")
         self.args.setPlainText(json.dumps(call.get("input"), indent=2, ensure_ascii=False))
 

@@ -1,4 +1,4 @@
-"""Fork from here…: edit the context at a model step, pick a provider and limits, see the estimate, start.
+"""Fork from here…: edit the context at a model step, pick provider and limits, see the cost, start.
 
 Why everything heavy runs in workers: the context at a step of a big run takes about
 a second to build (:func:`loom_core.fork.point.fork_context`), the dry run walks the
@@ -103,7 +103,8 @@ class ForkDialog(QDialog):
         split.addWidget(right)
         split.setSizes([700, 460])
         self.buttons = QDialogButtonBox()
-        self.start_btn = self.buttons.addButton("Start fork", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.start_btn = self.buttons.addButton("Start fork",
+                                                QDialogButtonBox.ButtonRole.AcceptRole)
         self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.start_btn.setEnabled(False)
         self.buttons.accepted.connect(self.start)
@@ -136,7 +137,8 @@ class ForkDialog(QDialog):
         self.messages.set_draft(self.draft)
         self.system.setPlainText(ctx.system)
         for tool in ctx.tools:
-            item = QListWidgetItem(tool.name + (f" — {tool.description}" if tool.description else ""))
+            about = f" — {tool.description}" if tool.description else ""
+            item = QListWidgetItem(tool.name + about)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked)
             self.tools.addItem(item)

@@ -1,4 +1,4 @@
-"""Run one fork (model re-run, resume, or agent re-run) off the GUI thread, streaming it to a journal.
+"""Run one fork (model re-run, resume, agent re-run) off the GUI thread, streamed to a journal.
 
 Why a journal: the branch tab is then an ordinary live tab (:mod:`.live_view` tails
 the journal like any run being recorded), so a branch appears step by step with the

@@ -64,7 +64,8 @@ class ForkActions(QObject):
     # -- checks ----------------------------------------------------------------------------
     def why_not(self, view: Any, step: int) -> tuple[int | None, str]:
         """(the step's seq, "") when it can be forked, else (None, why not)."""
-        doc, tl = getattr(view, "doc", None), getattr(getattr(view, "session", None), "timeline", None)
+        session = getattr(view, "session", None)
+        doc, tl = getattr(view, "doc", None), getattr(session, "timeline", None)
         if doc is None or tl is None or not getattr(view, "complete", False):
             return None, "open a trace and wait until it is loaded"
         if doc.format != "trace":
@@ -122,7 +123,8 @@ class ForkActions(QObject):
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         doc = view.doc  # the tab may be closed before the dialog starts anything
         dialog.start_requested.connect(lambda job: self.tabs.start(job, doc))
-        dialog.destroyed.connect(lambda: self.dialogs.remove(dialog) if dialog in self.dialogs else None)
+        dialog.destroyed.connect(
+            lambda: self.dialogs.remove(dialog) if dialog in self.dialogs else None)
         self.dialogs.append(dialog)
         dialog.load()
         dialog.open()

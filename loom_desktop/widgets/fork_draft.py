@@ -135,6 +135,8 @@ class ForkDraft:
         ops: list[MessageOp] = []
         pos = 0
         for r in self.rows:
+            if not r.original and not r.text.strip():
+                continue  # an empty insert is left out (APIs refuse empty messages)
             if not r.original:
                 ops.append(MessageOp("insert", pos, {**r.item, "content": r.text}))
             elif r.deleted:
@@ -158,6 +160,8 @@ class ForkDraft:
                        "of deleting it)")
         if answered - calls:
             out.append("a tool result is left without the call that asked for it")
+        if any(not r.original and not r.text.strip() for r in self.rows):
+            out.append("an inserted message is empty (it is left out)")
         return out
 
     def to_edit(self, model: str = "", reason: str = "") -> Edit:

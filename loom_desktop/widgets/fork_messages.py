@@ -132,7 +132,8 @@ class MessageEditor(QWidget):
         valid = draft is not None and 0 <= row < len(draft.rows)
         self._loading = True
         try:
-            self.editor.setPlainText(draft.rows[row].text if valid else "")  # type: ignore[union-attr]
+            text = draft.rows[row].text if valid else ""  # type: ignore[union-attr]
+            self.editor.setPlainText(text)
         finally:
             self._loading = False
         self._update_buttons()

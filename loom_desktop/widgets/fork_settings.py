@@ -60,7 +60,8 @@ class RunSettings(QWidget):
         for name, label in PROVIDERS.items():
             self.provider.addItem(label, name)
             self.provider.setItemData(self.provider.count() - 1, label, 3)  # tooltip
-        self.provider.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.provider.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.provider.setMinimumContentsLength(28)
         self.base_url = QLineEdit(placeholderText="default endpoint (or the *_BASE_URL variable)")
         self.available = QLabel(wordWrap=True)

@@ -1,4 +1,4 @@
-"""Branch tabs: a fork streamed into a live tab, swapped for its trace when it ends; parent ⟷ branch links.
+"""Branch tabs: a fork streamed into a live tab, then swapped for its trace; parent ⟷ branch links.
 
 Why swap tabs rather than morph one: a tab is a :class:`DocumentView` over one file.
 While a fork runs, the tab follows the run's journal (an ordinary live tab); when it
@@ -108,7 +108,8 @@ class BranchTabs(QObject):
         elif outcome.note and trace is None:
             self._error("No branch", f"Agent re-run of {where}: {outcome.note}.\n\n"
                         + "\n".join(outcome.output_tail[-8:]))
-        words = f"Branch of {where}: {outcome.status}" + (f" ({outcome.note})" if outcome.note else "")
+        words = f"Branch of {where}: {outcome.status}"
+        words += f" ({outcome.note})" if outcome.note else ""
         self.window.statusBar().showMessage(words + (f" — {trace}" if trace else ""), 15_000)
 
     def _error(self, title: str, message: str) -> None:

@@ -1,4 +1,4 @@
-"""What a fork does off the GUI thread: read the fork point, estimate, run, resume, re-run the agent.
+"""What a fork does off the GUI thread: read the fork point, estimate, run, resume, agent re-run.
 
 Why Qt-free functions: the dialog's workers and the runner's thread call them with
 plain values (a job, a cancel token, callbacks), so they never touch a widget and

@@ -65,7 +65,8 @@ def use_provider(monkeypatch: pytest.MonkeyPatch, provider: ScriptedProvider) ->
                         else real(name, model, base_url))
 
 
-def paris_then(gate: threading.Event | None = None, final: str = "Paris is mild.") -> ScriptedProvider:
+def paris_then(gate: threading.Event | None = None,
+               final: str = "Paris is mild.") -> ScriptedProvider:
     """Asks for Paris (answered from the parent's recording), then -- once ``gate`` opens --
     answers with ``final``."""
     calls: list[ModelRequest] = []
@@ -179,6 +180,9 @@ def test_message_edits_map_to_ops_in_apply_order(weather: Path) -> None:
     draft.set_text(at + 2, "rewritten")  # a rewrite wins over the redaction
     assert draft.to_edit().redact == [] and draft.to_edit().messages[-1].op == "replace"
     draft.revert(at + 2)
+    empty = draft.insert_user(0)
+    assert "empty" in draft.warnings()[-1] and draft.to_edit().messages[1].op == "insert"
+    draft.delete(empty)
     draft.delete(at)  # an inserted message simply goes away
     assert [op.op for op in draft.to_edit().messages] == ["replace"]
     with pytest.raises(ValueError):
@@ -221,6 +225,17 @@ def test_context_menu_and_f_open_the_dialog_only_on_top_level_model_steps(
     qtbot.waitUntil(window.isActiveWindow, timeout=5000)
     qtbot.keyClick(view.table, Qt.Key.Key_F)
     qtbot.waitUntil(lambda: len(forks.dialogs) == 1, timeout=5000)
+    assert forks.dialogs[0].gui_step == 6
+    forks.dialogs[0].reject()
+    qtbot.waitUntil(lambda: not forks.dialogs, timeout=5000)
+
+    plot_menu = view.timeline_widget.getPlotItem().getViewBox().menu  # forks at the cursor
+    qtbot.waitUntil(lambda: any(a.text() == "Fork from Here…" for a in plot_menu.actions()),
+                    timeout=5000)
+    view.session.set_step(1)
+    next(a for a in plot_menu.actions() if a.text() == "Fork from Here…").trigger()
+    qtbot.waitUntil(lambda: len(forks.dialogs) == 1, timeout=5000)
+    assert (forks.dialogs[0].seq, forks.dialogs[0].gui_step) == (0, 1)
     forks.dialogs[0].reject()
 
     deep = open_and_wait(window, sample)  # a sub-agent's model step (depth 1)
@@ -228,7 +243,8 @@ def test_context_menu_and_f_open_the_dialog_only_on_top_level_model_steps(
                 if deep.session.timeline.kind_name(s) == "model" and deep.session.timeline.depth[s])
     (item,) = forks.step_menu(deep, step).actions()
     assert not item.isEnabled() and "only top-level" in item.text()
-    assert forks.fork_from_here(deep, step) is None and "only top-level model steps" in forks.notices[-1]
+    assert forks.fork_from_here(deep, step) is None
+    assert "only top-level model steps" in forks.notices[-1]
     qtbot.waitUntil(lambda: not forks.dialogs, timeout=5000)
 
 
@@ -261,6 +277,20 @@ def test_dialog_shows_the_context_and_a_dry_run_that_follows_the_edit(
     wait_estimate(qtbot, dialog, lambda plan: "redacted 1" in plan.edit)
     edit = dialog.edit()
     assert edit.redact == [1] and edit.tools == [] and edit.inject == "Only Oslo matters."
+    assert dialog.messages.table.item(2, 4).text() == "redacted"
+    dialog.messages.table.setCurrentCell(0, 3)
+    dialog.messages.insert_btn.click()  # a user message after the prompt, typed in the editor
+    dialog.messages.editor.setPlainText("Answer in one line.")
+    dialog.messages.table.setCurrentCell(4, 3)
+    dialog.messages.delete_btn.click()  # the Oslo result: deleting it leaves its call open
+    assert dialog.messages.table.item(4, 4).text() == "deleted"
+    assert dialog.messages.delete_btn.text() == "Restore"
+    qtbot.waitUntil(lambda: dialog.warnings.isVisibleTo(dialog), timeout=5000)
+    assert "without its result" in dialog.warnings.text()
+    ops = [(op.op, op.index, (op.message or {}).get("content")) for op in dialog.edit().messages]
+    assert ops == [("insert", 1, "Answer in one line."), ("delete", 4, None)]
+    dialog.system.setPlainText("Be terse.")
+    assert dialog.edit().system == "Be terse."
     dialog.reject()
 
 
@@ -275,7 +305,8 @@ def test_scripted_fork_streams_into_a_branch_tab_linked_both_ways(
     dialog.settings.provider.setCurrentIndex(dialog.settings.provider.findData("scripted"))
     dialog.note.setPlainText("Only Paris matters.")
     dialog.settings.reason.setText("try a hint")
-    wait_estimate(qtbot, dialog, lambda plan: plan.provider == "scripted" and plan.edit == "note injected")
+    wait_estimate(qtbot, dialog,
+                  lambda plan: plan.provider == "scripted" and plan.edit == "note injected")
     dialog.grab().save(str(tmp_path / "fork_dialog.png"))
     start(dialog)
 
@@ -493,8 +524,8 @@ def test_stop_here_ends_a_paused_branch(qtbot, window: MainWindow, open_and_wait
     start(dialog)
     branch = wait_branch(qtbot, window)
     branch.findChild(BranchBar).pending.stop_btn.click()
-    qtbot.waitUntil(lambda: window.forks.tabs.runners == [] and tab_titled(window, TITLE) is not branch,
-                    timeout=10_000)
+    qtbot.waitUntil(lambda: window.forks.tabs.runners == []
+                    and tab_titled(window, TITLE) is not branch, timeout=10_000)
     stopped = wait_branch(qtbot, window)
     assert verified(stopped.path)["fork"]["status"] == "stopped"
     assert "stopped here" in stopped.findChild(BranchBar).title.text()
@@ -522,9 +553,8 @@ def test_agent_mode_needs_a_workspace_and_a_confirmation(
     argv = [sys.executable, "-c", "print('agent ran')"]
     trace = with_workspace(recorded.path, tmp_path, argv)
     view = open_and_wait(window, trace)
-    dialog = open_dialog(qtbot, window, view, step=next(
-        s for s in range(len(view.session.timeline)) if view.session.timeline.kind_name(s) == "model"
-        and view.session.timeline.effect_of[s] == 2))
+    tl = view.session.timeline
+    dialog = open_dialog(qtbot, window, view, step=tl.step_of_effect[2])  # the second model call
     assert dialog.settings.agent_mode.isEnabled()
     dialog.settings.agent_mode.setChecked(True)
     note = dialog.settings.agent_note.text()
