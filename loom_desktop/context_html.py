@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from loom_core.frames import Frame, Message, frame_at
@@ -45,6 +46,25 @@ class ViewState:
     system_open: bool = False
     show_all: bool = False
     expanded: set[str] = field(default_factory=set)
+    highlight: int | None = None  # the effect whose message the doctor panel points at
+    highlight_episode: int | None = None  # ... or the user episode
+
+
+HIGHLIGHT_BG, HIGHLIGHT_RULE = "#ffe3e0", "#d32f2f"
+HIGHLIGHT_MARK = "⚑ DOCTOR FINDING"  # tests and users look for this tag
+
+
+def highlighted_item(items: Any, n: int, state: ViewState) -> int | None:
+    """Position of the highlighted effect (or episode) among a frame's first ``n`` items."""
+    if state.highlight is None and state.highlight_episode is None:
+        return None
+    for k, (source, ref, _call_id, _name) in enumerate(islice(items, n)):
+        if source == "episode":
+            if ref == state.highlight_episode:
+                return k
+        elif source in ("tool", "memory", "assistant", "child") and ref == state.highlight:
+            return k
+    return None
 
 
 def esc(text: str) -> str:
@@ -74,21 +94,25 @@ def pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def _message(m: Message, k: int, new: bool, state: ViewState, first_new: int) -> str:
+def _message(m: Message, k: int, new: bool, state: ViewState, first_new: int,
+             marked: bool = False) -> str:
     who = m.role + (f" · {m.name}" if m.name else "") + (f" ({m.source})" if m.source not in (
         "episode", "assistant", "tool") else "")
     tag = " <span class='tag'>NEW</span>" if new else ""
+    if marked:
+        tag += f" <span style='color:{HIGHLIGHT_RULE}; font-weight:bold'>{HIGHLIGHT_MARK}</span>"
     text = pretty(m.text) if m.role == "tool" else m.text
     # Qt's rich text tints <p>/<pre> blocks but not <div>s, and tables lay out twice
     # as slowly: a message is a tinted header paragraph and tinted text blocks.
-    bg = NEW_BG if new else "#f7f9fa"
-    body = folded(text, f"m{k}", state, FOLD if new else OLD_FOLD, bg) if m.text else ""
+    bg = HIGHLIGHT_BG if marked else NEW_BG if new else "#f7f9fa"
+    body = folded(text, f"m{k}", state, FOLD if new or marked else OLD_FOLD, bg) if m.text else ""
     calls = "".join(f"<pre style='background-color:{bg}'>→ {esc(call_text(c))}</pre>"
                     for c in m.tool_calls)
-    rule = NEW_RULE if new else ROLE_RULE.get(m.role, "#90a4ae")
+    rule = HIGHLIGHT_RULE if marked else NEW_RULE if new else ROLE_RULE.get(m.role, "#90a4ae")
     anchor = "<a name='new'></a>" if new and k == first_new else ""
+    mark = "<a name='finding'></a>" if marked else ""  # inside the <p>: kept by Qt's toHtml
     return (f"{anchor}<p style='background-color:{bg}; margin-top:6px'>"
-            f"<span style='color:{rule}'>▌</span><span class='role'>{esc(who)}</span>{tag}</p>"
+            f"{mark}<span style='color:{rule}'>▌</span><span class='role'>{esc(who)}</span>{tag}</p>"
             f"{body}{calls}")
 
 
@@ -107,11 +131,16 @@ def _frame_html(frame: Frame, state: ViewState) -> list[str]:
     out.append(f"<div class='sec'>Messages the model saw ({n}; "
                f"{n - frame.new_from} new){esc(note)}</div>")
     first = 0 if state.show_all else max(0, max(frame.new_from, n - MAX_NEW) - CONTEXT_TAIL)
+    marked = highlighted_item(frame.ctx.items, n, state)
     if first:
         out.append(f"<div class='hdr'>… {first:,} earlier messages "
                    "<a href='loom:all'>show all</a></div>")
+    if marked is not None and marked < first:  # the flagged item is shown even when old
+        out.append(_message(frame.message(marked), marked, False, state, frame.new_from, True))
+        out.append("<div class='hdr'>…</div>")
     for k in range(first, n):
-        out.append(_message(frame.message(k), k, k >= frame.new_from, state, frame.new_from))
+        out.append(_message(frame.message(k), k, k >= frame.new_from, state, frame.new_from,
+                            k == marked))
     return out
 
 
@@ -155,8 +184,12 @@ def _tool_html(tl: Timeline, step: int, state: ViewState) -> list[str]:
     status = ("ERROR" if flags & F_ERROR else "BLOCKED" if flags & F_BLOCKED
               else "DRY-RUN" if flags & F_DRYRUN else "")
     badge = f" <span class='err'>{status}</span>" if status else ""
+    if effect == state.highlight:
+        badge += (f"<a name='finding'></a> <span style='color:{HIGHLIGHT_RULE}; "
+                  f"font-weight:bold'>{HIGHLIGHT_MARK}</span>")
     out.append(f"<div class='sec'>Result of {esc(kind)}{badge}</div>")
-    out.append(folded(pretty(tl.doc.result(effect)), "result", state))
+    out.append(folded(pretty(tl.doc.result(effect)), "result", state,
+                      bg=HIGHLIGHT_BG if effect == state.highlight else ""))
     return out
 
 

@@ -330,6 +330,13 @@ class DocumentView(QWidget):
         if target is not None:
             self.session.set_step(target)
 
+    def show_context_item(self, step: int, effect: int | None, episode: int | None = None) -> None:
+        """Go to ``step`` and mark the message of ``effect`` (or ``episode``) in the context
+        view: the doctor panel's jump. Rendered now, so the mark can be scrolled to."""
+        self.session.set_step(step)
+        self.flush_render()
+        self.context_view.highlight_effect(effect, episode)
+
     # -- shutdown ----------------------------------------------------------------------
     def shutdown(self) -> None:
         """Stop everything this tab started (workers, timers, the tailer, the checksum process)."""

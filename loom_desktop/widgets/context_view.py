@@ -42,13 +42,25 @@ class ContextView(QTabWidget):
     def show_step(self, timeline: Timeline, step: int) -> None:
         """Render ``step``; unfolding state survives only while the step stays the same."""
         moved = step != self.step or timeline is not self.timeline
-        if moved:
-            self.state = ViewState(system_open=self.state.system_open)
+        if moved:  # what the doctor panel points at stays marked in later frames too
+            self.state = ViewState(system_open=self.state.system_open,
+                                   highlight=self.state.highlight,
+                                   highlight_episode=self.state.highlight_episode)
         self.timeline, self.step = timeline, step
         self._render()
         if moved:
             self.browser.scrollToAnchor("new")
         self._fill_raw()
+
+    def highlight_effect(self, effect: int | None, episode: int | None = None) -> None:
+        """Mark the message made by ``effect`` (or user ``episode``) wherever it appears and
+        scroll to it; ``None`` for both clears the mark. Used by the doctor panel."""
+        self.state.highlight, self.state.highlight_episode = effect, episode
+        if self.timeline is None:
+            return
+        self._render()
+        if effect is not None or episode is not None:
+            self.browser.scrollToAnchor("finding")
 
     def _render(self) -> None:
         if self.timeline is None or not 0 <= self.step < len(self.timeline):

@@ -8,10 +8,12 @@ calls and shield decisions are markers above their bar.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem
 
 from loom_core.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, Timeline)
@@ -24,6 +26,17 @@ INITIAL_SPAN = 400  # steps visible at first on a long run
 LANE = 0.06  # depth lane height as a fraction of the tallest visible bar
 _MARKS = ((F_ERROR, "x", ERROR_COLOR), (F_BLOCKED, "t", BLOCKED_COLOR),
           (F_DENIED, "d", ERROR_COLOR), (F_SHIELD, "star", SHIELD_COLOR))
+
+
+def _flag() -> QPainterPath:
+    """A little flag (the doctor's mark, as in the context view's ⚑); +y is down on screen."""
+    path = QPainterPath()
+    path.addRect(-0.32, -0.5, 0.1, 1.0)  # the pole
+    path.moveTo(-0.22, -0.5)
+    path.lineTo(0.45, -0.27)
+    path.lineTo(-0.22, -0.04)
+    path.closeSubpath()
+    return path
 
 
 def _copy(values, dtype) -> np.ndarray:
@@ -56,6 +69,8 @@ class TimelineWidget(pg.PlotWidget):
         plot.addItem(self.bars)
         self.markers = {bit: self._marker(plot, symbol, color) for bit, symbol, color in _MARKS}
         self.held = self._marker(plot, "o", BLOCKED_COLOR)  # where a held call's step will go
+        self.findings = pg.ScatterPlotItem(size=15, pxMode=True, symbol=_flag())  # doctor's
+        plot.addItem(self.findings)
         self.cursor = pg.InfiniteLine(0, angle=90, movable=True, pen=pg.mkPen("#111", width=2),
                                       hoverPen=pg.mkPen("#e53935", width=3))
         plot.addItem(self.cursor, ignoreBounds=True)  # moving it must not re-run auto-range
@@ -144,6 +159,24 @@ class TimelineWidget(pg.PlotWidget):
             self.held.setData(x=[], y=[])
         else:
             self.held.setData(x=[float(position)], y=[0.0])
+
+    def set_findings(self, marks: Sequence[tuple[int, str]]) -> None:
+        """Mark doctor findings: a flag above each ``(step, severity)``'s bar, coloured by
+        severity. One scatter item for all of them (shared brushes), fed with setData."""
+        from ..models.findings_model import severity_color
+
+        heights = self.bars.heights
+        marks = [(s, sev) for s, sev in marks if 0 <= s < len(heights)]
+        if not marks:
+            self.findings.setData(x=[], y=[])
+            return
+        lift = max(float(heights.max(initial=1.0)), 1.0) * 0.04
+        steps = np.array([s for s, _ in marks], dtype=np.int64)
+        colors = [severity_color(sev) for _, sev in marks]
+        brushes = {c: pg.mkBrush(c) for c in set(colors)}
+        pens = {c: pg.mkPen(QColor(c).darker(140)) for c in set(colors)}
+        self.findings.setData(x=steps.astype(np.float64), y=heights[steps] + 3 * lift,
+                              brush=[brushes[c] for c in colors], pen=[pens[c] for c in colors])
 
     def _user_ranged(self, *_args) -> None:
         self._auto_range = False
