@@ -16,6 +16,7 @@ SHORTCUTS = (
     ("Ctrl+O", "open a trace, journal or wirelog"),
     ("Ctrl+F", "filter steps (text, kind:model, tool:name, agent:x, is:error, is:shield)"),
     ("F", "fork from the current model step (edit its context, re-run the tail)"),
+    ("Ctrl+Shift+K", "doctor: the context checkup of the current run (click a finding to see it)"),
     ("Ctrl+W", "close the tab"),
     ("?", "this sheet"),
 )

@@ -78,6 +78,7 @@ class MainWindow(QMainWindow):
         self._action(view, "Play / Pause", lambda: self._with_doc(DocumentView.toggle_play))
         self._action(self._run_menu(), "&Compare…", self.compare_dialog, "Ctrl+Shift+D")
         self._fork_menu()
+        self._doctor_menu(view)
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "Run offline &demo", self.run_demo)
         self._action(help_menu, "&Keyboard Shortcuts", lambda: show_shortcuts(self), "?")
@@ -104,6 +105,13 @@ class MainWindow(QMainWindow):
 
         self.forks = ForkActions(self)
         self.forks.install_menu(self._run_menu())
+
+    def _doctor_menu(self, view_menu) -> None:
+        """View ▸ Doctor (Ctrl+Shift+K): the checkup panel; Run ▸ Heal…: the heal dialog."""
+        from .widgets.doctor_panel import DoctorPanel
+
+        self.doctor = DoctorPanel(self)
+        self.doctor.install(view_menu, self._run_menu())
 
     def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
         action = QAction(text, self)
@@ -322,6 +330,7 @@ class MainWindow(QMainWindow):
             self.demo.stop()
         self.proxy_manager.shutdown()
         self.forks.shutdown()
+        self.doctor.shutdown()
         for connection in self.proxies:
             connection.stop()
         self.notifier.close()
