@@ -1,0 +1,243 @@
+"""Heal in the app: plan the repairs in a worker, run them in a thread the dialog owns.
+
+Why two phases: the plan (the checkup, then one dry-run estimate per finding) is
+shown before anything is spent, and it is what the user starts; the run then
+goes through exactly those candidates. The run is one thread per heal, owned by
+its :class:`HealRunner`; the core :class:`~loom_core.heal.engine.Healer` starts its
+own candidate threads inside it and joins them before returning, so joining the
+runner's thread (``stop``) leaves no thread behind. ``Healer`` reports each
+candidate from those threads; the runner forwards a *snapshot* of it through a
+queued signal, so the GUI thread never reads a candidate while it is changing.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+from loom_core.heal.checks import Check
+from loom_core.heal.engine import Healer, HealOptions, HealResult
+from loom_core.providers import make_provider
+from loom_core.providers.base import CancelToken
+
+STOP_JOIN_S = 15.0  # an agent re-run gets SIGTERM, then SIGKILL after 5 s
+
+
+@dataclass
+class HealPlan:
+    """What the dialog shows before Start: the findings, their repairs, how to run them."""
+
+    findings: tuple[Any, ...]
+    candidates: list[Any]
+    total_tokens: int = 0
+    recorded_model: str = ""
+    provider: str = "anthropic"  # the provider that speaks like the run
+    workspace: tuple[list[str], str] | None = None  # an agent re-run's (argv, cwd)
+    why_no_agent: str = ""
+
+
+@dataclass
+class HealJob:
+    """One heal to run: the planned candidates (copied, so a plan can be run again)."""
+
+    doc: Any
+    path: str
+    check: Check
+    findings: Sequence[Any]
+    candidates: list[Any]
+    out_dir: str
+    options: HealOptions = field(default_factory=HealOptions)
+    provider: str = "scripted"
+    model: str = ""
+    base_url: str | None = None
+
+
+def plan_heal(doc: Any, path: str, findings: Sequence[Any] | None, options: HealOptions) -> HealPlan:
+    """Worker: the checkup (unless the doctor panel already has it), the candidates
+    cheapest first, and the fork facts the run settings are prefilled from."""
+    from loom_core.doctor import checkup
+
+    total = 0
+    if findings is None:
+        found = checkup(doc)
+        findings, total = found.findings, found.total_tokens
+    healer = Healer(doc, path, Check(), None, ".", options)
+    candidates = healer.plan(findings)
+    plan = HealPlan(tuple(findings), candidates, total)
+    first = next((e.seq for e in doc.effects if e.kind == "model" and not e.depth), None)
+    if first is not None:
+        _fork_facts(plan, doc, path, first)
+    return plan
+
+
+def _fork_facts(plan: HealPlan, doc: Any, path: str, seq: int) -> None:
+    """The recorded model, the provider that speaks like the run, and whether the agent
+    can be re-run (its workspace was recorded and its command is there) or why not."""
+    from loom_core.fork.agent_rerun import NOT_RECORDED, AgentRerunError, plan_agent_rerun
+    from loom_core.fork.edits import Edit
+    from loom_core.fork.point import fork_context
+    from loom_core.fork_cli import guess_provider
+
+    ctx = fork_context(doc, path, seq)
+    plan.recorded_model, plan.provider = ctx.model or "", guess_provider(ctx)
+    plan.why_no_agent = NOT_RECORDED
+    if getattr(doc.header, "workspace", None) is not None:
+        try:
+            agent = plan_agent_rerun(path, seq, Edit())
+            plan.workspace = (list(agent.argv), agent.cwd)
+        except (AgentRerunError, ValueError, OSError) as err:
+            plan.why_no_agent = str(err)
+
+
+def provider_factory(name: str, model: str, base_url: str | None) -> Callable[[], Any]:
+    """One provider per candidate (they may run at once), checked once up front: an unusable
+    provider is reported before any candidate starts, naming the reason."""
+    probe = make_provider(name, model, base_url)
+    try:
+        ok, why = probe.available()
+    finally:
+        getattr(probe, "close", lambda: None)()
+    if not ok:
+        raise ValueError(f"provider {name} is not usable: {why}")
+    return lambda: make_provider(name, model, base_url)
+
+
+def out_dir_for(path: str | Path) -> Path:
+    """``<trace>.heal`` beside the trace (the CLI's default), or ``.heal-2``… when a previous
+    heal's branches are there (they may be open in tabs); the app's data dir if read-only."""
+    trace = Path(path).resolve()
+    folder = trace.parent
+    if not os.access(folder, os.W_OK):
+        from .fork_runner import data_dir
+
+        folder = data_dir()
+    base = folder / (str(trace.with_suffix("").name) + ".heal")
+    for n in range(1, 10_000):
+        candidate = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        if not candidate.exists() or not any(candidate.iterdir()):
+            return candidate
+    raise OSError(f"{folder}: no free directory for the heal of {trace.name}")
+
+
+# -- for the dialog -----------------------------------------------------------------
+
+def pick_directory(parent: QWidget, start: str) -> str:
+    """Ask where to save the regression trace (a seam: tests replace it)."""
+    return QFileDialog.getExistingDirectory(parent, "Save the regression trace in", start)
+
+
+def probe(name: str, model: str, base_url: str | None) -> tuple[bool, str]:
+    """Worker: can this provider run (its key, its base URL)? Never shows the key."""
+    from .widgets.fork_settings import availability
+
+    provider = make_provider(name, model, base_url)
+    try:
+        return availability(provider)
+    finally:
+        getattr(provider, "close", lambda: None)()
+
+
+def result_text(result: Any, path: str) -> str:
+    """The heal's outcome in one line."""
+    name = Path(path).name
+    if result.status == "already_passes":
+        return f"{name} already passes ({result.check}): nothing to heal"
+    if result.status == "healed":
+        return f"Healed by {result.winner.label}: {result.winner.path}"
+    if result.status == "no_repairs":
+        return f"No repair to try: the checkup found nothing to redact in {name}"
+    if result.status == "cancelled":
+        return f"Cancelled; {result.tokens:,} tokens spent"
+    return f"No repair passed ({result.check}); {result.tokens:,} tokens spent"
+
+
+class _Relay(QObject):
+    """Lives in the GUI thread; the heal's threads only emit (queued to the runner)."""
+
+    update = Signal(object)
+    done = Signal(object)
+    error = Signal(str)
+
+
+class HealRunner(QObject):
+    """Runs one :class:`HealJob` in its own thread; see the module docstring."""
+
+    updated = Signal(object)  # a Candidate snapshot
+    finished = Signal(object)  # HealResult
+    failed = Signal(str)  # the heal could not run (provider, files...): one line
+
+    def __init__(self, job: HealJob, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.job = job
+        self.token = CancelToken()
+        self.result: HealResult | None = None
+        self.error: str | None = None
+        self._relay = _Relay(self)
+        self._relay.update.connect(self.updated)
+        self._relay.done.connect(self._on_done)
+        self._relay.error.connect(self._on_error)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def ended(self) -> bool:
+        """The outcome reached the GUI thread (``finished`` or ``failed`` was emitted)."""
+        return self.result is not None or self.error is not None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._work, daemon=True,
+                                        name=f"heal {Path(self.job.path).name}")
+        self._thread.start()
+
+    def cancel(self) -> None:
+        """Stop queued candidates and ask running ones to stop (their branches are kept)."""
+        self.token.cancel()
+
+    def stop(self, timeout: float = STOP_JOIN_S) -> bool:
+        """Cancel and wait (bounded) for the heal's thread; True when it ended."""
+        self.cancel()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            return not self._thread.is_alive()
+        return True
+
+    # -- GUI thread ----------------------------------------------------------------------
+    def _on_done(self, result: HealResult) -> None:
+        self.result = result
+        self.finished.emit(result)
+
+    def _on_error(self, message: str) -> None:
+        self.error = message
+        self.failed.emit(message)
+
+    # -- the heal's threads ----------------------------------------------------------------
+    def _work(self) -> None:
+        job = self.job
+        try:
+            factory = None if job.options.mode == "agent" else provider_factory(
+                job.provider, job.model, job.base_url)
+            healer = Healer(job.doc, job.path, job.check, factory, job.out_dir, job.options,
+                            cancel=self.token, on_update=self._report)
+            healer.candidates = [replace(c, cancel=CancelToken()) for c in job.candidates]
+            result = healer.run(job.findings)
+        except BaseException as exc:  # noqa: BLE001 - every failure is reported
+            from loom_core.errors import LoadError
+
+            cause = exc.cause if isinstance(exc, LoadError) else str(exc) or type(exc).__name__
+            self._relay.error.emit(cause)  # the dialog names the file
+            return
+        self._relay.done.emit(result)
+
+    def _report(self, cand: Any) -> None:
+        """``on_update`` (any heal thread): a copy, so the GUI reads a consistent row."""
+        self._relay.update.emit(copy.copy(cand))
