@@ -1,0 +1,107 @@
+"""Our ``doctor`` against loom-harness's ``loom doctor`` on runs loom-harness itself recorded.
+
+Why real runs: hand-built files can share our misreadings; here loom-harness's
+agent loop writes the trace (a huge fetched page, a lookup nobody mentions,
+the same snapshot twice) and both command lines read the same file. Their
+printed findings must match line for line (kind, severity, message, token
+numbers, quoted snippet); we add ``at step N`` and our own kinds.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from loom import Agent, tool
+
+from loom_core.doctor import HARNESS_KINDS, checkup
+from loom_core.loader import load
+
+from ..clis import core, loom
+from ..harness_runs import Recorded, call, reply, scripted
+
+PAGE = " ".join(f"paragraph{i} about caching and eviction" for i in range(150))
+SNAPSHOT = "status: replicas healthy, queue depth nominal, latency within budget, disk ample"
+
+
+@tool
+def fetch(url: str) -> str:
+    """Fetch a web page (a big one)."""
+    return PAGE
+
+
+@tool
+def lookup(q: str) -> str:
+    """Look something up (nobody reads the answer)."""
+    return "zeppelin marmalade quantum orchestra"
+
+
+@tool
+def snapshot(region: str) -> str:
+    """The same status, whatever the region."""
+    return SNAPSHOT
+
+
+def bloated_run(out: Path, journal: Path | None = None) -> Path:
+    """Three harness findings in one run; with ``journal`` it is journaled too."""
+    agent = Agent(name="researcher", system="You research.", tools=[fetch, lookup, snapshot],
+                  journal=None if journal is None else str(journal),
+                  provider=scripted(
+                      reply("Fetching.", [call("f1", "fetch", url="https://example.com/cache"),
+                                          call("l1", "lookup", q="weather")], 200, 20),
+                      reply("Checking status.", [call("s1", "snapshot", region="eu")], 900, 20),
+                      reply("And again.", [call("s2", "snapshot", region="us")], 1000, 20),
+                      reply("Caching with eviction is fine; replicas are healthy.", [], 1100, 30)))
+    path = out / "bloated.loom.json"
+    agent.run("Is our caching OK?").save(str(path))
+    return path
+
+
+def printed_findings(stdout: str) -> tuple[str, list[tuple[str, str]]]:
+    """(tokens part of the header, [(finding line, snippet line)]) with our extras removed."""
+    lines = stdout.rstrip("\n").split("\n")
+    tokens = re.search(r"\(?(\d+) tokens", lines[0])
+    assert tokens is not None, lines[0]
+    pairs = []
+    for head, snippet in zip(lines[1::2], lines[2::2]):
+        kind = head.split("] ", 1)[1].split(":", 1)[0]
+        if kind in HARNESS_KINDS:
+            pairs.append((head, re.sub(r" at step \d+$", "", snippet)))
+    return tokens.group(1), sorted(pairs)
+
+
+def assert_same_as_loom_doctor(path: Path) -> list[tuple[str, str]]:
+    theirs, ours = loom("doctor", path), core("doctor", path)
+    assert ours.stderr == "" and theirs.returncode in (0, 1)
+    assert printed_findings(ours.stdout) == printed_findings(theirs.stdout)
+    if theirs.returncode == 1:
+        assert ours.returncode == 1
+    return printed_findings(theirs.stdout)[1]
+
+
+def test_a_bloated_run_gets_the_same_three_findings(tmp_path: Path) -> None:
+    path = bloated_run(tmp_path)
+    found = assert_same_as_loom_doctor(path)
+    kinds = sorted(line.split("] ", 1)[1].split(":")[0] for line, _ in found)
+    assert kinds == ["duplicate", "oversized", "unused"]
+    ours = core("doctor", path).stdout
+    assert "[high] oversized: tool:fetch result is" in ours
+    assert "[warn] unused: tool:lookup result (9 tokens) never referenced by any later answer" \
+        in ours
+    assert "[warn] duplicate: tool:snapshot content nearly identical to earlier tool:snapshot" \
+        in ours
+
+
+def test_every_recorded_scenario_agrees(harness_traces: dict[str, Recorded]) -> None:
+    for rec in harness_traces.values():
+        assert_same_as_loom_doctor(rec.path)
+
+
+def test_a_journal_reads_like_the_trace_of_the_same_run(tmp_path: Path) -> None:
+    path = tmp_path / "bloated.jsonl"
+    trace = bloated_run(tmp_path, journal=path)
+    from_journal, from_trace = checkup(load(path)), checkup(load(trace))
+    assert from_journal.total_tokens == from_trace.total_tokens
+    assert [(f.kind, f.message, f.step) for f in from_journal.findings] == \
+        [(f.kind, f.message, f.step) for f in from_trace.findings]
+    assert {f.kind for f in from_trace.findings} >= set(HARNESS_KINDS)
