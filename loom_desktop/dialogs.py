@@ -17,6 +17,8 @@ SHORTCUTS = (
     ("Ctrl+F", "filter steps (text, kind:model, tool:name, agent:x, is:error, is:shield)"),
     ("F", "fork from the current model step (edit its context, re-run the tail)"),
     ("Ctrl+Shift+K", "doctor: the context checkup of the current run (click a finding to see it)"),
+    ("Ctrl+Shift+D", "compare two runs side by side"),
+    ("N / P", "in a comparison: next / previous difference"),
     ("Ctrl+W", "close the tab"),
     ("?", "this sheet"),
 )

@@ -338,6 +338,10 @@ class MainWindow(QMainWindow):
         for view in self.documents():
             self._remember_splitters(view)
             view.shutdown()
+        for i in range(self.tabs.count()):  # compare tabs: their workers' results are dropped
+            other = self.tabs.widget(i)
+            if not isinstance(other, DocumentView) and hasattr(other, "shutdown"):
+                other.shutdown()
         try:
             save_settings(self.settings)
         except OSError:
