@@ -41,8 +41,10 @@ class Finding:
     context's estimate (0-1). ``snippet`` is the item's first 60 characters and
     ``clipped`` says whether there was more. ``related`` lists other steps the
     finding is about (our kinds). For heal: ``redact_targets`` are the effect
-    seqs whose content to redact, ``redact_prefix`` the 48-character content
-    prefix loom-harness's heal matches items by (harness kinds), and
+    seqs whose content to redact (harness kinds: every effect whose item starts
+    with ``redact_prefix``, the 48-character content prefix loom-harness's heal
+    matches items by, so a model effect whose text starts the same way is
+    included, as in §10.2; a user episode is matched by the prefix only), and
     ``model_step`` the seq of the first model call that saw the item.
     """
 

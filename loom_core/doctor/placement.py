@@ -102,7 +102,3 @@ class Placement:
         else:
             m = None
         return None if m is None else self.seq(m)
-
-    def in_context_at(self, effect: int) -> tuple[int, int] | None:
-        """(context id, position) of an effect's item, if some model call's context held it."""
-        return self._item_slot.get(effect)

@@ -1,0 +1,73 @@
+"""The checkup of a trace our recording proxy wrote from a real ``anthropic`` client.
+
+Why: proxy traces pair results with calls by ``tool_use_id`` (``meta.tuid``) and
+group agents by system prompt, unlike harness traces; loops and staleness must
+work on them too, and the harness findings must still match ``loom doctor``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from loom_core.doctor import ERROR_LOOP, STALE, checkup_path
+
+from ..proxy.fake_wire import Reply
+from ..proxy.harness import Rig, start_rig
+from .test_loom_doctor import assert_same_as_loom_doctor
+
+TOOLS = [{"name": n, "description": d, "input_schema": {"type": "object", "properties": {
+    a: {"type": "string"}}}} for n, d, a in (("read_file", "Read a file.", "path"),
+                                              ("deploy", "Deploy.", "env"))]
+RESULTS = {"t1": "replicas: 2", "t2": "ERROR: QuotaError: no capacity",
+           "t3": "ERROR: QuotaError: no capacity", "t4": "ERROR: QuotaError: no capacity",
+           "t5": "replicas: 3"}
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    r = start_rig(tmp_path)
+    try:
+        yield r
+    finally:
+        r.close()
+
+
+def run_agent(rig: Rig) -> None:
+    """A tool loop with the real client: read, deploy failing three times, read again."""
+    rig.upstream.script(
+        Reply(calls=[("t1", "read_file", {"path": "app.yaml"})], usage=(100, 5)),
+        *[Reply(calls=[(f"t{n}", "deploy", {"env": "prod"})], usage=(150 + n, 5))
+          for n in (2, 3, 4)],
+        Reply(calls=[("t5", "read_file", {"path": "app.yaml"})], usage=(300, 5)),
+        Reply(text="Deploy keeps failing on quota.", usage=(400, 9)))
+    client = rig.anthropic()
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Deploy the app."}]
+    for _ in range(8):  # bounded: the script has six turns
+        message = client.messages.create(model="claude-test", max_tokens=128, system="Ops.",
+                                         tools=TOOLS, messages=messages)
+        calls = [b for b in message.content if b.type == "tool_use"]
+        if not calls:
+            return
+        messages.append({"role": "assistant",
+                         "content": [b.model_dump(exclude_none=True) for b in message.content]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": c.id, "content": RESULTS[c.id]}
+            for c in calls]})
+    raise AssertionError("agent did not finish")
+
+
+def test_loops_and_staleness_in_a_proxy_recording(rig: Rig) -> None:
+    run_agent(rig)
+    rig.stop()
+    report = checkup_path(rig.save)
+    (loop,) = report.of_kind(ERROR_LOOP)
+    assert loop.message.startswith('deploy({"env": "prod"}) failed and was retried unchanged '
+                                   "2 time(s)")
+    assert len(loop.redact_targets) == 3
+    stale = {f.snippet: f for f in report.of_kind(STALE)}
+    assert "(changed)" in stale["replicas: 2"].message  # read_file(app.yaml), read again
+    assert len(report.of_kind(STALE)) == 3  # and the first two failed deploys, superseded by the next
+    assert_same_as_loom_doctor(rig.save)
