@@ -13,9 +13,10 @@ import getpass
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .control_client import ControlClient, ControlError
+if TYPE_CHECKING:  # pydantic and urllib load only when a command talks to a proxy
+    from .control_client import ControlError
 
 DEFAULT_PORT = 8788  # loom proxy's default
 
@@ -26,6 +27,8 @@ def _fail(err: ControlError) -> int:
 
 
 def cmd_approvals(args: argparse.Namespace) -> int:
+    from .control_client import ControlClient, ControlError
+
     try:
         pending = ControlClient(args.port).pending()
     except ControlError as err:
@@ -50,6 +53,8 @@ def _approver() -> str:
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
+    from .control_client import ControlClient, ControlError
+
     by = args.by or os.environ.get("LOOM_APPROVER") or _approver()
     try:
         ControlClient(args.port).decide(args.id, not args.deny, by=by or None, reason=args.reason)

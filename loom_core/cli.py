@@ -111,31 +111,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input")
     p.add_argument("-o", "--output", required=True)
     p.set_defaults(func=cmd_convert)
-    from .watch_cli import add_watch_command
-    from .proxy.commands import add_proxy_commands
     from .approvals_cli import add_approval_commands
+    from .diff_cli import add_diff_command
+    from .doctor_cli import add_doctor_command
+    from .fork_cli import add_fork_command
+    from .heal_cli import add_heal_command
+    from .proxy.commands import add_proxy_commands
+    from .watch_cli import add_watch_command
 
-    add_watch_command(sub)
-    add_proxy_commands(sub)
-    add_approval_commands(sub)
-    _add_optional(sub, "fork_cli", "add_fork_command")
-    _add_optional(sub, "diff_cli", "add_diff_command")
-    _add_optional(sub, "doctor_cli", "add_doctor_command")
-    _add_optional(sub, "heal_cli", "add_heal_command")
+    for add in (add_watch_command, add_proxy_commands, add_approval_commands, add_fork_command,
+                add_diff_command, add_doctor_command, add_heal_command):
+        add(sub)
     return parser
-
-
-def _add_optional(sub: Any, module: str, func: str) -> None:
-    """Register a command whose module may not exist yet (commands land one at a time)."""
-    import importlib
-
-    try:
-        mod = importlib.import_module(f".{module}", __package__)
-    except ModuleNotFoundError as err:
-        if err.name != f"{__package__}.{module}":
-            raise
-        return
-    getattr(mod, func)(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

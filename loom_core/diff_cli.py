@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .diff import Change, PairDetail, RunDiff, SideTotals, compare, pair_detail, render
 from .steps import call_text, clip
+
+if TYPE_CHECKING:  # the engine loads only when a diff runs (every CLI command parses this)
+    from .diff import Change, PairDetail, RunDiff, SideTotals
 
 EXIT_SAME, EXIT_DIFFERENT = 0, 1
 
@@ -28,6 +30,7 @@ def add_diff_command(sub: Any) -> None:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    from .diff import compare, pair_detail
     from .loader import load
 
     diff = compare(load(args.a), load(args.b))
@@ -76,6 +79,8 @@ def _divergence_lines(diff: RunDiff, detail: PairDetail) -> list[str]:
     if r.b is not None:
         lines.append(_side_line("b", diff.b.effects[r.b].kind or "", detail.b_text, detail.b_args))
     if r.a is not None and r.b is not None and detail.a_text != detail.b_text:
+        from .diff import render
+
         lines.append(f"    words: {render(detail.text_diff)}")
     for label, changes in (("args", detail.args_diff), ("result", detail.result_diff)):
         if r.a is not None and r.b is not None and changes:
@@ -94,6 +99,8 @@ def _tokens(t: SideTotals) -> str:
 
 def report_lines(diff: RunDiff) -> list[str]:
     """The human report, one string per line."""
+    from .diff import pair_detail
+
     totals = diff.totals
     if diff.identical:
         lines = [f"runs are identical ({len(diff.rows)} step(s))"]

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .doctor.model import Checkup
+if TYPE_CHECKING:
+    from .doctor.model import Checkup
 
 EXIT_FINDINGS = 1
 
