@@ -4,7 +4,8 @@ Why it matters: a model that reads ``config.yaml`` twice has both versions in
 its context; if the file changed in between, the old one contradicts the new
 one and wastes tokens either way. "Same resource" means the same tool and equal
 resource arguments (``path``, ``url``, ``query``, … when the call has any; else
-all its arguments), whether or not the content changed (the message says which).
+all its arguments), and the content changed: an identical re-read is not stale but a
+repeat (the duplicate and tool-loop findings cover it), so it is not reported twice.
 "Still sees" is decided on the reconstructed context
 (:mod:`loom_core.context`): a model call of the same agent, after the newer
 result, whose context list still holds the older one.
@@ -53,7 +54,7 @@ def stale(facts: Facts) -> list[Finding]:
             if old is None or old in found:
                 continue
             k = bisect_right(lens, pos)  # first call of this agent that saw the newer result
-            if k < len(models):
+            if k < len(models) and facts.text(old) != facts.text(item[1]):
                 found[old] = _finding(facts, old, item[1], models[k], use)
     return list(found.values())
 
@@ -61,8 +62,7 @@ def stale(facts: Facts) -> list[Finding]:
 def _finding(facts: Facts, old: int, new: int, model: int, use: ToolUse) -> Finding:
     seq = facts.place.seq
     kind = facts.doc.effects[old].kind or ""
-    change = "unchanged" if facts.text(old) == facts.text(new) else "changed"
     return facts.finding(STALE, WARN, old, facts.tokens(old),
                          f"{kind} result for {_describe(use)} superseded at step {seq(new)} "
-                         f"({change}) but still in context at step {seq(model)}",
+                         f"(changed) but still in context at step {seq(model)}",
                          related=(seq(new), seq(model)), targets=(old,))

@@ -59,8 +59,10 @@ def plan_candidates(doc: Document, path: str | Path, findings: Any, max_turns: i
     """
     seen: set[tuple[int, ...]] = set()
     out: list[Candidate] = []
+    results = {e.seq for e in doc.effects if (e.kind or "").startswith("tool:") or e.kind == "human"}
     for i, finding in enumerate(findings):
-        targets = tuple(sorted(finding.redact_targets))
+        # only results can be redacted; the same text in a model answer stays (it is the run)
+        targets = tuple(sorted(t for t in finding.redact_targets if t in results))
         if not targets or targets in seen or finding.model_step is None:
             continue
         seen.add(targets)

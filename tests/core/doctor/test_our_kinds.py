@@ -57,11 +57,20 @@ def test_without_resource_arguments_equal_arguments_decide(tmp_path: Path) -> No
     t = Trace()
     old = t.use("get_status", "degraded", service="api", verbose=True)
     t.use("get_status", "fine", service="db", verbose=True)
-    new = t.use("get_status", "degraded", verbose=True, service="api")  # key order differs
+    new = t.use("get_status", "recovered", verbose=True, service="api")  # key order differs
     t.model("done")
     (f,) = only(run(t, tmp_path), STALE)
     assert f.effect == old and f.related[0] == new
-    assert "for the same arguments superseded" in f.message and "(unchanged)" in f.message
+    assert "for the same arguments superseded" in f.message and "(changed)" in f.message
+
+
+def test_an_identical_reread_is_not_stale(tmp_path: Path) -> None:
+    """Same resource, same content: a repeat, not a contradiction -- not reported as stale."""
+    t = Trace()
+    t.use("read_file", "port: 80", path="cfg.yaml")
+    t.use("read_file", "port: 80", path="cfg.yaml")
+    t.model("done")
+    assert only(run(t, tmp_path), STALE) == []
 
 
 def test_not_stale_when_no_model_call_saw_both(tmp_path: Path) -> None:
