@@ -11,27 +11,27 @@ When the run ends the tab switches to the checkpointed trace file.
 One thread per run, owned by its :class:`ForkRunner`: ``cancel`` sets the run's
 :class:`CancelToken` (a provider checks it between stream events and before each
 call; an agent re-run stops the agent's process group), ``stop`` also joins the
-thread with a bound. The outcome always arrives, on the GUI thread, as
-``finished(RunOutcome)``. What runs is in :mod:`.widgets.fork_work`.
+thread with a bound (both from :class:`~.thread_runner.ThreadRunner`). The outcome
+always arrives, on the GUI thread, as ``finished(RunOutcome)``. What runs is in
+:mod:`.widgets.fork_work`.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QStandardPaths, Signal
 
 from loom_core.providers import make_provider  # the seam tests replace
-from loom_core.providers.base import CancelToken
 from loom_core.proxy.config import SessionPaths
 
+from .thread_runner import STOP_JOIN_S, Relay, ThreadRunner, failure_cause
 from .widgets.fork_work import NOTHING, ForkJob, RunOutcome, run_agent, run_model, run_resume
 
-__all__ = ["NOTHING", "ForkJob", "ForkRunner", "RunOutcome", "branch_path", "data_dir"]
-STOP_JOIN_S = 15.0  # a cancelled agent gets SIGTERM, then SIGKILL after 5 s
+__all__ = ["NOTHING", "STOP_JOIN_S", "ForkJob", "ForkRunner", "RunOutcome", "branch_path",
+           "data_dir"]
 
 
 def data_dir() -> Path:
@@ -62,17 +62,18 @@ def branch_path(parent: str | Path, step: int, taken: frozenset[str] | set[str] 
     raise OSError(f"{folder}: no free name for a branch of {name} at step {step}")
 
 
-class _Relay(QObject):
-    """Lives in the GUI thread; the run's thread only emits (queued to the runner's slots)."""
+class _Relay(Relay):
+    """``done`` plus a run's progress and an agent's output lines."""
 
     progress = Signal(int, int)
     line = Signal(str)
-    done = Signal(object)
 
 
-class ForkRunner(QObject):
+class ForkRunner(ThreadRunner):
     """Runs one :class:`ForkJob` in its own thread; see the module docstring."""
 
+    relay_type = _Relay
+    _relay: _Relay
     progressed = Signal(int, int)  # live model calls, tokens so far (this run)
     output_line = Signal(str)  # an agent re-run's output
     finished = Signal(object)  # RunOutcome
@@ -81,36 +82,18 @@ class ForkRunner(QObject):
         super().__init__(parent)
         self.job = job
         self.doc = doc  # the parent Document when a tab has it (saves a reload)
-        self.token = CancelToken()
         self.outcome: RunOutcome | None = None
         self.live_calls = self.tokens = 0  # as last reported to the GUI thread
         self._calls = self._tokens = 0  # counted on the run's thread
-        self._relay = _Relay(self)
         self._relay.progress.connect(self._on_progress)
         self._relay.line.connect(self.output_line)
-        self._relay.done.connect(self._on_done)
-        self._thread: threading.Thread | None = None
 
     @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive() and self.outcome is None
+    def ended(self) -> bool:
+        return self.outcome is not None
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._work, daemon=True,
-                                        name=f"fork {Path(self.job.out).name}")
-        self._thread.start()
-
-    def cancel(self) -> None:
-        """Ask the run to stop; what was recorded so far is kept as a cancelled branch."""
-        self.token.cancel()
-
-    def stop(self, timeout: float = STOP_JOIN_S) -> bool:
-        """Cancel and wait (bounded) for the thread; True when it ended."""
-        self.cancel()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            return not self._thread.is_alive()
-        return True
+    def thread_name(self) -> str:
+        return f"fork {Path(self.job.out).name}"
 
     # -- GUI thread ----------------------------------------------------------------------
     def _on_progress(self, calls: int, tokens: int) -> None:
@@ -131,10 +114,8 @@ class ForkRunner(QObject):
                 run = run_model if job.mode == "model" else run_resume
                 outcome = run(job, self.doc, self.provider, self.token, self.count)
         except BaseException as exc:  # noqa: BLE001 - every failure is reported
-            from loom_core.errors import LoadError
-
-            cause = exc.cause if isinstance(exc, LoadError) else str(exc) or type(exc).__name__
-            outcome = RunOutcome("failed", job.out if Path(job.out).is_file() else None, cause)
+            outcome = RunOutcome("failed", job.out if Path(job.out).is_file() else None,
+                                 failure_cause(exc))
         self._relay.done.emit(outcome)
 
     def count(self, entry: dict[str, Any]) -> None:

@@ -5,16 +5,17 @@ shown before anything is spent, and it is what the user starts; the run then
 goes through exactly those candidates. The run is one thread per heal, owned by
 its :class:`HealRunner`; the core :class:`~loom_core.heal.engine.Healer` starts its
 own candidate threads inside it and joins them before returning, so joining the
-runner's thread (``stop``) leaves no thread behind. ``Healer`` reports each
-candidate from those threads; the runner forwards a *snapshot* of it through a
-queued signal, so the GUI thread never reads a candidate while it is changing.
+runner's thread (``stop``, :class:`~.thread_runner.ThreadRunner`) leaves no thread
+behind; ``cancel`` stops queued candidates and asks running ones to stop (their
+branches are kept). ``Healer`` reports each candidate from those threads; the
+runner forwards a *snapshot* of it through a queued signal, so the GUI thread never
+reads a candidate while it is changing.
 """
 
 from __future__ import annotations
 
 import copy
 import os
-import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -27,7 +28,7 @@ from loom_core.heal.engine import Healer, HealOptions, HealResult
 from loom_core.providers import make_provider
 from loom_core.providers.base import CancelToken
 
-STOP_JOIN_S = 15.0  # an agent re-run gets SIGTERM, then SIGKILL after 5 s
+from .thread_runner import Relay, ThreadRunner, failure_cause
 
 
 @dataclass
@@ -158,17 +159,18 @@ def result_text(result: Any, path: str) -> str:
     return f"No repair passed ({result.check}); {result.tokens:,} tokens spent"
 
 
-class _Relay(QObject):
-    """Lives in the GUI thread; the heal's threads only emit (queued to the runner)."""
+class _Relay(Relay):
+    """``done`` plus each candidate's snapshot and a failure's words."""
 
     update = Signal(object)
-    done = Signal(object)
     error = Signal(str)
 
 
-class HealRunner(QObject):
+class HealRunner(ThreadRunner):
     """Runs one :class:`HealJob` in its own thread; see the module docstring."""
 
+    relay_type = _Relay
+    _relay: _Relay
     updated = Signal(object)  # a Candidate snapshot
     finished = Signal(object)  # HealResult
     failed = Signal(str)  # the heal could not run (provider, files...): one line
@@ -176,40 +178,18 @@ class HealRunner(QObject):
     def __init__(self, job: HealJob, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.job = job
-        self.token = CancelToken()
         self.result: HealResult | None = None
         self.error: str | None = None
-        self._relay = _Relay(self)
         self._relay.update.connect(self.updated)
-        self._relay.done.connect(self._on_done)
         self._relay.error.connect(self._on_error)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
 
     @property
     def ended(self) -> bool:
         """The outcome reached the GUI thread (``finished`` or ``failed`` was emitted)."""
         return self.result is not None or self.error is not None
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._work, daemon=True,
-                                        name=f"heal {Path(self.job.path).name}")
-        self._thread.start()
-
-    def cancel(self) -> None:
-        """Stop queued candidates and ask running ones to stop (their branches are kept)."""
-        self.token.cancel()
-
-    def stop(self, timeout: float = STOP_JOIN_S) -> bool:
-        """Cancel and wait (bounded) for the heal's thread; True when it ended."""
-        self.cancel()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            return not self._thread.is_alive()
-        return True
+    def thread_name(self) -> str:
+        return f"heal {Path(self.job.path).name}"
 
     # -- GUI thread ----------------------------------------------------------------------
     def _on_done(self, result: HealResult) -> None:
@@ -231,10 +211,7 @@ class HealRunner(QObject):
             healer.candidates = [replace(c, cancel=CancelToken()) for c in job.candidates]
             result = healer.run(job.findings)
         except BaseException as exc:  # noqa: BLE001 - every failure is reported
-            from loom_core.errors import LoadError
-
-            cause = exc.cause if isinstance(exc, LoadError) else str(exc) or type(exc).__name__
-            self._relay.error.emit(cause)  # the dialog names the file
+            self._relay.error.emit(failure_cause(exc))  # the dialog names the file
             return
         self._relay.done.emit(result)
 
