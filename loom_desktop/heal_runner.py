@@ -79,22 +79,14 @@ def plan_heal(doc: Any, path: str, findings: Sequence[Any] | None, options: Heal
 
 
 def _fork_facts(plan: HealPlan, doc: Any, path: str, seq: int) -> None:
-    """The recorded model, the provider that speaks like the run, and whether the agent
+    """The run settings are prefilled as the fork dialog's are (the same reading of the fork
+    point): the recorded model, the provider that speaks like the run, and whether the agent
     can be re-run (its workspace was recorded and its command is there) or why not."""
-    from loom_core.fork.agent_rerun import NOT_RECORDED, AgentRerunError, plan_agent_rerun
-    from loom_core.fork.edits import Edit
-    from loom_core.fork.point import fork_context
-    from loom_core.fork_cli import guess_provider
+    from .widgets.fork_work import read_fork_point
 
-    ctx = fork_context(doc, path, seq)
-    plan.recorded_model, plan.provider = ctx.model or "", guess_provider(ctx)
-    plan.why_no_agent = NOT_RECORDED
-    if getattr(doc.header, "workspace", None) is not None:
-        try:
-            agent = plan_agent_rerun(path, seq, Edit())
-            plan.workspace = (list(agent.argv), agent.cwd)
-        except (AgentRerunError, ValueError, OSError) as err:
-            plan.why_no_agent = str(err)
+    found = read_fork_point(doc, path, seq)
+    plan.recorded_model, plan.provider = found["ctx"].model or "", found["provider"]
+    plan.workspace, plan.why_no_agent = found["workspace"], found["why"]
 
 
 def provider_factory(name: str, model: str, base_url: str | None) -> Callable[[], Any]:
