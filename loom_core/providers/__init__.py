@@ -21,7 +21,7 @@ PROVIDERS: dict[str, str] = {
 }
 
 DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-sonnet-4-6",  # 4-5 reaches end-of-life on 2026-11-30 (SDK data)
     "openai": "gpt-4.1-mini",
     "openai-responses": "gpt-4.1-mini",
     "scripted": "scripted",
