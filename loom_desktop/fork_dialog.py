@@ -13,14 +13,13 @@ fork actions start it, so closing the dialog never stops a fork.
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGroupBox, QLabel, QListWidget,
-                               QListWidgetItem, QMessageBox, QPlainTextEdit, QSplitter,
-                               QTabWidget, QVBoxLayout, QWidget)
+                               QListWidgetItem, QPlainTextEdit, QSplitter, QTabWidget,
+                               QVBoxLayout, QWidget)
 
 from loom_core.fork.edits import Edit
 
@@ -228,23 +227,12 @@ class ForkDialog(QDialog):
                        s.model_text(), s.base_url_text(), s.max_turns.value(),
                        s.budget_tokens(), s.reason.text().strip(), self.gui_step)
 
-    def confirm_agent(self) -> bool:
-        """Ask before really running the recorded command (its tools act for real)."""
-        argv, cwd = self.settings.workspace or ([], "")
-        answer = QMessageBox.question(
-            self, "Run the agent again?",
-            f"The agent's command will really run, with its tools:\n\n  {shlex.join(argv)}\n"
-            f"  in {cwd}\n\nIts tools act for real (files, network); nothing is rewound. "
-            "Start the agent re-run?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
-
     def start(self) -> None:
         if self.draft is None:
             return
         job = self.job()
-        if job.mode == "agent" and not self.confirm_agent():
+        if job.mode == "agent" and not self.settings.confirm_agent(
+                "The agent's command will really run", "Start the agent re-run?"):
             return
         self.start_requested.emit(job)
         self.accept()

@@ -12,7 +12,6 @@ with a compare tab against the original, and can be saved as a regression trace.
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -209,7 +208,8 @@ class HealDialog(QDialog):
     def start(self) -> None:
         if self.plan is None or not self.validate():
             return
-        if self.settings.mode() == "agent" and not self.confirm_agent():
+        if self.settings.mode() == "agent" and not self.settings.confirm_agent(
+                "Each repair runs the agent's command again, for real", "Start the heal?"):
             return
         s = self.settings
         try:
@@ -230,18 +230,6 @@ class HealDialog(QDialog):
         self.result_label.setText(f"Running… branches go to {out_dir}")
         self.runner.start()
         self._update_buttons()
-
-    def confirm_agent(self) -> bool:
-        """Ask before really running the recorded command once per candidate."""
-        argv, cwd = self.settings.workspace or ([], "")
-        answer = QMessageBox.question(
-            self, "Run the agent again?",
-            f"Each repair runs the agent's command again, for real, with its tools:\n\n"
-            f"  {shlex.join(argv)}\n  in {cwd}\n\nIts tools act for real (files, network); "
-            "nothing is rewound. Start the heal?",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No)
-        return answer == QMessageBox.StandardButton.Yes
 
     def cancel_run(self) -> None:
         if self.runner is not None and not self.runner.ended:

@@ -12,7 +12,8 @@ from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QButtonGroup, QComboBox, QFormLayout, QHBoxLayout, QLabel,
-                               QLineEdit, QRadioButton, QSpinBox, QVBoxLayout, QWidget)
+                               QLineEdit, QMessageBox, QRadioButton, QSpinBox, QVBoxLayout,
+                               QWidget)
 
 from loom_core.providers import DEFAULT_MODELS, PROVIDERS
 
@@ -147,6 +148,18 @@ class RunSettings(QWidget):
         for w in (self.provider, self.base_url, self.model, self.max_turns, self.budget):
             w.setEnabled(not agent)
         self.changed.emit()
+
+    def confirm_agent(self, lead: str, question: str) -> bool:
+        """Ask before really running the recorded command: its tools act for real. ``lead``
+        says how it runs ("Each repair runs..."), ``question`` what Yes starts."""
+        argv, cwd = self.workspace or ([], "")
+        answer = QMessageBox.question(
+            self.window(), "Run the agent again?",
+            f"{lead}, with its tools:\n\n  {shlex.join(argv)}\n  in {cwd}\n\n"
+            f"Its tools act for real (files, network); nothing is rewound. {question}",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
 
     def set_availability(self, ok: bool, text: str) -> None:
         self.available.setText(("✓ " if ok else "✗ ") + text)
