@@ -11,22 +11,21 @@ with a compare tab against the original, and can be saved as a regression trace.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtWidgets import (QDialog, QFormLayout, QGroupBox, QHBoxLayout,
-                               QHeaderView, QLabel, QLineEdit, QMessageBox, QPushButton,
-                               QSpinBox, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QMessageBox, QPushButton,
+                               QVBoxLayout)
 
-from loom_core.heal.checks import CheckError, build_check
-from loom_core.heal.engine import HealOptions, save_regression
+from loom_core.heal.engine import HealOptions
 
 from . import heal_runner
-from .heal_runner import HealJob, HealPlan, HealRunner, out_dir_for, plan_heal, probe, result_text
-from .models.findings_model import CandidatesModel, gui_step
-from .widgets.fork_settings import BAD_STYLE, OK_STYLE, RunSettings
+from .heal_runner import (HealJob, HealPlan, HealRunner, out_dir_for, plan_heal, probe,
+                          save_winner)
+from .models.findings_model import gui_step
+from .widgets.heal_candidates import HealCandidates
+from .widgets.heal_setup import BudgetBox, CheckForm
 from .workers import Task
 
 DEBOUNCE_MS = 250
@@ -69,30 +68,12 @@ class HealDialog(QDialog):
             f"<b>Heal {Path(self.path).name}</b>: each repair redacts one item the doctor "
             "flagged and re-runs the run from the first model step that saw it; the "
             "first-ranked branch whose output passes the check wins."))
-        self.fields = {k: QLineEdit(placeholderText=p) for k, p in (
-            ("forbid", "text the output must not contain"),
-            ("require", "text the output must contain"),
-            ("regex", "a regular expression the output must match"),
-            ("function", "module:function returning true for a good output"))}
-        self.check_label = QLabel(wordWrap=True)
-        self.max_candidates = QSpinBox(minimum=1, maximum=100, value=5)
-        self.concurrency = QSpinBox(minimum=1, maximum=16, value=1)
-        self.settings = RunSettings()
-        self.settings.reason.setVisible(False)  # heal writes its own reason per repair
-        form = self.settings.layout().itemAt(0).layout()
-        if isinstance(form, QFormLayout):
-            form.setRowVisible(self.settings.reason, False)
-        self.model = CandidatesModel(self, lambda seq: gui_step(self.doc, self._timeline(), seq))
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setWordWrap(False)
-        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        for col, width in ((0, 150), (2, 62), (3, 70), (4, 80), (5, 55), (6, 80), (7, 58)):
-            self.table.setColumnWidth(col, width)
-        self.plan_label = QLabel("Planning: checking the context…", wordWrap=True)
-        self.result_label = QLabel(wordWrap=True)
-        self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.check_form = CheckForm()
+        self.fields, self.check_label = self.check_form.fields, self.check_form.label
+        self.budget = BudgetBox()
+        self.settings, self.max_candidates = self.budget.settings, self.budget.max_candidates
+        self.candidates = HealCandidates(lambda seq: gui_step(self.doc, self._timeline(), seq))
+        self.model, self.result_label = self.candidates.model, self.candidates.result_label
         self.start_btn = QPushButton("Start", enabled=False, default=True)
         self.cancel_btn = QPushButton("Cancel run", enabled=False)
         self.save_btn = QPushButton("Save as regression trace…", enabled=False)
@@ -100,28 +81,25 @@ class HealDialog(QDialog):
         self._place()
 
     def _place(self) -> None:
-        check = _form(QGroupBox("Check: the healed run's final output must…"), [
-            (k.capitalize(), e) for k, e in self.fields.items()] + [("", self.check_label)])
-        budget = QGroupBox("Budget and run")
-        QVBoxLayout(budget).addLayout(_form(None, [("Max candidates", self.max_candidates),
-                                                   ("Concurrency", self.concurrency)]))
-        budget.layout().addWidget(self.settings)
-        left = _column([check, budget, 1])
-        right = _column([QLabel("<b>Candidate repairs</b> (cheapest first)"), self.plan_label,
-                         (self.table, 1), self.result_label])
+        left = QVBoxLayout()
+        left.addWidget(self.check_form)
+        left.addWidget(self.budget)
+        left.addStretch(1)
         body = QHBoxLayout()
         body.addLayout(left, 4)
-        body.addLayout(right, 7)
+        body.addWidget(self.candidates, 7)
         buttons = QHBoxLayout()
         buttons.addWidget(self.save_btn)
         buttons.addStretch(1)
         for b in (self.start_btn, self.cancel_btn, self.close_btn):
             buttons.addWidget(b)
-        _column([self.header, (body, 1), buttons], self)
+        outer = QVBoxLayout(self)
+        outer.addWidget(self.header)
+        outer.addLayout(body, 1)
+        outer.addLayout(buttons)
 
     def _wire(self) -> None:
-        for edit in self.fields.values():
-            edit.textChanged.connect(lambda _t: self._debounce("check"))
+        self.check_form.edited.connect(lambda: self._debounce("check"))
         self.max_candidates.valueChanged.connect(lambda _v: self._debounce("plan"))
         self.settings.max_turns.valueChanged.connect(lambda _v: self._debounce("plan"))
         self.settings.changed.connect(lambda: self._debounce("probe"))
@@ -145,34 +123,20 @@ class HealDialog(QDialog):
     # -- the check, the plan, the provider ----------------------------------------------
     def validate(self) -> bool:
         """Build the check from the fields; its error (CheckError's words) is shown below them."""
-        text = {k: e.text().strip() for k, e in self.fields.items()}
-        try:
-            self.check = build_check(*([text[k]] if text[k] else [] for k in
-                                       ("forbid", "require", "regex", "function")))
-        except CheckError as err:
-            self.check = None
-            self.check_label.setText(f"✗ {err}")
-            self.check_label.setStyleSheet(BAD_STYLE)
-        else:
-            self.check_label.setText(f"✓ passes when the {self.check.label}")
-            self.check_label.setStyleSheet(OK_STYLE)
+        self.check = self.check_form.validate()
         self._update_buttons()
         return self.check is not None
 
     def replan(self) -> None:
         doc, path, findings = self.doc, self.path, self.findings
         options = self.options()
-        self.plan_label.setText("Planning: estimating each repair (nothing is spent)…")
+        self.candidates.show_planning()
         self._plan_task.start(lambda _c: plan_heal(doc, path, findings, options))
 
     def _on_plan(self, plan: HealPlan) -> None:
         first = self.plan is None
         self.plan, self.findings = plan, plan.findings
-        self.model.set_candidates(plan.candidates)
-        self.plan_label.setText(
-            f"{len(plan.candidates)} repair(s) planned from {len(plan.findings)} finding(s). "
-            "Nothing is spent before Start." if plan.candidates else
-            "No repair to try: the checkup found nothing to redact.")
+        self.candidates.show_plan(plan)
         if first:
             # prefilled like a fork of this run; its ``changed`` schedules the provider probe
             self.settings.set_context(plan.recorded_model, plan.provider, plan.workspace,
@@ -200,9 +164,7 @@ class HealDialog(QDialog):
                                  and self.result.winner is not None)
 
     def options(self) -> HealOptions:
-        s = self.settings
-        return HealOptions(s.max_turns.value(), self.max_candidates.value(), s.budget_tokens(),
-                           self.concurrency.value(), s.mode())
+        return self.budget.options()
 
     # -- running ------------------------------------------------------------------------
     def start(self) -> None:
@@ -221,37 +183,28 @@ class HealDialog(QDialog):
                       out_dir, self.options(), s.provider_name(), s.model_text(),
                       s.base_url_text())
         self.result = None
-        self.model.set_candidates(self.plan.candidates)
+        self.candidates.show_running(self.plan.candidates, out_dir)
         self.runner = HealRunner(job, self)
         self.runner.updated.connect(self.model.update)
         self.runner.finished.connect(self._on_finished)
         self.runner.failed.connect(self._on_failed)
-        self.result_label.setStyleSheet("")
-        self.result_label.setText(f"Running… branches go to {out_dir}")
         self.runner.start()
         self._update_buttons()
 
     def cancel_run(self) -> None:
         if self.runner is not None and not self.runner.ended:
-            self.result_label.setText("Cancelling…")
+            self.candidates.show_cancelling()
             self.runner.cancel()
 
     def _on_finished(self, result: Any) -> None:
         self.result = result
-        if result.status == "already_passes":
-            self.model.set_candidates([])  # nothing was tried: the plan's rows would say queued
-        for cand in result.candidates:
-            self.model.update(cand)
-        self.result_label.setText(result_text(result, self.path))
-        ok = result.status in ("healed", "already_passes")
-        self.result_label.setStyleSheet(OK_STYLE if ok else BAD_STYLE)
+        self.candidates.show_result(result, self.path)
         self._update_buttons()
         if result.winner is not None:
             self.open_winner(str(result.winner.path))
 
     def _on_failed(self, message: str) -> None:
-        self.result_label.setText(f"✗ {message}")
-        self.result_label.setStyleSheet(BAD_STYLE)
+        self.candidates.show_failure(message)
         self._update_buttons()
         self._report("Heal failed", f"Cannot heal {self.path}\n\n{message}")
 
@@ -271,12 +224,11 @@ class HealDialog(QDialog):
             return None
         winner = str(self.result.winner.path)
         try:
-            data = json.loads(Path(winner).read_text(encoding="utf-8"))
-            saved = save_regression(data, folder)
+            saved = save_winner(winner, folder)
         except (OSError, ValueError) as err:
             self._fail("Cannot save the regression trace", err, winner)
             return None
-        self.result_label.setText(self.result_label.text() + f"\nRegression trace: {saved}")
+        self.candidates.show_saved(saved)
         return saved
 
     # -- errors and closing ----------------------------------------------------------------
@@ -284,7 +236,7 @@ class HealDialog(QDialog):
         from loom_core.errors import LoadError
 
         cause = exc.cause if isinstance(exc, LoadError) else f"{type(exc).__name__}: {exc}"
-        self.plan_label.setText(f"✗ {cause}")
+        self.candidates.show_problem(cause)
         self._report(title, f"{title}: {path or self.path}\n\n{cause}")
 
     def _report(self, title: str, message: str) -> None:
@@ -307,24 +259,3 @@ class HealDialog(QDialog):
         self.shutdown()
         super().done(code)
 
-
-def _form(box: QGroupBox | None, rows: list[tuple[str, QWidget]]) -> Any:
-    """A form of ``rows`` (in ``box`` when given; returns the box, else the layout)."""
-    form = QFormLayout(box) if box is not None else QFormLayout()
-    for label, widget in rows:
-        form.addRow(label, widget)
-    return box if box is not None else form
-
-
-def _column(items: list[Any], parent: QWidget | None = None) -> QVBoxLayout:
-    """Widgets and layouts top to bottom; ``(item, stretch)`` pairs; a bare int is a stretch."""
-    lay = QVBoxLayout(parent) if parent is not None else QVBoxLayout()
-    for item in items:
-        item, stretch = item if isinstance(item, tuple) else (item, 0)
-        if isinstance(item, int):
-            lay.addStretch(item)
-        elif isinstance(item, QWidget):
-            lay.addWidget(item, stretch)
-        else:
-            lay.addLayout(item, stretch)
-    return lay

@@ -15,6 +15,7 @@ reads a candidate while it is changing.
 from __future__ import annotations
 
 import copy
+import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,7 +25,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from loom_core.heal.checks import Check
-from loom_core.heal.engine import Healer, HealOptions, HealResult
+from loom_core.heal.engine import Healer, HealOptions, HealResult, save_regression
 from loom_core.providers import make_provider
 from loom_core.providers.base import CancelToken
 
@@ -137,18 +138,11 @@ def probe(name: str, model: str, base_url: str | None) -> tuple[bool, str]:
         getattr(provider, "close", lambda: None)()
 
 
-def result_text(result: Any, path: str) -> str:
-    """The heal's outcome in one line."""
-    name = Path(path).name
-    if result.status == "already_passes":
-        return f"{name} already passes ({result.check}): nothing to heal"
-    if result.status == "healed":
-        return f"Healed by {result.winner.label}: {result.winner.path}"
-    if result.status == "no_repairs":
-        return f"No repair to try: the checkup found nothing to redact in {name}"
-    if result.status == "cancelled":
-        return f"Cancelled; {result.tokens:,} tokens spent"
-    return f"No repair passed ({result.check}); {result.tokens:,} tokens spent"
+def save_winner(winner: str, folder: str) -> str:
+    """The winning branch saved as a regression trace in ``folder`` (the engine names it
+    ``healed-<hash>.loom.json``); OSError or ValueError naming the cause when it cannot."""
+    data = json.loads(Path(winner).read_text(encoding="utf-8"))
+    return save_regression(data, folder)
 
 
 class _Relay(Relay):
