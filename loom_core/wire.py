@@ -83,7 +83,9 @@ def model_dialect(response: Any) -> str | None:
     return None
 
 
-def _decode_args(arguments: Any) -> dict[str, Any]:
+def decode_args(arguments: Any) -> dict[str, Any]:
+    """OpenAI ``arguments`` (a JSON string) as an object; undecodable -> ``{}`` (§1.4).
+    Responses and recorded requests (:mod:`.fork.requests`) decode them the same way."""
     if isinstance(arguments, dict):
         return arguments
     try:
@@ -97,7 +99,7 @@ def _responses_call(item: dict[str, Any]) -> dict[str, Any]:
     """A Responses API ``*_call`` output item as a loom tool_call (id = ``call_id``)."""
     kind = str(item.get("type") or "")
     if kind == "function_call":
-        args = _decode_args(item.get("arguments"))
+        args = decode_args(item.get("arguments"))
     elif isinstance(item.get("input"), str):  # custom_tool_call: free-form input
         args = {"input": item["input"]}
     else:  # local_shell_call & co: the action object is the input
@@ -131,7 +133,7 @@ def response_to_result(response: dict[str, Any]) -> dict[str, Any]:
         message = (choices[0] or {}).get("message") or {}
         text = message.get("content") if isinstance(message.get("content"), str) else ""
         calls = [{"id": c.get("id") or "", "name": (c.get("function") or {}).get("name") or "",
-                  "input": _decode_args((c.get("function") or {}).get("arguments"))}
+                  "input": decode_args((c.get("function") or {}).get("arguments"))}
                  for c in message.get("tool_calls") or [] if isinstance(c, dict)]
         usage = response.get("usage") or {}
         tokens = {"input_tokens": usage.get("prompt_tokens", 0) or 0,

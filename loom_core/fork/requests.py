@@ -9,11 +9,11 @@ thinking, documents) are dropped; text, tool calls and tool results are kept.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..providers.base import ToolSpec
+from ..wire import decode_args
 from .items import assistant_item, make_item
 
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -64,17 +64,6 @@ def _spec(name: Any, description: Any, schema: Any) -> ToolSpec:
                     schema if isinstance(schema, dict) else dict(_EMPTY_SCHEMA))
 
 
-def _decode_args(arguments: Any) -> dict[str, Any]:
-    """OpenAI ``arguments`` (a JSON string) as an object; undecodable -> ``{}`` (§1.4)."""
-    if isinstance(arguments, dict):
-        return arguments
-    try:
-        value = json.loads(arguments or "")
-    except (TypeError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 # -- Anthropic Messages ---------------------------------------------------------------
 
 def anthropic_context(req: dict[str, Any]) -> RequestContext:
@@ -119,7 +108,7 @@ def chat_context(req: dict[str, Any]) -> RequestContext:
             systems.append(_text(content))
         elif role == "assistant":
             calls = [{"id": c.get("id"), "name": (c.get("function") or {}).get("name"),
-                      "input": _decode_args((c.get("function") or {}).get("arguments"))}
+                      "input": decode_args((c.get("function") or {}).get("arguments"))}
                      for c in msg.get("tool_calls") or [] if isinstance(c, dict)]
             for c in calls:
                 ctx.names[str(c["id"] or "")] = str(c["name"] or "")
@@ -162,7 +151,7 @@ def _responses_item(ctx: RequestContext, item: dict[str, Any], systems: list[str
     kind, role = str(item.get("type") or "message"), item.get("role")
     if kind == "function_call":
         call = {"id": str(item.get("call_id") or ""), "name": str(item.get("name") or ""),
-                "input": _decode_args(item.get("arguments"))}
+                "input": decode_args(item.get("arguments"))}
         ctx.names[call["id"]] = call["name"]
         last = ctx.items[-1] if ctx.items else None
         if last is not None and last["role"] == "assistant":
