@@ -34,7 +34,7 @@ from ..core.forkmode.conftest import record_parent, responder
 from ..core.fork.scenarios import proxy_run, weather_run
 from ..core.proxy.fake_upstream import FakeUpstream, api_error
 from ..core.proxy.fake_wire import Reply
-from ..core.proxy.harness import ANTHROPIC_KEY, LoopThread
+from ..core.proxy.harness import ANTHROPIC_KEY, running_upstream
 
 FAKE_KEY = "sk-ant-fake-" + "0" * 20
 SEQ, STEP = 3, 4  # weather: the second model call is log seq 3, step-list row 4 (after the prompt)
@@ -370,14 +370,8 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
     """A fake Anthropic API on 127.0.0.1; a fake key in the environment."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
-    lt = LoopThread()
-    fake = FakeUpstream()
-    try:
-        lt.run(fake.start())
+    with running_upstream() as fake:
         yield fake
-    finally:
-        lt.run(fake.stop())
-        lt.close()
 
 
 def test_anthropic_provider_against_the_fake_upstream_and_its_errors(
@@ -591,15 +585,8 @@ def test_agent_mode_needs_a_workspace_and_a_confirmation(
 def agent_upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
     """The fork-mode tests' deterministic model (French when the note reaches it)."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
-    lt = LoopThread()
-    fake = FakeUpstream()
-    fake.responder = responder
-    try:
-        lt.run(fake.start())
+    with running_upstream(responder) as fake:
         yield fake
-    finally:
-        lt.run(fake.stop())
-        lt.close()
 
 
 def test_agent_rerun_runs_the_recorded_agent_into_a_branch_tab(

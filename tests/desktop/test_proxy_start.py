@@ -21,7 +21,7 @@ from loom_desktop.main_window import MainWindow
 from loom_desktop.proxy_launcher import ProxySpec, proxies_dir
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
-from tests.core.proxy.harness import LoopThread
+from tests.core.proxy.harness import running_upstream
 
 
 @pytest.fixture
@@ -34,14 +34,8 @@ def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def upstream() -> Iterator[FakeUpstream]:
-    lt = LoopThread()
-    up = FakeUpstream()
-    lt.run(up.start())
-    try:
+    with running_upstream() as up:
         yield up
-    finally:
-        lt.run(up.stop())
-        lt.close()
 
 
 def test_preview_runs_the_shield_engine() -> None:

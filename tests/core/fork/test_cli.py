@@ -12,7 +12,7 @@ import pytest
 from ..clis import core
 from ..proxy.fake_upstream import FakeUpstream, api_error
 from ..proxy.fake_wire import Reply
-from ..proxy.harness import LoopThread
+from ..proxy.harness import running_upstream
 from .checks import kinds, loom_ok, read, tail_of
 
 NOTE = "Only Oslo matters."
@@ -120,15 +120,8 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_OPENAI)
     for var in ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
-    lt = LoopThread()
-    fake = FakeUpstream()
-    fake.responder = oslo_model
-    try:
-        lt.run(fake.start())
+    with running_upstream(oslo_model) as fake:
         yield fake
-    finally:
-        lt.run(fake.stop())
-        lt.close()
 
 
 @pytest.mark.parametrize("provider, suffix, model, key", [

@@ -20,7 +20,7 @@ import pytest
 
 from ..proxy.fake_upstream import FakeUpstream
 from ..proxy.fake_wire import Reply
-from ..proxy.harness import ANTHROPIC_KEY, OPENAI_KEY, LoopThread
+from ..proxy.harness import ANTHROPIC_KEY, OPENAI_KEY, running_upstream
 
 AGENT = Path(__file__).with_name("agent.py")
 NOTE = "Answer in French."
@@ -71,15 +71,8 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def upstream() -> Iterator[FakeUpstream]:
-    lt = LoopThread()
-    fake = FakeUpstream()
-    fake.responder = responder
-    try:
-        lt.run(fake.start())
+    with running_upstream(responder) as fake:
         yield fake
-    finally:
-        lt.run(fake.stop())
-        lt.close()
 
 
 def record_parent(tmp: Path, upstream: FakeUpstream, dialect: str = "anthropic",

@@ -19,7 +19,7 @@ from loom_core.providers.scripted import ScriptedProvider
 from ..clis import core
 from ..fork.checks import loom_ok, read
 from ..proxy.fake_upstream import FakeUpstream
-from ..proxy.harness import LoopThread
+from ..proxy.harness import running_upstream
 from .scenario import BAD, GOOD, falls_for_poison, poisoned_run, responder
 
 FAKE_KEY = "sk-ant-fake-" + "7" * 20
@@ -32,15 +32,8 @@ def parent(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def upstream() -> Iterator[FakeUpstream]:
-    lt = LoopThread()
-    up = FakeUpstream()
-    up.responder = responder
-    lt.run(up.start())
-    try:
+    with running_upstream(responder) as up:
         yield up
-    finally:
-        lt.run(up.stop())
-        lt.close()
 
 
 def scripted_model() -> ScriptedProvider:

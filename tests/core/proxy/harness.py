@@ -12,9 +12,10 @@ import asyncio
 import json
 import threading
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Coroutine, TypeVar
+from typing import Any, Callable, Coroutine, Iterator, TypeVar
 
 import anthropic
 import openai
@@ -25,6 +26,7 @@ from loom_core.proxy.runner import RunningProxy, start_proxy
 
 from ..clis import loom
 from .fake_upstream import FakeUpstream
+from .fake_wire import Reply
 
 T = TypeVar("T")
 ANTHROPIC_KEY = "sk-ant-api03-" + "K3yF0rT3sts" * 4
@@ -49,6 +51,24 @@ class LoopThread:
         self.thread.join(5)
         assert not self.thread.is_alive(), "test loop did not stop"
         self.loop.close()
+
+
+@contextmanager
+def running_upstream(responder: Callable[[str, dict[str, Any]], Reply] | None = None
+                     ) -> Iterator[FakeUpstream]:
+    """A fake model API on 127.0.0.1, on its own loop thread; both stopped on exit.
+    ``responder`` answers every unscripted call (a deterministic model)."""
+    lt = LoopThread()
+    fake = FakeUpstream()
+    fake.responder = responder
+    try:
+        lt.run(fake.start())
+        yield fake
+    finally:
+        try:
+            lt.run(fake.stop())
+        finally:
+            lt.close()
 
 
 @dataclass

@@ -11,6 +11,7 @@ import json
 import signal
 import socket
 from pathlib import Path
+from typing import Iterator
 
 import anthropic
 import openai
@@ -23,22 +24,17 @@ from loom_core.proxy.sidecar import read_sidecar
 from ..clis import core
 from .fake_upstream import FakeUpstream
 from .fake_wire import Reply
-from .harness import ANTHROPIC_KEY, OPENAI_KEY, LoopThread, Rig, grep_keys, loom_accepts, start_rig
+from .harness import (ANTHROPIC_KEY, OPENAI_KEY, Rig, grep_keys, loom_accepts, running_upstream,
+                      start_rig)
 from .procs import ProxyProcess, wait_for
 
 HI = [{"role": "user", "content": "hi"}]
 
 
 @pytest.fixture
-def upstream() -> FakeUpstream:  # type: ignore[misc]
-    lt = LoopThread()
-    fake = FakeUpstream()
-    try:
-        lt.run(fake.start())
+def upstream() -> Iterator[FakeUpstream]:
+    with running_upstream() as fake:
         yield fake
-    finally:
-        lt.run(fake.stop())
-        lt.close()
 
 
 def clients(url: str) -> tuple[anthropic.Anthropic, openai.OpenAI]:
