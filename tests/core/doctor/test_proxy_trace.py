@@ -7,15 +7,11 @@ work on them too, and the harness findings must still match ``loom doctor``.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Iterator
-
-import pytest
-
 from loom_core.doctor import ERROR_LOOP, STALE, checkup_path
 
+from ..proxy.conftest import rig  # noqa: F401 - the proxy tests' fixture
 from ..proxy.fake_wire import Reply
-from ..proxy.harness import Rig, start_rig
+from ..proxy.harness import Rig, anthropic_agent
 from .test_loom_doctor import assert_same_as_loom_doctor
 
 TOOLS = [{"name": n, "description": d, "input_schema": {"type": "object", "properties": {
@@ -26,15 +22,6 @@ RESULTS = {"t1": "replicas: 2", "t2": "ERROR: QuotaError: no capacity",
            "t5": "replicas: 3"}
 
 
-@pytest.fixture
-def rig(tmp_path: Path) -> Iterator[Rig]:
-    r = start_rig(tmp_path)
-    try:
-        yield r
-    finally:
-        r.close()
-
-
 def run_agent(rig: Rig) -> None:
     """A tool loop with the real client: read, deploy failing three times, read again."""
     rig.upstream.script(
@@ -43,20 +30,8 @@ def run_agent(rig: Rig) -> None:
           for n in (2, 3, 4)],
         Reply(calls=[("t5", "read_file", {"path": "app.yaml"})], usage=(300, 5)),
         Reply(text="Deploy keeps failing on quota.", usage=(400, 9)))
-    client = rig.anthropic()
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "Deploy the app."}]
-    for _ in range(8):  # bounded: the script has six turns
-        message = client.messages.create(model="claude-test", max_tokens=128, system="Ops.",
-                                         tools=TOOLS, messages=messages)
-        calls = [b for b in message.content if b.type == "tool_use"]
-        if not calls:
-            return
-        messages.append({"role": "assistant",
-                         "content": [b.model_dump(exclude_none=True) for b in message.content]})
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": c.id, "content": RESULTS[c.id]}
-            for c in calls]})
-    raise AssertionError("agent did not finish")
+    anthropic_agent(rig.anthropic(), [{"role": "user", "content": "Deploy the app."}], RESULTS,
+                    8, model="claude-test", max_tokens=128, system="Ops.", tools=TOOLS)
 
 
 def test_loops_and_staleness_in_a_proxy_recording(rig: Rig) -> None:

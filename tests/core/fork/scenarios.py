@@ -17,7 +17,7 @@ from loom import Agent, tool
 
 from ..harness_runs import call, reply, scripted
 from ..proxy.fake_wire import Reply
-from ..proxy.harness import start_rig
+from ..proxy.harness import anthropic_agent, start_rig
 
 # -- harness parents ---------------------------------------------------------------------
 
@@ -99,23 +99,12 @@ class ProxyParent:
 
 
 def _anthropic_loop(rig: Any) -> None:
-    client = rig.anthropic()
     messages: list[dict[str, Any]] = [{"role": "user", "content": [
         {"type": "text", "text": "<system-reminder>cwd is /tmp</system-reminder>"},
         {"type": "text", "text": "Weather in Paris and Tokyo?"}]}]
-    for _ in range(4):
-        msg = client.messages.create(model="claude-sonnet-4-6", max_tokens=300, system=SYSTEM,
-                                     tools=A_TOOLS, messages=messages,
-                                     extra_body={"temperature": 0.5})
-        calls = [b for b in msg.content if b.type == "tool_use"]
-        if not calls:
-            return
-        messages.append({"role": "assistant",
-                         "content": [b.model_dump(exclude_none=True) for b in msg.content]})
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": c.id, "content": RESULTS[c.id]}
-            for c in calls]})
-    raise AssertionError("agent did not finish")
+    anthropic_agent(rig.anthropic(), messages, RESULTS, 4, model="claude-sonnet-4-6",
+                    max_tokens=300, system=SYSTEM, tools=A_TOOLS,
+                    extra_body={"temperature": 0.5})
 
 
 def _chat_loop(rig: Any) -> None:

@@ -12,8 +12,5 @@ from .harness import Rig, start_rig
 
 @pytest.fixture
 def rig(tmp_path: Path) -> Iterator[Rig]:
-    r = start_rig(tmp_path)
-    try:
+    with start_rig(tmp_path) as r:
         yield r
-    finally:
-        r.close()

@@ -106,6 +106,12 @@ class Rig:
         finally:
             self.lt.close()
 
+    def __enter__(self) -> "Rig":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
 
 def start_rig(tmp: Path, screen: Any = None, **overrides: Any) -> Rig:
     """Fake upstream + proxy (free port, fast background saves) on a new loop thread;
@@ -139,6 +145,24 @@ def loom_accepts(path: Path) -> Run:
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout.strip() == run.output.strip()
     return run
+
+
+def anthropic_agent(client: anthropic.Anthropic, messages: list[dict[str, Any]],
+                    results: dict[str, str], turns: int, **create: Any) -> None:
+    """A tool loop as an agent runs it with the real client: each tool call is answered
+    from ``results`` (by id) until a reply calls no tool; more than ``turns`` replies
+    fail the test. ``create`` is passed to ``messages.create``."""
+    for _ in range(turns):
+        message = client.messages.create(messages=messages, **create)
+        calls = [b for b in message.content if b.type == "tool_use"]
+        if not calls:
+            return
+        messages.append({"role": "assistant",
+                         "content": [b.model_dump(exclude_none=True) for b in message.content]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": c.id, "content": results[c.id]}
+            for c in calls]})
+    raise AssertionError("agent did not finish")
 
 
 def model_results(trace: dict[str, Any]) -> list[dict[str, Any]]:

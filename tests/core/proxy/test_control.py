@@ -52,11 +52,8 @@ def shielded(tmp: Path, timeout: float = 15.0) -> Rig:
 
 @pytest.fixture
 def rig(tmp_path: Path) -> Iterator[Rig]:
-    r = shielded(tmp_path)
-    try:
+    with shielded(tmp_path) as r:
         yield r
-    finally:
-        r.close()
 
 
 def agent_call(rig: Rig, pool: ThreadPoolExecutor, stream: bool = False,

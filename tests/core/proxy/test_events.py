@@ -90,6 +90,13 @@ def subscribers() -> Iterator[list[Subscriber]]:
         sub.stop()
 
 
+def subscribe(rig: Rig, subscribers: list[Subscriber]) -> Subscriber:
+    """A reader of ``rig``'s event stream, kept in ``subscribers`` so teardown stops it."""
+    sub = Subscriber(rig.proxy.port)
+    subscribers.append(sub)
+    return sub
+
+
 def ask(rig: Rig, pool: ThreadPoolExecutor, timeout: float = WAIT, **extra: Any) -> Future[Any]:
     client = rig.anthropic().with_options(timeout=timeout)
     return pool.submit(lambda: client.messages.create(
@@ -99,10 +106,8 @@ def ask(rig: Rig, pool: ThreadPoolExecutor, timeout: float = WAIT, **extra: Any)
 
 def test_hello_pending_decided_exchange_in_order(tmp_path: Path, pool: ThreadPoolExecutor,
                                                  subscribers: list[Subscriber]) -> None:
-    rig = shielded(tmp_path, confirm=["deploy*"])
-    try:
-        first = Subscriber(rig.proxy.port)
-        subscribers.append(first)
+    with shielded(tmp_path, confirm=["deploy*"]) as rig:
+        first = subscribe(rig, subscribers)
         hello = first.next("hello")
         assert (hello["proxy"], hello["shield"], hello["pending"]) == ("loom_core", True, [])
         rig.upstream.script(Reply(text="Deploying.", calls=[("t1", "deploy", {"env": "prod"})]))
@@ -112,8 +117,7 @@ def test_hello_pending_decided_exchange_in_order(tmp_path: Path, pool: ThreadPoo
         assert list(held) == ["id", "tool", "input", "rule", "age_s"]  # /pending's object
         assert [(c["id"], c["tool"], c["input"]) for c in listed] == [
             (held["id"], "deploy", {"env": "prod"})]
-        late = Subscriber(rig.proxy.port)  # a second subscriber learns of it in its hello
-        subscribers.append(late)
+        late = subscribe(rig, subscribers)  # a second subscriber learns of it in its hello
         assert [p["id"] for p in late.next("hello")["pending"]] == [held["id"]]
         assert not answer.done()
         ControlClient(rig.proxy.port).decide(held["id"], True, by="alice")
@@ -132,16 +136,12 @@ def test_hello_pending_decided_exchange_in_order(tmp_path: Path, pool: ThreadPoo
         assert [e["event"] for e in first.seen] == ["hello", "pending", "decided", "exchange"]
         first.thread.join(WAIT)  # the proxy stopped: the stream ended cleanly
         assert first.ended == "closed" and late.ended == "closed"
-    finally:
-        rig.close()
 
 
 def test_deny_reason_timeout_and_client_gone(tmp_path: Path, pool: ThreadPoolExecutor,
                                              subscribers: list[Subscriber]) -> None:
-    rig = shielded(tmp_path, confirm=["deploy*"])
-    try:
-        sub = Subscriber(rig.proxy.port)
-        subscribers.append(sub)
+    with shielded(tmp_path, confirm=["deploy*"]) as rig:
+        sub = subscribe(rig, subscribers)
         sub.next("hello")
         rig.upstream.script(Reply(text="", calls=[("t1", "deploy", {"env": "prod"})]))
         answer = ask(rig, pool)
@@ -162,16 +162,12 @@ def test_deny_reason_timeout_and_client_gone(tmp_path: Path, pool: ThreadPoolExe
         assert (decided["id"], decided["decision"], decided["shield_event"]) == (
             held["id"], "client-gone", None)
         assert ControlClient(rig.proxy.port).pending() == []
-    finally:
-        rig.close()
 
 
 def test_timeout_is_decided(tmp_path: Path, pool: ThreadPoolExecutor,
                             subscribers: list[Subscriber]) -> None:
-    rig = shielded(tmp_path, confirm=["deploy*"], confirm_timeout=0.3)
-    try:
-        sub = Subscriber(rig.proxy.port)
-        subscribers.append(sub)
+    with shielded(tmp_path, confirm=["deploy*"], confirm_timeout=0.3) as rig:
+        sub = subscribe(rig, subscribers)
         sub.next("hello")
         rig.upstream.script(Reply(text="", calls=[("t1", "deploy", {"env": "prod"})]))
         ask(rig, pool).result(WAIT)
@@ -179,8 +175,6 @@ def test_timeout_is_decided(tmp_path: Path, pool: ThreadPoolExecutor,
         decided = sub.next("decided")
         assert (decided["decision"], decided["via"]) == ("timeout", "timeout")
         assert decided["shield_event"]["via"] == "timeout"
-    finally:
-        rig.close()
 
 
 def _raw_get(port: int, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
@@ -197,8 +191,7 @@ def _raw_get(port: int, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
 
 
 def test_token_and_host_are_checked(tmp_path: Path) -> None:
-    rig = shielded(tmp_path, confirm=["deploy*"])
-    try:
+    with shielded(tmp_path, confirm=["deploy*"]) as rig:
         port = rig.proxy.port
         token = ControlClient(port).token or ""
         assert _raw_get(port, {}) == (403, {"error": "missing or wrong x-loom-token header"})
@@ -208,18 +201,14 @@ def test_token_and_host_are_checked(tmp_path: Path) -> None:
         with pytest.raises(NoEventStream) as refused:
             next(ControlClient(port, token="wrong").events())
         assert refused.value.status == 403
-    finally:
-        rig.close()
 
 
 def test_without_a_shield_exchanges_stream_to_loopback(
         tmp_path: Path, subscribers: list[Subscriber]) -> None:
-    rig = start_rig(tmp_path)
-    try:
+    with start_rig(tmp_path) as rig:
         status, body = _raw_get(rig.proxy.port, {"Host": "attacker.test"})
         assert status == 403 and "loopback" in body["error"]
-        sub = Subscriber(rig.proxy.port)
-        subscribers.append(sub)
+        sub = subscribe(rig, subscribers)
         assert sub.next("hello")["shield"] is False
         rig.upstream.script(Reply(text="hi"))
         rig.openai().chat.completions.create(model="gpt-fake", messages=[
@@ -227,17 +216,13 @@ def test_without_a_shield_exchanges_stream_to_loopback(
         exchange = sub.next("exchange")
         assert (exchange["dialect"], exchange["model"], exchange["shield_events"]) == (
             "openai", "gpt-fake", [])
-    finally:
-        rig.close()
 
 
 def test_keep_alive_comments_while_quiet(tmp_path: Path,
                                          subscribers: list[Subscriber]) -> None:
-    rig = start_rig(tmp_path)
-    rig.proxy.server.events.keepalive = 0.05
-    try:
-        sub = Subscriber(rig.proxy.port)  # comments are skipped by the client...
-        subscribers.append(sub)
+    with start_rig(tmp_path) as rig:
+        rig.proxy.server.events.keepalive = 0.05
+        sub = subscribe(rig, subscribers)  # comments are skipped by the client...
         sub.next("hello")
         with socket.create_connection(("127.0.0.1", rig.proxy.port), timeout=WAIT) as raw:
             raw.sendall(b"GET /loom/events HTTP/1.0\r\n\r\n")
@@ -252,8 +237,6 @@ def test_keep_alive_comments_while_quiet(tmp_path: Path,
         rig.anthropic().messages.create(model="fake-1", max_tokens=8,
                                         messages=[{"role": "user", "content": "x"}])
         assert sub.next("exchange")["n"] == 0
-    finally:
-        rig.close()
 
 
 def test_a_subscriber_that_never_reads_is_dropped(tmp_path: Path,
@@ -261,8 +244,7 @@ def test_a_subscriber_that_never_reads_is_dropped(tmp_path: Path,
     rig = shielded(tmp_path, deny=["bulk*"])
     hub = rig.proxy.server.events
     token = ControlClient(rig.proxy.port).token or ""
-    healthy = Subscriber(rig.proxy.port)  # a reader with the default queue
-    subscribers.append(healthy)
+    healthy = subscribe(rig, subscribers)  # a reader with the default queue
     healthy.next("hello")
     hub.queue_size = 4  # subscribers from here on
     stuck = socket.socket()
@@ -288,8 +270,7 @@ def test_a_subscriber_that_never_reads_is_dropped(tmp_path: Path,
 
 
 def test_cancel_ends_the_stream_and_a_plain_server_has_none(tmp_path: Path) -> None:
-    rig = start_rig(tmp_path)
-    try:
+    with start_rig(tmp_path) as rig:
         sub = Subscriber(rig.proxy.port)
         sub.next("hello")
         sub.stop()  # cancelled: the reader returns within a poll
@@ -298,5 +279,3 @@ def test_cancel_ends_the_stream_and_a_plain_server_has_none(tmp_path: Path) -> N
         with pytest.raises(NoEventStream) as answer:  # loom-harness forwards it: a 404
             next(ControlClient(upstream_port, token="t").events())
         assert answer.value.status == 404
-    finally:
-        rig.close()
