@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +11,14 @@ from loom import Run
 from loom_core.loader import load
 from loom_core.trace import checksum_state
 
-from ..clis import core, loom
+from ..clis import core
+from ..proxy.harness import loom_verifies
 
 
 def loom_ok(path: Path) -> Run:
     """``Run.load`` without a warning, ``loom trace verify``, ``loom timeline``; our loader
     and ``summary`` too."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        run = Run.load(str(path))
-    verify = loom("trace", "verify", path)
-    assert verify.returncode == 0, verify.stdout + verify.stderr
-    shown = loom("timeline", path)
-    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    run = loom_verifies(path)
     doc = load(path)
     assert doc.warnings == () and checksum_state(doc) == "valid"
     summary = core("summary", path)

@@ -132,7 +132,7 @@ def start_rig(tmp: Path, screen: Any = None, **overrides: Any) -> Rig:
     return Rig(lt, upstream, proxy, tmp)
 
 
-def loom_accepts(path: Path) -> Run:
+def loom_verifies(path: Path) -> Run:
     """loom-harness's checks: ``Run.load`` without warnings, ``trace verify``, ``timeline``."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -141,6 +141,12 @@ def loom_accepts(path: Path) -> Run:
     assert verify.returncode == 0, verify.stdout + verify.stderr
     shown = loom("timeline", path)
     assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    return run
+
+
+def loom_accepts(path: Path) -> Run:
+    """:func:`loom_verifies`, and ``loom replay`` prints the run's output."""
+    run = loom_verifies(path)
     replayed = loom("replay", path)
     assert replayed.returncode == 0, replayed.stderr
     assert replayed.stdout.strip() == run.output.strip()
