@@ -76,21 +76,16 @@ class ForkRunner(ThreadRunner):
     _relay: _Relay
     progressed = Signal(int, int)  # live model calls, tokens so far (this run)
     output_line = Signal(str)  # an agent re-run's output
-    finished = Signal(object)  # RunOutcome
+    outcome: RunOutcome | None  # ``finished(RunOutcome)`` keeps it here
 
     def __init__(self, job: ForkJob, doc: Any = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.job = job
         self.doc = doc  # the parent Document when a tab has it (saves a reload)
-        self.outcome: RunOutcome | None = None
         self.live_calls = self.tokens = 0  # as last reported to the GUI thread
         self._calls = self._tokens = 0  # counted on the run's thread
         self._relay.progress.connect(self._on_progress)
         self._relay.line.connect(self.output_line)
-
-    @property
-    def ended(self) -> bool:
-        return self.outcome is not None
 
     def thread_name(self) -> str:
         return f"fork {Path(self.job.out).name}"
@@ -99,10 +94,6 @@ class ForkRunner(ThreadRunner):
     def _on_progress(self, calls: int, tokens: int) -> None:
         self.live_calls, self.tokens = calls, tokens
         self.progressed.emit(calls, tokens)
-
-    def _on_done(self, outcome: RunOutcome) -> None:
-        self.outcome = outcome
-        self.finished.emit(outcome)
 
     # -- the run's thread ------------------------------------------------------------------
     def _work(self) -> None:

@@ -158,13 +158,12 @@ class HealRunner(ThreadRunner):
     relay_type = _Relay
     _relay: _Relay
     updated = Signal(object)  # a Candidate snapshot
-    finished = Signal(object)  # HealResult
+    outcome: HealResult | None  # ``finished(HealResult)`` keeps it here
     failed = Signal(str)  # the heal could not run (provider, files...): one line
 
     def __init__(self, job: HealJob, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.job = job
-        self.result: HealResult | None = None
         self.error: str | None = None
         self._relay.update.connect(self.updated)
         self._relay.error.connect(self._on_error)
@@ -172,16 +171,12 @@ class HealRunner(ThreadRunner):
     @property
     def ended(self) -> bool:
         """The outcome reached the GUI thread (``finished`` or ``failed`` was emitted)."""
-        return self.result is not None or self.error is not None
+        return self.outcome is not None or self.error is not None
 
     def thread_name(self) -> str:
         return f"heal {Path(self.job.path).name}"
 
     # -- GUI thread ----------------------------------------------------------------------
-    def _on_done(self, result: HealResult) -> None:
-        self.result = result
-        self.finished.emit(result)
-
     def _on_error(self, message: str) -> None:
         self.error = message
         self.failed.emit(message)

@@ -8,14 +8,15 @@ the GUI thread, so the runner's slots (and everything connected to its signals)
 run there, never on the worker thread.
 
 A subclass sets ``relay_type`` (a :class:`Relay` with its extra signals), names its
-thread, does the work in :meth:`_work` (ending with ``self._relay.done.emit(...)``
-or its own failure signal) and says in :attr:`ended` when the outcome reached the
-GUI thread.
+thread and does the work in :meth:`_work`, ending with ``self._relay.done.emit(outcome)``
+(kept as ``outcome``, announced by ``finished``) or its own failure signal (then it
+widens :attr:`ended`).
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -42,18 +43,20 @@ class ThreadRunner(QObject):
     """Owns one worker thread and its :class:`CancelToken`; see the module docstring."""
 
     relay_type: type[Relay] = Relay
+    finished = Signal(object)  # the outcome, on the GUI thread
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.token = CancelToken()
+        self.outcome: Any = None
         self._relay = self.relay_type(self)
         self._relay.done.connect(self._on_done)
         self._thread: threading.Thread | None = None
 
     @property
     def ended(self) -> bool:
-        """The outcome reached the GUI thread (subclasses say how they keep it)."""
-        raise NotImplementedError
+        """The outcome reached the GUI thread."""
+        return self.outcome is not None
 
     @property
     def running(self) -> bool:
@@ -82,7 +85,8 @@ class ThreadRunner(QObject):
 
     def _on_done(self, outcome: object) -> None:
         """GUI thread: keep the outcome and announce it."""
-        raise NotImplementedError
+        self.outcome = outcome
+        self.finished.emit(outcome)
 
     def _work(self) -> None:
         """The run's thread: do the work, then emit the outcome through the relay."""
