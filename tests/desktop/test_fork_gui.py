@@ -411,17 +411,24 @@ def test_anthropic_provider_against_the_fake_upstream_and_its_errors(
     assert "provider error" in failed.findChild(BranchBar).title.text()
 
 
-def test_cancel_stops_the_run_and_keeps_the_partial_branch(
-        qtbot, window: MainWindow, open_and_wait, weather: Path, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, gate: threading.Event) -> None:
+def held_run(qtbot, window: MainWindow, parent: DocumentView,
+             monkeypatch: pytest.MonkeyPatch, gate: threading.Event) -> Any:
+    """A scripted fork of ``parent`` streaming into its branch tab, held by ``gate`` at its
+    second model call (the first asked for Paris); returns the run's ForkRunner."""
     use_provider(monkeypatch, paris_then(gate))
-    dialog = open_dialog(qtbot, window, open_and_wait(window, weather))
+    dialog = open_dialog(qtbot, window, parent)
     dialog.settings.provider.setCurrentIndex(dialog.settings.provider.findData("scripted"))
     wait_estimate(qtbot, dialog, lambda plan: plan.provider == "scripted")
     start(dialog)
     qtbot.waitUntil(lambda: tab_titled(window, "● " + TITLE) is not None
                     and tab_titled(window, "● " + TITLE).session.count >= 7, timeout=20_000)
-    runner = window.forks.tabs.runners[0]
+    return window.forks.tabs.runners[0]
+
+
+def test_cancel_stops_the_run_and_keeps_the_partial_branch(
+        qtbot, window: MainWindow, open_and_wait, weather: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, gate: threading.Event) -> None:
+    runner = held_run(qtbot, window, open_and_wait(window, weather), monkeypatch, gate)
     tab_titled(window, "● " + TITLE).findChild(BranchBar).cancel_btn.click()
     assert runner.token.cancelled
     gate.set()  # the scripted model "answers"; the cancelled run drops the answer
@@ -443,14 +450,7 @@ def test_cancel_stops_the_run_and_keeps_the_partial_branch(
 def test_closing_a_running_branch_tab_cancels_it(
         qtbot, window: MainWindow, open_and_wait, weather: Path,
         monkeypatch: pytest.MonkeyPatch, gate: threading.Event) -> None:
-    use_provider(monkeypatch, paris_then(gate))
-    dialog = open_dialog(qtbot, window, open_and_wait(window, weather))
-    dialog.settings.provider.setCurrentIndex(dialog.settings.provider.findData("scripted"))
-    wait_estimate(qtbot, dialog, lambda plan: plan.provider == "scripted")
-    start(dialog)
-    qtbot.waitUntil(lambda: tab_titled(window, "● " + TITLE) is not None
-                    and tab_titled(window, "● " + TITLE).session.count >= 7, timeout=20_000)
-    runner = window.forks.tabs.runners[0]
+    runner = held_run(qtbot, window, open_and_wait(window, weather), monkeypatch, gate)
     window.close_tab(window.tabs.indexOf(tab_titled(window, "● " + TITLE)))
     qtbot.waitUntil(lambda: runner.token.cancelled, timeout=5000)
     gate.set()
