@@ -76,7 +76,8 @@ class MainWindow(QMainWindow):
         view = self.menuBar().addMenu("&View")
         self._action(view, "&Filter Steps", self._focus_filter, QKeySequence.StandardKey.Find)
         self._action(view, "Play / Pause", lambda: self._with_doc(DocumentView.toggle_play))
-        self._action(self._run_menu(), "&Compare…", self.compare_dialog, "Ctrl+Shift+D")
+        self.run_menu = self.menuBar().addMenu("&Run")
+        self._action(self.run_menu, "&Compare…", self.compare_dialog, "Ctrl+Shift+D")
         self._fork_menu()
         self._doctor_menu(view)
         help_menu = self.menuBar().addMenu("&Help")
@@ -84,34 +85,19 @@ class MainWindow(QMainWindow):
         self._action(help_menu, "&Keyboard Shortcuts", lambda: show_shortcuts(self), "?")
         self._action(help_menu, "&About Loom Desktop", lambda: show_about(self, __version__))
 
-    def _run_menu(self):
-        """The Run menu (compare, fork, doctor…): created once, placed before Help."""
-        menu = getattr(self, "_run_menu_", None)
-        if menu is None:
-            from PySide6.QtWidgets import QMenu
-
-            menu = self._run_menu_ = QMenu("&Run", self)
-            bar = self.menuBar()
-            help_action = next((a for a in bar.actions() if a.text() == "&Help"), None)
-            if help_action is not None:
-                bar.insertMenu(help_action, menu)
-            else:
-                bar.addMenu(menu)
-        return menu
-
     def _fork_menu(self) -> None:
         """Run ▸ Fork from Here… (F), step context menus and branch ⟷ parent links."""
         from .widgets.fork_actions import ForkActions
 
         self.forks = ForkActions(self)
-        self.forks.install_menu(self._run_menu())
+        self.forks.install_menu(self.run_menu)
 
     def _doctor_menu(self, view_menu) -> None:
         """View ▸ Doctor (Ctrl+Shift+K): the checkup panel; Run ▸ Heal…: the heal dialog."""
         from .widgets.doctor_panel import DoctorPanel
 
         self.doctor = DoctorPanel(self)
-        self.doctor.install(view_menu, self._run_menu())
+        self.doctor.install(view_menu, self.run_menu)
 
     def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
         action = QAction(text, self)

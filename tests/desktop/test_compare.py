@@ -230,8 +230,7 @@ def test_dialog_with_one_run_waits_for_a_second(qtbot, window: MainWindow, open_
 def test_run_menu_has_compare_before_help(window: MainWindow) -> None:
     titles = [a.text() for a in window.menuBar().actions()]
     assert titles.index("&Run") == titles.index("&Help") - 1
-    assert window._run_menu() is window._run_menu()  # created once
-    action = next(a for a in window._run_menu().actions() if a.text() == "&Compare…")
+    action = next(a for a in window.run_menu.actions() if a.text() == "&Compare…")
     assert action.shortcut().toString() == "Ctrl+Shift+D"
 
 
