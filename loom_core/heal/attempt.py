@@ -26,7 +26,7 @@ def _model(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
     try:
         result = run_fork(healer.doc, healer.path, cand.step, cand.edit, provider,
                           out=cand.path, max_turns=healer.opts.max_turns,
-                          budget_tokens=healer._share(), reason=cand.edit.reason,
+                          budget_tokens=healer.budget_share(), reason=cand.edit.reason,
                           cancel=cand.cancel)
     finally:
         getattr(provider, "close", lambda: None)()

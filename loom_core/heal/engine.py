@@ -166,7 +166,8 @@ class Healer:
         cand.status, cand.error = status, error or cand.error
         self.on_update(cand)
 
-    def _share(self) -> int | None:
+    def budget_share(self) -> int | None:
+        """Tokens one candidate may spend now: what is left, split among the parallel runs."""
         budget = self.opts.budget_tokens
         if budget is None:
             return None
