@@ -97,8 +97,8 @@ class EventHub:
     # -- publishing (any thread) ---------------------------------------------------
     def publish(self, name: str, data: Any) -> None:
         """Queue one event for every subscriber; safe from any thread, never blocks."""
-        if self.closed or self._loop is None:
-            return
+        if self.closed or self._loop is None or not self.subscribers:
+            return  # nobody listens (the usual case): no encoding on the request path
         try:
             encoded = frame(name, data)
         except (TypeError, ValueError) as err:  # not JSON: say so, never fail the caller
