@@ -11,8 +11,9 @@ Modules, in the order a request meets them:
 * :mod:`.server` -- the aiohttp app: forward, relay, record; :mod:`.upstream` the
   header rules; :mod:`.relay` the unbuffered SSE relay;
 * :mod:`.hooks` -- where the shield plugs in (request observation, response screening);
-* :mod:`.sse`, :mod:`.reconstruct`, :mod:`.synthesize` -- SSE parsing, rebuilding the
-  final message of a stream, and rendering a recorded message as a stream (replay);
+* :mod:`.sse`, :mod:`.sse_bulk`, :mod:`.reconstruct` (:mod:`.stream_acc`),
+  :mod:`.synthesize` -- SSE parsing, rebuilding the final message of a stream, and
+  rendering a recorded message as a stream (replay);
 * :mod:`.session` -- persistence: journal (§5 format), exchange sidecar
   (:mod:`.sidecar`, requests stored as deltas), periodic atomic trace
   (:mod:`.tracefile`, each entry serialized once), crash recovery;

@@ -1,11 +1,17 @@
 """Relay an upstream SSE stream to the client unbuffered, recording it before it ends.
 
-Every chunk is written to the client as soon as it arrives (before it is parsed,
-when it cannot hold the end of the stream), except the bytes of the stream's final event (``message_stop``, ``data: [DONE]``, ``response.completed``):
-those are held until the exchange, reconstructed on the fly, has been handed to
-``on_complete`` (which appends it to the journal). So a client that has seen a
-complete response knows it is on disk. A stream that ends cleanly without a final
-event is recorded if it carried a finish indicator, before the chunked terminator.
+Every chunk is written to the client as soon as it arrives, except the bytes of the
+stream's final event (``message_stop``, ``data: [DONE]``, ``response.completed``):
+those are held until the exchange, reconstructed from the relayed bytes, has been
+handed to ``on_complete`` (which appends it to the journal). So a client that has
+seen a complete response knows it is on disk. A stream that ends cleanly without a
+final event is recorded if it carried a finish indicator, before the chunked terminator.
+
+Why chunks are not parsed as they pass: that cost more CPU than relaying them. A
+chunk that cannot complete the final event (no final-event marker among the bytes
+not yet parsed, see :meth:`.StreamReconstructor.add`) is sent at once and only kept;
+the kept bytes are parsed in bulk when a chunk that may complete it comes -- that
+chunk is parsed before it is sent -- or when the stream ends.
 
 Failures (decided, and tested):
 
@@ -28,18 +34,6 @@ from .reconstruct import StreamReconstructor
 from .upstream import UPSTREAM_ERRORS, response_headers
 
 
-# Every final event (and every failure event) of the three dialects names one of these;
-# a chunk without any of them cannot complete one, so it is sent before it is parsed.
-# Once one is seen (maybe inside model text) the relay parses first until the end.
-_MARKERS = (b"message_stop", b"[DONE]", b"response.completed", b"response.incomplete",
-            b"response.failed", b"error")
-_TAIL = 24  # bytes of the previous chunk searched too (a marker split across reads)
-
-
-def _may_end(data: bytes) -> bool:
-    return any(m in data for m in _MARKERS)
-
-
 def client_gone(request: web.Request) -> bool:
     """True once the client's connection is closed or closing."""
     transport = request.transport
@@ -53,28 +47,20 @@ async def relay_stream(request: web.Request, upstream: aiohttp.ClientResponse,
     reply = web.StreamResponse(status=upstream.status, headers=response_headers(upstream.headers))
     reply.headers.setdefault("cache-control", "no-cache")
     await reply.prepare(request)
-    offset, done, read_all, wary, tail = 0, False, False, False, b""
+    done, read_all = False, False
     try:
         async for chunk in upstream.content.iter_any():
-            start, offset = offset, offset + len(chunk)
-            wary = wary or _may_end(tail + chunk)
-            tail = chunk[-_TAIL:]
-            if not wary:  # no final event can complete here: send first, parse after
-                await reply.write(chunk)
-                if recon.feed(chunk) is not None and not done:
-                    done = True
-                    _complete(request, recon, on_complete)
+            terminal = None if done or not recon.add(chunk) else recon.parse()
+            if terminal is None:
+                await reply.write(chunk)  # cannot hold the final event's end: send now
                 continue
-            terminal = recon.feed(chunk)
-            if terminal is not None and not done:
-                done = True  # hold the final event's bytes until the exchange is on disk
-                cut = max(0, terminal - start)
-                if cut:
-                    await reply.write(chunk[:cut])
-                _complete(request, recon, on_complete)
-                chunk = chunk[cut:]
-            if chunk:
-                await reply.write(chunk)
+            done = True  # hold the final event's bytes until the exchange is on disk
+            cut = max(0, terminal - (recon.size - len(chunk)))
+            if cut:
+                await reply.write(chunk[:cut])
+            _complete(request, recon, on_complete)
+            if cut < len(chunk):
+                await reply.write(chunk[cut:])
         read_all = True
     except UPSTREAM_ERRORS:
         if client_gone(request):

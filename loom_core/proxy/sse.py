@@ -1,4 +1,9 @@
-"""Incremental Server-Sent Events parsing with byte offsets.
+"""Incremental Server-Sent Events parsing with byte offsets, one event at a time.
+
+The relay no longer parses with this (per-line Python work on every network read
+cost more CPU than relaying the bytes): it parses in bulk with :mod:`.sse_bulk`,
+which follows the same rules and is tested against this parser at every chunking.
+This one stays for callers that want events as they come, with their names.
 
 Why offsets: the relay writes upstream bytes to the client as they arrive, except
 the stream's final event, which it holds until the exchange is on disk (so the

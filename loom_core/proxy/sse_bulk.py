@@ -1,0 +1,162 @@
+"""Server-Sent Events parsed in bulk: many events per call, only their data and start.
+
+Why bulk: the relay used to parse each network read as it came (a Python loop per
+line, an object per event), which cost more CPU than relaying the bytes. Now it
+keeps the raw bytes and parses them here only when the stream may have ended (a
+final-event marker was seen, see :mod:`.reconstruct`) or at its end: one split of
+the buffer on blank lines, a check of the common one-``data:``-line shapes, and one
+``map`` of the JSON decoder over all payloads. Only what the reconstruction needs is
+kept: each event's ``data`` (its lines joined with LF, as bytes) and the stream
+offset of its first byte (the relay holds the final event's bytes from there).
+
+The rules are :class:`.sse.SSEParser`'s (WHATWG event-stream lines, LF or CRLF,
+comments, multi-line ``data:``, one space after the colon dropped); the tests check
+that both agree at every chunking. Events without a ``data`` field are dropped: the
+reconstruction ignores them. Only complete events are cut out, so a UTF-8 character
+split across reads is decoded whole.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import accumulate
+from typing import Any
+
+import msgspec
+
+_decode = msgspec.json.Decoder().decode
+# The usual event: an optional ``event:`` line, one ``data:`` line, a blank line.
+_USUAL = re.compile(rb"(event: [^\n]*\n|)data: ([^\n]*)\n\n")
+
+
+class _Done:
+    """The ``data: [DONE]`` payload (Chat Completions' final event), decoded."""
+
+    def __repr__(self) -> str:
+        return "DONE"
+
+
+DONE: Any = _Done()
+
+Events = tuple[list[bytes], list[int]]  # data payloads, start offsets (same length)
+
+
+def split_events(buf: bytes, base: int) -> tuple[list[bytes], list[int], int]:
+    """The complete events at the start of ``buf`` (whose first byte is at stream offset
+    ``base``): their payloads, start offsets and how many bytes of ``buf`` they use."""
+    if b"\r" in buf:
+        return _split_lines(buf, base)
+    cut = buf.rfind(b"\n\n")
+    if cut < 0:
+        return [], [], 0
+    used = cut + 2
+    region = buf[:used]
+    found = _USUAL.findall(region)  # (event line or b"", data) per usual event, in C
+    sizes = [len(e) + len(p) + 8 for e, p in found]  # 8 = "data: " + "\n\n"
+    starts = list(accumulate(sizes, initial=base))
+    if starts[-1] == base + used:  # they tile the region: every event is a usual one
+        starts.pop()
+        return [p for _, p in found], starts, used
+    payloads, starts = _split_blocks(region, base)
+    return payloads, starts, used
+
+
+def _split_blocks(region: bytes, base: int) -> Events:
+    """Complete events (LF only, ``region`` ends with a blank line), block by block."""
+    payloads: list[bytes] = []
+    starts: list[int] = []
+    pos = base
+    blocks = region.split(b"\n\n")
+    blocks.pop()  # "" or "\n": what follows the last separator
+    for block in blocks:
+        size = len(block) + 2
+        if block[:1] == b"\n":  # a blank line before the event (three LFs in a row)
+            block, pos = block[1:], pos + 1
+            size -= 1
+        payload = _payload(block)
+        if payload is not None:
+            payloads.append(payload)
+            starts.append(pos)
+        pos += size
+    return payloads, starts
+
+
+def split_rest(buf: bytes, base: int) -> Events:
+    """End of stream: the events in ``buf``, the last one maybe without its blank line."""
+    payloads, starts, _ = _split_lines(buf + b"\n\n", base)
+    return payloads, starts
+
+
+def _payload(block: bytes) -> bytes | None:
+    """The data of one event block (LF-separated lines, none blank), None without any."""
+    if block.startswith(b"data: ") and b"\n" not in block:
+        return block[6:]  # OpenAI's shape: one data line
+    if block.startswith(b"event: "):  # Anthropic's and Responses': event line + data line
+        nl = block.find(b"\n")
+        if nl > 0 and block.startswith(b"data: ", nl + 1) and block.find(b"\n", nl + 1) < 0:
+            return block[nl + 7:]
+    values = [v for v in map(_data_value, block.split(b"\n")) if v is not None]
+    return b"\n".join(values) if values else None
+
+
+def _data_value(line: bytes) -> bytes | None:
+    """The value of a ``data`` field line, None for any other line (comments too)."""
+    if not line.startswith(b"data"):
+        return None
+    name, _, value = line.partition(b":")
+    if name != b"data":
+        return None
+    return value[1:] if value[:1] == b" " else value
+
+
+def _split_lines(buf: bytes, base: int) -> tuple[list[bytes], list[int], int]:
+    """Line by line (any CR present): lines end with LF, trailing CRs are dropped."""
+    payloads: list[bytes] = []
+    starts: list[int] = []
+    pos = used = 0
+    start, values = -1, []
+    while True:
+        nl = buf.find(b"\n", pos)
+        if nl < 0:
+            break
+        line = buf[pos:nl].rstrip(b"\r")
+        line_start, pos = pos, nl + 1
+        if line:
+            if start < 0:
+                start = line_start
+            value = _data_value(line)
+            if value is not None:
+                values.append(value)
+            continue
+        if values:
+            payloads.append(b"\n".join(values))
+            starts.append(base + start)
+        start, values, used = -1, [], pos
+    return payloads, starts, used
+
+
+def decode_all(payloads: list[bytes]) -> list[Any]:
+    """Each payload decoded as JSON; :data:`DONE` for ``[DONE]``, None for other non-JSON."""
+    if payloads and payloads[-1] == b"[DONE]":  # Chat's last event: keep the fast path
+        return decode_all(payloads[:-1]) + [DONE]
+    try:
+        return list(map(_decode, payloads))  # one C-level pass (no Python frame per event)
+    except ValueError:
+        return [_decode_one(p) for p in payloads]
+
+
+def _decode_one(payload: bytes) -> Any:
+    if payload == b"[DONE]":
+        return DONE
+    try:
+        return _decode(payload)
+    except ValueError:
+        pass
+    try:
+        payload.decode("utf-8")
+    except UnicodeDecodeError:  # invalid UTF-8: read with replacement characters
+        try:
+            return _decode(payload.decode("utf-8", "replace"))
+        except ValueError:
+            return None
+    return None
