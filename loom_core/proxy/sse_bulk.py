@@ -3,9 +3,10 @@
 Why bulk: the relay used to parse each network read as it came (a Python loop per
 line, an object per event), which cost more CPU than relaying the bytes. Now it
 keeps the raw bytes and parses them here only when the stream may have ended (a
-final-event marker was seen, see :mod:`.reconstruct`) or at its end: one split of
-the buffer on blank lines, a check of the common one-``data:``-line shapes, and one
-``map`` of the JSON decoder over all payloads. Only what the reconstruction needs is
+final-event marker was seen, see :mod:`.reconstruct`) or at its end: one regex pass
+cutting out the usual events (an optional ``event:`` line and one ``data:`` line),
+used when they tile the buffer, else a pass block by block (line by line when a CR
+is present), then one ``map`` of the JSON decoder over all payloads. Only what the reconstruction needs is
 kept: each event's ``data`` (its lines joined with LF, as bytes) and the stream
 offset of its first byte (the relay holds the final event's bytes from there).
 
