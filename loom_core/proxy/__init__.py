@@ -11,7 +11,7 @@ Modules, in the order a request meets them:
 * :mod:`.server` -- the aiohttp app: forward, relay, record; :mod:`.upstream` the
   header rules; :mod:`.relay` the unbuffered SSE relay;
 * :mod:`.hooks` -- where the shield plugs in (request observation, response screening);
-* :mod:`.sse`, :mod:`.sse_bulk`, :mod:`.reconstruct` (:mod:`.stream_acc`),
+* :mod:`.sse_bulk`, :mod:`.reconstruct` (:mod:`.stream_acc`),
   :mod:`.synthesize` -- SSE parsing, rebuilding the final message of a stream, and
   rendering a recorded message as a stream (replay);
 * :mod:`.session` -- persistence: journal (§5 format), exchange sidecar

@@ -10,10 +10,10 @@ is present), then one ``map`` of the JSON decoder over all payloads. Only what t
 kept: each event's ``data`` (its lines joined with LF, as bytes) and the stream
 offset of its first byte (the relay holds the final event's bytes from there).
 
-The rules are :class:`.sse.SSEParser`'s (WHATWG event-stream lines, LF or CRLF,
-comments, multi-line ``data:``, one space after the colon dropped); the tests check
-that both agree at every chunking. Events without a ``data`` field are dropped: the
-reconstruction ignores them. Only complete events are cut out, so a UTF-8 character
+The rules are the WHATWG event-stream ones (lines ending LF or CRLF, comments,
+multi-line ``data:``, one space after the colon dropped); the tests check that this
+agrees with a plain incremental reference parser at every chunking. Events without
+a ``data`` field are dropped: the reconstruction ignores them. Only complete events are cut out, so a UTF-8 character
 split across reads is decoded whole.
 """
 

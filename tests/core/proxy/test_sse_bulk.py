@@ -20,7 +20,7 @@ from loom.proxy import reconstruct_openai_sse, reconstruct_sse
 
 from loom_core.proxy import reconstruct as rc
 from loom_core.proxy.reconstruct import StreamReconstructor, reconstruct
-from loom_core.proxy.sse import SSEParser
+from .sse_reference import SSEParser
 from loom_core.proxy.sse_bulk import DONE, decode_all, split_events, split_rest
 from loom_core.proxy.stream_acc import AnthropicStream, ChatStream, ResponsesStream
 

@@ -14,7 +14,7 @@ from loom.proxy import reconstruct_openai_sse, reconstruct_sse
 from loom_core.proxy.reconstruct import StreamReconstructor, reconstruct
 from loom_core.proxy.scrub import scrub_value
 from loom_core.proxy.sidecar import SidecarWriter, read_sidecar
-from loom_core.proxy.sse import SSEParser
+from .sse_reference import SSEParser
 from loom_core.proxy.synthesize import synthesize
 from loom_core.wire import WireRecorder
 

@@ -1,9 +1,8 @@
-"""Incremental Server-Sent Events parsing with byte offsets, one event at a time.
+"""A reference Server-Sent Events parser: one event at a time, with byte offsets.
 
-The relay no longer parses with this (per-line Python work on every network read
-cost more CPU than relaying the bytes): it parses in bulk with :mod:`.sse_bulk`,
-which follows the same rules and is tested against this parser at every chunking.
-This one stays for callers that want events as they come, with their names.
+The proxy parses relayed streams in bulk (:mod:`loom_core.proxy.sse_bulk`); this
+straightforward incremental parser, written to the WHATWG line rules, is the oracle
+the tests compare it with at every chunking.
 
 Why offsets: the relay writes upstream bytes to the client as they arrive, except
 the stream's final event, which it holds until the exchange is on disk (so the
