@@ -13,8 +13,8 @@ offset of its first byte (the relay holds the final event's bytes from there).
 The rules are the WHATWG event-stream ones (lines ending LF or CRLF, comments,
 multi-line ``data:``, one space after the colon dropped); the tests check that this
 agrees with a plain incremental reference parser at every chunking. Events without
-a ``data`` field are dropped: the reconstruction ignores them. Only complete events are cut out, so a UTF-8 character
-split across reads is decoded whole.
+a ``data`` field are dropped: the reconstruction ignores them. Only complete events
+are cut out, so a UTF-8 character split across reads is decoded whole.
 """
 
 from __future__ import annotations
