@@ -272,41 +272,35 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_upstream(tmp: Path) -> tuple[Proc, int]:
-    port_file = tmp / "upstream.port.json"
-    proc = Proc([sys.executable, str(Path(__file__).resolve()), "--serve-upstream",
-                 str(port_file)], tmp / "upstream.log")
+def _start(cmd: list[str], log: Path, info_file: Path, what: str) -> tuple[Proc, int]:
+    """Start ``cmd`` and wait for the JSON file naming its port (killed on failure)."""
+    proc = Proc(cmd, log)
     try:
-        info = _wait(lambda: _read_json(port_file), proc, "the fake upstream")
+        info = _wait(lambda: _read_json(info_file), proc, what)
     except BaseException:
         proc.stop()
         raise
     return proc, int(info["port"])
+
+
+def start_upstream(tmp: Path) -> tuple[Proc, int]:
+    port_file = tmp / "upstream.port.json"
+    return _start([sys.executable, str(Path(__file__).resolve()), "--serve-upstream",
+                   str(port_file)], tmp / "upstream.log", port_file, "the fake upstream")
 
 
 def start_ours(tmp: Path, target: str, name: str) -> tuple[Proc, int]:
     ready = tmp / f"{name}.ready.json"
-    proc = Proc([sys.executable, "-m", "loom_core", "proxy", "--port", "0",
-                 "--save", str(tmp / f"{name}.loom.json"), "--ready-file", str(ready),
-                 "--target", target], tmp / f"{name}.log")
-    try:
-        info = _wait(lambda: _read_json(ready), proc, "our proxy's ready file")
-    except BaseException:
-        proc.stop()
-        raise
-    return proc, int(info["port"])
+    return _start([sys.executable, "-m", "loom_core", "proxy", "--port", "0",
+                   "--save", str(tmp / f"{name}.loom.json"), "--ready-file", str(ready),
+                   "--target", target], tmp / f"{name}.log", ready, "our proxy's ready file")
 
 
 def start_minimal(tmp: Path, target: str, name: str) -> tuple[Proc, int]:
     port_file = tmp / f"{name}.port.json"
-    proc = Proc([sys.executable, str(Path(__file__).resolve().parent / "minimal_proxy.py"),
-                 str(port_file), target], tmp / f"{name}.log")
-    try:
-        info = _wait(lambda: _read_json(port_file), proc, "the minimal pass-through")
-    except BaseException:
-        proc.stop()
-        raise
-    return proc, int(info["port"])
+    return _start([sys.executable, str(Path(__file__).resolve().parent / "minimal_proxy.py"),
+                   str(port_file), target], tmp / f"{name}.log", port_file,
+                  "the minimal pass-through")
 
 
 def loom_executable() -> str | None:
