@@ -81,6 +81,17 @@ class JournalWriter:
             lines = [head, *(effect_line(e) for e in prefix)]
             self._write(b"".join(_encode(line) for line in lines))
 
+    def amend_header(self, model: Any, system: str, episodes: Iterable[str]) -> None:
+        """Append a newer header (say, with a later user prompt) without truncating.
+
+        Why not :meth:`header`: a recording proxy learns episodes as the run goes and
+        must not lose the effects already on disk. Readers keep the last header they
+        read and every effect line (loom-harness's reader does the same), so a live
+        viewer picks the new episodes up while nothing recorded is rewritten.
+        """
+        self._append({"type": "header", "version": JOURNAL_VERSION, "model": model,
+                      "system": system, "episodes": list(episodes)})
+
     def intent(self, seq: int, kind: str, key: str, depth: int = 0) -> None:
         """Declare that effect ``seq`` is about to run; on disk before this returns."""
         self._append({"type": "intent", "seq": seq, "kind": kind, "key": key, "depth": depth})

@@ -57,6 +57,7 @@ class RecordingSession:
         self.sidecar = SidecarWriter(self.paths.exchanges, _safe_url(target), scrub)
         self.tracefile = TraceFile(self.paths.save)
         self._journal_started = False
+        self._journal_episodes = 0  # episodes named by the journal's last header line
         self._dirty = asyncio.Event()
         self._stop = asyncio.Event()
         self._saver: asyncio.Task[None] | None = None
@@ -92,10 +93,13 @@ class RecordingSession:
             return False
         self.dialects.add(dialect)
         self.sidecar.exchange(n, path, dialect, request, response, events, ms)
+        episodes = self.recorder.episodes
         if not self._journal_started:
             self._journal_started = True
-            self.journal.header(self.recorder.model, self.recorder.system,
-                                self.recorder.episodes)
+            self.journal.header(self.recorder.model, self.recorder.system, episodes)
+        elif len(episodes) != self._journal_episodes:  # a later user prompt: tell the viewer
+            self.journal.amend_header(self.recorder.model, self.recorder.system, episodes)
+        self._journal_episodes = len(episodes)
         for entry in self.recorder.log[first_new:]:
             self.journal.effect(entry)
         self._dirty.set()

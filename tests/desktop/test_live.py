@@ -169,3 +169,17 @@ def test_header_arriving_after_an_empty_rewrite_places_the_user_step(qtbot, wind
     view.live._index_slice()
     assert [view.session.timeline.kind_name(s) for s in range(view.session.count)] == \
         ["episode", "model"]
+
+
+def test_an_amended_header_adds_the_later_prompt_live(qtbot, window: MainWindow,
+                                                       tmp_path: Path) -> None:
+    """A recording proxy appends a newer header when a user prompt appears mid-run: the
+    live tab shows the new episode step, and matches a full load of the file."""
+    path = tmp_path / "run.journal.jsonl"
+    path.write_bytes(header("first") + effect(0, "model", model_result("one")))
+    view = _live_view(qtbot, window, path)
+    qtbot.waitUntil(lambda: _matches_file(view, path), timeout=15_000)
+    _append(path, header("first", "second") + effect(1, "model", model_result("two")))
+    qtbot.waitUntil(lambda: _matches_file(view, path), timeout=15_000)
+    tl = view.session.timeline
+    assert [tl.kind_name(s) for s in range(len(tl))] == ["episode", "model", "episode", "model"]

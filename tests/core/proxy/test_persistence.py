@@ -180,3 +180,24 @@ def test_a_port_in_use_fails_cleanly_and_touches_no_file(tmp_path: Path) -> None
     assert "Traceback" not in done.stderr
     assert sidecar.read_text() == "a previous session\n"
     assert not (tmp_path / "s.journal.jsonl").exists()
+
+
+def test_a_later_prompt_reaches_the_journal_without_rewriting_it(rig: Rig) -> None:
+    """The journal's header is amended (appended) when a new user prompt appears, so a
+    live viewer shows every episode; loom-harness's reader agrees, nothing is lost."""
+    from loom.journal import Journal
+
+    rig.upstream.script(Reply(text="first"), Reply(text="second"))
+    client = rig.anthropic()
+    client.messages.create(model="m", max_tokens=5, messages=HI)
+    client.messages.create(model="m", max_tokens=5,
+                           messages=[{"role": "user", "content": "And now?"}])
+    trace = rig.stop()
+    journal = rig.save.with_name(rig.save.name.replace(".loom.json", ".journal.jsonl"))
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert [line["type"] for line in lines] == ["header", "effect", "header", "effect"]
+    ours = load(journal)
+    assert ours.episodes == trace["episodes"] == ["hi", "And now?"]
+    assert len(ours.effects) == len(trace["log"]) == 2
+    header, entries, unfinished = Journal.read_full(str(journal))
+    assert header["episodes"] == trace["episodes"] and len(entries) == 2 and not unfinished

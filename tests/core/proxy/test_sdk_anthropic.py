@@ -110,6 +110,7 @@ def test_journal_is_tailable_and_converts(rig: Rig, tmp_path: Any) -> None:
                                     messages=[{"role": "user", "content": "and Rome?"}])
     more = follower.read()  # appended, never rewritten: the tail just continues
     assert more is not None and not more.rewritten and [e.kind for e in more.new_effects] == ["model"]
+    assert more.header is not None and more.header["episodes"][-1] == "and Rome?"  # amended
     live = load(journal)  # read while the proxy still runs
     assert live.format == "journal" and not live.torn and len(live.effects) == 7
     trace = rig.stop()
@@ -118,7 +119,7 @@ def test_journal_is_tailable_and_converts(rig: Rig, tmp_path: Any) -> None:
     assert done.returncode == 0, done.stderr
     converted = json.loads(out.read_text())
     assert converted["log"] == trace["log"]
-    assert converted["episodes"] == trace["episodes"][:1]
+    assert converted["episodes"] == trace["episodes"]  # the later prompt too
     loom_accepts(out)
 
 
