@@ -126,12 +126,12 @@ class ForkDialog(QDialog):
     def _on_context(self, found: dict[str, Any]) -> None:
         ctx = found["ctx"]
         self.draft = ForkDraft(ctx)
-        source = ("the exact request the proxy recorded" if ctx.source == "request"
+        source = ("from the exact request the proxy recorded" if ctx.source == "request"
                   else "reconstructed from the log (tools known by name only)"
                   if ctx.style == "harness" else "reconstructed from the log")
         self.header.setText(
             f"<b>Fork {Path(self.path).name} at step {self.gui_step}</b> · model call, turn "
-            f"{ctx.turn} (log seq {self.seq}) · {len(ctx.messages)} message(s), context from "
+            f"{ctx.turn} (log seq {self.seq}) · {len(ctx.messages)} message(s), context "
             f"{source}. Steps before it replay free; the tail runs again.")
         self.messages.set_draft(self.draft)
         self.system.setPlainText(ctx.system)

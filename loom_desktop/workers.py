@@ -11,6 +11,7 @@ Functions receive a :class:`TaskContext` to report progress and partial results.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -45,18 +46,27 @@ class _Runnable(QRunnable):
     def run(self) -> None:
         def progress(done: int, total: int) -> None:
             if not self.cancel.is_set():
-                self.relay.progress.emit(self.generation, done, total)
+                with contextlib.suppress(RuntimeError):  # the owner was deleted
+                    self.relay.progress.emit(self.generation, done, total)
 
         def partial(value: object) -> None:
             if not self.cancel.is_set():
-                self.relay.partial.emit(self.generation, value)
+                self._emit(self.relay.partial, value)
 
         try:
             result = self.fn(TaskContext(progress, partial, self.cancel.is_set))
         except BaseException as exc:  # noqa: BLE001 - every failure must be reported
-            self.relay.error.emit(self.generation, exc)
+            self._emit(self.relay.error, exc)
             return
-        self.relay.done.emit(self.generation, result)
+        self._emit(self.relay.done, result)
+
+    def _emit(self, signal: Any, value: object) -> None:
+        """Report to the owner -- unless it was deleted meanwhile (a tab or dialog closed
+        while this ran): then nobody is waiting and the result is dropped."""
+        try:
+            signal.emit(self.generation, value)
+        except RuntimeError:
+            pass
 
 
 class Task(QObject):
