@@ -41,14 +41,19 @@ DENIED = Turn("Understood, the deploy was not allowed; stopping here without rel
               [], (700, 19))
 
 
-def _message(turn: Turn, n: int, model: str) -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
+def message_json(text: str, calls: list[tuple[str, str, dict[str, Any]]],
+                 usage: tuple[int, int], msg_id: str, model: str) -> dict[str, Any]:
+    """An Anthropic Messages response object (what the API returns without streaming)."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     content += [{"type": "tool_use", "id": i, "name": name, "input": args}
-                for i, name, args in turn.calls]
-    return {"id": f"msg_demo_{n:03d}", "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": "tool_use" if turn.calls else "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": turn.usage[0], "output_tokens": turn.usage[1]}}
+                for i, name, args in calls]
+    return {"id": msg_id, "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": "tool_use" if calls else "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}}
+
+
+def _message(turn: Turn, n: int, model: str) -> dict[str, Any]:
+    return message_json(turn.text, turn.calls, turn.usage, f"msg_demo_{n:03d}", model)
 
 
 def _sse(kind: str, data: dict[str, Any]) -> bytes:

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from loom_core.demo.fake_model import message_sse
+from loom_core.demo.fake_model import message_json, message_sse
 
 
 @dataclass
@@ -44,13 +44,7 @@ def _sse(kind: str | None, data: Any) -> bytes:
 
 
 def anthropic_json(r: Reply, n: int, model: str) -> dict[str, Any]:
-    content: list[dict[str, Any]] = [{"type": "text", "text": r.text}] if r.text else []
-    content += [{"type": "tool_use", "id": i, "name": name, "input": args}
-                for i, name, args in r.calls]
-    return {"id": f"msg_{n:04d}", "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": "tool_use" if r.calls else "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": r.usage[0], "output_tokens": r.usage[1]}}
+    return message_json(r.text, r.calls, r.usage, f"msg_{n:04d}", model)
 
 
 def anthropic_sse(r: Reply, n: int, model: str) -> list[bytes]:
