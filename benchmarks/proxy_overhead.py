@@ -425,6 +425,16 @@ def _nan_to_none(value: Any) -> Any:
     return value
 
 
+def _versus(other: str, ours: dict[str, Any], row: dict[str, Any],
+            direct: dict[str, Any]) -> dict[str, Any]:
+    """Ours against another proxy (throughput ratio), and what that proxy adds to direct."""
+    out = {f"ours_vs_{other}_rps": round(ours["rps"] / row["rps"], 3) if row["rps"] else None,
+           f"{other}_added_p50_ms": round(row["p50_ms"] - direct["p50_ms"], 3)}
+    if "ttfb_p50_ms" in row:
+        out[f"{other}_added_ttfb_p50_ms"] = round(row["ttfb_p50_ms"] - direct["ttfb_p50_ms"], 3)
+    return out
+
+
 def benchmark(args: argparse.Namespace) -> dict[str, Any]:
     targets = ["direct", "ours"]
     loom = None if args.no_loom else loom_executable()
@@ -484,16 +494,9 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
         }
         if "ttfb_p50_ms" in o:
             r["ours_added_ttfb_p50_ms"] = round(o["ttfb_p50_ms"] - d["ttfb_p50_ms"], 3)
-        if "loom" in results:
-            lo = results["loom"][name]
-            r["ours_vs_loom_rps"] = round(o["rps"] / lo["rps"], 2) if lo["rps"] else None
-            r["loom_added_p50_ms"] = round(lo["p50_ms"] - d["p50_ms"], 3)
-            if "ttfb_p50_ms" in lo:
-                r["loom_added_ttfb_p50_ms"] = round(lo["ttfb_p50_ms"] - d["ttfb_p50_ms"], 3)
-        if "minimal" in results:
-            mi = results["minimal"][name]
-            r["ours_vs_minimal_rps"] = round(o["rps"] / mi["rps"], 3) if mi["rps"] else None
-            r["minimal_added_p50_ms"] = round(mi["p50_ms"] - d["p50_ms"], 3)
+        for other in ("loom", "minimal"):
+            if other in results:
+                r.update(_versus(other, o, results[other][name], d))
         ratios[name] = r
 
     # First byte: the unsaturated stream scenarios (at concurrency 8 the unpaced stream
