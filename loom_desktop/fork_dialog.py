@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGroupBox, QLabel, QListWidget,
                                QListWidgetItem, QPlainTextEdit, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
@@ -40,11 +40,8 @@ class ForkDialog(QDialog):
     start_requested = Signal(object)
 
     def __init__(self, parent: QWidget | None, path: str, doc: Any, seq: int,
-                 gui_step: int, owner: QObject | None = None,
-                 step_of: Callable[[int], int] | None = None) -> None:
-        """``owner`` keeps the dialog's workers: a worker's relay must outlive a dialog
-        closed while it computes (the window's fork actions pass themselves).
-        ``step_of`` numbers a log seq as the parent's step list does."""
+                 gui_step: int, step_of: Callable[[int], int] | None = None) -> None:
+        """``step_of`` numbers a log seq as the parent's step list does."""
         super().__init__(parent)
         self.path, self.doc, self.seq, self.gui_step = path, doc, seq, gui_step
         self.draft: ForkDraft | None = None
@@ -56,10 +53,10 @@ class ForkDialog(QDialog):
         self._build()
         if step_of is not None:
             self.messages.step_of = step_of
-        self._ctx_task = Task(owner or self)
+        self._ctx_task = Task(self)
         self._ctx_task.finished.connect(self._on_context)
         self._ctx_task.failed.connect(self._on_context_failed)
-        self._plan_task = Task(owner or self)
+        self._plan_task = Task(self)
         self._plan_task.finished.connect(self._on_estimate)
         self._plan_task.failed.connect(self._on_estimate_failed)
         self._timer = QTimer(self, singleShot=True, interval=ESTIMATE_DEBOUNCE_MS)

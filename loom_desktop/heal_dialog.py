@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QMessageBox, QPushButton,
                                QVBoxLayout)
 
@@ -33,10 +33,9 @@ CLOSE_WAIT_S = 15.0
 
 
 class HealDialog(QDialog):
-    """Non-modal; one heal of ``view``'s run at a time (the window's doctor owns the workers)."""
+    """Non-modal; one heal of ``view``'s run at a time."""
 
-    def __init__(self, window: Any, view: Any, findings: Any = None,
-                 owner: QObject | None = None) -> None:
+    def __init__(self, window: Any, view: Any, findings: Any = None) -> None:
         super().__init__(window)
         self.window_, self.view = window, view
         self.path, self.doc = view.path, view.doc
@@ -49,10 +48,10 @@ class HealDialog(QDialog):
         self.setWindowTitle(f"Heal {Path(self.path).name}")
         self.resize(1180, 660)
         self._build()
-        self._plan_task = Task(owner or self)
+        self._plan_task = Task(self)
         self._plan_task.finished.connect(self._on_plan)
         self._plan_task.failed.connect(lambda exc: self._fail("Cannot plan the heal", exc))
-        self._probe_task = Task(owner or self)
+        self._probe_task = Task(self)
         self._probe_task.finished.connect(self._on_probe)
         self._probe_task.failed.connect(lambda exc: self._on_probe((False, str(exc))))
         self._timers = {name: QTimer(self, singleShot=True, interval=DEBOUNCE_MS)

@@ -230,7 +230,7 @@ class DoctorPanel(QDockWidget):
             return self.notice("Heal: this run is still being recorded (or is not a trace); "
                                "save it as a trace to heal it.")
         cached = self.results.get(id(view))
-        dialog = HealDialog(self.window_, view, cached[0].findings if cached else None, owner=self)
+        dialog = HealDialog(self.window_, view, cached[0].findings if cached else None)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.destroyed.connect(lambda _o=None, d=dialog: d in self.dialogs and self.dialogs.remove(d))
         self.dialogs.append(dialog)

@@ -118,7 +118,7 @@ class ForkActions(QObject):
         seq, why = self.why_not(view, step)
         if seq is None:
             return self.notice(f"Cannot fork here: {why}.")
-        dialog = ForkDialog(self.window, view.path, view.doc, seq, step, owner=self,
+        dialog = ForkDialog(self.window, view.path, view.doc, seq, step,
                             step_of=lambda s: step_of_seq(view, s))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         doc = view.doc  # the tab may be closed before the dialog starts anything
