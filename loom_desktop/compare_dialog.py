@@ -12,7 +12,6 @@ alternative, so the view's "B is cheaper" reads as "the branch saved money".
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
 from loom_core.document import Document
 
 from .compare_view import CompareView, Side
+from .widgets.fork_links import is_provenance, same_file
 
 _TIP = Qt.ItemDataRole.ToolTipRole
 FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"
@@ -33,16 +33,7 @@ def fork_parent(doc: Document | None) -> str | None:
     if doc is None:
         return None
     fork = (getattr(doc.header, "model_extra", None) or {}).get("fork")
-    parent = fork.get("parent") if isinstance(fork, dict) else None
-    path = parent.get("path") if isinstance(parent, dict) else parent
-    return path if isinstance(path, str) and path else None
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
+    return fork["parent"]["path"] or None if is_provenance(fork) else None
 
 
 def default_pair(views: list[Any], current: Any) -> tuple[Any, Any]:
@@ -55,7 +46,7 @@ def default_pair(views: list[Any], current: Any) -> tuple[Any, Any]:
     cur = current if current in views else views[0]
     parent = fork_parent(cur.doc)
     if parent:
-        match = next((v for v in views if v is not cur and _same_file(v.path, parent)), None)
+        match = next((v for v in views if v is not cur and same_file(v.path, parent)), None)
         if match is not None:
             return match, cur
     if len(views) == 1:
