@@ -38,13 +38,10 @@ def _provider_factory(args: argparse.Namespace, doc: Any, trace: str) -> Any:
     first = next((e.seq for e in doc.effects if e.kind == "model" and not e.depth), None)
     if first is None:
         raise BadInput(f"{trace}: the run has no top-level model step to fork at")
+    from .providers import checked_factory
+
     name = args.provider or guess_provider(fork_context(doc, trace, first))
-    probe = make(name, args.model, args.base_url)
-    ok, why = probe.available()
-    getattr(probe, "close", lambda: None)()
-    if not ok:
-        raise BadInput(f"provider {name} is not usable: {why}")
-    return lambda: make(name, args.model, args.base_url)
+    return checked_factory(lambda: make(name, args.model, args.base_url), name)
 
 
 def _print(result: Any, trace: str) -> None:

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 
 from loom_core.heal.checks import Check
 from loom_core.heal.engine import Healer, HealOptions, HealResult, save_regression
-from loom_core.providers import make_provider
+from loom_core.providers import checked_factory, make_provider
 from loom_core.providers.base import CancelToken
 
 from .thread_runner import Relay, ThreadRunner, failure_cause
@@ -93,14 +93,7 @@ def _fork_facts(plan: HealPlan, doc: Any, path: str, seq: int) -> None:
 def provider_factory(name: str, model: str, base_url: str | None) -> Callable[[], Any]:
     """One provider per candidate (they may run at once), checked once up front: an unusable
     provider is reported before any candidate starts, naming the reason."""
-    probe = make_provider(name, model, base_url)
-    try:
-        ok, why = probe.available()
-    finally:
-        getattr(probe, "close", lambda: None)()
-    if not ok:
-        raise ValueError(f"provider {name} is not usable: {why}")
-    return lambda: make_provider(name, model, base_url)
+    return checked_factory(lambda: make_provider(name, model, base_url), name)
 
 
 def out_dir_for(path: str | Path) -> Path:

@@ -8,7 +8,7 @@ is loaded only when :func:`make_provider` builds one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from .base import Provider
 
@@ -56,3 +56,19 @@ def make_provider(name: str, model: str = "", base_url: str | None = None,
 
 
 __all__ = ["PROVIDERS", "DEFAULT_MODELS", "default_model", "make_provider"]
+
+
+def checked_factory(make: Callable[[], Provider], name: str) -> Callable[[], Provider]:
+    """``make`` (one provider per concurrent run), after checking once that it is usable.
+
+    Why up front: an unusable provider (no key, no base URL) must be reported before
+    any run starts -- ValueError naming the provider and the reason.
+    """
+    probe = make()
+    try:
+        ok, why = probe.available()
+    finally:
+        getattr(probe, "close", lambda: None)()  # SDK providers pool connections
+    if not ok:
+        raise ValueError(f"provider {name} is not usable: {why}")
+    return make
