@@ -68,3 +68,19 @@ def anthropic_wire(entry: dict[str, Any]) -> dict[str, Any]:
               for b in entry["content"]]
     return {"id": entry["id"], "content": blocks, "stop_reason": entry["stop_reason"],
             "usage": (entry["usage"]["input_tokens"], entry["usage"]["output_tokens"])}
+
+
+def stop_and_check(rig: Any) -> dict[str, Any]:
+    """Finalize the rig's proxy and return its trace, after the checks every recording
+    must pass: loom-harness accepts it, no API key was written anywhere, loom-harness's
+    own recorder rebuilds the same log from the requests, and the sidecar keeps each
+    request exactly."""
+    from .harness import grep_keys, loom_accepts
+
+    trace = rig.stop()
+    loom_accepts(rig.save)
+    assert grep_keys(rig.tmp) == []  # the API keys rode in headers: never written
+    requests = model_requests(rig.upstream)
+    matches_loom_recorder(trace, requests)
+    sidecar_requests_exact(rig.save, requests)
+    return trace

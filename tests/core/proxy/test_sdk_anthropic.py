@@ -17,10 +17,9 @@ from loom_core.follow import JournalFollower
 from loom_core.loader import load
 
 from ..clis import core
-from .checks import (anthropic_seen, anthropic_wire, matches_loom_recorder, model_requests,
-                     sidecar_requests_exact)
+from .checks import anthropic_seen, anthropic_wire, stop_and_check
 from .fake_wire import Reply
-from .harness import ANTHROPIC_KEY, Rig, grep_keys, loom_accepts, model_results
+from .harness import ANTHROPIC_KEY, Rig, loom_accepts, model_results
 
 SYSTEM = "You are a weather bot. build_id=2026.07.1"
 TOOLS = [{"name": "get_weather", "description": "Weather for a city.",
@@ -70,12 +69,7 @@ def agent(rig: Rig, stream: bool) -> list[Any]:
 def test_agent_loop_is_recorded_as_loom_would(rig: Rig, stream: bool) -> None:
     script(rig)
     seen = agent(rig, stream)
-    trace = rig.stop()
-    loom_accepts(rig.save)
-    assert grep_keys(rig.tmp) == []  # the API keys rode in headers: never written
-    requests = model_requests(rig.upstream)
-    matches_loom_recorder(trace, requests)
-    sidecar_requests_exact(rig.save, requests)
+    trace = stop_and_check(rig)
     assert [anthropic_wire(w) for w in trace["wire"]] == [anthropic_seen(m) for m in seen]
     assert [e["kind"] for e in trace["log"]] == [
         "model", "tool:get_weather", "model", "tool:get_weather", "tool:get_time", "model"]

@@ -17,9 +17,9 @@ from loom_core.canonical import proxy_tool_key
 from loom_core.loader import load
 from loom_core.timeline import build_timeline
 
-from .checks import matches_loom_recorder, model_requests, sidecar_requests_exact
+from .checks import model_requests, sidecar_requests_exact, stop_and_check
 from .fake_wire import Reply
-from .harness import OPENAI_KEY, Rig, grep_keys, loom_accepts, model_results
+from .harness import OPENAI_KEY, Rig, loom_accepts, model_results
 
 CHAT_TOOLS = [{"type": "function", "function": {
     "name": "search_hotels", "parameters": {"type": "object",
@@ -88,12 +88,7 @@ def recorded_turns(trace: dict[str, Any]) -> list[dict[str, Any]]:
 def test_chat_completions_loop(rig: Rig, stream: bool) -> None:
     two_turns(rig)
     turns = chat_agent(rig, stream)
-    trace = rig.stop()
-    loom_accepts(rig.save)
-    assert grep_keys(rig.tmp) == []  # the API keys rode in headers: never written
-    requests = model_requests(rig.upstream)
-    matches_loom_recorder(trace, requests)
-    sidecar_requests_exact(rig.save, requests)
+    trace = stop_and_check(rig)
     assert recorded_turns(trace) == turns
     assert [e["kind"] for e in trace["log"]] == [
         "model", "tool:search_hotels", "tool:search_hotels", "model"]
