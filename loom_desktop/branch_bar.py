@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QComboBox, QFrame, QGridLayout, QHBoxLayout, QLab
                                QVBoxLayout, QWidget)
 
 from .fork_runner import NOTHING
-from .widgets.fork_links import STATUS_TEXT, BranchInfo
+from .widgets.fork_links import BranchInfo, status_text
 
 BAR_STYLE = "BranchBar, BranchesBar { background: #f3e5f5; border-bottom: 1px solid #ce93d8; }"
 _STATUS_COLORS = {"done": "#2e7d32", "running": "#1565c0", "needs_tool_result": "#ef6c00",
@@ -78,7 +78,7 @@ class BranchBar(QFrame):
                    error: str | None = None) -> None:
         """Show ``status`` (a branch status, ``running`` or ``failed``)."""
         self.status = status
-        words = STATUS_TEXT.get(status, status)
+        words = status_text(status)
         if error:
             words += f": {error}"
         color = _STATUS_COLORS.get(status, "#424242")
@@ -197,7 +197,7 @@ class BranchesBar(QFrame):
         self.menu.clear()
         self.entries = []
         for b in branches:
-            status = STATUS_TEXT.get(b.status, b.status or "unknown")
+            status = status_text(b.status)
             name = Path(b.path).name
             label = f"step {step_of(b.seq)} · {b.edit} · {status} — {name}"
             self.entries.append((label, b.path))

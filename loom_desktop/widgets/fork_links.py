@@ -97,8 +97,8 @@ def edit_text(prov: dict[str, Any]) -> str:
         return "edited"
 
 
-def status_text(prov: dict[str, Any]) -> str:
-    status = str(prov.get("status") or "")
+def status_text(status: str) -> str:
+    """A branch status in words (an unknown one as it is)."""
     return STATUS_TEXT.get(status, status or "unknown")
 
 
