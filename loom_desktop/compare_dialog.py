@@ -17,7 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QMessageBox, QPushButton, QWidget)
+                               QHBoxLayout, QLabel, QMessageBox, QPushButton, QWidget)
 
 from loom_core.document import Document
 
@@ -75,7 +75,9 @@ class CompareDialog(QDialog):
             browse = QPushButton("Browse…")
             browse.clicked.connect(lambda _c=False, c=combo: self._browse(c))
             row.addWidget(browse)
-            form.addRow(label, row)
+            caption = QLabel(label)  # a row of a layout gets no buddy: "&A" would show as is
+            caption.setBuddy(combo)
+            form.addRow(caption, row)
         swap = QPushButton("⇅ Swap A and B")
         swap.clicked.connect(self.swap)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok

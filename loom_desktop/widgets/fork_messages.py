@@ -12,7 +12,7 @@ import json
 from typing import Any, Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QFontDatabase
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel,
                                QPlainTextEdit, QPushButton, QSplitter, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
@@ -55,6 +55,8 @@ class MessageEditor(QWidget):
         for col, width in ((0, 36), (1, 72), (2, 110), (4, 70)):
             self.table.setColumnWidth(col, width)
         self.editor = QPlainTextEdit(placeholderText="Select a message to edit its content")
+        # tool output is columns and code: a proportional font scrambles it
+        self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.caption = QLabel()
         self.insert_btn = QPushButton("Insert user message")
         self.insert_btn.setToolTip("A new user message after the selected one")

@@ -304,3 +304,15 @@ def test_closing_a_tab_while_comparing(qtbot, window: MainWindow, tmp_path: Path
     assert window.tabs.count() == 0 and not view._compare_task.running
     kept = compare_paths(qtbot, window, pa, pb)  # the next comparison is unaffected
     assert kept.current_row() == 2
+
+
+def test_dialog_labels_show_their_mnemonic_not_an_ampersand(window: MainWindow) -> None:
+    """"Run &A" must read "Run A" with A underlined: each label is the buddy of its combo."""
+    from PySide6.QtWidgets import QLabel
+
+    dialog = CompareDialog(window)
+    labels = {lab.text(): lab for lab in dialog.findChildren(QLabel) if "&" in lab.text()}
+    assert set(labels) == {"Run &A (original):", "Run &B (compared):"}
+    assert labels["Run &A (original):"].buddy() is dialog.combo_a
+    assert labels["Run &B (compared):"].buddy() is dialog.combo_b
+    dialog.reject()

@@ -294,6 +294,18 @@ def test_dialog_shows_the_context_and_a_dry_run_that_follows_the_edit(
     dialog.reject()
 
 
+def test_message_editor_shows_tool_output_in_a_monospace_font(qtbot) -> None:
+    """Tool output is columns and code: a proportional font scrambled it."""
+    from PySide6.QtGui import QFontMetrics
+
+    from loom_desktop.widgets.fork_messages import MessageEditor
+
+    editor = MessageEditor()
+    qtbot.addWidget(editor)
+    metrics = QFontMetrics(editor.editor.font())
+    assert metrics.horizontalAdvance("iiii") == metrics.horizontalAdvance("MMMM")
+
+
 # -- running -----------------------------------------------------------------------------------
 
 def test_scripted_fork_streams_into_a_branch_tab_linked_both_ways(
