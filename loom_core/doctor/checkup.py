@@ -1,9 +1,12 @@
-"""``checkup(doc)``: every finding about a run's context, sorted by step.
+"""``checkup(doc)``: every finding about a run's context, in ``loom doctor``'s order.
 
-First loom-harness's three findings on its own item model (so ``loom doctor``
-and we agree on the same file), then ours, which look at the reconstructed
-context and the paired tool calls: stale results, context bloat, tool loops
-and error loops.
+First loom-harness's three findings on its own item model, in its order
+(oversized, unused, duplicate, each in item order), so ``loom doctor`` and we
+list the same file the same way and a finding's index -- which names its heal
+repair, ``redact-<kind>-<index>`` (loom-format.md §10.2) -- is loom-harness's
+index too. Then ours, sorted by step, which look at the reconstructed context
+and the paired tool calls: stale results, context bloat, tool loops and error
+loops. Ours come after so they never shift the harness kinds' indices.
 """
 
 from __future__ import annotations
@@ -23,16 +26,14 @@ from .stale import stale
 
 
 def checkup(doc: Document) -> Checkup:
-    """Check any loaded trace or journal; findings sorted by step (stable)."""
+    """Check any loaded trace or journal: harness kinds in their order, then ours by step."""
     items = build_items(doc)
     index = build_context(doc)
     place = Placement(doc, index)
-    findings: list[Finding] = HarnessFindings(items, place).all()
     facts = Facts(doc, index, items, place)
-    findings += stale(facts)
-    findings += loops(facts)
-    findings += bloat(facts)
-    findings.sort(key=lambda f: -1 if f.step is None else f.step)
+    ours = [*stale(facts), *loops(facts), *bloat(facts)]
+    ours.sort(key=lambda f: -1 if f.step is None else f.step)
+    findings = [*HarnessFindings(items, place).all(), *ours]
     return Checkup(doc.path, items.total, tuple(findings))
 
 

@@ -76,7 +76,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class Checkup:
-    """All findings of one document, sorted by step, over ``total_tokens`` of context."""
+    """All findings of one document (loom doctor's order, then ours by step), over
+    ``total_tokens`` of context."""
 
     path: str
     total_tokens: int

@@ -126,7 +126,7 @@ def test_panel_lists_marks_and_shows_a_finding_in_context(
     show_doctor(qtbot, window, view)
     panel = window.doctor
     kinds = [panel.model.finding_at(r).kind for r in range(panel.model.rowCount())]
-    assert kinds == ["unused", "oversized"]
+    assert kinds == ["oversized", "unused"]  # loom doctor's order, not by step
     row = kinds.index("oversized")
     assert panel.summary.text().startswith(f"2 finding(s) in {checkup(view.doc).total_tokens:,} tokens")
     assert panel.model.index(row, 2).data() == str(POISON_STEP)

@@ -58,7 +58,8 @@ def bloated_run(out: Path, journal: Path | None = None) -> Path:
 
 
 def printed_findings(stdout: str) -> tuple[str, list[tuple[str, str]]]:
-    """(tokens part of the header, [(finding line, snippet line)]) with our extras removed."""
+    """(tokens part of the header, [(finding line, snippet line)] in printed order) with our
+    extras removed."""
     lines = stdout.rstrip("\n").split("\n")
     tokens = re.search(r"\(?(\d+) tokens", lines[0])
     assert tokens is not None, lines[0]
@@ -67,13 +68,18 @@ def printed_findings(stdout: str) -> tuple[str, list[tuple[str, str]]]:
         kind = head.split("] ", 1)[1].split(":", 1)[0]
         if kind in HARNESS_KINDS:
             pairs.append((head, re.sub(r" at step \d+$", "", snippet)))
-    return tokens.group(1), sorted(pairs)
+    return tokens.group(1), pairs
 
 
 def assert_same_as_loom_doctor(path: Path) -> list[tuple[str, str]]:
+    """The same harness findings in the same order, and ours only after them."""
     theirs, ours = loom("doctor", path), core("doctor", path)
     assert ours.stderr == "" and theirs.returncode in (0, 1)
     assert printed_findings(ours.stdout) == printed_findings(theirs.stdout)
+    heads = ours.stdout.rstrip("\n").split("\n")[1::2]
+    kinds = [line.split("] ", 1)[1].split(":", 1)[0] for line in heads]
+    harness = [k in HARNESS_KINDS for k in kinds]
+    assert harness == sorted(harness, reverse=True), kinds
     if theirs.returncode == 1:
         assert ours.returncode == 1
     return printed_findings(theirs.stdout)[1]
@@ -105,3 +111,38 @@ def test_a_journal_reads_like_the_trace_of_the_same_run(tmp_path: Path) -> None:
     assert [(f.kind, f.message, f.step) for f in from_journal.findings] == \
         [(f.kind, f.message, f.step) for f in from_trace.findings]
     assert {f.kind for f in from_trace.findings} >= set(HARNESS_KINDS)
+
+
+@tool
+def deploy(env: str) -> str:
+    """Fails every time (an error loop, one of our kinds, early in the run)."""
+    raise RuntimeError("quota exhausted")
+
+
+def mixed_run(out: Path) -> Path:
+    """Step order differs from loom doctor's: the unused lookup and an error loop come before
+    the oversized page, the duplicate snapshot last."""
+    agent = Agent(name="ops", system="You operate.", tools=[fetch, lookup, snapshot, deploy],
+                  provider=scripted(
+                      reply("Looking.", [call("l1", "lookup", q="weather")], 100, 10),
+                      *[reply("Deploying.", [call(f"d{k}", "deploy", env="prod")], 150, 10)
+                        for k in range(3)],
+                      reply("Fetching.", [call("f1", "fetch", url="https://example.com")], 200, 10),
+                      reply("Status.", [call("s1", "snapshot", region="eu")], 900, 10),
+                      reply("Again.", [call("s2", "snapshot", region="us")], 1000, 10),
+                      reply("Caching with eviction is fine; replicas are healthy.", [], 1100, 20)))
+    path = out / "mixed.loom.json"
+    agent.run("Is our caching OK?").save(str(path))
+    return path
+
+
+def test_findings_are_listed_in_loom_doctors_order(tmp_path: Path) -> None:
+    path = mixed_run(tmp_path)
+    found = assert_same_as_loom_doctor(path)
+    assert found[0][0].startswith("  [high] oversized: tool:fetch")
+    report = checkup(load(path))
+    kinds = [f.kind for f in report.findings]
+    assert "error_loop" in kinds and kinds[:len(found)] == \
+        [line.split("] ", 1)[1].split(":")[0] for line, _ in found]
+    loop = report.of_kind("error_loop")[0]
+    assert loop.step is not None and loop.step < report.of_kind("oversized")[0].step  # type: ignore[operator]
