@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QKeySequence, QPen, QShortcut
+from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel,
                                QProgressBar, QPushButton, QSplitter, QStyle, QStyledItemDelegate,
                                QTableView, QTextBrowser, QVBoxLayout, QWidget)
@@ -27,6 +27,7 @@ from loom_core.document import Document
 from loom_core.errors import LoadError
 from loom_core.loader import load
 
+from .keys import COMPARE_KEYS, bind
 from .models.compare_model import (COL_A, COL_B, COL_STATUS, STATUS_LABELS, ChangeListModel,
                                    CompareModel, counts_html, header_html, totals_html)
 from .workers import Task
@@ -188,9 +189,7 @@ class CompareView(QWidget):
         outer.addWidget(self.totals_label)
         outer.addWidget(self.splitter, 1)
         self.table.selectionModel().currentRowChanged.connect(lambda cur, _p: self._on_row(cur))
-        for key, slot in (("N", self.next_difference), ("P", self.previous_difference)):
-            QShortcut(QKeySequence(key), self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut,
-                      activated=slot)
+        bind(self, COMPARE_KEYS, {"N": self.next_difference, "P": self.previous_difference})
 
     @staticmethod
     def _table(model: Any) -> QTableView:

@@ -2,35 +2,29 @@
 
 from __future__ import annotations
 
+import html
 import platform
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import qVersion
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
-SHORTCUTS = (
-    ("← / →", "previous / next step"),
-    ("Home / End", "first / last step"),
-    ("Space", "play / pause"),
-    (", / .", "previous / next step of the same kind"),
-    ("Ctrl+O", "open a trace, journal or wirelog"),
-    ("Ctrl+F", "filter steps (text, kind:model, tool:name, agent:x, is:error, is:shield)"),
-    ("F", "fork from the current model step (edit its context, re-run the tail)"),
-    ("Ctrl+Shift+K", "doctor: the context checkup of the current run (click a finding to see it)"),
-    ("Ctrl+Shift+D", "compare two runs side by side"),
-    ("N / P", "in a comparison: next / previous difference"),
-    ("Ctrl+W", "close the tab"),
-    ("?", "this sheet"),
-)
+from .keys import FILTER_HELP, sheet
 
 
-def shortcuts_html() -> str:
-    rows = "".join(f"<tr><td><b>{k}</b></td><td>{v}</td></tr>" for k, v in SHORTCUTS)
-    return f"<table cellspacing=6>{rows}</table>"
+def shortcuts_html(window: QWidget) -> str:
+    """The ``?`` sheet: built from the window's real actions and the bound key tables."""
+    body = []
+    for title, rows in sheet(window.actions()):
+        body.append(f"<tr><td colspan=2><br><b><i>{html.escape(title)}</i></b></td></tr>")
+        body += [f"<tr><td><b>{html.escape(k)}</b></td><td>{html.escape(v)}</td></tr>"
+                 for k, v in rows]
+    return (f"<table cellspacing=4>{''.join(body)}</table>"
+            f"<p>Filter syntax: {html.escape(FILTER_HELP)}</p>")
 
 
 def show_shortcuts(parent: QWidget) -> QMessageBox:
-    box = QMessageBox(QMessageBox.Icon.NoIcon, "Keyboard shortcuts", shortcuts_html(),
+    box = QMessageBox(QMessageBox.Icon.NoIcon, "Keyboard shortcuts", shortcuts_html(parent),
                       QMessageBox.StandardButton.Close, parent)
     box.open()
     return box

@@ -12,7 +12,6 @@ import gc
 from typing import Any
 
 from PySide6.QtCore import QElapsedTimer, QProcess, QTimer, Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLineEdit, QSplitter, QTableView,
                                QVBoxLayout, QWidget)
 
@@ -23,6 +22,7 @@ from loom_core.filtering import filter_steps
 from loom_core.trace import checksum_state
 
 from .child import module_command
+from .keys import STEP_KEYS, bind
 from .models.step_list_model import COL_SUMMARY, StepListModel
 from .session import Session
 from .widgets.context_view import ContextView
@@ -111,15 +111,11 @@ class DocumentView(QWidget):
         self._render_clock = QElapsedTimer()
         self.play_timer = QTimer(self, interval=PLAY_MS)
         self.play_timer.timeout.connect(self._play_tick)
-        keys = {Qt.Key.Key_Left: lambda: s.move(-1), Qt.Key.Key_Right: lambda: s.move(1),
-                Qt.Key.Key_Home: lambda: s.set_step(0), Qt.Key.Key_End: self.go_end,
-                Qt.Key.Key_Space: self.toggle_play, Qt.Key.Key_Period: lambda: self.jump_same_kind(1),
-                Qt.Key.Key_Comma: lambda: self.jump_same_kind(-1)}
-        for key, slot in keys.items():
-            sc = QShortcut(QKeySequence(key), self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            sc.activated.connect(slot)
-        QShortcut(QKeySequence.StandardKey.Find, self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut,
-                  activated=lambda: self.filter_box.setFocus())
+        bind(self, STEP_KEYS, {"Left": lambda: s.move(-1), "Right": lambda: s.move(1),
+                               "Home": lambda: s.set_step(0), "End": self.go_end,
+                               "Space": self.toggle_play, ".": lambda: self.jump_same_kind(1),
+                               ",": lambda: self.jump_same_kind(-1)})
+        # Ctrl+F is the window's View ▸ Filter Steps: a second binding here made both dead.
 
     def ensure_timeline(self) -> None:
         """Build the plot. Deferred: importing pyqtgraph costs a third of a second, and

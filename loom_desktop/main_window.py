@@ -21,10 +21,12 @@ from loom_core.errors import LoadError
 from . import __version__
 from .dialogs import show_about, show_shortcuts
 from .document_view import DocumentView
+from .keys import FILTER_HELP
 from .models.step_list_model import format_cost
 from .settings import DesktopSettings, load_settings, save_settings
 
 FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"
+STANDARD_FALLBACK = {QKeySequence.StandardKey.Quit: "Ctrl+Q"}
 
 
 class MainWindow(QMainWindow):
@@ -74,7 +76,8 @@ class MainWindow(QMainWindow):
         self._action(proxy, "&Re-attach running proxies", self.proxy_manager.reattach)
         self._action(proxy, "&Attach to a Running Proxy…", self.attach_dialog)
         view = self.menuBar().addMenu("&View")
-        self._action(view, "&Filter Steps", self._focus_filter, QKeySequence.StandardKey.Find)
+        self._action(view, "&Filter Steps", self._focus_filter,
+                     QKeySequence.StandardKey.Find).setToolTip(FILTER_HELP)
         self._action(view, "Play / Pause", lambda: self._with_doc(DocumentView.toggle_play))
         self.run_menu = self.menuBar().addMenu("&Run")
         self._action(self.run_menu, "&Compare…", self.compare_dialog, "Ctrl+Shift+D")
@@ -101,7 +104,12 @@ class MainWindow(QMainWindow):
 
     def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
         action = QAction(text, self)
-        if shortcut is not None:
+        if isinstance(shortcut, QKeySequence.StandardKey):
+            # every binding the platform has (Close is Ctrl+F4 *and* Ctrl+W on Linux);
+            # Quit has none on some platforms, where Ctrl+Q is what users try
+            action.setShortcuts(QKeySequence.keyBindings(shortcut)
+                                or [QKeySequence(STANDARD_FALLBACK.get(shortcut, ""))])
+        elif shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
         action.triggered.connect(lambda _checked=False: slot())
         menu.addAction(action)
@@ -294,7 +302,11 @@ class MainWindow(QMainWindow):
             fn(view)
 
     def _focus_filter(self) -> None:
-        self._with_doc(lambda v: v.filter_box.setFocus())
+        def focus(view: DocumentView) -> None:
+            view.filter_box.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            view.filter_box.selectAll()
+
+        self._with_doc(focus)
 
     def _remember_splitters(self, view: DocumentView) -> None:
         self.settings.splitters["main"] = view.splitter.sizes()

@@ -13,12 +13,13 @@ import json
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (QDockWidget, QHBoxLayout, QLabel, QLineEdit,
                                QListView, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
 
 from loom_core.control_client import PendingCall
 
+from ..keys import APPROVAL_KEYS, bind
 from ..models.approvals_model import ApprovalsModel
 from ..proxy_connection import ProxyConnection
 
@@ -83,9 +84,7 @@ class ApprovalsPanel(QDockWidget):
             lay.addWidget(w)
         lay.addLayout(buttons)
         self.setWidget(body)
-        for key, slot in (("a", self.approve), ("d", self.deny), ("e", self.edit)):
-            QShortcut(QKeySequence(key), self, context=Qt.ShortcutContext.WidgetWithChildrenShortcut,
-                      activated=slot)
+        bind(self, APPROVAL_KEYS, {"A": self.approve, "D": self.deny, "E": self.edit})
         self._show_card()
 
     # -- data ------------------------------------------------------------------------
