@@ -31,7 +31,7 @@ sample: $(STAMP)
 	$(PY) -m loom_core.sample resources/sample.loom.json
 
 screenshot: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(VENV)/bin/loom-desktop --screenshot docs/screenshot.png --step 15 --size 1400x860
+	QT_QPA_PLATFORM=offscreen $(VENV)/bin/loom-desktop --screenshot docs/screenshot.png --step 14 --size 1400x860
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -117,10 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
     from .fork_cli import add_fork_command
     from .heal_cli import add_heal_command
     from .proxy.commands import add_proxy_commands
+    from .steps_cli import add_steps_command
     from .watch_cli import add_watch_command
 
     for add in (add_watch_command, add_proxy_commands, add_approval_commands, add_fork_command,
-                add_diff_command, add_doctor_command, add_heal_command):
+                add_diff_command, add_doctor_command, add_heal_command, add_steps_command):
         add(sub)
     return parser
 

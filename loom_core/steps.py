@@ -1,17 +1,31 @@
-"""One-line descriptions of steps, for the step list, the CLI and tooltips.
+"""Steps as the app lists them: their one number, their one-line description, their row.
 
-Computed on demand from a step's payload (never stored for all steps), with the
-same shapes loom-harness's ``loom watch`` uses: a model step that calls tools is
+A step's number is its effect's ``seq`` -- the number loom-harness prints in
+brackets (``loom timeline``, ``loom watch``) and the one every ``--step``
+accepts -- never its position in the step list, where user prompts are rows too
+(they have no number). :func:`step_row` is the one description of a list row:
+the desktop step list and ``python -m loom_core steps`` both print what it returns.
+
+Descriptions are computed on demand from a step's payload (never stored for all
+steps), with the shapes ``loom watch`` uses: a model step that calls tools is
 described by its calls, anything else by its text.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import math
+from dataclasses import dataclass
+from typing import Any, Iterator
 
 from .document import text_and_calls
-from .timeline import K_EPISODE, K_MODEL, Timeline
+from .timeline import (F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, F_SHIELD, F_UNFINISHED, K_EPISODE,
+                       K_MODEL, Timeline)
+
+SUMMARY_CHARS = 160  # a row's summary, in the step list and in ``steps``
+FLAG_NAMES = ((F_ERROR, "error"), (F_BLOCKED, "blocked"), (F_DRYRUN, "dry-run"),
+              (F_SHIELD, "shield"), (F_DENIED, "denied"), (F_UNFINISHED, "unfinished"))
+PROMPT_LABEL = "user prompt"  # what a user-episode row is called where a step has its number
 
 
 def clip(text: str, limit: int) -> str:
@@ -40,3 +54,105 @@ def step_summary(tl: Timeline, step: int, limit: int = 120) -> str:
     if isinstance(value, str):
         return clip(value, limit)
     return clip(json.dumps(value, ensure_ascii=False), limit)
+
+
+# -- the one number ------------------------------------------------------------------------
+
+def effect_seq(effects: Any, index: int) -> int:
+    """The ``seq`` of effect ``index`` as loom-harness reads it (a missing one is 0), its
+    log position when the file says ``null`` (a valid log has ``seq`` == position, §1.2)."""
+    seq = effects[index].seq
+    return index if seq is None else int(seq)
+
+
+def effect_index(effects: Any, seq: int) -> int | None:
+    """The log position of the effect numbered ``seq`` (None: no such step)."""
+    if 0 <= seq < len(effects) and effect_seq(effects, seq) == seq:
+        return seq
+    return next((i for i in range(len(effects)) if effect_seq(effects, i) == seq), None)
+
+
+def step_seq(tl: Timeline, step: int) -> int | None:
+    """The number of list row ``step``: its effect's seq; None for a user prompt row."""
+    effect = tl.effect_of[step]
+    return None if effect < 0 else effect_seq(tl.doc.effects, effect)
+
+
+def step_of_seq(tl: Timeline, seq: int) -> int | None:
+    """The list row of step ``seq`` (None: not a step of this timeline, or not indexed yet)."""
+    index = effect_index(tl.doc.effects, seq)
+    return None if index is None or index >= len(tl.step_of_effect) else tl.step_of_effect[index]
+
+
+def step_label(tl: Timeline, step: int) -> str:
+    """``step 14``, or ``user prompt`` for a row that is not an effect."""
+    seq = step_seq(tl, step)
+    return PROMPT_LABEL if seq is None else f"step {seq}"
+
+
+# -- the row -------------------------------------------------------------------------------
+
+def flag_marks(flags: int) -> str:
+    """The signs a row's summary starts with: ✖ error, ⊘ blocked, ◆ shield (◆✖ denied), ◷ unfinished."""
+    marks = []
+    if flags & F_ERROR:
+        marks.append("✖ ")
+    if flags & F_BLOCKED:
+        marks.append("⊘ ")
+    if flags & F_DENIED:
+        marks.append("◆✖ ")
+    elif flags & F_SHIELD:
+        marks.append("◆ ")
+    if flags & F_UNFINISHED:
+        marks.append("◷ ")
+    return "".join(marks)
+
+
+@dataclass(frozen=True, slots=True)
+class StepRow:
+    """One row of the step list. ``cost`` is NaN for an unpriced model call; ``shield``
+    holds the shield events placed on the step (their index in ``shield_events``, event)."""
+
+    row: int
+    seq: int | None
+    kind: str
+    depth: int
+    agent: str
+    summary: str
+    tokens: int
+    cost: float
+    flags: int
+    shield: tuple[tuple[int, Any], ...]
+
+    @property
+    def flag_names(self) -> list[str]:
+        return [name for bit, name in FLAG_NAMES if self.flags & bit]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (an unpriced cost is ``null``; shield events as recorded)."""
+        return {"row": self.row, "seq": self.seq, "kind": self.kind, "depth": self.depth,
+                "agent": self.agent, "summary": self.summary, "tokens": self.tokens,
+                "cost": None if math.isnan(self.cost) else self.cost,
+                "flags": self.flag_names,
+                "shield": [{"index": i, **_event_dict(e)} for i, e in self.shield]}
+
+
+def _event_dict(event: Any) -> dict[str, Any]:
+    dump = getattr(event, "model_dump", None)
+    return dump(mode="json") if dump is not None else dict(event)
+
+
+def step_row(tl: Timeline, step: int, limit: int = SUMMARY_CHARS,
+             summary: str | None = None) -> StepRow:
+    """List row ``step`` (``summary``: an already computed ``step_summary`` of it)."""
+    events = tl.doc.header.shield_events or []
+    placed = tuple((i, events[i]) for i in tl.shield_at.get(step, ()) if 0 <= i < len(events))
+    return StepRow(step, step_seq(tl, step), tl.kind_name(step), tl.depth[step],
+                   tl.agents[tl.agent[step]],
+                   step_summary(tl, step, limit) if summary is None else summary,
+                   tl.tokens_in[step] + tl.tokens_out[step], tl.cost[step], tl.flags[step], placed)
+
+
+def step_rows(tl: Timeline, limit: int = SUMMARY_CHARS) -> Iterator[StepRow]:
+    """Every row of the step list, in order."""
+    return (step_row(tl, s, limit) for s in range(len(tl)))

@@ -33,7 +33,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="loom-desktop", description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", help="traces, journals or wirelogs to open")
     parser.add_argument("--screenshot", metavar="OUT.png", help="render the window to a PNG and exit")
-    parser.add_argument("--step", type=int, default=None, help="step to show in the screenshot")
+    parser.add_argument("--step", type=int, default=None, help="the step to show in the screenshot: its seq, as the step list numbers it")
     parser.add_argument("--size", default="1400x860", help="window size for the screenshot, WxH")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     setup = parser.add_mutually_exclusive_group()
@@ -53,8 +53,10 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def screenshot(window, paths: list[str], out: str, step: int | None, size: str) -> int:
-    """Open ``paths`` synchronously, move to ``step``, render the window to ``out``."""
+    """Open ``paths`` synchronously, move to step ``step`` (a seq), render the window to ``out``."""
     from PySide6.QtWidgets import QApplication
+
+    from loom_core.steps import step_of_seq
 
     window.resize(*_size(size))
     window.show()
@@ -66,7 +68,12 @@ def screenshot(window, paths: list[str], out: str, step: int | None, size: str) 
             return EXIT_BAD_INPUT
         view.check_checksum_now()
         if step is not None:
-            view.session.set_step(step)
+            row = step_of_seq(view.session.timeline, step) if view.session.timeline else None
+            if row is None:
+                print(f"error: {path}: no step {step} (steps are numbered by seq, as "
+                      f"`python -m loom_core steps` lists them)", file=sys.stderr)
+                return EXIT_BAD_INPUT
+            view.session.set_step(row)
     for _ in range(5):
         QApplication.processEvents()
     view = window.current()

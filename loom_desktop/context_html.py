@@ -14,7 +14,7 @@ from itertools import islice
 from typing import Any
 
 from loom_core.frames import Frame, Message, frame_at
-from loom_core.steps import call_text
+from loom_core.steps import call_text, step_label
 from loom_core.timeline import F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, K_EPISODE, K_MODEL, Timeline
 
 from .models.step_list_model import format_cost
@@ -175,8 +175,8 @@ def _tool_html(tl: Timeline, step: int, state: ViewState) -> list[str]:
     caller = tl.call_of.get(step)
     if caller is not None:
         call = _find_call(tl, caller, step)
-        out.append(f"<div class='sec'>Call (made at <a href='loom:step:{caller}'>step {caller}</a>)"
-                   "</div>")
+        out.append(f"<div class='sec'>Call (made at <a href='loom:step:{caller}'>"
+                   f"{step_label(tl, caller)}</a>)</div>")  # the link names the row
         if call is not None:
             out.append(f"<pre>{esc(call.get('name', ''))}("
                        f"{esc(json.dumps(call.get('input', {}), indent=2, ensure_ascii=False))})</pre>")
@@ -210,10 +210,7 @@ def _find_call(tl: Timeline, model_step: int, result_step: int) -> dict[str, Any
 def _header(tl: Timeline, step: int) -> str:
     kind = tl.kind_name(step)
     color = KIND_COLORS.get(kind.split(":")[0], "#555")
-    parts = [f"<b style='color:{color}'>{esc(kind)}</b>", f"step {step}"]
-    e = tl.effect_of[step]
-    if e >= 0:
-        parts.append(f"seq {tl.doc.effects[e].seq}")
+    parts = [f"<b style='color:{color}'>{esc(kind)}</b>", step_label(tl, step)]
     parts.append(f"agent {esc(tl.agents[tl.agent[step]])}")
     if tl.depth[step]:
         parts.append(f"depth {tl.depth[step]}")

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QFileDialog, QLabel, QMainWindow, QMessageBox, QP
                                QTabWidget, QWidget)
 
 from loom_core.errors import LoadError
+from loom_core.steps import step_label
 
 from . import __version__
 from .dialogs import show_about, show_shortcuts
@@ -268,7 +269,7 @@ class MainWindow(QMainWindow):
             self.progress.setValue(done)
 
     def update_status(self) -> None:
-        """Step N of M, tokens, cost, checksum state, format and version."""
+        """The step (its seq) and the row (N of M), tokens, cost, checksum state, format."""
         view = self.current()
         labels = self.status_labels
         tl = view.session.timeline if view is not None else None
@@ -277,7 +278,7 @@ class MainWindow(QMainWindow):
                 label.setText("")
             return
         step = view.session.step
-        labels["step"].setText(f"Step {step + 1} of {len(tl)}"
+        labels["step"].setText(f"{step_label(tl, step)} · {step + 1} of {len(tl)}"
                                + ("" if view.complete else " (loading…)"))
         labels["tokens"].setText(f"tokens {tl.cum_tokens[step]:,} / "
                                  f"{tl.input_tokens + tl.output_tokens:,}")

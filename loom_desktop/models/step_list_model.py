@@ -4,6 +4,10 @@ Rows are built lazily from the core arrays; only the summary column needs a
 payload decode, and those strings live in a small LRU cache so scrolling a
 100,000-step list never decodes more than what is on screen. A filter is a list
 of step indices computed in a worker; the model maps rows through it.
+
+Every cell is drawn from :func:`loom_core.steps.step_row`, the function
+``python -m loom_core steps`` prints, so the list and the CLI cannot disagree: a
+step is numbered by its ``seq``, and a user prompt row has no number.
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
-from loom_core.steps import step_summary
-from loom_core.timeline import F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, F_UNFINISHED, Timeline
+from loom_core.steps import SUMMARY_CHARS, StepRow, flag_marks, step_row, step_summary
+from loom_core.timeline import F_BLOCKED, F_DENIED, F_ERROR, Timeline
 
 from ..style import kind_color
 
@@ -128,42 +132,30 @@ class StepListModel(QAbstractTableModel):
         return None
 
     # -- cells --------------------------------------------------------------------
-    def _display(self, step: int, col: int) -> str:
-        tl = self.timeline
-        assert tl is not None
-        if col == COL_STEP:
-            return str(step)
-        if col == COL_KIND:
-            return "  " * tl.depth[step] + ("↳ " if tl.depth[step] else "") + tl.kind_name(step)
-        if col == COL_AGENT:
-            return tl.agents[tl.agent[step]]
-        if col == COL_SUMMARY:
-            return self._marks(step) + self._summary(step)
-        if col == COL_TOKENS:
-            tokens = tl.tokens_in[step] + tl.tokens_out[step]
-            return f"{tokens:,}" if tokens else ""
-        return format_cost(tl.cost[step])
+    def step_row(self, step: int) -> StepRow:
+        """What row ``step`` shows (the core's row; its summary from the cache)."""
+        assert self.timeline is not None
+        return step_row(self.timeline, step, SUMMARY_CHARS, self._summary(step))
 
-    def _marks(self, step: int) -> str:
-        flags = self.timeline.flags[step] if self.timeline is not None else 0
-        marks = []
-        if flags & F_ERROR:
-            marks.append("✖ ")
-        if flags & F_BLOCKED:
-            marks.append("⊘ ")
-        if flags & F_DENIED:
-            marks.append("◆✖ ")
-        elif flags & F_SHIELD:
-            marks.append("◆ ")
-        if flags & F_UNFINISHED:
-            marks.append("◷ ")
-        return "".join(marks)
+    def _display(self, step: int, col: int) -> str:
+        row = self.step_row(step)
+        if col == COL_STEP:
+            return "" if row.seq is None else str(row.seq)
+        if col == COL_KIND:
+            return "  " * row.depth + ("↳ " if row.depth else "") + row.kind
+        if col == COL_AGENT:
+            return row.agent
+        if col == COL_SUMMARY:
+            return flag_marks(row.flags) + row.summary
+        if col == COL_TOKENS:
+            return f"{row.tokens:,}" if row.tokens else ""
+        return format_cost(row.cost)
 
     def _summary(self, step: int) -> str:
         cached = self._summaries.get(step)
         if cached is None:
             assert self.timeline is not None
-            cached = step_summary(self.timeline, step, 160)
+            cached = step_summary(self.timeline, step, SUMMARY_CHARS)
             self._summaries[step] = cached
             if len(self._summaries) > _CACHE:
                 self._summaries.popitem(last=False)

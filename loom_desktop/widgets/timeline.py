@@ -8,7 +8,7 @@ calls and shield decisions are markers above their bar.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -20,6 +20,7 @@ from loom_core.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, T
 
 from ..style import BLOCKED_COLOR, DEPTH_COLORS, ERROR_COLOR, KIND_COLORS, SHIELD_COLOR
 from .bars import BarsItem
+from .seq_axis import SeqAxis, step_tip
 
 BAR_ALPHA = 200
 INITIAL_SPAN = 400  # steps visible at first on a long run
@@ -51,9 +52,11 @@ class TimelineWidget(pg.PlotWidget):
     step_requested = Signal(int)
 
     def __init__(self, parent=None) -> None:
-        super().__init__(parent, background="w")
+        self.axis = SeqAxis()  # x is the row; the labels are step numbers (seqs)
+        super().__init__(parent, background="w", axisItems={"bottom": self.axis})
         self.setMinimumHeight(150)
         self.timeline: Timeline | None = None
+        self._tip_row: int | None = None
         self._auto_range = True
         self._setting_range = False
         plot = self.getPlotItem()
@@ -76,6 +79,7 @@ class TimelineWidget(pg.PlotWidget):
         plot.addItem(self.cursor, ignoreBounds=True)  # moving it must not re-run auto-range
         self.cursor.sigPositionChanged.connect(self._cursor_moved)
         self.scene().sigMouseClicked.connect(self._clicked)
+        self.scene().sigMouseMoved.connect(self._hovered)
         self._cost_view, self.cost_curve = self._cost_axis(plot)
         # Cache everything static as pixmaps: moving the cursor then repaints only itself.
         for item in (*(plot.getAxis(a) for a in ("left", "bottom", "right")),
@@ -120,6 +124,8 @@ class TimelineWidget(pg.PlotWidget):
         """Feed every plot item from the timeline's arrays (no item is created)."""
         self.timeline = tl
         n = len(tl)
+        self.axis.set_timeline(tl)
+        self._tip_row = None  # the tooltip is read again
         tokens = _copy(tl.tokens_in, np.int64) + _copy(tl.tokens_out, np.int64)
         height = np.where(tokens > 0, tokens, _copy(tl.size, np.int64) / 4.0)
         lane = max(float(height.max(initial=1.0)) * LANE, 1.0)
@@ -211,3 +217,17 @@ class TimelineWidget(pg.PlotWidget):
             return
         pos = self.getPlotItem().getViewBox().mapSceneToView(event.scenePos())
         self.step_requested.emit(int(round(pos.x())))
+
+    def row_at(self, scene_pos: Any) -> int | None:
+        """The step-list row under a scene position (None: outside the run)."""
+        if self.timeline is None:
+            return None
+        row = int(round(self.getPlotItem().getViewBox().mapSceneToView(scene_pos).x()))
+        return row if 0 <= row < len(self.timeline) else None
+
+    def _hovered(self, scene_pos: Any) -> None:
+        row = self.row_at(scene_pos)
+        if row != self._tip_row:  # a payload is decoded once per row, not per mouse move
+            self._tip_row = row
+            self.setToolTip("" if row is None or self.timeline is None
+                            else step_tip(self.timeline, row))

@@ -194,6 +194,7 @@ def test_every_subcommand_reports_bad_input_the_same_way(
         case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = BAD_INPUTS[case][0](tmp_path)
     for argv in (["summary", str(path), "--json"], ["checksum", str(path)],
+                 ["steps", str(path)], ["steps", str(path), "--json"],
                  ["convert", str(path), "-o", str(tmp_path / "out.loom.json")]):
         assert main(argv) == 2
         out, err = capsys.readouterr()
@@ -228,6 +229,9 @@ def test_malformed_payloads_are_tolerated_not_tracebacks(
     assert done.stdout.splitlines()[-1].startswith(("checksum:", "warning:"))
     assert main(["summary", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["effects"] == len(load(path))
+    assert main(["steps", str(path), "--json"]) == 0  # every row's payload, as the app reads it
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len([r for r in rows if r["kind"] != "episode"]) == len(load(path))
 
 
 def test_malformed_exchange_in_a_wirelog_is_skipped(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def _near(image: QImage, colour: str, tolerance: int = 40) -> int:
 
 def test_screenshot_of_sample_is_a_real_picture(tmp_path: Path, sample: Path) -> None:
     out = tmp_path / "shot.png"
-    proc = _run(str(sample), "--screenshot", str(out), "--step", "15", "--size", "1200x760",
+    proc = _run(str(sample), "--screenshot", str(out), "--step", "14", "--size", "1200x760",
                 cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     image = QImage(str(out))

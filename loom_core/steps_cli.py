@@ -1,0 +1,57 @@
+"""``python -m loom_core steps RUN [--json]``: the step list, one line per row, as the app shows it.
+
+Every line comes from :func:`loom_core.steps.step_row`, the function the desktop
+step list draws its cells from, so a script sees the same numbers, summaries,
+flags and shield decisions a user sees. A step is numbered by its ``seq`` (what
+``loom timeline`` prints in brackets); a user prompt row has no number. Bad input
+exits 2 with one stderr line (the shared CLI's LoadError handler).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+from .steps import StepRow, flag_marks, step_rows
+
+
+def _cost(value: float) -> str:
+    if math.isnan(value):
+        return "?"
+    return f"${value:.4f}" if value else ""
+
+
+def _decision(event: Any) -> str:
+    args = json.dumps(event.input, ensure_ascii=False) if event.tool else ""
+    what = f"{event.tool}({args})" if event.tool else "(no call)"
+    return f"◆ {event.action} {what} via {event.via}"
+
+
+def row_line(row: StepRow) -> str:
+    """``[seq] kind agent tokens cost  marks summary  ◆ decisions`` (seq blank on a prompt)."""
+    number = "" if row.seq is None else str(row.seq)
+    kind = "  " * row.depth + row.kind
+    tokens = f"{row.tokens:,} tok" if row.tokens else ""
+    decisions = "".join("  " + _decision(e) for _i, e in row.shield)
+    return (f"[{number:>4}] {kind:<18} {row.agent:<10} {tokens:>10} {_cost(row.cost):>9}  "
+            f"{flag_marks(row.flags)}{row.summary}{decisions}")
+
+
+def cmd_steps(args: argparse.Namespace) -> int:
+    from .loader import load
+    from .timeline import build_timeline
+
+    tl = build_timeline(load(args.path))
+    for row in step_rows(tl):
+        print(json.dumps(row.to_dict(), ensure_ascii=False) if args.json else row_line(row))
+    return 0
+
+
+def add_steps_command(sub: Any) -> None:
+    """Register ``steps`` on the shared CLI's subparsers."""
+    p = sub.add_parser("steps", help="list a run's steps as the app does (numbered by seq)")
+    p.add_argument("path", help="a trace, journal or wirelog")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.set_defaults(func=cmd_steps)

@@ -1,0 +1,83 @@
+"""The timeline's step axis: the plot's x is the step-list row, its labels are step numbers.
+
+Why rows on x and seqs on the labels: bars, markers and the cursor must sit on the row
+they belong to (user prompt rows take a place too), while a step is called by its
+``seq`` everywhere (the step list, the status bar, every command). So ticks are picked
+at round seqs and drawn at those steps' rows; a prompt row gets no number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+
+from loom_core.steps import step_label, step_summary
+from loom_core.timeline import Timeline
+
+
+class SeqAxis(pg.AxisItem):
+    """A bottom axis whose ticks name steps by seq, placed on their rows."""
+
+    def __init__(self) -> None:
+        super().__init__("bottom")
+        self.enableAutoSIPrefix(False)  # step numbers are never "x0.001"
+        self.row_seq = np.empty(0)  # row -> seq (NaN: a user prompt row)
+        self._rows = np.empty(0, dtype=np.int64)  # rows of the effects, in seq order
+        self._seqs = np.empty(0)  # their seqs, ascending
+        self._tl: Timeline | None = None
+        self._seq_list: list[int] = []  # seq per effect index, as far as read
+
+    def set_timeline(self, tl: Timeline) -> None:
+        """Take the row <-> seq mapping of ``tl`` (called whenever the plot is fed; a live
+        timeline only appends, so only its new effects are read)."""
+        effects, n = tl.doc.effects, len(tl.step_of_effect)
+        if tl is not self._tl or n < len(self._seq_list):
+            self._tl, self._seq_list = tl, []
+        start = len(self._seq_list)
+        self._seq_list += [i if e.seq is None else int(e.seq)
+                           for i, e in enumerate(effects[start:n], start)]  # effect_seq, inlined
+        seqs = np.array(self._seq_list, dtype=np.float64)
+        rows = np.frombuffer(tl.step_of_effect, np.int32).astype(np.int64)
+        row_seq = np.full(len(tl), np.nan)
+        row_seq[rows] = seqs
+        order = np.argsort(seqs, kind="stable")
+        self.row_seq, self._rows, self._seqs = row_seq, rows[order], seqs[order]
+        self.picture = None  # redraw the labels
+        self.update()
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # noqa: N802
+        """Round seqs in view, as rows: pyqtgraph picks the spacing over the seq range."""
+        lo, hi = sorted((minVal, maxVal))
+        shown = (self._rows >= lo) & (self._rows <= hi)
+        if not shown.any():
+            return []
+        seqs = self._seqs[shown]
+        levels = []
+        for spacing, values in super().tickValues(seqs[0] - 0.5, seqs[-1] + 0.5, size):
+            wanted = np.array([v for v in values if float(v).is_integer()])
+            if spacing < 1 or not len(wanted):
+                continue
+            at = np.searchsorted(self._seqs, wanted)
+            found = at < len(self._seqs)
+            at, wanted = at[found], wanted[found]
+            hit = at[self._seqs[at] == wanted]  # a seq the run lacks gets no tick
+            levels.append((spacing, self._rows[hit].astype(np.float64).tolist()))
+        return levels
+
+    def tickStrings(self, values: list[float], scale: float,  # noqa: N802
+                    spacing: float) -> list[str]:
+        out = []
+        for v in values:
+            row = int(round(v))
+            seq = self.row_seq[row] if 0 <= row < len(self.row_seq) else np.nan
+            out.append("" if np.isnan(seq) else str(int(seq)))
+        return out
+
+
+def step_tip(tl: Timeline, row: int) -> str:
+    """The timeline's tooltip for a row: its step number, kind, tokens and summary."""
+    tokens = tl.tokens_in[row] + tl.tokens_out[row]
+    parts = [step_label(tl, row), tl.kind_name(row)] + ([f"{tokens:,} tokens"] if tokens else [])
+    return " · ".join(parts) + "\n" + step_summary(tl, row, 100)

@@ -1,0 +1,89 @@
+"""One step, one number: the effect's ``seq`` in the step list, the status bar, the context
+header, the timeline's axis and tooltips, and ``loom-desktop --step``.
+
+The bundled sample starts with a user prompt row, so its list row N shows seq N-1: any
+place still numbering by row is off by one here (and by two after the second prompt).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QPointF
+
+from loom_core.loader import load
+from loom_core.steps import step_of_seq
+from loom_core.timeline import F_BLOCKED, F_ERROR, F_SHIELD, build_timeline
+from loom_desktop.__main__ import screenshot
+from loom_desktop.context_html import ViewState, step_html
+from loom_desktop.main_window import MainWindow
+from loom_desktop.models.step_list_model import COL_STEP, StepListModel
+from loom_desktop.widgets.timeline import TimelineWidget
+
+REVIEWER_CALL = 14  # the sample's delegation to the reviewer: list row 15 (after the prompt)
+FOLLOW_UP = 23  # the first step after the second user prompt: list row 25
+
+
+def test_step_list_numbers_steps_by_seq_and_prompts_not_at_all(sample: Path) -> None:
+    tl = build_timeline(load(sample))
+    model = StepListModel()
+    model.set_timeline(tl)
+    numbers = [model.index(r, COL_STEP).data() for r in range(model.rowCount())]
+    assert numbers[0] == "" and numbers[24] == ""  # the two user prompts: not steps
+    assert numbers[1] == "0" and numbers[15] == str(REVIEWER_CALL) and numbers[25] == "23"
+    assert [n for n in numbers if n] == [str(e.seq) for e in tl.doc.effects]
+
+
+def test_status_bar_and_context_header_name_the_seq(open_and_wait, window: MainWindow,
+                                                    sample: Path) -> None:
+    view = open_and_wait(window, sample)
+    tl = view.session.timeline
+    view.session.set_step(step_of_seq(tl, REVIEWER_CALL))
+    window.update_status()
+    assert window.status_labels["step"].text() == f"step {REVIEWER_CALL} · 16 of 30"
+    header = step_html(tl, view.session.step, ViewState()).split("</div>")[0]
+    assert f"step {REVIEWER_CALL} ·" in header and "seq" not in header
+    view.session.set_step(0)
+    window.update_status()
+    assert window.status_labels["step"].text() == "user prompt · 1 of 30"
+    assert "user prompt" in step_html(tl, 0, ViewState()).split("</div>")[0]
+    result = step_of_seq(tl, 4)  # run_tests' error: called at step 3
+    assert "Call (made at <a href='loom:step:4'>step 3</a>)" in step_html(tl, result, ViewState())
+
+
+def test_timeline_axis_labels_seqs_at_their_steps_rows(qtbot, sample: Path) -> None:
+    tl = build_timeline(load(sample))
+    widget = TimelineWidget()
+    qtbot.addWidget(widget)
+    widget.resize(1200, 300)
+    widget.show()
+    widget.set_timeline(tl)
+    axis = widget.axis
+    levels = axis.tickValues(-0.5, len(tl) - 0.5, 1100)
+    rows = [r for _spacing, values in levels for r in values]
+    labels = dict(zip(rows, axis.tickStrings(rows, 1.0, 1.0)))
+    assert labels, "no ticks"
+    for row, text in labels.items():  # each tick names the seq of the step on its row
+        assert text == str(tl.doc.effects[tl.effect_of[int(row)]].seq)
+    assert labels[float(step_of_seq(tl, 25))] == "25" and "0" in labels.values()
+    assert axis.tickStrings([0.0, 24.0], 1.0, 1.0) == ["", ""]  # prompt rows: no number
+    for bit in (F_ERROR, F_BLOCKED, F_SHIELD):  # markers still sit on their step's row
+        marked = set(widget.markers[bit].getData()[0].astype(int))
+        assert marked == {s for s in range(len(tl)) if tl.flags[s] & bit}
+    view = widget.getPlotItem().getViewBox()
+    at = view.mapViewToScene(QPointF(float(step_of_seq(tl, REVIEWER_CALL)), 100.0))
+    widget._hovered(at)
+    assert widget.toolTip().startswith(f"step {REVIEWER_CALL} · model · 3,337 tokens\ncalls reviewer")
+    widget._hovered(view.mapViewToScene(QPointF(24.0, 10.0)))
+    assert widget.toolTip().startswith("user prompt · episode\nThanks.")
+
+
+def test_screenshot_step_is_a_seq(window: MainWindow, sample: Path, tmp_path: Path,
+                                  capsys) -> None:
+    assert screenshot(window, [str(sample)], str(tmp_path / "a.png"), FOLLOW_UP, "900x600") == 0
+    view = window.current()
+    assert view.session.step == 25 and view.session.timeline.effect_of[25] == FOLLOW_UP
+    assert window.status_labels["step"].text().startswith(f"step {FOLLOW_UP} ·")
+    assert screenshot(window, [str(sample)], str(tmp_path / "b.png"), 28, "900x600") == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and str(sample) in err[0] and "no step 28" in err[0]
