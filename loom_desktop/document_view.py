@@ -12,13 +12,13 @@ import gc
 from typing import Any
 
 from PySide6.QtCore import QElapsedTimer, QProcess, QTimer, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLineEdit, QSplitter, QTableView,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QLineEdit, QSplitter,
+                               QTableView, QVBoxLayout, QWidget)
 
 from loom_core.errors import LoadError
 from loom_core.loader import sniff_format
 from loom_core.progressive import Cancelled, Loaded, load_progressive
-from loom_core.filtering import filter_steps
+from loom_core.filtering import filter_message, filter_steps
 from loom_core.trace import checksum_state
 
 from .child import module_command
@@ -66,6 +66,8 @@ class DocumentView(QWidget):
         self.timeline_widget: Any = None  # built after the first paint (see ensure_timeline)
         self.filter_box = QLineEdit(placeholderText="Filter: text, kind:model, tool:read*, is:error…")
         self.filter_box.setClearButtonEnabled(True)
+        self.filter_note = QLabel(wordWrap=True, visible=False)  # problems, no match, counts
+        self._filter_text = ""  # the query of the filter task in flight
         self.model = StepListModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -83,6 +85,7 @@ class DocumentView(QWidget):
         lay = QVBoxLayout(left)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.filter_box)
+        lay.addWidget(self.filter_note)
         lay.addWidget(self.table)
         self.lower = QSplitter(Qt.Orientation.Horizontal)
         self.lower.addWidget(left)
@@ -297,11 +300,15 @@ class DocumentView(QWidget):
         tl = self.session.timeline
         if tl is None:
             return
-        text = self.filter_box.text()
+        text = self._filter_text = self.filter_box.text()
         self._filter_task.start(lambda ctx: filter_steps(tl, text, ctx.cancelled))
 
     def _on_filtered(self, rows: Any) -> None:
         self.model.set_rows(rows)
+        note, problem = filter_message(self._filter_text, rows, self.session.count)
+        self.filter_note.setText(note)
+        self.filter_note.setStyleSheet("color: #c62828;" if problem else "color: gray;")
+        self.filter_note.setVisible(bool(note))
         self._on_step(self.session.step)
 
     # -- navigation ----------------------------------------------------------------------
