@@ -64,6 +64,8 @@ class ContextIndex:
     frame_len: array = field(default_factory=lambda: array("i"))
     prev_model: array = field(default_factory=lambda: array("i"))  # -1: first call
     result_pairs: dict[int, int] = field(default_factory=dict)  # tool eff -> model eff
+    # edit effect -> (the agent's list it replaced, the edited list): what a fork changed
+    edits: dict[int, tuple[AgentContext, AgentContext]] = field(default_factory=dict)
     episode_before: dict[int, list[int]] = field(default_factory=dict)
 
     def meta_of(self, i: int) -> Any:
@@ -222,7 +224,8 @@ class _HarnessBuilder(_Builder):
         elif kind == "compact":
             self.compact(i, ctx)
         elif kind == "edit":
-            self.stack[-1] = self.replace(ctx, _snapshot_items(eff))
+            edited = self.stack[-1] = self.replace(ctx, _snapshot_items(eff))
+            self.index.edits[i] = (ctx, edited)
 
     def compact(self, i: int, ctx: AgentContext, keep: int = 4) -> None:
         tail = ctx.items[-keep:]
@@ -254,6 +257,7 @@ class _ProxyBuilder(_Builder):
     """
 
     edit: list[Item] | None = None
+    edit_at = -1  # the pending edit's effect
 
     def step(self, i: int, eff: Any, meta: Any) -> None:
         kind = eff.kind or ""
@@ -263,14 +267,16 @@ class _ProxyBuilder(_Builder):
             if ctx is None:
                 ctx = self.by_agent[key] = AgentContext(key, 0, sys_hash=key)
             if self.edit is not None:
-                ctx = self.by_agent[key] = self.replace(ctx, self.edit)
+                edited = self.by_agent[key] = self.replace(ctx, self.edit)
+                self.index.edits[self.edit_at] = (ctx, edited)
+                ctx = edited
                 ctx.awaiting_episode, self.edit = False, None
             elif not ctx.items or ctx.awaiting_episode:
                 self.take_episode(ctx, i)
                 ctx.awaiting_episode = False
             self.model(i, ctx)
         elif kind == "edit":
-            self.edit = _snapshot_items(eff)
+            self.edit, self.edit_at = _snapshot_items(eff), i
         elif kind.startswith("tool:"):
             tuid = meta.tuid or ""
             owner = self.call_owner.get(tuid)

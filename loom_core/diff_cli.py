@@ -78,6 +78,7 @@ def _divergence_lines(diff: RunDiff, detail: PairDetail) -> list[str]:
         lines.append(_side_line("a", diff.a.effects[r.a].kind or "", detail.a_text, detail.a_args))
     if r.b is not None:
         lines.append(_side_line("b", diff.b.effects[r.b].kind or "", detail.b_text, detail.b_args))
+    lines.extend(_fork_point(diff, first.row))
     if r.a is not None and r.b is not None and detail.a_text != detail.b_text:
         from .diff import render
 
@@ -87,6 +88,23 @@ def _divergence_lines(diff: RunDiff, detail: PairDetail) -> list[str]:
             more = f" (+{len(changes) - 3} more)" if len(changes) > 3 else ""
             lines.append(f"    {label}: " + "; ".join(map(_change_line, changes[:3])) + more)
     return lines
+
+
+def _fork_point(diff: RunDiff, row: int) -> list[str]:
+    """After an edit, the pair of model calls it changed (the fork point), when it follows."""
+    from .diff import EDITED
+
+    nxt = diff.rows[row + 1] if row + 1 < len(diff.rows) else None
+    if nxt is None or nxt.status != EDITED:
+        return []
+    where = " · ".join(f"{side} step {_seq(doc, i)}" for side, doc, i in
+                       (("a", diff.a, nxt.a), ("b", diff.b, nxt.b)) if i is not None)
+    return [f"  then row {row + 1} [{EDITED}]  {where}: the model call whose context was edited"]
+
+
+def _seq(doc: Any, i: int) -> int:
+    seq = doc.effects[i].seq
+    return i if seq is None else int(seq)
 
 
 def _cost(value: float | None) -> str:

@@ -117,6 +117,11 @@ def _materialise(index: ContextIndex, item: Item) -> Message:
     raise ValueError(f"unknown context item {source!r}")
 
 
+def message_of(index: ContextIndex, item: Item) -> Message:
+    """One context item as a message, as a frame shows it (also for lists no frame shows)."""
+    return _materialise(index, item)
+
+
 def frame_at(index: ContextIndex, effect: int) -> Frame | None:
     """The frame of model effect ``effect`` (``None`` for other effects)."""
     found = index.frame_of(effect)

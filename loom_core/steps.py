@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .document import text_and_calls
+from .fork.edits import edit_summary
 from .timeline import (F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, F_SHIELD, F_UNFINISHED, K_EPISODE,
                        K_MODEL, Timeline)
 
@@ -53,6 +54,8 @@ def step_summary(tl: Timeline, step: int, limit: int = 120) -> str:
         return clip(text, limit)
     if isinstance(value, str):
         return clip(value, limit)
+    if tl.kind_name(step) == "edit":
+        return clip(edit_summary(doc, effect, value), limit)
     return clip(json.dumps(value, ensure_ascii=False), limit)
 
 

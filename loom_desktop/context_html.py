@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+from loom_core.edit_delta import NEW, EditDelta, frame_delta
 from loom_core.frames import Frame, Message, frame_at
 from loom_core.steps import call_text, step_label
 from loom_core.timeline import F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, K_EPISODE, K_MODEL, Timeline
 
+from .edit_html import EDIT_BG, EDIT_RULE, edit_step_html, mark_tag, removed_html, was_html
 from .models.step_list_model import format_cost
 from .style import ERROR_COLOR, KIND_COLORS, NEW_BG, NEW_RULE, SHIELD_COLOR
 
@@ -95,20 +97,25 @@ def pretty(value: Any) -> str:
 
 
 def _message(m: Message, k: int, new: bool, state: ViewState, first_new: int,
-             marked: bool = False) -> str:
+             marked: bool = False, mark: str = "", was: Message | None = None) -> str:
+    """One message; ``mark`` (an edit's mark, see :mod:`.edit_html`) replaces the NEW tag."""
     who = m.role + (f" · {m.name}" if m.name else "") + (f" ({m.source})" if m.source not in (
-        "episode", "assistant", "tool") else "")
-    tag = " <span class='tag'>NEW</span>" if new else ""
+        "episode", "assistant", "tool", "edit") else "")  # edit: any message of a snapshot
+    tag = mark_tag(mark) if mark else " <span class='tag'>NEW</span>" if new else ""
+    edited = bool(mark) and mark != NEW
     if marked:
         tag += f" <span style='color:{HIGHLIGHT_RULE}; font-weight:bold'>{HIGHLIGHT_MARK}</span>"
     text = pretty(m.text) if m.role == "tool" else m.text
     # Qt's rich text tints <p>/<pre> blocks but not <div>s, and tables lay out twice
     # as slowly: a message is a tinted header paragraph and tinted text blocks.
-    bg = HIGHLIGHT_BG if marked else NEW_BG if new else "#f7f9fa"
+    bg = HIGHLIGHT_BG if marked else EDIT_BG if edited else NEW_BG if new else "#f7f9fa"
     body = folded(text, f"m{k}", state, FOLD if new or marked else OLD_FOLD, bg) if m.text else ""
     calls = "".join(f"<pre style='background-color:{bg}'>→ {esc(call_text(c))}</pre>"
                     for c in m.tool_calls)
-    rule = HIGHLIGHT_RULE if marked else NEW_RULE if new else ROLE_RULE.get(m.role, "#90a4ae")
+    rule = (HIGHLIGHT_RULE if marked else EDIT_RULE if edited else NEW_RULE if new
+            else ROLE_RULE.get(m.role, "#90a4ae"))
+    if was is not None:
+        body = was_html(was) + body
     anchor = "<a name='new'></a>" if new and k == first_new else ""
     mark = "<a name='finding'></a>" if marked else ""  # inside the <p>: kept by Qt's toHtml
     return (f"{anchor}<p style='background-color:{bg}; margin-top:6px'>"
@@ -127,20 +134,44 @@ def _frame_html(frame: Frame, state: ViewState) -> list[str]:
     label = "Tools offered" if offered else "Tools (offer not recorded; seen in use)"
     out.append(f"<div class='sec'>{label}</div><div>{esc(', '.join(tools)) or '—'}</div>")
     n = len(frame)
-    note = " — context was rewritten since the previous call" if frame.rewritten else ""
+    delta = frame_delta(frame)
+    new_from, fresh, note = _news(frame, delta)
     out.append(f"<div class='sec'>Messages the model saw ({n}; "
-               f"{n - frame.new_from} new){esc(note)}</div>")
-    first = 0 if state.show_all else max(0, max(frame.new_from, n - MAX_NEW) - CONTEXT_TAIL)
+               f"{fresh} new){esc(note)}</div>")
+    first = 0 if state.show_all else max(0, max(new_from, n - MAX_NEW) - CONTEXT_TAIL)
     marked = highlighted_item(frame.ctx.items, n, state)
     if first:
         out.append(f"<div class='hdr'>… {first:,} earlier messages "
                    "<a href='loom:all'>show all</a></div>")
     if marked is not None and marked < first:  # the flagged item is shown even when old
-        out.append(_message(frame.message(marked), marked, False, state, frame.new_from, True))
+        out.append(_message(frame.message(marked), marked, False, state, new_from, True))
         out.append("<div class='hdr'>…</div>")
+    removed = {} if delta is None else _removed_before(delta)
     for k in range(first, n):
-        out.append(_message(frame.message(k), k, k >= frame.new_from, state, frame.new_from,
-                            k == marked))
+        out.extend(removed.get(k, ()))
+        mark = delta.marks.get(k, "") if delta is not None else ""
+        out.append(_message(frame.message(k), k, k >= new_from and (delta is None or bool(mark)),
+                            state, new_from, k == marked, mark,
+                            None if delta is None else delta.was.get(k)))
+    out.extend(removed.get(n, ()))
+    return out
+
+
+def _news(frame: Frame, delta: EditDelta | None) -> tuple[int, int, str]:
+    """(first new message, how many are new, a note on the list) for a frame's header."""
+    n = len(frame)
+    if delta is None:
+        note = " — context was rewritten since the previous call" if frame.rewritten else ""
+        return frame.new_from, n - frame.new_from, note
+    fresh = sum(1 for mark in delta.marks.values() if mark == NEW)
+    first = min([*delta.marks, *(k for k, _m in delta.removed), n])
+    return first, fresh, f" — a fork edit changed it: {delta.summary()}"
+
+
+def _removed_before(delta: EditDelta) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for k, m in delta.removed:
+        out.setdefault(k, []).append(removed_html(m))
     return out
 
 
@@ -233,6 +264,8 @@ def step_html(tl: Timeline, step: int, state: ViewState) -> str:
         body += _response_html(tl, tl.effect_of[step], state)
     elif tl.kind_name(step).startswith("tool:"):
         body += _tool_html(tl, step, state)
+    elif tl.kind_name(step) == "edit":
+        body += edit_step_html(tl, step)
     else:
         body += [f"<div class='sec'>Result</div>",
                  folded(pretty(tl.doc.result(tl.effect_of[step])), "result", state)]

@@ -6,22 +6,33 @@ equal, ``results-differ`` / ``inputs-differ`` / ``kinds-differ`` otherwise; a st
 with no partner is ``only-a`` / ``only-b``. Results are compared as raw bytes
 first and decoded (Python equality, ``1 == 1.0``) only when the bytes differ, so
 two 100,000-effect runs diff without decoding what they share.
+
+Fork edits: a branch holds an ``edit`` effect (the edited context) right before its
+first live model call, where its parent has that model call. The steps are aligned
+without the edits, so the parent's call at the fork point pairs with the branch's
+call after the edit (status ``edited``: its context was changed there), the shared
+prefix stays identical and the tails line up after it. Each edit then comes back as
+its own row just before that call: it is the first divergence, at the same seq
+where loom-harness's positional ``loom diff`` puts it.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, deque
+from itertools import zip_longest
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..document import Document, decode_raw
-from .align import align, intern_tokens
+from .align import Pair, align, intern_tokens
 from .usage import RunUsage, SideTotals, run_usage
 
 IDENTICAL, RESULTS, INPUTS, KINDS = "identical", "results-differ", "inputs-differ", "kinds-differ"
 ONLY_A, ONLY_B = "only-a", "only-b"
-STATUSES = (IDENTICAL, RESULTS, INPUTS, KINDS, ONLY_A, ONLY_B)
+EDITED = "edited"  # the model calls at a fork point: one side's context was edited before it
+STATUSES = (IDENTICAL, EDITED, RESULTS, INPUTS, KINDS, ONLY_A, ONLY_B)
+EDIT_KIND = "edit"
 
 
 class Row(NamedTuple):
@@ -122,8 +133,52 @@ class RunDiff:
         return out
 
 
-def _tokens(doc: Document) -> list[tuple[str, int]]:
-    return [(e.kind or "", e.depth or 0) for e in doc.effects]
+def _tokens(doc: Document, keep: list[int]) -> list[tuple[str, int]]:
+    effects = doc.effects
+    return [(effects[i].kind or "", effects[i].depth or 0) for i in keep]
+
+
+def _edits(doc: Document) -> tuple[list[int], list[int]]:
+    """(indices of ``edit`` effects, indices of every other effect)."""
+    edits: list[int] = []
+    keep: list[int] = []
+    for i, e in enumerate(doc.effects):
+        (edits if e.kind == EDIT_KIND else keep).append(i)
+    return edits, keep
+
+
+def _with_edits(pairs: list[Pair], edits_a: list[int], edits_b: list[int]) -> list[Pair]:
+    """Put each edit back just before the first aligned step that follows it on its side
+    (edits meeting at the same place are paired with each other)."""
+    out: list[Pair] = []
+    ea, eb = deque(edits_a), deque(edits_b)
+    for i, j in pairs:
+        out.extend(zip_longest(_take_before(ea, i), _take_before(eb, j)))
+        out.append((i, j))
+    out.extend(zip_longest(ea, eb))
+    return out
+
+
+def _take_before(queue: deque[int], limit: int | None) -> list[int]:
+    """Pop the queued indices below ``limit`` (none when this side has no step here)."""
+    taken: list[int] = []
+    while limit is not None and queue and queue[0] < limit:
+        taken.append(queue.popleft())
+    return taken
+
+
+def aligned_pairs(a: Document, b: Document) -> list[Pair]:
+    """Every effect of both runs in aligned pairs: by kind and depth, fork edits aside."""
+    edits_a, keep_a = _edits(a)
+    edits_b, keep_b = _edits(b)
+    ta, tb = intern_tokens(_tokens(a, keep_a), _tokens(b, keep_b))
+    pairs: list[Pair] = [(None if i is None else keep_a[i], None if j is None else keep_b[j])
+                         for i, j in align(ta, tb)]
+    return _with_edits(pairs, edits_a, edits_b) if edits_a or edits_b else pairs
+
+
+def _after_edit(doc: Document, i: int | None) -> bool:
+    return i is not None and i > 0 and doc.effects[i - 1].kind == EDIT_KIND
 
 
 def _same_result(ra: Any, rb: Any) -> bool:
@@ -148,6 +203,15 @@ def pair_status(a: Document, b: Document, i: int | None, j: int | None) -> str:
     return IDENTICAL if _same_result(ea.result, eb.result) else RESULTS
 
 
+def _status(a: Document, b: Document, i: int | None, j: int | None) -> str:
+    """:func:`pair_status`, except that a pair of model calls of which only one follows an
+    edit is ``edited`` (proxy keys count exchanges, so the key alone would not tell)."""
+    status = pair_status(a, b, i, j)
+    if status in (ONLY_A, ONLY_B, KINDS) or _after_edit(a, i) == _after_edit(b, j):
+        return status
+    return EDITED
+
+
 def _seq(doc: Document, i: int | None) -> int | None:
     if i is None:
         return None
@@ -157,8 +221,7 @@ def _seq(doc: Document, i: int | None) -> int | None:
 
 def compare(a: Document, b: Document) -> RunDiff:
     """Align and compare two loaded runs (traces, journals or wirelogs)."""
-    ta, tb = intern_tokens(_tokens(a), _tokens(b))
-    rows = [Row(i, j, pair_status(a, b, i, j)) for i, j in align(ta, tb)]
+    rows = [Row(i, j, _status(a, b, i, j)) for i, j in aligned_pairs(a, b)]
     prefix = next((k for k, r in enumerate(rows) if r.status != IDENTICAL), len(rows))
     first = None
     if prefix < len(rows):

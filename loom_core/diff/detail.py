@@ -15,7 +15,8 @@ from typing import Any
 
 from ..context import ContextIndex, build_context
 from ..document import Document, text_and_calls
-from .compare import Row, RunDiff
+from ..fork.edits import edit_summary
+from .compare import EDIT_KIND, Row, RunDiff
 from .structdiff import Change, struct_diff
 from .textdiff import WordOp, word_diff
 
@@ -44,10 +45,13 @@ class PairDetail:
                 "result_diff": [c.to_dict() for c in self.result_diff]}
 
 
-def effect_text(kind: str, value: Any) -> str:
-    """The text a person reads for a step: model text, a tool's string, else its JSON."""
+def effect_text(kind: str, value: Any, doc: Document | None = None, i: int = -1) -> str:
+    """The text a person reads for a step: model text, a tool's string, a fork's edit in
+    words (with ``doc`` and its index ``i``), else its JSON."""
     if kind in _TEXT_KINDS:
         return text_and_calls(value)[0]
+    if kind == "edit" and doc is not None:
+        return edit_summary(doc, i, value)
     if isinstance(value, str):
         return value
     return "" if value is None else json.dumps(value, ensure_ascii=False)
@@ -113,12 +117,13 @@ def pair_detail(diff: RunDiff, row: int | Row) -> PairDetail:
     vb = diff.b.result(r.b) if r.b is not None else None
     ka = (diff.a.effects[r.a].kind or "") if r.a is not None else ""
     kb = (diff.b.effects[r.b].kind or "") if r.b is not None else ""
-    a_text = effect_text(ka, va) if r.a is not None else None
-    b_text = effect_text(kb, vb) if r.b is not None else None
+    a_text = effect_text(ka, va, diff.a, r.a) if r.a is not None else None
+    b_text = effect_text(kb, vb, diff.b, r.b) if r.b is not None else None
     text_ops = word_diff(a_text or "", b_text or "")
     a_args, b_args = _args(diff, "a", r.a), _args(diff, "b", r.b)
     args_diff = struct_diff(a_args, b_args) if (a_args is not None or b_args is not None) else []
     sa, sb = _as_structure(va), _as_structure(vb)
-    result_diff = [] if sa is None and sb is None else struct_diff(
+    lone_edit = EDIT_KIND in (ka, kb) and (r.a is None or r.b is None)  # its words say it all
+    result_diff = [] if (sa is None and sb is None) or lone_edit else struct_diff(
         va if sa is None else sa, vb if sb is None else sb)
     return PairDetail(r, a_text, b_text, text_ops, a_args, b_args, args_diff, result_diff)

@@ -79,3 +79,20 @@ class Edit:
         if self.tools is not None:
             parts.append(f"{len(self.tools)} tool(s) offered")
         return ", ".join(parts) or "no edit"
+
+
+def edit_summary(doc: Any, effect: int, value: Any) -> str:
+    """One line for an ``edit`` step (not its snapshot as JSON): the fork's own words for
+    the edit when the branch's ``fork`` member describes this one, and the note it injected."""
+    snap = value if isinstance(value, list) else []
+    last = snap[-1] if snap and isinstance(snap[-1], dict) else {}
+    note = str(last.get("content") or "") if last.get("source") == "fork-edit" else ""
+    words = f"context replaced ({len(snap)} messages)"
+    fork = (getattr(doc.header, "model_extra", None) or {}).get("fork")
+    if isinstance(fork, dict) and isinstance(fork.get("edit"), dict) and (
+            fork.get("prefix") in (None, effect) or fork.get("edit_seq") == effect):
+        try:
+            words = Edit.from_dict(dict(fork["edit"])).describe()
+        except (TypeError, ValueError):
+            pass
+    return words + (f" — “{note}”" if note else "")

@@ -17,9 +17,10 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from loom_core.diff import (IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RESULTS, STATUSES, Change,
-                            RunDiff)
+from loom_core.diff import (EDITED, IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RESULTS, STATUSES,
+                            Change, RunDiff)
 from loom_core.document import Document, text_and_calls
+from loom_core.fork.edits import edit_summary
 from loom_core.steps import call_text, clip
 
 from .step_list_model import format_cost
@@ -37,9 +38,11 @@ _CACHE = 4096
 STATUS_COLORS: dict[str, tuple[str, str]] = {
     IDENTICAL: ("#9e9e9e", ""), RESULTS: ("#ffb300", "#fff5d6"), INPUTS: ("#f57c00", "#ffe6cc"),
     KINDS: ("#e53935", "#ffd9d7"), ONLY_A: ("#5c6bc0", "#e3e6f7"), ONLY_B: ("#00897b", "#d7f1ee"),
+    EDITED: ("#d81b60", "#fce4ec"),  # the timeline's edit colour: the fork point
 }
 STATUS_LABELS = {IDENTICAL: "identical", RESULTS: "results differ", INPUTS: "inputs differ",
-                 KINDS: "kinds differ", ONLY_A: "only in A", ONLY_B: "only in B"}
+                 KINDS: "kinds differ", ONLY_A: "only in A", ONLY_B: "only in B",
+                 EDITED: "edited"}  # inputs differ: the context was edited before this call
 CHEAPER, DEARER = "#2e7d32", "#c62828"  # B spends less / more than A
 _Q = {s: (QColor(c), QColor(t) if t else None) for s, (c, t) in STATUS_COLORS.items()}
 _WHITE, _DARK, _MUTED = QColor("#ffffff"), QColor("#3e2723"), QColor(STATUS_COLORS[IDENTICAL][0])
@@ -55,6 +58,8 @@ def effect_summary(doc: Document, i: int, limit: int = 160) -> str:
         return clip("calls " + ", ".join(call_text(c) for c in calls) if calls else text, limit)
     if isinstance(value, str):
         return clip(value, limit)
+    if kind == "edit":
+        return clip(edit_summary(doc, i, value), limit)
     return clip(json.dumps(value, ensure_ascii=False), limit)
 
 

@@ -1,0 +1,135 @@
+"""What a fork's ``edit`` changed in an agent's context, message by message.
+
+Why: an ``edit`` effect replaces the agent's whole message list with a snapshot
+(loom-format.md §10.3), so read naively every message of the first call after a
+fork looks new. Lining the snapshot up against the list it replaced tells the
+messages the edit injected, replaced, redacted or removed apart from those that
+only arrived since the previous model call (the reply and its tool results).
+
+Messages are matched by role and identity (an assistant turn by its tool call ids,
+a tool result by its call id, anything else by its text), then compared by text.
+The fork's reconstruction appends the shield's notes about blocked calls to an
+assistant text, as the recording agent saw it, so a text that merely grew is the
+same message.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Hashable
+
+from .context import AgentContext, ContextIndex
+from .diff.align import align, intern_tokens
+from .frames import Frame, Message, message_of
+
+NEW, INJECTED, REPLACED, REDACTED = "new", "injected", "replaced", "redacted"
+REDACTED_PREFIX = "[redacted"  # loom-harness's and our redaction note both start so
+MAX_MESSAGES = 20_000  # per side: beyond this the delta is not worked out (all shown as new)
+
+
+@dataclass
+class EditDelta:
+    """Marks for the edited list's messages, and what the edit took away."""
+
+    marks: dict[int, str] = field(default_factory=dict)  # message -> NEW | INJECTED | ...
+    was: dict[int, Message] = field(default_factory=dict)  # replaced/redacted: the old message
+    removed: list[tuple[int, Message]] = field(default_factory=list)  # (before message k, old)
+
+    def changes(self) -> dict[str, int]:
+        """How many messages the edit injected, replaced, redacted and removed."""
+        counts = {INJECTED: 0, REPLACED: 0, REDACTED: 0, "removed": len(self.removed)}
+        for mark in self.marks.values():
+            if mark != NEW:
+                counts[mark] += 1
+        return counts
+
+    def summary(self) -> str:
+        """``injected 1 message, redacted 1`` (or ``no message changed``)."""
+        parts = [f"{verb} {n} message{'s' if n != 1 else ''}"
+                 for verb, n in self.changes().items() if n]
+        return ", ".join(parts) or "no message changed"
+
+
+def _identity(m: Message) -> Hashable:
+    if m.role == "assistant" and m.tool_calls:
+        return ("assistant", tuple(str(c.get("id") or c.get("name")) for c in m.tool_calls))
+    if m.role == "tool" and m.call_id:
+        return ("tool", m.call_id)
+    return (m.role, m.text)
+
+
+def _same_text(old: Message, new: Message) -> bool:
+    if old.text == new.text or (old.role == "assistant" and new.text.startswith(old.text)):
+        return True
+    try:  # a structured tool result: JSON in one list, Python's str() in the snapshot
+        return bool(json.loads(old.text) == json.loads(new.text))
+    except ValueError:
+        return False
+
+
+def _messages(index: ContextIndex, ctx: AgentContext, n: int) -> list[Message]:
+    return [message_of(index, item) for item in ctx.items[:n]]
+
+
+def edit_delta(index: ContextIndex, old: AgentContext, new: AgentContext,
+               n: int | None = None) -> EditDelta | None:
+    """The delta of ``new`` (its first ``n`` messages) against ``old``, the list it replaced.
+
+    Messages of ``old`` the agent's previous model call did not see are marked NEW.
+    ``None`` when a list is too long to line up cheaply.
+    """
+    n = len(new.items) if n is None else n
+    if len(old.items) > MAX_MESSAGES or n > MAX_MESSAGES:
+        return None
+    before, after = _messages(index, old, len(old.items)), _messages(index, new, n)
+    prev = old.last_model
+    seen = index.frame_len[prev] if 0 <= prev < len(index.frame_len) else 0
+    ta, tb = intern_tokens(map(_identity, before), map(_identity, after))
+    delta = EditDelta()
+    pending: list[Message] = []
+    for i, j in align(ta, tb):
+        if j is None:
+            pending.append(before[i])  # type: ignore[index]
+            continue
+        delta.removed.extend((j, m) for m in pending)
+        pending = []
+        m = after[j]
+        if i is None or ta[i] != tb[j]:
+            delta.marks[j] = INJECTED
+            if i is not None:
+                delta.removed.append((j, before[i]))
+        elif not _same_text(before[i], m):
+            delta.marks[j] = REDACTED if m.text.startswith(REDACTED_PREFIX) else REPLACED
+            delta.was[j] = before[i]
+        elif i >= seen:
+            delta.marks[j] = NEW
+    delta.removed.extend((n, m) for m in pending)
+    return delta
+
+
+def delta_of_edit(index: ContextIndex, effect: int) -> EditDelta | None:
+    """What the ``edit`` effect ``effect`` changed (``None``: no model call used it)."""
+    pair = index.edits.get(effect)
+    if pair is None:
+        return None
+    old, new = pair  # the edited list grew after the edit: its snapshot is the leading part
+    n = next((k for k, item in enumerate(new.items) if item[0] != "snapshot"), len(new.items))
+    return edit_delta(index, old, new, n)
+
+
+def edited_by(index: ContextIndex, ctx: AgentContext) -> int | None:
+    """The edit effect that made ``ctx`` (``None`` when no edit did)."""
+    return next((e for e, (_old, new) in index.edits.items() if new is ctx), None)
+
+
+def frame_delta(frame: Frame) -> EditDelta | None:
+    """For the first call after an edit: what is new since the previous call and what the
+    edit changed (``None`` for any other frame: its ``new_from`` says what is new)."""
+    if not frame.rewritten:
+        return None
+    effect = edited_by(frame.index, frame.ctx)
+    if effect is None:
+        return None
+    old, new = frame.index.edits[effect]
+    return edit_delta(frame.index, old, new, frame.n)
