@@ -20,6 +20,7 @@ from ..document import Document
 from ..providers.base import Cancelled, CancelToken, ModelReply, ModelRequest, Provider, ToolSpec
 from ..proxy.tracefile import TraceFile
 from .branch import Branch
+from .budget import MIN_OUTPUT, SharedBudget, billed, input_bound
 from .edits import Edit
 from .items import assistant_item, tool_item
 from .point import apply_edit, fork_context
@@ -80,7 +81,9 @@ class Runner:
     cancel: CancelToken | None = None
     on_effect: OnEffect | None = None
     out: str | None = None
+    shared: SharedBudget | None = None  # a budget other branches spend from too
     pending: dict[str, Any] | None = field(default=None, init=False)
+    refused: str | None = field(default=None, init=False)  # why the shared budget said no
     _writer: TraceFile | None = field(default=None, init=False)
     _next_save: float = field(default=0.0, init=False)
 
@@ -99,7 +102,7 @@ class Runner:
             status = "cancelled"
         except Exception as err:  # a provider (or callback) failure: keep what was recorded
             status, error = "error", f"{type(err).__name__}: {err}"
-        return self.finish(status, error)
+        return self.finish(status, error or self.refused)
 
     def _turn(self) -> str | None:
         if self.live_calls() >= self.max_turns:
@@ -107,7 +110,9 @@ class Runner:
         if self.cancel is not None:
             self.cancel.check()
         request = self.state.request()
-        reply: ModelReply = self.provider.complete(request, self.cancel)
+        reply = self._call(request)
+        if reply is None:
+            return "budget"
         self.emit(self.branch.add_model(request, reply))
         self.branch.provenance["model"] = reply.model or request.model
         calls = [dict(c) for c in reply.tool_calls]
@@ -118,6 +123,25 @@ class Runner:
         if self.budget_tokens is not None and self.spent() >= self.budget_tokens:
             return "budget"
         return self._answer(calls)
+
+    def _call(self, request: ModelRequest) -> ModelReply | None:
+        """The model call; with a shared budget, only once its worst case is reserved
+        (``None``: it does not fit), its output capped to the reservation."""
+        if self.shared is None:
+            return self.provider.complete(request, self.cancel)
+        grant = self.shared.reserve(request, self.cancel)
+        if grant is None:
+            self.refused = (f"token budget: {max(0, self.shared.left):,} left, the next call "
+                            f"may bill up to {input_bound(request) + MIN_OUTPUT:,}")
+            return None
+        request.max_tokens = grant.max_output
+        tokens = 0
+        try:
+            reply = self.provider.complete(request, self.cancel)
+            tokens = billed(reply.usage)
+            return reply
+        finally:
+            self.shared.settle(grant, tokens)
 
     def _answer(self, calls: list[dict[str, Any]]) -> str | None:
         """Answer calls from the recording, in order; pause at the first unseen one."""
@@ -193,8 +217,12 @@ def _tokens(entry: dict[str, Any], name: str) -> int:
 def run_fork(doc: Document, path: str | Path, seq: int, edit: Edit, provider: Provider, *,
              out: str | Path | None = None, max_turns: int = DEFAULT_MAX_TURNS,
              budget_tokens: int | None = None, reason: str = "",
-             cancel: CancelToken | None = None, on_effect: OnEffect | None = None) -> ForkResult:
+             cancel: CancelToken | None = None, on_effect: OnEffect | None = None,
+             shared_budget: SharedBudget | None = None) -> ForkResult:
     """Fork ``doc`` at model step ``seq`` with ``edit`` and re-run the tail on ``provider``.
+
+    ``shared_budget`` bounds this branch together with others running at the same
+    time (see :mod:`.budget`); ``budget_tokens`` bounds this branch alone.
 
     ValueError for a bad fork point or edit (nothing is called or written then);
     otherwise the branch is written to ``out`` (when given) whatever the outcome.
@@ -212,6 +240,6 @@ def run_fork(doc: Document, path: str | Path, seq: int, edit: Edit, provider: Pr
                       ctx.max_tokens, ctx.temperature)
     runner = Runner(branch, state, provider, RecordedResults(recorded_calls(doc, ctx.index)),
                     max_turns, budget_tokens, cancel, on_effect,
-                    None if out is None else str(out))
+                    None if out is None else str(out), shared_budget)
     runner.emit(branch.add_edit([dict(m) for m in ctx.messages]))
     return runner.run([])

@@ -26,8 +26,8 @@ def _model(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
     try:
         result = run_fork(healer.doc, healer.path, cand.step, cand.edit, provider,
                           out=cand.path, max_turns=healer.opts.max_turns,
-                          budget_tokens=healer.budget_share(), reason=cand.edit.reason,
-                          cancel=cand.cancel)
+                          reason=cand.edit.reason, cancel=cand.cancel,
+                          shared_budget=healer.budget)
     finally:
         getattr(provider, "close", lambda: None)()
     cand.tokens = result.input_tokens + result.output_tokens
@@ -38,18 +38,17 @@ def _model(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
 
 def _agent(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
     from ..fork.agent_rerun import agent_rerun
+    from ..fork.budget import billed
 
     result = agent_rerun(healer.path, cand.step, cand.edit, str(cand.path), cancel=cand.cancel)
     if result.path is None:
         return {}, "cancelled" if result.cancelled else "error"
     branch = json.loads(Path(result.path).read_text(encoding="utf-8"))
     tail = branch["log"][int(branch["fork"].get("edit_seq") or 0):]
-    cand.tokens = sum(_usage(e) for e in tail if e.get("kind") == "model")
+    cand.tokens = sum(billed((e.get("result") or {}).get("usage") or {})
+                      for e in tail if e.get("kind") == "model")
+    if healer.budget is not None:
+        healer.budget.charge(cand.tokens)  # spent through the agent's own client
     status = "cancelled" if result.cancelled else "error" if result.timed_out else "done"
     return branch, status
 
-
-def _usage(entry: dict[str, Any]) -> int:
-    usage = (entry.get("result") or {}).get("usage") or {}
-    return sum(int(v) for k, v in usage.items()
-               if k in ("input_tokens", "output_tokens") and isinstance(v, (int, float)))

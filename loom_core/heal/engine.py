@@ -3,7 +3,16 @@
 Why concurrent but ordered: candidates are ranked cheapest first and the best
 answer is the *first-ranked* branch that passes, so a later candidate that
 passes early only stops the ones ranked after it; earlier ones still finish.
-Every token spent counts against one budget, shared by the running candidates.
+
+Why one :class:`~loom_core.fork.budget.SharedBudget` for all candidates: with
+``--budget-tokens`` the candidates running at once must not each believe the whole
+budget is theirs. Every model call reserves its worst case from the shared budget
+before it starts (and waits, or stops its branch, when that does not fit), so the
+tokens billed by all candidates together never exceed the budget. A candidate that
+could not make a single call is ``skipped`` ("token budget spent"). An agent re-run
+(``mode="agent"``) calls the model through the agent's own client, so its calls
+cannot be reserved: its tokens are charged when it ends, and the budget only stops
+later candidates from starting.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..document import Document
+from ..fork.budget import SharedBudget
 from ..fork.point import context_index, find_model_effect
 from ..providers.base import CancelToken, Provider
 from ..save import save_dict
@@ -100,7 +110,8 @@ class Healer:
         self.cancel = cancel or CancelToken()
         self.on_update = on_update or (lambda _c: None)
         self.lock = threading.Lock()
-        self.spent = 0
+        total = self.opts.budget_tokens
+        self.budget = None if total is None else SharedBudget(total)
         self.best: int | None = None  # rank of the best passing candidate so far
         self.candidates: list[Candidate] = []
 
@@ -139,8 +150,7 @@ class Healer:
                 if self.cancel.cancelled or (self.best is not None and rank > self.best):
                     self._set(cand, CANCELLED if self.cancel.cancelled else SKIPPED)
                     continue
-                budget = self.opts.budget_tokens
-                if budget is not None and self.spent >= budget:
+                if self.budget is not None and self.budget.exhausted:
                     self._set(cand, SKIPPED, "token budget spent")
                     continue
                 cand.status = RUNNING
@@ -154,7 +164,6 @@ class Healer:
             cand.cancel = LinkedToken(self.cancel)
             self._try(cand)
             with self.lock:
-                self.spent += cand.tokens
                 if cand.status == PASSED and (self.best is None or rank < self.best):
                     self.best = rank
                     for later_rank, other in enumerate(self.candidates):
@@ -165,13 +174,6 @@ class Healer:
     def _set(self, cand: Candidate, status: str, error: str | None = None) -> None:
         cand.status, cand.error = status, error or cand.error
         self.on_update(cand)
-
-    def budget_share(self) -> int | None:
-        """Tokens one candidate may spend now: what is left, split among the parallel runs."""
-        budget = self.opts.budget_tokens
-        if budget is None:
-            return None
-        return max(1, (budget - self.spent) // max(1, self.opts.concurrency))
 
     def _try(self, cand: Candidate) -> None:
         cand.path = str(self.out_dir / f"{cand.label}.loom.json")
@@ -186,6 +188,8 @@ class Healer:
         cand.output = str(branch.get("output") or "")
         if status == "done":
             cand.status = PASSED if self.check(cand.output) else FAILED
+        elif status == "budget" and not cand.tokens:  # not one call fitted: not tried
+            cand.status = SKIPPED
         elif status == "cancelled":
             cand.status = CANCELLED if self.cancel.cancelled else SKIPPED
         else:

@@ -144,5 +144,5 @@ def test_findings_are_listed_in_loom_doctors_order(tmp_path: Path) -> None:
     kinds = [f.kind for f in report.findings]
     assert "error_loop" in kinds and kinds[:len(found)] == \
         [line.split("] ", 1)[1].split(":")[0] for line, _ in found]
-    loop = report.of_kind("error_loop")[0]
-    assert loop.step is not None and loop.step < report.of_kind("oversized")[0].step  # type: ignore[operator]
+    loop, page = report.of_kind("error_loop")[0].step, report.of_kind("oversized")[0].step
+    assert loop is not None and page is not None and loop < page  # listed after, happened before

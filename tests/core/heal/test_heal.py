@@ -88,13 +88,13 @@ def test_no_winner_is_a_result(parent: Path, tmp_path: Path) -> None:
 
 def test_budget_bounds_the_heal(parent: Path, tmp_path: Path) -> None:
     healer = Healer(load(parent), parent, build_check(require=["never said"]), scripted_model,
-                    tmp_path / "c", HealOptions(budget_tokens=10))
+                    tmp_path / "c", HealOptions(budget_tokens=1100))
     result = healer.run(checkup(healer.doc).findings)
     statuses = [c.status for c in result.candidates]
     assert result.status == "no_winner" and statuses[0] == "failed" and len(statuses) >= 2
     assert all(s == "skipped" for s in statuses[1:])
-    assert all(c.error == "token budget spent" for c in result.candidates[1:])
-    assert result.tokens == 45  # one call was made, then the budget stopped everything
+    assert all("token budget" in str(c.error) for c in result.candidates[1:])
+    assert result.tokens == 45  # one call fitted; the next ones' worst cases did not
 
 
 def test_cancel_stops_the_heal(parent: Path, tmp_path: Path) -> None:
