@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from PySide6.QtCore import QElapsedTimer, QProcess, QTimer, Qt, Signal
+from PySide6.QtCore import QProcess, QTimer, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QLineEdit, QSplitter,
                                QTableView, QVBoxLayout, QWidget)
 
@@ -29,8 +29,6 @@ from .widgets.context_view import ContextView
 from .workers import Task
 
 PLAY_MS = 400
-LIVE_QUIET_MS = 300  # a followed run re-renders the context once it pauses this long…
-LIVE_RENDER_MS = 2000  # …or at the latest this long after the last render
 
 
 class DocumentView(QWidget):
@@ -111,7 +109,7 @@ class DocumentView(QWidget):
         self.filter_box.textChanged.connect(lambda _t: self._filter_timer.start())
         self._render_timer = QTimer(self, singleShot=True, interval=0)
         self._render_timer.timeout.connect(self._render_context)
-        self._render_clock = QElapsedTimer()
+        self._shown: tuple[Any, int] | None = None  # (timeline, step) the context view shows
         self.play_timer = QTimer(self, interval=PLAY_MS)
         self.play_timer.timeout.connect(self._play_tick)
         bind(self, STEP_KEYS, {"Left": lambda: s.move(-1), "Right": lambda: s.move(1),
@@ -177,10 +175,21 @@ class DocumentView(QWidget):
         self.failed.emit(LoadError(self.path, cause))
 
     def timeline_grew(self) -> None:
-        """A live timeline gained steps: announce rows; refilter if a filter is active."""
+        """A live timeline gained steps: announce rows; refilter if a filter is active.
+
+        Everything that counts rows or points at the current step is brought in step in
+        this same slot (the status bar's "i of M", the current step's row when it only
+        now exists, the context of a step that had no row yet): a user never sees the
+        list, the context and the status bar disagree."""
         self.model.append_steps()
+        self._select_row(self.session.step)
+        if self.live is not None and self.live.following:
+            self.table.scrollToBottom()  # new rows in view; the selection follows in step
+        if not self.shows_current():
+            self.render_now()
         if self.filter_box.text().strip():
             self._filter_timer.start()
+        self.status_changed.emit()
 
     def go_end(self) -> None:
         """End: the last step, and back to following the tail of a live run."""
@@ -257,44 +266,51 @@ class DocumentView(QWidget):
             self.live.on_step(step)
         if self.timeline_widget is not None:
             self.timeline_widget.set_cursor(step)
-        row = self.model.row_of(step)
-        if row >= 0:
-            index = self.model.index(row, 0)
-            sel = self.table.selectionModel()
-            if sel.currentIndex().row() != row:
-                self.table.blockSignals(True)
-                sel.setCurrentIndex(index, sel.SelectionFlag.ClearAndSelect | sel.SelectionFlag.Rows)
-                self.table.blockSignals(False)
-            self.table.scrollTo(index)
+        if self._select_row(step):
+            self.table.scrollTo(self.model.index(self.model.row_of(step), 0))
         self._schedule_render()
         self.status_changed.emit()
 
+    def _select_row(self, step: int) -> bool:
+        """Make ``step``'s row the current one (quietly); False when no row shows it."""
+        row = self.model.row_of(step)
+        if row < 0:
+            return False
+        sel = self.table.selectionModel()
+        if sel.currentIndex().row() != row:
+            self.table.blockSignals(True)
+            sel.setCurrentIndex(self.model.index(row, 0),
+                                sel.SelectionFlag.ClearAndSelect | sel.SelectionFlag.Rows)
+            self.table.blockSignals(False)
+        return True
+
     def _schedule_render(self) -> None:
-        """Scrubbing renders on the next loop turn. Following a run that is still
-        streaming waits until it pauses (LIVE_QUIET_MS), but never longer than
-        LIVE_RENDER_MS: a page nobody can read at 200 steps/s would only delay rows."""
-        following = self.live is not None and self.live.following
-        if not following:
-            if not self._render_timer.isActive():
-                self._render_timer.setInterval(0)
-                self._render_timer.start()
-            return
-        waited = self._render_clock.elapsed() if self._render_timer.isActive() else 0
-        if waited >= LIVE_RENDER_MS:
-            return  # overdue: let the pending render fire
+        """Render on the next loop turn: holding an arrow key renders only where it stops.
+        (Follow tail moves at its own pace and renders at once: see ``LiveController``.)"""
         if not self._render_timer.isActive():
-            self._render_clock.start()
-        self._render_timer.start(min(LIVE_QUIET_MS, LIVE_RENDER_MS - waited))
+            self._render_timer.start()
+
+    def shows_current(self) -> bool:
+        """Whether the context view shows the current step and no render is pending."""
+        shown = self._shown
+        return (not self._render_timer.isActive() and shown is not None
+                and shown[0] is self.session.timeline and shown[1] == self.session.step)
+
+    def render_now(self) -> None:
+        """Render the context of the current step now, in this slot."""
+        self._render_timer.stop()
+        self._render_context()
 
     def flush_render(self) -> None:
         """Render the context view now if a render is pending (benchmarks, screenshots)."""
         if self._render_timer.isActive():
-            self._render_timer.stop()
-            self._render_context()
+            self.render_now()
 
     def _render_context(self) -> None:
-        if self.session.timeline is not None:
-            self.context_view.show_step(self.session.timeline, self.session.step)
+        tl, step = self.session.timeline, self.session.step
+        if tl is not None:
+            self.context_view.show_step(tl, step)
+            self._shown = (tl, step) if step < len(tl) else None  # else: blank, not the step
 
     def _run_filter(self) -> None:
         tl = self.session.timeline

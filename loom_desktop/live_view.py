@@ -4,10 +4,14 @@ The tailer's thread only appends updates to a queue and pokes the GUI thread
 once (a queued signal); the GUI thread drains everything that arrived in one go
 and indexes the new effects in slices of at most ``SLICE`` per event-loop turn,
 so a run writing thousands of steps per second never freezes the window. New
-steps arrive in the step list as row inserts; the plot is refreshed at most
-with the cursor, the plot and the status at most every ``UI_MS``, however fast the
-run writes. *Follow tail* keeps the last step selected until the user
-looks elsewhere; then nothing moves under them until they press End or Follow.
+steps arrive in the step list as row inserts (the status bar's count with them);
+the plot is refreshed at most every ``PLOT_MS``, however fast the run writes.
+*Follow tail* keeps the last step selected until the user looks elsewhere; then
+nothing moves under them until they press End or Follow. A follow move selects the
+last step and renders its context in one slot, so the list, the cursor, the status
+bar and the context never show different steps; it waits for the run to pause
+``FOLLOW_QUIET_MS``, but never longer than ``FOLLOW_MAX_MS`` (a context nobody can
+read at 200 steps/s would only slow the rows down).
 """
 
 from __future__ import annotations
@@ -34,7 +38,9 @@ if TYPE_CHECKING:
     from .document_view import DocumentView
 
 SLICE = 500  # effects indexed per event-loop turn (a few ms of work)
-UI_MS = 100  # follow and status refresh at most 10 times a second
+UI_MS = 100  # the live bar and listeners of ``changed`` at most 10 times a second
+FOLLOW_QUIET_MS = 300  # Follow tail moves once the run pauses this long…
+FOLLOW_MAX_MS = 2000  # …or at the latest this long after its previous move
 PLOT_MS = 250  # the plot (a full redraw) at most 4 times a second
 _COLORS = {FINISHED: "#546e7a", HUMAN: "#ef6c00", CRASHED: "#c62828", REWRITTEN: "#6a1b9a"}
 
@@ -126,6 +132,9 @@ class LiveController(QObject):
         self._ui_timer = QTimer(self, singleShot=True, interval=UI_MS)
         self._ui_timer.timeout.connect(self._refresh_ui)
         self._plot_clock = QElapsedTimer()
+        self._follow_timer = QTimer(self, singleShot=True)
+        self._follow_timer.timeout.connect(self._follow_to_end)
+        self._follow_clock = QElapsedTimer()  # since the last follow move
         self.tailer = JournalTailer(view.path, self._bridge.push, poll_interval=poll_interval)
         self.shield = LiveShield(view.path)  # a proxy's decisions, from its sidecar
         self.bar.follow.toggled.connect(self._follow_toggled)
@@ -143,6 +152,7 @@ class LiveController(QObject):
         self.tailer.stop(5.0)
         self._slice_timer.stop()
         self._ui_timer.stop()
+        self._follow_timer.stop()
 
     # -- applying updates ----------------------------------------------------------------
     def _drain(self) -> None:
@@ -203,8 +213,10 @@ class LiveController(QObject):
         before = len(builder.tl)
         builder.extend(upto, unfinished=bool(self.unfinished) and last)
         if len(builder.tl) > before:
-            self.view.timeline_grew()  # rows appear now; everything else at most every UI_MS
+            self.view.timeline_grew()  # rows and their count appear now
             self._repaint(self.shield.refresh(builder.tl))
+            if self.following:
+                self._schedule_follow()
         if not last:
             self._slice_timer.start()
         if not self._ui_timer.isActive():
@@ -218,8 +230,6 @@ class LiveController(QObject):
                                    model.index(row, model.columnCount() - 1))
 
     def _refresh_ui(self) -> None:
-        if self.following:
-            self._follow_to_end()
         if not self._plot_clock.isValid() or self._plot_clock.elapsed() >= PLOT_MS:
             self._plot_clock.start()
             self._refresh_plot()
@@ -234,12 +244,24 @@ class LiveController(QObject):
             widget.set_cursor(self.view.session.step)
 
     # -- follow tail ---------------------------------------------------------------------
+    def _schedule_follow(self) -> None:
+        """Move to the new last step once the run pauses, or when the last move is overdue."""
+        since = self._follow_clock.elapsed() if self._follow_clock.isValid() else FOLLOW_MAX_MS
+        self._follow_timer.start(max(0, min(FOLLOW_QUIET_MS, FOLLOW_MAX_MS - since)))
+
     def _follow_to_end(self) -> None:
+        """Select the last step, draw it on the plot and render its context in one slot."""
+        self._follow_timer.stop()
+        self._follow_clock.start()
         self._following_move = True
         try:
             self.view.session.set_step(self.view.session.count - 1)
         finally:
             self._following_move = False
+        if not self.view.shows_current():
+            self.view.render_now()
+        self._plot_clock.start()
+        self._refresh_plot()
 
     def _follow_toggled(self, on: bool) -> None:
         if on:
