@@ -15,6 +15,9 @@ from . import __version__
 from .errors import LoadError
 
 EXIT_BAD_INPUT = 2
+# commands that print money: a malformed price override file stops them (exit 2),
+# since their figures would not be the prices the user asked for
+_PRICED = frozenset({"summary", "diff", "steps"})
 
 
 def _detail(value: Any, limit: int = 100) -> str:
@@ -37,9 +40,18 @@ def _print_timeline(doc: Any) -> None:
         tokens = tl.tokens_in[s] + tl.tokens_out[s]
         tok = f"  [{tokens} tok]" if tokens else ""
         print(f"{mark}[{seq:>4}] {indent}{tl.kind_name(s):<16} {step_summary(tl, s, 90)}{tok}")
-    cost = tl.total_cost
     print(f"{len(doc.effects)} effect(s), {tl.input_tokens} in / {tl.output_tokens} out tokens, "
-          f"cost {'unknown (unpriced model)' if cost is None else f'${cost:.4f}'}")
+          f"cost {_cost_words(tl)}")
+
+
+def _cost_words(tl: Any) -> str:
+    """The run's cost as ``summary`` prints it ("$0 (offline)" for a scripted run)."""
+    cost = tl.total_cost
+    if cost is None:
+        return "unknown (unpriced model)"
+    if not cost and any(tl.offline):
+        return "$0 (offline)"
+    return f"${cost:.4f}"
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
@@ -131,6 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
+        if args.command in _PRICED or (args.command == "fork" and getattr(args, "dry_run", False)):
+            from .price_file import check_overrides
+
+            check_overrides()
         return func(args)
     except LoadError as err:
         print(f"error: {err.path}: {err.cause}", file=sys.stderr)

@@ -1,111 +1,234 @@
-"""A dated, editable price table: USD per million tokens, per model.
+"""USD of one model call, from the ``genai-prices`` database (bundled, offline).
 
-loom-harness records tokens but never money; showing cost is one of our
-differences. Prices change, so the table carries the date it was checked and a
-user file can override or extend it. A model that is not in the table is
-*unpriced*: its cost is unknown (``None``), never silently zero. Model ids match
-exactly, after removing a trailing date stamp or ``-latest`` (so
-``claude-sonnet-4-5-20250929`` is priced as ``claude-sonnet-4-5``, while an
-unknown ``claude-opus-4-8`` is not mistaken for ``claude-opus-4``).
+Why a maintained database: a hand-kept table went stale and knew only input and
+output rates, while cache writes, cache reads and reasoning tokens are billed at
+their own rates. ``genai-prices`` ships a dated snapshot of the providers' price
+lists inside the package; we only ever read that snapshot (its ``UpdatePrices``
+downloader is never started), so nothing here touches the network.
+
+Why our own arithmetic on its rates: ``genai_prices.calc_price`` costs ~0.2 ms
+(Decimal arithmetic, unit decomposition); a 100,000-step timeline would take
+seconds. The rates of a model are looked up once and applied with the same rules
+(:func:`_leaves`: a priced cache/reasoning count is taken out of its parent
+count; the tier is chosen by the total input); a property test checks the result
+against ``calc_price`` itself. Models whose price uses units we do not read fall
+back to ``calc_price``.
+
+A model that is neither in the database nor in the user's override file
+(``$LOOM_DESKTOP_PRICES``, :mod:`.price_file`) is *unpriced*: its cost is unknown
+(``None``), never silently zero. The offline providers (the scripted provider and
+the demo's fake model) cost nothing and say so (:func:`is_offline`).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
+import math
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
-from pathlib import Path
+from importlib.metadata import version
+from typing import Any
 
-AS_OF = "2026-03-21"  # the newest published list these rows were checked against
+from .price_file import TokenRates, load_overrides, normalise
 
-# model id: (input USD / 1M tokens, output USD / 1M tokens)
-PRICES: dict[str, tuple[float, float]] = {
-    # Anthropic
-    "claude-opus-4-6": (5.0, 25.0),
-    "claude-sonnet-4-6": (3.0, 15.0),
-    "claude-opus-4-5": (5.0, 25.0),
-    "claude-opus-4-1": (15.0, 75.0),
-    "claude-opus-4": (15.0, 75.0),
-    "claude-sonnet-4-5": (3.0, 15.0),
-    "claude-sonnet-4": (3.0, 15.0),
-    "claude-haiku-4-5": (1.0, 5.0),
-    "claude-3-7-sonnet": (3.0, 15.0),
-    "claude-3-5-sonnet": (3.0, 15.0),
-    "claude-3-5-haiku": (0.8, 4.0),
-    "claude-3-opus": (15.0, 75.0),
-    "claude-3-haiku": (0.25, 1.25),
-    # OpenAI
-    "gpt-5": (1.25, 10.0),
-    "gpt-5-mini": (0.25, 2.0),
-    "gpt-5-nano": (0.05, 0.4),
-    "gpt-4.1": (2.0, 8.0),
-    "gpt-4.1-mini": (0.4, 1.6),
-    "gpt-4.1-nano": (0.1, 0.4),
-    "gpt-4o": (2.5, 10.0),
-    "gpt-4o-mini": (0.15, 0.6),
-    "o3": (2.0, 8.0),
-    "o3-mini": (1.1, 4.4),
-    "o4-mini": (1.1, 4.4),
-    "o1": (15.0, 60.0),
-}
+__all__ = ["TokenUsage", "Rates", "call_cost", "rates_of", "is_offline", "provenance",
+           "OFFLINE_MODELS", "normalise"]
 
-_SUFFIX = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$")
-_OVERRIDE_ENV = "LOOM_DESKTOP_PRICES"
+# Models that answer offline: the scripted provider, and the demo's fake Anthropic
+# server (loom_core.demo.agent.MODEL; a test keeps the two in step).
+OFFLINE_MODELS = frozenset({"scripted", "claude-demo-1"})
+
+_PER_M = 1e6
+# usage unit -> the unit it is a part of (genai-prices' decomposition)
+_PARENT = {"cache_read": "input", "cache_write": "input", "cache_write_1h": "cache_write",
+           "reasoning": "output"}
+_PRICE_KEYS = {"input": "input_mtok", "output": "output_mtok", "cache_read": "cache_read_mtok",
+               "cache_write": "cache_write_mtok", "cache_write_1h": "cache_write_1h_mtok",
+               "reasoning": "output_reasoning_mtok"}
+# price keys whose usage we never report (their count is 0, so they add nothing)
+_ZERO_KEYS = frozenset({"web_searches_kcount", "storage_searches_kcount"})
 
 
 @dataclass(frozen=True)
-class Price:
-    """USD per million input and output tokens."""
+class TokenUsage:
+    """One call's tokens in genai-prices' terms: ``input`` counts every input token
+    (cached ones too), ``output`` every output token (reasoning too); the others are
+    parts of them billed at their own rates."""
 
-    input_per_m: float
-    output_per_m: float
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cache_write_1h: int = 0  # part of cache_write (Anthropic's one-hour cache)
+    reasoning: int = 0  # part of output
 
-    def cost(self, input_tokens: float, output_tokens: float) -> float:
-        return (input_tokens * self.input_per_m + output_tokens * self.output_per_m) / 1e6
+    def count(self, unit: str) -> int:
+        return int(getattr(self, unit))
 
-
-def _user_prices() -> dict[str, tuple[float, float]]:
-    """Overrides from the JSON file named by ``$LOOM_DESKTOP_PRICES`` ({model: [in, out]})."""
-    path = os.environ.get(_OVERRIDE_ENV)
-    if not path or not Path(path).is_file():
-        return {}
-    try:
-        data = json.loads(Path(path).read_text())
-        return {str(k): (float(v[0]), float(v[1])) for k, v in data.items()}
-    except (ValueError, TypeError, IndexError, KeyError, OSError):
-        return {}
+    def __bool__(self) -> bool:
+        return bool(self.input or self.output)
 
 
-@cache
-def table() -> dict[str, tuple[float, float]]:
-    """The effective table: built-in prices updated by the user's file."""
-    return {**PRICES, **_user_prices()}
+# A rate: (USD per token below the first tier, ((tier start, USD per token), ...)).
+Rate = tuple[float, tuple[tuple[int, float], ...]]
 
 
-def normalise(model: str) -> str:
-    """Strip provider prefixes and date stamps so aliases find their row."""
-    name = model.strip().lower().rsplit("/", 1)[-1]
-    return _SUFFIX.sub("", name)
+@dataclass(frozen=True)
+class Rates:
+    """A model's per-token rates (``None``: that part is billed as its parent)."""
+
+    input: Rate
+    output: Rate
+    cache_read: Rate | None = None
+    cache_write: Rate | None = None
+    cache_write_1h: Rate | None = None
+    reasoning: Rate | None = None
+    per_request: float = 0.0
+    source: str = ""  # where the rates came from, for tooltips and the CLI
+
+    def cost(self, usage: TokenUsage) -> float:
+        total_input = usage.input
+        usd = self.per_request
+        for unit, count in _leaves(self, usage).items():
+            rate: Rate = getattr(self, unit)
+            usd += _at(rate, total_input) * count
+        return usd
 
 
-def price_of(model: object) -> Price | None:
-    """The price of ``model`` or ``None`` when it is not in the table."""
-    if not isinstance(model, str) or not model:
+def _at(rate: Rate, total_input: int) -> float:
+    """The rate of the tier the call's total input falls in (a cliff, not a blend)."""
+    base, tiers = rate
+    for start, price in reversed(tiers):
+        if total_input > start:
+            return price
+    return base
+
+
+def _leaves(rates: Rates, usage: TokenUsage) -> dict[str, int]:
+    """Each priced unit's own count: its total minus the priced parts inside it."""
+    priced = [u for u in _PRICE_KEYS if getattr(rates, u) is not None]
+
+    def inside(unit: str, part: str) -> bool:
+        while part in _PARENT:
+            part = _PARENT[part]
+            if part == unit:
+                return True
+        return False
+
+    leaves: dict[str, int] = {}
+    for unit in sorted(priced, key=lambda u: -_depth(u)):
+        leaves[unit] = usage.count(unit) - sum(leaves[p] for p in priced if inside(unit, p))
+    return leaves
+
+
+def _depth(unit: str) -> int:
+    return 0 if unit not in _PARENT else 1 + _depth(_PARENT[unit])
+
+
+# -- the database ---------------------------------------------------------------------
+def _rate(value: Any) -> Rate | None:
+    from genai_prices.types import TieredPrices
+
+    if value is None:
         return None
-    return _price(model)
+    if isinstance(value, TieredPrices):
+        return (float(value.base) / _PER_M,
+                tuple((int(t.start), float(t.price) / _PER_M) for t in value.tiers))
+    return (float(value) / _PER_M, ())
+
+
+def _from_database(model: str) -> Rates | Any | None:
+    """Rates of ``model`` in the bundled snapshot; the genai ModelInfo when its price
+    uses units :class:`Rates` does not model; ``None`` when it is not there."""
+    from genai_prices import data_snapshot
+
+    snapshot = data_snapshot._bundled_snapshot()  # never a downloaded one
+    found = None
+    provider, _, name = model.rpartition("/")
+    for ref, pid in ((model, None), (name, provider or None), (normalise(model), None)):
+        try:
+            found = snapshot.find_provider_model(ref, None, pid, None)
+            break
+        except LookupError:
+            continue
+    if found is None:
+        return None
+    prov, info = found
+    price = info.get_prices(_PRICED_AT)
+    keys = {k for k, v in vars(price).items() if v is not None and not k.startswith("_")}
+    known = set(_PRICE_KEYS.values()) | _ZERO_KEYS | {"requests_kcount"}
+    if not keys <= known or price.input_mtok is None or price.output_mtok is None:
+        return (prov, info)
+    per_request = float(price.requests_kcount or 0) / 1000
+    return Rates(**{u: _rate(getattr(price, k)) for u, k in _PRICE_KEYS.items()},
+                 per_request=per_request, source=f"genai-prices {_VERSION}: {prov.id}/{info.id}")
+
+
+_PRICED_AT = datetime.now(UTC)  # one "today" per process: every view prices alike
+_VERSION = version("genai-prices")
 
 
 @cache
-def _price(model: str) -> Price | None:
-    row = table().get(model) or table().get(normalise(model))
-    return Price(*row) if row else None
+def rates_of(model: str) -> Rates | Any | None:
+    """The rates of ``model``: the user's override first, then the database."""
+    override = load_overrides().rates.get(model) or load_overrides().rates.get(normalise(model))
+    if override is not None:
+        return _from_override(override)
+    return _from_database(model)
 
 
-def call_cost(model: object, input_tokens: float, output_tokens: float) -> float | None:
-    """USD of one model call; ``None`` when it spent tokens on an unpriced model."""
-    price = price_of(model)
-    if price is None:
-        return None if (input_tokens or output_tokens) else 0.0
-    return price.cost(input_tokens, output_tokens)
+def _from_override(r: TokenRates) -> Rates:
+    def rate(v: float | None) -> Rate | None:
+        return None if v is None else (v / _PER_M, ())
+
+    return Rates(input=(r.input / _PER_M, ()), output=(r.output / _PER_M, ()),
+                 cache_read=rate(r.cache_read), cache_write=rate(r.cache_write),
+                 reasoning=rate(r.reasoning), source=f"override file {load_overrides().path}")
+
+
+def is_offline(model: object) -> bool:
+    """A model that answers without a provider (scripted, the demo): it costs nothing."""
+    return isinstance(model, str) and normalise(model) in OFFLINE_MODELS
+
+
+def call_cost(model: object, usage: TokenUsage) -> float | None:
+    """USD of one model call; ``None`` when it spent tokens on an unpriced model.
+
+    The one pricing function: the step list, status bar, ``summary``, the timeline,
+    Compare and the fork estimate all price a call through it.
+    """
+    if is_offline(model):
+        return 0.0
+    found = rates_of(model) if isinstance(model, str) and model.strip() else None
+    if found is None:
+        return None if usage else 0.0
+    if isinstance(found, Rates):
+        return found.cost(usage)
+    return _slow_cost(found, usage)
+
+
+def _slow_cost(found: Any, usage: TokenUsage) -> float | None:
+    from genai_prices import Usage
+
+    provider, info = found
+    try:
+        calc = info.calc_price(Usage(input_tokens=usage.input, output_tokens=usage.output,
+                                     cache_read_tokens=usage.cache_read,
+                                     cache_write_tokens=usage.cache_write,
+                                     output_reasoning_tokens=usage.reasoning),
+                               provider, genai_request_timestamp=_PRICED_AT)
+    except ValueError:  # usage its price cannot decompose
+        return None
+    value = float(calc.total_price)
+    return value if math.isfinite(value) else None
+
+
+def provenance() -> str:
+    """Where prices come from, in one line (status bar tooltips, ``summary``)."""
+    overrides = load_overrides()
+    text = f"prices: genai-prices {_VERSION} (bundled snapshot, offline)"
+    if overrides.problem:
+        return text + f"; override file ignored: {overrides.problem}"
+    if overrides.path:
+        return text + f"; overrides from {overrides.path}"
+    return text

@@ -13,7 +13,8 @@ import msgspec
 
 from .document import Document
 from .fastschema import decoder, fast_struct
-from .pricing import call_cost
+from .pricing import provenance
+from .run_cost import RunPricer
 from .schema import ModelResult
 
 _usage_only = decoder(fast_struct(ModelResult, frozenset({"text", "tool_calls"})))
@@ -38,10 +39,10 @@ def model_usage(doc: Document) -> list[tuple[int, int, int]]:
 
 def total_cost(doc: Document, usage: list[tuple[int, int, int]]) -> float | None:
     """USD over all model calls; ``None`` when a call with tokens used an unpriced model."""
-    default = doc.header.model if isinstance(doc.header.model, str) else ""
+    pricer = RunPricer(doc)
     total = 0.0
-    for i, t_in, t_out in usage:
-        cost = call_cost(doc.meta(i).model or default, t_in, t_out)
+    for i, _t_in, _t_out in usage:
+        cost = pricer.cost(i)
         if cost is None:
             return None
         total += cost
@@ -73,6 +74,7 @@ def summarize(doc: Document, checksum: str) -> dict[str, Any]:
         "episodes": doc.episodes,
         "checksum": checksum,
         "cost_usd": None if cost is None or math.isnan(cost) else round(cost, 6),
+        "prices": provenance(),
         "warnings": list(doc.warnings),
     }
     if doc.format == "journal":

@@ -17,7 +17,7 @@ from typing import Any
 
 from .context import ContextIndex, ContextWalker
 from .document import Document
-from .pricing import call_cost
+from .run_cost import RunPricer
 from .shield_place import place_shield_events
 
 # kind codes: index into KINDS (colour and filtering use them)
@@ -67,6 +67,7 @@ class Timeline:
     tokens_out: array = field(default_factory=lambda: array("q"))
     cum_tokens: array = field(default_factory=lambda: array("q"))
     cost: array = field(default_factory=lambda: array("d"))  # NaN: unpriced model
+    offline: array = field(default_factory=lambda: array("B"))  # 1: answered offline, free
     cum_cost: array = field(default_factory=lambda: array("d"))
     flags: array = field(default_factory=lambda: array("B"))
     size: array = field(default_factory=lambda: array("q"))  # bytes of the step's payload
@@ -164,19 +165,20 @@ def _step_order(start: int, end: int, episode_before: dict[int, list[int]],
     return effect_of, episode_of
 
 
-def _costs(doc: Document, ctx: ContextIndex, effects: list[int], codes: list[int],
-           t_in: list[int], t_out: list[int]) -> tuple[list[float], bool]:
-    """Per-step USD (NaN when the model is unpriced) and whether the total is known."""
-    default = doc.header.model if isinstance(doc.header.model, str) else ""
+def _costs(pricer: RunPricer, effects: list[int],
+           codes: list[int]) -> tuple[list[float], list[int], bool]:
+    """Per-step USD (NaN when the model is unpriced), offline marks, and whether the
+    total is known. Every face prices a step through the same :class:`RunPricer`."""
     costs = [0.0] * len(effects)
+    offline = [0] * len(effects)
     known = True
-    metas = ctx.metas
     for s, e in enumerate(effects):
         if codes[s] == K_MODEL:
-            cost = call_cost(metas[e].model or default, t_in[s], t_out[s])
+            cost = pricer.cost(e)
             known = known and cost is not None
             costs[s] = math.nan if cost is None else cost
-    return costs, known
+            offline[s] = pricer.offline(e)
+    return costs, offline, known
 
 
 class TimelineBuilder:
@@ -193,6 +195,7 @@ class TimelineBuilder:
         self._label = _AgentNames(doc.is_proxy).label
         self._agent_ids: dict[str, int] = {}
         self._codes: dict[str, int] = {}
+        self._pricer = RunPricer(doc)
 
     def extend(self, upto: int | None = None, final: bool = False,
                unfinished: bool = False) -> range:
@@ -230,7 +233,7 @@ class TimelineBuilder:
         t_out = [0 if e < 0 else outs[e] for e in effect_of]
         flags = [result_flags(effects[e].result) if c == K_TOOL else 0
                  for e, c in zip(effect_of, codes)]
-        costs, known = _costs(doc, ctx, effect_of, codes, t_in, t_out)
+        costs, offline, known = _costs(self._pricer, effect_of, codes)
         eps = doc.episodes
         sizes = [len(eps[ep]) if e < 0 else _nbytes(effects[e].result)
                  for e, ep in zip(effect_of, episode_of)]
@@ -246,6 +249,7 @@ class TimelineBuilder:
         tl.cum_tokens.extend(array("q", accumulate((a + b for a, b in zip(t_in, t_out)),
                                                    initial=last_tokens))[1:])
         tl.cost.extend(array("d", costs))
+        tl.offline.extend(array("B", offline))
         tl.cum_cost.extend(array("d", accumulate((0.0 if math.isnan(c) else c for c in costs),
                                                  initial=last_cost))[1:])
         tl.flags.extend(array("B", flags))

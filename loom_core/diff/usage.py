@@ -4,7 +4,8 @@ Why not the timeline: a diff needs only usage, and building a timeline also
 rebuilds every context frame. Here model results are decoded with everything but
 ``usage`` left raw, which is cheap even for 100,000 effects. Counting follows
 loom-format.md §10.5/§15: ``model`` effects at all depths, missing usage is 0;
-cost uses :mod:`loom_core.pricing` and is unknown (NaN) for an unpriced model.
+cost is :class:`loom_core.run_cost.RunPricer`'s (the one every view shows) and
+is unknown (NaN) for an unpriced model.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import msgspec
 
 from ..document import Document
 from ..fastschema import decoder, fast_struct
-from ..pricing import call_cost
+from ..run_cost import RunPricer
 from ..schema import ModelResult
 
 _usage_only = decoder(fast_struct(ModelResult, frozenset({"text", "tool_calls", "stop_reason"})))
@@ -68,7 +69,7 @@ def run_usage(doc: Document) -> RunUsage:
     n = len(doc.effects)
     t_in, t_out = array("q", bytes(8 * n)), array("q", bytes(8 * n))
     cost = array("d", bytes(8 * n))
-    default = doc.header.model if isinstance(doc.header.model, str) else ""
+    pricer = RunPricer(doc)
     for i, eff in enumerate(doc.effects):
         if eff.kind != "model" or eff.result is None:
             continue
@@ -79,8 +80,6 @@ def run_usage(doc: Document) -> RunUsage:
         if usage is None:
             continue
         t_in[i], t_out[i] = _count(usage.input_tokens), _count(usage.output_tokens)
-        meta = eff.meta
-        model = (meta.model if meta is not None else None) or default
-        c = call_cost(model, t_in[i], t_out[i])
+        c = pricer.cost(i)
         cost[i] = math.nan if c is None else c
     return RunUsage(t_in, t_out, cost)

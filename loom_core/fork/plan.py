@@ -5,8 +5,12 @@ re-lives. Each expected live call is one of the parent's remaining top-level mod
 calls (from the fork step on, capped by ``max_turns``), with the parent's recorded
 usage shifted by how much the edit grew or shrank the context; calls without
 recorded usage fall back to the edited context's estimated size. The prefix before
-the fork step replays free. Money comes from :mod:`loom_core.pricing`; an unpriced
-model gives ``None``, never a silent zero.
+the fork step replays free. Money comes from :func:`loom_core.pricing.call_cost`, the
+function every view prices a step with; an unpriced model gives ``None``, never a
+silent zero. The edit changes the context, so the estimate bills every input token
+at the uncached rate (the parent's cache hits are not counted on), while the
+parent's reasoning share of its output is billed as reasoning. A re-run on the
+scripted provider is offline and costs nothing.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ..document import Document
-from ..pricing import call_cost
+from ..pricing import TokenUsage, call_cost, is_offline
 from ..providers.base import Provider
+from ..run_cost import RunPricer
 from .edits import Edit
 from .items import context_tokens
 from .point import ForkContext, apply_edit, fork_context
@@ -42,6 +47,7 @@ class Plan:
     provider: str | None = None
     available: bool | None = None  # None: no provider given
     unavailable_reason: str = ""
+    offline: bool = False  # answered without a provider: costs nothing
 
     @property
     def total_tokens(self) -> int:
@@ -53,13 +59,6 @@ class Plan:
 
 def _size(ctx: ForkContext) -> int:
     return context_tokens(ctx.system, ctx.messages, ctx.tools)
-
-
-def _usage(doc: Document, i: int) -> tuple[int, int]:
-    usage = doc.model_result(i).usage
-    if usage is None:
-        return 0, 0
-    return int(usage.input_tokens or 0), int(usage.output_tokens or 0)
 
 
 def dry_run(doc: Document, path: str | Path, seq: int, edit: Edit, max_turns: int,
@@ -75,16 +74,19 @@ def dry_run(doc: Document, path: str | Path, seq: int, edit: Edit, max_turns: in
     live = max(1, min(len(tail), max_turns))
     size, delta = _size(ctx), _size(ctx) - _size(base)
     model = ctx.model or str(getattr(provider, "model", "") or "")
+    offline = is_offline(model) or getattr(provider, "name", "") == "scripted"
+    pricer = RunPricer(doc)
     t_in = t_out = 0
     cost: float | None = 0.0
     for i in tail[:live]:
-        rec_in, rec_out = _usage(doc, i)
-        est_in = max(0, rec_in + delta) if rec_in > 0 else size
-        t_in, t_out = t_in + est_in, t_out + rec_out
-        one = call_cost(model, est_in, rec_out)
+        rec = pricer.usage(i)
+        est_in = max(0, rec.input + delta) if rec.input > 0 else size
+        t_in, t_out = t_in + est_in, t_out + rec.output
+        one = 0.0 if offline else call_cost(
+            model, TokenUsage(est_in, rec.output, reasoning=rec.reasoning))
         cost = None if cost is None or one is None else cost + one
     plan = Plan(seq, base.turn, base.index, live, max_turns, size, t_in, t_out, cost, model,
-                base.source, edit.describe())
+                base.source, edit.describe(), offline=offline)
     if provider is not None:
         ok, why = provider.available()
         plan.provider, plan.available, plan.unavailable_reason = provider.name, ok, why

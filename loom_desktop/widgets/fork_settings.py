@@ -37,7 +37,8 @@ def availability(provider: Any) -> tuple[bool, str]:
 
 def plan_text(plan: Any, budget: int | None = None) -> str:
     """The dry run in a few lines (free prefix, expected live calls, tokens, cost)."""
-    cost = ("unknown (the model is not in the price table)" if plan.cost_usd is None
+    cost = ("$0 (offline)" if plan.offline else
+            "unknown (the model is not in the price table)" if plan.cost_usd is None
             else f"~${plan.cost_usd:.4f}")
     where = "the recorded request" if plan.source == "request" else "reconstructed from the log"
     lines = [f"Replays free: {plan.replayed} step(s) before the fork point",

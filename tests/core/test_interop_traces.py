@@ -92,8 +92,9 @@ def test_tokens_match_harness_cost(rec: Recorded) -> None:
         s = tl.step_of_effect[e]
         assert (tl.tokens_in[s], tl.tokens_out[s]) == (usage.get("input_tokens", 0),
                                                         usage.get("output_tokens", 0))
-    if doc.header.model == "scripted":
-        assert tl.total_cost is None and facts["cost_usd"] is None  # unpriced, never $0
+    if doc.header.model == "scripted":  # an offline provider: free, and said so
+        assert tl.total_cost == 0.0 and facts["cost_usd"] == 0.0
+        assert all(tl.offline[s] for s in range(len(tl)) if tl.kind[s] == K_MODEL)
     else:
         assert tl.total_cost is not None and tl.total_cost > 0
 

@@ -1,0 +1,156 @@
+"""The cost of each model step of a run: which model, which tokens, which price.
+
+Why one object for it: the step list, the status bar, ``summary``, the timeline,
+Compare and ``diff`` must show the same number for the same step, so they all ask
+:class:`RunPricer` (which asks :func:`loom_core.pricing.call_cost`).
+
+Where the tokens come from: a model effect's ``usage`` as recorded. Harness traces
+keep what their provider returned, which may carry Anthropic's
+``cache_creation_input_tokens`` / ``cache_read_input_tokens`` or OpenAI's
+``*_tokens_details``. Proxy traces map usage onto ``input_tokens`` /
+``output_tokens`` and drop the rest, exactly as loom-harness does (§1.4; our
+effects stay identical to its recorder's), but their ``wire`` keeps each
+response's full usage: model effect *k* of a proxy log is exchange *k* (§6.3), so
+its cache and reasoning counts are read from ``wire[k]`` -- after checking that
+the response's mapped counts are the effect's, so a misaligned wire is never used.
+
+Offline steps cost nothing: a model named as an offline one (:data:`OFFLINE_MODELS`),
+and the live tail of a branch re-run on the scripted provider (its ``fork`` member
+says ``provider: scripted``; the calls carry the parent's model name).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from typing import Any
+
+import msgspec
+
+from .document import Document
+from .pricing import TokenUsage, call_cost, is_offline
+
+_LIMIT = 10**12  # one call's count is clamped (hand-edited files)
+
+
+class _UsageOnly(msgspec.Struct):
+    usage: Any = None
+
+
+_usage_decoder = msgspec.json.Decoder(_UsageOnly)
+
+
+def _n(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0
+    return max(0, min(int(value), _LIMIT))
+
+
+def _part(usage: dict[str, Any], member: str, key: str) -> int:
+    inner = usage.get(member)
+    return _n(inner.get(key)) if isinstance(inner, dict) else 0
+
+
+def token_usage(usage: Any) -> TokenUsage:
+    """A recorded or provider ``usage`` object in genai-prices' terms (any JSON reads).
+
+    Anthropic's ``input_tokens`` excludes the cached tokens, OpenAI's
+    ``prompt_tokens`` / Responses ``input_tokens`` include them.
+    """
+    if not isinstance(usage, dict):
+        return TokenUsage()
+    if "prompt_tokens" in usage and "input_tokens" not in usage:  # OpenAI Chat, as sent
+        inp, out = _n(usage.get("prompt_tokens")), _n(usage.get("completion_tokens"))
+        read, write = (_part(usage, "prompt_tokens_details", "cached_tokens"),
+                       _part(usage, "prompt_tokens_details", "cache_write_tokens"))
+        hour, reasoning = 0, _part(usage, "completion_tokens_details", "reasoning_tokens")
+    else:
+        inp, out = _n(usage.get("input_tokens")), _n(usage.get("output_tokens"))
+        write, read = _n(usage.get("cache_creation_input_tokens")), _n(usage.get("cache_read_input_tokens"))
+        if write or read:  # Anthropic: cache tokens come on top of input_tokens
+            inp += write + read
+            hour = _part(usage, "cache_creation", "ephemeral_1h_input_tokens")
+        else:  # OpenAI Responses (or no cache at all)
+            read = _part(usage, "input_tokens_details", "cached_tokens")
+            write, hour = _part(usage, "input_tokens_details", "cache_write_tokens"), 0
+        reasoning = _part(usage, "output_tokens_details", "reasoning_tokens")
+    read = min(read, inp)
+    write = min(write, inp - read)
+    return TokenUsage(inp, out, read, write, min(hour, write), min(reasoning, out))
+
+
+def recorded_pair(usage: Any) -> tuple[int, int]:
+    """(input, output) as a proxy maps a response's usage into its effect (§6.3)."""
+    if not isinstance(usage, dict):
+        return 0, 0
+    if "prompt_tokens" in usage and "input_tokens" not in usage:
+        return _n(usage.get("prompt_tokens")), _n(usage.get("completion_tokens"))
+    return _n(usage.get("input_tokens")), _n(usage.get("output_tokens"))
+
+
+def _decoded_usage(raw: Any) -> Any:
+    if raw is None:
+        return None
+    try:
+        return _usage_decoder.decode(raw).usage
+    except (msgspec.ValidationError, msgspec.DecodeError):  # not an object (§1.4 tolerance)
+        return None
+
+
+def _offline_tail(doc: Document) -> int | None:
+    """First effect of a scripted branch's live tail (its prefix was recorded live)."""
+    fork = (getattr(doc.header, "model_extra", None) or {}).get("fork")
+    if isinstance(fork, dict) and fork.get("provider") == "scripted":
+        prefix = fork.get("prefix")
+        return prefix if isinstance(prefix, int) and prefix >= 0 else 0
+    return None
+
+
+class RunPricer:
+    """Prices the model effects of one document (which may still grow: a live journal)."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.default = doc.header.model if isinstance(doc.header.model, str) else ""
+        self.offline_from = _offline_tail(doc)
+        self._ordinal = array("i")  # effect -> its model ordinal (proxy wire index)
+        self._models = 0
+
+    def model(self, i: int) -> str:
+        meta = self.doc.effects[i].meta
+        model = meta.model if meta is not None else None
+        return model if isinstance(model, str) and model else self.default
+
+    def offline(self, i: int) -> bool:
+        """Step ``i`` was answered without a provider (and so cost nothing)."""
+        return (self.offline_from is not None and i >= self.offline_from) or \
+            is_offline(self.model(i))
+
+    def usage(self, i: int) -> TokenUsage:
+        """Effect ``i``'s tokens, cache and reasoning counts from the wire when only it has them."""
+        recorded = _decoded_usage(self.doc.effects[i].result)
+        usage = token_usage(recorded)
+        wire = self.doc.wire
+        if wire and usage == TokenUsage(usage.input, usage.output):
+            k = self._wire_index(i)
+            if 0 <= k < len(wire):
+                full = _decoded_usage(wire[k])
+                if recorded_pair(full) == recorded_pair(recorded):
+                    return token_usage(full)
+        return usage
+
+    def cost(self, i: int) -> float | None:
+        """USD of effect ``i`` (0 for anything but a model call; ``None``: unpriced)."""
+        if self.doc.effects[i].kind != "model":
+            return 0.0
+        if self.offline(i):
+            return 0.0
+        return call_cost(self.model(i), self.usage(i))
+
+    def _wire_index(self, i: int) -> int:
+        effects, ordinal = self.doc.effects, self._ordinal
+        for j in range(len(ordinal), i + 1):
+            ordinal.append(self._models)
+            if effects[j].kind == "model":
+                self._models += 1
+        return ordinal[i]
