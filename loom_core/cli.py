@@ -41,17 +41,7 @@ def _print_timeline(doc: Any) -> None:
         tok = f"  [{tokens} tok]" if tokens else ""
         print(f"{mark}[{seq:>4}] {indent}{tl.kind_name(s):<16} {step_summary(tl, s, 90)}{tok}")
     print(f"{len(doc.effects)} effect(s), {tl.input_tokens} in / {tl.output_tokens} out tokens, "
-          f"cost {_cost_words(tl)}")
-
-
-def _cost_words(tl: Any) -> str:
-    """The run's cost as ``summary`` prints it ("$0 (offline)" for a scripted run)."""
-    cost = tl.total_cost
-    if cost is None:
-        return "unknown (unpriced model)"
-    if not cost and any(tl.offline):
-        return "$0 (offline)"
-    return f"${cost:.4f}"
+          f"cost {tl.cost_text().replace('unknown', 'unknown (unpriced model)')}")
 
 
 def cmd_summary(args: argparse.Namespace) -> int:

@@ -232,3 +232,25 @@ def provenance() -> str:
     if overrides.path:
         return text + f"; overrides from {overrides.path}"
     return text
+
+
+# -- words --------------------------------------------------------------------------
+OFFLINE_TEXT = "$0 (offline)"
+
+
+def format_usd(value: float) -> str:
+    """Dollars with enough precision for cheap calls; ``?`` unpriced (NaN), ``""`` for 0."""
+    if math.isnan(value):
+        return "?"
+    if value == 0:
+        return ""
+    return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
+
+
+def cost_words(value: float | None, offline: bool = False) -> str:
+    """A step's or a run's cost as every face shows it (``unknown``: unpriced)."""
+    if value is None:
+        return "unknown"
+    if offline and not value:
+        return OFFLINE_TEXT
+    return format_usd(value) or "$0"

@@ -126,6 +126,14 @@ class StepRow:
     cost: float
     flags: int
     shield: tuple[tuple[int, Any], ...]
+    offline: bool = False  # answered offline (scripted): free, and said so
+
+    @property
+    def cost_text(self) -> str:
+        """The cost as every face shows it (:func:`loom_core.pricing.format_usd`)."""
+        from .pricing import OFFLINE_TEXT, format_usd
+
+        return OFFLINE_TEXT if self.offline else format_usd(self.cost)
 
     @property
     def flag_names(self) -> list[str]:
@@ -136,6 +144,7 @@ class StepRow:
         return {"row": self.row, "seq": self.seq, "kind": self.kind, "depth": self.depth,
                 "agent": self.agent, "summary": self.summary, "tokens": self.tokens,
                 "cost": None if math.isnan(self.cost) else self.cost,
+                **({"offline": True} if self.offline else {}),
                 "flags": self.flag_names,
                 "shield": [{"index": i, **_event_dict(e)} for i, e in self.shield]}
 
@@ -153,7 +162,8 @@ def step_row(tl: Timeline, step: int, limit: int = SUMMARY_CHARS,
     return StepRow(step, step_seq(tl, step), tl.kind_name(step), tl.depth[step],
                    tl.agents[tl.agent[step]],
                    step_summary(tl, step, limit) if summary is None else summary,
-                   tl.tokens_in[step] + tl.tokens_out[step], tl.cost[step], tl.flags[step], placed)
+                   tl.tokens_in[step] + tl.tokens_out[step], tl.cost[step], tl.flags[step], placed,
+                   step < len(tl.offline) and bool(tl.offline[step]))
 
 
 def step_rows(tl: Timeline, limit: int = SUMMARY_CHARS) -> Iterator[StepRow]:

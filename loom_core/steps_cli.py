@@ -11,16 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from typing import Any
 
 from .steps import StepRow, flag_marks, step_rows
-
-
-def _cost(value: float) -> str:
-    if math.isnan(value):
-        return "?"
-    return f"${value:.4f}" if value else ""
 
 
 def _decision(event: Any) -> str:
@@ -35,7 +28,7 @@ def row_line(row: StepRow) -> str:
     kind = "  " * row.depth + row.kind
     tokens = f"{row.tokens:,} tok" if row.tokens else ""
     decisions = "".join("  " + _decision(e) for _i, e in row.shield)
-    return (f"[{number:>4}] {kind:<18} {row.agent:<10} {tokens:>10} {_cost(row.cost):>9}  "
+    return (f"[{number:>4}] {kind:<18} {row.agent:<10} {tokens:>10} {row.cost_text:>9}  "
             f"{flag_marks(row.flags)}{row.summary}{decisions}")
 
 

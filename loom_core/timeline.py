@@ -86,6 +86,7 @@ class Timeline:
     # Totals are kept up to date by the builder: a status bar asks on every cursor move.
     input_tokens: int = 0
     output_tokens: int = 0
+    offline_steps: int = 0  # model steps answered offline (scripted): they cost nothing
 
     @property
     def total_cost(self) -> float | None:
@@ -93,6 +94,17 @@ class Timeline:
         if not self.cost_known:
             return None
         return self.cum_cost[-1] if len(self.cum_cost) else 0.0
+
+    def cost_text(self, step: int | None = None) -> str:
+        """Step ``step``'s cost (``None``: the run's) in the words every view uses:
+        ``$0.0123``, ``?`` unpriced, ``$0 (offline)`` for a scripted answer, ``""`` none."""
+        from .pricing import OFFLINE_TEXT, cost_words, format_usd
+
+        if step is None:
+            return cost_words(self.total_cost, self.offline_steps > 0)
+        if step < len(self.offline) and self.offline[step]:
+            return OFFLINE_TEXT
+        return format_usd(self.cost[step])
 
     def kind_name(self, step: int) -> str:
         """The effect kind of a step (``tool:name`` kept), or ``episode``."""
@@ -250,6 +262,7 @@ class TimelineBuilder:
                                                    initial=last_tokens))[1:])
         tl.cost.extend(array("d", costs))
         tl.offline.extend(array("B", offline))
+        tl.offline_steps += sum(offline)
         tl.cum_cost.extend(array("d", accumulate((0.0 if math.isnan(c) else c for c in costs),
                                                  initial=last_cost))[1:])
         tl.flags.extend(array("B", flags))

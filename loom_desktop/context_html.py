@@ -247,7 +247,7 @@ def _header(tl: Timeline, step: int) -> str:
         parts.append(f"depth {tl.depth[step]}")
     if tl.kind[step] == K_MODEL:
         parts.append(f"{tl.tokens_in[step]:,} in / {tl.tokens_out[step]:,} out tokens")
-        parts.append(format_cost(tl.cost[step]) or "$0")
+        parts.append(tl.cost_text(step) or "$0")
     return "<div class='hdr'>" + " · ".join(parts) + "</div>"
 
 

@@ -8,7 +8,6 @@ other tabs keep working.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
@@ -17,6 +16,7 @@ from PySide6.QtWidgets import (QFileDialog, QLabel, QMainWindow, QMessageBox, QP
                                QTabWidget, QWidget)
 
 from loom_core.errors import LoadError
+from loom_core.pricing import provenance
 from loom_core.steps import step_label
 
 from . import __version__
@@ -282,11 +282,11 @@ class MainWindow(QMainWindow):
                                + ("" if view.complete else " (loading…)"))
         labels["tokens"].setText(f"tokens {tl.cum_tokens[step]:,} / "
                                  f"{tl.input_tokens + tl.output_tokens:,}")
-        total = tl.total_cost
         spent = "?" if not tl.cost_known else (format_cost(tl.cum_cost[step]) or "$0")
-        labels["cost"].setText(f"cost {spent} / {'unknown' if total is None else format_cost(total) or '$0'}"
-                               + ("" if math.isnan(tl.cost[step]) or not tl.cost[step]
-                                  else f" (step {format_cost(tl.cost[step])})"))
+        here = tl.cost_text(step)
+        labels["cost"].setText(f"cost {spent} / {tl.cost_text()}"
+                               + (f" (step {here})" if here else ""))
+        labels["cost"].setToolTip(provenance())
         state = view.checksum
         warn = state == "mismatch"
         labels["checksum"].setText("⚠ checksum MISMATCH (modified after writing)" if warn

@@ -7,15 +7,15 @@ usage shifted by how much the edit grew or shrank the context; calls without
 recorded usage fall back to the edited context's estimated size. The prefix before
 the fork step replays free. Money comes from :func:`loom_core.pricing.call_cost`, the
 function every view prices a step with; an unpriced model gives ``None``, never a
-silent zero. The edit changes the context, so the estimate bills every input token
-at the uncached rate (the parent's cache hits are not counted on), while the
-parent's reasoning share of its output is billed as reasoning. A re-run on the
-scripted provider is offline and costs nothing.
+silent zero. Each call keeps its recorded split (cache reads and writes, reasoning)
+and the tokens the edit adds are billed as uncached input, so a call the edit leaves
+unchanged is estimated at exactly what it cost in the parent (the number its step
+shows). A re-run on the scripted provider is offline and costs nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,22 @@ def _size(ctx: ForkContext) -> int:
     return context_tokens(ctx.system, ctx.messages, ctx.tools)
 
 
+def _usage(doc: Document, i: int) -> tuple[int, int]:
+    usage = doc.model_result(i).usage
+    if usage is None:
+        return 0, 0
+    return int(usage.input_tokens or 0), int(usage.output_tokens or 0)
+
+
+def _shifted(rec: TokenUsage, est_in: int) -> TokenUsage:
+    """The recorded call with ``est_in`` input tokens: added ones are uncached, a shrink
+    takes uncached tokens first."""
+    read = min(rec.cache_read, est_in)
+    write = min(rec.cache_write, est_in - read)
+    return replace(rec, input=est_in, cache_read=read, cache_write=write,
+                   cache_write_1h=min(rec.cache_write_1h, write))
+
+
 def dry_run(doc: Document, path: str | Path, seq: int, edit: Edit, max_turns: int,
             provider: Provider | None = None) -> Plan:
     """Estimate a model re-run of ``doc`` from model step ``seq`` with ``edit``.
@@ -79,11 +95,13 @@ def dry_run(doc: Document, path: str | Path, seq: int, edit: Edit, max_turns: in
     t_in = t_out = 0
     cost: float | None = 0.0
     for i in tail[:live]:
-        rec = pricer.usage(i)
-        est_in = max(0, rec.input + delta) if rec.input > 0 else size
-        t_in, t_out = t_in + est_in, t_out + rec.output
-        one = 0.0 if offline else call_cost(
-            model, TokenUsage(est_in, rec.output, reasoning=rec.reasoning))
+        rec_in, rec_out = _usage(doc, i)  # tokens as loom counts them (its budget's)
+        est_in = max(0, rec_in + delta) if rec_in > 0 else size
+        t_in, t_out = t_in + est_in, t_out + rec_out
+        rec = pricer.usage(i)  # the whole split the call was billed for
+        billed = (_shifted(rec, max(0, rec.input + delta)) if rec_in > 0
+                  else TokenUsage(size, rec_out))
+        one = 0.0 if offline else call_cost(model, billed)
         cost = None if cost is None or one is None else cost + one
     plan = Plan(seq, base.turn, base.index, live, max_turns, size, t_in, t_out, cost, model,
                 base.source, edit.describe(), offline=offline)

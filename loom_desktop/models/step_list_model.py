@@ -12,7 +12,6 @@ step is numbered by its ``seq``, and a user prompt row has no number.
 
 from __future__ import annotations
 
-import math
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict
@@ -21,6 +20,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont
 
+from loom_core.pricing import format_usd
 from loom_core.steps import SUMMARY_CHARS, StepRow, flag_marks, step_row, step_summary
 from loom_core.timeline import F_BLOCKED, F_DENIED, F_ERROR, Timeline
 
@@ -40,12 +40,8 @@ _Index = QModelIndex | QPersistentModelIndex
 
 
 def format_cost(value: float) -> str:
-    """Dollars with enough precision for cheap calls; ``?`` for unpriced."""
-    if math.isnan(value):
-        return "?"
-    if value == 0:
-        return ""
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+    """Dollars with enough precision for cheap calls; ``?`` for unpriced (the core's words)."""
+    return format_usd(value)
 
 
 class StepListModel(QAbstractTableModel):
@@ -149,7 +145,7 @@ class StepListModel(QAbstractTableModel):
             return flag_marks(row.flags) + row.summary
         if col == COL_TOKENS:
             return f"{row.tokens:,}" if row.tokens else ""
-        return format_cost(row.cost)
+        return row.cost_text
 
     def _summary(self, step: int) -> str:
         cached = self._summaries.get(step)
