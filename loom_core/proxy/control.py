@@ -29,7 +29,9 @@ Both routes, in this order:
    ``always_allow``, passed to the registry; 200 ``{"ok": true}``, or 404
    ``{"error": "no pending approval '<id>'"}`` when the registry refuses (unknown,
    already decided, approver not permitted, bad edit). A body that is not a JSON
-   object is a 400 with loom-harness's words; unlike loom-harness, the token is
+   object is a 400 with loom-harness's words, and so is any body we could not record
+   faithfully (:mod:`.decide_body`: too deep, not UTF-8, a lone surrogate, a number out
+   of range, a text key that is not a string); unlike loom-harness, the token is
    checked before the body is read.
 
 A decision wakes the held call through the registry's listeners (see
@@ -41,14 +43,15 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import json
 import os
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
+from .decide_body import BadBody, decide_body
 from .upstream import json_error
 
 PENDING, DECIDE = "/loom/shield/pending", "/loom/shield/decide"
@@ -78,14 +81,25 @@ def loopback_host(host: str | None) -> bool:
 
 
 def write_token_file(path: Path, token: str) -> None:
-    """Write ``token`` to ``path`` readable by the owner only (0600 even if it existed)."""
+    """Write ``token`` to ``path`` readable by the owner only.
+
+    Why a fresh file renamed into place: opening ``path`` itself would follow a symlink
+    planted there (writing the token into, and chmod-ing, whatever it points at). A new
+    file made with ``O_EXCL`` (mode 0600 from the start) in the same folder, then
+    renamed over ``path``, replaces a planted link or a stale file without touching
+    what it pointed at.
+    """
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, token.encode())
-    finally:
-        os.close(fd)
+        with os.fdopen(fd, "wb") as f:
+            f.write(token.encode())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
 
 
 class ControlPlane:
@@ -138,20 +152,16 @@ class ControlPlane:
         if refused is not None:
             return refused
         try:
-            body = json.loads(await request.read() or b"{}")
-        except ValueError:
-            return json_error(400, "request body is not valid JSON")
-        if not isinstance(body, dict):
-            return json_error(400, "request body must be a JSON object")
+            body = decide_body(await request.read())
+        except BadBody as err:
+            return json_error(400, str(err))
         from ..shield import ApprovalRejected
 
-        by, reason = body.get("by"), body.get("reason")
         try:
             self.approvals.decide(
-                str(body.get("id", "")), str(body.get("decision", "")),
-                by=None if by is None else str(by),
-                reason=None if reason is None else str(reason),
-                edited_input=body.get("edited_input"), always_allow=body.get("always_allow"))
+                body.get("id") or "", body.get("decision") or "", by=body.get("by"),
+                reason=body.get("reason"), edited_input=body.get("edited_input"),
+                always_allow=body.get("always_allow"))
         except ApprovalRejected:
             return json_error(404, f"no pending approval {body.get('id')!r}")  # harness's words
         return web.json_response({"ok": True})
