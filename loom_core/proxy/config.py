@@ -98,10 +98,21 @@ class SessionPaths:
         return Path(self.base + suffix)
 
 
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port (0-65535); anything else is a usage error, not a crash."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0-65535, not {value}")
+    return value
+
+
 def add_proxy_flags(p: argparse.ArgumentParser, record: bool = False) -> None:
     """The flags shared by ``proxy`` and ``record`` (``record`` has no ``--replay``)."""
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=0 if record else 8788,
+    p.add_argument("--port", type=port_number, default=0 if record else 8788,
                    help="port to listen on; 0 = pick a free one (printed at startup)")
     p.add_argument("--target", default=DEFAULT_TARGET,
                    help="upstream base URL without /v1; the request path is appended verbatim")

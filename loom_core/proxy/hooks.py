@@ -68,21 +68,42 @@ class Screen(Protocol):
         ...
 
 
+class ShieldUnavailable(ValueError):
+    """Shield flags were given but no shield could be built: the proxy must not start.
+
+    A ``ValueError`` so every caller that reports a bad policy (exit 2, one line) reports
+    this the same way; relaying tool calls unscreened when the user asked for screening
+    would be the one unsafe outcome.
+    """
+
+
 def load_screen(config: ShieldConfig) -> Screen | None:
-    """The screen for these flags: ``loom_core.shield.build_screen(config)`` when the
-    shield engine provides it, else None (with a warning when flags asked for one)."""
+    """The screen for these flags: ``loom_core.shield.build_screen(config)``; None when no
+    shield flag was given. Fails closed: when flags were given and no screen comes of
+    them (no engine in this build, the engine fails, or it builds nothing) this raises
+    :class:`ShieldUnavailable` instead of letting calls through unscreened.
+    """
     if not config.requested:
         return None
     try:
         from .. import shield as engine  # type: ignore[attr-defined]
-    except ImportError:
-        engine = None
+    except ImportError as err:
+        raise ShieldUnavailable(f"shield flags were given but the shield engine cannot be "
+                                f"loaded ({err}); refusing to relay unscreened calls") from err
     factory = getattr(engine, "build_screen", None)
     if factory is None:
-        print("loom proxy: warning: shield flags were given but this build has no shield "
-              "engine; tool calls are NOT screened", file=sys.stderr, flush=True)
-        return None
-    screen: Screen | None = factory(config)  # a bad policy raises ValueError: the CLI says so
+        raise ShieldUnavailable("shield flags were given but this build has no shield engine; "
+                                "refusing to relay unscreened calls")
+    try:
+        screen: Screen | None = factory(config)
+    except (OSError, ValueError):
+        raise  # a bad policy or rule: the CLI says which (exit 2)
+    except Exception as err:  # noqa: BLE001 - any failure to build means no screening
+        raise ShieldUnavailable(f"the shield could not be built ({type(err).__name__}: {err}); "
+                                f"refusing to relay unscreened calls") from err
+    if screen is None:
+        raise ShieldUnavailable("shield flags were given but they make no shield; "
+                                "refusing to relay unscreened calls")
     for warning in getattr(screen, "warnings", ()) or ():
         print(f"loom proxy: shield: {warning}", file=sys.stderr, flush=True)
     return screen
