@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QProcess, QTimer, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QLineEdit, QSplitter,
-                               QTableView, QVBoxLayout, QWidget)
+                               QStyle, QTableView, QVBoxLayout, QWidget)
 
 from loom_core.errors import LoadError
 from loom_core.loader import sniff_format
@@ -23,12 +23,15 @@ from loom_core.trace import checksum_state
 
 from .child import module_command
 from .keys import STEP_KEYS, bind
-from .models.step_list_model import COL_SUMMARY, StepListModel
+from .models.step_list_model import COL_SUMMARY, StepListModel, column_widths
 from .session import Session
 from .widgets.context_view import ContextView
 from .workers import Task
 
 PLAY_MS = 400
+STEP_LIST_MIN_CHARS = 36  # widths in average characters: they follow the font
+CONTEXT_MIN_CHARS = 30
+SUMMARY_CHARS = 24  # the summary column's share of the step list's first width
 
 
 class DocumentView(QWidget):
@@ -75,7 +78,8 @@ class DocumentView(QWidget):
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.horizontalHeader().setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
-        for col, width in ((0, 60), (1, 150), (2, 90), (4, 70), (5, 70)):
+        widths = column_widths(self.table.fontMetrics())
+        for col, width in widths.items():
             self.table.setColumnWidth(col, width)
         self.table.setWordWrap(False)
         self.context_view = ContextView()
@@ -85,10 +89,10 @@ class DocumentView(QWidget):
         lay.addWidget(self.filter_box)
         lay.addWidget(self.filter_note)
         lay.addWidget(self.table)
-        self.lower = QSplitter(Qt.Orientation.Horizontal)
+        self.lower = QSplitter(Qt.Orientation.Horizontal, childrenCollapsible=False)
         self.lower.addWidget(left)
         self.lower.addWidget(self.context_view)
-        self.lower.setSizes([520, 680])
+        self._size_step_list(left, sum(widths.values()))
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(QWidget())  # placeholder until the plot exists
         self.splitter.addWidget(self.lower)
@@ -96,6 +100,19 @@ class DocumentView(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.splitter)
+
+    def _size_step_list(self, left: QWidget, fixed: int) -> None:
+        """The step list keeps its width when a dock or a narrower window takes space
+        (the context view gives way first), and never gets too narrow to read: a dock
+        must not squeeze it to "c…". The minimums are small enough that showing a
+        panel never forces the window to grow."""
+        char = self.table.fontMetrics().horizontalAdvance("x")
+        chrome = self.table.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent) + 4
+        left.setMinimumWidth(STEP_LIST_MIN_CHARS * char + chrome)
+        self.context_view.setMinimumWidth(CONTEXT_MIN_CHARS * char)
+        self.lower.setStretchFactor(0, 0)
+        self.lower.setStretchFactor(1, 1)
+        self.lower.setSizes([fixed + SUMMARY_CHARS * char + chrome, 680])
 
     def _wire(self) -> None:
         s = self.session

@@ -128,7 +128,9 @@ class MainWindow(QMainWindow):
     def _build_status(self) -> None:
         bar = self.statusBar()
         self.status_labels = {k: QLabel() for k in ("step", "tokens", "cost", "checksum", "format")}
-        for label in self.status_labels.values():
+        for key, label in self.status_labels.items():
+            if key in ("checksum", "format"):  # these give way (clipped, full text as
+                label.setMinimumWidth(1)  # tooltip) before tokens and cost are cut
             bar.addPermanentWidget(label)
         self.progress = QProgressBar(maximumWidth=180, visible=False)
         bar.addPermanentWidget(self.progress)
@@ -289,8 +291,9 @@ class MainWindow(QMainWindow):
         labels["cost"].setToolTip(provenance())
         state = view.checksum
         warn = state == "mismatch"
-        labels["checksum"].setText("⚠ checksum MISMATCH (modified after writing)" if warn
-                                   else f"checksum {state}")
+        labels["checksum"].setText("⚠ checksum MISMATCH" if warn else f"checksum {state}")
+        labels["checksum"].setToolTip("The file was modified after it was written: what it shows "
+                                      "may not be what was recorded" if warn else "")
         labels["checksum"].setStyleSheet("color: #c62828; font-weight: bold;" if warn else "")
         doc = view.doc
         labels["format"].setText(f"{doc.format} v{doc.extra.get('journal_version', doc.version)}"

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QFontMetrics
 
 from loom_core.pricing import format_usd
 from loom_core.steps import SUMMARY_CHARS, StepRow, flag_marks, step_row, step_summary
@@ -37,6 +37,18 @@ _NUMERIC = frozenset({0, 4, 5})  # step, tokens, cost
 _ERROR_RED = QColor("#c62828")
 _CACHE = 4096
 _Index = QModelIndex | QPersistentModelIndex
+
+
+# the widest usual cell of each fixed column: widths follow the font, so at any font size
+# tokens and cost fit beside a readable summary instead of needing a horizontal scroll
+_SAMPLE_CELLS = {COL_STEP: "99999", COL_KIND: "tool:write_file", COL_AGENT: "reviewer",
+                 COL_TOKENS: "99,999", COL_COST: "$0.0000"}
+
+
+def column_widths(metrics: QFontMetrics) -> dict[int, int]:
+    """Column -> width in pixels for the fixed columns (the summary stretches)."""
+    pad = metrics.horizontalAdvance("xxx")
+    return {col: metrics.horizontalAdvance(text) + pad for col, text in _SAMPLE_CELLS.items()}
 
 
 def format_cost(value: float) -> str:

@@ -14,7 +14,7 @@ from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (QDockWidget, QHBoxLayout, QLabel, QLineEdit,
+from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QLineEdit,
                                QListView, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
 
 from loom_core.control_client import PendingCall
@@ -60,25 +60,27 @@ class ApprovalsPanel(QDockWidget):
     def _build(self) -> None:
         body = QWidget()
         lay = QVBoxLayout(body)
-        self.status = QLabel("waiting for held calls…")
+        # labels wrap and the buttons sit two by two: a long error or tool name must not
+        # widen the dock, which would squeeze the step list or grow the window
+        self.status = QLabel("waiting for held calls…", wordWrap=True)
         self.list = _QueueView({"a": self.approve, "d": self.deny, "e": self.edit})
         self.list.setModel(self.model)
         self.list.selectionModel().currentRowChanged.connect(lambda *_: self._show_card())
-        self.title = QLabel()
+        self.title = QLabel(wordWrap=True)
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.countdown = QLabel()
         self.args = QPlainTextEdit(readOnly=True)
         self.args.setMaximumHeight(160)
         self.reason = QLineEdit(placeholderText="reason for a deny (optional)")
-        self.problem = QLabel()
+        self.problem = QLabel(wordWrap=True)
         self.problem.setStyleSheet("color: #c62828;")
-        buttons = QHBoxLayout()
+        buttons = QGridLayout()
         self.approve_btn = QPushButton("Approve (a)", clicked=self.approve)
         self.deny_btn = QPushButton("Deny (d)", clicked=self.deny)
         self.edit_btn = QPushButton("Edit && approve (e)", clicked=self.edit)
         self.always_btn = QPushButton("Always allow this tool", clicked=self.always_allow)
-        for b in (self.approve_btn, self.deny_btn, self.edit_btn, self.always_btn):
-            buttons.addWidget(b)
+        for i, b in enumerate((self.approve_btn, self.deny_btn, self.edit_btn, self.always_btn)):
+            buttons.addWidget(b, i // 2, i % 2)
         for w in (self.status, self.list, self.title, self.countdown, self.args, self.reason,
                   self.problem):
             lay.addWidget(w)
