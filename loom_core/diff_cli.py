@@ -72,7 +72,7 @@ def _divergence_lines(diff: RunDiff, detail: PairDetail) -> list[str]:
     where = " · ".join(f"{side} step {seq}" for side, seq in (("a", first.a_seq),
                                                               ("b", first.b_seq))
                        if seq is not None)
-    lines = ["first divergence:", f"  row {first.row} [{first.status}]  {where}"]
+    lines = ["first divergence:", f"  {where} [{first.status}]"]  # steps by seq, never rows
     r = detail.row
     if r.a is not None:
         lines.append(_side_line("a", diff.a.effects[r.a].kind or "", detail.a_text, detail.a_args))

@@ -42,17 +42,17 @@ class BranchBar(QFrame):
     continue_requested = Signal(object)  # the tool result (NOTHING: continue without one)
     stop_requested = Signal()
 
-    def __init__(self, parent_name: str, gui_step: int, edit: str, mode: str = "model",
+    def __init__(self, parent_name: str, seq: int, edit: str, mode: str = "model",
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setStyleSheet(BAR_STYLE)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)  # no growth
-        self.parent_name, self.gui_step, self.edit, self.mode = parent_name, gui_step, edit, mode
+        self.parent_name, self.seq, self.edit, self.mode = parent_name, seq, edit, mode
         self.status = "running"
         self.title = QLabel()
         self.title.linkActivated.connect(lambda _l: self.parent_requested.emit())
         self.detail = QLabel()
-        self.parent_btn = QPushButton(f"Parent at step {gui_step}")
+        self.parent_btn = QPushButton(f"Parent at step {seq}")
         self.parent_btn.clicked.connect(self.parent_requested)
         self.compare_btn = QPushButton("Compare with parent")
         self.compare_btn.clicked.connect(self.compare_requested)
@@ -83,7 +83,7 @@ class BranchBar(QFrame):
             words += f": {error}"
         color = _STATUS_COLORS.get(status, "#424242")
         self.title.setText(
-            f"↳ Branch of <a href='parent'>{_esc(self.parent_name)}</a> at step {self.gui_step}"
+            f"↳ Branch of <a href='parent'>{_esc(self.parent_name)}</a> at step {self.seq}"
             f" — {_esc(self.edit)} — <b style='color:{color}'>{_esc(words)}</b>")
         running = status == "running"
         self.cancel_btn.setVisible(running)
@@ -192,14 +192,14 @@ class BranchesBar(QFrame):
         lay.addWidget(self.button)
         lay.addStretch(1)
 
-    def set_branches(self, branches: list[BranchInfo], step_of: Any) -> None:
-        """``step_of(seq)``: the parent's step-list number of a fork step."""
+    def set_branches(self, branches: list[BranchInfo]) -> None:
+        """List ``branches``, each named by the parent's step it forked at (its seq)."""
         self.menu.clear()
         self.entries = []
         for b in branches:
             status = status_text(b.status)
             name = Path(b.path).name
-            label = f"step {step_of(b.seq)} · {b.edit} · {status} — {name}"
+            label = f"step {b.seq} · {b.edit} · {status} — {name}"
             self.entries.append((label, b.path))
             action = self.menu.addAction(label)
             action.setToolTip(b.path)

@@ -28,8 +28,9 @@ from loom_core.errors import LoadError
 from loom_core.loader import load
 
 from .keys import COMPARE_KEYS, bind
-from .models.compare_model import (COL_A, COL_B, COL_STATUS, STATUS_LABELS, ChangeListModel,
-                                   CompareModel, counts_html, header_html, totals_html)
+from .models.compare_model import (COL_A, COL_A_SEQ, COL_B, COL_B_SEQ, COL_STATUS, STATUS_LABELS,
+                                   ChangeListModel, CompareModel, counts_html, header_html,
+                                   totals_html)
 from .workers import Task
 
 Side = Document | str  # a loaded run, or a path to load in the worker
@@ -237,7 +238,7 @@ class CompareView(QWidget):
         diff, row = self.diff, current.row()
         if diff is None or row < 0 or row == self.shown_row:
             return
-        self.pair_label.setText(f"Row {row + 1} · loading the pair…")
+        self.pair_label.setText(f"{self._pair_name(row)} · loading the pair…")
         self._detail_task.start(lambda ctx: None if ctx.cancelled() else _pair_view(diff, row))
 
     def _show_pair(self, pair: PairView | None) -> None:
@@ -249,11 +250,15 @@ class CompareView(QWidget):
         self.text_b.setHtml(pair.html_b)
         changes = [("arguments", c) for c in d.args_diff] + [("result", c) for c in d.result_diff]
         self.changes_model.set_changes(changes)
-        names = [f"{side} seq {self.model.index(pair.row, col).data()}" for side, col, i in
-                 (("A", 0, d.row.a), ("B", 3, d.row.b)) if i is not None]
-        self.pair_label.setText(f"Row {pair.row + 1} · {' ⟷ '.join(names)} · "
-                                f"{STATUS_LABELS[d.row.status]} · {len(changes)} structural change(s)")
+        self.pair_label.setText(f"{self._pair_name(pair.row)} · {STATUS_LABELS[d.row.status]} · "
+                                f"{len(changes)} structural change(s)")
         self.detail_shown.emit(pair.row)
+
+    def _pair_name(self, row: int) -> str:
+        """``A step 14 ⟷ B step 14``: the aligned pair by its steps' seqs (a row is no step)."""
+        names = [f"{side} step {seq}" for side, col in (("A", COL_A_SEQ), ("B", COL_B_SEQ))
+                 if (seq := self.model.index(row, col).data())]
+        return " ⟷ ".join(names)
 
     # -- navigation ---------------------------------------------------------------------
     def current_row(self) -> int:

@@ -14,7 +14,7 @@ fork actions start it, so closing the dialog never stops a fork.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGroupBox, QLabel, QListWidget,
@@ -39,20 +39,17 @@ class ForkDialog(QDialog):
 
     start_requested = Signal(object)
 
-    def __init__(self, parent: QWidget | None, path: str, doc: Any, seq: int,
-                 gui_step: int, step_of: Callable[[int], int] | None = None) -> None:
-        """``step_of`` numbers a log seq as the parent's step list does."""
+    def __init__(self, parent: QWidget | None, path: str, doc: Any, seq: int) -> None:
+        """Fork ``path`` at model step ``seq`` (steps are named by seq everywhere)."""
         super().__init__(parent)
-        self.path, self.doc, self.seq, self.gui_step = path, doc, seq, gui_step
+        self.path, self.doc, self.seq = path, doc, seq
         self.draft: ForkDraft | None = None
         self.plan: Any = None
         self.plan_error: str | None = None
         self.provider_ok = False
-        self.setWindowTitle(f"Fork {Path(path).name} at step {gui_step}")
+        self.setWindowTitle(f"Fork {Path(path).name} at step {seq}")
         self.resize(1180, 760)
         self._build()
-        if step_of is not None:
-            self.messages.step_of = step_of
         self._ctx_task = Task(self)
         self._ctx_task.finished.connect(self._on_context)
         self._ctx_task.failed.connect(self._on_context_failed)
@@ -65,7 +62,7 @@ class ForkDialog(QDialog):
 
     # -- layout ------------------------------------------------------------------------
     def _build(self) -> None:
-        self.header = QLabel(f"Reading the context at step {self.gui_step}…", wordWrap=True)
+        self.header = QLabel(f"Reading the context at step {self.seq}…", wordWrap=True)
         self.messages = MessageEditor()
         self.note = QPlainTextEdit(placeholderText="A note to add after the context, as a "
                                                    "user message (e.g. a hint or a correction)")
@@ -127,8 +124,8 @@ class ForkDialog(QDialog):
                   else "reconstructed from the log (tools known by name only)"
                   if ctx.style == "harness" else "reconstructed from the log")
         self.header.setText(
-            f"<b>Fork {Path(self.path).name} at step {self.gui_step}</b> · model call, turn "
-            f"{ctx.turn} (log seq {self.seq}) · {len(ctx.messages)} message(s), context "
+            f"<b>Fork {Path(self.path).name} at step {self.seq}</b> · model call, turn "
+            f"{ctx.turn} · {len(ctx.messages)} message(s), context "
             f"{source}. Steps before it replay free; the tail runs again.")
         self.messages.set_draft(self.draft)
         self.system.setPlainText(ctx.system)
@@ -151,7 +148,7 @@ class ForkDialog(QDialog):
         from loom_core.errors import LoadError
 
         cause = exc.cause if isinstance(exc, LoadError) else str(exc)
-        self.header.setText(f"Cannot fork {Path(self.path).name} at step {self.gui_step}: {cause}")
+        self.header.setText(f"Cannot fork {Path(self.path).name} at step {self.seq}: {cause}")
         self.header.setStyleSheet(BAD_STYLE)
 
     def _note_changed(self) -> None:
@@ -222,7 +219,7 @@ class ForkDialog(QDialog):
         s = self.settings
         return ForkJob(self.path, self.seq, self.edit(), "", s.mode(), s.provider_name(),
                        s.model_text(), s.base_url_text(), s.max_turns.value(),
-                       s.budget_tokens(), s.reason.text().strip(), self.gui_step)
+                       s.budget_tokens(), s.reason.text().strip())
 
     def start(self) -> None:
         if self.draft is None:

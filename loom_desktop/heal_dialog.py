@@ -23,7 +23,6 @@ from loom_core.heal.engine import HealOptions
 from . import heal_runner
 from .heal_runner import (HealJob, HealPlan, HealRunner, out_dir_for, plan_heal, probe,
                           save_winner)
-from .models.findings_model import gui_step
 from .widgets.heal_candidates import HealCandidates
 from .widgets.heal_setup import BudgetBox, CheckForm
 from .workers import Task
@@ -71,7 +70,7 @@ class HealDialog(QDialog):
         self.fields, self.check_label = self.check_form.fields, self.check_form.label
         self.budget = BudgetBox()
         self.settings, self.max_candidates = self.budget.settings, self.budget.max_candidates
-        self.candidates = HealCandidates(lambda seq: gui_step(self.doc, self._timeline(), seq))
+        self.candidates = HealCandidates()
         self.model, self.result_label = self.candidates.model, self.candidates.result_label
         self.start_btn = QPushButton("Start", enabled=False, default=True)
         self.cancel_btn = QPushButton("Cancel run", enabled=False)
@@ -111,9 +110,6 @@ class HealDialog(QDialog):
         """Start planning (in a worker) and show what the empty check lacks."""
         self.validate()
         self.replan()
-
-    def _timeline(self) -> Any:
-        return getattr(getattr(self.view, "session", None), "timeline", None)
 
     def _debounce(self, name: str) -> None:
         self.start_btn.setEnabled(False)

@@ -21,7 +21,7 @@ from loom_core.diff import (EDITED, IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RE
                             Change, RunDiff)
 from loom_core.document import Document, text_and_calls
 from loom_core.fork.edits import edit_summary
-from loom_core.steps import call_text, clip
+from loom_core.steps import call_text, clip, effect_seq
 
 from .step_list_model import format_cost
 
@@ -91,10 +91,10 @@ def header_html(diff: RunDiff) -> str:
                 "kinds, inputs and results.")
     d = diff.first_divergence
     assert d is not None
-    where = " ⟷ ".join(s for s in (f"A seq {d.a_seq}" if d.a_seq is not None else "",
-                                   f"B seq {d.b_seq}" if d.b_seq is not None else "") if s)
+    where = " ⟷ ".join(s for s in (f"A step {d.a_seq}" if d.a_seq is not None else "",
+                                   f"B step {d.b_seq}" if d.b_seq is not None else "") if s)
     return (f"Identical prefix: <b>{diff.identical_prefix:,}</b> step(s) · First divergence: "
-            f"<b>row {d.row + 1}</b> ({where}) — "
+            f"<b>{where}</b> — "
             + _color(STATUS_LABELS[d.status], STATUS_COLORS[d.status][0], True))
 
 
@@ -192,7 +192,7 @@ class CompareModel(QAbstractTableModel):
             return ""
         eff = doc.effects[i]
         if not step:
-            return str(i if eff.seq is None else eff.seq)
+            return str(effect_seq(doc.effects, i))
         depth = eff.depth or 0
         lead = "  " * depth + ("↳ " if depth else "")
         return f"{lead}{eff.kind or '?'} · {self._summary(side, i, 160)}"

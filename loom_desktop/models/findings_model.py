@@ -2,10 +2,9 @@
 
 Adapters only: the rows are the core's frozen ``Finding`` objects (and the heal's
 ``Candidate`` snapshots), never copies of trace data. What the views need besides
-them -- where each finding sits in the step list and where clicking it should
-jump -- is computed once per checkup by :func:`locate`, because a finding speaks
-in log ``seq`` numbers and the step list numbers steps with the user episodes
-interleaved.
+them -- the row where each finding sits in the step list and the row clicking it
+should jump to -- is computed once per checkup by :func:`locate`: a finding names
+steps by ``seq`` (as the panel shows them), and user prompts are rows of the list too.
 """
 
 from __future__ import annotations
@@ -14,6 +13,8 @@ from typing import Any, Sequence
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
+
+from loom_core.steps import PROMPT_LABEL, step_of_seq
 
 SEVERITY_COLORS = {"high": "#d32f2f", "warn": "#f9a825"}
 OTHER_SEVERITY = "#78909c"
@@ -26,20 +27,12 @@ _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 # -- where a finding is ------------------------------------------------------------------
 
-def gui_step(doc: Any, tl: Any, seq: int | None) -> int | None:
-    """The step-list number of log ``seq`` (past the parent's log: shifted by its episodes)."""
-    if seq is None or doc is None or tl is None:
-        return None
-    effects = doc.effects
-    index = seq if 0 <= seq < len(effects) and effects[seq].seq == seq else next(
-        (i for i, e in enumerate(effects) if e.seq == seq), None)
-    if index is not None and index < len(tl.step_of_effect):
-        return int(tl.step_of_effect[index])
-    return seq + max(0, len(tl) - len(effects))
+def _row(tl: Any, seq: int | None) -> int | None:
+    return None if seq is None or tl is None else step_of_seq(tl, seq)
 
 
 def locate(finding: Any, doc: Any, tl: Any) -> tuple[int | None, int | None]:
-    """(the step where the item entered, the step to jump to: the first model step that saw it)."""
+    """(the row where the item entered, the row to jump to: the first model step that saw it)."""
     entered = None
     if finding.effect is None and finding.episode is not None and tl is not None:
         try:
@@ -47,8 +40,8 @@ def locate(finding: Any, doc: Any, tl: Any) -> tuple[int | None, int | None]:
         except ValueError:
             entered = None
     if entered is None:
-        entered = gui_step(doc, tl, finding.step)
-    jump = gui_step(doc, tl, finding.model_step) if finding.model_step is not None else None
+        entered = _row(tl, finding.step)
+    jump = _row(tl, finding.model_step)
     return entered, entered if jump is None else jump
 
 
@@ -123,9 +116,10 @@ class FindingsModel(QAbstractTableModel):
             return f.severity
         if col == F_KIND:
             return f.kind
-        if col == F_STEP:
-            entered = self.steps[row][0]
-            return "" if entered is None else str(entered)
+        if col == F_STEP:  # the seq, as the finding's text names it; a prompt is not a step
+            if f.effect is None and f.episode is not None:
+                return PROMPT_LABEL
+            return "" if f.step is None else str(f.step)
         if col == F_TOKENS:
             return f"{f.tokens:,}"
         if col == F_SHARE:
@@ -148,10 +142,9 @@ STATUS_COLORS = {"passed": "#2e7d32", "failed": "#c62828", "error": "#c62828",
 class CandidatesModel(QAbstractTableModel):
     """One row per planned repair, cheapest first; rows change in place as the heal reports."""
 
-    def __init__(self, parent: Any = None, step_of: Any = None) -> None:
+    def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.candidates: list[Any] = []
-        self.step_of = step_of or (lambda seq: seq)  # log seq -> step-list number
 
     def set_candidates(self, candidates: Sequence[Any]) -> None:
         self.beginResetModel()
@@ -201,7 +194,7 @@ class CandidatesModel(QAbstractTableModel):
         if col == C_FINDING:
             return c.message
         if col == C_STEP:
-            return f"step {self.step_of(c.step)}"
+            return f"step {c.step}"
         if col == C_ESTIMATE:
             return f"~{c.estimate:,}"
         if col == C_STATUS:
@@ -210,5 +203,5 @@ class CandidatesModel(QAbstractTableModel):
         if col == C_TOKENS:
             return f"{c.tokens:,}" if c.tokens else ""
         if col == C_DIVERGED:
-            return "" if c.diverged_at is None else f"step {self.step_of(c.diverged_at)}"
+            return "" if c.diverged_at is None else f"step {c.diverged_at}"
         return {"passed": "✓ pass", "failed": "✗ fail"}.get(c.status, "—")

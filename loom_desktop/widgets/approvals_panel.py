@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QLineEdit,
                                QListView, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
 
 from loom_core.control_client import PendingCall
+from loom_core.steps import effect_seq
 
 from ..keys import APPROVAL_KEYS, bind
 from ..models.approvals_model import ApprovalsModel
@@ -115,8 +116,10 @@ class ApprovalsPanel(QDockWidget):
         view = self.run_view
         if view is None:
             return ""
-        count = view.session.count  # type: ignore[attr-defined]
-        return (f"<br>belongs to the model call after step {count - 1} of "
+        effects = getattr(getattr(view, "doc", None), "effects", None) or []
+        after = (f"after step {effect_seq(effects, len(effects) - 1)}" if effects
+                 else "that starts")  # named by seq, as the step list names it
+        return (f"<br>belongs to the model call {after} of "
                 f"<i>{view.path.rsplit('/', 1)[-1]}</i> (recorded once decided)")  # type: ignore[attr-defined]
 
     def current(self) -> PendingCall | None:

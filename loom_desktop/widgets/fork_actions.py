@@ -14,7 +14,9 @@ from PySide6.QtCore import QObject, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
-from .fork_tabs import BranchTabs, step_of_seq
+from loom_core.steps import step_seq
+
+from .fork_tabs import BranchTabs
 
 MENU_TEXT = "Fork from Here…"
 
@@ -73,15 +75,17 @@ class ForkActions(QObject):
                           "trace to fork it")
         if not 0 <= step < len(tl):
             return None, "pick a model step"
-        index = tl.effect_of[step]
+        index, seq = tl.effect_of[step], step_seq(tl, step)
         kind = tl.kind_name(step)
-        if index < 0 or kind != "model":
-            return None, f"step {step} is a {kind} step: pick a model step to fork from"
+        if seq is None:
+            return None, "a user prompt is not a step: pick a model step to fork from"
+        if kind != "model":
+            return None, f"step {seq} is a {kind} step: pick a model step to fork from"
         depth = doc.effects[index].depth or 0
         if depth:
-            return None, (f"step {step} is a sub-agent's model step (depth {depth}): only "
+            return None, (f"step {seq} is a sub-agent's model step (depth {depth}): only "
                           "top-level model steps can be forked")
-        return int(doc.effects[index].seq), ""
+        return seq, ""
 
     def step_menu(self, view: Any, step: int) -> QMenu:
         """The step list's context menu for ``step`` (the fork item disabled, with the reason)."""
@@ -118,8 +122,7 @@ class ForkActions(QObject):
         seq, why = self.why_not(view, step)
         if seq is None:
             return self.notice(f"Cannot fork here: {why}.")
-        dialog = ForkDialog(self.window, view.path, view.doc, seq, step,
-                            step_of=lambda s: step_of_seq(view, s))
+        dialog = ForkDialog(self.window, view.path, view.doc, seq)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         doc = view.doc  # the tab may be closed before the dialog starts anything
         dialog.start_requested.connect(lambda job: self.tabs.start(job, doc))

@@ -5,8 +5,9 @@ checksum), and a parent's directory may hold big traces; reading a bounded tail 
 each candidate finds every branch without parsing whole runs. Qt-free, so the scan
 runs in a worker and is tested without a window.
 
-Steps are named as the step list numbers them (user prompts are rows too), not by
-log seq: :func:`step_of_seq` and :func:`branch_step` translate for a loaded tab.
+Steps are named by their seq, as everywhere: a branch "at step 14" forked at the
+parent's step 14, and its own step 14 is the edit. :func:`row_of_seq` finds a step's
+row in a loaded tab (user prompts are rows too).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.fork.edits import Edit
+from loom_core.steps import step_of_seq
 
 TAIL_BYTES = 512 * 1024  # a branch's provenance (edit, request settings) fits in this
 MAX_CANDIDATES = 200  # traces looked at beside one parent (newest first)
@@ -102,9 +104,9 @@ def status_text(status: str) -> str:
     return STATUS_TEXT.get(status, status or "unknown")
 
 
-def branch_title(parent: str | Path, step: int) -> str:
-    """The tab title of a branch (``step`` as the step list numbers it)."""
-    return f"branch of {Path(parent).name} at step {step}"
+def branch_title(parent: str | Path, seq: int) -> str:
+    """The tab title of a branch forked at the parent's step ``seq``."""
+    return f"branch of {Path(parent).name} at step {seq}"
 
 
 def find_branches(parent: str | Path, limit: int = MAX_CANDIDATES) -> list[BranchInfo]:
@@ -128,25 +130,21 @@ def find_branches(parent: str | Path, limit: int = MAX_CANDIDATES) -> list[Branc
     return found
 
 
-def step_of_seq(view: Any, seq: int) -> int:
-    """The step-list number of the effect with ``seq`` in a loaded view (``seq`` if unknown)."""
-    doc, tl = view.doc, view.session.timeline
-    if doc is None or tl is None:
-        return seq
-    effects = doc.effects
-    index = seq if 0 <= seq < len(effects) and effects[seq].seq == seq else next(
-        (i for i, e in enumerate(effects) if e.seq == seq), -1)
-    return tl.step_of_effect[index] if 0 <= index < len(tl.step_of_effect) else seq
+def row_of_seq(view: Any, seq: int) -> int:
+    """The row of step ``seq`` in a loaded view (0 when it has no such step)."""
+    tl = view.session.timeline
+    row = step_of_seq(tl, seq) if tl is not None else None
+    return 0 if row is None else row
 
 
-def branch_step(view: Any, prov: dict[str, Any]) -> int:
-    """Where a loaded branch forked, numbered as its parent's step list numbers it: the
-    prefix is the parent's, so the edit effect sits at the parent's fork step."""
-    tl, seq = view.session.timeline, int(prov.get("step") or 0)
+def edit_row(view: Any, prov: dict[str, Any]) -> int:
+    """The row of a loaded branch's edit (the prefix is the parent's, so the edit effect
+    sits where the parent's fork step was); the fork step's row when it has none."""
+    tl = view.session.timeline
     at = prov.get("prefix") if prov.get("mode", "model") == "model" else prov.get("edit_seq")
     if tl is not None and isinstance(at, int) and 0 <= at < len(tl.step_of_effect):
         return int(tl.step_of_effect[at])
-    return seq
+    return row_of_seq(view, int(prov.get("step") or 0))
 
 
 def _mtime(path: Path) -> float:

@@ -9,7 +9,7 @@ holds the selected message's full text. All state lives in the
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase
@@ -41,7 +41,6 @@ class MessageEditor(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.draft: ForkDraft | None = None
-        self.step_of: Callable[[int], int] = lambda seq: seq  # log seq -> step-list number
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -156,7 +155,7 @@ class MessageEditor(QWidget):
         if r is None:
             self.caption.setText("")
         else:
-            where = f"recorded at step {self.step_of(r.origin)}" if r.origin is not None else (
+            where = f"recorded at step {r.origin}" if r.origin is not None else (
                 "inserted by you" if not r.original else "")
             self.caption.setText(f"Message {row} · {r.role} · {r.source} {where}".rstrip()
                                  + (" · deleted" if r.deleted else ""))

@@ -21,8 +21,8 @@ from loom_core.fork.edits import Edit
 
 from ..branch_bar import BranchBar, BranchesBar
 from ..fork_runner import STOP_JOIN_S, NOTHING, ForkJob, ForkRunner, RunOutcome, branch_path
-from .fork_links import (BranchInfo, branch_step, branch_title, edit_text, find_branches,
-                         fork_member, is_provenance, same_file, step_of_seq)
+from .fork_links import (BranchInfo, branch_title, edit_row, edit_text, find_branches,
+                         fork_member, is_provenance, row_of_seq, same_file)
 
 
 class _Relay(QObject):
@@ -50,7 +50,6 @@ class BranchTabs(QObject):
         if not job.out:
             taken = {r.job.out for r in self.runners}
             job.out = str(branch_path(job.parent, job.step, taken))
-        gui_step = job.gui_step if job.gui_step is not None else job.step
         if job.stop:  # nothing streams: the tab just reloads when the file is rewritten
             view = replace
             bar = view.findChild(BranchBar)
@@ -59,8 +58,8 @@ class BranchTabs(QObject):
             journal.unlink(missing_ok=True)  # a previous run's: the tab must not show it first
             view = self._swap(replace, str(journal)) if replace is not None else \
                 self.window.open_path(str(journal))
-            self._title(view, "● " + branch_title(job.parent, gui_step))
-            bar = BranchBar(Path(job.parent).name, gui_step, job.edit.describe(),
+            self._title(view, "● " + branch_title(job.parent, job.step))
+            bar = BranchBar(Path(job.parent).name, job.step, job.edit.describe(),
                             "agent" if job.mode == "agent" else "model")
             view.layout().insertWidget(0, bar)
             bar.parent_requested.connect(lambda: self.open_parent(job.parent, job.step))
@@ -159,18 +158,17 @@ class BranchTabs(QObject):
 
     def _branch_bar(self, view: Any, prov: dict[str, Any]) -> None:
         parent, seq = str(prov["parent"]["path"]), int(prov.get("step") or 0)
-        step = branch_step(view, prov)
-        bar = BranchBar(Path(parent).name, step, edit_text(prov), str(prov.get("mode") or "model"))
+        bar = BranchBar(Path(parent).name, seq, edit_text(prov), str(prov.get("mode") or "model"))
         bar.set_status(str(prov.get("status") or ""), prov.get("pending_call"), prov.get("error"))
         bar.parent_requested.connect(lambda: self.open_parent(parent, seq))
         bar.compare_requested.connect(lambda: self.window.open_compare(parent, view))
-        bar.continue_requested.connect(lambda value: self.resume(view, prov, step, value))
-        bar.stop_requested.connect(lambda: self.resume(view, prov, step, stop=True))
+        bar.continue_requested.connect(lambda value: self.resume(view, prov, value))
+        bar.stop_requested.connect(lambda: self.resume(view, prov, stop=True))
         view.layout().insertWidget(0, bar)
-        self._title(view, branch_title(parent, step))
-        view.session.set_step(step + 1)  # the first call that saw the edit (clamped)
+        self._title(view, branch_title(parent, seq))
+        view.session.set_step(edit_row(view, prov) + 1)  # the first call that saw the edit
 
-    def resume(self, view: Any, prov: dict[str, Any], step: int, tool_result: Any = NOTHING,
+    def resume(self, view: Any, prov: dict[str, Any], tool_result: Any = NOTHING,
                stop: bool = False) -> ForkRunner | None:
         """Continue the branch in ``view`` (with a tool result, or stop it) in the same tab."""
         if any(same_file(r.job.out, view.path) for r in self.runners):
@@ -183,7 +181,7 @@ class BranchTabs(QObject):
             edit = Edit()
         job = ForkJob(parent, int(prov.get("step") or 0), edit, view.path, "resume",
                       provider or "scripted", str(prov.get("model") or ""), base_url,
-                      gui_step=step, tool_result=tool_result, stop=stop)
+                      tool_result=tool_result, stop=stop)
         return self.start(job, self._parent_doc(parent), replace=view)
 
     def _parent_doc(self, parent: str) -> Any:
@@ -199,10 +197,10 @@ class BranchTabs(QObject):
         view = self._open_view(parent)
         if view is None:
             view = self.window.open_path(parent)
-            view.loaded.connect(lambda: view.session.set_step(step_of_seq(view, seq)))
+            view.loaded.connect(lambda: view.session.set_step(row_of_seq(view, seq)))
             return view
         self.window.tabs.setCurrentWidget(view)
-        view.session.set_step(step_of_seq(view, seq))
+        view.session.set_step(row_of_seq(view, seq))
         return view
 
     def open_branch(self, path: str) -> Any:
@@ -252,7 +250,7 @@ class BranchTabs(QObject):
             bar = BranchesBar()
             bar.open_requested.connect(self.open_branch)
             view.layout().insertWidget(1 if view.findChild(BranchBar) else 0, bar)
-        bar.set_branches(found, lambda seq: step_of_seq(view, seq))
+        bar.set_branches(found)
 
     def _session_branch(self, path: str) -> BranchInfo:
         """A branch made here that the scan did not find (still running, or in the data dir)."""

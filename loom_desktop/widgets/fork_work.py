@@ -39,7 +39,6 @@ class ForkJob:
     max_turns: int = 20
     budget_tokens: int | None = None
     reason: str = ""
-    gui_step: int | None = None  # the fork step as the step list numbers it
     tool_result: Any = NOTHING  # resume: the pending call's result
     stop: bool = False  # resume: end the branch here
     timeout: float = 1800.0  # agent: seconds before the agent is stopped
@@ -51,8 +50,7 @@ class ForkJob:
 
     @property
     def where(self) -> str:
-        step = self.gui_step if self.gui_step is not None else self.step
-        return f"{Path(self.parent).name} at step {step}"
+        return f"{Path(self.parent).name} at step {self.step}"
 
 
 @dataclass

@@ -8,7 +8,7 @@ words per status; the dialog only decides *when* (buttons, runner, winner tab).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
@@ -36,10 +36,9 @@ def result_text(result: Any, path: str) -> str:
 class HealCandidates(QWidget):
     """The candidate repairs (cheapest first), the plan's line above, the outcome below."""
 
-    def __init__(self, step_of: Callable[[int], Any], parent: QWidget | None = None) -> None:
-        """``step_of`` numbers a log seq as the run's step list does."""
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.model = CandidatesModel(self, step_of)
+        self.model = CandidatesModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.verticalHeader().setVisible(False)

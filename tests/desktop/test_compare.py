@@ -76,12 +76,14 @@ def test_compare_dialog_opens_tab_at_first_divergence(qtbot, window: MainWindow,
         [IDENTICAL, IDENTICAL, RESULTS, RESULTS, RESULTS, ONLY_B]
     assert view.current_row() == diff.first_divergence.row == 2  # selected on open
     assert view.shown_row == 2 and view.detail is not None
+    assert view.pair_label.text().startswith("A step 2 ⟷ B step 2 · results differ")
     assert view.text_a.toPlainText().strip() == "Now search."
     assert view.text_b.toPlainText().strip() == "Now search the index."
     html_b = view.text_b.toHtml()
     assert "the index" in html_b.replace("&nbsp;", " ") and "#d4f5dc" in html_b  # insertion
     assert "Identical prefix: <b>2</b>" in view.header_label.text()
-    assert "row 3" in view.header_label.text() and view.first_button.isEnabled()
+    assert "A step 2 ⟷ B step 2" in view.header_label.text() and view.first_button.isEnabled()
+    assert "row" not in view.header_label.text()
     assert "2 identical" in view.counts_label.text() and "3 results differ" in view.counts_label.text()
 
 

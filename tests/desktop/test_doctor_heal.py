@@ -31,7 +31,9 @@ from loom_desktop.models.findings_model import CandidatesModel, FindingsModel, l
 from ..core.clis import loom
 from ..core.heal.scenario import BAD, GOOD, falls_for_poison, poisoned_run
 
-POISON_SEQ, POISON_STEP, MODEL_STEP = 2, 3, 4  # fetch_page: log seq 2, step-list row 3; seen at 4
+# fetch_page: step (seq) 2 at list row 3; first seen by the model call at step 3, row 4.
+# Texts and columns name steps by seq; the rows are only where the panel marks and jumps.
+POISON_SEQ, POISON_STEP, MODEL_STEP, MODEL_SEQ = 2, 3, 4, 3
 
 
 @pytest.fixture
@@ -129,7 +131,7 @@ def test_panel_lists_marks_and_shows_a_finding_in_context(
     assert kinds == ["oversized", "unused"]  # loom doctor's order, not by step
     row = kinds.index("oversized")
     assert panel.summary.text().startswith(f"2 finding(s) in {checkup(view.doc).total_tokens:,} tokens")
-    assert panel.model.index(row, 2).data() == str(POISON_STEP)
+    assert panel.model.index(row, 2).data() == str(POISON_SEQ)  # as `doctor` prints it
     assert panel.model.index(row, 4).data() == "97.5%"
     assert "IGNORE ALL PREVIOUS" in panel.model.index(row, 6).data()
     # one arrow per finding above its step's bar, red for the high one
@@ -195,7 +197,7 @@ def test_heal_fills_the_table_live_opens_the_winner_and_saves_a_regression(
     dialog = open_heal(qtbot, window, view, window.doctor.heal_action.trigger)  # Run ▸ Heal…
     labels = [c.label for c in dialog.plan.candidates]
     assert len(labels) == 2 and labels[0].startswith("redact-oversized-")
-    assert dialog.model.index(0, 2).data() == f"step {MODEL_STEP}"
+    assert dialog.model.index(0, 2).data() == f"step {MODEL_SEQ}"  # as `heal` prints it
     set_check(qtbot, dialog, "forbid", BAD)
     assert dialog.check_label.text() == f"✓ passes when the output lacks {BAD!r}"
     assert dialog.start_btn.isEnabled(), dialog.settings.available.text()

@@ -37,8 +37,8 @@ from ..core.proxy.fake_wire import Reply
 from ..core.proxy.harness import ANTHROPIC_KEY, running_upstream
 
 FAKE_KEY = "sk-ant-fake-" + "0" * 20
-SEQ, STEP = 3, 4  # weather: the second model call is log seq 3, step-list row 4 (after the prompt)
-TITLE = f"branch of weather.loom.json at step {STEP}"
+SEQ, STEP = 3, 4  # weather: the second model call is step (seq) 3, list row 4 (after the prompt)
+TITLE = f"branch of weather.loom.json at step {SEQ}"  # a step is named by its seq, never its row
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -208,8 +208,8 @@ def test_context_menu_and_f_open_the_dialog_only_on_top_level_model_steps(
     item.trigger()
     qtbot.waitUntil(lambda: len(forks.dialogs) == 1 and forks.dialogs[0].ready, timeout=20_000)
     dialog = forks.dialogs[0]
-    assert (dialog.seq, dialog.gui_step) == (SEQ, STEP)
-    assert "at step 4" in dialog.header.text() and "log seq 3" in dialog.header.text()
+    assert dialog.seq == SEQ and dialog.windowTitle() == "Fork weather.loom.json at step 3"
+    assert "at step 3</b>" in dialog.header.text() and "seq" not in dialog.header.text()
     dialog.reject()
     qtbot.waitUntil(lambda: not forks.dialogs, timeout=5000)
 
@@ -225,7 +225,7 @@ def test_context_menu_and_f_open_the_dialog_only_on_top_level_model_steps(
     qtbot.waitUntil(window.isActiveWindow, timeout=5000)
     qtbot.keyClick(view.table, Qt.Key.Key_F)
     qtbot.waitUntil(lambda: len(forks.dialogs) == 1, timeout=5000)
-    assert forks.dialogs[0].gui_step == 6
+    assert forks.dialogs[0].seq == 5 and forks.dialogs[0].windowTitle().endswith("at step 5")
     forks.dialogs[0].reject()
     qtbot.waitUntil(lambda: not forks.dialogs, timeout=5000)
 
@@ -235,7 +235,7 @@ def test_context_menu_and_f_open_the_dialog_only_on_top_level_model_steps(
     view.session.set_step(1)
     next(a for a in plot_menu.actions() if a.text() == "Fork from Here…").trigger()
     qtbot.waitUntil(lambda: len(forks.dialogs) == 1, timeout=5000)
-    assert (forks.dialogs[0].seq, forks.dialogs[0].gui_step) == (0, 1)
+    assert forks.dialogs[0].seq == 0 and forks.dialogs[0].windowTitle().endswith("at step 0")
     forks.dialogs[0].reject()
 
     deep = open_and_wait(window, sample)  # a sub-agent's model step (depth 1)
@@ -340,7 +340,8 @@ def test_scripted_fork_streams_into_a_branch_tab_linked_both_ways(
     assert data["output"] == "Paris is mild."
     assert [e["kind"] for e in data["log"][3:]] == ["edit", "model", "tool:get_weather", "model"]
     bar = branch.findChild(BranchBar)
-    assert "Branch of" in bar.title.text() and "at step 4" in bar.title.text()
+    assert "Branch of" in bar.title.text() and "at step 3 —" in bar.title.text()
+    assert bar.parent_btn.text() == "Parent at step 3"
     assert "note injected" in bar.title.text() and "done" in bar.title.text()
     render(qtbot, branch, tmp_path / "branch_tab.png")
 
@@ -349,7 +350,7 @@ def test_scripted_fork_streams_into_a_branch_tab_linked_both_ways(
     qtbot.waitUntil(lambda: parent.findChild(BranchesBar) is not None
                     and bool(parent.findChild(BranchesBar).entries), timeout=10_000)
     (label, path), = parent.findChild(BranchesBar).entries
-    assert label.startswith("step 4 · note injected · done") and Path(path) == out
+    assert label.startswith("step 3 · note injected · done") and Path(path) == out
     parent.findChild(BranchesBar).menu.actions()[0].trigger()  # parent -> branch
     assert window.tabs.currentWidget() is branch
 
@@ -615,7 +616,7 @@ def test_agent_rerun_runs_the_recorded_agent_into_a_branch_tab(
                         lambda *a, **k: QMessageBox.StandardButton.Yes)
     qtbot.waitUntil(dialog.start_btn.isEnabled, timeout=10_000)
     dialog.start_btn.click()
-    branch = wait_branch(qtbot, window, title="branch of parent.loom.json at step 3")
+    branch = wait_branch(qtbot, window, title="branch of parent.loom.json at step 2")
     data = verified(branch.path)
     assert Path(branch.path) == tmp_path / "parent.fork2-1.loom.json"
     assert data["fork"]["mode"] == "agent" and data["fork"]["status"] == "done"

@@ -105,7 +105,7 @@ def test_start_use_approve_stop(qtbot, window: MainWindow, upstream: FakeUpstrea
     thread = _ask(port, out, "ship it")
     qtbot.waitUntil(lambda: entry.panel.current() is not None, timeout=15_000)
     assert entry.panel.current().tool == "deploy"
-    assert "belongs to the model call after step" in entry.panel.title.text()
+    assert "belongs to the model call after step 0 of" in entry.panel.title.text()  # a seq
     held = entry.view.timeline_widget.held.data
     assert len(held) == 1 and held["x"][0] == entry.view.session.count  # flagged on the timeline
     qtbot.mouseClick(entry.panel.approve_btn, Qt.MouseButton.LeftButton)

@@ -32,7 +32,7 @@ def test_different_exits_1_with_a_report(tmp_path: Path) -> None:
     assert out.returncode == 1 and out.stderr == ""
     text = out.stdout
     assert "identical prefix: 0 step(s)" in text
-    assert "row 0 [results-differ]  a step 0 · b step 0" in text
+    assert "  a step 0 · b step 0 [results-differ]" in text and "row" not in text
     assert 'args: $.tool_calls[0].args.path: "a.txt" -> "b.txt"' in text
     assert "totals: 2 identical, 2 results-differ, 1 inputs-differ" in text
     assert "tokens: a 3,700 in / 170 out · b 3,700 in / 210 out · delta +0 in / +40 out" in text
