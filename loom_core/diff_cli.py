@@ -12,7 +12,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from .steps import call_text, clip
+from .steps import call_text, clip, effect_seq
 
 if TYPE_CHECKING:  # the engine loads only when a diff runs (every CLI command parses this)
     from .diff import Change, PairDetail, RunDiff, SideTotals
@@ -97,14 +97,9 @@ def _fork_point(diff: RunDiff, row: int) -> list[str]:
     nxt = diff.rows[row + 1] if row + 1 < len(diff.rows) else None
     if nxt is None or nxt.status != EDITED:
         return []
-    where = " · ".join(f"{side} step {_seq(doc, i)}" for side, doc, i in
+    where = " · ".join(f"{side} step {effect_seq(doc.effects, i)}" for side, doc, i in
                        (("a", diff.a, nxt.a), ("b", diff.b, nxt.b)) if i is not None)
-    return [f"  then row {row + 1} [{EDITED}]  {where}: the model call whose context was edited"]
-
-
-def _seq(doc: Any, i: int) -> int:
-    seq = doc.effects[i].seq
-    return i if seq is None else int(seq)
+    return [f"  then {where} [{EDITED}]: the model call whose context was edited"]
 
 
 def _cost(value: float | None) -> str:

@@ -93,10 +93,10 @@ def test_cli_reports_the_edit_and_the_fork_point(tmp_path: Path) -> None:
     assert out.returncode == 1, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == f"identical prefix: {FORK_SEQ} step(s)"
-    assert lines[2] == f"  row {FORK_SEQ} [only-b]  b step {FORK_SEQ}"
+    assert lines[2] == f"  b step {FORK_SEQ} [only-b]"  # steps by seq; a row is no step
     assert lines[3] == "    b edit: note injected — “try again”"
-    assert lines[4] == (f"  then row {FORK_SEQ + 1} [edited]  a step {FORK_SEQ} · b step "
-                        f"{FORK_SEQ + 1}: the model call whose context was edited")
+    assert lines[4] == (f"  then a step {FORK_SEQ} · b step {FORK_SEQ + 1} [edited]: the model "
+                        "call whose context was edited")
     assert "totals: 14 identical, 1 edited, 13 only-a, 1 only-b" in out.stdout
     report = json.loads(core("diff", "--json", parent, branch).stdout)
     assert report["rows"][FORK_SEQ + 1]["status"] == EDITED
