@@ -25,6 +25,7 @@ from .document_view import DocumentView
 from .keys import FILTER_HELP
 from .models.step_list_model import format_cost
 from .settings import DesktopSettings, load_settings, save_settings
+from .tab_titles import retitle
 
 FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"
 STANDARD_FALLBACK = {QKeySequence.StandardKey.Quit: "Ctrl+Q"}
@@ -217,7 +218,6 @@ class MainWindow(QMainWindow):
                 splitter.setSizes(self.settings.splitters[name])
         self.forks.attach(view)
         index = self.tabs.addTab(view, Path(path).name)
-        self.tabs.setTabToolTip(index, str(path))
         self.tabs.setCurrentIndex(index)
         if background:
             view.start_loading()
@@ -228,6 +228,7 @@ class MainWindow(QMainWindow):
                 view.load_now()
             except LoadError as exc:
                 self._load_failed(view, exc)
+        retitle(self.tabs, self.documents())  # same-named files get their folder in the title
         return view
 
     def _loaded(self, view: DocumentView) -> None:
@@ -262,6 +263,7 @@ class MainWindow(QMainWindow):
             view.shutdown()  # other tabs (Compare) stop their workers too
         self.tabs.removeTab(index)
         view.deleteLater()
+        retitle(self.tabs, self.documents())
 
     # -- status ----------------------------------------------------------------------------
     def _progress(self, view: DocumentView, done: int, total: int) -> None:
