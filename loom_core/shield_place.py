@@ -2,14 +2,23 @@
 
 ``shield_events`` carry no step index. A denied call left a notice naming the
 call in the screened response's text; an approved call is still among the
-response's tool calls. So each event goes to the first model step, at or after
-the previous event's step, that shows it; events that name no call (taint) stay
-at the previous event's step, or the first model step.
+response's tool calls -- with the operator's arguments when they were edited
+(our additive ``edited_input`` key), which is what the response carries. So each
+event goes to the first model step, at or after the previous event's step, that
+shows it and whose showing was not already taken by an earlier event: a call the
+model made twice (in one response or in two) places two decisions on the steps
+where each was made. Events that name no call (taint), or whose call no step
+shows, stay at the previous event's step, or the first model step.
+
+:class:`Placer` keeps what it read of each step, so a live tab can place again as
+its timeline grows (:mod:`loom_desktop.live_shield`) and end where opening the
+finished trace does.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from .document import text_and_calls
@@ -17,19 +26,74 @@ from .document import text_and_calls
 if TYPE_CHECKING:
     from .timeline import Timeline
 
+NOTICE_HEAD = "Blocked tool call "
+
 
 def signature(tool: str, args: Any) -> str:
     """``name(<sorted JSON>)``: how the shield names a call (§7.1)."""
     return f"{tool}({json.dumps(args, sort_keys=True, default=str)})"
 
 
-def _shows(tl: "Timeline", step: int, event: Any) -> bool:
-    effect = tl.effect_of[step]
-    value = tl.doc.result(effect)
-    text, calls = text_and_calls(value)
+def _extra(event: Any) -> dict[str, Any]:
+    extra = getattr(event, "model_extra", None)
+    return extra if isinstance(extra, dict) else {}
+
+
+def edited_input(event: Any) -> tuple[bool, Any]:
+    """(whether the operator edited the call, the arguments that ran)."""
+    extra = _extra(event)
+    return ("edited_input" in extra, extra.get("edited_input"))
+
+
+def executed_input(event: Any) -> Any:
+    """The arguments the call ran with: the operator's edit, or the model's own."""
+    edited, value = edited_input(event)
+    return value if edited else event.input
+
+
+class Placer:
+    """Places ``shield_events`` over the model steps of one timeline."""
+
+    def __init__(self, tl: "Timeline") -> None:
+        self.tl = tl
+        self._read: dict[int, tuple[str, list[dict[str, Any]]]] = {}
+
+    def _shown(self, step: int) -> tuple[str, list[dict[str, Any]]]:
+        if step not in self._read:  # a model step's result never changes once indexed
+            self._read[step] = text_and_calls(self.tl.doc.result(self.tl.effect_of[step]))
+        return self._read[step]
+
+    def count(self, step: int, event: Any) -> int:
+        """How many times ``step``'s response shows ``event``'s call."""
+        text, calls = self._shown(step)
+        if event.action == "deny":
+            return text.count(NOTICE_HEAD + signature(event.tool, event.input))
+        ran = executed_input(event)
+        return sum(1 for c in calls if c.get("name") == event.tool and c.get("input") == ran)
+
+    def place(self, events: list[Any], model_steps: list[int]) -> list[int | None]:
+        """Each event's index into ``model_steps`` (None: there are no model steps)."""
+        out: list[int | None] = []
+        cursor = 0
+        taken: Counter[tuple[int, str]] = Counter()  # (model step index, claim) -> times
+        for event in events:
+            where = None
+            if event.tool:
+                claim = _claim(event)
+                where = next((k for k in range(cursor, len(model_steps))
+                              if taken[(k, claim)] < self.count(model_steps[k], event)), None)
+                if where is not None:
+                    taken[(where, claim)] += 1
+                    cursor = where
+            out.append((where if where is not None else cursor) if model_steps else None)
+        return out
+
+
+def _claim(event: Any) -> str:
+    """What an event takes from a step: its notice, or its call as it ran."""
     if event.action == "deny":
-        return ("Blocked tool call " + signature(event.tool, event.input)) in text
-    return any(c.get("name") == event.tool and c.get("input") == event.input for c in calls)
+        return "deny " + signature(event.tool, event.input)
+    return "call " + signature(event.tool, executed_input(event))
 
 
 def place_shield_events(doc: Any, tl: "Timeline") -> dict[int, list[int]]:
@@ -41,16 +105,9 @@ def place_shield_events(doc: Any, tl: "Timeline") -> dict[int, list[int]]:
 
     model_steps = [s for s in range(len(tl)) if tl.kind[s] == K_MODEL]
     placed: dict[int, list[int]] = {}
-    cursor = 0  # index into model_steps
-    for idx, event in enumerate(events):
-        where = None
-        if event.tool:
-            where = next((k for k in range(cursor, len(model_steps))
-                          if _shows(tl, model_steps[k], event)), None)
+    for idx, where in enumerate(Placer(tl).place(events, model_steps)):
         if where is not None:
-            cursor = where
-        if model_steps:
-            placed.setdefault(model_steps[where if where is not None else cursor], []).append(idx)
+            placed.setdefault(model_steps[where], []).append(idx)
         elif len(tl):
             placed.setdefault(len(tl) - 1, []).append(idx)
     return placed

@@ -20,6 +20,7 @@ from loom_core.timeline import F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, K_EPISODE
 
 from .edit_html import EDIT_BG, EDIT_RULE, edit_step_html, mark_tag, removed_html, was_html
 from .models.step_list_model import format_cost
+from .shield_html import shield_line_html
 from .style import ERROR_COLOR, KIND_COLORS, NEW_BG, NEW_RULE, SHIELD_COLOR
 
 ROLE_RULE = {"user": "#7e57c2", "assistant": "#1e88e5", "tool": "#43a047"}
@@ -37,6 +38,7 @@ body {{ font-family: sans-serif; font-size: 10pt; }}
 .tag {{ color: #f57f17; font-weight: bold; }}
 .err {{ color: {ERROR_COLOR}; font-weight: bold; }}
 .shield {{ color: {SHIELD_COLOR}; font-weight: bold; }}
+.edited {{ background: {EDIT_BG}; color: {EDIT_RULE}; }}
 pre {{ white-space: pre-wrap; margin: 2px 0; font-family: monospace; }}
 """
 
@@ -192,10 +194,7 @@ def _response_html(tl: Timeline, effect: int, state: ViewState) -> list[str]:
 def _shield_html(tl: Timeline, step: int) -> list[str]:
     out = []
     for idx in tl.shield_at.get(step, ()):
-        ev = tl.doc.shield_events[idx]
-        what = f"{ev.tool}({json.dumps(ev.input, ensure_ascii=False)})" if ev.tool else "(no call)"
-        out.append(f"<div class='shield'>◆ shield {esc(ev.action)} via {esc(ev.via)}: "
-                   f"{esc(what)} — rule {esc(repr(ev.rule or ''))}</div>")
+        out.append(shield_line_html(tl.doc.shield_events[idx]))
     return out
 
 

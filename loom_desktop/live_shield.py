@@ -8,24 +8,22 @@ and no connection. The proxy writes an exchange's sidecar line before its journa
 lines, so once the tab has indexed exchange ``n``'s model step (every exchange
 records exactly one model effect) the sidecar already holds its decisions.
 
-Placement is the finished trace's (:func:`loom_core.shield_place.place_shield_events`),
-run incrementally over the events of indexed exchanges only: an event found at a step
-stays there (steps are only appended; the search takes the first match); one not yet
-found is searched again over new steps only, and if it is found later every event
-after it is placed again. So the live tab ends where opening the trace would.
+Placement is the finished trace's (:class:`loom_core.shield_place.Placer`), run again
+over every event of the indexed exchanges whenever a model step arrives (the placer
+keeps what it read of each step, so this is cheap): the live tab shows what opening
+the trace would, and a decision never sits on a step its exchange has not reached.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from loom_core.schema import ShieldEvent
-from loom_core.shield_place import _shows  # the finished trace's "this step shows it" test
+from loom_core.shield_place import Placer  # the finished trace's placement
 from loom_core.timeline import F_DENIED, F_SHIELD, K_MODEL, Timeline
 
 _SUFFIX, _SIDECAR = ".journal.jsonl", ".exchanges.jsonl"
@@ -91,19 +89,6 @@ class SidecarEvents:
             self.by_exchange.append(list(line.shield_events))
 
 
-@dataclass
-class _Placed:
-    """One event's placement: found at ``where`` (index into model steps) or not yet."""
-
-    cursor: int  # the search start (the previous event's cursor)
-    where: int | None
-    searched: int  # model steps searched so far (for an event not found yet)
-
-    @property
-    def after(self) -> int:
-        return self.where if self.where is not None else self.cursor
-
-
 class LiveShield:
     """Keeps a live tab's shield decisions placed as its timeline grows."""
 
@@ -112,8 +97,8 @@ class LiveShield:
         self.source = SidecarEvents(path) if path is not None else None
         self.events: list[ShieldEvent] = []
         self._tl: Timeline | None = None
+        self._placer: Placer | None = None
         self._model_steps: list[int] = []
-        self._placed: list[_Placed] = []
 
     @property
     def proxy(self) -> bool:
@@ -124,48 +109,27 @@ class LiveShield:
         """Place what is new; returns the steps whose shield flags changed."""
         if self.source is None:
             return set()
-        if tl is not self._tl:
-            self._tl, self._model_steps, self._placed, self.events = tl, [], [], []
+        if tl is not self._tl or self._placer is None:
+            self._tl, self._placer, self._model_steps, self.events = tl, Placer(tl), [], []
         seen = len(self._model_steps)
         self._model_steps.extend(s for s in range(self._model_steps[-1] + 1 if seen else 0,
                                                   len(tl)) if tl.kind[s] == K_MODEL)
         if len(self._model_steps) == seen:
             return set()  # events are taken with their exchange's model step
         if self.source.read():
-            self._placed, self.events = [], []
+            self.events = []
         ready = self.source.by_exchange[: len(self._model_steps)]
         flat = [e for events in ready for e in events]
         self.events.extend(ShieldEvent.model_validate(e) for e in flat[len(self.events):])
         tl.doc.header.shield_events = self.events  # what the context view names
-        self._research(tl)
-        self._place_new(tl)
-        return self._apply(tl)
+        return self._apply(tl, self._placer.place(self.events, self._model_steps))
 
-    def _research(self, tl: Timeline) -> None:
-        """Search not-yet-found events over new steps; a late find re-places those after it."""
-        for i, placed in enumerate(self._placed):
-            if placed.where is None and self.events[i].tool:
-                placed.where = self._search(tl, i, placed.searched)
-                placed.searched = len(self._model_steps)
-                if placed.where is not None:
-                    del self._placed[i + 1:]
-                    return
-
-    def _place_new(self, tl: Timeline) -> None:
-        for i in range(len(self._placed), len(self.events)):
-            cursor = self._placed[-1].after if self._placed else 0
-            where = self._search(tl, i, cursor) if self.events[i].tool else None
-            self._placed.append(_Placed(cursor, where, len(self._model_steps)))
-
-    def _search(self, tl: Timeline, i: int, start: int) -> int | None:
-        event, steps = self.events[i], self._model_steps
-        return next((k for k in range(start, len(steps)) if _shows(tl, steps[k], event)), None)
-
-    def _apply(self, tl: Timeline) -> set[int]:
+    def _apply(self, tl: Timeline, where: list[int | None]) -> set[int]:
         """Set ``tl.shield_at`` and the flags as :func:`build_timeline` does."""
         placed: dict[int, list[int]] = {}
-        for idx, p in enumerate(self._placed):
-            placed.setdefault(self._model_steps[p.after], []).append(idx)
+        for idx, k in enumerate(where):
+            if k is not None:
+                placed.setdefault(self._model_steps[k], []).append(idx)
         before = tl.shield_at
         for step in before:
             tl.flags[step] &= ~(F_SHIELD | F_DENIED) & 0xFF
