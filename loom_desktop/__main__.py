@@ -33,7 +33,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="loom-desktop", description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", help="traces, journals or wirelogs to open")
     parser.add_argument("--screenshot", metavar="OUT.png", help="render the window to a PNG and exit")
-    parser.add_argument("--step", type=int, default=None, help="the step to show in the screenshot: its seq, as the step list numbers it")
+    parser.add_argument("--step", type=int, default=None,
+                        help="the step to show in the screenshot (its seq, as the list numbers it)")
     parser.add_argument("--size", default="1400x860", help="window size for the screenshot, WxH")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     setup = parser.add_mutually_exclusive_group()

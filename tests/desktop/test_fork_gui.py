@@ -195,9 +195,12 @@ def test_context_menu_and_f_open_the_dialog_only_on_top_level_model_steps(
         qtbot, window: MainWindow, open_and_wait, weather: Path, sample: Path) -> None:
     view = open_and_wait(window, weather)
     forks = window.forks
-    menu = forks.step_menu(view, 2)  # a tool step
+    menu = forks.step_menu(view, 2)  # a tool step: row 2 is step (seq) 1
     (item,) = menu.actions()
     assert not item.isEnabled() and "pick a model step" in item.text()
+    assert item.toolTip().startswith("step 1 is a tool:get_weather step")
+    (item,) = forks.step_menu(view, 0).actions()  # the user prompt row
+    assert item.toolTip().startswith("a user prompt is not a step")
     # the real right-click path: a popup menu whose item opens the dialog
     rect = view.table.visualRect(view.model.index(STEP, 3))
     view.table.customContextMenuRequested.emit(rect.center())
@@ -272,6 +275,7 @@ def test_dialog_shows_the_context_and_a_dry_run_that_follows_the_edit(
     assert dialog.settings.available.text().startswith("✓ offline")
     assert dialog.start_btn.isEnabled()
     dialog.messages.table.setCurrentCell(2, 3)
+    assert dialog.messages.caption.text().endswith("recorded at step 1")  # Paris: its seq
     dialog.messages.redact_btn.click()
     dialog.tools.item(0).setCheckState(Qt.CheckState.Unchecked)
     wait_estimate(qtbot, dialog, lambda plan: "redacted 1" in plan.edit)
