@@ -12,6 +12,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from . import __version__
+from .cli_help import HelpParser
 from .errors import LoadError
 
 EXIT_BAD_INPUT = 2
@@ -98,8 +99,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m loom_core",
-                                     description="Read, check, convert and watch loom traces.")
+    parser = HelpParser(prog="python -m loom_core",
+                        description="Read, check, convert and watch loom traces.")
     parser.add_argument("--version", action="version", version=f"loom_core {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("summary", help="summarise a trace, journal or wirelog")

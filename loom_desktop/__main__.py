@@ -27,10 +27,14 @@ if TYPE_CHECKING:
 from .child import RUN_MODULE, run_module  # noqa: E402  (no Qt: safe before arg parsing)
 
 EXIT_BAD_INPUT = 2
+DESCRIPTION = ("Loom Desktop, a time-travel debugger for AI agent runs: open traces, journals "
+               "and wirelogs (the bundled sample when no PATH is given).")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="loom-desktop", description=__doc__.splitlines()[0])
+    from loom_core.cli_help import HelpParser
+
+    parser = HelpParser(prog="loom-desktop", description=DESCRIPTION)
     parser.add_argument("paths", nargs="*", help="traces, journals or wirelogs to open")
     parser.add_argument("--screenshot", metavar="OUT.png", help="render the window to a PNG and exit")
     parser.add_argument("--step", type=int, default=None,

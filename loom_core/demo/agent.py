@@ -11,7 +11,6 @@ the run ended normally, 1 on an API error.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -19,6 +18,8 @@ import time
 import urllib.error
 import urllib.request
 from typing import Any
+
+from ..cli_help import HelpParser
 
 MODEL = "claude-demo-1"
 API_KEY = "sk-ant-demo-offline-not-a-real-key"
@@ -116,7 +117,7 @@ def run(base_url: str, pace: float = 1.0, timeout: float = 600.0, max_turns: int
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m loom_core.demo.agent", description=__doc__)
+    p = HelpParser(prog="python -m loom_core.demo.agent", description=__doc__)
     p.add_argument("--base-url", default=os.environ.get("ANTHROPIC_BASE_URL", ""))
     p.add_argument("--pace", type=float, default=1.0, help="seconds between turns")
     p.add_argument("--timeout", type=float, default=600.0)

@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..cli_help import HelpParser
 from ..errors import LoadError
 from ..providers.base import CancelToken
 from .agent_rerun import DEFAULT_TIMEOUT, AgentRerunError, AgentRerunResult, agent_rerun
@@ -122,8 +123,8 @@ def _cancel_on_sigint(cancel: CancelToken) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m loom_core.fork.agent_cli",
-                                     description="Re-run a recorded agent from a model step.")
+    parser = HelpParser(prog="python -m loom_core.fork.agent_cli",
+                        description="Re-run a recorded agent from a model step.")
     add_agent_mode_args(parser)
     return run_agent_mode(parser.parse_args(argv))
 
