@@ -150,9 +150,10 @@ def cmd_fork(args: argparse.Namespace) -> int:
 
 def add_fork_command(sub: Any) -> None:
     p = sub.add_parser("fork", help="fork a run at a model step and re-run the tail on a model",
-                       description="Fork TRACE at model step N (the seq `summary` shows): edit the "
-                       "context there, then re-run the model turn by turn. Tool calls the parent "
-                       "also made are answered from its recording; a new call pauses the branch.",
+                       description="Fork TRACE at model step N (its seq, as the steps and "
+                       "summary commands number it): edit the context there, then re-run the "
+                       "model turn by turn. Tool calls the parent also made are answered from "
+                       "its recording; a new call pauses the branch.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace")
     p.add_argument("--step", type=int, required=True, help="seq of the model step to fork at")
