@@ -134,7 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
-        if args.command in _PRICED or (args.command == "fork" and getattr(args, "dry_run", False)):
+        name = args.command if isinstance(args.command, str) else ""  # record's COMMAND is a list
+        if name in _PRICED or (name == "fork" and getattr(args, "dry_run", False)):
             from .price_file import check_overrides
 
             check_overrides()

@@ -24,6 +24,7 @@ from .dialogs import show_about, show_shortcuts
 from .document_view import DocumentView
 from .keys import FILTER_HELP
 from .models.step_list_model import format_cost
+from .price_warning import warn_bad_prices
 from .settings import DesktopSettings, load_settings, save_settings
 from .tab_titles import retitle
 
@@ -56,6 +57,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_status()
         QTimer.singleShot(0, self.proxy_manager.reattach)  # proxies that outlived the last run
+        QTimer.singleShot(0, lambda: warn_bad_prices(self, self.errors))  # never silent
         self.resize(1280, 820)
         geometry = self.settings.geometry_bytes()
         if geometry is not None:

@@ -17,6 +17,9 @@ from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QGraphicsItem
 
 
+EMPTY_TOP = 100.0  # tokens an empty timeline's axis spans (not the -1..1 of nothing)
+
+
 class BarsItem(pg.GraphicsObject):
     """Bars at x = step, height = ``heights[step]``, coloured by ``kinds[step]``."""
 
@@ -38,6 +41,8 @@ class BarsItem(pg.GraphicsObject):
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
         n = len(self.heights)
+        if not n:
+            return QRectF(-0.5, 0.0, 1.0, EMPTY_TOP)
         top = float(self.heights.max(initial=1.0))
         bottom = -self.lane * (int(self.depths.max(initial=0)) + 1)
         return QRectF(-0.5, bottom, max(n, 1), top - bottom)

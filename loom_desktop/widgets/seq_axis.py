@@ -64,6 +64,8 @@ class SeqAxis(pg.AxisItem):
             at, wanted = at[found], wanted[found]
             hit = at[self._seqs[at] == wanted]  # a seq the run lacks gets no tick
             levels.append((spacing, self._rows[hit].astype(np.float64).tolist()))
+        if not levels and len(seqs) <= 20:  # a step or two: pyqtgraph's spacing is < 1
+            levels.append((1.0, self._rows[shown].astype(np.float64).tolist()))
         return levels
 
     def tickStrings(self, values: list[float], scale: float,  # noqa: N802
@@ -77,7 +79,9 @@ class SeqAxis(pg.AxisItem):
 
 
 def step_tip(tl: Timeline, row: int) -> str:
-    """The timeline's tooltip for a row: its step number, kind, tokens and summary."""
+    """The timeline's tooltip for a row: its step number, kind, tokens, cost and summary."""
     tokens = tl.tokens_in[row] + tl.tokens_out[row]
-    parts = [step_label(tl, row), tl.kind_name(row)] + ([f"{tokens:,} tokens"] if tokens else [])
+    cost = tl.cost_text(row)  # the step list's and status bar's words for the same step
+    parts = [step_label(tl, row), tl.kind_name(row)] + ([f"{tokens:,} tokens"] if tokens else []) \
+        + ([cost] if cost else [])
     return " · ".join(parts) + "\n" + step_summary(tl, row, 100)

@@ -19,14 +19,19 @@ from PySide6.QtWidgets import QGraphicsItem
 from loom_core.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, Timeline)
 
 from ..style import BLOCKED_COLOR, DEPTH_COLORS, ERROR_COLOR, KIND_COLORS, SHIELD_COLOR
-from .bars import BarsItem
+from .bars import EMPTY_TOP, BarsItem
 from .seq_axis import SeqAxis, step_tip
+from .timeline_legend import TimelineLegend
 
 BAR_ALPHA = 200
 INITIAL_SPAN = 400  # steps visible at first on a long run
 LANE = 0.06  # depth lane height as a fraction of the tallest visible bar
 _MARKS = ((F_ERROR, "x", ERROR_COLOR), (F_BLOCKED, "t", BLOCKED_COLOR),
           (F_DENIED, "d", ERROR_COLOR), (F_SHIELD, "star", SHIELD_COLOR))
+_MARK_WORDS = {F_ERROR: "error", F_BLOCKED: "blocked call", F_DENIED: "denied",
+               F_SHIELD: "shield decision"}
+COST_PEN = ("#ef6c00", 2)  # the cumulative cost line (and its legend sample)
+EMPTY_SPAN = 10  # steps an empty timeline spans (a live run's first steps fill it)
 
 
 def _flag() -> QPainterPath:
@@ -66,6 +71,7 @@ class TimelineWidget(pg.PlotWidget):
         plot.showGrid(x=False, y=True, alpha=0.15)
         plot.setLabel("bottom", "step")
         plot.setLabel("left", "tokens")
+        plot.getAxis("left").enableAutoSIPrefix(False)  # token counts are never "x1e+06"
         plot.getViewBox().setAutoVisible(y=True)
         self.bars = BarsItem([self._fill(KIND_COLORS[name]) for name in KINDS],
                              [QColor(c) for c in DEPTH_COLORS])
@@ -81,6 +87,9 @@ class TimelineWidget(pg.PlotWidget):
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._hovered)
         self._cost_view, self.cost_curve = self._cost_axis(plot)
+        self.legend = TimelineLegend(
+            plot, KIND_COLORS, [(bit, sym, color, _MARK_WORDS[bit]) for bit, sym, color in _MARKS],
+            pg.mkPen(COST_PEN[0], width=COST_PEN[1]))
         # Cache everything static as pixmaps: moving the cursor then repaints only itself.
         for item in (*(plot.getAxis(a) for a in ("left", "bottom", "right")),
                      *self.markers.values(), self.cost_curve.curve):
@@ -105,13 +114,14 @@ class TimelineWidget(pg.PlotWidget):
         """A second y axis on the right for the cumulative cost (or tokens) line."""
         view = pg.ViewBox()
         plot.showAxis("right")
+        plot.getAxis("right").enableAutoSIPrefix(False)  # dollars, never "m$"
         plot.scene().addItem(view)
         plot.getAxis("right").linkToView(view)
         view.setXLink(plot)
         view.setMouseEnabled(x=False, y=False)
         view.setZValue(10)  # above the bars, so the line is not tinted by them
         view.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-        curve = pg.PlotDataItem(pen=pg.mkPen("#ef6c00", width=2))
+        curve = pg.PlotDataItem(pen=pg.mkPen(COST_PEN[0], width=COST_PEN[1]))
         curve.setClipToView(True)
         curve.setDownsampling(auto=True, method="peak")
         view.addItem(curve)
@@ -133,7 +143,11 @@ class TimelineWidget(pg.PlotWidget):
                            _copy(tl.depth, np.uint16), lane)
         self._set_markers(tl, height)
         self._set_cost(tl)
-        if self._auto_range and n:
+        self.cursor.setVisible(n > 0)
+        if self._auto_range and not n:  # an empty run: a few steps' room, no odd scale
+            self.setXRange(-0.5, EMPTY_SPAN - 0.5, padding=0)
+            self.setYRange(0, EMPTY_TOP, padding=0)
+        elif self._auto_range:
             # Until the user zooms or pans, show the whole run (the first INITIAL_SPAN
             # steps of a long one); a live run's growth widens the view with it.
             self._setting_range = True
@@ -152,12 +166,16 @@ class TimelineWidget(pg.PlotWidget):
         xs = np.arange(len(tl), dtype=np.float64)
         if tl.cost_known:
             ys = _copy(tl.cum_cost, np.float64)
-            self.getPlotItem().setLabel("right", "cumulative cost", units="$")
+            words = "cumulative cost (USD)"
         else:
             ys = _copy(tl.cum_tokens, np.int64).astype(np.float64)
-            self.getPlotItem().setLabel("right", "cumulative tokens (cost unknown)")
+            words = "cumulative tokens (cost unknown)"
+        self.getPlotItem().setLabel("right", words)
         self.cost_curve.setData(xs, ys)
-        self._cost_view.enableAutoRange(axis="y")
+        top = float(ys.max(initial=0.0))
+        # from zero up: a free or empty run shows $0..$1, never negative dollars
+        self._cost_view.setYRange(0.0, top * 1.05 if top > 0 else 1.0, padding=0)
+        self.legend.update(tl, words.replace(" (USD)", ""))
 
     def set_held(self, position: int | None) -> None:
         """Flag (or clear) a call held for approval at the step it will become."""

@@ -73,7 +73,9 @@ def test_timeline_axis_labels_seqs_at_their_steps_rows(qtbot, sample: Path) -> N
     view = widget.getPlotItem().getViewBox()
     at = view.mapViewToScene(QPointF(float(step_of_seq(tl, REVIEWER_CALL)), 100.0))
     widget._hovered(at)
-    assert widget.toolTip().startswith(f"step {REVIEWER_CALL} · model · 3,337 tokens\ncalls reviewer")
+    cost = tl.cost_text(step_of_seq(tl, REVIEWER_CALL))  # the step list's words for it
+    assert widget.toolTip().startswith(f"step {REVIEWER_CALL} · model · 3,337 tokens · {cost}\n"
+                                       "calls reviewer")
     widget._hovered(view.mapViewToScene(QPointF(24.0, 10.0)))
     assert widget.toolTip().startswith("user prompt · episode\nThanks.")
 

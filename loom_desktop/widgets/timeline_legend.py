@@ -1,0 +1,69 @@
+"""The timeline's legend: what each bar colour, marker and the orange line mean.
+
+Why only what the run has: twelve kinds, six markers and a line would cover the bars;
+a run usually shows three or four of them. The legend is one row under the step axis
+and is rebuilt only when the set of entries changes (a live run's
+refreshes do not touch it). Its samples are not the plot's own items, and clicking
+one does nothing (pyqtgraph's default would hide the item).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtGui import QColor
+
+from loom_core.timeline import KINDS, Timeline
+
+# the words for a kind in the legend (a user prompt row is not an effect kind)
+_KIND_WORDS = {"episode": "prompt"}
+
+
+class _Sample(pg.graphicsItems.LegendItem.ItemSample):
+    """A legend swatch that ignores clicks (the default toggles the item's visibility)."""
+
+    def mouseClickEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        event.ignore()
+
+
+class TimelineLegend:
+    """Entries for the kinds and markers present in a timeline, plus the cost line."""
+
+    def __init__(self, plot: pg.PlotItem, kind_colors: dict[str, str],
+                 marks: Sequence[tuple[int, str, str, str]], line_pen: Any) -> None:
+        """``marks``: (flag bit, pyqtgraph symbol, colour, words) per marker kind."""
+        self.legend = pg.LegendItem(horSpacing=6, labelTextSize="8pt", sampleType=_Sample)
+        # a row of its own under the step axis: never over the bars
+        plot.layout.addItem(self.legend, 4, 1)
+        self.legend.setVisible(False)
+        self._kinds = {k: self._swatch("s", kind_colors[k.split(":")[0]]) for k in KINDS}
+        self._marks = [(bit, self._swatch(symbol, color), words)
+                       for bit, symbol, color, words in marks]
+        self._line = pg.PlotDataItem(pen=line_pen)
+        self.entries: tuple[str, ...] = ()
+
+    @staticmethod
+    def _swatch(symbol: Any, color: str) -> pg.ScatterPlotItem:
+        return pg.ScatterPlotItem(size=10, symbol=symbol, brush=pg.mkBrush(color),
+                                  pen=pg.mkPen(QColor(color).darker(120)))
+
+    def update(self, tl: Timeline, line_words: str) -> None:
+        """Show the kinds and markers ``tl`` has, and the line as ``line_words``."""
+        codes = set(np.unique(np.frombuffer(tl.kind, np.uint8)).tolist()) if len(tl) else set()
+        flags = int(np.bitwise_or.reduce(np.frombuffer(tl.flags, np.uint8))) if len(tl) else 0
+        items = [(self._kinds[KINDS[c]], _KIND_WORDS.get(KINDS[c], KINDS[c]))
+                 for c in sorted(codes)]
+        items += [(sample, words) for bit, sample, words in self._marks if flags & bit]
+        if len(tl):
+            items.append((self._line, line_words))
+        entries = tuple(words for _s, words in items)
+        if entries == self.entries:
+            return
+        self.entries = entries
+        self.legend.clear()
+        self.legend.setColumnCount(max(1, len(items)))  # one row
+        for sample, words in items:
+            self.legend.addItem(sample, words)
+        self.legend.setVisible(bool(items))
