@@ -105,8 +105,9 @@ def add_heal_command(sub: Any) -> None:
     p.add_argument("--base-url", help="API base URL (any OpenAI-compatible server for openai)")
     p.add_argument("--model", help="model id (default: the run's)")
     p.add_argument("--max-candidates", type=int, default=5, help="repairs to try at most (5)")
-    p.add_argument("--budget-tokens", type=int, help="tokens all candidates may bill together, never exceeded: each "
-                   "call first reserves the most it could bill")
+    p.add_argument("--budget-tokens", type=int,
+                   help="tokens all candidates may bill together, never exceeded: each call "
+                   "first reserves the most it could bill")
     p.add_argument("--max-turns", type=int, default=20, help="live model calls per branch (20)")
     p.add_argument("--concurrency", type=int, default=1, help="candidates run at once (model mode)")
     p.add_argument("--out-dir", help="where candidate branches go (default: TRACE's name + .heal)")
