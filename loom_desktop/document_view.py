@@ -8,7 +8,6 @@ with the window for the interpreter lock; a mismatch is a warning, not a refusal
 
 from __future__ import annotations
 
-import gc
 from typing import Any
 
 from PySide6.QtCore import QProcess, QTimer, Qt, Signal
@@ -21,6 +20,7 @@ from loom_core.progressive import Cancelled, Loaded, load_progressive
 from loom_core.filtering import filter_message, filter_steps
 from loom_core.trace import checksum_state
 
+from . import gc_policy
 from .child import module_command
 from .keys import STEP_KEYS, bind
 from .models.step_list_model import COL_SUMMARY, StepListModel, column_widths
@@ -227,8 +227,9 @@ class DocumentView(QWidget):
         self.complete = True
         self._show(result)
         # The run's objects live as long as the tab: keep the collector from rescanning
-        # them on every collection (a full pass over a big trace stalls scrubbing).
-        gc.freeze()
+        # them on every collection (a full pass over a big trace stalls scrubbing),
+        # until the tab is destroyed (see gc_policy).
+        gc_policy.hold(self)
         self.loaded.emit()
         self._check_checksum()
 

@@ -8,6 +8,7 @@ a run still being recorded: save it first), and all of them open the same dialog
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from PySide6.QtCore import QObject, QPoint, Qt, QTimer
@@ -51,7 +52,10 @@ class ForkActions(QObject):
 
     def _loaded(self, view: Any) -> None:
         self.tabs.on_loaded(view)
-        QTimer.singleShot(50, view, lambda: self._plot_menu(view))  # dropped if the tab closes
+        # dropped if the tab closes first; PySide then keeps the callable, so it must not
+        # hold the tab (that kept a closed tab's whole run in memory)
+        tab = weakref.ref(view)
+        QTimer.singleShot(50, view, lambda: (v := tab()) is not None and self._plot_menu(v))
 
     def _plot_menu(self, view: Any) -> None:
         """Fork from the cursor's step via the timeline's own context menu."""
@@ -61,7 +65,9 @@ class ForkActions(QObject):
         menu = view.timeline_widget.getPlotItem().getViewBox().menu
         if not any(a.text() == MENU_TEXT for a in menu.actions()):
             menu.addSeparator()
-            menu.addAction(MENU_TEXT).triggered.connect(lambda _c=False: self.fork_from_here(view))
+            tab = weakref.ref(view)  # the plot's menu may outlive the tab: it must not hold it
+            menu.addAction(MENU_TEXT).triggered.connect(
+                lambda _c=False: (v := tab()) is not None and self.fork_from_here(v))
 
     # -- checks ----------------------------------------------------------------------------
     def why_not(self, view: Any, step: int) -> tuple[int | None, str]:

@@ -1,0 +1,88 @@
+"""A long session does not leak: closing a tab gives its run's memory back.
+
+Two causes are covered. The timeline's menu kept a callable holding the closed tab
+(and so its whole run) alive; and loading froze the cyclic collector's view of the
+whole process (``gc.freeze()``) and never undid it, so anything that became cyclic
+garbage afterwards stayed for the life of the app. Measured in ways that do not
+depend on the machine's load: the run's document is gone (a weak reference dies),
+cyclic garbage made while a tab was open is collected once it closes, and Python's
+allocations (``tracemalloc``) come back near the baseline.
+"""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+import weakref
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QEvent
+
+from benchmarks.synth import write_synth
+from loom_desktop import gc_policy
+from loom_desktop.main_window import MainWindow
+
+TABS = 12
+EFFECTS = 4000
+
+
+class Node:
+    """A reference cycle: only the cyclic collector can free it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def settle(qtbot) -> None:
+    """Run the closed tabs' deferred deletes and the collection they schedule."""
+    for _ in range(3):
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+        QCoreApplication.processEvents()
+    qtbot.waitUntil(lambda: gc_policy.frozen_runs() == 0 and gc.get_freeze_count() == 0,
+                    timeout=5_000)
+    gc.collect()
+
+
+def open_close(qtbot, window: MainWindow, open_and_wait, path: Path) -> weakref.ref:
+    view = open_and_wait(window, path)
+    doc = weakref.ref(view.doc)
+    window.close_tab(window.tabs.indexOf(view))
+    del view
+    settle(qtbot)
+    return doc
+
+
+def test_closing_big_tabs_returns_memory(qtbot, window: MainWindow, open_and_wait,
+                                         tmp_path: Path) -> None:
+    path = write_synth(tmp_path / "big.loom.json", EFFECTS)
+    open_close(qtbot, window, open_and_wait, path)  # warm up: caches, fonts, lazy imports
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        one = 0
+        for k in range(TABS):
+            doc = open_close(qtbot, window, open_and_wait, path)
+            assert doc() is None, f"tab {k}: the closed tab's run is still alive"
+            if k == 0:
+                one = tracemalloc.get_traced_memory()[1] - before  # what one open tab costs
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert one > 1_000_000  # a big tab really was open
+    assert after - before < one // 10, (after - before, one)
+
+
+def test_cyclic_garbage_is_collected_after_a_tab_closes(qtbot, window: MainWindow,
+                                                       open_and_wait, tmp_path: Path) -> None:
+    path = write_synth(tmp_path / "run.loom.json", 200)
+    node = Node()
+    cycle = weakref.ref(node)
+    view = open_and_wait(window, path)  # loading freezes what is alive, the cycle too
+    assert gc.get_freeze_count() > 0
+    del node  # now garbage, but only the cyclic collector can see it
+    gc.collect()
+    window.close_tab(window.tabs.indexOf(view))
+    del view
+    settle(qtbot)
+    assert cycle() is None, "cyclic garbage frozen by a load outlived the tab"
+    assert gc.get_freeze_count() == 0  # no tab open: nothing stays frozen
