@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar,
-                               QTabWidget, QWidget)
+                               QStackedWidget, QTabWidget, QWidget)
 
 from loom_core.errors import LoadError
 from loom_core.pricing import provenance
@@ -30,6 +30,8 @@ from .tab_titles import retitle
 
 FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"
 STANDARD_FALLBACK = {QKeySequence.StandardKey.Quit: "Ctrl+Q"}
+EMPTY_TEXT = ("No run is open.\n\nFile ▸ Open… (Ctrl+O) or drop a trace, journal or wirelog here;\n"
+              "Help ▸ Run offline demo shows a live run with an approval, no API key needed.")
 
 
 class MainWindow(QMainWindow):
@@ -45,7 +47,13 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget(documentMode=True, tabsClosable=True, movable=True)
         self.tabs.tabCloseRequested.connect(self.close_tab)
         self.tabs.currentChanged.connect(lambda _i: self.update_status())
-        self.setCentralWidget(self.tabs)
+        self.tabs.currentChanged.connect(lambda _i: self._show_current())
+        self.empty = QLabel(EMPTY_TEXT, alignment=Qt.AlignmentFlag.AlignCenter, wordWrap=True)
+        self.empty.setStyleSheet("color: gray;")
+        self.central = QStackedWidget()  # the tabs, or what to do when there are none
+        self.central.addWidget(self.tabs)
+        self.central.addWidget(self.empty)
+        self.setCentralWidget(self.central)
         self.setAcceptDrops(True)
         from .proxy_manager import ProxyManager
 
@@ -56,6 +64,7 @@ class MainWindow(QMainWindow):
         self.notifier = HeldNotifier(self)  # held calls while the window is in the background
         self._build_menus()
         self._build_status()
+        self._show_current()
         QTimer.singleShot(0, self.proxy_manager.reattach)  # proxies that outlived the last run
         QTimer.singleShot(0, lambda: warn_bad_prices(self, self.errors))  # never silent
         self.resize(1280, 820)
@@ -231,6 +240,7 @@ class MainWindow(QMainWindow):
             except LoadError as exc:
                 self._load_failed(view, exc)
         retitle(self.tabs, self.documents())  # same-named files get their folder in the title
+        self._show_current()
         return view
 
     def _loaded(self, view: DocumentView) -> None:
@@ -266,6 +276,7 @@ class MainWindow(QMainWindow):
         self.tabs.removeTab(index)
         view.deleteLater()
         retitle(self.tabs, self.documents())
+        self._show_current()
 
     # -- status ----------------------------------------------------------------------------
     def _progress(self, view: DocumentView, done: int, total: int) -> None:
@@ -302,6 +313,14 @@ class MainWindow(QMainWindow):
         doc = view.doc
         labels["format"].setText(f"{doc.format} v{doc.extra.get('journal_version', doc.version)}"
                                  + (" · proxy" if doc.is_proxy else ""))
+
+    def _show_current(self) -> None:
+        """The window title names the current tab (task switchers show it); no tab, no blank
+        window: say how to open something."""
+        index = self.tabs.currentIndex()
+        self.central.setCurrentWidget(self.tabs if index >= 0 else self.empty)
+        self.setWindowTitle(f"{self.tabs.tabText(index)} — Loom Desktop" if index >= 0
+                            else "Loom Desktop")
 
     # -- helpers ----------------------------------------------------------------------------
     def _with_doc(self, fn) -> None:
