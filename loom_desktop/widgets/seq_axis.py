@@ -36,14 +36,18 @@ class SeqAxis(pg.AxisItem):
         if tl is not self._tl or n < len(self._seq_list):
             self._tl, self._seq_list = tl, []
         start = len(self._seq_list)
-        self._seq_list += [i if e.seq is None else int(e.seq)
-                           for i, e in enumerate(effects[start:n], start)]  # effect_seq, inlined
+        fresh = [e.seq for e in effects[start:n]]
+        if None in fresh:  # effect_seq's rule: a null seq is the position
+            fresh = [start + i if s is None else s for i, s in enumerate(fresh)]
+        self._seq_list += fresh
         seqs = np.array(self._seq_list, dtype=np.float64)
         rows = np.frombuffer(tl.step_of_effect, np.int32).astype(np.int64)
         row_seq = np.full(len(tl), np.nan)
         row_seq[rows] = seqs
-        order = np.argsort(seqs, kind="stable")
-        self.row_seq, self._rows, self._seqs = row_seq, rows[order], seqs[order]
+        if len(seqs) > 1 and not bool(np.all(seqs[1:] >= seqs[:-1])):  # only an odd file
+            order = np.argsort(seqs, kind="stable")
+            rows, seqs = rows[order], seqs[order]
+        self.row_seq, self._rows, self._seqs = row_seq, rows, seqs
         self.picture = None  # redraw the labels
         self.update()
 
@@ -56,14 +60,14 @@ class SeqAxis(pg.AxisItem):
         seqs = self._seqs[shown]
         levels = []
         for spacing, values in super().tickValues(seqs[0] - 0.5, seqs[-1] + 0.5, size):
-            wanted = np.array([v for v in values if float(v).is_integer()])
-            if spacing < 1 or not len(wanted):
+            wanted = np.array([v for v in values if float(v).is_integer()])  # zoomed in: 0.5s
+            if not len(wanted):
                 continue
             at = np.searchsorted(self._seqs, wanted)
             found = at < len(self._seqs)
             at, wanted = at[found], wanted[found]
             hit = at[self._seqs[at] == wanted]  # a seq the run lacks gets no tick
-            levels.append((spacing, self._rows[hit].astype(np.float64).tolist()))
+            levels.append((max(spacing, 1.0), self._rows[hit].astype(np.float64).tolist()))
         if not levels and len(seqs) <= 20:  # a step or two: pyqtgraph's spacing is < 1
             levels.append((1.0, self._rows[shown].astype(np.float64).tolist()))
         return levels

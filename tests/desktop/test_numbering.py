@@ -66,6 +66,8 @@ def test_timeline_axis_labels_seqs_at_their_steps_rows(qtbot, sample: Path) -> N
     for row, text in labels.items():  # each tick names the seq of the step on its row
         assert text == str(tl.doc.effects[tl.effect_of[int(row)]].seq)
     assert labels[float(step_of_seq(tl, 25))] == "25" and "0" in labels.values()
+    close = [r for _s, values in axis.tickValues(14.5, 17.5, 1100) for r in values]  # zoomed in
+    assert sorted(axis.tickStrings(close, 1.0, 1.0)) == ["14", "15", "16"]
     assert axis.tickStrings([0.0, 24.0], 1.0, 1.0) == ["", ""]  # prompt rows: no number
     for bit in (F_ERROR, F_BLOCKED, F_SHIELD):  # markers still sit on their step's row
         marked = set(widget.markers[bit].getData()[0].astype(int))
@@ -89,3 +91,20 @@ def test_screenshot_step_is_a_seq(window: MainWindow, sample: Path, tmp_path: Pa
     assert screenshot(window, [str(sample)], str(tmp_path / "b.png"), 28, "900x600") == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and str(sample) in err[0] and "no step 28" in err[0]
+
+
+def test_timeline_axis_of_a_log_with_odd_seqs(qtbot, tmp_path: Path) -> None:
+    """Hand-edited seqs (out of order, null) still label each step by its own number."""
+    import json
+
+    path = tmp_path / "odd.loom.json"
+    path.write_text(json.dumps({"prompt": "p", "output": "", "log": [
+        {"seq": 2, "kind": "model"}, {"seq": None, "kind": "model"}, {"seq": 0, "kind": "model"}]}))
+    tl = build_timeline(load(path))
+    widget = TimelineWidget()
+    qtbot.addWidget(widget)
+    widget.set_timeline(tl)
+    assert widget.axis.tickStrings([0.0, 1.0, 2.0, 3.0], 1.0, 1.0) == ["", "2", "1", "0"]
+    rows = [r for _s, values in widget.axis.tickValues(-0.5, 3.5, 600) for r in values]
+    assert sorted(widget.axis.tickStrings(rows, 1.0, 1.0)) == ["0", "1", "2"]
+    assert dict(zip(widget.axis.tickStrings(rows, 1.0, 1.0), rows))["0"] == 3.0
