@@ -8,7 +8,9 @@ nothing is requested while nothing happens. loom-harness's proxy has no stream (
 forwards the GET upstream, which answers 404): any answer that is not a stream
 switches this connection to polling ``/pending`` every ``POLL_MS``, as before. A
 stream that drops while the proxy lives is reopened with back-off; its ``hello``
-re-syncs the list. Decisions go through a :class:`Task`; every failure is reported.
+re-syncs the list. Each decision runs in a :class:`Task` of its own, so two quick
+decisions both arrive (one task would cancel the first run's report when the second
+starts); a call with a decision in flight takes no other; every failure is reported.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class ProxyConnection(QObject):
 
     pending_changed = Signal(object)
     decided = Signal(str)
+    deciding_changed = Signal()  # a decision was sent, or its answer (or failure) came
     error = Signal(str)
     exchange = Signal(object)
     _arrived = Signal(object)  # reader thread -> GUI thread (queued)
@@ -55,9 +58,7 @@ class ProxyConnection(QObject):
         self._poll = Task(self)
         self._poll.finished.connect(self.pending_changed)
         self._poll.failed.connect(self._failed)
-        self._decide = Task(self)
-        self._decide.finished.connect(self._after_decide)
-        self._decide.failed.connect(self._failed)
+        self._deciding: dict[str, Task] = {}  # call id -> its decision in flight
         self._timer = QTimer(self, interval=POLL_MS)
         self._timer.timeout.connect(self.poll)
         self._tick = QTimer(self, interval=TICK_MS)
@@ -87,7 +88,8 @@ class ProxyConnection(QObject):
         self._tick.stop()
         self._stop_reader.set()
         self._poll.cancel()
-        self._decide.cancel()
+        for task in self._deciding.values():
+            task.cancel()  # the requests end by their own timeout; their reports are dropped
         reader, self._reader = self._reader, None
         if reader is not None:
             reader.join(JOIN_S)
@@ -169,20 +171,47 @@ class ProxyConnection(QObject):
             client = self.client
             self._poll.start(lambda _ctx: client.pending())
 
-    def decide(self, call_id: str, approve: bool, **extra: Any) -> None:
-        """Approve or deny ``call_id``; ``extra`` may hold reason / edited_input / always_allow."""
+    def deciding(self, call_id: str) -> bool:
+        """Whether a decision on ``call_id`` was sent and has not been answered yet."""
+        return call_id in self._deciding
+
+    def decide(self, call_id: str, approve: bool, **extra: Any) -> bool:
+        """Approve or deny ``call_id``; ``extra`` may hold reason / edited_input / always_allow.
+
+        Returns False (nothing sent) while an earlier decision on the same call is in
+        flight. Decisions on different calls run side by side, each reported.
+        """
+        if call_id in self._deciding:
+            return False
         client = self.client
 
         def run(_ctx: Any) -> str:
             client.decide(call_id, approve, **extra)
             return call_id
 
-        self._decide.start(run)
+        task = Task(self)
+        task.finished.connect(lambda _result: self._after_decide(call_id))
+        task.failed.connect(lambda exc: self._decide_failed(call_id, exc))
+        self._deciding[call_id] = task
+        task.start(run)
+        self.deciding_changed.emit()
+        return True
 
-    def _after_decide(self, call_id: object) -> None:
-        self.decided.emit(str(call_id))
+    def _settle(self, call_id: str) -> None:
+        task = self._deciding.pop(call_id, None)
+        if task is not None:
+            task.deleteLater()
+            self.deciding_changed.emit()
+
+    def _after_decide(self, call_id: str) -> None:
+        self._settle(call_id)
+        self.decided.emit(call_id)
         if self.mode != "stream":
             self.poll()  # the stream brings the ``decided`` event by itself
+
+    def _decide_failed(self, call_id: str, exc: object) -> None:
+        self._settle(call_id)
+        self._failed(exc)
 
     def _failed(self, exc: object) -> None:
         if isinstance(exc, ControlError):

@@ -57,6 +57,7 @@ class ApprovalsPanel(QDockWidget):
         connection.pending_changed.connect(self._on_pending)
         connection.error.connect(self.status.setText)
         connection.decided.connect(lambda _id: self.status.setText("decision sent"))
+        connection.deciding_changed.connect(lambda: self._show_card(keep_edit=True))
 
     def _build(self) -> None:
         body = QWidget()
@@ -125,10 +126,16 @@ class ApprovalsPanel(QDockWidget):
     def current(self) -> PendingCall | None:
         return self.model.call_at(self.list.currentIndex().row())
 
+    def _decidable(self) -> PendingCall | None:
+        """The selected call, unless a decision on it is already in flight (keys too)."""
+        call = self.current()
+        return None if call is None or self.connection.deciding(call.id) else call
+
     def _show_card(self, keep_edit: bool = False) -> None:
         call = self.current()
+        free = call is not None and not self.connection.deciding(call.id)
         for b in (self.approve_btn, self.deny_btn, self.edit_btn, self.always_btn):
-            b.setEnabled(call is not None)
+            b.setEnabled(free)  # a call whose decision is in flight takes no second one
         if call is None:
             self.title.setText("")
             self.countdown.setText("")
@@ -146,7 +153,7 @@ class ApprovalsPanel(QDockWidget):
 
     # -- decisions ---------------------------------------------------------------------
     def approve(self) -> None:
-        call = self.current()
+        call = self._decidable()
         if call is None:
             return
         if self.editing:
@@ -161,19 +168,19 @@ class ApprovalsPanel(QDockWidget):
         self._send(call, True)
 
     def deny(self) -> None:
-        call = self.current()
+        call = self._decidable()
         if call is not None:
             self._send(call, False, reason=self.reason.text().strip() or None)
 
     def edit(self) -> None:
-        if self.current() is not None:
+        if self._decidable() is not None:
             self.editing = True
             self.args.setReadOnly(False)
             self.args.setFocus()
             self.problem.setText("edit the arguments, then Approve")
 
     def always_allow(self) -> None:
-        call = self.current()
+        call = self._decidable()
         if call is not None:
             self._send(call, True, always_allow=call.tool)
 
@@ -182,4 +189,5 @@ class ApprovalsPanel(QDockWidget):
         self.editing = False
         self.reason.clear()
         extra = {k: v for k, v in extra.items() if v is not None}
-        self.connection.decide(call.id, approve, **extra)
+        if self.connection.decide(call.id, approve, **extra):
+            self.status.setText(f"sending the decision on {call.tool}…")
