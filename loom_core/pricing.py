@@ -23,11 +23,11 @@ the demo's fake model) cost nothing and say so (:func:`is_offline`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from importlib.metadata import version
-from typing import Any
+from typing import Any, NamedTuple
 
 from .price_file import TokenRates, load_overrides, normalise
 
@@ -49,11 +49,10 @@ _PRICE_KEYS = {"input": "input_mtok", "output": "output_mtok", "cache_read": "ca
 _ZERO_KEYS = frozenset({"web_searches_kcount", "storage_searches_kcount"})
 
 
-@dataclass(frozen=True)
-class TokenUsage:
+class TokenUsage(NamedTuple):
     """One call's tokens in genai-prices' terms: ``input`` counts every input token
     (cached ones too), ``output`` every output token (reasoning too); the others are
-    parts of them billed at their own rates."""
+    parts of them billed at their own rates. (A tuple: one is made per model step.)"""
 
     input: int = 0
     output: int = 0
@@ -62,11 +61,14 @@ class TokenUsage:
     cache_write_1h: int = 0  # part of cache_write (Anthropic's one-hour cache)
     reasoning: int = 0  # part of output
 
-    def count(self, unit: str) -> int:
-        return int(getattr(self, unit))
-
-    def __bool__(self) -> bool:
+    @property
+    def spent(self) -> bool:
         return bool(self.input or self.output)
+
+    @property
+    def detailed(self) -> bool:
+        """Some tokens are billed at a rate of their own (cache, reasoning)."""
+        return bool(self.cache_read or self.cache_write or self.reasoning)
 
 
 # A rate: (USD per token below the first tier, ((tier start, USD per token), ...)).
@@ -85,12 +87,20 @@ class Rates:
     reasoning: Rate | None = None
     per_request: float = 0.0
     source: str = ""  # where the rates came from, for tooltips and the CLI
+    # (unit, rate, the priced units directly inside it), worked out once
+    plan: tuple[tuple[str, Rate, tuple[str, ...]], ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plan", _plan(self))
 
     def cost(self, usage: TokenUsage) -> float:
         total_input = usage.input
+        if not usage.detailed:  # the usual step: plain input and output
+            return (self.per_request + _at(self.input, total_input) * total_input
+                    + _at(self.output, total_input) * usage.output)
         usd = self.per_request
-        for unit, count in _leaves(self, usage).items():
-            rate: Rate = getattr(self, unit)
+        for unit, rate, inner in self.plan:
+            count = getattr(usage, unit) - sum(getattr(usage, p) for p in inner)
             usd += _at(rate, total_input) * count
         return usd
 
@@ -104,25 +114,24 @@ def _at(rate: Rate, total_input: int) -> float:
     return base
 
 
-def _leaves(rates: Rates, usage: TokenUsage) -> dict[str, int]:
-    """Each priced unit's own count: its total minus the priced parts inside it."""
+def _inside(unit: str, part: str) -> bool:
+    while part in _PARENT:
+        part = _PARENT[part]
+        if part == unit:
+            return True
+    return False
+
+
+def _plan(rates: Rates) -> tuple[tuple[str, Rate, tuple[str, ...]], ...]:
+    """Each priced unit with the priced units directly inside it: its own count is its
+    total minus theirs (genai-prices' leaf decomposition; unpriced parts stay in it)."""
     priced = [u for u in _PRICE_KEYS if getattr(rates, u) is not None]
-
-    def inside(unit: str, part: str) -> bool:
-        while part in _PARENT:
-            part = _PARENT[part]
-            if part == unit:
-                return True
-        return False
-
-    leaves: dict[str, int] = {}
-    for unit in sorted(priced, key=lambda u: -_depth(u)):
-        leaves[unit] = usage.count(unit) - sum(leaves[p] for p in priced if inside(unit, p))
-    return leaves
-
-
-def _depth(unit: str) -> int:
-    return 0 if unit not in _PARENT else 1 + _depth(_PARENT[unit])
+    plan = []
+    for unit in priced:
+        parts = [p for p in priced if _inside(unit, p)]
+        direct = tuple(p for p in parts if not any(_inside(q, p) for q in parts))
+        plan.append((unit, getattr(rates, unit), direct))
+    return tuple(plan)
 
 
 # -- the database ---------------------------------------------------------------------
@@ -188,7 +197,12 @@ def _from_override(r: TokenRates) -> Rates:
 
 def is_offline(model: object) -> bool:
     """A model that answers without a provider (scripted, the demo): it costs nothing."""
-    return isinstance(model, str) and normalise(model) in OFFLINE_MODELS
+    return isinstance(model, str) and _offline_name(model)
+
+
+@cache
+def _offline_name(model: str) -> bool:
+    return normalise(model) in OFFLINE_MODELS
 
 
 def call_cost(model: object, usage: TokenUsage) -> float | None:
@@ -201,7 +215,7 @@ def call_cost(model: object, usage: TokenUsage) -> float | None:
         return 0.0
     found = rates_of(model) if isinstance(model, str) and model.strip() else None
     if found is None:
-        return None if usage else 0.0
+        return None if usage.spent else 0.0
     if isinstance(found, Rates):
         return found.cost(usage)
     return _slow_cost(found, usage)

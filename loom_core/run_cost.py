@@ -31,6 +31,7 @@ from .document import Document
 from .pricing import TokenUsage, call_cost, is_offline
 
 _LIMIT = 10**12  # one call's count is clamped (hand-edited files)
+_PLAIN = frozenset({"input_tokens", "output_tokens"})
 
 
 class _UsageOnly(msgspec.Struct):
@@ -41,6 +42,8 @@ _usage_decoder = msgspec.json.Decoder(_UsageOnly)
 
 
 def _n(value: Any) -> int:
+    if type(value) is int and 0 <= value <= _LIMIT:  # the usual case, first
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return 0
     return max(0, min(int(value), _LIMIT))
@@ -59,6 +62,8 @@ def token_usage(usage: Any) -> TokenUsage:
     """
     if not isinstance(usage, dict):
         return TokenUsage()
+    if usage.keys() <= _PLAIN:  # the usual {input_tokens, output_tokens}: nothing more to read
+        return TokenUsage(_n(usage.get("input_tokens")), _n(usage.get("output_tokens")))
     if "prompt_tokens" in usage and "input_tokens" not in usage:  # OpenAI Chat, as sent
         inp, out = _n(usage.get("prompt_tokens")), _n(usage.get("completion_tokens"))
         read, write = (_part(usage, "prompt_tokens_details", "cached_tokens"),
@@ -115,6 +120,7 @@ class RunPricer:
         self.offline_from = _offline_tail(doc)
         self._ordinal = array("i")  # effect -> its model ordinal (proxy wire index)
         self._models = 0
+        self._offline_model: dict[str, bool] = {}
 
     def model(self, i: int) -> str:
         meta = self.doc.effects[i].meta
@@ -123,15 +129,20 @@ class RunPricer:
 
     def offline(self, i: int) -> bool:
         """Step ``i`` was answered without a provider (and so cost nothing)."""
-        return (self.offline_from is not None and i >= self.offline_from) or \
-            is_offline(self.model(i))
+        if self.offline_from is not None and i >= self.offline_from:
+            return True
+        model = self.model(i)
+        known = self._offline_model.get(model)
+        if known is None:
+            known = self._offline_model[model] = is_offline(model)
+        return known
 
     def usage(self, i: int) -> TokenUsage:
         """Effect ``i``'s tokens, cache and reasoning counts from the wire when only it has them."""
         recorded = _decoded_usage(self.doc.effects[i].result)
         usage = token_usage(recorded)
         wire = self.doc.wire
-        if wire and usage == TokenUsage(usage.input, usage.output):
+        if wire and not usage.detailed:
             k = self._wire_index(i)
             if 0 <= k < len(wire):
                 full = _decoded_usage(wire[k])
@@ -141,9 +152,7 @@ class RunPricer:
 
     def cost(self, i: int) -> float | None:
         """USD of effect ``i`` (0 for anything but a model call; ``None``: unpriced)."""
-        if self.doc.effects[i].kind != "model":
-            return 0.0
-        if self.offline(i):
+        if self.doc.effects[i].kind != "model" or self.offline(i):
             return 0.0
         return call_cost(self.model(i), self.usage(i))
 

@@ -15,7 +15,7 @@ shows). A re-run on the scripted provider is offline and costs nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +73,8 @@ def _shifted(rec: TokenUsage, est_in: int) -> TokenUsage:
     takes uncached tokens first."""
     read = min(rec.cache_read, est_in)
     write = min(rec.cache_write, est_in - read)
-    return replace(rec, input=est_in, cache_read=read, cache_write=write,
-                   cache_write_1h=min(rec.cache_write_1h, write))
+    return rec._replace(input=est_in, cache_read=read, cache_write=write,
+                        cache_write_1h=min(rec.cache_write_1h, write))
 
 
 def dry_run(doc: Document, path: str | Path, seq: int, edit: Edit, max_turns: int,
