@@ -34,6 +34,12 @@ EMPTY_TEXT = ("No run is open.\n\nFile ▸ Open… (Ctrl+O) or drop a trace, jou
               "Help ▸ Run offline demo shows a live run with an approval, no API key needed.")
 
 
+def held_message(count: int) -> str:
+    """Short: the status bar shows it left of the run's figures, which leave it little room
+    at 1000 px (the approvals panel's title names the proxy)."""
+    return f"⏸ {count} call{'s' if count != 1 else ''} held for approval"
+
+
 class MainWindow(QMainWindow):
     """Tabs of :class:`DocumentView`, with the menus and status bar around them."""
 
@@ -180,7 +186,7 @@ class MainWindow(QMainWindow):
         connection = ProxyConnection(ControlClient(port), confirm_timeout, self)
         panel = ApprovalsPanel(connection, self)
         panel.held.connect(lambda n: self.statusBar().showMessage(
-            f"{n} tool call(s) held for approval on proxy {connection.label}", 10_000))
+            held_message(n), 10_000))
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, panel)
         self.notifier.watch(panel)
         self.proxies.append(connection)

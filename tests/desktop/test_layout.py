@@ -74,3 +74,25 @@ def test_status_bar_tokens_and_cost_fit_at_1000x700(qtbot, big_font, open_and_wa
     for key in ("step", "tokens", "cost"):
         assert _inside(labels[key], window), (key, labels[key].text())
     assert "MISMATCH" in labels["checksum"].text() and "modified" in labels["checksum"].toolTip()
+
+
+def test_held_call_message_fits_beside_the_status_figures(qtbot, open_and_wait, window: MainWindow,
+                                                          sample: Path) -> None:
+    window.resize(1000, 700)
+    view = open_and_wait(window, sample)
+    qtbot.waitUntil(lambda: view.checksum == "valid", timeout=20_000)
+    view.checksum = "mismatch"
+    view.session.set_step(view.session.count - 1)
+    window.update_status()
+    panel = window.attach_proxy(_free_port())
+    try:
+        panel.held.emit(2)
+        qtbot.wait(50)
+        bar = window.statusBar()
+        message = bar.currentMessage()
+        assert "2 calls held" in message
+        room = min(label.x() for label in window.status_labels.values() if label.isVisible())
+        assert bar.fontMetrics().horizontalAdvance(message) + 12 <= room
+    finally:
+        for connection in window.proxies:
+            connection.stop()
