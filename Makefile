@@ -9,7 +9,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench sample screenshot clean
+.PHONY: run test fuzz bench sample screenshot clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 needed"'
@@ -23,6 +23,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
+
+# make fuzz - the long property run: N mutated inputs of every family through every reader,
+# view and command; crashes are kept in tests/fuzz_regressions/ (replayed by make test)
+fuzz: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m tests.core.fuzz.drive --cases $(or $(N),10000)
+	QT_QPA_PLATFORM=offscreen LOOM_FUZZ_PROFILE=long $(PY) -m pytest -q tests/core/fuzz
 
 bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) benchmarks/open_trace.py --effects $(or $(N),100000) --json

@@ -18,11 +18,10 @@ from typing import Any
 
 import msgspec
 
-from .document import EMPTY_META, Document
+from .document import EMPTY_META, Document, decode_raw, text_and_calls
 from .fastschema import decoder, fast_struct
 from .schema import ModelResult
 
-_generic = msgspec.json.Decoder()
 # model results for indexing: usage and tool call ids/names typed, texts left raw
 _index_result = decoder(fast_struct(ModelResult, frozenset({"text"})))
 
@@ -181,8 +180,8 @@ class _HarnessBuilder(_Builder):
     def task_of(self, model_eff: int, call_id: str) -> str:
         if model_eff < 0:
             return ""
-        value = _generic.decode(self.doc.effects[model_eff].result)
-        for c in (value or {}).get("tool_calls") or []:
+        value = decode_raw(self.doc.effects[model_eff].result)
+        for c in text_and_calls(value)[1]:
             if isinstance(c, dict) and c.get("id") == call_id:
                 inp = c.get("input") if isinstance(c.get("input"), dict) else {}
                 return str(inp.get("task", ""))
@@ -215,7 +214,7 @@ class _HarnessBuilder(_Builder):
                 self.index.result_pairs[i] = ask[2]
                 ctx.items.append(("tool", i, ask[0], ask[1]))
         elif kind == "time" and not ctx.items:
-            line = _clock_line(_generic.decode(eff.result) if eff.result is not None else None)
+            line = _clock_line(decode_raw(eff.result))
             if line:
                 ctx.items.append(("text", line, "clock", "user"))
             self.take_episode(ctx, i)
@@ -236,7 +235,7 @@ class _HarnessBuilder(_Builder):
         head = ctx.items[: len(ctx.items) - len(tail)]
         pinned = [it for it in head if (it[0] == "text" and it[2] == "compaction")
                   or (it[0] == "snapshot" and it[1].get("pinned"))]
-        summary = _generic.decode(self.doc.effects[i].result) if self.doc.effects[i].result else ""
+        summary = decode_raw(self.doc.effects[i].result) if self.doc.effects[i].result else ""
         items = [*pinned, ("text", f"Summary of earlier conversation: {summary}", "compaction",
                            "user"), *tail]
         self.stack[-1] = self.replace(ctx, items)
@@ -244,7 +243,7 @@ class _HarnessBuilder(_Builder):
 
 def _snapshot_items(eff: Any) -> list[Item]:
     """An ``edit`` effect's context snapshot as items (a hand-edited non-list: empty)."""
-    snap = _generic.decode(eff.result) if eff.result is not None else None
+    snap = decode_raw(eff.result)
     snap = snap if isinstance(snap, list) else []
     return [("snapshot", d, "", "") for d in snap if isinstance(d, dict)]
 

@@ -23,6 +23,7 @@ FastModelResult = fast_struct(ModelResult)
 _EMPTY_RESULT = FastModelResult()
 EMPTY_META = fast_struct(EffectMeta)()
 _generic = msgspec.json.Decoder()
+TOO_DEEP = "(a value nested too deeply to show)"
 
 
 def decode_raw(raw: msgspec.Raw | None) -> Any:
@@ -35,6 +36,8 @@ def decode_raw(raw: msgspec.Raw | None) -> Any:
         import json
 
         return json.loads(bytes(raw))
+    except RecursionError:  # deeper than the stack allows here: a view shows this instead
+        return TOO_DEEP
 
 
 def text_and_calls(value: Any) -> tuple[str, list[dict[str, Any]]]:

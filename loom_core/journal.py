@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import msgspec
-from pydantic import ValidationError
 
-from .document import Document, Unfinished, text_and_calls
+from .document import Document, Unfinished, decode_raw, text_and_calls
 from .errors import LoadError
-from .fastschema import decoder
+from .fastschema import decoder, fast_struct
 from .schema import JournalEffect, JournalHeader, TraceHeader
-from .trace import describe, gc_paused
+from .tolerant import decode_struct, decode_value, validated
+from .trace import gc_paused, with_problems
 
 _generic = msgspec.json.Decoder()
 
@@ -41,9 +41,12 @@ class JournalState:
     pending: dict[int, Unfinished] = field(default_factory=dict)
     headers_seen: int = 0
     torn: bool = False
+    problems: list[str] = field(default_factory=list)  # wrongly typed fields, in words
+    line_no: int = 0  # lines fed so far: names the line of a problem
 
     def feed(self, line: bytes) -> bool:
         """Apply one complete line; False when it does not parse (caller stops)."""
+        self.line_no += 1
         if not line.strip():
             return True
         try:
@@ -51,19 +54,30 @@ class JournalState:
         except (msgspec.DecodeError, msgspec.ValidationError):
             return False
         if kind == "header":
-            self.header = _generic.decode(line)
+            self.header = decode_value(line)
             self.headers_seen += 1
             self.pending.clear()
         elif kind == "intent":
-            intent = decoder(JournalEffect).decode(line)
+            intent = self._effect(line)
             self.pending[intent.seq or 0] = Unfinished(
                 intent.seq or 0, intent.kind or "", intent.depth or 0)
         elif kind == "effect":
-            effect = decoder(JournalEffect).decode(line)
+            effect = self._effect(line)
             self.pending.pop(effect.seq or 0, None)
             self.effects.append(effect)
             self.entries.append(msgspec.Raw(line.strip()))
         return True
+
+    def _effect(self, line: bytes) -> Any:
+        """An intent or effect line as a struct; wrongly typed fields read as defaults."""
+        try:
+            return decoder(JournalEffect).decode(line)
+        except msgspec.ValidationError:
+            found: list[str] = []
+            effect = decode_struct(line, fast_struct(JournalEffect), found)
+            where = "" if any("'seq'" in p for p in found) else f" (seq {effect.seq or 0})"
+            self.problems.extend(f"line {self.line_no}{where}: {p}" for p in found)
+            return effect
 
     def unfinished(self) -> tuple[Unfinished, ...]:
         return tuple(self.pending[k] for k in sorted(self.pending))
@@ -81,23 +95,20 @@ def parse_journal_lines(lines: Iterable[bytes], state: JournalState | None = Non
 
 def _output(state: JournalState, doc_effects: list[Any]) -> str:
     """The run's answer so far: the last depth-0 model text (what a trace's ``output`` holds)."""
-    dec = msgspec.json.Decoder()
     for eff in reversed(doc_effects):
         if eff.kind == "model" and not eff.depth:
-            value = dec.decode(eff.result) if eff.result is not None else None
+            value = decode_raw(eff.result)
             if isinstance(value, dict):
                 return text_and_calls(value)[0]
     return ""
 
 
-def journal_document(state: JournalState, path: str, source: bytes | None = None) -> Document:
+def journal_document(state: JournalState, path: str, source: bytes | None = None,
+                     warnings: tuple[str, ...] = ()) -> Document:
     """A :class:`Document` view of a journal state (header facts mapped onto a trace's)."""
-    try:
-        head = JournalHeader.model_validate(state.header or {})
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise LoadError(path, f"wrong field type: header {where}: {first['msg']}") from err
+    problems: list[str] = []
+    header_values = state.header if isinstance(state.header, dict) else {}
+    head = validated(JournalHeader, header_values, path, problems, where="header member")
     unfinished = state.unfinished()
     paused = any(u.kind == "human" for u in unfinished)
     episodes = list(head.episodes)
@@ -111,17 +122,41 @@ def journal_document(state: JournalState, path: str, source: bytes | None = None
         path=path, format="journal", header=header,
         effects=list(state.effects), entries=list(state.entries), source=source,
         unfinished=unfinished, torn=state.torn,
+        warnings=with_problems(warnings, problems + state.problems),
         extra={"journal_version": head.version},
     )
 
 
 def load_journal_bytes(data: bytes, path: str) -> Document:
-    """Parse a whole journal file."""
+    """Parse a whole journal file, stopping like loom-harness at the first unreadable line
+    (a torn write); a warning names that line and why it could not be read."""
+    state, warnings = JournalState(), ()
+    lines = data.split(b"\n")
     with gc_paused():
-        try:
-            state = parse_journal_lines(data.split(b"\n"))
-        except msgspec.ValidationError as err:
-            raise LoadError(path, describe(err)) from err
+        for n, line in enumerate(lines, 1):
+            cause = _unreadable(state, line)
+            if cause is not None:
+                state.torn = True
+                if line.strip() or n < len(lines):
+                    warnings = (f"line {n} {cause}; the run is read up to line {n - 1}",)
+                break
     if state.header is None and not state.effects:
-        raise LoadError(path, "not a loom journal (no header or effect line)")
-    return journal_document(state, path, data)
+        raise LoadError(path, "not a loom journal (no header or effect line)"
+                        + (f": {warnings[0]}" if warnings else ""))
+    return journal_document(state, path, data, warnings)
+
+
+def _unreadable(state: JournalState, line: bytes) -> str | None:
+    """Feed one line; None when it was read, else why it was not."""
+    try:
+        if state.feed(line):
+            return None
+    except RecursionError:
+        return "is nested too deeply"
+    try:
+        _generic.decode(line)
+    except msgspec.DecodeError as err:
+        return "is not valid JSON" if "truncated" not in str(err) else "is incomplete (torn)"
+    except RecursionError:
+        return "is nested too deeply"
+    return "is not a journal line (an object with a \"type\")"

@@ -41,7 +41,7 @@ def detect_format(data: bytes) -> str:
         return _single_line_format(first.strip())
     try:
         head = _probe.decode(first)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, RecursionError):  # the trace reader names the cause
         return "trace"
     if "type" in head and bytes(head["type"]) in _JOURNAL_TYPES:
         return "journal"
@@ -53,7 +53,7 @@ def detect_format(data: bytes) -> str:
 def _single_line_format(data: bytes) -> str:
     try:
         head = _probe.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except (msgspec.DecodeError, RecursionError):  # the trace reader names the cause
         return "trace"
     if "type" in head and "log" not in head:
         return "journal"

@@ -14,21 +14,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from .canonical import checksum, harness_sys_hash
 from .document import Document
 from .schema import HARNESS_ORDER
+from .tolerant import decode_value
 from .trace import gc_paused, source_dict
-
-_generic = msgspec.json.Decoder()
-
 
 def _journal_dict(doc: Document) -> dict[str, Any]:
     h = doc.header
     log = []
     for raw in doc.entries:
-        entry = _generic.decode(raw)
+        entry = decode_value(raw)  # an out-of-range number reads as Python does (inf)
         entry.pop("type", None)
         log.append(entry)
     pending_depth = next((u.depth for u in doc.unfinished if u.kind == "human"), 0)
@@ -38,8 +34,8 @@ def _journal_dict(doc: Document) -> dict[str, Any]:
         "paused": h.paused, "pending": None, "pending_depth": pending_depth,
         "stop_reason": "", "log": log,
     }
-    if h.system and any((e.get("meta") or {}).get("sys_hash") == harness_sys_hash(h.system)
-                        for e in log):
+    if h.system and any(isinstance(e.get("meta"), dict)
+                        and e["meta"].get("sys_hash") == harness_sys_hash(h.system) for e in log):
         data["systems"] = {harness_sys_hash(h.system): h.system}
     return {k: data[k] for k in HARNESS_ORDER if k in data}
 

@@ -13,13 +13,14 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 import msgspec
-from pydantic import ValidationError
 
 from .canonical import checksum
 from .document import Document, FastEffect
 from .errors import LoadError
 from .fastschema import decoder
 from .schema import CURRENT_VERSION, EffectEntry, TraceHeader
+from .tolerant import (decode_cause, decode_struct, decode_value, lenient_json, nesting_cause,
+                       surrogate_cause, validated)
 
 _top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
@@ -44,19 +45,22 @@ def describe(err: Exception) -> str:
     text = str(err)
     if "truncated" in text:
         return "the file ends early (truncated JSON)"
+    if "out of range" in text:
+        return "number out of range"
     if isinstance(err, msgspec.ValidationError):
         return "wrong field type: " + text.replace("`", "")
     return "not valid JSON (" + text.replace("JSON is malformed: ", "") + ")"
 
 
 _log_decoder = msgspec.json.Decoder(list[FastEffect])
+MAX_WARNINGS = 20
 
 
-def _decode_log(path: str, raw_log: msgspec.Raw) -> list[Any]:
+def _decode_log(path: str, raw_log: msgspec.Raw, problems: list[str]) -> list[Any]:
     """Decode ``log`` straight into structs; on any problem redo it entry by entry.
 
     The fast path is one C-level pass. The slow path exists for files loom-harness
-    tolerates (non-object items are skipped) and to name the failing entry.
+    tolerates (non-object items are skipped, wrongly typed fields read as defaults).
     """
     try:
         return _log_decoder.decode(raw_log)
@@ -66,49 +70,82 @@ def _decode_log(path: str, raw_log: msgspec.Raw) -> list[Any]:
         raws = _list_decoder.decode(raw_log)
     except msgspec.ValidationError as err:
         raise LoadError(path, "not a loom trace ('log' is not a list)") from err
-    return [e for e in decode_entries(path, raws) if e is not None]
+    return [e for e in decode_entries(path, raws, 0, problems) if e is not None]
 
 
-def decode_entries(path: str, raws: list[msgspec.Raw], start: int = 0) -> list[Any]:
-    """Decode raw log entries one by one (``None`` for the non-objects loom skips)."""
+def decode_entries(path: str, raws: list[msgspec.Raw], start: int = 0,
+                   problems: list[str] | None = None) -> list[Any]:
+    """Decode raw log entries one by one (``None`` for the non-objects loom skips).
+
+    An entry with a wrongly typed field is read field by field (see
+    :func:`tolerant.decode_struct`); what was wrong goes to ``problems``.
+    """
     dec = decoder(EffectEntry)
     effects: list[Any] = []
     for i, raw in enumerate(raws):
         try:
             effects.append(dec.decode(raw))
-        except msgspec.ValidationError as err:
+        except msgspec.ValidationError:
             if bytes(memoryview(raw)[:1]) != b"{":
                 effects.append(None)  # loom skips non-object items; so do we
                 continue
-            raise LoadError(path, f"log[{start + i}]: {describe(err)}") from err
+            effects.append(_tolerant_entry(raw, f"log[{start + i}]", problems))
+        except RecursionError:
+            raise LoadError(path, f"JSON nested too deeply in log[{start + i}]") from None
     return effects
 
 
-def _header(path: str, top: dict[str, msgspec.Raw]) -> TraceHeader:
-    small = {k: _generic.decode(v) for k, v in top.items() if k not in _BULK}
-    try:
-        return TraceHeader.model_validate(small)
-    except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise LoadError(path, f"wrong field type: {where}: {first['msg']}") from err
+def _tolerant_entry(raw: msgspec.Raw, label: str, problems: list[str] | None) -> Any:
+    """One entry read field by field, its problems named by seq when the seq is sound."""
+    found: list[str] = []
+    effect = decode_struct(raw, FastEffect, found)
+    if not any("'seq'" in p for p in found):
+        label = f"seq {effect.seq or 0}"
+    if problems is not None:
+        problems.extend(f"{label}: {p}" for p in found)
+    return effect
+
+
+def with_problems(warnings: tuple[str, ...], problems: list[str]) -> tuple[str, ...]:
+    """Warnings plus the first problems found (a broken file must not flood the UI)."""
+    shown = problems[:MAX_WARNINGS]
+    if len(problems) > MAX_WARNINGS:
+        shown.append(f"... and {len(problems) - MAX_WARNINGS} more field(s) with the wrong type")
+    return warnings + tuple(shown)
+
+
+def _header(path: str, top: dict[str, msgspec.Raw], problems: list[str]) -> TraceHeader:
+    small = {k: decode_value(v) for k, v in top.items() if k not in _BULK}
+    return validated(TraceHeader, small, path, problems, top)  # type: ignore[no-any-return]
 
 
 def _decode_top(data: bytes, path: str) -> dict[str, msgspec.Raw]:
     try:
         return _top_decoder.decode(data)
+    except RecursionError:
+        raise LoadError(path, nesting_cause(data)) from None
     except msgspec.DecodeError as err:
         if "Expected `object`" in str(err):
             raise LoadError(path, "not a loom trace (the JSON is not an object)") from err
-        try:  # Python's json writes NaN/Infinity; read such a file through it
-            import json
+        return _lenient_top(data, path, err)
 
-            value = json.loads(data, parse_constant=lambda _c: None)
-        except ValueError:
-            raise LoadError(path, describe(err)) from err
-        if not isinstance(value, dict):
-            raise LoadError(path, "not a loom trace (the JSON is not an object)") from err
-        return _top_decoder.decode(json.dumps(value).encode())
+
+def _lenient_top(data: bytes, path: str, err: msgspec.DecodeError) -> dict[str, msgspec.Raw]:
+    """Python's json writes NaN/Infinity; read such a file through it (non-finite: null)."""
+    cause = surrogate_cause(data)
+    if cause is not None:
+        raise LoadError(path, cause) from err
+    try:
+        value = lenient_json(data)
+    except RecursionError:
+        raise LoadError(path, nesting_cause(data)) from None
+    except ValueError:
+        raise LoadError(path, decode_cause(err, data)) from err
+    if not isinstance(value, dict):
+        raise LoadError(path, "not a loom trace (the JSON is not an object)") from err
+    import json
+
+    return _top_decoder.decode(json.dumps(value).encode())
 
 
 def parse_top(data: bytes, path: str) -> tuple[dict[str, msgspec.Raw], TraceHeader, tuple[str, ...]]:
@@ -116,7 +153,8 @@ def parse_top(data: bytes, path: str) -> tuple[dict[str, msgspec.Raw], TraceHead
     top = _decode_top(data, path)
     if "log" not in top:
         raise LoadError(path, "not a loom trace (no 'log' member)")
-    header = _header(path, top)
+    problems: list[str] = []
+    header = _header(path, top, problems)
     if header.version > CURRENT_VERSION:
         raise LoadError(
             path, f"written by a newer loom (trace version {header.version}; "
@@ -125,7 +163,7 @@ def parse_top(data: bytes, path: str) -> tuple[dict[str, msgspec.Raw], TraceHead
     if header.version < CURRENT_VERSION:
         warnings = (f"trace version {header.version} (current {CURRENT_VERSION}): "
                     "model effect keys were computed without tool schemas",)
-    return top, header, warnings
+    return top, header, warnings + tuple(problems)
 
 
 def assemble(data: bytes, path: str, top: dict[str, msgspec.Raw], header: TraceHeader,
@@ -143,8 +181,12 @@ def load_trace_bytes(data: bytes, path: str) -> Document:
     """Parse a trace document from ``data``; ``path`` is only used in messages."""
     with gc_paused():
         top, header, warnings = parse_top(data, path)
-        effects = _decode_log(path, top["log"])
-        return assemble(data, path, top, header, effects, warnings)
+        problems: list[str] = []
+        try:
+            effects = _decode_log(path, top["log"], problems)
+        except RecursionError:
+            raise LoadError(path, nesting_cause(data)) from None
+        return assemble(data, path, top, header, effects, with_problems(warnings, problems))
 
 
 def source_dict(doc: Document) -> dict[str, Any]:

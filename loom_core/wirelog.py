@@ -26,12 +26,12 @@ def wirelog_recorder(data: bytes) -> tuple[WireRecorder, int]:
             continue
         try:
             exchange = WirelogLine.model_validate(_generic.decode(line))
-        except (msgspec.DecodeError, ValidationError):
-            skipped += 1
+        except (msgspec.DecodeError, ValidationError, RecursionError):
+            skipped += 1  # like loom: an unreadable line is skipped wherever it is
             continue
         try:
             recorder.record(exchange.request, exchange.response, exchange.shield_events)
-        except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError):
             skipped += 1  # parsed, but not shaped like any dialect: as unreadable as junk
     return recorder, skipped
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+from loom_core.document import text_and_calls
 from loom_core.edit_delta import NEW, EditDelta, frame_delta
 from loom_core.frames import Frame, Message, frame_at
 from loom_core.steps import call_text, step_label
@@ -71,12 +72,27 @@ def highlighted_item(items: Any, n: int, state: ViewState) -> int | None:
     return None
 
 
-def esc(text: str) -> str:
-    return html.escape(text, quote=False)
+WRONG_TYPE = "<span class='err'>⚠ wrong type, shown raw</span>"
 
 
-def folded(text: str, key: str, state: ViewState, limit: int = FOLD, bg: str = "") -> str:
+def raw_text(value: Any) -> str:
+    """Any decoded value as text: strings as they are, anything else as its JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (RecursionError, ValueError, TypeError):
+        return repr(value)[:FOLD]
+
+
+def esc(text: Any) -> str:
+    """HTML-escaped text; a value of another type (a hand-edited file) as its JSON."""
+    return html.escape(raw_text(text), quote=False)
+
+
+def folded(text: Any, key: str, state: ViewState, limit: int = FOLD, bg: str = "") -> str:
     """Text in a <pre> (tinted ``bg``), cut at ``limit`` characters with an unfold link."""
+    text = raw_text(text)
     style = f" style='background-color:{bg}'" if bg else ""
     if len(text) <= limit or key in state.expanded:
         return f"<pre{style}>{esc(text)}</pre>"
@@ -87,15 +103,15 @@ def folded(text: str, key: str, state: ViewState, limit: int = FOLD, bg: str = "
 
 def pretty(value: Any) -> str:
     """JSON-looking strings and structures pretty-printed; other text as is."""
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped[:1] in "[{":
-            try:
+    try:
+        if isinstance(value, str):
+            stripped = value.strip()
+            if stripped[:1] in "[{":
                 return json.dumps(json.loads(stripped), indent=2, ensure_ascii=False)
-            except ValueError:
-                return value
-        return value
-    return json.dumps(value, indent=2, ensure_ascii=False)
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    except (ValueError, RecursionError):  # not JSON after all, or too deep to indent
+        return raw_text(value)
 
 
 def _message(m: Message, k: int, new: bool, state: ViewState, first_new: int,
@@ -179,15 +195,24 @@ def _removed_before(delta: EditDelta) -> dict[int, list[str]]:
 
 def _response_html(tl: Timeline, effect: int, state: ViewState) -> list[str]:
     value = tl.doc.result(effect)
-    value = value if isinstance(value, dict) else {}
     out = ["<div class='sec'>Response</div>"]
-    if value.get("text"):
-        out.append(folded(value["text"], "response", state))
-    for call in value.get("tool_calls") or []:
-        if isinstance(call, dict):
-            out.append(f"<pre>→ {esc(call.get('name', ''))}"
-                       f"({esc(json.dumps(call.get('input', {}), indent=2, ensure_ascii=False))})</pre>")
-    out.append(f"<div class='hdr'>stop_reason: {esc(str(value.get('stop_reason', '')))}</div>")
+    if not isinstance(value, dict):
+        return out + [f"<div>{WRONG_TYPE}</div>", folded(pretty(value), "response", state)]
+    text, calls = value.get("text"), value.get("tool_calls") or []
+    if text:
+        out.append(("" if isinstance(text, str) else f"<div>text {WRONG_TYPE}</div>")
+                   + folded(text, "response", state))
+    if not isinstance(calls, list):
+        out.append(f"<div>tool_calls {WRONG_TYPE}</div>" + folded(pretty(calls), "calls", state))
+        calls = []
+    for call in calls:
+        if not isinstance(call, dict):
+            out.append(f"<div>tool call {WRONG_TYPE}</div><pre>{esc(call)}</pre>")
+            continue
+        name = call.get("name", "")
+        mark = "" if isinstance(name, str) else f" {WRONG_TYPE}"
+        out.append(f"<pre>→ {esc(name)}({esc(pretty(call.get('input', {})))})</pre>{mark}")
+    out.append(f"<div class='hdr'>stop_reason: {esc(value.get('stop_reason', ''))}</div>")
     return out
 
 
@@ -208,8 +233,7 @@ def _tool_html(tl: Timeline, step: int, state: ViewState) -> list[str]:
         out.append(f"<div class='sec'>Call (made at <a href='loom:step:{caller}'>"
                    f"{step_label(tl, caller)}</a>)</div>")  # the link names the row
         if call is not None:
-            out.append(f"<pre>{esc(call.get('name', ''))}("
-                       f"{esc(json.dumps(call.get('input', {}), indent=2, ensure_ascii=False))})</pre>")
+            out.append(f"<pre>{esc(call.get('name', ''))}({esc(pretty(call.get('input', {})))})</pre>")
     flags = tl.flags[step]
     status = ("ERROR" if flags & F_ERROR else "BLOCKED" if flags & F_BLOCKED
               else "DRY-RUN" if flags & F_DRYRUN else "")
@@ -224,8 +248,7 @@ def _tool_html(tl: Timeline, step: int, state: ViewState) -> list[str]:
 
 
 def _find_call(tl: Timeline, model_step: int, result_step: int) -> dict[str, Any] | None:
-    value = tl.doc.result(tl.effect_of[model_step])
-    calls = [c for c in (value or {}).get("tool_calls") or [] if isinstance(c, dict)]
+    calls = text_and_calls(tl.doc.result(tl.effect_of[model_step]))[1]
     position = tl.calls_of.get(model_step, []).index(result_step)
     meta = tl.context.meta_of(tl.effect_of[result_step]) if tl.context else None
     tuid = getattr(meta, "tuid", None)

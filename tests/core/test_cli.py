@@ -151,18 +151,17 @@ BAD_INPUTS: dict[str, tuple[Callable[[Path], Path], str]] = {
     "JSON string": (_write(b'"a string"'), "not an object"),
     "object without log": (_write(b'{"prompt": "", "output": ""}'), "no 'log'"),
     "log not a list": (_write(b'{"log": {"seq": 0}}'), "'log' is not a list"),
-    "seq is a string": (_write(_trace(seq="x")), "log[0]"),
-    "depth is a string": (_write(_trace(depth="deep")), "depth"),
-    "meta not an object": (_write(_trace(meta="m")), "meta"),
     "truncated file": (_truncated, "truncated"),
     "version 3": (_write(b'{"version": 3, "prompt": "", "output": "", "log": []}'), "newer"),
     "version a string": (_write(b'{"version": "two", "log": []}'), "version"),
-    "episodes a string": (_write(b'{"log": [], "episodes": "hi"}'), "episodes"),
+    "version out of range": (_write(b'{"log": [], "version": 1e400}'),
+                             "number out of range in member 'version'"),
+    "deep nesting": (_write(b'{"log": [], "x": ' + b"[" * 1000 + b"]" * 1000 + b"}"),
+                     "nested too deeply"),
+    "deep nesting in a journal": (_write(b'{"type": "header", "x": ' + b"[" * 5000
+                                         + b"]" * 5000 + b"}\n"), "nested too deeply"),
+    "lone surrogate": (_write(b'{"log": [], "model": "\\ud800"}'), "lone surrogate"),
     "not UTF-8": (_write(b'{"log": [], "prompt": "caf\xe9", "output": ""}'), "UTF-8"),
-    "journal bad seq": (_write(b'{"type": "header", "version": 1}\n{"type": "effect", '
-                               b'"seq": "x"}\n'), "seq"),
-    "journal bad header": (_write(b'{"type": "header", "episodes": "x"}\n{"type": "effect"}\n'),
-                           "episodes"),
     "journal only intents": (_write(b'{"type": "intent", "seq": 0}\n{"type": "intent"}\n'),
                              "not a loom journal"),
     "wirelog without exchange": (_write(b'{"request": {}, "response": 5}\n{"request": 1, '
@@ -234,6 +233,42 @@ def test_malformed_payloads_are_tolerated_not_tracebacks(
     assert main(["steps", str(path), "--json"]) == 0  # every row's payload, as the app reads it
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert len([r for r in rows if r["kind"] != "episode"]) == len(load(path))
+
+
+WRONGLY_TYPED = {
+    "seq is a string": (_trace(seq="x"), "log[0]: field 'seq' has the wrong type"),
+    "depth is a string": (_trace(depth="deep"), "seq 0: field 'depth' has the wrong type"),
+    "meta not an object": (_trace(meta="m"), "field 'meta' has the wrong type, shown raw: \"m\""),
+    "meta tools not a list": (_trace(meta={"tools": 5}), "field 'meta.tools' has the wrong type"),
+    "seq out of range": (_trace(seq=1).replace(b'"seq": 1', b'"seq": 1e400'),
+                         "log[0]: field 'seq' is a number out of range (1e400)"),
+    "episodes a string": (b'{"log": [], "episodes": "hi"}', "member 'episodes' has the wrong"),
+    "output out of range": (b'{"log": [], "output": 1e400}', "member 'output' is a number out"),
+    "journal bad seq": (b'{"type": "header", "version": 1}\n{"type": "effect", "seq": "x"}\n',
+                        "line 2: field 'seq' has the wrong type, shown raw: \"x\""),
+    "journal bad header": (b'{"type": "header", "episodes": "x"}\n{"type": "effect"}\n',
+                           "header member 'episodes' has the wrong type"),
+    "journal effect out of range": (b'{"type": "header"}\n{"type": "effect", "seq": 0, "kind": '
+                                    b'"model", "result": {"text": "a", "x": 1e400}}\n', None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRONGLY_TYPED))
+def test_wrongly_typed_fields_are_read_and_marked(case: str, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 12: any JSON value in any field is read; the wrong type is named as a warning."""
+    data, warning = WRONGLY_TYPED[case]
+    path = _write(data)(tmp_path)
+    for argv in (["summary", str(path)], ["convert", str(path), "-o", str(tmp_path / "o.json")],
+                 ["doctor", str(path)]):
+        assert main(argv) == 0, argv
+    out = capsys.readouterr().out
+    if warning is not None:
+        assert "warning: " in out and warning in out, out
+    assert main(["summary", str(path), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["effects"] == len(load(path))
+    assert warning is None or any(warning in w for w in summary["warnings"])
 
 
 def test_malformed_exchange_in_a_wirelog_is_skipped(tmp_path: Path) -> None:

@@ -1,0 +1,174 @@
+"""The slow path of every reader: what to do when the fast decoders refuse a file.
+
+One rule for all readers (issue 12): any JSON value in any field is accepted; a
+value of the wrong type is left at the field's default, kept raw in the entry's
+bytes, and reported as a warning that shows it. What cannot be read at all (bad
+JSON, nesting deeper than the interpreter's stack, a lone surrogate escape) is
+refused with a cause in words and where it is (member, line or seq).
+
+Nothing here runs on the fast path: the loaders call it only after a C-level
+decode failed, so a clean file costs nothing extra.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from typing import Any
+
+import msgspec
+from pydantic import ValidationError
+
+from .errors import LoadError
+
+_members = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_generic = msgspec.json.Decoder()
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_SURROGATE = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
+                        rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_BYTE = re.compile(r"\(byte (\d+)\)")
+DEEP = 800  # where the nesting scan reports a file as too deep (msgspec fails near 1000)
+
+
+def line_of(data: bytes, offset: int) -> int:
+    """1-based line number of a byte offset."""
+    return data.count(b"\n", 0, offset) + 1
+
+
+def nesting_cause(data: bytes, base_line: int = 0) -> str:
+    """Words for a RecursionError: how deep, and the member and line where it happens."""
+    depth, member, last = 0, "", b""
+    for token in _TOKENS.finditer(data):
+        text = token.group()
+        if text[:1] == b'"':
+            if depth == 1:
+                last = text
+            continue
+        if text in (b"[", b"{"):
+            depth += 1
+            if depth == 2:
+                member = last.decode("utf-8", "replace").strip('"')
+            if depth > DEEP:
+                where = f" in member '{member}'" if member else ""
+                line = base_line or line_of(data, token.start())
+                return f"JSON nested too deeply (over {DEEP} levels){where} at line {line}"
+        else:
+            depth -= 1
+    return "JSON nested too deeply for this reader"
+
+
+def surrogate_cause(data: bytes) -> str | None:
+    """Words for a lone UTF-16 surrogate escape (``\\ud800``), which no UTF-8 text can hold."""
+    found = _SURROGATE.search(data)
+    if found is None:
+        return None
+    escape = found.group().lstrip(b"\\").decode()
+    return f"a lone surrogate escape (\\{escape}) in a string at line {line_of(data, found.start())}"
+
+
+def decode_cause(err: Exception, data: bytes) -> str:
+    """A decoder error as a short cause with its line (msgspec names a byte offset)."""
+    text = str(err)
+    if "truncated" in text:
+        return surrogate_cause(data) or "the file ends early (truncated JSON)"
+    found = _BYTE.search(text)
+    where = f" at line {line_of(data, int(found.group(1)))}" if found else ""
+    if "out of range" in text:
+        return f"number out of range{where}"
+    text = _BYTE.sub("", text).replace("JSON is malformed: ", "").strip()
+    return surrogate_cause(data) or f"not valid JSON ({text}{where})"
+
+
+def show(raw: bytes, limit: int = 60) -> str:
+    """A raw JSON value as the user wrote it, clipped for one line."""
+    text = " ".join(bytes(raw).decode("utf-8", "replace").split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _why(err: Exception, raw: bytes) -> str:
+    if "out of range" in str(err):
+        return f"is a number out of range ({show(raw, 24)})"
+    return f"has the wrong type, shown raw: {show(raw)}"
+
+
+@cache
+def _field_decoder(tp: Any) -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(tp)
+
+
+def _struct_in(tp: Any) -> Any:
+    """The struct type inside ``Struct | None``, if any."""
+    for arg in getattr(tp, "__args__", (tp,)):
+        if isinstance(arg, type) and issubclass(arg, msgspec.Struct):
+            return arg
+    return None
+
+
+def decode_struct(raw: bytes, struct: Any, problems: list[str], prefix: str = "") -> Any:
+    """Decode an object into ``struct`` field by field; wrongly typed fields keep their
+    default and are described in ``problems`` (``prefix`` names an enclosing field).
+
+    Raises msgspec.DecodeError / ValidationError only when ``raw`` is not an object.
+    """
+    members = _members.decode(raw)
+    values = {}
+    for f in msgspec.structs.fields(struct):
+        if f.encode_name not in members:
+            continue
+        member = members[f.encode_name]
+        if f.type is msgspec.Raw:
+            values[f.name] = member
+            continue
+        try:
+            values[f.name] = _field_decoder(f.type).decode(member)
+        except msgspec.ValidationError as err:
+            nested = _struct_in(f.type)
+            if nested is not None and bytes(memoryview(member)[:1]) == b"{":
+                values[f.name] = decode_struct(member, nested, problems, f"{prefix}{f.name}.")
+            else:
+                problems.append(f"field '{prefix}{f.encode_name}' {_why(err, member)}")
+    return struct(**values)
+
+
+def decode_value(raw: bytes) -> Any:
+    """Any JSON value; numbers msgspec refuses as out of range read as Python does (inf)."""
+    try:
+        return _generic.decode(raw)
+    except msgspec.ValidationError:
+        return json.loads(bytes(raw))
+
+
+def _finite_problem(value: Any) -> bool:
+    return isinstance(value, float) and value - value != 0
+
+
+def validated(model: Any, values: dict[str, Any], path: str, problems: list[str],
+              raws: dict[str, Any] | None = None, where: str = "member") -> Any:
+    """``model`` validated from ``values``; a wrongly typed member is dropped and described
+    in ``problems``, except ``version``, without which the file cannot be read safely."""
+    values = dict(values)
+    for _ in range(len(values) + 1):
+        try:
+            return model.model_validate(values)
+        except ValidationError as err:
+            name = str(err.errors()[0]["loc"][0])
+            raw = raws[name] if raws is not None else json.dumps(values[name]).encode()
+            huge = _finite_problem(values[name])
+            if name == "version":
+                raise LoadError(path, f"number out of range in {where} 'version'" if huge
+                                else f"wrong type in {where} 'version': {show(raw)}") from err
+            problems.append(f"{where} '{name}' " + (f"is a number out of range ({show(raw, 24)})"
+                            if huge else f"has the wrong type, shown raw: {show(raw)}"))
+            del values[name]
+    raise LoadError(path, f"not a loom document (its {where}s do not fit the format)")
+
+
+def lenient_json(data: bytes) -> Any:
+    """Python's json for what msgspec refuses (NaN, Infinity, 1e400): non-finite numbers
+    read as null, as loom-harness's files with them are read by most tools."""
+    def finite(text: str) -> float | None:
+        value = float(text)
+        return value if value - value == 0 else None
+
+    return json.loads(data, parse_constant=lambda _c: None, parse_float=finite)

@@ -1,0 +1,128 @@
+"""The long fuzz run (``make fuzz``): N mutated inputs per family, counted, crashes kept.
+
+    QT_QPA_PLATFORM=offscreen python -m tests.core.fuzz.drive --cases 10000 [--family F]
+
+Each input goes through the loader, the progressive loader, every view, the context
+view's HTML and the CLI (in-process). Hypothesis only generates here (no shrinking):
+every input is classified as accepted, rejected (a clean LoadError / exit 2), crashed
+or hung (over ``--hang`` seconds), and every crash is written to
+``tests/fuzz_regressions/`` where the normal test suite replays it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from .strategies import FAMILIES, documents, mutated
+from .surfaces import exercise
+
+REGRESSIONS = Path(__file__).resolve().parents[2] / "fuzz_regressions"
+
+
+class Hung(Exception):
+    """One input took longer than the hang limit."""
+
+
+def _alarm(_signum: int, _frame: Any) -> None:
+    raise Hung()
+
+
+def renderer() -> Any:
+    """The context view's HTML for a step (Qt-free function of the desktop package)."""
+    from loom_desktop.context_html import ViewState, step_html
+
+    return lambda tl, step: step_html(tl, step, ViewState(system_open=True, show_all=True))
+
+
+def keep(family: str, data: bytes) -> Path:
+    """Save a failing input where the normal suite replays it."""
+    REGRESSIONS.mkdir(exist_ok=True)
+    path = REGRESSIONS / f"{family}-{hashlib.sha256(data).hexdigest()[:12]}.json"
+    path.write_bytes(data)
+    return path
+
+
+def base_pool(size: int) -> Any:
+    """Valid documents to break: built once (building costs more than breaking)."""
+    pool: list[Any] = []
+
+    @settings(max_examples=size, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(documents)
+    def collect(doc: Any) -> None:
+        pool.append(doc)
+
+    collect()
+    return st.sampled_from(pool)
+
+
+def run_family(family: str, cases: int, hang: float, tally: Counter, seed: int,
+               causes: bool = False, bases: Any = None) -> None:
+    render = renderer()
+    signal.signal(signal.SIGALRM, _alarm)
+
+    @settings(max_examples=cases, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck), derandomize=False)
+    @given(mutated(family, bases) if bases is not None else mutated(family))
+    def one(data: bytes) -> None:
+        with tempfile.TemporaryDirectory(prefix="loom-fuzz-") as tmp:
+            signal.setitimer(signal.ITIMER_REAL, hang)
+            try:
+                outcome = exercise(data, Path(tmp), render=render)
+                tally[(family, outcome.status)] += 1
+                if outcome.cause and causes:
+                    print(f"REJECT {family}: {outcome.cause}", file=sys.stderr)
+            except Hung:
+                tally[(family, "hung")] += 1
+                print(f"HANG {family}: kept {keep(family, data)}", file=sys.stderr)
+            except Exception as err:  # noqa: BLE001 - a crash is what we count
+                tally[(family, "crashed")] += 1
+                where = traceback.extract_tb(err.__traceback__)[-1]
+                print(f"CRASH {family}: {type(err).__name__}: {str(err)[:200]} at "
+                      f"{where.filename}:{where.lineno}; kept {keep(family, data)}",
+                      file=sys.stderr)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+
+    one._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    one()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=10_000, help="inputs per family")
+    parser.add_argument("--family", action="append", choices=FAMILIES)
+    parser.add_argument("--hang", type=float, default=20.0, help="seconds before an input hangs")
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--causes", action="store_true", help="print every rejection's cause")
+    parser.add_argument("--pool", type=int, default=400, help="valid documents to mutate")
+    args = parser.parse_args(argv)
+    tally: Counter = Counter()
+    start = time.monotonic()
+    bases = base_pool(args.pool)
+    for family in args.family or FAMILIES:
+        run_family(family, args.cases, args.hang, tally, args.seed, args.causes, bases)
+        row = {s: tally[(family, s)] for s in ("ok", "rejected", "crashed", "hung")}
+        print(json.dumps({"family": family, **row}), flush=True)
+    total = {s: sum(v for (_f, st), v in tally.items() if st == s)
+             for s in ("ok", "rejected", "crashed", "hung")}
+    print(json.dumps({"family": "all", "cases": sum(total.values()), **total,
+                      "seconds": round(time.monotonic() - start)}), flush=True)
+    return 1 if total["crashed"] or total["hung"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""Every entry point that reads a file, driven with one input: the fuzzers' target.
+
+``exercise`` loads a file the ways the app and the CLI do and builds every view the
+window builds after loading. A :class:`LoadError` is a clean rejection; anything
+else escaping is a crash. The CLI must exit 2 with exactly one line naming the file
+on each rejection, and the loaders must agree on whether a file is readable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from loom_core import cli, progressive
+from loom_core.errors import LoadError
+
+VIEW_STEPS = 60  # views per step are built for the first steps only (bounded cost)
+_parser = cli.build_parser()  # building it costs more than most commands: once per process
+
+
+@dataclass
+class Outcome:
+    """What happened to one input: ``ok`` or ``rejected`` (with the loader's cause)."""
+
+    status: str
+    cause: str = ""
+
+
+def build_views(doc: Any, render: Callable[[Any, int], str] | None = None) -> None:
+    """Everything the window and the CLI derive from a loaded document."""
+    from loom_core.doctor import checkup
+    from loom_core.diff.compare import compare
+    from loom_core.filtering import filter_steps
+    from loom_core.frames import frame_at, neutral_messages
+    from loom_core.save import document_dict
+    from loom_core.steps import step_summary
+    from loom_core.summary import summarize
+    from loom_core.timeline import build_timeline
+    from loom_core.trace import checksum_state
+
+    tl = build_timeline(doc)
+    for step in range(min(len(tl), VIEW_STEPS)):
+        step_summary(tl, step)
+        tl.steps_of_kind(step)
+        if render is not None:
+            render(tl, step)
+    if tl.context is not None:
+        for i in range(min(len(doc.effects), VIEW_STEPS)):
+            frame = frame_at(tl.context, i)
+            if frame is not None:
+                frame.messages()
+                frame.system()
+                frame.tools()
+                neutral_messages(frame)
+    for query in ("error", "kind:model", "tool:search paris", "!x"):
+        filter_steps(tl, query)
+    summarize(doc, checksum_state(doc))
+    checkup(doc)
+    compare(doc, doc)
+    document_dict(doc)
+    _ = tl.total_cost, [doc.raw_entry(i) for i in range(min(len(doc), VIEW_STEPS))]
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    real, cli.build_parser = cli.build_parser, lambda: _parser  # type: ignore[assignment]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(list(argv))
+    finally:
+        cli.build_parser = real  # type: ignore[assignment]
+    return code, out.getvalue(), err.getvalue()
+
+
+def check_rejection(path: Path, code: int, err: str, argv: tuple[str, ...]) -> None:
+    """Exit 2 and one line naming the file (the CLI's promise for bad input)."""
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and str(path) in lines[0], (argv, code, err)
+
+
+def run_cli(path: Path, out_dir: Path, rejected: bool) -> None:
+    """The commands that read a file; on a rejected file each must refuse it cleanly."""
+    commands: list[tuple[str, ...]] = [
+        ("summary", str(path)), ("summary", "--json", str(path)), ("checksum", str(path)),
+        ("convert", str(path), "-o", str(out_dir / "converted.loom.json")),
+        ("doctor", str(path)), ("doctor", "--json", str(path)), ("diff", str(path), str(path)),
+        ("fork", str(path), "--step", "0", "--dry-run", "--provider", "scripted"),
+    ]
+    for argv in commands:
+        code, _out, err = _cli(*argv)
+        if rejected:
+            check_rejection(path, code, err, argv)
+        else:
+            assert "Traceback" not in err, (argv, err)
+            if code == 2:
+                assert len(err.strip().splitlines()) == 1, (argv, err)
+
+
+def exercise(data: bytes, tmp: Path, cli: bool = True,
+             render: Callable[[Any, int], str] | None = None) -> Outcome:
+    """Run ``data`` through the loaders, the views and (``cli``) the commands."""
+    from loom_core.loader import load
+
+    path = tmp / "input.loom.json"
+    path.write_bytes(data)
+    try:
+        doc = load(path)
+    except LoadError as err:
+        assert err.path == str(path) and err.cause and "\n" not in err.cause, err
+        outcome = Outcome("rejected", err.cause)
+    else:
+        build_views(doc, render)
+        outcome = Outcome("ok")
+    _progressive(path, outcome)
+    if cli:
+        run_cli(path, tmp, outcome.status == "rejected")
+    return outcome
+
+
+def _progressive(path: Path, outcome: Outcome) -> None:
+    """The window's loader, forced onto its big-file path, must agree with ``load``."""
+    small = progressive.SMALL_BYTES
+    progressive.SMALL_BYTES = 0
+    heads: list[Any] = []
+    try:
+        loaded = progressive.load_progressive(str(path), heads.append)
+    except LoadError:
+        assert outcome.status == "rejected", "progressive rejects what load accepts"
+        return
+    finally:
+        progressive.SMALL_BYTES = small
+    assert outcome.status == "ok", f"progressive accepts what load rejects: {outcome.cause}"
+    for head in heads:
+        build_views(head.doc)
+    build_views(loaded.doc)

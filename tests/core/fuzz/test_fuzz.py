@@ -1,0 +1,111 @@
+"""Property tests: no input crashes a reader, a view or the CLI (issue 12).
+
+The normal suite runs a small, derandomized sample of every mutation family (a few
+seconds); ``make fuzz`` selects the long profile (``LOOM_FUZZ_PROFILE=long``). A failing
+example is kept under ``tests/fuzz_regressions/`` (the shortest one per family), and
+every file there is replayed by :func:`test_kept_regressions_stay_fixed`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from loom_core.errors import LoadError
+from loom_core.journal import JournalState
+from loom_core.loader import load_bytes
+
+from .strategies import FAMILIES, documents, dump, mutated
+from .surfaces import exercise
+
+REGRESSIONS = Path(__file__).resolve().parents[2] / "fuzz_regressions"
+_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture,
+          HealthCheck.filter_too_much]
+settings.register_profile("ci", max_examples=12, deadline=None, derandomize=True, database=None,
+                          suppress_health_check=_QUIET)
+settings.register_profile("long", max_examples=2000, deadline=None, suppress_health_check=_QUIET)
+FUZZ = settings.get_profile(os.environ.get("LOOM_FUZZ_PROFILE", "ci"))
+_kept: dict[str, Path] = {}
+
+
+def keep_failure(family: str, data: bytes) -> None:
+    """Keep the shortest failing input of this run for ``family`` as a regression file."""
+    old = _kept.get(family)
+    if old is not None and old.exists() and old.stat().st_size <= len(data):
+        return
+    REGRESSIONS.mkdir(exist_ok=True)
+    path = REGRESSIONS / f"{family}-{hashlib.sha256(data).hexdigest()[:12]}.json"
+    path.write_bytes(data)
+    if old is not None and old != path:
+        old.unlink(missing_ok=True)
+    _kept[family] = path
+
+
+def _exercise_keeping(family: str, data: bytes, tmp: Path) -> Any:
+    try:
+        return exercise(data, tmp)
+    except Exception:
+        keep_failure(family, data)
+        raise
+
+
+@FUZZ
+@given(documents)
+def test_valid_documents_load_without_warnings(tmp_path_factory: pytest.TempPathFactory,
+                                               doc: tuple[str, Any]) -> None:
+    """What the schema allows loads cleanly, and every view and command takes it."""
+    kind, value = doc
+    tmp = tmp_path_factory.mktemp("valid")
+    outcome = exercise(dump(kind, value), tmp)
+    assert outcome.status == "ok", outcome.cause
+    loaded = load_bytes(dump(kind, value), "x")
+    assert not [w for w in loaded.warnings if "wrong type" in w or "out of range" in w]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_mutated_documents_never_crash(family: str,
+                                       tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every family: accepted (wrong types marked) or refused in one line; never a traceback."""
+    @FUZZ
+    @given(mutated(family))
+    def run(data: bytes) -> None:
+        _exercise_keeping(family, data, tmp_path_factory.mktemp(family))
+
+    run()
+
+
+def _regressions() -> list[Path]:
+    return sorted(REGRESSIONS.glob("*.json")) if REGRESSIONS.is_dir() else []
+
+
+@pytest.mark.parametrize("path", _regressions(), ids=lambda p: p.name)
+def test_kept_regressions_stay_fixed(path: Path, tmp_path: Path) -> None:
+    exercise(path.read_bytes(), tmp_path)
+
+
+def test_the_issue_reproductions_are_refused_in_words(tmp_path: Path) -> None:
+    """The exact inputs of issue 12, with the cause and where it is."""
+    cases = {
+        b'{"log": [], "x": ' + b"[" * 1000 + b"]" * 1000 + b"}":
+            "JSON nested too deeply (over 800 levels) in member 'x' at line 1",
+        b'{"log": [], "model": "\\ud800"}': "a lone surrogate escape (\\ud800) in a string at line 1",
+        b'{"log": [], "version": 1e400}': "number out of range in member 'version'",
+    }
+    for data, cause in cases.items():
+        with pytest.raises(LoadError) as err:
+            load_bytes(data, "f.loom.json")
+        assert err.value.cause == cause
+        assert exercise(data, tmp_path).status == "rejected"
+
+
+def test_the_journal_feed_reads_wrong_types_with_the_line() -> None:
+    state = JournalState()
+    for line in (b'{"type": "header"}', b'{"type": "effect", "seq": 3, "kind": 5}'):
+        assert state.feed(line)
+    assert state.effects[0].seq == 3 and state.effects[0].kind == ""
+    assert state.problems == ["line 2 (seq 3): field 'kind' has the wrong type, shown raw: 5"]

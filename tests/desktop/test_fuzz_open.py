@@ -1,0 +1,81 @@
+"""Bad files in the real window and the context view's HTML (issue 12).
+
+A file that cannot be read gives the "Cannot open file" dialog naming the cause,
+never an exception in a slot and never silently no tab; a file with wrongly typed
+values opens and the context view shows them raw and marked.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from PySide6.QtWidgets import QMessageBox
+
+from loom_core.loader import load
+from loom_core.timeline import build_timeline
+from loom_desktop.context_html import WRONG_TYPE, ViewState, step_html
+from loom_desktop.main_window import MainWindow
+from tests.core.fuzz.strategies import mutated
+from tests.core.fuzz.test_fuzz import FUZZ, REGRESSIONS
+from tests.core.fuzz.surfaces import exercise
+
+H = b'{"version": 2, "log": []'
+BAD = {  # family -> (content, words the dialog must show)
+    "nesting": (H + b', "x": ' + b"[" * 1000 + b"]" * 1000 + b"}", "nested too deeply"),
+    "strings": (H + b', "model": "\\ud800"}', "lone surrogate"),
+    "numbers": (b'{"log": [], "version": 1e400}', "number out of range in member 'version'"),
+    "types": (b'{"log": [], "version": "two"}', "wrong type in member 'version'"),
+    "truncation": (H[:-3], "ends early"),
+    "encodings": ((H + b"}").decode().encode("utf-16"), "not UTF-8"),
+    "duplicates": (b'{"log": [], "log": 5}', "'log' is not a list"),
+}  # (journals open as live tabs, which report bad lines in their own banner)
+
+
+def _render_all(path: Path) -> list[str]:
+    tl = build_timeline(load(path))
+    return [step_html(tl, s, ViewState(system_open=True, show_all=True)) for s in range(len(tl))]
+
+
+@pytest.mark.parametrize("family", sorted(BAD))
+def test_a_bad_file_gives_the_dialog(qtbot, window: MainWindow, tmp_path: Path,
+                                     family: str) -> None:
+    content, words = BAD[family]
+    path = tmp_path / f"{family}.loom.json"
+    path.write_bytes(content)
+    window.open_path(str(path))  # the background load, as File > Open does
+    qtbot.waitUntil(lambda: bool(window.failures), timeout=15_000)
+    assert window.failures[-1][0] == str(path) and words in window.failures[-1][1]
+    boxes = [b for b in window.findChildren(QMessageBox) if b.windowTitle() == "Cannot open file"]
+    assert boxes and words in boxes[-1].text() and str(path) in boxes[-1].text()
+    assert window.tabs.count() == 0
+
+
+def test_wrongly_typed_values_open_and_are_marked(qtbot, window: MainWindow, open_and_wait,
+                                                  tmp_path: Path) -> None:
+    path = tmp_path / "typed.loom.json"
+    path.write_text(json.dumps({"version": 2, "episodes": ["hi"], "log": [
+        {"seq": 0, "kind": "model", "result": {"text": True, "tool_calls": 5}},
+        {"seq": 1, "kind": "model", "result": {"text": "t", "tool_calls": [
+            {"id": "a", "name": ["x"], "input": {}}]}, "meta": {"tools": 5}}]}))
+    view = open_and_wait(window, path)
+    assert view.doc is not None and len(view.doc.effects) == 2 and not window.failures
+    pages = _render_all(path)
+    assert WRONG_TYPE in pages[1] and "true" in pages[1]  # "text": true, shown raw
+    assert WRONG_TYPE in pages[2] and "[&quot;x&quot;]" in pages[2].replace('"', "&quot;")
+
+
+@pytest.mark.parametrize("path", sorted(REGRESSIONS.glob("*.json")), ids=lambda p: p.name)
+def test_kept_regressions_render(path: Path, tmp_path: Path) -> None:
+    render = (lambda tl, s: step_html(tl, s, ViewState(system_open=True, show_all=True)))
+    exercise(path.read_bytes(), tmp_path, cli=False, render=render)
+
+
+@FUZZ
+@given(mutated("types"))
+def test_context_html_takes_any_value(tmp_path_factory: pytest.TempPathFactory,
+                                      data: bytes) -> None:
+    render = (lambda tl, s: step_html(tl, s, ViewState(system_open=True, show_all=True)))
+    exercise(data, tmp_path_factory.mktemp("html"), cli=False, render=render)
