@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from .steps import StepRow, flag_marks, step_rows
@@ -32,11 +33,39 @@ def row_line(row: StepRow) -> str:
             f"{flag_marks(row.flags)}{row.summary}{decisions}")
 
 
+def proxy_journal(doc: Any, path: str) -> Any:
+    """A proxy's journal as its live tab shows it: labelled a proxy recording, with the shield
+    decisions of its exchange sidecar (``<base>.exchanges.jsonl``; journal lines have no room
+    for them). Any other document is returned as it is."""
+    suffix = ".journal.jsonl"
+    side = Path(path[: -len(suffix)] + ".exchanges.jsonl") if path.endswith(suffix) else None
+    if doc.format != "journal" or side is None or not side.is_file():
+        return doc
+    from pydantic import ValidationError
+
+    from .proxy.sidecar import read_sidecar
+    from .schema import ShieldEvent
+
+    try:
+        exchanges = read_sidecar(side).exchanges
+    except OSError:
+        return doc  # unreadable: the journal alone, as a tab without its sidecar shows it
+    events = []
+    for raw in (e for x in exchanges for e in x.shield_events):
+        try:
+            events.append(ShieldEvent.model_validate(raw))
+        except ValidationError:
+            continue  # readers skip what does not parse, as the live tab's sidecar reader does
+    doc.header.recorded_via = "proxy"
+    doc.header.shield_events = events
+    return doc
+
+
 def cmd_steps(args: argparse.Namespace) -> int:
     from .loader import load
     from .timeline import build_timeline
 
-    tl = build_timeline(load(args.path))
+    tl = build_timeline(proxy_journal(load(args.path), args.path))
     for row in step_rows(tl):
         print(json.dumps(row.to_dict(), ensure_ascii=False) if args.json else row_line(row))
     return 0

@@ -74,8 +74,9 @@ def test_a_live_journal(qtbot, window: MainWindow, tmp_path: Path) -> None:
     assert any("error" in r["flags"] for r in rows)
 
 
-def test_a_proxy_recording_with_a_denied_call(open_and_wait, window: MainWindow,
-                                              tmp_path: Path) -> None:
+def record_with_a_denial(tmp_path: Path) -> Any:
+    """A two-call proxy recording (trace, journal and sidecar) whose first reply's
+    ``get_time`` call the shield denied."""
     rig = start_rig(tmp_path, shield=ShieldConfig(deny=["get_time*"]))
     try:
         rig.upstream.script(
@@ -87,10 +88,32 @@ def test_a_proxy_recording_with_a_denied_call(open_and_wait, window: MainWindow,
         rig.stop()
     finally:
         rig.close()
-    rows = assert_agree(open_and_wait(window, rig.save), rig.save)
+    return rig
+
+
+def assert_denied_at_step_0(rows: list[dict[str, Any]]) -> None:
     [denied] = [r for r in rows if r["shield"]]
     assert denied["seq"] == 0 and denied["flags"] == ["shield", "denied"]
     assert denied["shield"][0]["tool"] == "get_time" and denied["shield"][0]["action"] == "deny"
+
+
+def test_a_proxy_recording_with_a_denied_call(open_and_wait, window: MainWindow,
+                                              tmp_path: Path) -> None:
+    rig = record_with_a_denial(tmp_path)
+    assert_denied_at_step_0(assert_agree(open_and_wait(window, rig.save), rig.save))
+
+
+def test_a_proxy_journal_live(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    """The live tab reads decisions from the sidecar; so does ``steps`` on the journal."""
+    journal = record_with_a_denial(tmp_path).save.with_name("session.journal.jsonl")
+    view = window.open_path(str(journal))
+    assert view.live is not None
+    expected = cli_rows(journal)
+    qtbot.waitUntil(lambda: view.model.rowCount() == len(expected)
+                    and any(view.model.step_row(s).shield for s in range(len(expected))),
+                    timeout=15_000)
+    assert_denied_at_step_0(assert_agree(view, journal))
+    assert {r["agent"] for r in expected if r["seq"] is not None} == {"main"}
 
 
 def test_a_branch(open_and_wait, window: MainWindow, tmp_path: Path) -> None:
