@@ -2,8 +2,11 @@
 
 The rules preview runs the real shield engine (``loom_core.shield``) over a
 handful of typical tool calls, so what the table says is what the proxy will do.
-A rules problem (unknown profile, unreadable policy file) is shown under the
-table; Start still runs the proxy, which then reports the problem itself.
+A rules problem (unknown profile, unreadable policy file, a sequence rule that does
+not parse, a pattern with an unclosed bracket or an unknown ``cap:``) is named under
+the table and Start is disabled until it is fixed: the proxy is never started on
+rules the user did not mean. Each dialog starts from the last spec that was started
+(or the defaults): a cancelled dialog leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -37,6 +40,35 @@ def split_patterns(text: str) -> list[str]:
     return [p.strip() for chunk in text.splitlines() for p in chunk.split(";") if p.strip()]
 
 
+def pattern_problem(pattern: str) -> str:
+    """What is wrong with one call pattern ("" if nothing): the shield would take it, but
+    it cannot mean what was typed -- it would silently match nothing, or everything."""
+    from loom_core.shield import VOCABULARY
+
+    if pattern.startswith("cap:"):
+        cap = pattern[4:].strip()
+        return "" if cap in VOCABULARY else (
+            f"pattern {pattern!r}: {cap!r} is not a capability (known: "
+            f"{', '.join(sorted(VOCABULARY))})")
+    if pattern.count("(") != pattern.count(")"):
+        return (f"pattern {pattern!r} has unbalanced parentheses "
+                f"(a call pattern reads Tool(<arguments glob>), e.g. Bash(*rm -rf*))")
+    if pattern.count("[") > pattern.count("]"):
+        return f"pattern {pattern!r} has an unclosed '[' (write [[] for a literal '[')"
+    return ""
+
+
+def spec_problem(spec: ProxySpec) -> str:
+    """The first pattern problem of ``spec``, named with its field."""
+    for field_name, patterns in (("Deny", spec.deny), ("Allow", spec.allow),
+                                 ("Confirm", spec.confirm)):
+        for pattern in patterns:
+            problem = pattern_problem(pattern)
+            if problem:
+                return f"{field_name}: {problem}"
+    return ""
+
+
 def preview(spec: ProxySpec) -> tuple[list[tuple[str, str, str, str]], str]:
     """``([(call, action, via, rule)], problem)`` for :data:`SAMPLE_CALLS` under ``spec``."""
     from loom_core.shield import Shield, ShieldConfig, signature
@@ -44,10 +76,13 @@ def preview(spec: ProxySpec) -> tuple[list[tuple[str, str, str, str]], str]:
     try:
         config = ShieldConfig.from_flags(
             profile=",".join(spec.profiles), policy=spec.policies[0] if spec.policies else None,
-            deny=spec.deny, allow=spec.allow, confirm=spec.confirm,
+            deny=spec.deny, allow=spec.allow, confirm=spec.confirm, rule=spec.rules,
             shield_default=spec.default or "allow", confirm_timeout=spec.confirm_timeout)
-    except ValueError as err:  # ShieldConfigError / PolicyFileError
+    except ValueError as err:  # ShieldConfigError / PolicyFileError / a bad sequence rule
         return [], str(err)
+    problem = spec_problem(spec)
+    if problem:
+        return [], problem
     rows = []
     shield = Shield(config) if config is not None else None
     for name, args in SAMPLE_CALLS:
@@ -63,7 +98,7 @@ def preview(spec: ProxySpec) -> tuple[list[tuple[str, str, str, str]], str]:
 class StartProxyDialog(QDialog):
     """Collects a :class:`ProxySpec`; :meth:`spec` reads it back."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, last: ProxySpec | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Start a proxy")
         form = QFormLayout()
@@ -89,6 +124,8 @@ class StartProxyDialog(QDialog):
         form.addRow("Deny", self.deny)
         form.addRow("Allow", self.allow)
         form.addRow("Confirm (hold)", self.confirm)
+        self.rules = QLineEdit(placeholderText="e.g. after Read(*.env*): deny WebFetch*")
+        form.addRow("Sequence rules", self.rules)
         form.addRow("Policy file", self.policy)
         self.default = QComboBox()
         self.default.addItems(DEFAULTS)
@@ -118,12 +155,35 @@ class StartProxyDialog(QDialog):
         lay.addWidget(self.table, 1)
         lay.addWidget(self.problem)
         lay.addWidget(buttons)
-        for w in (self.deny, self.allow, self.confirm, self.policy):
+        if last is not None:
+            self._fill(last)
+        for w in (self.deny, self.allow, self.confirm, self.rules, self.policy):
             w.textChanged.connect(self.update_preview)
         for c in (self.profile, self.default):
             c.currentIndexChanged.connect(self.update_preview)
         self.resize(640, 720)
         self.update_preview()
+
+    def _fill(self, spec: ProxySpec) -> None:
+        """Start from a spec that was started before (what the user accepted, nothing else)."""
+        name = next((n for n, url in TARGETS.items() if url == spec.target), "Custom URL")
+        self.target.setCurrentText(name)
+        self.custom.setText(spec.target if name == "Custom URL" else "")
+        self.port.setValue(spec.port)
+        self.profile.setCurrentText(spec.profiles[0] if spec.profiles else "(none)")
+        for line, values in ((self.deny, spec.deny), (self.allow, spec.allow),
+                             (self.confirm, spec.confirm), (self.rules, spec.rules),
+                             (self.policy, spec.policies[:1])):
+            line.setText("; ".join(values))
+        self.default.setCurrentText(spec.default or DEFAULTS[0])
+        self.timeout.setValue(spec.confirm_timeout)
+        self.save.setText(spec.save)
+
+    def accept(self) -> None:
+        """Start only rules that make sense (Enter reaches here even with Start disabled)."""
+        if self.update_preview():
+            return
+        super().accept()
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save trace to", self.save.text(),
@@ -141,16 +201,20 @@ class StartProxyDialog(QDialog):
             port=self.port.value(), profiles=[] if profile == "(none)" else [profile],
             policies=[self.policy.text().strip()] if self.policy.text().strip() else [],
             deny=split_patterns(self.deny.text()), allow=split_patterns(self.allow.text()),
-            confirm=split_patterns(self.confirm.text()),
+            confirm=split_patterns(self.confirm.text()), rules=split_patterns(self.rules.text()),
             default=None if default.startswith("(") else default,
             confirm_timeout=self.timeout.value(),
             dialect="openai" if choice == "OpenAI" or "openai" in target else "anthropic")
 
-    def update_preview(self) -> None:
+    def update_preview(self) -> str:
+        """Refresh the table; returns the problem shown ("" when the rules are fine)."""
         rows, problem = preview(self.spec())
         self.problem.setText(problem)
+        self.start_btn.setEnabled(not problem)
+        self.start_btn.setToolTip(problem)
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             for c, text in enumerate(row):
                 self.table.setItem(r, c, QTableWidgetItem(text))
         self.table.resizeColumnsToContents()
+        return problem

@@ -91,7 +91,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         proxy = self.menuBar().addMenu("&Proxy")
         self._action(proxy, "&Start…", self.proxy_manager.start_dialog)
-        self._action(proxy, "S&top", self.proxy_manager.stop)
+        self._action(proxy, "S&top", self.proxy_manager.stop_menu)
         self._action(proxy, "&Re-attach running proxies", self.proxy_manager.reattach)
         self._action(proxy, "&Attach to a Running Proxy…", self.attach_dialog)
         view = self.menuBar().addMenu("&View")

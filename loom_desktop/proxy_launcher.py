@@ -45,6 +45,7 @@ class ProxySpec:
     deny: list[str] = field(default_factory=list)
     allow: list[str] = field(default_factory=list)
     confirm: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)  # --rule: "after …: …" / "taint …: …"
     default: str | None = None  # --shield-default; None = not given
     confirm_timeout: float = 300.0
     dialect: str = "anthropic"  # which export line to show: anthropic | openai
@@ -55,7 +56,7 @@ class ProxySpec:
                "--ready-file", ready_file, "--confirm-timeout", f"{self.confirm_timeout:g}"]
         for flag, values in (("--profile", self.profiles), ("--policy", self.policies),
                              ("--deny", self.deny), ("--allow", self.allow),
-                             ("--confirm", self.confirm)):
+                             ("--confirm", self.confirm), ("--rule", self.rules)):
             for v in values:
                 out += [flag, v]
         if self.default:

@@ -70,18 +70,23 @@ class ProxyManager(QObject):
         self.proxies: list[Attached] = []
         self.pending: list[ProxyProcess] = []  # started, not listening yet
         self.dialog: Any = None
+        self.last_spec: ProxySpec | None = None  # what Start last started (a cancel keeps none)
 
     # -- starting --------------------------------------------------------------------
     def start_dialog(self) -> Any:
         """Proxy ▸ Start…: the dialog (non-modal); Start launches the proxy."""
         from .dialogs_proxy import StartProxyDialog
 
-        dialog = StartProxyDialog(self.window)
+        dialog = StartProxyDialog(self.window, self.last_spec)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.accepted.connect(lambda d=dialog: self.launch(d.spec()))
+        dialog.accepted.connect(lambda d=dialog: self._accepted(d.spec()))
         self.dialog = dialog
         dialog.open()
         return dialog
+
+    def _accepted(self, spec: ProxySpec) -> None:
+        self.last_spec = spec
+        self.launch(spec)
 
     def launch(self, spec: ProxySpec) -> ProxyProcess:
         proxy = ProxyProcess(spec, self)
@@ -170,6 +175,16 @@ class ProxyManager(QObject):
         for pending in [p for p in self.pending if proxy is None or p is proxy]:
             self.pending.remove(pending)
             pending.stop()
+
+    def stop_menu(self) -> int:
+        """Proxy ▸ Stop: stop every proxy started here, and say what happened (also when
+        there was nothing to stop); returns how many were stopped."""
+        count = len(self.proxies) + len(self.pending)
+        self.stop()
+        self.window.statusBar().showMessage(
+            f"stopped {count} prox{'y' if count == 1 else 'ies'}" if count else
+            "no proxy started here is running (Proxy ▸ Start… starts one)", 10_000)
+        return count
 
     def shutdown(self) -> None:
         self.stop()

@@ -160,7 +160,9 @@ def _approver_warnings(approvers: dict[str, ApproverSpec]) -> list[str]:
 def _first_error(e: ValidationError) -> str:
     err = e.errors()[0]
     where = ".".join(str(p) for p in err.get("loc", ()))
-    return f"shield setting {where}: {err.get('msg')}" if where else str(err.get("msg"))
+    msg = str(err.get("msg"))
+    msg = msg.removeprefix("Value error, ")  # pydantic's wrapper of our own ValueError text
+    return f"shield setting {where}: {msg}" if where else msg
 
 
 def add_shield_arguments(parser: argparse.ArgumentParser) -> None:
