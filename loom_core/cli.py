@@ -89,12 +89,17 @@ def cmd_convert(args: argparse.Namespace) -> int:
     from .save import save_document
 
     doc = load(args.input)
+    notes: list[str] = []
     try:
-        written = save_document(doc, args.output)
+        written = save_document(doc, args.output, notes)
     except OSError as err:
         raise LoadError(args.output, f"cannot write: {err.strerror or err}") from err
-    print(f"wrote {args.output}: {len(written['log'])} effect(s) from a {doc.format}",
+    wire = f" and {len(written['wire'])} raw exchange(s)" if written.get("wire") else ""
+    source = "proxy exchange sidecar" if doc.format == "exchanges" else doc.format
+    print(f"wrote {args.output}: {len(written['log'])} effect(s){wire} from a {source}",
           file=sys.stderr)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     return 0
 
 

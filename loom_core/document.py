@@ -72,7 +72,7 @@ class Document:
     """
 
     path: str
-    format: str  # "trace" | "journal" | "wirelog"
+    format: str  # "trace" | "journal" | "wirelog" | "exchanges" (a proxy's sidecar)
     header: TraceHeader
     effects: list[Any]
     entries: list[msgspec.Raw] | None = None

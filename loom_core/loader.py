@@ -2,7 +2,8 @@
 
 A trace is one JSON object (usually pretty-printed, so its first line is ``{``);
 a journal's first complete line is an object with ``type`` header/intent/effect;
-a wirelog's first line is an object with ``request`` and ``response``.
+a wirelog's first line is an object with ``request`` and ``response``; a proxy's
+exchange sidecar's first line is its ``session`` line (format ``loom-exchanges``).
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ import msgspec
 
 from .document import Document
 from .errors import LoadError
+from .exchanges import load_exchanges_bytes
 from .journal import load_journal_bytes
 from .trace import load_trace_bytes
 from .wirelog import load_wirelog_bytes
 
 _probe = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _JOURNAL_TYPES = (b'"header"', b'"intent"', b'"effect"')
+_SIDECAR_TYPES = (b'"session"', b'"exchange"', b'"end"')
 _NONBLANK = re.compile(rb"\S")
 
 
@@ -35,7 +38,8 @@ def _first_line(data: bytes) -> tuple[bytes, bool]:
 
 
 def detect_format(data: bytes) -> str:
-    """``trace``, ``journal`` or ``wirelog`` (``trace`` when in doubt, for its error)."""
+    """``trace``, ``journal``, ``wirelog`` or ``exchanges`` (``trace`` when in doubt, for
+    its error)."""
     first, more = _first_line(data)
     if not more:
         return _single_line_format(first.strip())
@@ -45,6 +49,8 @@ def detect_format(data: bytes) -> str:
         return "trace"
     if "type" in head and bytes(head["type"]) in _JOURNAL_TYPES:
         return "journal"
+    if "type" in head and bytes(head["type"]) in _SIDECAR_TYPES:
+        return "exchanges"
     if "request" in head and "response" in head:
         return "wirelog"
     return "trace"
@@ -55,6 +61,8 @@ def _single_line_format(data: bytes) -> str:
         head = _probe.decode(data)
     except (msgspec.DecodeError, RecursionError):  # the trace reader names the cause
         return "trace"
+    if "type" in head and "log" not in head and bytes(head["type"]) in _SIDECAR_TYPES:
+        return "exchanges"
     if "type" in head and "log" not in head:
         return "journal"
     if "request" in head and "response" in head and "log" not in head:
@@ -120,6 +128,8 @@ def load_bytes(data: bytes, path: str) -> Document:
         return load_journal_bytes(data, path)
     if fmt == "wirelog":
         return load_wirelog_bytes(data, path)
+    if fmt == "exchanges":
+        return load_exchanges_bytes(data, path)
     return load_trace_bytes(data, path)
 
 

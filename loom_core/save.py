@@ -16,6 +16,7 @@ from typing import Any
 
 from .canonical import checksum, harness_sys_hash
 from .document import Document
+from .exchanges import with_wire
 from .schema import HARNESS_ORDER
 from .tolerant import decode_value
 from .trace import gc_paused, source_dict
@@ -80,6 +81,14 @@ def save_dict(data: dict[str, Any], path: str | Path) -> dict[str, Any]:
     return stamped
 
 
-def save_document(doc: Document, path: str | Path) -> dict[str, Any]:
-    """Write any loaded document as a loom-compatible trace."""
-    return save_dict(document_dict(doc), path)
+def save_document(doc: Document, path: str | Path,
+                  notes: list[str] | None = None) -> dict[str, Any]:
+    """Write any loaded document as a loom-compatible trace; a proxy journal with its
+    exchange sidecar beside it keeps the raw exchanges. ``notes`` gets what to tell the
+    user about that sidecar (kept, or why not)."""
+    data = document_dict(doc)
+    if doc.format == "journal":
+        data, note = with_wire(doc.path, data)
+        if note is not None and notes is not None:
+            notes.append(note)
+    return save_dict(data, path)

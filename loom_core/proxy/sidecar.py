@@ -175,11 +175,21 @@ def iter_lines(data: bytes) -> Iterator[dict[str, Any] | None]:
             yield obj if isinstance(obj, dict) else None
 
 
+def is_session_line(obj: object) -> bool:
+    """Whether ``obj`` (a decoded first line) opens an exchange sidecar."""
+    return isinstance(obj, dict) and obj.get("type") == "session" and obj.get("format") == FORMAT
+
+
 def read_sidecar(path: str | os.PathLike[str]) -> Sidecar:
     """Read and rebuild every exchange of a sidecar file."""
+    return parse_sidecar(Path(path).read_bytes())
+
+
+def parse_sidecar(data: bytes) -> Sidecar:
+    """Rebuild every exchange of a sidecar's bytes."""
     out = Sidecar()
     full: dict[int, dict[str, Any]] = {}
-    for obj in iter_lines(Path(path).read_bytes()):
+    for obj in iter_lines(data):
         kind = obj.get("type") if obj else None
         if kind == "session":
             out.session = obj
