@@ -65,7 +65,9 @@ def _edit(args: argparse.Namespace) -> Any:
 
 
 def _print_plan(plan: Any, trace: str) -> None:
-    cost = ("$0 (offline)" if plan.offline else
+    from .pricing import OFFLINE_TEXT
+
+    cost = (OFFLINE_TEXT if plan.offline else
             "unknown (unpriced model " + repr(plan.model) + ")" if plan.cost_usd is None
             else f"${plan.cost_usd:.4f}")
     where = "the recorded request" if plan.source == "request" else "reconstructed from the log"

@@ -249,7 +249,7 @@ def provenance() -> str:
 
 
 # -- words --------------------------------------------------------------------------
-OFFLINE_TEXT = "$0 (offline)"
+OFFLINE_TEXT = "$0 offline"  # short: it fits the step list's cost column
 
 
 def format_usd(value: float) -> str:

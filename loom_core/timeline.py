@@ -97,7 +97,7 @@ class Timeline:
 
     def cost_text(self, step: int | None = None) -> str:
         """Step ``step``'s cost (``None``: the run's) in the words every view uses:
-        ``$0.0123``, ``?`` unpriced, ``$0 (offline)`` for a scripted answer, ``""`` none."""
+        ``$0.0123``, ``?`` unpriced, ``$0 offline`` for a scripted answer, ``""`` none."""
         from .pricing import OFFLINE_TEXT, cost_words, format_usd
 
         if step is None:

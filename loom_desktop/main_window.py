@@ -306,9 +306,9 @@ class MainWindow(QMainWindow):
         labels["tokens"].setText(f"tokens {tl.cum_tokens[step]:,} / "
                                  f"{tl.input_tokens + tl.output_tokens:,}")
         spent = "?" if not tl.cost_known else (format_cost(tl.cum_cost[step]) or "$0")
-        here = tl.cost_text(step)
-        labels["cost"].setText(f"cost {spent} / {tl.cost_text()}"
-                               + (f" (step {here})" if here else ""))
+        here, total = tl.cost_text(step), tl.cost_text()
+        labels["cost"].setText(f"cost {spent} / {total}"  # an offline run's step: said once
+                               + (f" (step {here})" if here and here != total else ""))
         labels["cost"].setToolTip(provenance())
         state = view.checksum
         warn = state == "mismatch"

@@ -42,7 +42,7 @@ _Index = QModelIndex | QPersistentModelIndex
 # the widest usual cell of each fixed column: widths follow the font, so at any font size
 # tokens and cost fit beside a readable summary instead of needing a horizontal scroll
 _SAMPLE_CELLS = {COL_STEP: "99999", COL_KIND: "tool:write_file", COL_AGENT: "reviewer",
-                 COL_TOKENS: "99,999", COL_COST: "$0.0000"}
+                 COL_TOKENS: "99,999", COL_COST: "$0 offline"}
 
 
 def column_widths(metrics: QFontMetrics) -> dict[int, int]:

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QButtonGroup, QComboBox, QFormLayout, QHBoxLayout
                                QLineEdit, QMessageBox, QRadioButton, QSpinBox, QVBoxLayout,
                                QWidget)
 
+from loom_core.pricing import OFFLINE_TEXT
 from loom_core.providers import DEFAULT_MODELS, PROVIDERS
 
 OK_STYLE, BAD_STYLE = "color: #2e7d32;", "color: #c62828; font-weight: bold;"
@@ -37,7 +38,7 @@ def availability(provider: Any) -> tuple[bool, str]:
 
 def plan_text(plan: Any, budget: int | None = None) -> str:
     """The dry run in a few lines (free prefix, expected live calls, tokens, cost)."""
-    cost = ("$0 (offline)" if plan.offline else
+    cost = (OFFLINE_TEXT if plan.offline else
             "unknown (the model is not in the price table)" if plan.cost_usd is None
             else f"~${plan.cost_usd:.4f}")
     where = "the recorded request" if plan.source == "request" else "reconstructed from the log"

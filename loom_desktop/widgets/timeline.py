@@ -164,18 +164,18 @@ class TimelineWidget(pg.PlotWidget):
 
     def _set_cost(self, tl: Timeline) -> None:
         xs = np.arange(len(tl), dtype=np.float64)
-        if tl.cost_known:
+        if tl.cost_known:  # short axis words: a low timeline clips a long vertical label
             ys = _copy(tl.cum_cost, np.float64)
-            words = "cumulative cost (USD)"
+            axis, line = "cost (USD)", "cumulative cost"
         else:
             ys = _copy(tl.cum_tokens, np.int64).astype(np.float64)
-            words = "cumulative tokens (cost unknown)"
-        self.getPlotItem().setLabel("right", words)
+            axis, line = "tokens (no price)", "cumulative tokens (cost unknown)"
+        self.getPlotItem().setLabel("right", axis)
         self.cost_curve.setData(xs, ys)
         top = float(ys.max(initial=0.0))
         # from zero up: a free or empty run shows $0..$1, never negative dollars
         self._cost_view.setYRange(0.0, top * 1.05 if top > 0 else 1.0, padding=0)
-        self.legend.update(tl, words.replace(" (USD)", ""))
+        self.legend.update(tl, line)
 
     def set_held(self, position: int | None) -> None:
         """Flag (or clear) a call held for approval at the step it will become."""

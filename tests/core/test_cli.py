@@ -100,7 +100,7 @@ def test_readable_timeline(harness_traces: dict[str, Recorded], name: str) -> No
     assert lines[1 + len(tl)] == (f"{len(doc)} effect(s), {tl.input_tokens} in / "
                                   f"{tl.output_tokens} out tokens, cost "
                                   + ("unknown (unpriced model)" if tl.total_cost is None
-                                     else "$0 (offline)" if doc.header.model == "scripted"
+                                     else "$0 offline" if doc.header.model == "scripted"
                                      else f"${tl.total_cost:.4f}"))
     assert lines[2 + len(tl):] == ["checksum: valid"]
 

@@ -137,8 +137,8 @@ def test_scripted_runs_and_branches_cost_nothing_and_say_so(tmp_path: Path) -> N
     offline = write(tmp_path / "s.loom.json", harness_run(), model_id="scripted")
     tl = build_timeline(load(offline))
     steps = [s for s in range(len(tl)) if tl.kind[s] == K_MODEL]
-    assert tl.total_cost == 0.0 and tl.cost_text() == "$0 (offline)"
-    assert {tl.cost_text(s) for s in steps} == {"$0 (offline)"}
+    assert tl.total_cost == 0.0 and tl.cost_text() == "$0 offline"
+    assert {tl.cost_text(s) for s in steps} == {"$0 offline"}
     assert step_row(tl, steps[0]).to_dict()["offline"] is True
     # a branch re-run on the scripted provider: the parent's model name, but offline
     data = load(write(tmp_path / "b.loom.json", harness_run()))
@@ -148,7 +148,7 @@ def test_scripted_runs_and_branches_cost_nothing_and_say_so(tmp_path: Path) -> N
     branch = build_timeline(load(tmp_path / "branch.loom.json"))
     first, *tail = [branch.step_of_effect[e] for e in (0, 2, 4)]
     assert branch.cost[first] == pytest.approx(ANTHROPIC_USAGE[0][1])  # the recorded prefix
-    assert {branch.cost_text(s) for s in tail} == {"$0 (offline)"}
+    assert {branch.cost_text(s) for s in tail} == {"$0 offline"}
     assert branch.total_cost == pytest.approx(ANTHROPIC_USAGE[0][1])
     plan = dry_run(load(tmp_path / "s.loom.json"), tmp_path / "s.loom.json", 2, Edit(), 20)
     assert plan.offline and plan.cost_usd == 0.0

@@ -66,10 +66,10 @@ def test_an_offline_run_says_it_costs_nothing(qtbot, open_and_wait, window: Main
     view = open_and_wait(window, path)
     tl = view.session.timeline
     step = next(s for s in range(len(tl)) if tl.kind[s] == K_MODEL)
-    assert view.model.index(step, COL_COST).data() == "$0 (offline)"
+    assert view.model.index(step, COL_COST).data() == "$0 offline"
     view.session.set_step(step)
     window.update_status()
-    assert window.status_labels["cost"].text() == "cost $0 / $0 (offline) (step $0 (offline))"
+    assert window.status_labels["cost"].text() == "cost $0 / $0 offline"
 
 
 def test_a_malformed_price_file_is_shown_in_a_dialog(qtbot, tmp_path: Path,
@@ -114,13 +114,13 @@ def test_timeline_legend_and_plain_usd_axis(qtbot, tmp_path: Path) -> None:
             "cumulative cost"} <= set(w.legend.entries)
     assert w.legend.legend.isVisible()
     left, _bottom, right = _axes(w)
-    assert right.labelText == "cumulative cost (USD)" and right.labelUnits == ""
+    assert right.labelText == "cost (USD)" and right.labelUnits == ""
     for axis in (left, right):  # the sample costs cents: no "m$", no "x0.001"
         assert axis.autoSIPrefixScale == 1.0 and axis.labelUnitPrefix == ""
     # an unknown price: the line is tokens, and the legend says so
     w.set_timeline(build_timeline(load(write(tmp_path / "u.loom.json",
                                              [model("hi", [], 100, 10)], "my-llm"))))
-    assert right.labelText == "cumulative tokens (cost unknown)"
+    assert right.labelText == "tokens (no price)"
     assert "cumulative tokens (cost unknown)" in w.legend.entries
 
 
