@@ -29,14 +29,14 @@ def _detail(value: Any, limit: int = 100) -> str:
 
 def _print_timeline(doc: Any) -> None:
     from .timeline import build_timeline, F_DENIED, F_ERROR, F_BLOCKED
-    from .steps import step_summary
+    from .steps import effect_seq, step_summary
 
     tl = build_timeline(doc)
     print(f"{doc.format} v{doc.version}  model: {doc.header.model}  |  "
           f"prompt: {_detail(doc.episodes[0] if doc.episodes else '', 80)}")
     for s in range(len(tl)):
         mark = "!" if tl.flags[s] & (F_ERROR | F_BLOCKED | F_DENIED) else " "
-        seq = "" if tl.effect_of[s] < 0 else str(doc.effects[tl.effect_of[s]].seq)
+        seq = "" if tl.effect_of[s] < 0 else str(effect_seq(doc.effects, tl.effect_of[s]))
         indent = "  " * tl.depth[s]
         tokens = tl.tokens_in[s] + tl.tokens_out[s]
         tok = f"  [{tokens} tok]" if tokens else ""

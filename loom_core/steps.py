@@ -96,7 +96,8 @@ def step_label(tl: Timeline, step: int) -> str:
 # -- the row -------------------------------------------------------------------------------
 
 def flag_marks(flags: int) -> str:
-    """The signs a row's summary starts with: ✖ error, ⊘ blocked, ◆ shield (◆✖ denied), ◷ unfinished."""
+    """The signs a row's summary starts with: ✖ error, ⊘ blocked, ◆ shield (◆✖ denied),
+    ◷ unfinished."""
     marks = []
     if flags & F_ERROR:
         marks.append("✖ ")

@@ -41,7 +41,8 @@ def test_steps_json_one_object_per_row() -> None:
     assert [r["row"] for r in rows] == list(range(30))
     assert rows[0]["seq"] is None and rows[0]["kind"] == "episode" and rows[0]["agent"] == "user"
     r = rows[15]
-    assert (r["seq"], r["kind"], r["depth"], r["agent"], r["tokens"]) == (14, "model", 0, "lead", 3337)
+    assert (r["seq"], r["kind"], r["depth"], r["agent"], r["tokens"]) == \
+        (14, "model", 0, "lead", 3337)
     assert r["cost"] > 0 and r["flags"] == [] and r["summary"].startswith("calls reviewer(")
     assert rows[16]["depth"] == 1 and rows[16]["agent"] == "reviewer"
     denied = rows[13]
@@ -72,3 +73,6 @@ def test_odd_seqs_read_as_loom_harness_reads_them(tmp_path: Path) -> None:
     assert [effect_index(doc.effects, s) for s in (0, 1, 7, 2)] == [0, 1, 2, None]
     rows = [json.loads(line) for line in core("steps", path, "--json").stdout.splitlines()]
     assert [r["seq"] for r in rows] == [None, 0, 1, 7]
+    lines = core("summary", path).stdout.splitlines()[1:5]
+    numbers = [line.split("]")[0].strip("[ !") for line in lines]
+    assert numbers == ["", "0", "1", "7"]  # summary's timeline numbers steps the same way
