@@ -86,8 +86,10 @@ def cmd_checksum(args: argparse.Namespace) -> int:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     from .loader import load
+    from .runs_dir import refuse_overwrite
     from .save import save_document
 
+    refuse_overwrite(args.output, args.force)
     doc = load(args.input)
     notes: list[str] = []
     try:
@@ -118,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("convert", help="write any input as a loom-compatible trace")
     p.add_argument("input")
     p.add_argument("-o", "--output", required=True)
+    p.add_argument("--force", action="store_true", help="replace OUTPUT if it exists")
     p.set_defaults(func=cmd_convert)
     from .approvals_cli import add_approval_commands
     from .diff_cli import add_diff_command

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from .errors import LoadError
@@ -96,6 +97,16 @@ def _print_result(result: Any) -> None:
         print(f"  output: {' '.join(result.output.split())[:200]}")
 
 
+def default_branch(trace: str, step: int, suffix: str = ".loom.json") -> Path:
+    """``<runs folder>/<trace stem>.fork<step>[-n].loom.json``: a new name in the per-user
+    runs folder, never beside the parent (which may be read-only, bundled or someone else's)."""
+    from .runs_dir import free_path, runs_dir, stem_of
+
+    folder = runs_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return free_path(folder, f"{stem_of(trace)}.fork{step}", suffix)
+
+
 def _agent_mode(args: argparse.Namespace) -> int:
     """``--mode agent``: re-run the recorded agent itself (``loom_core.fork.agent_cli``)."""
     from .fork.agent_cli import run_agent_mode
@@ -110,11 +121,12 @@ def cmd_fork(args: argparse.Namespace) -> int:
     from .fork.point import apply_edit, fork_context
     from .fork.rerun import run_fork
     from .loader import load
+    from .runs_dir import refuse_overwrite
 
+    if args.output and not args.dry_run:
+        refuse_overwrite(args.output, args.force)
     doc = load(args.trace)
     try:
-        if not args.dry_run and not args.output:
-            raise BadInput("-o/--output is required (unless --dry-run)")
         if args.max_turns < 1:
             raise BadInput("--max-turns must be at least 1")
         edit = _edit(args)
@@ -132,6 +144,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
         ok, why = provider.available()
         if not ok:
             raise BadInput(f"provider {name} is not usable: {why}")
+        args.output = args.output or str(default_branch(args.trace, args.step))
         try:
             result = run_fork(doc, args.trace, args.step, edit, provider, out=args.output,
                               max_turns=args.max_turns, budget_tokens=args.budget_tokens,
@@ -174,7 +187,9 @@ def add_fork_command(sub: Any) -> None:
     p.add_argument("--reason", help="why this fork (recorded in the branch)")
     p.add_argument("--dry-run", action="store_true",
                    help="estimate what replays free and what runs live; call nothing")
-    p.add_argument("-o", "--output", help="where to write the branch trace")
+    p.add_argument("-o", "--output", help="where to write the branch trace (default: a new "
+                   "file in the per-user runs folder, see the README)")
+    p.add_argument("--force", action="store_true", help="replace OUTPUT if it exists")
     p.add_argument("--json", action="store_true", help="print the plan / result as one JSON object")
     p.add_argument("--mode", choices=("model", "agent"), default="model",
                    help="model: re-run the model here (default); agent: re-run the recorded "

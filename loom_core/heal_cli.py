@@ -44,6 +44,20 @@ def _provider_factory(args: argparse.Namespace, doc: Any, trace: str) -> Any:
     return checked_factory(lambda: make(name, args.model, args.base_url), name)
 
 
+def _out_dir(args: argparse.Namespace) -> str:
+    """``--out-dir`` (refused when it holds files, unless ``--force``), else a new
+    ``<stem>.heal`` folder in the per-user runs folder."""
+    from .runs_dir import free_dir, runs_dir, stem_of
+
+    if args.out_dir:
+        folder = Path(args.out_dir)
+        if not args.force and folder.is_dir() and any(folder.iterdir()):
+            raise BadInput(f"{folder}: the folder already holds files; nothing was written "
+                           "(pass --force to write the candidates there anyway)")
+        return str(folder)
+    return str(free_dir(runs_dir(), stem_of(args.trace) + ".heal"))
+
+
 def _print(result: Any, trace: str) -> None:
     if result.status == "already_passes":
         print(f"{trace} already passes ({result.check}); nothing to heal")
@@ -72,7 +86,7 @@ def cmd_heal(args: argparse.Namespace) -> int:
     try:
         check = _check(args)
         factory = _provider_factory(args, doc, args.trace)
-        out_dir = args.out_dir or str(Path(args.trace).with_suffix("")) + ".heal"
+        out_dir = _out_dir(args)
         options = HealOptions(args.max_turns, args.max_candidates, args.budget_tokens,
                               args.concurrency, args.mode, args.save_regression)
         healer = Healer(doc, args.trace, check, factory, out_dir, options)
@@ -110,8 +124,12 @@ def add_heal_command(sub: Any) -> None:
                    "first reserves the most it could bill")
     p.add_argument("--max-turns", type=int, default=20, help="live model calls per branch (20)")
     p.add_argument("--concurrency", type=int, default=1, help="candidates run at once (model mode)")
-    p.add_argument("--out-dir", help="where candidate branches go (default: TRACE's name + .heal)")
+    p.add_argument("--out-dir", help="where candidate branches go (default: a new <TRACE "
+                   "stem>.heal folder in the per-user runs folder, see the README)")
+    p.add_argument("--force", action="store_true",
+                   help="write candidates into an --out-dir that already holds files")
     p.add_argument("--save-regression", metavar="DIR",
-                   help="also save the winner as healed-<hash>.loom.json in DIR")
+                   help="also save the winner as healed-<hash>.loom.json in DIR (never "
+                   "replacing a file: -2, -3… when the name is taken)")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_heal)

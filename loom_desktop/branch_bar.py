@@ -52,6 +52,7 @@ class BranchBar(QFrame):
         self.title = QLabel()
         self.title.linkActivated.connect(lambda _l: self.parent_requested.emit())
         self.detail = QLabel()
+        self.where = QLabel(styleSheet="color: #6a1b9a;")  # the folder the branch is saved in
         self.parent_btn = QPushButton(f"Parent at step {seq}")
         self.parent_btn.clicked.connect(self.parent_requested)
         self.compare_btn = QPushButton("Compare with parent")
@@ -66,7 +67,8 @@ class BranchBar(QFrame):
         self.pending.stop_requested.connect(self.stop_requested)
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
-        for w in (self.detail, self.parent_btn, self.compare_btn, self.retry_btn, self.cancel_btn):
+        for w in (self.detail, self.where, self.parent_btn, self.compare_btn, self.retry_btn,
+                  self.cancel_btn):
             top.addWidget(w)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 4, 8, 4)
@@ -94,6 +96,15 @@ class BranchBar(QFrame):
             self.pending.show_call(pending)
         if not running:
             self.detail.setText("")
+
+    def set_path(self, path: str) -> None:
+        """Say where the branch is saved: its folder on the bar, the whole path as tooltip."""
+        folder, home = str(Path(path).parent), str(Path.home())
+        shown = "~" + folder[len(home):] if folder == home or folder.startswith(home + "/") \
+            else folder
+        self.where.setText(f"saved in {shown}")
+        self.where.setToolTip(path)
+        self.title.setToolTip(path)
 
     def set_progress(self, calls: int, tokens: int) -> None:
         self.detail.setText(f"{calls} live call(s) · {tokens:,} tokens")

@@ -14,10 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
                                QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
-                               QPushButton, QSpinBox, QTableWidget, QTableWidgetItem,
-                               QVBoxLayout, QWidget)
+                               QMessageBox, QPushButton, QSpinBox, QTableWidget,
+                               QTableWidgetItem, QVBoxLayout, QWidget)
 
 from .proxy_launcher import TARGETS, ProxySpec
 
@@ -134,6 +135,8 @@ class StartProxyDialog(QDialog):
         form.addRow("Approval timeout", self.timeout)
         save_row = QHBoxLayout()
         self.save = QLineEdit(str(Path.cwd() / "session.loom.json"))
+        self.replace_ok = ""  # the save path the user agreed to replace
+        self.confirm_box: QMessageBox | None = None
         browse = QPushButton("Browse…", clicked=self._browse)
         save_row.addWidget(self.save, 1)
         save_row.addWidget(browse)
@@ -188,22 +191,45 @@ class StartProxyDialog(QDialog):
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save trace to", self.save.text(),
                                               "Loom traces (*.loom.json);;All files (*)")
-        if path:
+        if path:  # the file dialog asked before choosing an existing file: that is a yes
             self.save.setText(path)
+            self.replace_ok = path
+
+    def accept(self) -> None:
+        """Start -- but an existing trace at the save path is replaced only once confirmed."""
+        path = self.spec().save
+        if self.replace_ok == path or not Path(path).expanduser().exists():
+            super().accept()
+            return
+        box = QMessageBox(QMessageBox.Icon.Warning, "Replace the trace?",
+                          f"{path} already exists.\n\nA new recording would replace it. "
+                          "Replace it, or choose another file?",
+                          QMessageBox.StandardButton.Cancel, self)
+        box.addButton("Replace", QMessageBox.ButtonRole.DestructiveRole)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(lambda b: self._replace(path) if box.buttonRole(b)
+                                  == QMessageBox.ButtonRole.DestructiveRole else None)
+        self.confirm_box = box
+        box.open()
+
+    def _replace(self, path: str) -> None:
+        self.replace_ok = path
+        self.accept()
 
     def spec(self) -> ProxySpec:
         choice = self.target.currentText()
         target = self.custom.text().strip().rstrip("/") if choice == "Custom URL" else TARGETS[choice]
         default = self.default.currentText()
         profile = self.profile.currentText()
+        save = self.save.text().strip() or "session.loom.json"
         return ProxySpec(
-            target=target, save=self.save.text().strip() or "session.loom.json",
+            target=target, save=save,
             port=self.port.value(), profiles=[] if profile == "(none)" else [profile],
             policies=[self.policy.text().strip()] if self.policy.text().strip() else [],
             deny=split_patterns(self.deny.text()), allow=split_patterns(self.allow.text()),
             confirm=split_patterns(self.confirm.text()), rules=split_patterns(self.rules.text()),
             default=None if default.startswith("(") else default,
-            confirm_timeout=self.timeout.value(),
+            confirm_timeout=self.timeout.value(), force=self.replace_ok == save,
             dialect="openai" if choice == "OpenAI" or "openai" in target else "anthropic")
 
     def update_preview(self) -> str:

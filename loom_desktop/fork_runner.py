@@ -18,48 +18,28 @@ always arrives, on the GUI thread, as ``finished(RunOutcome)``. What runs is in
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QStandardPaths, Signal
+from PySide6.QtCore import QObject, Signal
 
 from loom_core.providers import make_provider  # the seam tests replace
-from loom_core.proxy.config import SessionPaths
+from loom_core.runs_dir import free_path, runs_dir, stem_of
 
 from .thread_runner import STOP_JOIN_S, Relay, ThreadRunner, failure_cause
 from .widgets.fork_work import NOTHING, ForkJob, RunOutcome, run_agent, run_model, run_resume
 
-__all__ = ["NOTHING", "STOP_JOIN_S", "ForkJob", "ForkRunner", "RunOutcome", "branch_path",
-           "data_dir"]
-
-
-def data_dir() -> Path:
-    """The app's data directory (tests: beside the config dir they point us at)."""
-    env = os.environ.get("LOOM_DESKTOP_CONFIG_DIR")
-    if env:
-        return Path(env) / "data"
-    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
-    return Path(base or Path.home() / ".local" / "share" / "loom-desktop")
+__all__ = ["NOTHING", "STOP_JOIN_S", "ForkJob", "ForkRunner", "RunOutcome", "branch_path"]
 
 
 def branch_path(parent: str | Path, step: int, taken: frozenset[str] | set[str] = frozenset(),
-                fallback: Path | None = None) -> Path:
-    """``<parent stem>.fork<step>-<n>.loom.json`` beside the parent (``n`` makes it unique:
-    no file, journal or running branch has it); the data dir when the parent's is read-only."""
-    parent = Path(parent).resolve()
-    name = parent.name
-    stem = name[: -len(".loom.json")] if name.endswith(".loom.json") else parent.stem
-    folder = parent.parent
-    if not os.access(folder, os.W_OK):
-        folder = fallback or data_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-    for n in range(1, 100_000):
-        path = folder / f"{stem}.fork{step}-{n}.loom.json"
-        if (str(path) not in taken and not path.exists()
-                and not SessionPaths.of(path).journal.exists()):
-            return path
-    raise OSError(f"{folder}: no free name for a branch of {name} at step {step}")
+                folder: Path | None = None) -> Path:
+    """``<parent stem>.fork<step>[-n].loom.json`` in ``folder`` (default: the per-user runs
+    folder, never the parent's), a name no file, journal or running branch has -- as the
+    CLI's ``fork`` without ``-o`` names it."""
+    folder = Path(folder) if folder is not None else runs_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return free_path(folder, f"{stem_of(parent)}.fork{step}", taken=taken)
 
 
 class _Relay(Relay):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -28,6 +27,7 @@ from loom_core.heal.checks import Check
 from loom_core.heal.engine import Healer, HealOptions, HealResult, save_regression
 from loom_core.providers import checked_factory, make_provider
 from loom_core.providers.base import CancelToken
+from loom_core.runs_dir import free_dir, runs_dir, stem_of
 
 from .thread_runner import Relay, ThreadRunner, failure_cause
 
@@ -97,20 +97,9 @@ def provider_factory(name: str, model: str, base_url: str | None) -> Callable[[]
 
 
 def out_dir_for(path: str | Path) -> Path:
-    """``<trace>.heal`` beside the trace (the CLI's default), or ``.heal-2``… when a previous
-    heal's branches are there (they may be open in tabs); the app's data dir if read-only."""
-    trace = Path(path).resolve()
-    folder = trace.parent
-    if not os.access(folder, os.W_OK):
-        from .fork_runner import data_dir
-
-        folder = data_dir()
-    base = folder / (str(trace.with_suffix("").name) + ".heal")
-    for n in range(1, 10_000):
-        candidate = base if n == 1 else base.with_name(f"{base.name}-{n}")
-        if not candidate.exists() or not any(candidate.iterdir()):
-            return candidate
-    raise OSError(f"{folder}: no free directory for the heal of {trace.name}")
+    """A new ``<trace stem>.heal`` folder in the per-user runs folder (``-2``… when a previous
+    heal's branches are there: they may be open in tabs), as the CLI's ``heal`` picks it."""
+    return free_dir(runs_dir(), stem_of(path) + ".heal")
 
 
 # -- for the dialog -----------------------------------------------------------------

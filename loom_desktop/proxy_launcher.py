@@ -49,6 +49,7 @@ class ProxySpec:
     default: str | None = None  # --shield-default; None = not given
     confirm_timeout: float = 300.0
     dialect: str = "anthropic"  # which export line to show: anthropic | openai
+    force: bool = False  # the user confirmed replacing an existing trace at ``save``
 
     def args(self, ready_file: str) -> list[str]:
         out = ["proxy", "--port", str(self.port),
@@ -61,6 +62,8 @@ class ProxySpec:
                 out += [flag, v]
         if self.default:
             out += ["--shield-default", self.default]
+        if self.force:
+            out.append("--force")
         return out
 
 

@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 from ..cli_help import HelpParser
 from ..errors import LoadError
+from ..runs_dir import free_path, refuse_overwrite, runs_dir, stem_of
 from ..providers.base import CancelToken
 from .agent_rerun import DEFAULT_TIMEOUT, AgentRerunError, AgentRerunResult, agent_rerun
 from .edits import Edit
@@ -53,16 +54,19 @@ def add_agent_mode_args(parser: argparse.ArgumentParser) -> None:
     add("--reason", default="", metavar="TEXT", help="why this fork (kept in the provenance)")
     add("--target", metavar="URL", help="the model API for the live part (default: the "
                                         "parent's recorded target)")
-    add("-o", "--output", metavar="PATH", help="the branch (default <base>.fork<SEQ>.agent.loom.json)")
+    add("-o", "--output", metavar="PATH", help="the branch (default: <stem>.fork<SEQ>.agent"
+        ".loom.json in the per-user runs folder)")
+    add("--force", action="store_true", help="replace the -o file if it exists")
     add("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
         help="stop the agent after this long (default %(default)g)")
     add("--json", action="store_true", help="print the result as one JSON object")
 
 
 def default_output(parent: str | Path, step: int) -> Path:
-    name = str(parent)
-    base = name[: -len(".loom.json")] if name.endswith(".loom.json") else name
-    return Path(f"{base}.fork{step}.agent.loom.json")
+    """A new ``<stem>.fork<step>.agent.loom.json`` in the per-user runs folder."""
+    folder = runs_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return free_path(folder, f"{stem_of(parent)}.fork{step}", ".agent.loom.json")
 
 
 def _edit(args: argparse.Namespace) -> Edit:
@@ -93,7 +97,13 @@ def run_agent_mode(args: argparse.Namespace) -> int:
     if not parent or step is None:
         print("error: the agent re-run needs a trace and --step SEQ", file=sys.stderr)
         return EXIT_BAD_INPUT
-    out = getattr(args, "output", None) or default_output(parent, step)
+    try:
+        if getattr(args, "output", None):
+            refuse_overwrite(args.output, bool(getattr(args, "force", False)))
+        out = getattr(args, "output", None) or default_output(parent, step)
+    except (LoadError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     cancel = CancelToken()
     restore = _cancel_on_sigint(cancel)
     try:

@@ -29,6 +29,7 @@ from ..document import Document
 from ..fork.budget import SharedBudget
 from ..fork.point import context_index, find_model_effect
 from ..providers.base import CancelToken, Provider
+from ..runs_dir import free_path
 from ..save import save_dict
 from .checks import Check
 from .repairs import (CANCELLED, ERROR, FAILED, PASSED, PAUSED, QUEUED, RUNNING, SKIPPED,
@@ -233,6 +234,6 @@ def save_regression(data: dict[str, Any], directory: str | Path) -> str:
     digest = hashlib.sha1(json.dumps(body, sort_keys=True).encode()).hexdigest()[:10]
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)
-    path = target / f"healed-{digest}.loom.json"
+    path = free_path(target, f"healed-{digest}")  # a file there is never replaced
     save_dict(dict(body), str(path))
     return str(path)

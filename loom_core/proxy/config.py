@@ -58,6 +58,7 @@ class ProxyConfig:
     fork_from: str | None = None  # fork mode (:mod:`.forkmode`): the parent trace
     fork_at: int = 0  # the fork exchange (the fork model step's index among model calls)
     fork_edit: dict[str, Any] | None = None  # an Edit as a dict (``Edit.to_dict()``)
+    force: bool = False  # --force: a new session may replace an existing --save trace
 
     @property
     def max_body(self) -> int:
@@ -116,7 +117,9 @@ def add_proxy_flags(p: argparse.ArgumentParser, record: bool = False) -> None:
                    help="port to listen on; 0 = pick a free one (printed at startup)")
     p.add_argument("--target", default=DEFAULT_TARGET,
                    help="upstream base URL without /v1; the request path is appended verbatim")
-    p.add_argument("--save", default=DEFAULT_SAVE, help="trace to write (default %(default)s)")
+    p.add_argument("--save", default=DEFAULT_SAVE, help="trace to write (default %(default)s); "
+                   "an existing one is refused unless --force")
+    p.add_argument("--force", action="store_true", help="replace an existing --save trace")
     if not record:
         p.add_argument("--replay", metavar="FILE",
                        help="serve FILE's recorded responses in order; no upstream calls")
@@ -178,4 +181,4 @@ def config_from_args(args: argparse.Namespace) -> ProxyConfig:
                        save_interval=args.save_interval, freeze_gc=True, shield=shield,
                        fork_from=getattr(args, "fork_from", None),
                        fork_at=getattr(args, "fork_at", 0),
-                       fork_edit=getattr(args, "fork_edit", None))
+                       fork_edit=getattr(args, "fork_edit", None), force=args.force)

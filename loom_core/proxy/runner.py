@@ -39,13 +39,13 @@ from typing import Any, TextIO
 from aiohttp import web
 
 from ..save import atomic_write_bytes
-from .config import ProxyConfig
+from .config import ProxyConfig, SessionPaths
 from .control import with_control_plane
 from .forkmode import ForkSource, fork_source
 from .hooks import Screen, load_screen
 from .replay import ReplaySource
 from .server import ProxyServer
-from .session import RecordingSession
+from .session import RecordingSession, check_save
 
 SHUTDOWN_GRACE = 3.0
 
@@ -97,6 +97,8 @@ async def start_proxy(config: ProxyConfig, screen: Screen | None = None,
     use) leaves the previous session's files as they were.
     """
     replay = ReplaySource(config.replay) if config.replay else None
+    if replay is None:
+        check_save(SessionPaths.of(config.save), config.force)  # a ValueError: exit 2
     fork = fork if fork is not None else fork_source(config)  # ForkError is a ValueError
     if replay is None and screen is None:
         screen = load_screen(config.shield)

@@ -176,6 +176,24 @@ class RecordingSession:
         self.journal.close()
 
 
+def check_save(paths: SessionPaths, force: bool) -> None:
+    """ValueError when ``--save`` names an existing trace, unless ``force``: a new session
+    would replace it. A crashed session's trace is the exception: recovery first saves
+    its exchanges aside (``.recovered``), so restarting with the same ``--save`` loses nothing."""
+    if force or not paths.save.exists() or _crashed(paths):
+        return
+    raise ValueError(f"{paths.save}: already exists; nothing was written (pass --force to "
+                     "replace it, or choose another --save)")
+
+
+def _crashed(paths: SessionPaths) -> bool:
+    try:
+        previous = read_sidecar(paths.exchanges) if paths.exchanges.exists() else None
+    except OSError:
+        return False
+    return previous is not None and not previous.ended and bool(previous.exchanges)
+
+
 def recover_previous(paths: SessionPaths) -> Path | None:
     """A crashed session with the same ``--save`` -> ``<base>.recovered.loom.json``."""
     if not paths.exchanges.exists():

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.fork.edits import Edit
+from loom_core.runs_dir import runs_dir
 from loom_core.steps import step_of_seq
 
 TAIL_BYTES = 512 * 1024  # a branch's provenance (edit, request settings) fits in this
@@ -110,12 +111,14 @@ def branch_title(parent: str | Path, seq: int) -> str:
 
 
 def find_branches(parent: str | Path, limit: int = MAX_CANDIDATES) -> list[BranchInfo]:
-    """Traces beside ``parent`` whose ``fork.parent.path`` is ``parent``, newest first."""
-    folder = Path(parent).resolve().parent
-    try:
-        candidates = [p for p in folder.glob("*.loom.json") if not same_file(p, parent)]
-    except OSError:
-        return []
+    """Traces whose ``fork.parent.path`` is ``parent``, newest first: beside it and in the
+    per-user runs folder (where the app and the CLI put branches unless told otherwise)."""
+    candidates = []
+    for folder in dict.fromkeys((Path(parent).resolve().parent, runs_dir().resolve())):
+        try:
+            candidates += [p for p in folder.glob("*.loom.json") if not same_file(p, parent)]
+        except OSError:
+            continue
     candidates.sort(key=_mtime, reverse=True)
     found = []
     for path in candidates[:limit]:

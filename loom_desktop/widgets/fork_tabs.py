@@ -61,6 +61,7 @@ class BranchTabs(QObject):
             self._title(view, "● " + branch_title(job.parent, job.step))
             bar = BranchBar(Path(job.parent).name, job.step, job.edit.describe(),
                             "agent" if job.mode == "agent" else "model")
+            bar.set_path(job.out)
             view.layout().insertWidget(0, bar)
             bar.parent_requested.connect(lambda: self.open_parent(job.parent, job.step))
         runner = ForkRunner(job, doc, self)
@@ -160,6 +161,7 @@ class BranchTabs(QObject):
         parent, seq = str(prov["parent"]["path"]), int(prov.get("step") or 0)
         bar = BranchBar(Path(parent).name, seq, edit_text(prov), str(prov.get("mode") or "model"))
         bar.set_status(str(prov.get("status") or ""), prov.get("pending_call"), prov.get("error"))
+        bar.set_path(view.path)
         bar.parent_requested.connect(lambda: self.open_parent(parent, seq))
         bar.compare_requested.connect(lambda: self.window.open_compare(parent, view))
         bar.continue_requested.connect(lambda value: self.resume(view, prov, value))

@@ -190,7 +190,7 @@ def panel_marks(view: DocumentView) -> dict[int, str]:
 
 def test_heal_fills_the_table_live_opens_the_winner_and_saves_a_regression(
         qtbot, window: MainWindow, open_and_wait, poisoned: Path, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, runs_dir: Path) -> None:
     use_provider(monkeypatch, lambda: ScriptedProvider(responder=fooled_model))
     view = open_and_wait(window, poisoned)
     window.doctor.toggleViewAction().trigger()
@@ -216,6 +216,8 @@ def test_heal_fills_the_table_live_opens_the_winner_and_saves_a_regression(
     # the winner as a branch tab, and a compare tab against the original
     assert window.tabs.count() == tabs_before + 2
     branch = next(w for w in window.documents() if w.path == dialog.result.winner.path)
+    assert Path(branch.path).parent == runs_dir / f"{poisoned.name[:-len('.loom.json')]}.heal"
+    assert not any(p.name.endswith(".heal") for p in poisoned.parent.iterdir())  # none beside
     qtbot.waitUntil(lambda: branch.complete, timeout=20_000)
     assert branch.doc.header.output == GOOD
     compare = window.tabs.currentWidget()

@@ -314,7 +314,7 @@ def test_message_editor_shows_tool_output_in_a_monospace_font(qtbot) -> None:
 
 def test_scripted_fork_streams_into_a_branch_tab_linked_both_ways(
         qtbot, window: MainWindow, open_and_wait, weather: Path, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, gate: threading.Event) -> None:
+        monkeypatch: pytest.MonkeyPatch, gate: threading.Event, runs_dir: Path) -> None:
     use_provider(monkeypatch, paris_then(gate))
     parent = open_and_wait(window, weather)
     dialog = open_dialog(qtbot, window, parent)
@@ -330,15 +330,17 @@ def test_scripted_fork_streams_into_a_branch_tab_linked_both_ways(
     qtbot.waitUntil(lambda: isinstance(tab_titled(window, "● " + TITLE), DocumentView)
                     and tab_titled(window, "● " + TITLE).session.count >= 7, timeout=20_000)
     live = tab_titled(window, "● " + TITLE)
-    assert live.live is not None and live.path.endswith(".fork3-1.journal.jsonl")
+    assert live.live is not None and live.path == str(runs_dir / "weather.fork3.journal.jsonl")
     bar = live.findChild(BranchBar)
     assert bar.status == "running" and bar.cancel_btn.isVisibleTo(bar)
     qtbot.waitUntil(lambda: "1 live call(s)" in bar.detail.text(), timeout=5000)
     gate.set()
 
     branch = wait_branch(qtbot, window)
-    out = tmp_path / "weather.fork3-1.loom.json"
+    out = runs_dir / "weather.fork3.loom.json"  # the per-user runs folder, not the parent's
     assert Path(branch.path) == out and window.tabs.currentWidget() is branch
+    assert branch.findChild(BranchBar).where.toolTip() == str(out)
+    assert branch.findChild(BranchBar).where.text() == f"saved in {runs_dir}"
     data = verified(out)
     assert data["fork"]["status"] == "done" and data["fork"]["reason"] == "try a hint"
     assert data["output"] == "Paris is mild."
@@ -366,7 +368,7 @@ def test_scripted_fork_streams_into_a_branch_tab_linked_both_ways(
 
 
 def test_branches_beside_a_parent_are_found_from_their_fork_member(
-        weather: Path, tmp_path: Path) -> None:
+        weather: Path, tmp_path: Path, runs_dir: Path) -> None:
     from loom_core.fork.edits import Edit
     from loom_core.fork.rerun import run_fork
 
@@ -376,9 +378,12 @@ def test_branches_beside_a_parent_are_found_from_their_fork_member(
     save_dict({**json.loads((tmp_path / "b.loom.json").read_text()),
                "fork": {"parent": {"path": str(tmp_path / "other.loom.json")}}},
               tmp_path / "c.loom.json")
-    found = sorted(find_branches(weather), key=lambda b: b.path)
+    runs_dir.mkdir()  # the per-user runs folder is searched too
+    run_fork(doc, weather, 3, Edit(system="x"), ScriptedProvider(), out=runs_dir / "d.loom.json")
+    found = sorted(find_branches(weather), key=lambda b: Path(b.path).name)
     assert [(Path(b.path).name, b.seq, b.status, b.edit) for b in found] == [
-        ("a.loom.json", 3, "done", "note injected"), ("b.loom.json", 5, "done", "no edit")]
+        ("a.loom.json", 3, "done", "note injected"), ("b.loom.json", 5, "done", "no edit"),
+        ("d.loom.json", 3, "done", "system prompt replaced")]
     assert fork_member(weather) is None
 
 
@@ -393,7 +398,7 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
 
 def test_anthropic_provider_against_the_fake_upstream_and_its_errors(
         qtbot, window: MainWindow, open_and_wait, weather: Path, tmp_path: Path,
-        upstream: FakeUpstream) -> None:
+        upstream: FakeUpstream, runs_dir: Path) -> None:
     upstream.script(Reply(calls=[("n1", "get_weather", {"city": "Oslo"})], usage=(80, 8)),
                     Reply(text="Oslo is cold.", usage=(90, 9)))
     parent = open_and_wait(window, weather)
@@ -421,7 +426,7 @@ def test_anthropic_provider_against_the_fake_upstream_and_its_errors(
     qtbot.waitUntil(lambda: len(window.errors) > errors, timeout=30_000)
     message = window.errors[-1]
     assert "anthropic claude-sonnet-4-5" in message and "prompt is too long" in message
-    kept = tmp_path / "weather.fork3-2.loom.json"
+    kept = runs_dir / "weather.fork3-2.loom.json"
     assert f"partial branch is kept: {kept}" in message
     assert verified(kept)["fork"]["status"] == "error"
     failed = wait_branch(qtbot, window, kept)  # the tab shows what was kept
@@ -476,16 +481,15 @@ def test_closing_a_running_branch_tab_cancels_it(
     assert verified(runner.job.out)["fork"]["status"] == "cancelled"
 
 
-def test_branch_names_are_unique_and_fall_back_to_the_data_dir(
-        weather: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_branch_names_are_unique_and_go_to_the_runs_folder(
+        weather: Path, tmp_path: Path, runs_dir: Path) -> None:
     first = branch_path(weather, 3)
-    assert first == tmp_path / "weather.fork3-1.loom.json"
+    assert first == runs_dir / "weather.fork3.loom.json" and runs_dir.is_dir()
     assert branch_path(weather, 3, {str(first)}).name == "weather.fork3-2.loom.json"
-    first.with_name("weather.fork3-1.journal.jsonl").write_text("")  # a run in progress
+    first.with_name("weather.fork3.journal.jsonl").write_text("")  # a run in progress
     assert branch_path(weather, 3).name == "weather.fork3-2.loom.json"
-    monkeypatch.setattr("os.access", lambda path, mode: False)
-    moved = branch_path(weather, 5, fallback=tmp_path / "data")
-    assert moved == tmp_path / "data" / "weather.fork5-1.loom.json" and moved.parent.is_dir()
+    chosen = branch_path(weather, 5, folder=tmp_path / "mine")
+    assert chosen == tmp_path / "mine" / "weather.fork5.loom.json" and chosen.parent.is_dir()
 
 
 def test_a_paused_branch_takes_a_tool_result_and_continues_in_the_same_tab(
@@ -608,7 +612,7 @@ def agent_upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
 
 def test_agent_rerun_runs_the_recorded_agent_into_a_branch_tab(
         qtbot, window: MainWindow, open_and_wait, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, agent_upstream: FakeUpstream) -> None:
+        monkeypatch: pytest.MonkeyPatch, agent_upstream: FakeUpstream, runs_dir: Path) -> None:
     parent = record_parent(tmp_path, agent_upstream)  # steps: prompt, model, write, model, ...
     view = open_and_wait(window, parent.trace)
     dialog = open_dialog(qtbot, window, view, step=3)  # the second model call (log seq 2)
@@ -622,9 +626,41 @@ def test_agent_rerun_runs_the_recorded_agent_into_a_branch_tab(
     dialog.start_btn.click()
     branch = wait_branch(qtbot, window, title="branch of parent.loom.json at step 2")
     data = verified(branch.path)
-    assert Path(branch.path) == tmp_path / "parent.fork2-1.loom.json"
+    assert Path(branch.path) == runs_dir / "parent.fork2.loom.json"
     assert data["fork"]["mode"] == "agent" and data["fork"]["status"] == "done"
     assert data["output"] == "La note dit : hello"
     assert (parent.workdir / "writes.txt").read_text() == "2"  # its tools really ran again
     title = branch.findChild(BranchBar).title.text()
     assert "note injected" in title and "done" in title
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def test_a_fork_of_the_bundled_sample_never_writes_beside_it(
+        qtbot, window: MainWindow, open_and_wait, sample: Path, monkeypatch: pytest.MonkeyPatch,
+        runs_dir: Path) -> None:
+    """The sample's folder (the repository's resources/) stays as it was; the branch goes to
+    the per-user runs folder, and the sample lists it from there."""
+    before = _tree(sample.parent)
+    use_provider(monkeypatch, ScriptedProvider())
+    parent = open_and_wait(window, sample)
+    tl = parent.session.timeline
+    step = next(s for s in range(len(tl)) if tl.effect_of[s] == 14)  # the reviewer call
+    dialog = open_dialog(qtbot, window, parent, step)
+    dialog.settings.provider.setCurrentIndex(dialog.settings.provider.findData("scripted"))
+    dialog.note.setPlainText("try again")
+    wait_estimate(qtbot, dialog, lambda plan: plan.provider == "scripted")
+    start(dialog)
+    qtbot.waitUntil(lambda: any(isinstance(v, DocumentView) and v.complete and v.doc is not None
+                                and v.doc.format == "trace" and v.findChild(BranchBar)
+                                for v in window.documents()), timeout=30_000)
+    branch = next(v for v in window.documents() if v.findChild(BranchBar))
+    assert Path(branch.path).parent == runs_dir
+    window.tabs.setCurrentWidget(parent)
+    qtbot.waitUntil(lambda: parent.findChild(BranchesBar) is not None
+                    and bool(parent.findChild(BranchesBar).entries), timeout=10_000)
+    assert parent.findChild(BranchesBar).label.text() == "↳ This run has 1 branch"
+    assert _tree(sample.parent) == before

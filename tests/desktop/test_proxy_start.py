@@ -171,3 +171,27 @@ def test_reattach_alive_and_forget_dead(qtbot, window: MainWindow, runtime: Path
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+
+def test_an_existing_trace_is_replaced_only_when_confirmed(qtbot, tmp_path: Path) -> None:
+    """Start with a save path that holds a run asks first; only Replace passes --force."""
+    from PySide6.QtWidgets import QMessageBox
+
+    save = tmp_path / "kept.loom.json"
+    save.write_text('{"version": 2}')
+    dialog = StartProxyDialog()
+    qtbot.addWidget(dialog)
+    dialog.save.setText(str(save))
+    accepted: list[ProxySpec] = []
+    dialog.accepted.connect(lambda: accepted.append(dialog.spec()))
+    dialog.start_btn.click()
+    box = dialog.confirm_box
+    assert isinstance(box, QMessageBox) and str(save) in box.text() and not accepted
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert not accepted and save.read_text() == '{"version": 2}'
+    dialog.start_btn.click()
+    replace = next(b for b in dialog.confirm_box.buttons()
+                   if dialog.confirm_box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole)
+    replace.click()
+    assert len(accepted) == 1 and accepted[0].force and "--force" in accepted[0].args("r.json")
+    assert "--force" not in ProxySpec(save=str(tmp_path / "new.loom.json")).args("r.json")

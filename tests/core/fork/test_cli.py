@@ -33,7 +33,7 @@ def test_fork_writes_a_branch(parents: dict[str, Any], tmp_path: Path) -> None:
     assert (fork["request"]["temperature"], fork["request"]["max_tokens"]) == (0.3, 77)
     loom_ok(out)
     as_json = core("fork", parents["weather"], "--step", "0", "--provider", "scripted",
-                   "--max-turns", "3", "-o", out, "--json")
+                   "--max-turns", "3", "-o", out, "--json", "--force")  # replacing: said so
     assert as_json.returncode == 0
     result = json.loads(as_json.stdout)
     assert (result["status"], result["path"], result["live_calls"]) == ("done", str(out), 1)
@@ -57,7 +57,6 @@ def test_dry_run_calls_nothing_and_writes_nothing(parents: dict[str, Any], tmp_p
 @pytest.mark.parametrize("args, cause", [
     (["--step", "1", "-o", "{out}"], "step 1 is a tool:get_weather step, not a model step"),
     (["--step", "3", "--redact", "0", "-o", "{out}"], "cannot redact step 0"),
-    (["--step", "3"], "-o/--output is required"),
     (["--step", "3", "--max-turns", "0", "-o", "{out}"], "--max-turns must be at least 1"),
     (["--step", "3", "--provider", "scripted", "-o", "{out}/x.loom.json"], "no such directory"),
     (["--step", "3", "--provider", "anthropic", "-o", "{out}"],
@@ -73,6 +72,37 @@ def test_bad_input_exits_2_with_one_line(parents: dict[str, Any], tmp_path: Path
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.count("\n") == 1 and cause in done.stderr and "Traceback" not in done.stderr
     assert not out.exists()
+
+
+def test_an_existing_output_is_never_replaced_unasked(parents: dict[str, Any],
+                                                     tmp_path: Path) -> None:
+    """``fork RUN -o RUN`` used to replace the recorded parent with its branch."""
+    parent = tmp_path / "parent.loom.json"
+    parent.write_bytes(Path(parents["weather"]).read_bytes())
+    before = parent.read_bytes()
+    for target in (parent, tmp_path / "other.loom.json"):
+        if not target.exists():
+            target.write_text("{}")
+        kept = target.read_bytes()
+        done = core("fork", parent, "--step", "3", "--provider", "scripted", "-o", target)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "already exists" in done.stderr and "--force" in done.stderr
+        assert target.read_bytes() == kept and done.stdout == ""
+    assert parent.read_bytes() == before
+
+
+def test_without_output_the_branch_goes_to_the_runs_folder(parents: dict[str, Any],
+                                                          tmp_path: Path, runs_dir: Path) -> None:
+    parent = tmp_path / "w.loom.json"
+    parent.write_bytes(Path(parents["weather"]).read_bytes())
+    paths = []
+    for _ in range(2):
+        done = core("fork", parent, "--step", "3", "--provider", "scripted", "--json")
+        assert done.returncode == 0, done.stderr
+        paths.append(Path(json.loads(done.stdout)["path"]))
+    assert paths == [runs_dir / "w.fork3.loom.json", runs_dir / "w.fork3-2.loom.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs", "w.loom.json"]  # none beside
+    assert read(paths[0])["fork"]["parent"]["path"] == str(parent)
 
 
 def test_unreadable_trace_exits_2(tmp_path: Path) -> None:
@@ -162,7 +192,7 @@ def test_sdk_fork_that_pauses_or_fails(parents: dict[str, Any], tmp_path: Path,
     loom_ok(out)
     upstream.script(api_error(400, "invalid_request_error", "prompt is too long"))
     failed = core("fork", parents["weather"], "--step", "3", "--provider", "openai",
-                  "--base-url", upstream.url + "/v1", "-o", out, "--json")
+                  "--base-url", upstream.url + "/v1", "-o", out, "--json", "--force")
     assert failed.returncode == 1
     result = json.loads(failed.stdout)
     assert result["status"] == "error" and "prompt is too long" in result["error"]
