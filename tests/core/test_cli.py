@@ -289,7 +289,8 @@ def test_convert_round_trips(harness_traces: dict[str, Recorded], tmp_path: Path
     assert once.read_bytes() == twice.read_bytes() == src.read_bytes()
     in_place = tmp_path / "in_place.loom.json"
     in_place.write_bytes(src.read_bytes())
-    assert core("convert", in_place, "-o", in_place).returncode == 0
+    assert core("convert", in_place, "-o", in_place).returncode == 2  # not without --force
+    assert core("convert", in_place, "-o", in_place, "--force").returncode == 0
     assert in_place.read_bytes() == src.read_bytes()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp left
 
