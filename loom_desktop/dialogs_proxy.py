@@ -182,12 +182,6 @@ class StartProxyDialog(QDialog):
         self.timeout.setValue(spec.confirm_timeout)
         self.save.setText(spec.save)
 
-    def accept(self) -> None:
-        """Start only rules that make sense (Enter reaches here even with Start disabled)."""
-        if self.update_preview():
-            return
-        super().accept()
-
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save trace to", self.save.text(),
                                               "Loom traces (*.loom.json);;All files (*)")
@@ -196,7 +190,10 @@ class StartProxyDialog(QDialog):
             self.replace_ok = path
 
     def accept(self) -> None:
-        """Start -- but an existing trace at the save path is replaced only once confirmed."""
+        """Start only rules that make sense (Enter reaches here even with Start disabled), and
+        replace an existing trace at the save path only once the user confirmed it."""
+        if self.update_preview():
+            return
         path = self.spec().save
         if self.replace_ok == path or not Path(path).expanduser().exists():
             super().accept()
