@@ -12,6 +12,17 @@ than what we had read). So besides "the inode changed", "the file vanished" and
 compared with what is on disk now. A rewrite that reproduces exactly the bytes
 already read cannot be told from an append, and needs no telling: continuing from
 the offset then yields exactly the state a full reload would.
+
+An unreadable complete line (not JSON, not UTF-8, nested too deeply, fields of the
+wrong type) is reported once with its line number and skipped; the lines after it
+are read as usual. (A full load stops at it, as loom-harness does; a live view
+would otherwise freeze on one bad line while the run goes on.)
+
+A run whose writer is gone says :data:`~loom_core.live_status.STOPPED`: when the
+owner says so (:meth:`JournalFollower.note_writer_stopped`: the app's proxy or demo
+stopped), or when the file has been idle ``idle_after`` seconds and no process on
+this machine holds it open for writing (:mod:`loom_core.writers`; where that cannot
+be known, nothing is claimed and the run stays "running").
 """
 
 from __future__ import annotations
@@ -25,9 +36,10 @@ from typing import IO, Any, Callable
 import msgspec
 
 from .document import Unfinished
-from .journal import JournalState, parse_journal_lines
-from .live_status import DEFAULT_IDLE_AFTER, REWRITTEN, RUNNING, live_status
-from .trace import describe, gc_paused
+from .journal import JournalState
+from .live_status import DEFAULT_IDLE_AFTER, REWRITTEN, RUNNING, WAITING, live_status
+from .trace import gc_paused
+from .writers import WriterWatch, writer_present
 
 _CHECK_BYTES = 4096  # how much of the start and of the end of what we read is re-checked
 _JOURNAL_TYPES = frozenset((b'"header"', b'"intent"', b'"effect"'))
@@ -42,11 +54,13 @@ class JournalUpdate:
     then holds the whole new content). ``new_effects`` / ``new_entries``: the typed
     effect structs and their raw JSON lines appended by this read. ``header`` and
     ``unfinished`` are the current values, not deltas. ``torn``: the file ends in a
-    partial line (the writer may still complete it) or the reader stopped, as
-    loom-harness does, at a complete line that does not parse. ``offset``: bytes of
+    partial line (the writer may still complete it). ``offset``: bytes of
     complete lines consumed. ``total_effects``: effects in the state after this read,
     so a consumer can check it is in step. ``error``: why the file cannot be read as
     a journal (not a journal, a directory, permission denied), else None.
+    ``unreadable``: (line number, cause) of each complete line this read skipped.
+    ``problems``: fields of the wrong type in the lines this read (read as defaults).
+    ``detail``: how the status is known, when that is not obvious (why "stopped").
     """
 
     rewritten: bool
@@ -60,6 +74,9 @@ class JournalUpdate:
     status: str
     total_effects: int = 0
     error: str | None = None
+    unreadable: tuple[tuple[int, str], ...] = ()
+    problems: tuple[str, ...] = ()
+    detail: str = ""
 
 
 def _read_at(f: IO[bytes], offset: int, size: int) -> bytes:
@@ -75,6 +92,8 @@ def _first_line_problem(block: bytes) -> str | None:
                 kind = _probe.decode(line).get("type")
             except (msgspec.DecodeError, msgspec.ValidationError):
                 return "not a loom journal (the first line is not a JSON object)"
+            except RecursionError:
+                return None  # an object, too deep to look into: the line reader names it
             if kind is None or bytes(kind) not in _JOURNAL_TYPES:
                 return "not a loom journal (the first line is not a header, intent or effect)"
             return None
@@ -85,10 +104,12 @@ class JournalFollower:
     """Reads what was appended to a journal since the last call; see the module docstring."""
 
     def __init__(self, path: str | os.PathLike[str], idle_after: float = DEFAULT_IDLE_AFTER,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 probe: Callable[[str], bool | None] = writer_present) -> None:
         self.path = os.fspath(path)
         self.idle_after = idle_after
         self._clock = clock
+        self.writer = WriterWatch(self.path, idle_after, clock, probe)
         self.state = JournalState()
         self.exists = False
         self.error: str | None = None  # what the content says: not a journal, a bad field type
@@ -103,6 +124,8 @@ class JournalFollower:
         self._status: str | None = None
         self._torn = False
         self._last_change = clock()
+        self._warned = 0  # the state's problems (fields of the wrong type) reported so far
+        self._unreadable: list[tuple[int, str]] = []  # found by the read in progress
 
     @property
     def offset(self) -> int:
@@ -136,8 +159,14 @@ class JournalFollower:
             if rewritten:
                 self._reset()
             self._ident, self.exists, self._vanished = (st.st_dev, st.st_ino), True, False
+            self.writer.at_read(st.st_size, rewritten)
             data = _read_at(f, self._pos, -1)
         return self._consume(data, rewritten, appeared or cleared, final)
+
+    def note_writer_stopped(self, why: str) -> None:
+        """The owner of the writer says it stopped (safe from any thread). Taken at the
+        next read; later growth or a rewrite means a writer is back, and it is dropped."""
+        self.writer.note_stopped(why)
 
     def tick(self) -> JournalUpdate | None:
         """Re-evaluate the status without reading (a trailing tool intent ages into a crash)."""
@@ -151,10 +180,9 @@ class JournalFollower:
         """
         if self._status == REWRITTEN:
             return 0.0
-        if self._status == RUNNING and any(u.kind.startswith("tool:")
-                                           for u in self.state.pending.values()):
-            return max(0.0, self.idle_after - (self._clock() - self._last_change))
-        return None
+        if self._status != RUNNING:
+            return None
+        return self.writer.due_in(self._clock() - self._last_change)  # ages a tool intent too
 
     # -- recognising a new file -------------------------------------------------
 
@@ -173,6 +201,7 @@ class JournalFollower:
         self._pos, self._partial, self._first, self._last = 0, b"", b"", b""
         self._checked_first = False
         self.error = None
+        self._warned = 0
 
     # -- consuming bytes ---------------------------------------------------------
 
@@ -190,23 +219,27 @@ class JournalFollower:
         changed = rewritten or appeared or cut > 0
         if changed or data:
             self._last_change = self._clock()
+            self.writer.changed()
         return self._report(rewritten, before, changed)
 
     def _feed(self, block: bytes) -> None:
-        """Feed complete lines; stop for good (until a rewrite) at one that does not parse."""
-        if self.state.torn or self.error:
+        """Feed complete lines; one that cannot be read is noted (number, cause) and skipped."""
+        if self.error:
             return
         if not self._checked_first and block.strip():
             self._checked_first = True
             self.error = _first_line_problem(block)
             if self.error:
                 return
+        lines = block.split(b"\n")
+        if block.endswith(b"\n"):
+            lines.pop()  # what follows the last newline is not a line
+        state = self.state
         with gc_paused():
-            try:
-                parse_journal_lines(block.split(b"\n"), self.state)
-            except msgspec.ValidationError as err:
-                self.error = describe(err)
-                self.state.torn = True
+            for line in lines:
+                cause = state.read_line(line)
+                if cause is not None:
+                    self._unreadable.append((state.line_no, cause))
 
     # -- reporting ---------------------------------------------------------------
 
@@ -222,12 +255,25 @@ class JournalFollower:
         self._access_error = cause
         return self._report(False, len(self.state.effects), changed)
 
-    def _report(self, rewritten: bool, before: int, changed: bool) -> JournalUpdate | None:
+    def _current_status(self, rewritten: bool) -> tuple[str, str]:
+        """The status, and how a gone writer is known (else "")."""
         state = self.state if self.exists else None
-        status = live_status(state, self._clock() - self._last_change, self.idle_after,
-                             rewritten=rewritten)
-        torn = self.exists and (bool(self._partial.strip()) or self.state.torn)
-        if not changed and status == self._status and torn == self._torn:
+        idle = self._clock() - self._last_change
+        status = live_status(state, idle, self.idle_after, rewritten=rewritten)
+        why = self.writer.gone(idle, status == RUNNING) if status in (RUNNING, WAITING) else None
+        if why is None:
+            return status, ""
+        return live_status(state, idle, self.idle_after, rewritten=rewritten,
+                           writer_gone=True), why
+
+    def _report(self, rewritten: bool, before: int, changed: bool) -> JournalUpdate | None:
+        status, detail = self._current_status(rewritten)
+        torn = self.exists and bool(self._partial.strip())
+        unreadable, self._unreadable = tuple(self._unreadable), []
+        problems = tuple(self.state.problems[self._warned:])
+        self._warned = len(self.state.problems)
+        if (not changed and not unreadable and not problems and status == self._status
+                and torn == self._torn):
             return None
         self._status, self._torn = status, torn
         return JournalUpdate(
@@ -235,4 +281,5 @@ class JournalFollower:
             new_effects=self.state.effects[before:], new_entries=self.state.entries[before:],
             unfinished=self.state.unfinished(), torn=torn, exists=self.exists,
             offset=self.offset, status=status, total_effects=len(self.state.effects),
-            error=self._access_error or self.error)
+            error=self._access_error or self.error, unreadable=unreadable, problems=problems,
+            detail=detail)

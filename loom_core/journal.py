@@ -3,8 +3,9 @@
 A journal is JSON lines: a ``header``, then ``intent`` / ``effect`` lines. Like
 loom-harness we stop at the first line that does not parse (a torn write), and
 an intent with no matching effect is *unfinished*: in flight, paused on a human,
-or crashed inside a tool. The tailer of the live-watching issue builds on
-:func:`parse_journal_lines`, which works on any run of complete lines.
+or crashed inside a tool. The live tail reads line by line with
+:meth:`JournalState.read_line`: a line it cannot read is named and skipped (the
+state stays as it was), so the lines after it are still followed.
 """
 
 from __future__ import annotations
@@ -67,6 +68,21 @@ class JournalState:
             self.effects.append(effect)
             self.entries.append(msgspec.Raw(line.strip()))
         return True
+
+    def read_line(self, line: bytes) -> str | None:
+        """Apply one complete line (the live tail); or say why it cannot be read, leaving
+        the state as it was. ``line_no`` counts it either way, so it names the line.
+
+        Why stricter than :meth:`feed` on two points: a line that is not UTF-8, and a
+        header the document cannot be built from (a ``version`` of the wrong type), are
+        skipped here, because the live view builds its document from every header.
+        """
+        cause = _bad_text(line) or (_header_cause(line) if b'"header"' in line else None)
+        if cause is not None:
+            self.line_no += 1
+            return cause
+        cause = _unreadable(self, line)
+        return None if cause is None else cause.removeprefix("is ")
 
     def _effect(self, line: bytes) -> Any:
         """An intent or effect line as a struct; wrongly typed fields read as defaults."""
@@ -144,6 +160,34 @@ def load_journal_bytes(data: bytes, path: str) -> Document:
         raise LoadError(path, "not a loom journal (no header or effect line)"
                         + (f": {warnings[0]}" if warnings else ""))
     return journal_document(state, path, data, warnings)
+
+
+def _bad_text(line: bytes) -> str | None:
+    """Why a line is not text loom could have written (it writes ASCII; at least UTF-8)."""
+    if line.isascii():
+        return None
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return f"not UTF-8 text (bad byte at column {err.start + 1})"
+    return None
+
+
+def _header_cause(line: bytes) -> str | None:
+    """Why a header line cannot head a document (see :func:`journal_document`), or None;
+    a line that is not a header, or not readable at all, is left to the reader."""
+    try:
+        if _type_decoder.decode(line).type != "header":
+            return None
+        value = decode_value(line)
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
+        return None
+    try:
+        validated(JournalHeader, value if isinstance(value, dict) else {}, "", [],
+                  where="header member")
+    except LoadError as err:
+        return err.cause
+    return None
 
 
 def _unreadable(state: JournalState, line: bytes) -> str | None:

@@ -13,6 +13,11 @@ The statuses, in the order they are decided:
   (loom-harness leaves a trailing human intent) or a handler still waiting for input.
 * ``crashed mid-tool`` -- an unfinished ``tool:`` intent and nothing changed for
   ``idle_after`` seconds (a tool that is merely slow reads as ``running`` until then).
+* ``stopped without finishing`` -- the writer is gone (``writer_gone``: its owner
+  said so, or no process holds the file open; see :mod:`loom_core.writers`) and the
+  run is neither finished, nor paused on a human, nor crashed mid-tool (a trailing
+  tool intent of a gone writer is a crash at once). Only what is known is said: where
+  the writer cannot be seen, the run stays ``running``.
 * ``finished`` -- no unfinished intent, the last depth-0 ``model`` effect ended its
   turn (no tool calls) and every episode of the header was answered, counted as
   "at least as many depth-0 model effects without tool calls as episodes". This is a
@@ -37,7 +42,9 @@ HUMAN = "waiting on a human"
 CRASHED = "crashed mid-tool"
 FINISHED = "finished"
 REWRITTEN = "rewritten"
-STATUSES = (WAITING, RUNNING, HUMAN, CRASHED, FINISHED, REWRITTEN)
+STOPPED = "stopped without finishing"
+STATUSES = (WAITING, RUNNING, HUMAN, CRASHED, FINISHED, REWRITTEN, STOPPED)
+ENDED = (FINISHED, CRASHED, STOPPED)  # nothing more will be written
 
 DEFAULT_IDLE_AFTER = 10.0
 """Seconds without a change after which a trailing tool intent counts as a crash."""
@@ -96,20 +103,22 @@ def _episodes(state: JournalState) -> int:
 
 
 def live_status(state: JournalState | None, seconds_since_change: float,
-                idle_after: float = DEFAULT_IDLE_AFTER, *, rewritten: bool = False) -> str:
+                idle_after: float = DEFAULT_IDLE_AFTER, *, rewritten: bool = False,
+                writer_gone: bool = False) -> str:
     """The run's status, one of :data:`STATUSES` (see the module docstring for the rules)."""
     if rewritten:
         return REWRITTEN
+    running = STOPPED if writer_gone else RUNNING
     if state is None or (state.header is None and not state.effects and not state.pending):
-        return WAITING
+        return STOPPED if writer_gone else WAITING
     unfinished = state.unfinished()
     if any(u.kind == "human" for u in unfinished):
         return HUMAN
     if any(u.kind.startswith("tool:") for u in unfinished):
-        return CRASHED if seconds_since_change >= idle_after else RUNNING
+        return CRASHED if writer_gone or seconds_since_change >= idle_after else RUNNING
     if unfinished:
-        return RUNNING
+        return running
     ended, last_ended = answered_turns(state)
     if last_ended and ended >= max(_episodes(state), 1):
         return FINISHED
-    return RUNNING
+    return running

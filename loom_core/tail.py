@@ -144,6 +144,12 @@ class JournalTailer:
         """Tell the thread the file may have changed (what a file-system event does)."""
         self._wake.set()
 
+    def writer_stopped(self, why: str) -> None:
+        """The process writing the journal is gone (its owner knows): once the last
+        bytes are read, an unfinished run says "stopped without finishing". Any thread."""
+        self._follower.note_writer_stopped(why)
+        self._wake.set()
+
     def poll_now(self, final: bool = False) -> JournalUpdate | None:
         """Read synchronously on the caller's thread; the update (also passed to on_update)."""
         with self._lock:

@@ -5,7 +5,10 @@ re-reads the whole file each time; this one follows the file by offset with
 file-system events (:mod:`loom_core.tail`), notices rewrites, and can speak JSON
 lines for scripts, with a ``{"status": ...}`` line whenever the run's status
 changes (waiting, running, rewritten, waiting on a human, finished, crashed
-mid-tool). The human format is loom's: ``  [seq] <indent>kind detail``.
+mid-tool, stopped without finishing). A line that cannot be read is reported as
+``{"status": "unreadable line", "line": N, "cause": ...}`` (``-- line N cannot be
+read: cause --``) and the lines after it are followed. The human format is loom's:
+``  [seq] <indent>kind detail``.
 """
 
 from __future__ import annotations
@@ -81,7 +84,18 @@ class _Printer:
                    f"prompt: {episodes[0] if episodes else '?'}")
         for eff in update.new_effects:
             yield self._effect(eff)
-        yield from self.status_lines(update.status, update.unfinished, update.total_effects)
+        for number, cause in update.unreadable:
+            yield self._unreadable(number, cause, update.total_effects)
+        yield from self.status_lines(update.status, update.unfinished, update.total_effects,
+                                     update.detail)
+
+    def _unreadable(self, number: int, cause: str, effects: int) -> str:
+        """A skipped line, as a status of its own; the run's status is said again after it."""
+        self.status = None
+        if not self.json_lines:
+            return f"-- line {number} cannot be read: {cause} (skipped) --"
+        return json.dumps({"status": "unreadable line", "line": number, "cause": cause,
+                           "effects": effects})
 
     def _effect(self, eff: Any) -> str:
         result = self._decode(eff.result)
@@ -97,18 +111,21 @@ class _Printer:
             obj["tokens"] = tokens
         return json.dumps(obj)
 
-    def status_lines(self, status: str, unfinished: Any, effects: int) -> Iterator[str]:
+    def status_lines(self, status: str, unfinished: Any, effects: int,
+                     why: str = "") -> Iterator[str]:
         if status == self.status:
             return
         self.status = status
         if not self.json_lines:
             yield ("-- rewritten: the run started again --" if status == "rewritten"
-                   else f"-- {status} --")
+                   else f"-- {status}{f' ({why})' if why else ''} --")
             return
         obj: dict[str, Any] = {"status": status, "effects": effects}
         if unfinished:
             obj["unfinished"] = [{"seq": u.seq, "kind": u.kind, "depth": u.depth}
                                  for u in unfinished]
+        if why:
+            obj["why"] = why
         yield json.dumps(obj)
 
 
@@ -165,7 +182,8 @@ def _show(path: str, printer: _Printer, update: Any) -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Follow ``args.path``; exit 0 when idle (``--until-idle``) or on SIGINT/SIGTERM."""
-    from .live_status import live_status
+    from .live_status import RUNNING, live_status
+    from .writers import writer_present
 
     if os.path.isdir(args.path):
         raise LoadError(args.path, "is a directory, not a file")
@@ -178,7 +196,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
         for sig, old in previous.items():
             signal.signal(sig, old)
     state = tailer.state if tailer.exists else None  # the run is over for us: no more waiting
-    _emit(printer.status_lines(live_status(state, math.inf),
-                               state.unfinished() if state else (),
-                               len(state.effects) if state else 0))
+    status, why = live_status(state, math.inf), ""
+    if status == RUNNING and writer_present(args.path) is False:
+        status = live_status(state, math.inf, writer_gone=True)
+        why = "no process on this machine has the journal open for writing"
+    _emit(printer.status_lines(status, state.unfinished() if state else (),
+                               len(state.effects) if state else 0, why))
     return 0

@@ -173,6 +173,7 @@ class DocumentView(QWidget):
 
         self.live = LiveController(self, poll_interval)
         self.layout().insertWidget(0, self.live.bar)
+        self.layout().insertWidget(1, self.live.banner)
         self.live.changed.connect(self._live_changed)
         self.checksum = "absent"
         self.ensure_timeline()

@@ -12,10 +12,15 @@ last step and renders its context in one slot, so the list, the cursor, the stat
 bar and the context never show different steps; it waits for the run to pause
 ``FOLLOW_QUIET_MS``, but never longer than ``FOLLOW_MAX_MS`` (a context nobody can
 read at 200 steps/s would only slow the rows down).
+
+Nothing the file holds may raise out of a slot: a line that cannot be read, or a
+step that cannot be indexed, goes to the tab's banner (line number and cause) and
+the following goes on with what comes after it.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import deque
@@ -27,11 +32,12 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWi
 
 from loom_core.document import Document
 from loom_core.journal import JournalState, journal_document
-from loom_core.live_status import CRASHED, FINISHED, HUMAN, REWRITTEN
+from loom_core.live_status import CRASHED, ENDED, FINISHED, HUMAN, REWRITTEN, STOPPED
 from loom_core.save import save_document
 from loom_core.tail import JournalTailer, JournalUpdate
 from loom_core.timeline import TimelineBuilder
 
+from .live_banner import ProblemBanner
 from .live_shield import LiveShield
 
 if TYPE_CHECKING:
@@ -42,7 +48,10 @@ UI_MS = 100  # the live bar and listeners of ``changed`` at most 10 times a seco
 FOLLOW_QUIET_MS = 300  # Follow tail moves once the run pauses this long…
 FOLLOW_MAX_MS = 2000  # …or at the latest this long after its previous move
 PLOT_MS = 250  # the plot (a full redraw) at most 4 times a second
-_COLORS = {FINISHED: "#546e7a", HUMAN: "#ef6c00", CRASHED: "#c62828", REWRITTEN: "#6a1b9a"}
+_COLORS = {FINISHED: "#546e7a", HUMAN: "#ef6c00", CRASHED: "#c62828", REWRITTEN: "#6a1b9a",
+           STOPPED: "#c62828"}
+
+log = logging.getLogger(__name__)
 
 
 class _Bridge(QObject):
@@ -79,7 +88,7 @@ class LiveBar(QWidget):
         self.follow = QPushButton("Follow tail", checkable=True, checked=True)
         self.follow.setToolTip("Keep the newest step selected (End)")
         self.save = QPushButton("Save as trace…", enabled=False)
-        self._shown: tuple[str, bool] | None = None
+        self._shown: tuple[str, bool, str] | None = None
         lay = QHBoxLayout(self)
         lay.setContentsMargins(6, 2, 6, 2)
         for w in (self.dot, self.status):
@@ -92,16 +101,17 @@ class LiveBar(QWidget):
         lay.addWidget(self.follow)
         lay.addWidget(self.save)
 
-    def show_status(self, status: str, live: bool) -> None:
-        if (status, live) == self._shown:
+    def show_status(self, status: str, live: bool, why: str = "") -> None:
+        if (status, live, why) == self._shown:
             return  # restyling widgets is costly and this is called for every update
-        self._shown = (status, live)
+        self._shown = (status, live, why)
         self.status.setText(status)
+        self.status.setToolTip(why)
         color = _COLORS.get(status, "#2e7d32")
         self.status.setStyleSheet(f"color: {color}; font-weight: bold;")
         self.dot.setText("● LIVE" if live else "○ ended")
         self.dot.setStyleSheet("color: #d50000; font-weight: bold;" if live else "color: #777;")
-        self.save.setEnabled(status in (FINISHED, CRASHED, HUMAN))
+        self.save.setEnabled(status in (*ENDED, HUMAN))
         done = status == FINISHED  # the run is over: offer to keep it as a trace
         self.save.setText("Run finished — save as trace…" if done else "Save as trace…")
         self.save.setStyleSheet("font-weight: bold;" if done else "")
@@ -116,6 +126,7 @@ class LiveController(QObject):
         super().__init__(view)
         self.view = view
         self.bar = LiveBar()
+        self.banner = ProblemBanner()  # unreadable lines, steps that cannot be shown
         self.status = "waiting"
         self.error: str | None = None
         self.doc: Document | None = None
@@ -124,6 +135,8 @@ class LiveController(QObject):
         self.header: dict[str, Any] | None = None
         self.updates = 0
         self.rewrites = 0  # times the file was rewritten under us (resume, recover, fork)
+        self.detail = ""  # how the status is known, when it says the writer is gone
+        self._stuck = False  # a step could not be indexed: the timeline stops growing there
         self._following_move = False
         self._bridge = _Bridge(self)
         self._bridge.arrived.connect(self._drain)
@@ -147,6 +160,11 @@ class LiveController(QObject):
     def start(self) -> None:
         self.tailer.start()
 
+    def writer_stopped(self, why: str) -> None:
+        """The app's own writer of this journal (a proxy, the demo) is gone: an
+        unfinished run then says "stopped without finishing" instead of running."""
+        self.tailer.writer_stopped(why)
+
     def stop(self) -> None:
         """Stop the tailer thread and the timers (the tab is closing)."""
         self.tailer.stop(5.0)
@@ -159,12 +177,19 @@ class LiveController(QObject):
         for update in self._bridge.take():
             if self.error is not None:
                 return  # the tab is being closed with an error dialog
-            self.apply(update)
+            try:
+                self.apply(update)
+            except Exception as err:  # noqa: BLE001 - never into Qt: say it, keep what we had
+                log.exception("live tab %s: an update could not be applied", self.view.path)
+                self.banner.add_note(f"An update of the journal could not be shown "
+                                     f"({type(err).__name__}: {err}); later lines are followed.")
         self._index_slice()
 
     def apply(self, update: JournalUpdate) -> None:
         """Fold one update into the live document (indexing happens in slices)."""
         self.updates += 1
+        if update.rewritten:
+            self.banner.clear()  # a new run: the old one's bad lines are not its own
         if update.error:
             self.error = update.error
             self.view.live_failed(update.error)
@@ -183,15 +208,17 @@ class LiveController(QObject):
             self.doc.entries.extend(update.new_entries)
         self.unfinished = update.unfinished
         self.header = update.header
-        self.status = update.status
+        self.status, self.detail = update.status, update.detail
         if update.rewritten and self.updates > 1:
             self.rewrites += 1
             stamp = time.strftime("%H:%M:%S")
             self.bar.rewrites.setText(f"· rewritten {self.rewrites}× (last at {stamp})")
-        self.bar.show_status(self.status, self.status not in (FINISHED,))
+        self.banner.add_lines(update.unreadable)
+        self.bar.show_status(self.status, self.status not in (FINISHED, STOPPED), self.detail)
 
     def _reset(self, header: dict[str, Any] | None, effects: list[Any],
                entries: list[Any]) -> None:
+        self._stuck = False
         state = JournalState(header=header, effects=effects, entries=entries)
         self.doc = self.view.doc = journal_document(state, self.view.path)
         if self.shield.proxy:  # labelled as the finished trace will be
@@ -205,13 +232,19 @@ class LiveController(QObject):
 
     def _index_slice(self) -> None:
         builder, doc = self.builder, self.doc
-        if builder is None or doc is None:
+        if builder is None or doc is None or self._stuck:
             return
         done = builder.walker.done
         upto = min(len(doc.effects), done + SLICE)
         last = upto >= len(doc.effects)
         before = len(builder.tl)
-        builder.extend(upto, unfinished=bool(self.unfinished) and last)
+        try:
+            builder.extend(upto, unfinished=bool(self.unfinished) and last)
+        except Exception as err:  # noqa: BLE001 - never into Qt: say it, keep what we had
+            log.exception("live tab %s: indexing failed", self.view.path)
+            self._stuck, last = True, True
+            self.banner.add_note(f"Only the first {builder.walker.done} effects can be shown; "
+                                 f"the next one fails ({type(err).__name__}: {err}).")
         if len(builder.tl) > before:
             self.view.timeline_grew()  # rows and their count appear now
             self._repaint(self.shield.refresh(builder.tl))

@@ -111,7 +111,9 @@ class ProxyManager(QObject):
         win = self.window
         entry = Attached(proxy, info)
         if info.get("journal"):
-            entry.view = win.open_path(info["journal"])
+            entry.view = view = win.open_path(info["journal"])
+            proxy.stopped.connect(lambda code, v=view: _writer_gone(
+                v, f"the proxy that wrote it stopped (exit status {code})"))
         if info.get("token_file"):  # a shield is active: there is a control plane
             entry.panel = win.attach_proxy(int(info["port"]), meta.get("confirm_timeout"))
             if entry.view is not None:
@@ -188,6 +190,13 @@ class ProxyManager(QObject):
 
     def shutdown(self) -> None:
         self.stop()
+
+
+def _writer_gone(view: Any, why: str) -> None:
+    """Tell a proxy's live tab its writer is gone (a closed tab has nothing to tell)."""
+    live = getattr(view, "live", None)
+    if live is not None:
+        live.writer_stopped(why)
 
 
 def _meta_path(ready_file: Path) -> Path:

@@ -92,6 +92,7 @@ def test_complete_lines_only_and_a_torn_line_is_picked_up(tmp_path: Path) -> Non
     append(path, line[20:])
     update = tailer.poll_now()
     assert update is not None and not update.torn and not update.rewritten
+    assert update.unreadable == ()  # a line completed later was never unreadable
     assert [e.kind for e in update.new_effects] == ["tool:read"] and mirror.matches(path)
     assert update.offset == path.stat().st_size and mirror.problems == []
 
@@ -159,16 +160,57 @@ def test_delete_and_recreate(tmp_path: Path, seen_missing: bool) -> None:
     assert len(update.new_effects) == 9 and mirror.matches(path) and mirror.rewrites == 1
 
 
-def test_a_bad_line_stops_reading_like_loom(tmp_path: Path) -> None:
+def test_a_bad_line_is_named_and_the_lines_after_it_are_followed(tmp_path: Path) -> None:
+    """A full load stops at it, as loom-harness does; the live tail says which line it
+    was and goes on (a run that keeps writing must not look frozen)."""
     path, mirror = tmp_path / "g.jsonl", Mirror()
     tailer = JournalTailer(path, mirror)
     path.write_bytes(header("go") + b"".join(tool_pairs(0, 2)) + b"<<junk>>\n")
     update = tailer.poll_now()
-    assert update is not None and update.torn and update.error is None
+    assert update is not None and not update.torn and update.error is None
+    assert [(n, cause.split(" (")[0]) for n, cause in update.unreadable] == [(6, "not valid JSON")]
     append(path, b"".join(tool_pairs(2, 2)))
-    tailer.poll_now()
-    doc = load(path)
-    assert doc.torn and mirror.matches(path) and len(mirror.entries) == 2
+    update = tailer.poll_now()
+    assert update is not None and update.unreadable == () and len(update.new_effects) == 2
+    assert load(path).torn and len(mirror.entries) == 4 and not mirror.problems
+
+
+BAD_LINES = {
+    "invalid UTF-8": (effect(1, "tool:x", "ok").replace(b'"ok"', b'"\xff\xfe"'),
+                      "not UTF-8 text"),
+    "deep nesting": (effect(1, "tool:x", "ok").replace(b'"ok"', b"[" * 1000 + b"]" * 1000),
+                     "nested too deeply"),
+    "wrong field types": (b'{"type": "effect", "seq": "one", "kind": 5}\n', "wrong field type"),
+    "wrong header types": (b'{"type": "header", "version": "x"}\n',
+                           "wrong field type: header version"),
+}
+
+
+@pytest.mark.parametrize("name", BAD_LINES)
+def test_an_unreadable_line_is_reported_with_its_number_and_skipped(tmp_path: Path,
+                                                                    name: str) -> None:
+    bad, cause = BAD_LINES[name]
+    path, mirror = tmp_path / "u.jsonl", Mirror()
+    tailer = JournalTailer(path, mirror)
+    path.write_bytes(header("go") + effect(0, "model", model_result("go", ("x",))))
+    assert tailer.poll_now() is not None and len(mirror.entries) == 1
+    append(path, bad + effect(2, "model", model_result("done")))
+    update = tailer.poll_now()
+    assert update is not None and update.error is None
+    assert len(update.unreadable) == 1 and update.unreadable[0][0] == 3
+    assert update.unreadable[0][1].startswith(cause)
+    assert [e.seq for e in update.new_effects] == [2] and update.status == FINISHED
+    assert mirror.header is not None and mirror.header["episodes"] == ["go"]  # kept
+    assert tailer.poll_now() is None  # reported once
+
+
+def test_a_first_line_with_wrong_types_is_reported_not_refused(tmp_path: Path) -> None:
+    path = tmp_path / "h.jsonl"
+    path.write_bytes(b'{"type": "header", "version": "x"}\n' + effect(0, "model", model_result("a")))
+    update = JournalTailer(path, Mirror()).poll_now()
+    assert update is not None and update.error is None and update.header is None
+    assert update.unreadable[0][0] == 1 and "header version" in update.unreadable[0][1]
+    assert len(update.new_effects) == 1
 
 
 @pytest.mark.parametrize("content, cause", [

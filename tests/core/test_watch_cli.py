@@ -175,3 +175,39 @@ def test_a_signal_ends_the_watch_cleanly(tmp_path: Path, watch: list[Watch], sig
     w.proc.send_signal(sig)
     code, _ = w.finish()
     assert code == 0 and w.stderr() == ""
+
+
+def test_an_unreadable_line_is_a_status_with_its_number_and_the_watch_goes_on(
+        tmp_path: Path, watch: list[Watch]) -> None:
+    from .live_helpers import effect, header, model_result
+
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(header("go") + effect(0, "model", model_result("go", ("x",))))
+    w = Watch(path, "--json-lines", "--until-idle", "1.5", "--poll", "0.05")
+    watch.append(w)
+    w.expect(seq=0)
+    deep = effect(1, "tool:x", "ok").replace(b'"ok"', b"[" * 1000 + b"]" * 1000)
+    bad_utf8 = effect(2, "tool:x", "ok").replace(b'"ok"', b'"\xff"')
+    append(path, deep + bad_utf8 + effect(3, "model", model_result("done")))
+    assert w.expect(seq=3)["kind"] == "model"  # the line after them is still followed
+    first = w.expect(status="unreadable line")
+    second = w.expect(status="unreadable line")
+    assert (first["line"], first["cause"]) == (3, "nested too deeply")
+    assert second["line"] == 4 and second["cause"].startswith("not UTF-8 text")
+    assert w.expect(status="finished")["effects"] == 2
+    code, _ = w.finish()
+    assert code == 0 and w.stderr() == ""
+
+
+def test_human_format_names_an_unreadable_line(tmp_path: Path) -> None:
+    from .live_helpers import effect, header, model_result
+
+    path = tmp_path / "h.jsonl"
+    path.write_bytes(b'{"type": "header", "version": "x"}\n' + header("go")
+                     + effect(0, "model", model_result("done")))
+    done = core("watch", path, "--until-idle", "0.3")
+    assert done.returncode == 0 and done.stderr == ""
+    assert ("-- line 1 cannot be read: wrong field type: header version: "
+            "Input should be a valid integer, unable to parse string as an integer (skipped) --"
+            in done.stdout.splitlines())
+    assert done.stdout.splitlines()[-1] == "-- finished --"

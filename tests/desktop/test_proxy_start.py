@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 from loom_core.loader import load
 from loom_desktop.dialogs_proxy import StartProxyDialog, preview
 from loom_desktop.main_window import MainWindow
+from loom_core.live_status import STOPPED
 from loom_desktop.proxy_launcher import ProxySpec, proxies_dir
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
@@ -120,6 +121,9 @@ def test_start_use_approve_stop(qtbot, window: MainWindow, upstream: FakeUpstrea
     assert save.exists() and not Path(entry.proxy.ready_file).exists()
     doc = load(save)
     assert doc.is_proxy
+    # its last model call asked for a tool, and its writer is gone: not "running" forever
+    qtbot.waitUntil(lambda: entry.view.live.status == STOPPED, timeout=15_000)
+    assert "the proxy that wrote it stopped" in entry.view.live.bar.status.toolTip()
 
 
 def test_bad_flags_show_the_proxy_error(qtbot, window: MainWindow, runtime: Path,

@@ -1,0 +1,145 @@
+"""A journal whose writer is gone says "stopped without finishing"; nothing is guessed.
+
+Why these cases: the status is a claim about a process, so each way of knowing is
+pinned on its own -- the owner's word (the app's proxy or demo stopped), a look at
+the machine's open files once the file is idle, and the case where nothing can be
+known (the run keeps saying "running"; it is not declared dead on a hunch).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from loom_core.follow import JournalFollower
+from loom_core.live_status import CRASHED, FINISHED, RUNNING, STOPPED, WAITING
+from loom_core.tail import JournalTailer
+from loom_core.writers import PROBE_EVERY, writer_present
+
+from .live_helpers import Mirror, effect, header, intent, model_result, wait_until
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _running() -> bytes:
+    """A run that asked for a tool: "running" while its writer lives."""
+    return header("go") + effect(0, "model", model_result("go", ("tick",)))
+
+
+def test_writer_present_sees_this_process_holding_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"")
+    assert writer_present(path) is False
+    with open(path, "ab"):
+        assert writer_present(path) is True
+    with open(path, "rb"):
+        assert writer_present(path) is False  # readers are not writers (the tailer reads)
+    assert writer_present(tmp_path / "missing.jsonl") is None
+
+
+def test_the_owners_word_stops_a_run_at_once(tmp_path: Path) -> None:
+    path, clock = tmp_path / "j.jsonl", Clock()
+    path.write_bytes(_running())
+    follower = JournalFollower(path, idle_after=10, clock=clock, probe=lambda _p: None)
+    assert follower.read().status == RUNNING
+    follower.note_writer_stopped("the proxy stopped (exit 0)")
+    update = follower.read()
+    assert update is not None and update.status == STOPPED
+    assert update.detail == "the proxy stopped (exit 0)"
+    with open(path, "ab") as fh:  # a writer is back: the note no longer holds
+        fh.write(intent(1, "model"))
+    assert follower.read().status == RUNNING
+
+
+def test_the_owners_word_on_a_trailing_tool_intent_is_a_crash(tmp_path: Path) -> None:
+    path, clock = tmp_path / "j.jsonl", Clock()
+    path.write_bytes(_running() + intent(1, "tool:tick"))
+    follower = JournalFollower(path, idle_after=10, clock=clock, probe=lambda _p: None)
+    assert follower.read().status == RUNNING
+    follower.note_writer_stopped("the demo's agent exited (1)")
+    assert follower.read().status == CRASHED
+
+
+def test_an_empty_journal_of_a_stopped_proxy_is_stopped_not_waiting(tmp_path: Path) -> None:
+    path, clock = tmp_path / "j.jsonl", Clock()
+    path.write_bytes(b"")
+    follower = JournalFollower(path, idle_after=10, clock=clock, probe=lambda _p: False)
+    assert follower.read().status == WAITING
+    clock.now += 60
+    assert follower.read() is None  # an empty file is waited for, never declared dead
+    follower.note_writer_stopped("the proxy stopped")
+    assert follower.read().status == STOPPED
+
+
+def test_an_idle_run_without_a_writer_is_stopped_and_unknowable_stays_running(
+        tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(_running())
+    for answer, after in ((False, STOPPED), (None, RUNNING), (True, RUNNING)):
+        clock, looks = Clock(), []
+        follower = JournalFollower(path, idle_after=10, clock=clock,
+                                   probe=lambda p, a=answer: looks.append(p) or a)
+        assert follower.read().status == RUNNING and looks == []  # not idle: nobody looked
+        clock.now += 10
+        update = follower.read()
+        assert (update.status if update else RUNNING) == after and len(looks) == 1
+        if after == STOPPED:
+            assert update.detail.startswith("no process on this machine")
+        clock.now += PROBE_EVERY / 2
+        follower.read()
+        assert len(looks) == 1  # looked at most every PROBE_EVERY seconds
+
+
+def test_a_finished_run_is_never_looked_at(tmp_path: Path) -> None:
+    path, clock, looks = tmp_path / "j.jsonl", Clock(), []
+    path.write_bytes(header("go") + effect(0, "model", model_result("done")))
+    follower = JournalFollower(path, idle_after=1, clock=clock,
+                               probe=lambda p: looks.append(p) or False)
+    assert follower.read().status == FINISHED
+    clock.now += 100
+    assert follower.read() is None and looks == []
+
+
+_WRITER = """
+import sys
+with open(sys.argv[1], "ab") as fh:
+    fh.write(sys.stdin.buffer.readline())
+    fh.flush()
+    sys.stdin.buffer.readline()  # hold the file open until told to exit
+"""
+
+
+def test_a_writer_process_that_exits_mid_run_is_stopped(tmp_path: Path) -> None:
+    path, mirror = tmp_path / "j.jsonl", Mirror()
+    lines = _running()
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdin=subprocess.PIPE)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(lines.split(b"\n", 1)[0] + b"\n")  # the header, from the child
+        proc.stdin.flush()
+        wait_until(lambda: path.exists() and path.stat().st_size > 0, "the header")
+        with open(path, "ab") as fh:  # the rest from here: the child keeps it open
+            fh.write(lines.split(b"\n", 1)[1])
+        with JournalTailer(path, mirror, poll_interval=0.05, use_watchdog=False,
+                           idle_after=0.3):
+            wait_until(lambda: len(mirror.entries) == 1, "the model effect")
+            time.sleep(0.6)  # idle, but its writer still holds the file
+            assert mirror.status == RUNNING
+            proc.stdin.write(b"exit\n")
+            proc.stdin.close()
+            proc.wait(15)
+            wait_until(lambda: mirror.status == STOPPED, "stopped without finishing",
+                       timeout=PROBE_EVERY + 10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(15)
+    assert mirror.updates[-1].detail.startswith("no process on this machine")
