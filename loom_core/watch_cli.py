@@ -7,7 +7,8 @@ lines for scripts, with a ``{"status": ...}`` line whenever the run's status
 changes (waiting, running, rewritten, waiting on a human, finished, crashed
 mid-tool, stopped without finishing). A line that cannot be read is reported as
 ``{"status": "unreadable line", "line": N, "cause": ...}`` (``-- line N cannot be
-read: cause --``) and the lines after it are followed. The human format is loom's:
+read: cause --``) and the lines after it are followed; a field of the wrong type is
+a ``{"warning": ...}`` line. The human format is loom's:
 ``  [seq] <indent>kind detail``.
 """
 
@@ -86,6 +87,9 @@ class _Printer:
             yield self._effect(eff)
         for number, cause in update.unreadable:
             yield self._unreadable(number, cause, update.total_effects)
+        for problem in update.problems:  # a field of the wrong type, read as its default
+            yield (json.dumps({"warning": problem}) if self.json_lines
+                   else f"-- warning: {problem} --")
         yield from self.status_lines(update.status, update.unfinished, update.total_effects,
                                      update.detail)
 

@@ -33,8 +33,10 @@ class ProblemBanner(QLabel):
             self._show()
 
     def add_note(self, text: str) -> None:
-        self.notes.append(text)
-        self._show()
+        """Something else that could not be shown as recorded (said once)."""
+        if text not in self.notes:
+            self.notes.append(text)
+            self._show()
 
     def clear(self) -> None:
         self.lines.clear()
@@ -52,7 +54,9 @@ class ProblemBanner(QLabel):
                 parts.append(f"⚠ {len(self.lines)} lines of the journal cannot be read; the "
                              f"last is line {number}: {cause}. They are skipped; the lines "
                              "around them are shown.")
-        parts += [f"⚠ {note}" for note in self.notes[-2:]]
+        if self.notes:
+            more = f" (and {len(self.notes) - 1} more)" if len(self.notes) > 1 else ""
+            parts.append(f"⚠ {self.notes[-1]}{more}")
         self.setText("\n".join(parts))
         shown = [f"line {n}: {c}" for n, c in self.lines[-_TOOLTIP_LINES:]]
         self.setToolTip("\n".join(shown + self.notes[-_TOOLTIP_LINES:]))

@@ -214,6 +214,8 @@ class LiveController(QObject):
             stamp = time.strftime("%H:%M:%S")
             self.bar.rewrites.setText(f"· rewritten {self.rewrites}× (last at {stamp})")
         self.banner.add_lines(update.unreadable)
+        for problem in update.problems:
+            self.banner.add_note(problem)
         self.bar.show_status(self.status, self.status not in (FINISHED, STOPPED), self.detail)
 
     def _reset(self, header: dict[str, Any] | None, effects: list[Any],
@@ -221,6 +223,8 @@ class LiveController(QObject):
         self._stuck = False
         state = JournalState(header=header, effects=effects, entries=entries)
         self.doc = self.view.doc = journal_document(state, self.view.path)
+        for warning in self.doc.warnings:  # header members of the wrong type, shown raw
+            self.banner.add_note(warning)
         if self.shield.proxy:  # labelled as the finished trace will be
             self.doc.header.recorded_via = "proxy"
         self.builder = TimelineBuilder(self.doc)

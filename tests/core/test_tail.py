@@ -180,9 +180,8 @@ BAD_LINES = {
                       "not UTF-8 text"),
     "deep nesting": (effect(1, "tool:x", "ok").replace(b'"ok"', b"[" * 1000 + b"]" * 1000),
                      "nested too deeply"),
-    "wrong field types": (b'{"type": "effect", "seq": "one", "kind": 5}\n', "wrong field type"),
     "wrong header types": (b'{"type": "header", "version": "x"}\n',
-                           "wrong field type: header version"),
+                           "wrong type in header member 'version'"),
 }
 
 
@@ -209,8 +208,16 @@ def test_a_first_line_with_wrong_types_is_reported_not_refused(tmp_path: Path) -
     path.write_bytes(b'{"type": "header", "version": "x"}\n' + effect(0, "model", model_result("a")))
     update = JournalTailer(path, Mirror()).poll_now()
     assert update is not None and update.error is None and update.header is None
-    assert update.unreadable[0][0] == 1 and "header version" in update.unreadable[0][1]
+    assert update.unreadable[0][0] == 1 and "header member 'version'" in update.unreadable[0][1]
     assert len(update.new_effects) == 1
+
+
+def test_fields_of_the_wrong_type_are_read_as_defaults_and_reported(tmp_path: Path) -> None:
+    path = tmp_path / "w.jsonl"
+    path.write_bytes(header("go") + b'{"type": "effect", "seq": 1, "kind": 5, "key": "k"}\n')
+    update = JournalTailer(path, Mirror()).poll_now()
+    assert update is not None and update.unreadable == () and len(update.new_effects) == 1
+    assert update.problems == ("line 2 (seq 1): field 'kind' has the wrong type, shown raw: 5",)
 
 
 @pytest.mark.parametrize("content, cause", [

@@ -207,7 +207,6 @@ def test_human_format_names_an_unreadable_line(tmp_path: Path) -> None:
                      + effect(0, "model", model_result("done")))
     done = core("watch", path, "--until-idle", "0.3")
     assert done.returncode == 0 and done.stderr == ""
-    assert ("-- line 1 cannot be read: wrong field type: header version: "
-            "Input should be a valid integer, unable to parse string as an integer (skipped) --"
+    assert ("""-- line 1 cannot be read: wrong type in header member 'version': "x" (skipped) --"""
             in done.stdout.splitlines())
     assert done.stdout.splitlines()[-1] == "-- finished --"
