@@ -1,9 +1,13 @@
 """``approvals`` and ``approve``: drive a proxy's held tool calls from a terminal (§7.7).
 
 Works against our proxy and loom-harness's alike, through :class:`ControlClient`
-(which reads the control token from ``<runtime dir>/<port>.token``). Output follows
-``loom approvals``/``loom approve``, except that a deny prints ``denied [<id>]``.
-Exit codes: 0 done, 1 the proxy answered with an HTTP error, 2 no proxy answered.
+(which reads the control token from ``<runtime dir>/<port>.token``). Without
+``--port`` the commands find the proxy the way the desktop's Attach… does: by the live
+token files in the runtime dir (:mod:`.running_proxies`); with none or several running
+they say so and ask for ``--port`` (loom's fixed default, 8788, is a port the app never
+uses: it picks a free one). Output follows ``loom approvals``/``loom approve``, except
+that a deny prints ``denied [<id>]``. Exit codes: 0 done, 1 the proxy answered with an
+HTTP error, 2 no proxy answered (or none to choose).
 """
 
 from __future__ import annotations
@@ -18,7 +22,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pydantic and urllib load only when a command talks to a proxy
     from .control_client import ControlError
 
-DEFAULT_PORT = 8788  # loom proxy's default
+def _port(args: argparse.Namespace) -> int | None:
+    """``--port``, else the one running proxy's; None (reported) when there is not one."""
+    if args.port is not None:
+        return int(args.port)
+    from .running_proxies import only_running_port
+
+    try:
+        return only_running_port()
+    except LookupError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return None
 
 
 def _fail(err: ControlError) -> int:
@@ -29,8 +43,11 @@ def _fail(err: ControlError) -> int:
 def cmd_approvals(args: argparse.Namespace) -> int:
     from .control_client import ControlClient, ControlError
 
+    port = _port(args)
+    if port is None:
+        return 2
     try:
-        pending = ControlClient(args.port).pending()
+        pending = ControlClient(port).pending()
     except ControlError as err:
         return _fail(err)
     if not pending:
@@ -55,9 +72,12 @@ def _approver() -> str:
 def cmd_approve(args: argparse.Namespace) -> int:
     from .control_client import ControlClient, ControlError
 
+    port = _port(args)
+    if port is None:
+        return 2
     by = args.by or os.environ.get("LOOM_APPROVER") or _approver()
     try:
-        ControlClient(args.port).decide(args.id, not args.deny, by=by or None, reason=args.reason)
+        ControlClient(port).decide(args.id, not args.deny, by=by or None, reason=args.reason)
     except ControlError as err:
         return _fail(err)
     print(f"{'denied' if args.deny else 'approved'} [{args.id}]")
@@ -66,8 +86,11 @@ def cmd_approve(args: argparse.Namespace) -> int:
 
 def add_approval_commands(sub: Any) -> None:
     """Register ``approvals`` and ``approve`` on the main parser's subparsers."""
+    from .proxy.config import port_number
+
     p = sub.add_parser("approvals", help="list the tool calls a shielded proxy holds")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT)
+    p.add_argument("--port", type=port_number, default=None,
+                   help="the proxy's port (default: the one running proxy with a shield)")
     p.set_defaults(func=cmd_approvals)
     p = sub.add_parser("approve", help="approve (or --deny) a held tool call")
     p.add_argument("id", help="the pending approval's id, as `approvals` lists it")
@@ -75,5 +98,6 @@ def add_approval_commands(sub: Any) -> None:
     p.add_argument("--reason", default=None, help="why (denies: quoted to the agent)")
     p.add_argument("--as", dest="by", default=None, metavar="NAME",
                    help="approver identity (default: $LOOM_APPROVER, else the OS user)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT)
+    p.add_argument("--port", type=port_number, default=None,
+                   help="the proxy's port (default: the one running proxy with a shield)")
     p.set_defaults(func=cmd_approve)

@@ -14,16 +14,15 @@ cancelled within ``POLL_S``; loom-harness's proxy has no stream (``NoEventStream
 from __future__ import annotations
 
 import json
-import os
 import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .running_proxies import runtime_dir  # noqa: F401 (also imported from here)
 
 EVENTS_PATH = "/loom/events"
 POLL_S = 0.25  # how often a blocked stream read checks for cancellation
@@ -48,10 +47,6 @@ class PendingCall(BaseModel):
     age_s: float = 0.0
     approvals: list[str] | None = None
     required: int | None = None
-
-
-def runtime_dir() -> Path:
-    return Path(os.environ.get("LOOM_RUNTIME_DIR") or Path.home() / ".loom" / "proxies")
 
 
 def read_token(port: int) -> str | None:

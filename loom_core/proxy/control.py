@@ -51,16 +51,12 @@ from typing import Any
 
 from aiohttp import web
 
+from ..running_proxies import runtime_dir  # where loom approve looks too
 from .decide_body import BadBody, decide_body
 from .upstream import json_error
 
 PENDING, DECIDE = "/loom/shield/pending", "/loom/shield/decide"
 TOKEN_HEADER = "x-loom-token"
-
-
-def runtime_dir() -> Path:
-    """Where control tokens live (the same place loom-harness's ``loom approve`` looks)."""
-    return Path(os.environ.get("LOOM_RUNTIME_DIR") or Path.home() / ".loom" / "proxies")
 
 
 def loopback_host(host: str | None) -> bool:
