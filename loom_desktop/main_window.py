@@ -167,13 +167,22 @@ class MainWindow(QMainWindow):
         for path in paths:
             self.open_path(path)
 
-    def attach_dialog(self) -> None:
-        """Connect the approvals panel to a proxy on this machine (ours or ``loom proxy``)."""
-        from PySide6.QtWidgets import QInputDialog
+    def attach_dialog(self):
+        """Connect the approvals panel to a proxy on this machine (ours or ``loom proxy``),
+        chosen from the running ones (their token files) or typed; returns the dialog."""
+        from .attach_dialog import AttachDialog
 
-        port, ok = QInputDialog.getInt(self, "Attach to proxy", "Port of the proxy on 127.0.0.1:",
-                                       8788, 1, 65535)
-        if ok:
+        attached = {c.client.port for c in self.proxies}
+        dialog = AttachDialog(self, attached)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda d=dialog: self._attach_chosen(d.port(), attached))
+        dialog.open()
+        return dialog
+
+    def _attach_chosen(self, port: int, attached: set[int]) -> None:
+        if port in attached:
+            self.statusBar().showMessage(f"already attached to the proxy on port {port}", 10_000)
+        else:
             self.attach_proxy(port)
 
     def attach_proxy(self, port: int, confirm_timeout: float | None = None):

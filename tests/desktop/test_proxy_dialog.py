@@ -2,19 +2,27 @@
 and a Stop that says what it did (also when nothing was running).
 
 The real window and its menu actions; the launch itself is recorded instead of spawning a
-proxy (the spawned proxy is covered by ``test_proxy_start.py``).
+proxy (the spawned proxy is covered by ``test_proxy_start.py``). Attach… lists a real
+proxy with a shield running on the test rig, found by its token file.
 """
 
 from __future__ import annotations
 
+import os
+import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox
 
+from loom_core.running_proxies import FoundProxy
+from loom_desktop.attach_dialog import describe
 from loom_desktop.dialogs_proxy import StartProxyDialog
 from loom_desktop.main_window import MainWindow
 from loom_desktop.proxy_launcher import ProxySpec
+from tests.core.proxy.decisions import SHIELD
+from tests.core.proxy.harness import start_rig
 
 
 @pytest.fixture
@@ -89,3 +97,47 @@ def test_valid_capability_and_literal_bracket_pass(qtbot) -> None:
 def test_stop_with_nothing_running_says_so(qtbot, window: MainWindow) -> None:
     _menu_action(window, "Stop").trigger()
     assert "no proxy started here is running" in window.statusBar().currentMessage()
+
+
+def test_attach_lists_the_running_proxies(qtbot, window: MainWindow, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = tmp_path / "rt"
+    monkeypatch.setenv("LOOM_RUNTIME_DIR", str(runtime))
+    with start_rig(tmp_path, shield=SHIELD) as rig:
+        with socket.create_server(("127.0.0.1", 0)) as gone:
+            stale = int(gone.getsockname()[1])
+        (runtime / f"{stale}.token").write_text("0" * 32)  # a crashed proxy's leftover
+        dialog = window.attach_dialog()
+        qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=10_000)
+        line = dialog.list.item(0).text()
+        assert line.startswith(f"127.0.0.1:{rig.proxy.port} · since ") and "another proxy" in line
+        assert dialog.port() == rig.proxy.port and "1 proxy with a shield" in dialog.status.text()
+        if os.environ.get("LOOM_SHOTS"):
+            dialog.grab().save(os.path.join(os.environ["LOOM_SHOTS"], "attach.png"))
+        dialog.attach_btn.click()
+        [connection] = window.proxies
+        assert connection.client.port == rig.proxy.port
+        qtbot.waitUntil(lambda: connection.mode == "stream", timeout=10_000)
+        again = window.attach_dialog()  # the same proxy again: said, not doubled
+        qtbot.waitUntil(lambda: again.list.count() == 1, timeout=10_000)
+        assert again.list.item(0).text().endswith(" · attached")
+        again.attach_btn.click()
+        assert len(window.proxies) == 1 and "already attached" in window.statusBar().currentMessage()
+        window.close()  # stops the event-stream reader before the proxy goes
+
+
+def test_attach_with_nothing_running_says_so(qtbot, window: MainWindow, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOOM_RUNTIME_DIR", str(tmp_path / "rt"))
+    dialog = window.attach_dialog()
+    qtbot.waitUntil(lambda: "no proxy with a shield is running" in dialog.status.text(),
+                    timeout=10_000)
+    assert dialog.list.count() == 0 and dialog.port() == 8788
+    dialog.reject()
+
+
+def test_a_proxy_started_here_is_named_with_its_recording() -> None:
+    found = FoundProxy(8790, Path("/rt/8790.token"), 0.0)
+    line = describe(found, {8790: {"save": "/runs/s.loom.json"}}, {8790})
+    assert "started by Loom Desktop, recording to /runs/s.loom.json" in line
+    assert line.endswith(" · attached")

@@ -2,7 +2,7 @@
 
 Real parts: our proxy on the test rig with a confirm shield (it writes its token file
 into a temp runtime dir), the real ``anthropic`` SDK holding a call, our CLI as a
-subprocess. A stale token file (its port answers nothing) is ignored; a second live
+subprocess; loom-harness's own proxy is found the same way. A stale token file (its port answers nothing) is ignored; a second live
 one makes the choice ambiguous, which the CLI says in one line.
 """
 
@@ -16,6 +16,7 @@ from typing import Iterator
 import pytest
 
 from loom_core.running_proxies import running_proxies, token_files
+from tests.core.approvals.test_control_client import loom_proxy  # noqa: F401 (fixture)
 from tests.core.clis import core
 from tests.core.proxy.harness import Rig
 from tests.core.proxy.test_control import agent_call, held, shielded
@@ -72,3 +73,10 @@ def test_cli_says_when_there_is_no_proxy_or_several(rig: Rig, runtime: Path) -> 
     assert "no proxy with a shield is running" in none.stderr and "--port" in none.stderr
     bad = core("approvals", "--port", "70000")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_loom_harness_proxies_are_found_too(loom_proxy) -> None:  # noqa: F811
+    port = loom_proxy[0]
+    assert [f.port for f in running_proxies()] == [port]
+    listed = core("approvals")
+    assert (listed.returncode, listed.stdout.strip()) == (0, "no pending approvals"), listed.stderr
