@@ -15,6 +15,7 @@ import httpx2
 
 from . import DEFAULT_MODELS
 from .base import CancelToken, ModelReply, ModelRequest
+from .billing import anthropic_extras
 from .convert import anthropic_messages, anthropic_tools
 from .retry import CallFailed, SdkProvider, classify
 
@@ -75,5 +76,6 @@ def reply_of(message: Any) -> ModelReply:
     return ModelReply(text=text, tool_calls=calls,
                       stop_reason="tool_use" if calls else "end_turn",
                       usage={"input_tokens": int(usage.input_tokens or 0),
-                             "output_tokens": int(usage.output_tokens or 0)},
+                             "output_tokens": int(usage.output_tokens or 0),
+                             **anthropic_extras(usage)},
                       model=str(message.model or ""))

@@ -53,7 +53,7 @@ class ModelReply:
     text: str
     tool_calls: list[dict[str, Any]]  # [{id, name, input}]
     stop_reason: str  # "tool_use" iff tool_calls, else "end_turn"
-    usage: dict[str, int]  # {input_tokens, output_tokens}
+    usage: dict[str, Any]  # {input_tokens, output_tokens} + billing details (.billing)
     model: str = ""
 
     def result(self) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import openai
 
 from . import DEFAULT_MODELS
 from .base import CancelToken, ModelReply, ModelRequest
+from .billing import openai_extras
 from .convert import chat_messages, chat_tools, decode_arguments, responses_input, responses_tools
 from .retry import RETRY_ERROR_TYPES, CallFailed, SdkProvider, classify
 
@@ -43,15 +44,17 @@ def _sampling(request: ModelRequest) -> dict[str, Any]:
                               ("top_p", request.top_p)) if v is not None}
 
 
-def _usage(usage: Any, inp: str, out: str) -> dict[str, int]:
-    """Token counts under loom's names (§1.4); a server that reports none gives zeros."""
+def _usage(usage: Any, inp: str, out: str) -> dict[str, Any]:
+    """Token counts under loom's names (§1.4), plus what is billed at its own rate
+    (:mod:`.billing`); a server that reports none gives zeros."""
     if usage is None:
         return {"input_tokens": 0, "output_tokens": 0}
     return {"input_tokens": int(getattr(usage, inp, 0) or 0),
-            "output_tokens": int(getattr(usage, out, 0) or 0)}
+            "output_tokens": int(getattr(usage, out, 0) or 0),
+            **openai_extras(usage, chat=inp == "prompt_tokens")}
 
 
-def _reply(text: str, calls: list[dict[str, Any]], usage: dict[str, int], model: str) -> ModelReply:
+def _reply(text: str, calls: list[dict[str, Any]], usage: dict[str, Any], model: str) -> ModelReply:
     return ModelReply(text=text, tool_calls=calls, stop_reason="tool_use" if calls else "end_turn",
                       usage=usage, model=model)
 
