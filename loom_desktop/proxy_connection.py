@@ -41,6 +41,7 @@ class ProxyConnection(QObject):
     pending_changed = Signal(object)
     decided = Signal(str)
     deciding_changed = Signal()  # a decision was sent, or its answer (or failure) came
+    decide_failed = Signal(str)  # why a decision did not take (also sent as ``error``)
     error = Signal(str)
     exchange = Signal(object)
     _arrived = Signal(object)  # reader thread -> GUI thread (queued)
@@ -212,6 +213,7 @@ class ProxyConnection(QObject):
     def _decide_failed(self, call_id: str, exc: object) -> None:
         self._settle(call_id)
         self._failed(exc)
+        self.decide_failed.emit(f"the decision was not taken: {exc}")
 
     def _failed(self, exc: object) -> None:
         if isinstance(exc, ControlError):

@@ -58,6 +58,7 @@ class ApprovalsPanel(QDockWidget):
         connection.error.connect(self.status.setText)
         connection.decided.connect(lambda _id: self.status.setText("decision sent"))
         connection.deciding_changed.connect(lambda: self._show_card(keep_edit=True))
+        connection.decide_failed.connect(self.problem.setText)  # stays until the next decision
 
     def _build(self) -> None:
         body = QWidget()

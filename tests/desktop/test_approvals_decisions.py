@@ -93,6 +93,7 @@ def test_two_quick_decisions_both_arrive(qtbot, window: MainWindow, rig: Rig, fi
             qtbot.waitUntil(lambda: any(f"no pending approval '{one}'" in e for e in errors),
                             timeout=WAIT_MS)
             assert decided == [two]
+            assert f"no pending approval '{one}'" in panel.problem.text()  # not overwritten
         assert not connection.deciding(one) and not connection.deciding(two)
         uses = [[b for b in a.result(15).content if b.type == "tool_use"] for a in answers]
     assert [bool(u) for u in uses] == [first == "arrives", False]
