@@ -14,9 +14,18 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .doctor.model import Checkup
+    from .doctor.model import Checkup, Finding
 
 EXIT_FINDINGS = 1
+
+
+def where(f: Finding) -> str:
+    """Where the item entered, by step seq; a user prompt is no step, so it is named so."""
+    if f.step is None:
+        return ""
+    if f.effect is None and f.episode is not None:
+        return f" in the user prompt before step {f.step}"
+    return f" at step {f.step}"
 
 
 def render(report: Checkup) -> str:
@@ -26,8 +35,7 @@ def render(report: Checkup) -> str:
     lines = [f"{len(report.findings)} finding(s) in {report.total_tokens} tokens of context:"]
     for f in report.findings:
         lines.append(f"  [{f.severity}] {f.kind}: {f.message}")
-        where = "" if f.step is None else f" at step {f.step}"
-        lines.append(f"      {f.quoted_snippet()}{where}")
+        lines.append(f"      {f.quoted_snippet()}{where(f)}")
     return "\n".join(lines)
 
 

@@ -108,3 +108,26 @@ def test_timeline_axis_of_a_log_with_odd_seqs(qtbot, tmp_path: Path) -> None:
     rows = [r for _s, values in widget.axis.tickValues(-0.5, 3.5, 600) for r in values]
     assert sorted(widget.axis.tickStrings(rows, 1.0, 1.0)) == ["0", "1", "2"]
     assert dict(zip(widget.axis.tickStrings(rows, 1.0, 1.0), rows))["0"] == 3.0
+
+
+def test_doctor_column_names_steps_by_seq_and_a_prompt_as_a_prompt(tmp_path: Path) -> None:
+    """The panel's Step column says what ``doctor`` says: the seq, or the user prompt."""
+    from loom_core.doctor import checkup
+    from loom_core.doctor_cli import where
+    from loom_desktop.models.findings_model import F_STEP, FindingsModel, locate
+
+    from ..core.doctor.traces import WORDS, Trace
+
+    text = " ".join(WORDS[:8])
+    t = Trace(text, text)
+    t.model("first answer")
+    second = t.model("second answer")
+    doc = load(t.save(tmp_path / "t.loom.json"))
+    tl = build_timeline(doc)
+    found = checkup(doc).findings
+    model = FindingsModel()
+    model.set_findings(found, [locate(f, doc, tl) for f in found])
+    [row] = [r for r, f in enumerate(found) if f.episode is not None]
+    assert model.index(row, F_STEP).data() == "user prompt"
+    assert where(found[row]).endswith(f"before step {second}")
+    assert tl.kind_name(model.steps[row][0]) == "episode"  # the mark sits on the prompt row

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from loom_core.doctor import DUPLICATE, OVERSIZED, UNUSED, checkup_path
+from loom_core.doctor_cli import where
 
 from .traces import WORDS, Trace
 
@@ -50,6 +51,7 @@ def test_an_episode_finding_points_at_the_call_it_preceded(tmp_path: Path) -> No
     (f,) = checkup_path(t.save(tmp_path / "t.loom.json")).of_kind(DUPLICATE)
     assert (f.episode, f.effect, f.step, f.model_step) == (1, None, second_turn, second_turn)
     assert f.redact_prefix == text[:48] and f.redact_targets == ()  # no effect holds it
+    assert where(f) == f" in the user prompt before step {second_turn}"  # a prompt is no step
 
 
 def test_an_unplaced_episode_has_no_step(tmp_path: Path) -> None:
