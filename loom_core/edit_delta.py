@@ -25,6 +25,7 @@ from .frames import Frame, Message, message_of
 
 NEW, INJECTED, REPLACED, REDACTED = "new", "injected", "replaced", "redacted"
 REDACTED_PREFIX = "[redacted"  # loom-harness's and our redaction note both start so
+INJECT_SOURCE = "fork-edit"  # the source of a message an edit added (loom-format.md §10.3)
 MAX_MESSAGES = 20_000  # per side: beyond this the delta is not worked out (all shown as new)
 
 
@@ -86,26 +87,64 @@ def edit_delta(index: ContextIndex, old: AgentContext, new: AgentContext,
     prev = old.last_model
     seen = index.frame_len[prev] if 0 <= prev < len(index.frame_len) else 0
     ta, tb = intern_tokens(map(_identity, before), map(_identity, after))
+    deletes = _deletes(index)
     delta = EditDelta()
-    pending: list[Message] = []
-    for i, j in align(ta, tb):
+    dropped: list[Message] = []  # between two matches: old messages without a partner
+    added: list[int] = []  # ... and new ones
+    for i, j in align(ta, tb, substitution=2):  # matches, drops and inserts only
         if j is None:
-            pending.append(before[i])  # type: ignore[index]
-            continue
-        delta.removed.extend((j, m) for m in pending)
-        pending = []
-        m = after[j]
-        if i is None or ta[i] != tb[j]:
-            delta.marks[j] = INJECTED
-            if i is not None:
-                delta.removed.append((j, before[i]))
-        elif not _same_text(before[i], m):
-            delta.marks[j] = REDACTED if m.text.startswith(REDACTED_PREFIX) else REPLACED
-            delta.was[j] = before[i]
-        elif i >= seen:
-            delta.marks[j] = NEW
-    delta.removed.extend((n, m) for m in pending)
+            dropped.append(before[i])  # type: ignore[index]
+        elif i is None:
+            added.append(j)
+        else:
+            _settle(delta, new, after, dropped, added, j, deletes)
+            dropped, added = [], []
+            if not _same_text(before[i], after[j]):
+                delta.marks[j], delta.was[j] = _changed(after[j]), before[i]
+            elif i >= seen:
+                delta.marks[j] = NEW
+    _settle(delta, new, after, dropped, added, n, deletes)
     return delta
+
+
+def _settle(delta: EditDelta, new: AgentContext, after: list[Message], dropped: list[Message],
+            added: list[int], at: int, deletes: bool) -> None:
+    """Mark a run of unpartnered messages: an injected one as such, one that took the place
+    of an old message of its role as rewritten, the old ones left as removed (when the edit
+    deleted messages at all). Anything else is a part of a recorded request the log never
+    stored (a proxy branch's list is the exact request), so it is not marked."""
+    for j in added:
+        if _injected(new.items[j]):
+            delta.marks[j] = INJECTED
+            continue
+        same = next((k for k, old in enumerate(dropped) if old.role == after[j].role), None)
+        if same is not None:
+            delta.marks[j], delta.was[j] = _changed(after[j]), dropped.pop(same)
+    if deletes:
+        delta.removed.extend((at, old) for old in dropped)
+
+
+def _changed(m: Message) -> str:
+    return REDACTED if m.text.startswith(REDACTED_PREFIX) else REPLACED
+
+
+def _injected(item: Any) -> bool:
+    """A message the edit added: loom-harness's ``--inject`` and our dialog mark it so.
+
+    Any other message only in the edited list is not called injected: a proxy branch's
+    list is the exact recorded request, which holds parts the log never stored."""
+    return item[0] == "snapshot" and isinstance(item[1], dict) and \
+        item[1].get("source") == INJECT_SOURCE
+
+
+def _deletes(index: ContextIndex) -> bool:
+    """Whether the branch's own edit deleted messages (else a message only in the replaced
+    list is a reconstruction detail, not something the edit removed)."""
+    fork = (getattr(index.doc.header, "model_extra", None) or {}).get("fork")
+    edit = fork.get("edit") if isinstance(fork, dict) else None
+    ops = edit.get("messages") if isinstance(edit, dict) else None
+    return isinstance(ops, list) and any(isinstance(op, dict) and op.get("op") == "delete"
+                                         for op in ops)
 
 
 def delta_of_edit(index: ContextIndex, effect: int) -> EditDelta | None:
