@@ -13,6 +13,9 @@ effects stay identical to its recorder's), but their ``wire`` keeps each
 response's full usage: model effect *k* of a proxy log is exchange *k* (§6.3), so
 its cache and reasoning counts are read from ``wire[k]`` -- after checking that
 the response's mapped counts are the effect's, so a misaligned wire is never used.
+A live proxy journal has no ``wire``; its exchange sidecar beside it
+(``<base>.exchanges.jsonl``, written before the journal line) holds the same
+responses and is read as it grows, so a live tab and the saved trace agree.
 
 Offline steps cost nothing: a model named as an offline one (:data:`OFFLINE_MODELS`),
 and the live tail of a branch re-run on the scripted provider (its ``fork`` member
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -39,6 +43,53 @@ class _UsageOnly(msgspec.Struct):
 
 
 _usage_decoder = msgspec.json.Decoder(_UsageOnly)
+
+
+class _Exchange(msgspec.Struct):
+    type: Any = None
+    n: Any = None
+    response: _UsageOnly | None = None
+
+
+_exchange_decoder = msgspec.json.Decoder(_Exchange)
+
+
+class _SidecarUsage:
+    """Response usage by exchange index from a growing sidecar (new bytes read on demand)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.offset = path, 0
+        self.usage: dict[int, Any] = {}
+
+    def get(self, n: int) -> Any:
+        if n not in self.usage:
+            self._read()
+        return self.usage.get(n)
+
+    def _read(self) -> None:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return
+        end = data.rfind(b"\n") + 1  # a torn last line waits for its newline
+        for line in data[:end].splitlines():
+            try:
+                x = _exchange_decoder.decode(line)
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                continue
+            if x.type == "exchange" and type(x.n) is int and x.response is not None:
+                self.usage[x.n] = x.response.usage
+        self.offset += end
+
+
+def _sidecar_of(doc: Document) -> _SidecarUsage | None:
+    """The exchange sidecar beside a proxy's live journal, if there is one."""
+    if doc.format != "journal" or not str(doc.path).endswith(".journal.jsonl"):
+        return None
+    side = Path(str(doc.path)[: -len(".journal.jsonl")] + ".exchanges.jsonl")
+    return _SidecarUsage(side) if side.is_file() else None
 
 
 def _n(value: Any) -> int:
@@ -71,7 +122,8 @@ def token_usage(usage: Any) -> TokenUsage:
         hour, reasoning = 0, _part(usage, "completion_tokens_details", "reasoning_tokens")
     else:
         inp, out = _n(usage.get("input_tokens")), _n(usage.get("output_tokens"))
-        write, read = _n(usage.get("cache_creation_input_tokens")), _n(usage.get("cache_read_input_tokens"))
+        write = _n(usage.get("cache_creation_input_tokens"))
+        read = _n(usage.get("cache_read_input_tokens"))
         if write or read:  # Anthropic: cache tokens come on top of input_tokens
             inp += write + read
             hour = _part(usage, "cache_creation", "ephemeral_1h_input_tokens")
@@ -121,6 +173,7 @@ class RunPricer:
         self._ordinal = array("i")  # effect -> its model ordinal (proxy wire index)
         self._models = 0
         self._offline_model: dict[str, bool] = {}
+        self._sidecar = _sidecar_of(doc) if not doc.wire else None
 
     def model(self, i: int) -> str:
         meta = self.doc.effects[i].meta
@@ -141,14 +194,19 @@ class RunPricer:
         """Effect ``i``'s tokens, cache and reasoning counts from the wire when only it has them."""
         recorded = _decoded_usage(self.doc.effects[i].result)
         usage = token_usage(recorded)
-        wire = self.doc.wire
-        if wire and not usage.detailed:
-            k = self._wire_index(i)
-            if 0 <= k < len(wire):
-                full = _decoded_usage(wire[k])
-                if recorded_pair(full) == recorded_pair(recorded):
-                    return token_usage(full)
+        if usage.detailed or not (self.doc.wire or self._sidecar):
+            return usage
+        full = self._exchange_usage(self._wire_index(i))
+        if full is not None and recorded_pair(full) == recorded_pair(recorded):
+            return token_usage(full)
         return usage
+
+    def _exchange_usage(self, k: int) -> Any:
+        """The full provider usage of exchange ``k`` (the wire, or a live sidecar)."""
+        wire = self.doc.wire
+        if wire:
+            return _decoded_usage(wire[k]) if 0 <= k < len(wire) else None
+        return self._sidecar.get(k) if self._sidecar is not None else None
 
     def cost(self, i: int) -> float | None:
         """USD of effect ``i`` (0 for anything but a model call; ``None``: unpriced)."""

@@ -42,7 +42,8 @@ OPENAI_USAGE = [
       "completion_tokens_details": {"reasoning_tokens": 100}},
      (1000 * 2.5 + 4000 * 1.25 + 300 * 10) / 1e6),
     ({"prompt_tokens": 6000, "completion_tokens": 50, "total_tokens": 6050,
-      "prompt_tokens_details": {"cached_tokens": 4800}}, (1200 * 2.5 + 4800 * 1.25 + 50 * 10) / 1e6),
+      "prompt_tokens_details": {"cached_tokens": 4800}},
+     (1200 * 2.5 + 4800 * 1.25 + 50 * 10) / 1e6),
 ]
 
 
@@ -152,3 +153,36 @@ def test_scripted_runs_and_branches_cost_nothing_and_say_so(tmp_path: Path) -> N
     assert branch.total_cost == pytest.approx(ANTHROPIC_USAGE[0][1])
     plan = dry_run(load(tmp_path / "s.loom.json"), tmp_path / "s.loom.json", 2, Edit(), 20)
     assert plan.offline and plan.cost_usd == 0.0
+
+
+def test_a_live_proxy_journal_prices_from_its_sidecar(tmp_path: Path) -> None:
+    """Our proxy's journal keeps input/output only; the sidecar beside it has the rest,
+    written first, so each new model step is priced in full as it appears."""
+    from loom_core.journal_writer import JournalWriter
+    from loom_core.proxy.sidecar import SidecarWriter
+    from loom_core.timeline import TimelineBuilder
+
+    trace = proxy_trace(tmp_path / "p.loom.json")
+    data = __import__("json").loads(trace.read_text())
+    base = str(tmp_path / "live")
+    side = SidecarWriter(base + ".exchanges.jsonl", "http://127.0.0.1:1", False)
+    journal = JournalWriter(base + ".journal.jsonl")
+    journal.header(data["model"], data["system"], data["episodes"])
+    builder = None
+    try:
+        for n, (entry, response) in enumerate(zip(data["log"], data["wire"])):
+            side.exchange(n, "/v1/chat/completions", "openai", {"model": "gpt-4o"}, response,
+                          [], 1.0)
+            journal.effect(entry)
+            doc = load(base + ".journal.jsonl")
+            if builder is None:
+                builder = TimelineBuilder(doc)
+            builder.tl.doc.effects[:] = doc.effects  # a live tab's document grows in place
+            builder.extend()
+            tl = builder.tl
+            assert tl.cost[tl.step_of_effect[n]] == pytest.approx(OPENAI_USAGE[n][1], rel=1e-12)
+    finally:
+        side.close(clean=True)
+        journal.close()
+    final = build_timeline(load(base + ".journal.jsonl"))
+    assert final.total_cost == pytest.approx(build_timeline(load(trace)).total_cost, rel=1e-12)

@@ -110,7 +110,8 @@ def test_fast_arithmetic_matches_genai_prices(model: str, inp: int, out: int,
     usage = TokenUsage(inp, out, read, write, int(write * shares[2]), int(out * shares[3]))
     provider, _, name = model.rpartition("/")
     expected = calc_price(Usage(input_tokens=inp, output_tokens=out, cache_read_tokens=read,
-                                cache_write_tokens=write, cache_write_1h_tokens=usage.cache_write_1h,
+                                cache_write_tokens=write,
+                                cache_write_1h_tokens=usage.cache_write_1h,
                                 output_reasoning_tokens=usage.reasoning),
                           name, provider_id=provider or None,
                           genai_request_timestamp=pricing._PRICED_AT).total_price
