@@ -1,4 +1,4 @@
-"""Small dialogs: the keyboard shortcut sheet and About."""
+"""Small dialogs: the keyboard shortcut sheet, About, and File ▸ Watch Journal…'s picker."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import platform
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import qVersion
-from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 
 from .keys import FILTER_HELP, sheet
 
@@ -47,3 +47,17 @@ def show_about(parent: QWidget, version: str) -> QMessageBox:
         box.setIconPixmap(icon.pixmap(64, 64))
     box.open()
     return box
+
+
+def watch_file_dialog(parent: QWidget | None = None) -> QFileDialog:
+    """Pick a journal to follow: an open dialog whose button says Watch.
+
+    Why not a save dialog (as before): the file may not exist yet, which a save dialog
+    allows, but its "Save" button promised to write something; nothing is written. An
+    open dialog in ``AnyFile`` mode accepts a name that does not exist yet too.
+    """
+    dialog = QFileDialog(parent, "Watch journal", "", "Journals (*.jsonl);;All files (*)")
+    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptOpen)
+    dialog.setFileMode(QFileDialog.FileMode.AnyFile)
+    dialog.setLabelText(QFileDialog.DialogLabel.Accept, "Watch")
+    return dialog

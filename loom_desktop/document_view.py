@@ -34,6 +34,17 @@ CONTEXT_MIN_CHARS = 30
 SUMMARY_CHARS = 24  # the summary column's share of the step list's first width
 
 
+def _empty_document(path: str) -> bool:
+    """An existing file with nothing but white space, not named like a journal."""
+    if path.endswith(".jsonl"):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return not fh.read(1 << 16).strip()
+    except OSError:
+        return False
+
+
 class DocumentView(QWidget):
     """A tab: owns its session, its workers and its checksum process."""
 
@@ -153,10 +164,19 @@ class DocumentView(QWidget):
             widget.set_cursor(self.session.step)
 
     # -- loading -----------------------------------------------------------------------
-    def start_loading(self) -> None:
-        """Load in the background (or follow, for a journal); ``loaded`` or ``failed`` follows."""
+    def start_loading(self, watch: bool = False) -> None:
+        """Load in the background (or follow, for a journal); ``loaded`` or ``failed`` follows.
+
+        ``watch``: the user asked to follow this path (File ▸ Watch Journal…), so an
+        empty or missing file is waited for. Otherwise an empty file is an error unless
+        it is named like a journal (``*.jsonl``: a proxy's journal starts empty); a
+        trace is written whole, so an empty ``*.loom.json`` will never become one.
+        """
         try:
-            live = sniff_format(self.path) in (None, "journal")
+            fmt = sniff_format(self.path)
+            if fmt == "journal" and not watch and _empty_document(self.path):
+                raise LoadError(self.path, "the file is empty")
+            live = fmt in (None, "journal")
         except LoadError as exc:
             QTimer.singleShot(0, lambda err=exc: self.failed.emit(err))
             return

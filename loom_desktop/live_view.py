@@ -27,8 +27,9 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMessageBox, QPushButton,
+                               QWidget)
 
 from loom_core.document import Document
 from loom_core.journal import JournalState, journal_document
@@ -317,8 +318,27 @@ class LiveController(QObject):
         suggested = str(Path(self.view.path).with_suffix("")) + ".loom.json"
         path, _ = QFileDialog.getSaveFileName(self.view, "Save run as trace", suggested,
                                               "Loom traces (*.loom.json)")
-        if path:
+        if not path:
+            return
+        try:
             self.save_to(path)
+        except (OSError, ValueError) as err:
+            cause = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+            self._tell(f"Cannot save the run to {path}: {cause}", error=True)
+            return
+        self._tell(f"Run saved as a trace: {path}")
+
+    def _tell(self, message: str, error: bool = False) -> None:
+        """Say what a save did: in the window's status bar, and in a dialog if it failed."""
+        window = self.view.window()
+        if hasattr(window, "statusBar"):
+            window.statusBar().showMessage(message, 20_000)
+        if error:
+            getattr(window, "errors", []).append(message)
+            box = QMessageBox(QMessageBox.Icon.Critical, "Cannot save the run", message,
+                              QMessageBox.StandardButton.Ok, self.view)
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.open()
 
     def snapshot(self) -> Document:
         """The run as recorded so far, with its current header and unfinished intents."""

@@ -226,14 +226,15 @@ class MainWindow(QMainWindow):
 
     def watch_dialog(self) -> None:
         """Follow a journal that is being written, or will be (it need not exist yet)."""
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Watch journal", "", "Journals (*.jsonl);;All files (*)",
-            options=QFileDialog.Option.DontConfirmOverwrite)
-        if path:
-            self.open_path(path)
+        from .dialogs import watch_file_dialog
 
-    def open_path(self, path: str, background: bool = True) -> DocumentView:
-        """Open ``path`` in a new tab (loading in the background unless told not to)."""
+        dialog = watch_file_dialog(self)
+        if dialog.exec() and dialog.selectedFiles():
+            self.open_path(dialog.selectedFiles()[0], watch=True)
+
+    def open_path(self, path: str, background: bool = True, watch: bool = False) -> DocumentView:
+        """Open ``path`` in a new tab (loading in the background unless told not to);
+        ``watch``: follow it even if it is empty or missing (File ▸ Watch Journal…)."""
         view = DocumentView(str(path), self)
         view.failed.connect(lambda exc, v=view: self._load_failed(v, exc))
         view.status_changed.connect(lambda v=view: v is self.current() and self.update_status())
@@ -246,7 +247,7 @@ class MainWindow(QMainWindow):
         index = self.tabs.addTab(view, Path(path).name)
         self.tabs.setCurrentIndex(index)
         if background:
-            view.start_loading()
+            view.start_loading(watch)
             if view.live is not None:
                 self.tabs.setTabText(index, "● " + Path(path).name)
         else:
