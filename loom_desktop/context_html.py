@@ -20,7 +20,6 @@ from loom_core.steps import call_text, step_label
 from loom_core.timeline import F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, K_EPISODE, K_MODEL, Timeline
 
 from .edit_html import EDIT_BG, EDIT_RULE, edit_step_html, mark_tag, removed_html, was_html
-from .models.step_list_model import format_cost
 from .shield_html import shield_line_html
 from .style import ERROR_COLOR, KIND_COLORS, NEW_BG, NEW_RULE, SHIELD_COLOR
 

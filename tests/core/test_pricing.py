@@ -213,3 +213,25 @@ def test_the_cli_stops_on_a_malformed_override(tmp_path: Path) -> None:
     ok = subprocess.run([sys.executable, "-m", "loom_core", "checksum", str(sample)],
                         capture_output=True, text=True, env=env, timeout=120)
     assert ok.returncode == 0  # commands that show no money do not care
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-10**15, 10**15)
+                     | st.floats(allow_nan=True) | st.text(max_size=5),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.sampled_from(
+                         ["input_tokens", "output_tokens", "prompt_tokens", "completion_tokens",
+                          "cache_creation_input_tokens", "cache_read_input_tokens",
+                          "cache_creation", "ephemeral_1h_input_tokens", "cached_tokens",
+                          "reasoning_tokens", "prompt_tokens_details", "input_tokens_details",
+                          "completion_tokens_details", "output_tokens_details", "x"]),
+                         inner, max_size=6), max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(usage=_JSON, model=st.sampled_from([SONNET, "gpt-4o", "scripted", "nope", ""]))
+def test_any_usage_value_prices_without_a_traceback(usage: object, model: str) -> None:
+    got = token_usage(usage)
+    assert all(isinstance(v, int) and v >= 0 for v in got)
+    assert got.cache_read + got.cache_write <= got.input and got.reasoning <= got.output
+    cost = call_cost(model, got)
+    assert cost is None or (cost >= 0 and cost == cost)
