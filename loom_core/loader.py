@@ -39,21 +39,40 @@ def _first_line(data: bytes) -> tuple[bytes, bool]:
 
 def detect_format(data: bytes) -> str:
     """``trace``, ``journal``, ``wirelog`` or ``exchanges`` (``trace`` when in doubt, for
-    its error)."""
+    its error).
+
+    A few lines are looked at, not just the first: a journal whose header line is
+    torn or hand-broken is still a journal, and its reader names the bad line.
+    """
     first, more = _first_line(data)
     if not more:
         return _single_line_format(first.strip())
+    pos = 0
+    for _ in range(3):
+        match = _NONBLANK.search(data, pos)
+        if match is None:
+            break
+        pos = data.find(b"\n", match.start())
+        pos = len(data) if pos < 0 else pos
+        fmt = _line_format(data[match.start():pos])
+        if fmt is not None:
+            return fmt
+    return "trace"
+
+
+def _line_format(line: bytes) -> str | None:
+    """``journal`` / ``exchanges`` / ``wirelog`` when ``line`` is one of their lines, else None."""
     try:
-        head = _probe.decode(first)
-    except (msgspec.DecodeError, RecursionError):  # the trace reader names the cause
-        return "trace"
+        head = _probe.decode(line)
+    except (msgspec.DecodeError, RecursionError):  # the reader names the cause
+        return None
     if "type" in head and bytes(head["type"]) in _JOURNAL_TYPES:
         return "journal"
     if "type" in head and bytes(head["type"]) in _SIDECAR_TYPES:
         return "exchanges"
     if "request" in head and "response" in head:
         return "wirelog"
-    return "trace"
+    return None
 
 
 def _single_line_format(data: bytes) -> str:

@@ -155,6 +155,9 @@ def validated(model: Any, values: dict[str, Any], path: str, problems: list[str]
             name = str(err.errors()[0]["loc"][0])
             raw = raws[name] if raws is not None else json.dumps(values[name]).encode()
             huge = _finite_problem(values[name])
+            if name == "version" and values[name] is None:  # null: as if absent (version 1)
+                del values[name]
+                continue
             if name == "version":
                 raise LoadError(path, f"number out of range in {where} 'version'" if huge
                                 else f"wrong type in {where} 'version': {show(raw)}") from err
