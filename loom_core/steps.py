@@ -37,7 +37,9 @@ def clip(text: str, limit: int) -> str:
 
 def call_text(call: dict[str, Any]) -> str:
     """``name({json args})`` as loom-harness shows a call."""
-    return f"{call.get('name', '')}({json.dumps(call.get('input', {}), ensure_ascii=False)})"
+    name = call.get("name", "")  # a hand-edited name of another type shows as its JSON
+    name = name if isinstance(name, str) else json.dumps(name, ensure_ascii=False)
+    return f"{name}({json.dumps(call.get('input', {}), ensure_ascii=False)})"
 
 
 def step_summary(tl: Timeline, step: int, limit: int = 120) -> str:

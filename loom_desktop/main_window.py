@@ -327,8 +327,11 @@ class MainWindow(QMainWindow):
                                       "may not be what was recorded" if warn else "")
         labels["checksum"].setStyleSheet("color: #c62828; font-weight: bold;" if warn else "")
         doc = view.doc
+        warned = doc.warnings  # wrongly typed values, skipped lines: marked, listed on hover
         labels["format"].setText(f"{doc.format} v{doc.extra.get('journal_version', doc.version)}"
-                                 + (" · proxy" if doc.is_proxy else ""))
+                                 + (" · proxy" if doc.is_proxy else "")
+                                 + (f" · ⚠ {len(warned)} warning(s)" if warned else ""))
+        labels["format"].setToolTip("\n".join(warned))
 
     def _show_current(self) -> None:
         """The window title names the current tab (task switchers show it); no tab, no blank

@@ -62,6 +62,9 @@ def test_wrongly_typed_values_open_and_are_marked(qtbot, window: MainWindow, ope
             {"id": "a", "name": ["x"], "input": {}}]}, "meta": {"tools": 5}}]}))
     view = open_and_wait(window, path)
     assert view.doc is not None and len(view.doc.effects) == 2 and not window.failures
+    label = window.status_labels["format"]  # the status bar marks them, the tooltip names them
+    assert label.text() == "trace v2 · ⚠ 1 warning(s)"
+    assert label.toolTip() == "seq 1: field 'meta.tools' has the wrong type, shown raw: 5"
     pages = _render_all(path)
     assert WRONG_TYPE in pages[1] and "true" in pages[1]  # "text": true, shown raw
     assert WRONG_TYPE in pages[2] and "[&quot;x&quot;]" in pages[2].replace('"', "&quot;")

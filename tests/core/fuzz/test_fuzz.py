@@ -109,3 +109,9 @@ def test_the_journal_feed_reads_wrong_types_with_the_line() -> None:
         assert state.feed(line)
     assert state.effects[0].seq == 3 and state.effects[0].kind == ""
     assert state.problems == ["line 2 (seq 3): field 'kind' has the wrong type, shown raw: 5"]
+
+
+def test_a_call_name_of_another_type_shows_as_its_json() -> None:
+    from loom_core.steps import call_text
+
+    assert call_text({"name": ["x"], "input": {"q": 1}}) == '["x"]({"q": 1})'
