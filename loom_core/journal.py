@@ -154,7 +154,8 @@ def load_journal_bytes(data: bytes, path: str) -> Document:
             if cause is not None:
                 state.torn = True
                 if line.strip() or n < len(lines):
-                    warnings = (f"line {n} {cause}; the run is read up to line {n - 1}",)
+                    warnings = (f"line {n} {cause}"
+                                + (f"; the run is read up to line {n - 1}" if n > 1 else ""),)
                 break
     if state.header is None and not state.effects:
         raise LoadError(path, "not a loom journal (no header or effect line)"

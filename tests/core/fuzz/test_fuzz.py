@@ -115,3 +115,12 @@ def test_a_call_name_of_another_type_shows_as_its_json() -> None:
     from loom_core.steps import call_text
 
     assert call_text({"name": ["x"], "input": {"q": 1}}) == '["x"]({"q": 1})'
+
+
+def test_a_journal_with_a_broken_first_line_is_still_a_journal() -> None:
+    effect = b'{"type": "effect", "seq": 0, "kind": "model"}\n'
+    with pytest.raises(LoadError) as err:
+        load_bytes(b'{"type": "hea\n' + effect, "j.jsonl")
+    assert err.value.cause == ("not a loom journal (no header or effect line): line 1 is "
+                               "incomplete (torn)")
+    assert load_bytes(b'{"log": [], "version": null}', "t").version == 1  # null: as if absent
