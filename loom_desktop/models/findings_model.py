@@ -45,6 +45,19 @@ def locate(finding: Any, doc: Any, tl: Any) -> tuple[int | None, int | None]:
     return entered, entered if jump is None else jump
 
 
+def marked_effect(finding: Any, doc: Any, tl: Any) -> int | None:
+    """The effect whose message the context view marks for ``finding``: its own, except for
+    a finding about a model call (context bloat), whose own reply is not in the context it
+    saw -- then the item it names (its first redact target), so there is something to show."""
+    effect = finding.effect
+    if effect is None or doc is None or not 0 <= effect < len(doc.effects):
+        return effect
+    if doc.effects[effect].kind != "model" or not finding.redact_targets:
+        return effect
+    row = _row(tl, finding.redact_targets[0])
+    return effect if row is None or tl.effect_of[row] < 0 else int(tl.effect_of[row])
+
+
 def severity_color(severity: str) -> str:
     return SEVERITY_COLORS.get(severity, OTHER_SEVERITY)
 

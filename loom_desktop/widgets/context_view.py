@@ -38,6 +38,7 @@ class ContextView(QTabWidget):
         self.timeline: Timeline | None = None
         self.step = -1
         self.state = ViewState()
+        self._marked = False  # the rendered step shows the doctor's mark
 
     def show_step(self, timeline: Timeline, step: int) -> None:
         """Render ``step``; unfolding state survives only while the step stays the same."""
@@ -60,15 +61,25 @@ class ContextView(QTabWidget):
             return
         self._render()
         if effect is not None or episode is not None:
-            self.browser.scrollToAnchor("finding")
+            self.setCurrentWidget(self.browser)  # the mark is in the rendered context
+            self.scroll_to_mark()
+
+    def scroll_to_mark(self) -> None:
+        """Scroll to the doctor's mark, or to what the step added when the mark is not in
+        this frame: never leave the user at the top, far from what they clicked."""
+        self.browser.document().size()  # lay the whole document out: anchors have places
+        self.browser.scrollToAnchor("finding" if self._marked else "new")
 
     def _render(self) -> None:
         if self.timeline is None or not 0 <= self.step < len(self.timeline):
             self.browser.setHtml("")
+            self._marked = False
             return
         bar = self.browser.verticalScrollBar()
         keep = bar.value()
-        self.browser.setHtml(step_html(self.timeline, self.step, self.state))
+        html = step_html(self.timeline, self.step, self.state)
+        self._marked = "name='finding'" in html
+        self.browser.setHtml(html)
         bar.setValue(keep)
 
     def raw_text(self) -> str:

@@ -19,7 +19,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QHBoxLayout, QHeaderView, QLabel,
                                QMenu, QMessageBox, QPushButton, QTableView, QVBoxLayout, QWidget)
 
-from ..models.findings_model import F_MESSAGE, FindingsModel, locate
+from ..models.findings_model import F_MESSAGE, FindingsModel, locate, marked_effect
 from ..workers import Task
 
 SHORTCUT = "Ctrl+Shift+K"
@@ -208,7 +208,8 @@ class DoctorPanel(QDockWidget):
         if view is None or finding is None or step is None:
             return
         episode = finding.episode if finding.effect is None else None
-        view.show_context_item(step, finding.effect, episode)
+        view.show_context_item(step, marked_effect(finding, view.doc, view.session.timeline),
+                               episode)
 
     def _clicked(self, index: QModelIndex) -> None:
         """A click on the current row again (the user scrolled away meanwhile)."""
@@ -216,7 +217,7 @@ class DoctorPanel(QDockWidget):
         if view is not None and view.session.step != self.model.jump_of(index.row()):
             self.jump(index.row())
         elif view is not None:
-            view.context_view.browser.scrollToAnchor("finding")
+            view.context_view.scroll_to_mark()
 
     # -- heal ------------------------------------------------------------------------------
     def heal(self, view: Any = None) -> Any:
