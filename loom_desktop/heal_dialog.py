@@ -45,7 +45,7 @@ class HealDialog(QDialog):
         self.runner: HealRunner | None = None
         self.result: Any = None
         self.setWindowTitle(f"Heal {Path(self.path).name}")
-        self.resize(1180, 660)
+        self.resize(1280, 700)
         self._build()
         self._plan_task = Task(self)
         self._plan_task.finished.connect(self._on_plan)

@@ -17,7 +17,16 @@ Predicate = Callable[[str], bool]
 
 
 class CheckError(ValueError):
-    """The check itself is broken (bad regex, module not found, not callable)."""
+    """The check itself is broken (bad regex, module not found, not callable).
+
+    Why two wordings: ``str()`` names the command-line option (``--regex '(': …``) for
+    the CLI; :attr:`plain` says the same without flags, for the heal dialog, whose
+    fields are not options.
+    """
+
+    def __init__(self, flag: str, cause: str, plain: str) -> None:
+        super().__init__(f"{flag} {cause}" if flag else cause)
+        self.plain = plain
 
 
 @dataclass
@@ -45,7 +54,8 @@ class Check:
         try:
             compiled = re.compile(pattern)
         except re.error as err:
-            raise CheckError(f"--regex {pattern!r}: {err}") from err
+            raise CheckError("--regex", f"{pattern!r}: {err}",
+                             f"the regular expression {pattern!r} is not valid: {err}") from err
         self.parts.append((f"output matches /{pattern}/",
                            lambda out: compiled.search(out) is not None))
         return self
@@ -67,18 +77,24 @@ def load_function(spec: str) -> Predicate:
     """``module:function`` (the current directory importable, as ``python -m`` does)."""
     module, sep, name = spec.partition(":")
     if not sep or not module or not name:
-        raise CheckError(f"--check {spec!r}: expected MODULE:FUNCTION")
+        raise _function_error(spec, "expected MODULE:FUNCTION",
+                              "write it as module:function, e.g. mychecks:is_good")
     if "" not in sys.path and "." not in sys.path:
         sys.path.insert(0, "")
     try:
         func = getattr(importlib.import_module(module), name)
     except ImportError as err:
-        raise CheckError(f"--check {spec!r}: cannot import {module}: {err}") from err
+        raise _function_error(spec, f"cannot import {module}: {err}",
+                              f"cannot import {module}: {err}") from err
     except AttributeError as err:
-        raise CheckError(f"--check {spec!r}: {module} has no {name}") from err
+        raise _function_error(spec, f"{module} has no {name}", f"{module} has no {name}") from err
     if not callable(func):
-        raise CheckError(f"--check {spec!r}: {name} is not callable")
+        raise _function_error(spec, f"{name} is not callable", f"{name} is not a function")
     return func
+
+
+def _function_error(spec: str, cause: str, plain: str) -> CheckError:
+    return CheckError("--check", f"{spec!r}: {cause}", f"the function {spec!r}: {plain}")
 
 
 def build_check(forbid: list[str] = (), require: list[str] = (), regex: list[str] = (),
@@ -93,5 +109,6 @@ def build_check(forbid: list[str] = (), require: list[str] = (), regex: list[str
     for spec in functions:
         check.function(spec)
     if not check.parts:
-        raise CheckError("a check is needed: --forbid, --require, --regex or --check")
+        raise CheckError("", "a check is needed: --forbid, --require, --regex or --check",
+                         "a check is needed: fill in at least one of the fields above")
     return check

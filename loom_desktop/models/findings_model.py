@@ -211,7 +211,8 @@ class CandidatesModel(QAbstractTableModel):
         if col == C_ESTIMATE:
             return f"~{c.estimate:,}"
         if col == C_STATUS:
-            return c.status + (f" ({c.error})" if c.error and c.status in ("error", "skipped")
+            return c.status + (f" ({c.error})" if c.error and c.status in ("error", "skipped",
+                                                                           "failed", "paused")
                                else "")
         if col == C_TOKENS:
             return f"{c.tokens:,}" if c.tokens else ""

@@ -16,7 +16,8 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWid
 from ..models.findings_model import CandidatesModel
 from .fork_settings import BAD_STYLE, OK_STYLE
 
-_WIDTHS = ((0, 150), (2, 62), (3, 70), (4, 80), (5, 55), (6, 80), (7, 58))
+# the status column is wide and rows grow to fit it: "skipped (token budget: …)" says why
+_WIDTHS = ((0, 150), (2, 62), (3, 70), (4, 190), (5, 55), (6, 80), (7, 58))
 
 
 def result_text(result: Any, path: str) -> str:
@@ -42,8 +43,11 @@ class HealCandidates(QWidget):
         self.table = QTableView()
         self.table.setModel(self.model)
         self.table.verticalHeader().setVisible(False)
-        self.table.setWordWrap(False)
+        self.table.setWordWrap(True)  # a status's reason and a finding are read whole
+        self.table.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.ResizeToContents)  # few rows: cheap
         for col, width in _WIDTHS:
             self.table.setColumnWidth(col, width)
         self.plan_label = QLabel("Planning: checking the context…", wordWrap=True)

@@ -2,7 +2,7 @@
 
 Why the check is validated as typed: a bad regex or an unimportable
 ``module:function`` would otherwise only fail after tokens were spent; the core's
-:class:`CheckError` words are shown under the fields, and the dialog keeps Start
+:class:`CheckError`'s plain words are shown under the fields, and the dialog keeps Start
 disabled while there is none. The budget reuses the fork dialog's run settings
 (provider, model, limits, agent mode) so a repair runs like any fork of the run.
 """
@@ -24,6 +24,9 @@ _FIELDS = (("forbid", "text the output must not contain"),
            ("require", "text the output must contain"),
            ("regex", "a regular expression the output must match"),
            ("function", "module:function returning true for a good output"))
+# the rows finish the group's sentence "the healed run's final output must…"
+_ROWS = {"forbid": "Not contain", "require": "Contain", "regex": "Match (regex)",
+         "function": "Pass (function)"}
 
 
 class CheckForm(QGroupBox):
@@ -38,7 +41,7 @@ class CheckForm(QGroupBox):
         self.check: Any = None
         form = QFormLayout(self)
         for key, edit in self.fields.items():
-            form.addRow(key.capitalize(), edit)
+            form.addRow(_ROWS[key], edit)
             edit.textChanged.connect(lambda _t: self.edited.emit())
         form.addRow("", self.label)
 
@@ -49,7 +52,7 @@ class CheckForm(QGroupBox):
             self.check = build_check(*([text[k]] if text[k] else [] for k, _ in _FIELDS))
         except CheckError as err:
             self.check = None
-            self.label.setText(f"✗ {err}")
+            self.label.setText(f"✗ {err.plain}")  # plain words: the fields are not options
             self.label.setStyleSheet(BAD_STYLE)
         else:
             self.label.setText(f"✓ passes when the {self.check.label}")

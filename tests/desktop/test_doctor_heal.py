@@ -100,6 +100,15 @@ def set_check(qtbot, dialog: HealDialog, field: str, text: str) -> None:
                     timeout=10_000)
 
 
+def cli_words(dialog: HealDialog) -> list[str]:
+    """Texts the dialog shows that speak in command-line options ("--regex …")."""
+    from PySide6.QtWidgets import QGroupBox, QLabel
+
+    shown = [w.text() for w in dialog.findChildren(QLabel) if w.isVisible()]
+    shown += [g.title() for g in dialog.findChildren(QGroupBox)]
+    return [t for t in shown if "--" in t]
+
+
 def heal_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("heal") and t.is_alive()]
 
@@ -271,16 +280,17 @@ def test_bad_checks_and_unusable_providers_keep_start_disabled(
     view = open_and_wait(window, poisoned)
     dialog = open_heal(qtbot, window, view)
     assert dialog.check_label.text().startswith("✗ a check is needed")  # nothing typed yet
-    assert not dialog.start_btn.isEnabled()
+    assert not dialog.start_btn.isEnabled() and not cli_words(dialog)
     assert not dialog.settings.agent_mode.isEnabled()  # no workspace recorded: model re-run only
     assert "record" in dialog.settings.agent_mode.toolTip()
     set_check(qtbot, dialog, "regex", "(")
-    assert dialog.check_label.text().startswith("✗ --regex '(': missing ), unterminated subpattern")
-    assert dialog.check is None and not dialog.start_btn.isEnabled()
+    assert dialog.check_label.text().startswith(
+        "✗ the regular expression '(' is not valid: missing ), unterminated subpattern")
+    assert dialog.check is None and not dialog.start_btn.isEnabled() and not cli_words(dialog)
     dialog.fields["regex"].clear()
     set_check(qtbot, dialog, "function", "no_such_module_h10:check")
     assert "cannot import no_such_module_h10" in dialog.check_label.text()
-    assert not dialog.start_btn.isEnabled()
+    assert not dialog.start_btn.isEnabled() and not cli_words(dialog)
     dialog.fields["function"].clear()
     set_check(qtbot, dialog, "forbid", BAD)
     assert dialog.start_btn.isEnabled()
