@@ -219,7 +219,7 @@ class ForkDialog(QDialog):
         s = self.settings
         return ForkJob(self.path, self.seq, self.edit(), "", s.mode(), s.provider_name(),
                        s.model_text(), s.base_url_text(), s.max_turns.value(),
-                       s.budget_tokens(), s.reason.text().strip())
+                       s.budget_tokens(), s.reason.text().strip(), folder=s.folder_text())
 
     def start(self) -> None:
         if self.draft is None:

@@ -170,7 +170,7 @@ class HealDialog(QDialog):
             return
         s = self.settings
         try:
-            out_dir = str(out_dir_for(self.path))
+            out_dir = str(out_dir_for(self.path, s.folder_text()))
         except OSError as err:
             self._fail("Cannot start the heal", err)
             return

@@ -96,10 +96,12 @@ def provider_factory(name: str, model: str, base_url: str | None) -> Callable[[]
     return checked_factory(lambda: make_provider(name, model, base_url), name)
 
 
-def out_dir_for(path: str | Path) -> Path:
-    """A new ``<trace stem>.heal`` folder in the per-user runs folder (``-2``… when a previous
-    heal's branches are there: they may be open in tabs), as the CLI's ``heal`` picks it."""
-    return free_dir(runs_dir(), stem_of(path) + ".heal")
+def out_dir_for(path: str | Path, folder: str | Path | None = None) -> Path:
+    """A new ``<trace stem>.heal`` folder in ``folder`` (default: the per-user runs folder;
+    ``-2``… when a previous heal's branches are there: they may be open in tabs), as the
+    CLI's ``heal`` picks it."""
+    base = Path(folder).expanduser() if folder else runs_dir()
+    return free_dir(base, stem_of(path) + ".heal")
 
 
 # -- for the dialog -----------------------------------------------------------------

@@ -11,12 +11,13 @@ import shlex
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QButtonGroup, QComboBox, QFormLayout, QHBoxLayout, QLabel,
-                               QLineEdit, QMessageBox, QRadioButton, QSpinBox, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QButtonGroup, QComboBox, QFileDialog, QFormLayout, QHBoxLayout,
+                               QLabel, QLineEdit, QMessageBox, QPushButton, QRadioButton,
+                               QSpinBox, QVBoxLayout, QWidget)
 
 from loom_core.pricing import OFFLINE_TEXT
 from loom_core.providers import DEFAULT_MODELS, PROVIDERS
+from loom_core.runs_dir import runs_dir
 
 OK_STYLE, BAD_STYLE = "color: #2e7d32;", "color: #c62828; font-weight: bold;"
 WARN_STYLE = "color: #8d2f00; background: #fff3e0; padding: 6px; border: 1px solid #ffb74d;"
@@ -73,6 +74,11 @@ class RunSettings(QWidget):
         self.budget = QSpinBox(minimum=0, maximum=100_000_000, singleStep=1000, value=0)
         self.budget.setSpecialValueText("no limit")
         self.reason = QLineEdit(placeholderText="why this fork (kept in the branch)")
+        self.folder = QLineEdit(placeholderText=f"{runs_dir()} (the per-user runs folder)")
+        self.folder.setToolTip("Where new runs are written; empty: the per-user runs folder "
+                               "(never beside the run they come from)")
+        self.folder_btn = QPushButton("Choose…")
+        self.folder_btn.clicked.connect(self._choose_folder)
         self.model_mode = QRadioButton("Model re-run", checked=True)
         self.model_mode.setToolTip("Resend the edited context to a model; recorded tool "
                                    "results are reused, new calls pause for you")
@@ -99,6 +105,10 @@ class RunSettings(QWidget):
         form.addRow("Max turns", self.max_turns)
         form.addRow("Token budget", self.budget)
         form.addRow("Reason", self.reason)
+        where = QHBoxLayout()
+        where.addWidget(self.folder, 1)
+        where.addWidget(self.folder_btn)
+        form.addRow("Save in", where)
         modes = QHBoxLayout()
         modes.addWidget(self.model_mode)
         modes.addWidget(self.agent_mode)
@@ -108,6 +118,16 @@ class RunSettings(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addLayout(form)
         outer.addWidget(self.agent_note)
+
+    def folder_text(self) -> str:
+        """The folder the user chose for new runs ("" = the per-user runs folder)."""
+        return self.folder.text().strip()
+
+    def _choose_folder(self) -> None:
+        chosen = QFileDialog.getExistingDirectory(self, "Save new runs in",
+                                                  self.folder_text() or str(runs_dir()))
+        if chosen:
+            self.folder.setText(chosen)
 
     # -- filling ---------------------------------------------------------------------------
     def set_context(self, recorded_model: str, provider: str,

@@ -49,7 +49,8 @@ class BranchTabs(QObject):
         """Run ``job``; its branch streams into a new tab (or into ``replace``'s place)."""
         if not job.out:
             taken = {r.job.out for r in self.runners}
-            job.out = str(branch_path(job.parent, job.step, taken))
+            job.out = str(branch_path(job.parent, job.step, taken,
+                                      Path(job.folder).expanduser() if job.folder else None))
         if job.stop:  # nothing streams: the tab just reloads when the file is rewritten
             view = replace
             bar = view.findChild(BranchBar)

@@ -42,6 +42,7 @@ class ForkJob:
     tool_result: Any = NOTHING  # resume: the pending call's result
     stop: bool = False  # resume: end the branch here
     timeout: float = 1800.0  # agent: seconds before the agent is stopped
+    folder: str = ""  # where a new branch goes ("": the per-user runs folder)
 
     @property
     def journal(self) -> str:

@@ -347,3 +347,15 @@ def test_menus_shortcut_and_heal_needs_a_loaded_trace(window: MainWindow) -> Non
     assert window.doctor.isVisible() and window.doctor.summary.text() == "open a run to check its context"
     assert window.doctor.heal() is None
     assert window.doctor.notices == ["Heal: open a trace and wait until it is loaded."]
+
+
+def test_heal_attempts_go_to_the_runs_folder_or_a_chosen_one(tmp_path: Path,
+                                                            runs_dir: Path) -> None:
+    from loom_desktop.heal_runner import out_dir_for
+
+    run = tmp_path / "x.loom.json"
+    assert out_dir_for(run) == runs_dir / "x.heal"
+    (runs_dir / "x.heal").mkdir(parents=True)
+    (runs_dir / "x.heal" / "a.loom.json").write_text("{}")  # an earlier heal's attempts stay
+    assert out_dir_for(run) == runs_dir / "x.heal-2"
+    assert out_dir_for(run, tmp_path / "mine") == tmp_path / "mine" / "x.heal"

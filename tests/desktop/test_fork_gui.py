@@ -664,3 +664,25 @@ def test_a_fork_of_the_bundled_sample_never_writes_beside_it(
                     and bool(parent.findChild(BranchesBar).entries), timeout=10_000)
     assert parent.findChild(BranchesBar).label.text() == "↳ This run has 1 branch"
     assert _tree(sample.parent) == before
+
+
+def test_a_chosen_folder_takes_the_branch(qtbot, window: MainWindow, open_and_wait,
+                                          weather: Path, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    use_provider(monkeypatch, ScriptedProvider())
+    mine = tmp_path / "mine"
+    monkeypatch.setattr("PySide6.QtWidgets.QFileDialog.getExistingDirectory",
+                        lambda *a, **k: str(mine))
+    dialog = open_dialog(qtbot, window, open_and_wait(window, weather))
+    dialog.settings.provider.setCurrentIndex(dialog.settings.provider.findData("scripted"))
+    assert dialog.settings.folder_text() == "" and "runs folder" in \
+        dialog.settings.folder.placeholderText()
+    dialog.settings.folder_btn.click()
+    assert dialog.settings.folder_text() == str(mine)
+    wait_estimate(qtbot, dialog, lambda plan: plan.provider == "scripted")
+    start(dialog)
+    branch = wait_branch(qtbot, window)
+    assert Path(branch.path) == mine / "weather.fork3.loom.json"
+    assert branch.findChild(BranchBar).where.text() == f"saved in {mine}"
+    index = window.tabs.indexOf(branch)
+    assert window.tabs.tabToolTip(index) == branch.path
