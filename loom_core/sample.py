@@ -218,8 +218,14 @@ def write_sample(path: str | Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    force = "--force" in args
+    args = [a for a in args if a != "--force"]
     if len(args) != 1:
-        print("usage: python -m loom_core.sample OUT", file=sys.stderr)
+        print("usage: python -m loom_core.sample OUT [--force]", file=sys.stderr)
+        return 2
+    if not force and Path(args[0]).exists():  # `make sample` says --force: it regenerates
+        print(f"error: {args[0]}: already exists; nothing was written (pass --force to "
+              "replace it)", file=sys.stderr)
         return 2
     data = write_sample(args[0])
     print(f"wrote {args[0]}: {len(data['log'])} effects")

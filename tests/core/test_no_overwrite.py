@@ -75,3 +75,12 @@ def test_a_regression_trace_never_replaces_a_file(tmp_path: Path) -> None:
     second = Path(save_regression(data, tmp_path))
     assert second != first and first.read_text() == "mine"
     assert second.name == first.name.replace(".loom.json", "-2.loom.json")
+
+
+def test_the_sample_generator_replaces_only_with_force(run: Path) -> None:
+    from loom_core import sample
+
+    before = run.read_bytes()
+    assert sample.main([str(run)]) == 2 and run.read_bytes() == before
+    run.write_text("{}")
+    assert sample.main([str(run), "--force"]) == 0 and run.read_bytes() == before
