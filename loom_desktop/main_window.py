@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import (QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar,
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar,
                                QStackedWidget, QTabWidget, QWidget)
 
 from loom_core.errors import LoadError
@@ -332,6 +332,28 @@ class MainWindow(QMainWindow):
                                  + (" · proxy" if doc.is_proxy else "")
                                  + (f" · ⚠ {len(warned)} warning(s)" if warned else ""))
         labels["format"].setToolTip("\n".join(warned))
+
+    def addDockWidget(self, area: Qt.DockWidgetArea, dock: QDockWidget,  # noqa: N802 - Qt API
+                      *args: object) -> None:
+        """A panel joins the panels already in its area as a tab, and comes to the front.
+
+        Side by side (bottom) or stacked (right), their minimum sizes add up: a second
+        proxy's panel or the doctor next to a proxy made the window grow past the screen.
+        As tabs, the area is as large as its largest panel needs."""
+        others = [d for d in self.findChildren(QDockWidget)
+                  if d is not dock and not d.isFloating() and self.dockWidgetArea(d) == area]
+        super().addDockWidget(area, dock, *args)
+        dock.toggleViewAction().triggered.connect(  # asked for from the menu: to the front
+            lambda on, d=dock: on and QTimer.singleShot(0, d, d.raise_))
+        if others:
+            vertical = area in (Qt.DockWidgetArea.LeftDockWidgetArea,
+                                Qt.DockWidgetArea.RightDockWidgetArea)
+            first = others[0]  # the area keeps its size (or its minimum, if not laid out yet):
+            size = (first.width() if vertical else first.height()) if first.isVisible() else 0
+            self.tabifyDockWidget(first, dock)  # the tab bar's hint, all titles side by side,
+            dock.raise_()  # would widen it
+            QTimer.singleShot(0, dock, lambda: self.resizeDocks(
+                [dock], [size], Qt.Orientation.Horizontal if vertical else Qt.Orientation.Vertical))
 
     def _show_current(self) -> None:
         """The window title names the current tab (task switchers show it); no tab, no blank

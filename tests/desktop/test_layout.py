@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from PySide6.QtCore import QRect
+from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
 from loom_desktop.main_window import MainWindow
 from loom_desktop.models.step_list_model import COL_COST, COL_TOKENS
+from loom_desktop.proxy_manager import ProxyInfoDock
 from tests.core.approvals.test_control_client import _free_port
 
 
@@ -40,11 +41,19 @@ def test_panels_neither_grow_the_window_nor_squeeze_the_step_list(
     window.resize(*size)
     view = open_and_wait(window, sample)
     panel = window.attach_proxy(_free_port())  # its long "no proxy answering" error, too
+    second = window.attach_proxy(_free_port())  # a second proxy's queue
     qtbot.waitUntil(lambda: "no proxy answering" in panel.status.text(), timeout=10_000)
-    window.doctor.show()
+    info = {"host": "127.0.0.1", "port": 1, "url": "http://127.0.0.1:1",
+            "target": "https://api.anthropic.com", "save": "/somewhere/session.loom.json"}
+    proxy_dock = ProxyInfoDock(info, "anthropic", window)  # what Proxy ▸ Start adds at the bottom
+    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, proxy_dock)
+    window.doctor.toggleViewAction().trigger()  # View ▸ Doctor, beside the proxy's panel
     qtbot.wait(50)
     try:
         assert (window.width(), window.height()) == size
+        assert proxy_dock in window.tabifiedDockWidgets(window.doctor)  # tabs, not side by side
+        assert not window.doctor.visibleRegion().isEmpty()  # the panel just shown is in front
+        assert second in window.tabifiedDockWidgets(panel)
         step_list = view.lower.widget(0)
         char = view.fontMetrics().averageCharWidth()
         assert step_list.width() >= max(step_list.minimumWidth(), 30 * char)  # not "c…"
