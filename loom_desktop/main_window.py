@@ -37,7 +37,7 @@ EMPTY_TEXT = ("No run is open.\n\nFile ▸ Open… (Ctrl+O) or drop a trace, jou
 def held_message(count: int) -> str:
     """Short: the status bar shows it left of the run's figures, which leave it little room
     at 1000 px (the approvals panel's title names the proxy)."""
-    return f"⏸ {count} call{'s' if count != 1 else ''} held for approval"
+    return f"{count} call{'s' if count != 1 else ''} held for approval"
 
 
 class MainWindow(QMainWindow):
