@@ -43,6 +43,8 @@ STATUS_COLORS: dict[str, tuple[str, str]] = {
 STATUS_LABELS = {IDENTICAL: "identical", RESULTS: "results differ", INPUTS: "inputs differ",
                  KINDS: "kinds differ", ONLY_A: "only in A", ONLY_B: "only in B",
                  EDITED: "edited"}  # inputs differ: the context was edited before this call
+EDITED_TIP = ("The fork point: the context of this model call was edited (the edit is the "
+              "row above), so its inputs differ from the other run's call here")
 CHEAPER, DEARER = "#2e7d32", "#c62828"  # B spends less / more than A
 _Q = {s: (QColor(c), QColor(t) if t else None) for s, (c, t) in STATUS_COLORS.items()}
 _WHITE, _DARK, _MUTED = QColor("#ffffff"), QColor("#3e2723"), QColor(STATUS_COLORS[IDENTICAL][0])
@@ -168,6 +170,8 @@ class CompareModel(QAbstractTableModel):
             return _CENTER if col == COL_STATUS else _RIGHT if col in (0, 3, 5, 6) else None
         if role == _R.ToolTipRole and col in (COL_A, COL_B):
             return self._summary("a" if col == COL_A else "b", r.a if col == COL_A else r.b, 600)
+        if role == _R.ToolTipRole and col == COL_STATUS and r.status == EDITED:
+            return EDITED_TIP
         if role == StatusRole:
             return r.status
         return None

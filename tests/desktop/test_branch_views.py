@@ -44,6 +44,7 @@ def test_compare_pairs_the_fork_point(qtbot, window: MainWindow, tmp_path: Path)
     assert m.index(edit_row, COL_B).data(_DISPLAY).startswith(
         "edit · note injected, redacted 1 result(s) — “be brief”")
     assert m.index(fork_row, COL_STATUS).data(_DISPLAY) == "edited"
+    assert "edited" in m.index(fork_row, COL_STATUS).data(Qt.ItemDataRole.ToolTipRole)
     assert (m.index(fork_row, COL_A_SEQ).data(_DISPLAY),
             m.index(fork_row, COL_B_SEQ).data(_DISPLAY)) == (str(FORK_SEQ), str(FORK_SEQ + 1))
     assert view.current_row() == edit_row  # the first divergence: the edit
