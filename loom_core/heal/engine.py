@@ -9,7 +9,8 @@ Why one :class:`~loom_core.fork.budget.SharedBudget` for all candidates: with
 budget is theirs. Every model call reserves its worst case from the shared budget
 before it starts (and waits, or stops its branch, when that does not fit), so the
 tokens billed by all candidates together never exceed the budget. A candidate that
-could not make a single call is ``skipped`` ("token budget spent"). An agent re-run
+could not make a single call is ``skipped``, its error saying what was left and what
+the call might have cost. An agent re-run
 (``mode="agent"``) calls the model through the agent's own client, so its calls
 cannot be reserved: its tokens are charged when it ends, and the budget only stops
 later candidates from starting.

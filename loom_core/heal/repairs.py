@@ -55,7 +55,9 @@ def plan_candidates(doc: Document, path: str | Path, findings: Any, max_turns: i
     """Candidates for ``findings`` (a checkup's), deduplicated, cheapest first.
 
     A finding with nothing to redact, or never seen by a top-level model call, has
-    no repair; two findings about the same results make one candidate.
+    no repair; two findings about the same results make one candidate. A label's index
+    is the finding's position in ``findings``: a checkup lists loom doctor's kinds first,
+    in its order, so for those it is loom-harness's own label for the same repair.
     """
     seen: set[tuple[int, ...]] = set()
     out: list[Candidate] = []

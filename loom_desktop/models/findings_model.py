@@ -72,7 +72,8 @@ F_SEVERITY, F_KIND, F_STEP, F_TOKENS, F_SHARE, F_MESSAGE, F_SNIPPET = range(7)
 
 
 class FindingsModel(QAbstractTableModel):
-    """One row per finding of the current tab's checkup, in the checkup's order (by step)."""
+    """One row per finding of the current tab's checkup, in its order (loom doctor's kinds
+    first, in loom doctor's order; ours after, by step)."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
