@@ -18,7 +18,8 @@ from .document import Document, FastEffect
 from .errors import LoadError
 from .loader import check_utf8, detect_format, load_bytes, read_bytes
 from .timeline import Timeline, build_timeline
-from .trace import assemble, decode_entries, gc_paused, parse_top
+from .tolerant import nesting_cause
+from .trace import assemble, decode_entries, gc_paused, parse_top, with_problems
 
 HEAD_ENTRIES = 400
 CHUNK = 4000
@@ -62,13 +63,13 @@ def _head_effects(data: bytes, path: str) -> list[Any] | None:
 
 
 def _decode_chunked(path: str, raws: list[msgspec.Raw], progress: Callable[[int, int], None],
-                    cancelled: Callable[[], bool]) -> list[Any]:
+                    cancelled: Callable[[], bool], problems: list[str]) -> list[Any]:
     effects: list[Any] = []
     for start in range(0, len(raws), CHUNK):
         if cancelled():
             raise Cancelled()
         with gc_paused():
-            chunk = decode_entries(path, raws[start:start + CHUNK], start)
+            chunk = decode_entries(path, raws[start:start + CHUNK], start, problems)
         effects.extend(e for e in chunk if e is not None)
         progress(start + len(chunk), len(raws))
     return effects
@@ -157,15 +158,18 @@ def load_progressive(path: str, on_head: Callable[[Loaded], None] | None = None,
     if ranges is not None:
         try:
             effects = _decode_ranges(path, data, ranges, progress, cancelled)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            effects = None  # an odd entry: the general path names it or skips it like loom
+        except (msgspec.DecodeError, RecursionError):
+            effects = None  # an odd entry: the general path reads it field by field or names it
+    problems: list[str] = []
     if effects is None:
         try:
             raws = _list_decoder.decode(top["log"])
         except msgspec.ValidationError as err:
             raise LoadError(path, "not a loom trace ('log' is not a list)") from err
-        effects = _decode_chunked(path, raws, progress, cancelled)
-    doc = assemble(data, path, top, header, effects, warnings)
+        except RecursionError:
+            raise LoadError(path, nesting_cause(data)) from None
+        effects = _decode_chunked(path, raws, progress, cancelled, problems)
+    doc = assemble(data, path, top, header, effects, with_problems(warnings, problems))
     if cancelled():
         raise Cancelled()
     with gc_paused():

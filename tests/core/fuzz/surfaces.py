@@ -27,6 +27,7 @@ class Outcome:
 
     status: str
     cause: str = ""
+    warnings: tuple[str, ...] = ()
 
 
 def build_views(doc: Any, render: Callable[[Any, int], str] | None = None) -> None:
@@ -35,6 +36,7 @@ def build_views(doc: Any, render: Callable[[Any, int], str] | None = None) -> No
     from loom_core.diff.compare import compare
     from loom_core.filtering import filter_steps
     from loom_core.frames import frame_at, neutral_messages
+    from loom_core.heal.repairs import plan_candidates
     from loom_core.save import document_dict
     from loom_core.steps import step_summary
     from loom_core.summary import summarize
@@ -58,7 +60,7 @@ def build_views(doc: Any, render: Callable[[Any, int], str] | None = None) -> No
     for query in ("error", "kind:model", "tool:search paris", "!x"):
         filter_steps(tl, query)
     summarize(doc, checksum_state(doc))
-    checkup(doc)
+    plan_candidates(doc, doc.path, checkup(doc).findings, 5)  # heal's planning
     compare(doc, doc)
     document_dict(doc)
     _ = tl.total_cost, [doc.raw_entry(i) for i in range(min(len(doc), VIEW_STEPS))]
@@ -113,7 +115,7 @@ def exercise(data: bytes, tmp: Path, cli: bool = True,
         outcome = Outcome("rejected", err.cause)
     else:
         build_views(doc, render)
-        outcome = Outcome("ok")
+        outcome = Outcome("ok", warnings=doc.warnings)
     _progressive(path, outcome)
     if cli:
         run_cli(path, tmp, outcome.status == "rejected")
@@ -133,6 +135,7 @@ def _progressive(path: Path, outcome: Outcome) -> None:
     finally:
         progressive.SMALL_BYTES = small
     assert outcome.status == "ok", f"progressive accepts what load rejects: {outcome.cause}"
+    assert loaded.doc.warnings == outcome.warnings  # the same fields marked either way
     for head in heads:
         build_views(head.doc)
     build_views(loaded.doc)
