@@ -14,12 +14,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .shield_place import edited_input
 from .steps import StepRow, flag_marks, step_rows
 
 
 def _decision(event: Any) -> str:
-    args = json.dumps(event.input, ensure_ascii=False) if event.tool else ""
-    what = f"{event.tool}({args})" if event.tool else "(no call)"
+    """An edited call is named by the arguments that ran, marked (as the context view does)."""
+    edited, ran = edited_input(event)
+    args = json.dumps(ran if edited else event.input, ensure_ascii=False, default=str)
+    what = f"{event.tool}({args}){' ✎ edited' if edited else ''}" if event.tool else "(no call)"
     return f"◆ {event.action} {what} via {event.via}"
 
 

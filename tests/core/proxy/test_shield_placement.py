@@ -19,6 +19,7 @@ from loom_core.loader import load
 from loom_core.shield_place import Placer
 from loom_core.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 
+from ..clis import core
 from .decisions import EDITED, EXPECTED, SHIELD, STAGING, run_with_decisions
 from .harness import Rig, loom_verifies, model_results, start_rig
 
@@ -54,3 +55,7 @@ def test_each_decision_sits_on_its_calls_step_in_the_saved_trace(rig: Rig) -> No
 
     first = tl.doc.shield_events[0]  # deploy(prod) is shown by model calls 1, 2 and 6
     assert Placer(tl).place([first] * 4, models) == [1, 2, 6, 6]  # each showing taken once
+    lines = core("steps", rig.save).stdout.splitlines()  # the CLI's step list says the same
+    [edited_line] = [line for line in lines if "✎ edited" in line]
+    assert 'deploy({"env": "staging"}) ✎ edited via operator' in edited_line
+    assert sum(line.count("  ◆ approve ") + line.count("  ◆ deny ") for line in lines) == 5
