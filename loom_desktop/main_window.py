@@ -92,7 +92,7 @@ class MainWindow(QMainWindow):
         proxy = self.menuBar().addMenu("&Proxy")
         self._action(proxy, "&Start…", self.proxy_manager.start_dialog)
         self._action(proxy, "S&top", self.proxy_manager.stop_menu)
-        self._action(proxy, "&Re-attach running proxies", self.proxy_manager.reattach)
+        self._action(proxy, "&Re-attach Running Proxies", self._reattach)
         self._action(proxy, "&Attach to a Running Proxy…", self.attach_dialog)
         view = self.menuBar().addMenu("&View")
         self._action(view, "&Filter Steps", self._focus_filter,
@@ -166,6 +166,14 @@ class MainWindow(QMainWindow):
         paths, _ = QFileDialog.getOpenFileNames(self, "Open trace", "", FILE_FILTER)
         for path in paths:
             self.open_path(path)
+
+    def _reattach(self) -> None:
+        """Proxy ▸ Re-attach: say what was found, also when nothing was."""
+        count = len(self.proxy_manager.reattach())
+        self.statusBar().showMessage(
+            f"re-attached {count} prox{'y' if count == 1 else 'ies'}" if count else
+            "no other proxy started by Loom Desktop is running (Attach to a Running Proxy… "
+            "finds any proxy on this machine)", 10_000)
 
     def attach_dialog(self):
         """Connect the approvals panel to a proxy on this machine (ours or ``loom proxy``),
