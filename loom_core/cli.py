@@ -96,7 +96,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
         written = save_document(doc, args.output, notes)
     except OSError as err:
         raise LoadError(args.output, f"cannot write: {err.strerror or err}") from err
-    wire = f" and {len(written['wire'])} raw exchange(s)" if written.get("wire") else ""
+    raw = written.get("wire")  # a hand-edited trace's wire may be anything: counted if a list
+    wire = f" and {len(raw)} raw exchange(s)" if isinstance(raw, list) and raw else ""
     source = "proxy exchange sidecar" if doc.format == "exchanges" else doc.format
     print(f"wrote {args.output}: {len(written['log'])} effect(s){wire} from a {source}",
           file=sys.stderr)

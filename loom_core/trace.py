@@ -40,18 +40,6 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def describe(err: Exception) -> str:
-    """Turn a decoder error into a short cause a user can act on."""
-    text = str(err)
-    if "truncated" in text:
-        return "the file ends early (truncated JSON)"
-    if "out of range" in text:
-        return "number out of range"
-    if isinstance(err, msgspec.ValidationError):
-        return "wrong field type: " + text.replace("`", "")
-    return "not valid JSON (" + text.replace("JSON is malformed: ", "") + ")"
-
-
 _log_decoder = msgspec.json.Decoder(list[FastEffect])
 MAX_WARNINGS = 20
 

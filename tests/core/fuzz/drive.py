@@ -96,9 +96,9 @@ def run_family(family: str, cases: int, hang: float, tally: Counter, seed: int,
                       file=sys.stderr)
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            done = sum(v for (f, _s), v in tally.items() if f == family)
-            if done % 1000 == 0:
-                print(f"# {family}: {done} cases", flush=True)
+            row = {s: tally[(family, s)] for s in ("ok", "rejected", "crashed", "hung")}
+            if sum(row.values()) % 250 == 0:
+                print("# " + json.dumps({"family": family, **row}), flush=True)
 
     one._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
     one()
