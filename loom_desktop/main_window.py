@@ -357,7 +357,7 @@ class MainWindow(QMainWindow):
             vertical = area in (Qt.DockWidgetArea.LeftDockWidgetArea,
                                 Qt.DockWidgetArea.RightDockWidgetArea)
             first = others[0]  # the area keeps its size (or its minimum, if not laid out yet):
-            size = (first.width() if vertical else first.height()) if first.isVisible() else 0
+            size = (first.width() if vertical else first.height()) if first.isVisible() else 1
             self.tabifyDockWidget(first, dock)  # the tab bar's hint, all titles side by side,
             dock.raise_()  # would widen it
             QTimer.singleShot(0, dock, lambda: self.resizeDocks(
