@@ -22,7 +22,7 @@ from loom_core.trace import checksum_state
 
 from . import gc_policy
 from .child import module_command
-from .keys import STEP_KEYS, bind
+from .keys import FILTER_KEYS, STEP_KEYS, bind
 from .models.step_list_model import COL_SUMMARY, StepListModel, column_widths
 from .session import Session
 from .widgets.context_view import ContextView
@@ -80,6 +80,7 @@ class DocumentView(QWidget):
         self.filter_box.setClearButtonEnabled(True)
         self.filter_note = QLabel(wordWrap=True, visible=False)  # problems, no match, counts
         self._filter_text = ""  # the query of the filter task in flight
+        self._enter_pending = False  # Enter was pressed: go to the first match once filtered
         self.model = StepListModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -145,6 +146,9 @@ class DocumentView(QWidget):
                                "Space": self.toggle_play, ".": lambda: self.jump_same_kind(1),
                                ",": lambda: self.jump_same_kind(-1)})
         # Ctrl+F is the window's View ▸ Filter Steps: a second binding here made both dead.
+        bind(self.filter_box, FILTER_KEYS, {"Return": self._filter_entered,
+                                            "Escape": self._filter_escaped})
+        self.filter_box.returnPressed.connect(self._filter_entered)  # the keypad's Enter
 
     def ensure_timeline(self) -> None:
         """Build the plot. Deferred: importing pyqtgraph costs a third of a second, and
@@ -358,8 +362,33 @@ class DocumentView(QWidget):
         text = self._filter_text = self.filter_box.text()
         self._filter_task.start(lambda ctx: filter_steps(tl, text, ctx.cancelled))
 
+    def _filter_entered(self) -> None:
+        """Enter in the filter box: on to the list, at the first match if the current step
+        is filtered out (once a pending filter has run)."""
+        self.table.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self._enter_pending = True
+        if self._filter_timer.isActive():
+            self._filter_timer.stop()
+            self._run_filter()
+        elif not self._filter_task.running:
+            self._go_to_match()
+
+    def _go_to_match(self) -> None:
+        self._enter_pending = False
+        if self.model.row_of(self.session.step) < 0 and self.model.rowCount():
+            self.session.set_step(self.model.step_at(0))
+
+    def _filter_escaped(self) -> None:
+        """Escape: clear the filter; in an empty box, back to the step list."""
+        if self.filter_box.text():
+            self.filter_box.clear()
+        else:
+            self.table.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
     def _on_filtered(self, rows: Any) -> None:
         self.model.set_rows(rows)
+        if self._enter_pending:
+            self._go_to_match()
         note, problem = filter_message(self._filter_text, rows, self.session.count)
         self.filter_note.setText(note)
         self.filter_note.setStyleSheet("color: #c62828;" if problem else "color: gray;")

@@ -37,10 +37,15 @@ COMPARE_KEYS: Mapping[str, str] = {
     "N": "next difference",
     "P": "previous difference",
 }
+FILTER_KEYS: Mapping[str, str] = {
+    "Return": "to the step list (on the first match if the filter hides the current step)",
+    "Escape": "clear the filter; again: back to the step list",
+}
 FILTER_HELP = ("text, kind:model, tool:read*, agent:lead, is:error (errors and blocked calls), "
                "is:blocked, is:denied, is:shield, is:subagent")
 GROUPS: tuple[tuple[str, Mapping[str, str]], ...] = (
     ("In a run's tab (step list, timeline, context)", STEP_KEYS),
+    ("In the filter box (Ctrl+F)", FILTER_KEYS),
     ("In the approvals panel", APPROVAL_KEYS),
     ("In a comparison tab", COMPARE_KEYS),
 )

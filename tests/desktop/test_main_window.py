@@ -139,3 +139,21 @@ def test_recent_files_and_geometry_persist(qtbot, open_and_wait, sample: Path) -
     assert second.settings.recent_files[0] == str(sample.resolve())
     assert second.settings.geometry_bytes() is not None
     second.close()
+
+
+def test_enter_goes_from_the_filter_to_the_first_match_and_escape_clears(
+        qtbot, open_and_wait, window: MainWindow, sample: Path) -> None:
+    view = open_and_wait(window, sample)
+    window.activateWindow()
+    view.filter_box.setFocus()
+    qtbot.keyClicks(view.filter_box, "tool:read_file")
+    qtbot.keyClick(view.filter_box, Qt.Key.Key_Return)  # before the filter has even run
+    tl = view.session.timeline
+    qtbot.waitUntil(lambda: tl.kind_name(view.session.step) == "tool:read_file", timeout=5000)
+    assert view.table.hasFocus() and view.table.currentIndex().row() == 0
+    view.filter_box.setFocus()
+    qtbot.keyClick(view.filter_box, Qt.Key.Key_Escape)
+    assert view.filter_box.text() == "" and view.filter_box.hasFocus()
+    qtbot.keyClick(view.filter_box, Qt.Key.Key_Escape)
+    assert view.table.hasFocus()
+    qtbot.waitUntil(lambda: view.model.rows is None, timeout=5000)
