@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar,
                                QStackedWidget, QTabWidget, QWidget)
@@ -34,6 +34,17 @@ EMPTY_TEXT = ("No run is open.\n\nFile ▸ Open… (Ctrl+O) or drop a trace, jou
               "Help ▸ Run offline demo shows a live run with an approval, no API key needed.")
 
 
+class _Tabs(QTabWidget):
+    """Tabs that say when a title changes (a branch names its tab when it starts): the
+    window title follows the current tab's."""
+
+    retitled = Signal()
+
+    def setTabText(self, index: int, text: str) -> None:  # noqa: N802 - Qt API
+        super().setTabText(index, text)
+        self.retitled.emit()
+
+
 def held_message(count: int) -> str:
     """Short: the status bar shows it left of the run's figures, which leave it little room
     at 1000 px (the approvals panel's title names the proxy)."""
@@ -50,7 +61,8 @@ class MainWindow(QMainWindow):
         self.errors: list[str] = []  # messages shown in error dialogs (tests read them)
         self.failures: list[tuple[str, str]] = []  # (path, cause) of each failed open
         self.proxies: list = []  # ProxyConnections of attached approvals panels
-        self.tabs = QTabWidget(documentMode=True, tabsClosable=True, movable=True)
+        self.tabs = _Tabs(documentMode=True, tabsClosable=True, movable=True)
+        self.tabs.retitled.connect(self._show_current)
         self.tabs.tabCloseRequested.connect(self.close_tab)
         self.tabs.currentChanged.connect(lambda _i: self.update_status())
         self.tabs.currentChanged.connect(lambda _i: self._show_current())

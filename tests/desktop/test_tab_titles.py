@@ -42,3 +42,10 @@ def test_window_title_names_the_current_tab_and_no_tab_says_how_to_open(
     assert window.central.currentWidget() is window.tabs
     window.close_tab(window.tabs.indexOf(view))
     assert window.windowTitle() == "Loom Desktop" and window.central.currentWidget() is window.empty
+
+
+def test_window_title_follows_a_renamed_tab(qtbot, open_and_wait, window: MainWindow,
+                                             sample: Path) -> None:
+    view = open_and_wait(window, sample)
+    window.tabs.setTabText(window.tabs.indexOf(view), "● branch of sample at step 14")  # as a fork does
+    assert window.windowTitle() == "● branch of sample at step 14 — Loom Desktop"
