@@ -123,6 +123,7 @@ class JournalFollower:
         self._checked_first = False
         self._status: str | None = None
         self._torn = False
+        self._detail = ""
         self._last_change = clock()
         self._warned = 0  # the state's problems (fields of the wrong type) reported so far
         self._unreadable: list[tuple[int, str]] = []  # found by the read in progress
@@ -273,9 +274,9 @@ class JournalFollower:
         problems = tuple(self.state.problems[self._warned:])
         self._warned = len(self.state.problems)
         if (not changed and not unreadable and not problems and status == self._status
-                and torn == self._torn):
+                and torn == self._torn and detail == self._detail):
             return None
-        self._status, self._torn = status, torn
+        self._status, self._torn, self._detail = status, torn, detail
         return JournalUpdate(
             rewritten=rewritten, header=self.state.header,
             new_effects=self.state.effects[before:], new_entries=self.state.entries[before:],

@@ -7,6 +7,12 @@ approvals panel come with it) and the agent (``python -m loom_core.demo.agent``,
 QProcess). The agent's third call (``deploy``) is held; it continues once the user
 clicks Approve or Deny. When the agent exits, or :meth:`stop` is called, or the
 window closes, everything is stopped and the trace finalized (the tab stays).
+
+Nothing ends silently: the agent's stdout and stderr go to the demo's output panel
+(:class:`~loom_desktop.demo_panel.DemoOutputDock`), and an agent that fails (an exit
+status other than 0, or killed by a signal) is reported in the panel, in a dialog
+with its last lines, and to the live tab, which then says "stopped without finishing"
+(or "crashed mid-tool") instead of running forever.
 """
 
 from __future__ import annotations
@@ -15,12 +21,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Qt, Signal
+from PySide6.QtWidgets import QMessageBox
 
 from loom_core.demo import CONFIRM_PATTERN, FakeModelServer
 
 from .child import module_command
+from .demo_panel import DemoOutputDock
 from .proxy_launcher import ProxySpec
+
+TAIL_LINES = 12  # of the agent's output, in the failure dialog
 
 
 class DemoRun(QObject):
@@ -40,10 +50,24 @@ class DemoRun(QObject):
         self.output: list[str] = []
         self.done = False
         self.exit_code: int | None = None
+        self.failure: str | None = None  # how the agent failed, in words
+        self.view: Any = None  # the live tab of the demo's proxy
+        self._partial = {"stdout": b"", "stderr": b""}
+        self.panel = self._panel()
 
     @property
     def save(self) -> Path:
         return self.folder / "demo.loom.json"
+
+    def _panel(self) -> DemoOutputDock:
+        """The window's demo output panel (one for all runs), emptied for this run."""
+        panel = getattr(self.window, "demo_panel", None)
+        if panel is None:
+            panel = self.window.demo_panel = DemoOutputDock(self.window)
+        panel.clear()
+        panel.show_state("demo: starting…")
+        panel.place(self.window)
+        return panel
 
     def start(self) -> None:
         url = self.model.start()
@@ -58,6 +82,7 @@ class DemoRun(QObject):
     def _attached(self, entry: Any) -> None:
         if entry.proxy is not self.proxy or self.agent is not None:
             return
+        self.view = entry.view
         proc = QProcess(self)
         env = QProcessEnvironment.systemEnvironment()
         env.insert("ANTHROPIC_BASE_URL", str(entry.info["url"]))
@@ -67,37 +92,84 @@ class DemoRun(QObject):
         proc.setProgram(program)
         proc.setArguments(arguments)
         proc.setWorkingDirectory(str(self.folder))
-        proc.setProcessChannelMode(QProcess.ProcessChannelMode.MergedChannels)
-        proc.readyReadStandardOutput.connect(self._read)
-        proc.finished.connect(lambda code, _s: self._agent_done(code))
+        proc.readyReadStandardOutput.connect(lambda: self._read("stdout"))
+        proc.readyReadStandardError.connect(lambda: self._read("stderr"))
+        proc.finished.connect(self._agent_done)
+        proc.errorOccurred.connect(self._agent_error)
         self.agent = proc
         proc.start()
+        self.panel.show_state("demo: the agent is running")
         self._say("demo: agent started — approve or deny its deploy in the Approvals panel")
 
-    def _read(self) -> None:
+    def _read(self, channel: str, flush: bool = False) -> None:
+        """Complete lines of one channel (a partial line waits for its end, or the exit)."""
         if self.agent is None:
             return
-        data = bytes(self.agent.readAllStandardOutput().data()).decode("utf-8", "replace")
-        for text in data.splitlines():
+        chunk = (self.agent.readAllStandardOutput() if channel == "stdout"
+                 else self.agent.readAllStandardError())
+        data = self._partial[channel] + bytes(chunk.data())
+        lines = data.split(b"\n")
+        self._partial[channel] = b"" if flush else lines.pop()
+        for raw in lines:
+            text = raw.decode("utf-8", "replace").rstrip()
             if text.strip():
-                self._say(text)
+                self._say(text, channel)
 
-    def _say(self, text: str) -> None:
+    def _say(self, text: str, channel: str = "demo") -> None:
         self.output.append(text)
+        self.panel.add(channel, text)
         self.line.emit(text)
         self.window.statusBar().showMessage(text, 20_000)
 
-    def _agent_done(self, code: int) -> None:
-        self._read()
-        self._say(f"demo: agent exited ({code}); trace saved to {self.save}")
+    def _agent_error(self, error: QProcess.ProcessError) -> None:
+        if error == QProcess.ProcessError.FailedToStart and not self.done:
+            self.failure = f"could not start ({self.agent.errorString() if self.agent else error})"
+            self._failed(-1)
+
+    def _agent_done(self, code: int, status: QProcess.ExitStatus) -> None:
+        self._read("stdout", flush=True)
+        self._read("stderr", flush=True)
+        if self.done:
+            return  # stopped by us: not the agent's failure
+        if status == QProcess.ExitStatus.CrashExit:
+            self.failure = f"was killed by signal {code}"
+        elif code != 0:
+            self.failure = f"exited with status {code}"
+        if self.failure is not None:
+            self._failed(code)
+            return
+        self._say(f"demo: agent exited (0); trace saved to {self.save}")
+        self.panel.show_state(f"demo: finished — the agent exited with status 0; "
+                              f"trace saved to {self.save}")
         self._finish(code)
+
+    def _failed(self, code: int) -> None:
+        """Say it everywhere it can be seen, then stop the rest; the tab learns why."""
+        message = f"The demo's agent {self.failure}."
+        self._say(f"demo: {message} Trace so far: {self.save}")
+        self.panel.show_state(f"demo: FAILED — the agent {self.failure}; its output is below",
+                              failed=True)
+        self._finish(code)
+        if self.view is not None and getattr(self.view, "live", None) is not None:
+            self.view.live.writer_stopped(f"the demo's agent {self.failure}")
+        tail = "\n".join(self.output[-TAIL_LINES:])
+        getattr(self.window, "errors", []).append(f"{message}\n\n{tail}")
+        box = QMessageBox(QMessageBox.Icon.Critical, "The demo failed", message,
+                          QMessageBox.StandardButton.Ok, self.window)
+        box.setInformativeText("Its last lines:\n" + tail)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
 
     def _proxy_failed(self, message: str) -> None:
         if self.proxy is not None and self.proxy.info is None and not self.done:
+            self.panel.show_state(f"demo: FAILED — the proxy could not start: {message}",
+                                  failed=True)
             self._finish(-1)
 
     def stop(self) -> None:
         """Stop the agent, the proxy and the fake model (idempotent)."""
+        if not self.done:
+            self.panel.show_state("demo: stopped")
         self._finish(self.exit_code if self.exit_code is not None else -1)
 
     def _finish(self, code: int) -> None:

@@ -1,4 +1,9 @@
-"""The banner a live tab shows when part of its journal cannot be read or shown.
+"""A live tab's two bars: the live status bar, and the banner for what cannot be read.
+
+The status bar (:class:`LiveBar`): the live indicator, the run's status (with how a
+gone writer is known as its tooltip), Follow tail and Save as trace.
+
+The banner (:class:`ProblemBanner`) shows when part of the journal cannot be read or shown.
 
 Why a banner and not a dialog: the run goes on being written, and what was read
 before and after the bad line is still true; a dialog would close the tab or stop
@@ -8,11 +13,54 @@ the file (or tell whoever wrote it), and stays until the journal is rewritten.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+
+from loom_core.live_status import CRASHED, ENDED, FINISHED, HUMAN, REWRITTEN, STOPPED
 
 _STYLE = ("QLabel { background: #fff3e0; color: #5d4037; border: 1px solid #ffb74d;"
           " padding: 4px 8px; }")
 _TOOLTIP_LINES = 20
+_COLORS = {FINISHED: "#546e7a", HUMAN: "#ef6c00", CRASHED: "#c62828", REWRITTEN: "#6a1b9a",
+           STOPPED: "#c62828"}
+
+
+class LiveBar(QWidget):
+    """The live indicator, the run's status, Follow tail and Save as trace."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.dot = QLabel("● LIVE")
+        self.status = QLabel("waiting")
+        self.follow = QPushButton("Follow tail", checkable=True, checked=True)
+        self.follow.setToolTip("Keep the newest step selected (End)")
+        self.save = QPushButton("Save as trace…", enabled=False)
+        self._shown: tuple[str, bool, str] | None = None
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(6, 2, 6, 2)
+        for w in (self.dot, self.status):
+            lay.addWidget(w)
+        self.rewrites = QLabel()
+        self.rewrites.setToolTip("loom-harness rewrites the journal when a run is resumed, "
+                                 "recovered or forked; the tab then follows the new run")
+        lay.addWidget(self.rewrites)
+        lay.addStretch(1)
+        lay.addWidget(self.follow)
+        lay.addWidget(self.save)
+
+    def show_status(self, status: str, live: bool, why: str = "") -> None:
+        if (status, live, why) == self._shown:
+            return  # restyling widgets is costly and this is called for every update
+        self._shown = (status, live, why)
+        self.status.setText(status)
+        self.status.setToolTip(why)
+        color = _COLORS.get(status, "#2e7d32")
+        self.status.setStyleSheet(f"color: {color}; font-weight: bold;")
+        self.dot.setText("● LIVE" if live else "○ ended")
+        self.dot.setStyleSheet("color: #d50000; font-weight: bold;" if live else "color: #777;")
+        self.save.setEnabled(status in (*ENDED, HUMAN))
+        done = status == FINISHED  # the run is over: offer to keep it as a trace
+        self.save.setText("Run finished — save as trace…" if done else "Save as trace…")
+        self.save.setStyleSheet("font-weight: bold;" if done else "")
 
 
 class ProblemBanner(QLabel):

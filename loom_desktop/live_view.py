@@ -28,17 +28,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMessageBox, QPushButton,
-                               QWidget)
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from loom_core.document import Document
 from loom_core.journal import JournalState, journal_document
-from loom_core.live_status import CRASHED, ENDED, FINISHED, HUMAN, REWRITTEN, STOPPED
+from loom_core.live_status import FINISHED, STOPPED
 from loom_core.save import save_document
 from loom_core.tail import JournalTailer, JournalUpdate
 from loom_core.timeline import TimelineBuilder
 
-from .live_banner import ProblemBanner
+from .live_banner import LiveBar, ProblemBanner
 from .live_shield import LiveShield
 
 if TYPE_CHECKING:
@@ -49,9 +48,6 @@ UI_MS = 100  # the live bar and listeners of ``changed`` at most 10 times a seco
 FOLLOW_QUIET_MS = 300  # Follow tail moves once the run pauses this long…
 FOLLOW_MAX_MS = 2000  # …or at the latest this long after its previous move
 PLOT_MS = 250  # the plot (a full redraw) at most 4 times a second
-_COLORS = {FINISHED: "#546e7a", HUMAN: "#ef6c00", CRASHED: "#c62828", REWRITTEN: "#6a1b9a",
-           STOPPED: "#c62828"}
-
 log = logging.getLogger(__name__)
 
 
@@ -77,45 +73,6 @@ class _Bridge(QObject):
         while self.queue:
             taken.append(self.queue.popleft())
         return taken
-
-
-class LiveBar(QWidget):
-    """The live indicator, the run's status, Follow tail and Save as trace."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.dot = QLabel("● LIVE")
-        self.status = QLabel("waiting")
-        self.follow = QPushButton("Follow tail", checkable=True, checked=True)
-        self.follow.setToolTip("Keep the newest step selected (End)")
-        self.save = QPushButton("Save as trace…", enabled=False)
-        self._shown: tuple[str, bool, str] | None = None
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(6, 2, 6, 2)
-        for w in (self.dot, self.status):
-            lay.addWidget(w)
-        self.rewrites = QLabel()
-        self.rewrites.setToolTip("loom-harness rewrites the journal when a run is resumed, "
-                                 "recovered or forked; the tab then follows the new run")
-        lay.addWidget(self.rewrites)
-        lay.addStretch(1)
-        lay.addWidget(self.follow)
-        lay.addWidget(self.save)
-
-    def show_status(self, status: str, live: bool, why: str = "") -> None:
-        if (status, live, why) == self._shown:
-            return  # restyling widgets is costly and this is called for every update
-        self._shown = (status, live, why)
-        self.status.setText(status)
-        self.status.setToolTip(why)
-        color = _COLORS.get(status, "#2e7d32")
-        self.status.setStyleSheet(f"color: {color}; font-weight: bold;")
-        self.dot.setText("● LIVE" if live else "○ ended")
-        self.dot.setStyleSheet("color: #d50000; font-weight: bold;" if live else "color: #777;")
-        self.save.setEnabled(status in (*ENDED, HUMAN))
-        done = status == FINISHED  # the run is over: offer to keep it as a trace
-        self.save.setText("Run finished — save as trace…" if done else "Save as trace…")
-        self.save.setStyleSheet("font-weight: bold;" if done else "")
 
 
 class LiveController(QObject):

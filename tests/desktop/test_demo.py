@@ -83,3 +83,45 @@ def test_agent_without_the_sdk_uses_urllib() -> None:
     assert result.returncode == 0, result.stderr
     assert "using urllib" in result.stdout and "agent: done" in result.stdout
     assert server.requests == 4 and not _demo_threads()
+
+
+def test_the_output_panel_shows_what_the_agent_printed(qtbot, window: MainWindow,
+                                                       runtime: Path) -> None:
+    demo = window.run_demo(pace=0.05)
+    qtbot.waitUntil(lambda: bool(window.proxy_manager.proxies), timeout=20_000)
+    panel = window.proxy_manager.proxies[0].panel
+    qtbot.waitUntil(lambda: panel.current() is not None, timeout=20_000)
+    with qtbot.waitSignal(demo.finished, timeout=30_000):
+        qtbot.mouseClick(panel.approve_btn, Qt.MouseButton.LeftButton)
+    out = window.demo_panel
+    assert out.isVisible() and "finished" in out.state.text() and "status 0" in out.state.text()
+    stdout = [text for channel, text in out.lines if channel == "stdout"]
+    assert stdout[0].startswith("agent: using the anthropic SDK") and stdout[-1] == "agent: done"
+    assert "agent: done" in out.text.toPlainText()
+
+
+def test_a_failing_agent_is_reported_with_its_status_and_output(qtbot, window: MainWindow,
+                                                                runtime: Path) -> None:
+    """Regression: the agent exited (1), the panels vanished and the tab said running."""
+    from loom_core.live_status import STOPPED
+
+    demo = window.run_demo(pace=0.05)
+    manager = window.proxy_manager
+    qtbot.waitUntil(lambda: bool(manager.proxies), timeout=20_000)
+    entry = manager.proxies[0]
+    qtbot.waitUntil(lambda: entry.panel.current() is not None, timeout=20_000)
+    qtbot.waitUntil(lambda: entry.view.model.rowCount() >= 2, timeout=15_000)
+    demo.model.stop()  # the model goes away: the agent's next call fails
+    with qtbot.waitSignal(demo.finished, timeout=30_000) as blocker:
+        qtbot.mouseClick(entry.panel.approve_btn, Qt.MouseButton.LeftButton)
+    assert blocker.args == [1] and demo.failure == "exited with status 1"
+    out = window.demo_panel
+    assert "FAILED" in out.state.text() and "exited with status 1" in out.state.text()
+    assert any(c == "stdout" and t.startswith("agent: the API call failed") for c, t in out.lines)
+    assert window.errors[-1].startswith("The demo's agent exited with status 1.")
+    assert "agent: the API call failed" in window.errors[-1]
+    live = entry.view.live
+    qtbot.waitUntil(lambda: live.status == STOPPED, timeout=15_000)
+    qtbot.waitUntil(lambda: live.bar.status.toolTip() == "the demo's agent exited with status 1",
+                    timeout=15_000)
+    assert not demo.running and not _demo_threads()
