@@ -42,9 +42,11 @@ class DemoOutputDock(QDockWidget):
     def add(self, channel: str, text: str) -> None:
         """One line: ``stdout`` / ``stderr`` of the agent, or ``demo`` (what the demo did)."""
         self.lines.append((channel, text))
-        color = {"stderr": "#c62828", "demo": "#546e7a"}.get(channel)
-        line = html.escape(text)
-        self.text.append(f'<span style="color:{color}">{line}</span>' if color else line)
+        color = {"stderr": "#c62828", "demo": "#546e7a"}.get(channel, "#212121")
+        # Always markup: QTextEdit takes a line that does not look like HTML as plain
+        # text, and would show the escapes (&quot;) literally.
+        self.text.append(f'<span style="color:{color}; white-space:pre-wrap">'
+                         f"{html.escape(text)}</span>")
 
     def show_state(self, text: str, failed: bool = False) -> None:
         self.state.setText(text)

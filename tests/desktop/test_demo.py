@@ -97,7 +97,8 @@ def test_the_output_panel_shows_what_the_agent_printed(qtbot, window: MainWindow
     assert out.isVisible() and "finished" in out.state.text() and "status 0" in out.state.text()
     stdout = [text for channel, text in out.lines if channel == "stdout"]
     assert stdout[0].startswith("agent: using the anthropic SDK") and stdout[-1] == "agent: done"
-    assert "agent: done" in out.text.toPlainText()
+    shown = out.text.toPlainText()
+    assert "agent: done" in shown and 'running Bash {"command": "pytest -q"}' in shown
 
 
 def test_a_failing_agent_is_reported_with_its_status_and_output(qtbot, window: MainWindow,
