@@ -20,6 +20,7 @@ from PySide6.QtCore import QCoreApplication, QEvent
 
 from benchmarks.synth import write_synth
 from loom_desktop import gc_policy
+from loom_desktop.document_view import DocumentView
 from loom_desktop.main_window import MainWindow
 
 TABS = 12
@@ -33,24 +34,28 @@ class Node:
         self.me = self
 
 
-def settle(qtbot, held: int) -> None:
-    """Run the closed tabs' deferred deletes and the collection they schedule; ``held`` is
-    how many runs were held before (views other tests left behind may still be)."""
+def close_and_settle(qtbot, window: MainWindow, index: int) -> None:
+    """Close tab ``index`` (the caller holds no reference to it), run its deferred delete,
+    then the collection it schedules."""
+    gone: list[bool] = []
+    view = window.tabs.widget(index)
+    assert isinstance(view, DocumentView)
+    view.destroyed.connect(lambda *_: gone.append(True))  # holds nothing of the view
+    window.close_tab(index)
+    del view
     for _ in range(3):
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         QCoreApplication.processEvents()
-    qtbot.waitUntil(lambda: gc_policy.frozen_runs() == held, timeout=5_000)
-    qtbot.wait(50)  # the collection runs on a zero timer after the last destroy
+    qtbot.waitUntil(lambda: bool(gone), timeout=5_000)
+    qtbot.wait(50)  # the collection runs on a zero timer after the destroy
     gc.collect()
 
 
 def open_close(qtbot, window: MainWindow, open_and_wait, path: Path) -> weakref.ref:
-    held = gc_policy.frozen_runs()
     view = open_and_wait(window, path)
-    doc = weakref.ref(view.doc)
-    window.close_tab(window.tabs.indexOf(view))
+    doc, index = weakref.ref(view.doc), window.tabs.indexOf(view)
     del view
-    settle(qtbot, held)
+    close_and_settle(qtbot, window, index)
     return doc
 
 
@@ -84,9 +89,9 @@ def test_cyclic_garbage_is_collected_after_a_tab_closes(qtbot, window: MainWindo
     assert gc.get_freeze_count() > 0
     del node  # now garbage, but only the cyclic collector can see it
     gc.collect()
-    window.close_tab(window.tabs.indexOf(view))
+    index = window.tabs.indexOf(view)
     del view
-    settle(qtbot, held)
+    close_and_settle(qtbot, window, index)
     assert cycle() is None, "cyclic garbage frozen by a load outlived the tab"
     if not held:
         assert gc.get_freeze_count() == 0  # no tab open: nothing stays frozen
