@@ -13,10 +13,11 @@ compared with what is on disk now. A rewrite that reproduces exactly the bytes
 already read cannot be told from an append, and needs no telling: continuing from
 the offset then yields exactly the state a full reload would.
 
-An unreadable complete line (not JSON, not UTF-8, nested too deeply, fields of the
-wrong type) is reported once with its line number and skipped; the lines after it
-are read as usual. (A full load stops at it, as loom-harness does; a live view
-would otherwise freeze on one bad line while the run goes on.)
+An unreadable complete line (not JSON, not UTF-8, nested too deeply, a header no
+document can be built from) is reported once with its line number and skipped; the
+lines after it are read as usual. (A full load stops at it, as loom-harness does; a
+live view would otherwise freeze on one bad line while the run goes on.) Fields of
+the wrong type are read as their defaults and reported as ``problems``.
 
 A run whose writer is gone says :data:`~loom_core.live_status.STOPPED`: when the
 owner says so (:meth:`JournalFollower.note_writer_stopped`: the app's proxy or demo

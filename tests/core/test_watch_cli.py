@@ -210,3 +210,15 @@ def test_human_format_names_an_unreadable_line(tmp_path: Path) -> None:
     assert ("""-- line 1 cannot be read: wrong type in header member 'version': "x" (skipped) --"""
             in done.stdout.splitlines())
     assert done.stdout.splitlines()[-1] == "-- finished --"
+
+
+def test_a_run_whose_writer_is_gone_ends_stopped_without_finishing(tmp_path: Path) -> None:
+    from .live_helpers import effect, header, model_result
+
+    path = tmp_path / "gone.jsonl"  # asked for a tool, then nobody wrote again
+    path.write_bytes(header("go") + effect(0, "model", model_result("go", ("x",))))
+    done = core("watch", path, "--json-lines", "--until-idle", "0.3")
+    assert done.returncode == 0, done.stderr
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert last == {"status": "stopped without finishing", "effects": 1,
+                    "why": "no process on this machine has the journal open for writing"}
