@@ -6,28 +6,51 @@ import html
 import platform
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import qVersion
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
+from PySide6.QtCore import Qt, qVersion
+from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QFileDialog, QLabel,
+                               QMessageBox, QVBoxLayout, QWidget)
 
-from .keys import FILTER_HELP, sheet
+from .keys import sheet
+
+
+def _section(title: str, rows: list[tuple[str, str]]) -> str:
+    cells = "".join(f"<tr><td><b>{html.escape(k)}</b></td><td>{html.escape(v)}</td></tr>"
+                    for k, v in rows)
+    return f"<p><b><i>{html.escape(title)}</i></b></p><table cellspacing=3>{cells}</table>"
 
 
 def shortcuts_html(window: QWidget) -> str:
-    """The ``?`` sheet: built from the window's real actions and the bound key tables."""
-    body = []
-    for title, rows in sheet(window.actions()):
-        body.append(f"<tr><td colspan=2><br><b><i>{html.escape(title)}</i></b></td></tr>")
-        body += [f"<tr><td><b>{html.escape(k)}</b></td><td>{html.escape(v)}</td></tr>"
-                 for k, v in rows]
-    return (f"<table cellspacing=4>{''.join(body)}</table>"
-            f"<p>Filter syntax: {html.escape(FILTER_HELP)}</p>")
+    """The ``?`` sheet: built from the window's real actions and the bound key tables, in two
+    columns (window keys | each part's keys) so it fits a laptop screen."""
+    first, *parts = sheet(window.actions())
+    right = "".join(_section(*part) for part in parts)
+    return (f"<table cellspacing=8><tr><td valign=top width=50%>{_section(*first)}</td>"
+            f"<td valign=top>{right}</td></tr></table>")
 
 
-def show_shortcuts(parent: QWidget) -> QMessageBox:
-    box = QMessageBox(QMessageBox.Icon.NoIcon, "Keyboard shortcuts", shortcuts_html(parent),
-                      QMessageBox.StandardButton.Close, parent)
-    box.open()
-    return box
+class ShortcutSheet(QDialog):
+    """The sheet in a dialog as wide as its two columns (a message box is kept narrow)."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.label = QLabel(shortcuts_html(parent), wordWrap=True,
+                            textFormat=Qt.TextFormat.RichText)
+        self.label.setMinimumWidth(self.label.fontMetrics().averageCharWidth() * 110)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(self.label)
+        lay.addWidget(buttons)
+
+    def text(self) -> str:
+        return self.label.text()
+
+
+def show_shortcuts(parent: QWidget) -> ShortcutSheet:
+    sheet_dialog = ShortcutSheet(parent)
+    sheet_dialog.open()
+    return sheet_dialog
 
 
 def about_html(version: str) -> str:

@@ -184,8 +184,7 @@ class MainWindow(QMainWindow):
         count = len(self.proxy_manager.reattach())
         self.statusBar().showMessage(
             f"re-attached {count} prox{'y' if count == 1 else 'ies'}" if count else
-            "no other proxy started by Loom Desktop is running (Attach to a Running Proxy… "
-            "finds any proxy on this machine)", 10_000)
+            "no other proxy started here is running; Attach… finds any", 10_000)
 
     def attach_dialog(self):
         """Connect the approvals panel to a proxy on this machine (ours or ``loom proxy``),
