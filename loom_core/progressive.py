@@ -104,8 +104,8 @@ def _layout_chunks(data: bytes, log: msgspec.Raw) -> list[tuple[int, int]] | Non
         if count % CHUNK == 0:
             cuts += [pos + 6, pos + 8]  # end of one chunk, start of the next
     closing = data.rfind(b"\n    }", start, end)
-    if closing < 0:
-        return None
+    if closing < 0 or data[start + 1:first].strip() or data[closing + 6:end - 1].strip():
+        return None  # something outside the indented entries (hand-edited): not this layout
     cuts.append(closing + 6)
     return list(zip(cuts[::2], cuts[1::2]))
 

@@ -95,7 +95,9 @@ def _sidecar_of(doc: Document) -> _SidecarUsage | None:
 def _n(value: Any) -> int:
     if type(value) is int and 0 <= value <= _LIMIT:  # the usual case, first
         return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):  # (a huge int is clamped below)
         return 0
     return max(0, min(int(value), _LIMIT))
 

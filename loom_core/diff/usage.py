@@ -30,7 +30,7 @@ def _count(value: object) -> int:
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         return 0
-    if math.isinf(value):
+    if isinstance(value, float) and math.isinf(value):  # (a huge int is clamped below)
         return _LIMIT if value > 0 else -_LIMIT
     return max(-_LIMIT, min(int(value), _LIMIT))
 
