@@ -182,4 +182,4 @@ def filter_message(text: str, rows: array | None, total: int) -> tuple[str, bool
         return " · ".join(problems), True
     if rows is not None and not len(rows):
         return f"no step matches “{text.strip()}”", True
-    return ("" if rows is None else f"{len(rows):,} of {total:,} steps"), False
+    return ("" if rows is None else f"{len(rows):,} of {total:,} rows shown"), False

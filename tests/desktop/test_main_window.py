@@ -64,7 +64,7 @@ def test_filter_by_kind_tool_and_text(qtbot, open_and_wait, window: MainWindow, 
     tl = view.session.timeline
     errors = [s for s in range(len(tl)) if tl.flags[s] & F_ERROR]
     assert set(errors) < set(view.model.rows)  # and blocked calls, and the steps that made them
-    assert view.filter_note.text() == f"{len(view.model.rows)} of {len(tl)} steps"
+    assert view.filter_note.text() == f"{len(view.model.rows)} of {len(tl)} rows shown"
     view.filter_box.setText("tool:read_file")
     qtbot.waitUntil(lambda: view.model.rowCount() == 3, timeout=5000)
     assert all(tl.kind_name(s) == "tool:read_file" for s in view.model.rows)
