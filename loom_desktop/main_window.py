@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QProgressBar,
-                               QStackedWidget, QTabWidget, QWidget)
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
+                               QProgressBar, QStackedWidget)
 
 from loom_core.errors import LoadError
 from loom_core.pricing import provenance
@@ -27,28 +27,10 @@ from .models.step_list_model import format_cost
 from .price_warning import warn_bad_prices
 from .settings import DesktopSettings, load_settings, save_settings
 from .tab_titles import retitle
+from .window_parts import EMPTY_TEXT, DocumentTabs, held_message, join_area
 
 FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"
 STANDARD_FALLBACK = {QKeySequence.StandardKey.Quit: "Ctrl+Q"}
-EMPTY_TEXT = ("No run is open.\n\nFile ▸ Open… (Ctrl+O) or drop a trace, journal or wirelog here;\n"
-              "Help ▸ Run offline demo shows a live run with an approval, no API key needed.")
-
-
-class _Tabs(QTabWidget):
-    """Tabs that say when a title changes (a branch names its tab when it starts): the
-    window title follows the current tab's."""
-
-    retitled = Signal()
-
-    def setTabText(self, index: int, text: str) -> None:  # noqa: N802 - Qt API
-        super().setTabText(index, text)
-        self.retitled.emit()
-
-
-def held_message(count: int) -> str:
-    """Short: the status bar shows it left of the run's figures, which leave it little room
-    at 1000 px (the approvals panel's title names the proxy)."""
-    return f"{count} call{'s' if count != 1 else ''} held for approval"
 
 
 class MainWindow(QMainWindow):
@@ -61,7 +43,7 @@ class MainWindow(QMainWindow):
         self.errors: list[str] = []  # messages shown in error dialogs (tests read them)
         self.failures: list[tuple[str, str]] = []  # (path, cause) of each failed open
         self.proxies: list = []  # ProxyConnections of attached approvals panels
-        self.tabs = _Tabs(documentMode=True, tabsClosable=True, movable=True)
+        self.tabs = DocumentTabs(documentMode=True, tabsClosable=True, movable=True)
         self.tabs.retitled.connect(self._show_current)
         self.tabs.tabCloseRequested.connect(self.close_tab)
         self.tabs.currentChanged.connect(lambda _i: self.update_status())
@@ -354,25 +336,11 @@ class MainWindow(QMainWindow):
 
     def addDockWidget(self, area: Qt.DockWidgetArea, dock: QDockWidget,  # noqa: N802 - Qt API
                       *args: object) -> None:
-        """A panel joins the panels already in its area as a tab, and comes to the front.
-
-        Side by side (bottom) or stacked (right), their minimum sizes add up: a second
-        proxy's panel or the doctor next to a proxy made the window grow past the screen.
-        As tabs, the area is as large as its largest panel needs."""
+        """A panel joins the panels already in its area as a tab (see :func:`join_area`)."""
         others = [d for d in self.findChildren(QDockWidget)
                   if d is not dock and not d.isFloating() and self.dockWidgetArea(d) == area]
         super().addDockWidget(area, dock, *args)
-        dock.toggleViewAction().triggered.connect(  # asked for from the menu: to the front
-            lambda on, d=dock: on and QTimer.singleShot(0, d, d.raise_))
-        if others:
-            vertical = area in (Qt.DockWidgetArea.LeftDockWidgetArea,
-                                Qt.DockWidgetArea.RightDockWidgetArea)
-            first = others[0]  # the area keeps its size (or its minimum, if not laid out yet):
-            size = (first.width() if vertical else first.height()) if first.isVisible() else 1
-            self.tabifyDockWidget(first, dock)  # the tab bar's hint, all titles side by side,
-            dock.raise_()  # would widen it
-            QTimer.singleShot(0, dock, lambda: self.resizeDocks(
-                [dock], [size], Qt.Orientation.Horizontal if vertical else Qt.Orientation.Vertical))
+        join_area(self, area, dock, others)
 
     def _show_current(self) -> None:
         """The window title names the current tab (task switchers show it); no tab, no blank
