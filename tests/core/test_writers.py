@@ -13,12 +13,17 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from loom_core.follow import JournalFollower
 from loom_core.live_status import CRASHED, FINISHED, RUNNING, STOPPED, WAITING
 from loom_core.tail import JournalTailer
 from loom_core.writers import PROBE_EVERY, writer_present
 
 from .live_helpers import Mirror, effect, header, intent, model_result, wait_until
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="open files are listed through /proc")
 
 
 class Clock:
@@ -34,6 +39,7 @@ def _running() -> bytes:
     return header("go") + effect(0, "model", model_result("go", ("tick",)))
 
 
+@linux_only
 def test_writer_present_sees_this_process_holding_the_file(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     path.write_bytes(b"")
@@ -117,6 +123,7 @@ with open(sys.argv[1], "ab") as fh:
 """
 
 
+@linux_only
 def test_a_writer_process_that_exits_mid_run_is_stopped(tmp_path: Path) -> None:
     path, mirror = tmp_path / "j.jsonl", Mirror()
     lines = _running()
