@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .evloop import CHOICES as LOOP_CHOICES
+
 DEFAULT_TARGET = "https://api.anthropic.com"
 DEFAULT_SAVE = "session.loom.json"
 SHIELD_DEFAULTS = ("allow", "confirm", "deny")
@@ -50,6 +52,7 @@ class ProxyConfig:
     replay: str | None = None
     max_body_mb: float = 64.0  # 0 = no cap
     upstream_timeout: float = 600.0
+    event_loop: str = "auto"  # :mod:`.evloop`: uvloop where installed, else asyncio's
     scrub: bool = False
     ready_file: str | None = None
     save_interval: float = 2.0  # seconds between background trace writes
@@ -127,6 +130,9 @@ def add_proxy_flags(p: argparse.ArgumentParser, record: bool = False) -> None:
                    help="refuse larger request bodies with 413 (0 = no cap)")
     p.add_argument("--upstream-timeout", type=float, default=600.0,
                    help="seconds to wait for the upstream to connect / send the next bytes")
+    p.add_argument("--event-loop", choices=LOOP_CHOICES, default="auto",
+                   help="event loop: uvloop where installed (auto, the default) or the "
+                        "standard asyncio loop")
     p.add_argument("--scrub", action="store_true",
                    help="redact secret-shaped strings in what is stored (the client gets real values)")
     p.add_argument("--ready-file", metavar="PATH",
@@ -177,6 +183,7 @@ def config_from_args(args: argparse.Namespace) -> ProxyConfig:
     return ProxyConfig(host=args.host, port=args.port, target=args.target.rstrip("/"),
                        save=args.save, replay=getattr(args, "replay", None),
                        max_body_mb=args.max_body_mb, upstream_timeout=args.upstream_timeout,
+                       event_loop=args.event_loop,
                        scrub=args.scrub, ready_file=args.ready_file,
                        save_interval=args.save_interval, freeze_gc=True, shield=shield,
                        fork_from=getattr(args, "fork_from", None),

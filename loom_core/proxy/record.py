@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .config import ProxyConfig
+from .evloop import loop_factory, run_on
 from .runner import start_proxy
 
 _LOOPBACK = ("localhost", "127.0.0.1", "::1")
@@ -117,4 +118,9 @@ def _forward(child: asyncio.subprocess.Process, sig: int) -> None:
 
 
 def main(config: ProxyConfig, argv: list[str]) -> int:
-    return asyncio.run(record(config, argv))
+    try:
+        factory = loop_factory(config.event_loop)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return run_on(record(config, argv), factory)

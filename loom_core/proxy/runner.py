@@ -17,11 +17,12 @@ means the proxy crashed)::
      "url": "http://127.0.0.1:8790", "target": "https://api.anthropic.com",
      "save": "/abs/session.loom.json", "journal": "/abs/session.journal.jsonl",
      "exchanges": "/abs/session.exchanges.jsonl", "replay": null,
-     "token_file": null, "recovered": null}
+     "token_file": null, "recovered": null, "event_loop": "uvloop"}
 
 (``save``/``journal``/``exchanges`` are null in replay mode; ``token_file`` is the
 shield's control-token file when a shield is active (:mod:`.control`, §7.7);
-``recovered`` the trace a crashed previous session was compacted to at this start.)
+``recovered`` the trace a crashed previous session was compacted to at this start;
+``event_loop`` ``uvloop`` or ``asyncio``, see :mod:`.evloop`.)
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from aiohttp import web
 
 from ..save import atomic_write_bytes
 from .config import ProxyConfig, SessionPaths
+from .evloop import loop_factory, loop_name, run_on
 from .control import with_control_plane
 from .forkmode import ForkSource, fork_source
 from .hooks import Screen, load_screen
@@ -156,7 +158,8 @@ def ready_info(proxy: RunningProxy) -> dict[str, Any]:
             "exchanges": absolute(s.paths.exchanges) if s else None,
             "replay": absolute(Path(proxy.config.replay)) if proxy.config.replay else None,
             "token_file": str(token) if token else None,
-            "recovered": absolute(s.recovered) if s and s.recovered else None}
+            "recovered": absolute(s.recovered) if s and s.recovered else None,
+            "event_loop": loop_name(asyncio.get_running_loop())}
 
 
 def banner(proxy: RunningProxy) -> str:
@@ -199,4 +202,9 @@ async def serve(config: ProxyConfig) -> int:
 
 
 def main(config: ProxyConfig) -> int:
-    return asyncio.run(serve(config))
+    try:
+        factory = loop_factory(config.event_loop)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return run_on(serve(config), factory)
