@@ -46,6 +46,7 @@ from .session import RecordingSession
 from .synthesize import synthesize
 from .upstream import (UPSTREAM_ERRORS, client_session, env_proxy, failure_reply, json_error,
                        request_headers, response_headers)
+from .watchdog import Watchdog
 
 _decode = msgspec.json.Decoder()
 
@@ -70,6 +71,7 @@ class ProxyServer:
         self.replay = replay
         self.fork = fork  # fork mode: the prefix from the recording, the rest live, edited
         self.client: aiohttp.ClientSession | None = None
+        self.watchdog = Watchdog(config.upstream_timeout)  # --upstream-timeout's read gaps
         self.via = env_proxy(config.target)  # an HTTP(S)_PROXY for the upstream, if any
         self.upstream_calls = 0
         self.app = web.Application(client_max_size=config.max_body)
@@ -87,6 +89,7 @@ class ProxyServer:
             self.client = client_session(self.config.upstream_timeout)
 
     async def _close_client(self, _app: web.Application) -> None:
+        self.watchdog.close()
         if self.client is not None:
             await self.client.close()
 
@@ -141,12 +144,13 @@ class ProxyServer:
         self.upstream_calls += 1
         got_headers = False
         try:
-            async with self.client.request(
-                    request.method, self.config.target + request.path_qs, data=body or None,
-                    headers=request_headers(request.headers), allow_redirects=False,
-                    **self.via) as up:
-                got_headers = True
-                return await relay_plain(request, up)
+            with self.watchdog.watching(request.transport):
+                async with self.client.request(
+                        request.method, self.config.target + request.path_qs,
+                        data=body or None, headers=request_headers(request.headers),
+                        allow_redirects=False, **self.via) as up:
+                    got_headers = True
+                    return await relay_plain(request, up)
         except UPSTREAM_ERRORS as exc:
             return failure_reply(exc, self.config.target, self.config.upstream_timeout,
                                  got_headers)
@@ -161,20 +165,22 @@ class ProxyServer:
         self.upstream_calls += 1
         got_headers = False
         try:
-            async with self.client.post(self.config.target + request.path_qs, data=body,
-                                        headers=request_headers(request.headers),
-                                        allow_redirects=False, **self.via) as up:
-                got_headers = True
-                if not 200 <= up.status < 300:
-                    return await relay_plain(request, up)  # errors: faithful, not recorded
-                if up.content_type == "text/event-stream":
-                    if self.screen is None:
-                        def done(recon: StreamReconstructor) -> None:
-                            self._persist(exchange, recon.dialect, recon.result(), events, started)
-                        return await relay_stream(request, up, done)
-                    return await self._screened_stream(request, up, exchange, events, started)
-                raw = await up.read()
-                return await self._json_reply(request, up, raw, exchange, events, started)
+            with self.watchdog.watching(request.transport):
+                async with self.client.post(self.config.target + request.path_qs, data=body,
+                                            headers=request_headers(request.headers),
+                                            allow_redirects=False, **self.via) as up:
+                    got_headers = True
+                    if not 200 <= up.status < 300:
+                        return await relay_plain(request, up)  # errors: faithful, not recorded
+                    if up.content_type == "text/event-stream":
+                        if self.screen is None:
+                            def done(recon: StreamReconstructor) -> None:
+                                self._persist(exchange, recon.dialect, recon.result(), events,
+                                              started)
+                            return await relay_stream(request, up, done)
+                        return await self._screened_stream(request, up, exchange, events, started)
+                    raw = await up.read()
+                    return await self._json_reply(request, up, raw, exchange, events, started)
         except UPSTREAM_ERRORS as exc:
             if client_gone(request):
                 return web.Response(status=499)  # nobody to answer; nothing recorded

@@ -22,6 +22,8 @@ from aiohttp.helpers import get_env_proxy_for_url
 from multidict import CIMultiDictProxy
 from yarl import URL
 
+from .watchdog import WatchedResponse
+
 HOP_BY_HOP = frozenset(("connection", "keep-alive", "proxy-connection", "proxy-authenticate",
                         "proxy-authorization", "te", "trailer", "trailers",
                         "transfer-encoding", "upgrade"))
@@ -58,11 +60,13 @@ def response_headers(headers: CIMultiDictProxy[str]) -> list[tuple[str, str]]:
 
 
 def client_session(timeout: float) -> aiohttp.ClientSession:
-    """One pooled client per proxy; ``timeout`` bounds connecting and each read gap
-    (like a socket timeout), not the whole response -- streams may last long."""
+    """One pooled client per proxy; ``timeout`` bounds connecting here and each read
+    gap in :mod:`.watchdog` (one check for all reads, not a timer per read), not the
+    whole response -- streams may last long."""
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
-        timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout),
+        timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=None),
+        response_class=WatchedResponse,
         auto_decompress=True, trust_env=False, skip_auto_headers=("User-Agent",),
         cookie_jar=aiohttp.DummyCookieJar())
 
