@@ -7,7 +7,10 @@ it forwards each POST with one shared client session, relays the response body
 chunk by chunk as it arrives, and appends one JSON line (path, status, sizes,
 milliseconds) per exchange. No parsing, no screening, no trace.
 
-    python benchmarks/minimal_proxy.py PORTFILE TARGET_URL
+    python benchmarks/minimal_proxy.py PORTFILE TARGET_URL [asyncio|uvloop]
+
+The optional last argument is its event loop (default asyncio), so that it can be
+measured on the same loop as ours.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import time
 from pathlib import Path
 
 
-def serve(port_file: str, target: str) -> int:
+def serve(port_file: str, target: str, loop: str = "asyncio") -> int:
     import aiohttp
     from aiohttp import web
 
@@ -73,11 +76,17 @@ def serve(port_file: str, target: str) -> int:
         await runner.cleanup()
 
     try:
-        asyncio.run(main())
+        if loop == "uvloop":
+            import uvloop
+
+            with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+                runner.run(main())
+        else:
+            asyncio.run(main())
     finally:
         log.close()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(serve(sys.argv[1], sys.argv[2]))
+    sys.exit(serve(*sys.argv[1:4]))

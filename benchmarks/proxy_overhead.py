@@ -1,7 +1,8 @@
 """Benchmark: what the recording proxy costs, against a fake upstream and loom-harness.
 
-    python benchmarks/proxy_overhead.py            # human table
-    python benchmarks/proxy_overhead.py --json     # one JSON line
+    python benchmarks/proxy_overhead.py                  # human table, 3 rounds
+    python benchmarks/proxy_overhead.py --loop asyncio   # ours on the standard loop
+    python benchmarks/proxy_overhead.py --json           # one JSON line
     python benchmarks/proxy_overhead.py --quick --json --no-loom   # smoke run (tests)
 
 The same load -- ``--requests`` POSTs of a realistic ~9 KB Anthropic Messages request
@@ -22,18 +23,28 @@ is slow by design), to three targets:
 The fake upstream is this file run as ``--serve-upstream PORTFILE``: an aiohttp
 server on 127.0.0.1 in its own process (so it shares neither event loop nor GIL
 with the load generator). Each proxy is a fresh process per scenario (so a trace
-that grows over one scenario does not slow the next). The load generator is one
-aiohttp client session in this process, concurrency bounded by a semaphore, every
-request bounded by a timeout and every scenario by ``--scenario-seconds``.
+that grows over one scenario does not slow the next). The load generator
+is one aiohttp client session in this process, concurrency bounded by a semaphore,
+every request bounded by a timeout and every scenario by ``--scenario-seconds``.
+
+Rounds: per scenario, ``--rounds`` times, every target takes the scenario's load in
+turn, the order rotated per round, so load elsewhere on a shared machine falls on
+all targets alike; every figure is the median over the rounds (``rps_rounds`` keeps each
+round's requests/s). ``--loop`` picks the event loop of ours and of the minimal
+pass-through (uvloop by default where it is installed); the load generator, the
+upstream and loom-harness are the same in both.
 
 Per target and scenario: requests/s, p50/p99/max latency (request sent -> last byte
 read) and, for streams, time to the first body byte (``ttfb``). ``ratios`` compares
-ours with direct (throughput ratio, ms added at p50 / to the first byte) and with
-loom-harness (throughput ratio). ``stall_ms_max``: the longest single exchange of
-``--stall-requests`` sequential non-streaming exchanges through one proxy of ours
-(the trace it rewrites in the background grows all along); ``stall_direct`` is the
-same run against the upstream directly (this machine's noise floor). ``targets`` checks the
-goals of issue 4 against these numbers. Every process started is killed and reaped.
+ours with direct, loom-harness and the minimal pass-through (``ours_vs_X_rps``:
+ours' requests/s over X's) and says what each proxy adds to direct
+(``X_added_p50_ms``, ``X_added_ttfb_p50_ms``). ``goals`` judges issue 14's proxy
+goals on these (each with what it compares, its value, and met or not; ``targets``
+is the same as booleans). ``stall`` (information): the longest single exchange of
+``--stall-requests`` sequential non-streaming exchanges through one proxy of ours,
+``stall_direct`` the same against the upstream directly (the machine's noise).
+The load average before and after is in ``config``. Every process started is
+killed and reaped.
 """
 
 from __future__ import annotations
@@ -45,13 +56,15 @@ import os
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import proxy_goals as pg  # noqa: E402  (medians, ratios, goals, the table)
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "claude-sonnet-4-5"
@@ -289,17 +302,32 @@ def start_upstream(tmp: Path) -> tuple[Proc, int]:
                    str(port_file)], tmp / "upstream.log", port_file, "the fake upstream")
 
 
-def start_ours(tmp: Path, target: str, name: str) -> tuple[Proc, int]:
+def default_loop() -> str:
+    """uvloop where it is installed (as our proxy's ``--event-loop auto``), else asyncio."""
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
+
+
+def start_ours(tmp: Path, target: str, name: str, loop: str = "auto") -> tuple[Proc, int]:
     ready = tmp / f"{name}.ready.json"
-    return _start([sys.executable, "-m", "loom_core", "proxy", "--port", "0",
-                   "--save", str(tmp / f"{name}.loom.json"), "--ready-file", str(ready),
-                   "--target", target], tmp / f"{name}.log", ready, "our proxy's ready file")
+    proc, port = _start([sys.executable, "-m", "loom_core", "proxy", "--port", "0",
+                         "--save", str(tmp / f"{name}.loom.json"), "--ready-file", str(ready),
+                         "--target", target, "--event-loop", loop], tmp / f"{name}.log", ready,
+                        "our proxy's ready file")
+    running = (_read_json(ready) or {}).get("event_loop")
+    if loop != "auto" and running != loop:
+        proc.stop()
+        raise RuntimeError(f"our proxy runs on {running}, not on the {loop} asked for")
+    return proc, port
 
 
-def start_minimal(tmp: Path, target: str, name: str) -> tuple[Proc, int]:
+def start_minimal(tmp: Path, target: str, name: str, loop: str = "asyncio") -> tuple[Proc, int]:
     port_file = tmp / f"{name}.port.json"
     return _start([sys.executable, str(Path(__file__).resolve().parent / "minimal_proxy.py"),
-                   str(port_file), target], tmp / f"{name}.log", port_file,
+                   str(port_file), target, loop], tmp / f"{name}.log", port_file,
                   "the minimal pass-through")
 
 
@@ -425,14 +453,66 @@ def _nan_to_none(value: Any) -> Any:
     return value
 
 
-def _versus(other: str, ours: dict[str, Any], row: dict[str, Any],
-            direct: dict[str, Any]) -> dict[str, Any]:
-    """Ours against another proxy (throughput ratio), and what that proxy adds to direct."""
-    out = {f"ours_vs_{other}_rps": round(ours["rps"] / row["rps"], 3) if row["rps"] else None,
-           f"{other}_added_p50_ms": round(row["p50_ms"] - direct["p50_ms"], 3)}
-    if "ttfb_p50_ms" in row:
-        out[f"{other}_added_ttfb_p50_ms"] = round(row["ttfb_p50_ms"] - direct["ttfb_p50_ms"], 3)
-    return out
+def _load_average() -> str:
+    try:
+        return " ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def _start_target(args: argparse.Namespace, tmp: Path, target: str, up_port: int,
+                  name: str) -> tuple[Proc | None, int]:
+    """A fresh process of ``target`` in front of the upstream (``direct``: none)."""
+    target_url = f"http://127.0.0.1:{up_port}"
+    if target == "ours":
+        return start_ours(tmp, target_url, f"ours-{name}", args.loop)
+    if target == "minimal":
+        return start_minimal(tmp, target_url, f"minimal-{name}", args.loop)
+    if target == "loom":
+        return start_loom(tmp, target_url, f"loom-{name}")
+    return None, up_port
+
+
+def run_rounds(args: argparse.Namespace, tmp: Path, up_port: int,
+               targets: list[str]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Per scenario, a fresh process of every target, then ``--rounds`` rounds in which
+    every target takes the scenario's load in turn (the order rotated per round), so a
+    burst of load elsewhere on the machine falls on all targets alike."""
+    rows: dict[str, dict[str, list[dict[str, Any]]]] = {t: {} for t in targets}
+    for name, n, c, stream, pace in scenarios(args):
+        procs: list[Proc] = []
+        try:
+            ports = {}
+            for target in targets:
+                proc, ports[target] = _start_target(args, tmp, target, up_port, name)
+                if proc is not None:
+                    procs.append(proc)
+            for r in range(args.rounds):
+                shift = r % len(targets)
+                for target in targets[shift:] + targets[:shift]:
+                    row = asyncio.run(run_load(ports[target], n, c, stream, pace,
+                                               args.scenario_seconds))
+                    rows[target].setdefault(name, []).append(row)
+                    if not args.json:
+                        print(f"  round {r + 1} {target:7s} {name:10s} {row}",
+                              file=sys.stderr, flush=True)
+        finally:
+            for proc in procs:
+                proc.stop()
+    return rows
+
+
+def _stall(args: argparse.Namespace, tmp: Path, up_port: int) -> tuple[dict[str, Any], ...]:
+    """The longest of ``--stall-requests`` sequential exchanges, direct and through ours."""
+    direct = asyncio.run(run_load(up_port, args.stall_requests, 1, False, 0.0,
+                                  args.scenario_seconds * 4))  # the noise floor
+    proxy, port = start_ours(tmp, f"http://127.0.0.1:{up_port}", "ours-stall", args.loop)
+    try:
+        ours = asyncio.run(run_load(port, args.stall_requests, 1, False, 0.0,
+                                    args.scenario_seconds * 4))
+    finally:
+        proxy.stop()
+    return ours, direct
 
 
 def benchmark(args: argparse.Namespace) -> dict[str, Any]:
@@ -442,121 +522,38 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
         targets.append("loom")
     if not args.no_minimal:
         targets.append("minimal")
-    results: dict[str, Any] = {t: {} for t in targets}
-    procs: list[Proc] = []
+    load_before = _load_average()
     tmp = Path(tempfile.mkdtemp(prefix="loom-proxy-bench-"))
+    upstream: Proc | None = None
     try:
         upstream, up_port = start_upstream(tmp)
-        procs.append(upstream)
-        target_url = f"http://127.0.0.1:{up_port}"
-        for name, n, c, stream, pace in scenarios(args):
-            for target in targets:
-                proxy: Proc | None = None
-                if target == "direct":
-                    port = up_port
-                elif target == "ours":
-                    proxy, port = start_ours(tmp, target_url, f"ours-{name}")
-                elif target == "minimal":
-                    proxy, port = start_minimal(tmp, target_url, f"minimal-{name}")
-                else:
-                    proxy, port = start_loom(tmp, target_url, f"loom-{name}")
-                if proxy is not None:
-                    procs.append(proxy)
-                try:
-                    results[target][name] = asyncio.run(run_load(
-                        port, n, c, stream, pace, args.scenario_seconds))
-                finally:
-                    if proxy is not None:
-                        proxy.stop()
-                if not args.json:
-                    print(f"  {target:6s} {name:10s} {results[target][name]}", file=sys.stderr,
-                          flush=True)
-        stall_direct = asyncio.run(run_load(up_port, args.stall_requests, 1, False, 0.0,
-                                            args.scenario_seconds * 4))  # the noise floor
-        proxy, port = start_ours(tmp, target_url, "ours-stall")
-        procs.append(proxy)
-        try:
-            stall = asyncio.run(run_load(port, args.stall_requests, 1, False, 0.0,
-                                         args.scenario_seconds * 4))
-        finally:
-            proxy.stop()
+        rows = run_rounds(args, tmp, up_port, targets)
+        stall, stall_direct = _stall(args, tmp, up_port)
     finally:
-        for proc in reversed(procs):
-            proc.stop()
+        if upstream is not None:
+            upstream.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-
-    ratios: dict[str, Any] = {}
-    for name, *_ in scenarios(args):
-        d, o = results["direct"][name], results["ours"][name]
-        r: dict[str, Any] = {
-            "ours_vs_direct_rps": round(o["rps"] / d["rps"], 3) if d["rps"] else None,
-            "ours_added_p50_ms": round(o["p50_ms"] - d["p50_ms"], 3),
-        }
-        if "ttfb_p50_ms" in o:
-            r["ours_added_ttfb_p50_ms"] = round(o["ttfb_p50_ms"] - d["ttfb_p50_ms"], 3)
-        for other in ("loom", "minimal"):
-            if other in results:
-                r.update(_versus(other, o, results[other][name], d))
-        ratios[name] = r
-
+    results: dict[str, Any] = {t: {name: pg.median_row(per) for name, per in rows[t].items()}
+                               for t in targets}
+    ratios = {name: pg.scenario_ratios(results, name) for name, *_ in scenarios(args)}
     # First byte: the unsaturated stream scenarios (at concurrency 8 the unpaced stream
     # saturates the CPUs, so its first byte mostly measures queueing; it is in ratios).
     first_byte = [n for n, _, c, s, pace in scenarios(args) if s and (c == 1 or pace)]
-    checks: dict[str, Any] = {
-        "added_p50_ms_c1_json<=0.5": ratios["json_c1"]["ours_added_p50_ms"] <= 0.5,
-        "first_byte_p50_within_2ms_of_direct": all(
-            ratios[n]["ours_added_ttfb_p50_ms"] <= 2.0 for n in first_byte),
-        f"no_stall_over_10ms_in_{stall['n']}": stall["max_ms"] <= 10.0,
-    }
-    if "loom" in results:
-        checks["rps_c8_json>=8x_loom"] = (ratios["json_c8"]["ours_vs_loom_rps"] or 0) >= 8
-        checks["rps_c8_stream>=8x_loom"] = (ratios["stream_c8"]["ours_vs_loom_rps"] or 0) >= 8
-    out = {**results, "ratios": ratios, "stall_ms_max": stall["max_ms"], "stall": stall,
-           "stall_direct": stall_direct,
-           "targets": checks,
+    goals = pg.goals(ratios, first_byte, "loom" in results)
+    out = {**results, "ratios": ratios, "goals": goals,
+           "targets": {name: g["met"] for name, g in goals.items()},
+           "stall_ms_max": stall["max_ms"], "stall": stall, "stall_direct": stall_direct,
            "config": {"requests": args.requests, "paced_requests": args.paced_requests,
                       "pace_ms": args.pace_ms, "stall_requests": args.stall_requests,
+                      "rounds": args.rounds, "loop": args.loop,
+                      "load_before": load_before, "load_after": _load_average(),
                       "stream_events": STREAM_EVENTS,
                       "request_bytes": len(request_body(0, False, 0.0)),
                       "cpus": os.cpu_count(), "python": sys.version.split()[0]}}
-    if "minimal" in results:
-        # Issue 4's reference machine: loom-harness 548 req/s, the minimal pass-through
-        # 5,270 (9.6x loom): "8x loom" there is 0.83x the floor; stated here on this machine.
-        checks["rps_c8_json>=0.83x_minimal"] = (ratios["json_c8"]["ours_vs_minimal_rps"]
-                                                or 0) >= 8 * 548 / 5270
     for name in ("loom", "minimal"):
         if name not in results:
             out[name] = None
     return _nan_to_none(out)
-
-
-def table(res: dict[str, Any]) -> str:
-    lines = [f"{'scenario':10s} {'target':7s} {'req/s':>9s} {'p50 ms':>8s} {'p99 ms':>8s} "
-             f"{'max ms':>8s} {'ttfb50':>8s} {'ttfb99':>8s} {'n':>6s} {'err':>4s}"]
-
-    def f(v: Any) -> str:
-        return "-" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v)
-
-    for name in res["ratios"]:
-        for target in ("direct", "ours", "loom", "minimal"):
-            row = (res.get(target) or {}).get(name)
-            if row is None:
-                continue
-            lines.append(f"{name:10s} {target:7s} {f(row['rps']):>9s} {f(row['p50_ms']):>8s} "
-                         f"{f(row['p99_ms']):>8s} {f(row['max_ms']):>8s} "
-                         f"{f(row.get('ttfb_p50_ms')):>8s} {f(row.get('ttfb_p99_ms')):>8s} "
-                         f"{row['n']:>6d} {row['errors']:>4d}")
-        lines.append("           ratios: " + ", ".join(f"{k}={f(v)}" for k, v in
-                                                      res["ratios"][name].items()))
-    s = res["stall"]
-    lines.append(f"stall: {s['n']} sequential exchanges through ours: p50 {f(s['p50_ms'])} ms, "
-                 f"p99 {f(s['p99_ms'])} ms, max {f(s['max_ms'])} ms")
-    d = res["stall_direct"]
-    lines.append(f"       (same, direct: p50 {f(d['p50_ms'])} ms, p99 {f(d['p99_ms'])} ms, "
-                 f"max {f(d['max_ms'])} ms)")
-    lines.append("targets: " + ", ".join(f"{k}: {'met' if v else 'NOT met'}"
-                                         for k, v in res["targets"].items()))
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -565,10 +562,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the fake upstream (internal)")
     parser.add_argument("--json", action="store_true", help="print one JSON line")
     parser.add_argument("--quick", action="store_true",
-                        help="smoke run: 200 requests, few paced, 500 stall exchanges")
+                        help="smoke run: 1 round, 200 requests, few paced, 500 stall exchanges")
     parser.add_argument("--no-loom", action="store_true", help="skip loom-harness's proxy")
     parser.add_argument("--no-minimal", action="store_true",
                         help="skip the minimal pass-through baseline")
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default=default_loop(),
+                        help="event loop of our proxy and the minimal pass-through (default: "
+                             "uvloop where installed); the load and the upstream stay on asyncio")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved rounds; the figures are their medians")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--paced-requests", type=int, default=80,
                         help="requests of the paced scenario at concurrency 8 (a quarter at 1)")
@@ -582,12 +584,13 @@ def main(argv: list[str] | None = None) -> int:
         return serve_upstream(args.serve_upstream)
     if args.quick:
         args.requests, args.paced_requests, args.stall_requests = 200, 8, 500
+        args.rounds = 1
         args.scenario_seconds = min(args.scenario_seconds, 20.0)
     res = benchmark(args)
     if args.json:
         print(json.dumps(res))
     else:
-        print(table(res))
+        print(pg.table(res))
     return 0
 
 

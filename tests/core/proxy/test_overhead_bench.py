@@ -1,7 +1,8 @@
 """``benchmarks/proxy_overhead.py --quick --json`` runs and prints the documented shape.
 
 Only the shape is checked: timings depend on the machine (no timed assertions).
-loom-harness's proxy is skipped (``--no-loom``) to keep the smoke run short.
+loom-harness's proxy is skipped (``--no-loom``) to keep the smoke run short. It
+runs with our proxy on each event loop (``--loop``), as the README reports both.
 """
 
 from __future__ import annotations
@@ -11,14 +12,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = {"json_c1", "json_c8", "stream_c1", "stream_c8", "paced_c1", "paced_c8"}
 
 
-def test_quick_json_shape() -> None:
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_quick_json_shape(loop: str) -> None:
+    pytest.importorskip(loop)
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "proxy_overhead.py"), "--quick", "--json",
-         "--no-loom"], cwd=ROOT, capture_output=True, text=True, timeout=240)
+         "--no-loom", "--loop", loop], cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     assert len(lines) == 1, proc.stdout
@@ -31,7 +36,7 @@ def test_quick_json_shape() -> None:
         for name, row in res[target].items():
             assert {"n", "errors", "rps", "p50_ms", "p99_ms", "max_ms"} <= set(row)
             assert row["errors"] == 0, (target, name, row)
-            assert row["n"] > 0 and row["rps"] > 0
+            assert row["n"] > 0 and row["rps"] > 0 and row["rps_rounds"] == [row["rps"]]
             assert ("ttfb_p50_ms" in row) == (not name.startswith("json"))
     assert set(res["ratios"]) == SCENARIOS
     for name, ratio in res["ratios"].items():
@@ -39,7 +44,14 @@ def test_quick_json_shape() -> None:
         assert isinstance(ratio["ours_added_p50_ms"], float)
         assert ("ours_added_ttfb_p50_ms" in ratio) == (not name.startswith("json"))
         assert isinstance(ratio["ours_vs_minimal_rps"], float)
-    assert "rps_c8_json>=0.83x_minimal" in res["targets"]
+        assert isinstance(ratio["minimal_added_p50_ms"], float)
+    assert set(res["goals"]) == {"added_p50_ms_c1_json<=0.3", "first_byte_stream_c1<=+2ms",
+                                 "first_byte_paced_c1<=+2ms", "first_byte_paced_c8<=+2ms"}
+    for name, goal in res["goals"].items():
+        assert {"what", "value", "goal", "met"} <= set(goal) and "direct" in goal["what"]
+        assert res["targets"][name] is goal["met"]
+    assert res["config"]["loop"] == loop and res["config"]["rounds"] == 1
+    assert res["config"]["load_before"] and res["config"]["load_after"]
     assert isinstance(res["stall_ms_max"], float) and res["stall"]["n"] > 0
     assert all(isinstance(v, bool) for v in res["targets"].values())
     assert res["config"]["request_bytes"] > 8000
