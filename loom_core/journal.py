@@ -19,7 +19,7 @@ from .document import Document, Unfinished, decode_raw, text_and_calls
 from .errors import LoadError
 from .fastschema import decoder, fast_struct
 from .schema import JournalEffect, JournalHeader, TraceHeader
-from .tolerant import decode_struct, decode_value, validated
+from .tolerant import decode_struct, decode_value, maybe_deep, validated, with_headroom
 from .trace import gc_paused, with_problems
 
 _generic = msgspec.json.Decoder()
@@ -51,7 +51,8 @@ class JournalState:
         if not line.strip():
             return True
         try:
-            kind = _type_decoder.decode(line).type
+            kind = (with_headroom(_type_decoder.decode, line) if maybe_deep(line)
+                    else _type_decoder.decode(line)).type
         except (msgspec.DecodeError, msgspec.ValidationError):
             return False
         if kind == "header":

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from typing import Any
+from typing import Any, Callable
 
 import msgspec
 from pydantic import ValidationError
@@ -28,7 +28,28 @@ _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _SURROGATE = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
                         rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 _BYTE = re.compile(r"\(byte (\d+)\)")
-DEEP = 800  # where the nesting scan reports a file as too deep (msgspec fails near 1000)
+DEEP = 500  # where the nesting scan reports a file as too deep (see with_headroom)
+HEADROOM = 150  # stack frames kept free when a document is first scanned
+
+
+def with_headroom(decode: Callable[[bytes], Any], data: bytes) -> Any:
+    """``decode(data)`` called HEADROOM frames deeper than here.
+
+    Why: the decoders' nesting limit is the interpreter's stack (about 1000 frames
+    minus the caller's depth), so a value near it could load in one place and raise
+    RecursionError later in a view running deeper (a Qt slot, a test). Scanning a
+    document first with this headroom decides once, at load, what is too deep; the
+    padding costs microseconds, so it is done once per document, not per value.
+    """
+    def down(n: int) -> Any:
+        return decode(data) if n <= 0 else down(n - 1)
+
+    return down(HEADROOM)
+
+
+def maybe_deep(line: bytes) -> bool:
+    """Whether a line could nest deeper than DEEP (cheap: C-speed counts on long lines)."""
+    return len(line) > 2 * DEEP and line.count(b"[") + line.count(b"{") > DEEP
 
 
 def line_of(data: bytes, offset: int) -> int:

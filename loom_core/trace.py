@@ -20,7 +20,7 @@ from .errors import LoadError
 from .fastschema import decoder
 from .schema import CURRENT_VERSION, EffectEntry, TraceHeader
 from .tolerant import (decode_cause, decode_struct, decode_value, lenient_json, nesting_cause,
-                       surrogate_cause, validated)
+                       surrogate_cause, validated, with_headroom)
 
 _top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
@@ -109,7 +109,7 @@ def _header(path: str, top: dict[str, msgspec.Raw], problems: list[str]) -> Trac
 
 def _decode_top(data: bytes, path: str) -> dict[str, msgspec.Raw]:
     try:
-        return _top_decoder.decode(data)
+        return with_headroom(_top_decoder.decode, data)  # type: ignore[no-any-return]
     except RecursionError:
         raise LoadError(path, nesting_cause(data)) from None
     except msgspec.DecodeError as err:
@@ -142,7 +142,10 @@ def parse_top(data: bytes, path: str) -> tuple[dict[str, msgspec.Raw], TraceHead
     if "log" not in top:
         raise LoadError(path, "not a loom trace (no 'log' member)")
     problems: list[str] = []
-    header = _header(path, top, problems)
+    try:
+        header = _header(path, top, problems)
+    except RecursionError:
+        raise LoadError(path, nesting_cause(data)) from None
     if header.version > CURRENT_VERSION:
         raise LoadError(
             path, f"written by a newer loom (trace version {header.version}; "

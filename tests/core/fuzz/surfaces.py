@@ -78,24 +78,33 @@ def _cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def check_rejection(path: Path, code: int, err: str, argv: tuple[str, ...]) -> None:
-    """Exit 2 and one line naming the file (the CLI's promise for bad input)."""
+def check_rejection(path: Path, code: int, err: str, argv: tuple[str, ...],
+                    borderline: bool = False) -> None:
+    """Exit 2 and one line naming the file (the CLI's promise for bad input).
+
+    ``borderline``: refused for nesting. The limit is the interpreter's stack, so a file
+    nested close to it (800-1000 levels) may read at one call depth and not at another;
+    either outcome is fine, a traceback is not.
+    """
     lines = err.strip().split("\n")  # (a U+2028 from the file is no line break on a terminal)
+    if borderline and code != 2:
+        assert "Traceback" not in err, (argv, err)
+        return
     assert code == 2 and len(lines) == 1 and str(path) in lines[0], (argv, code, err)
 
 
-def run_cli(path: Path, out_dir: Path, rejected: bool) -> None:
+def run_cli(path: Path, out_dir: Path, rejected: bool, borderline: bool = False) -> None:
     """The commands that read a file; on a rejected file each must refuse it cleanly."""
     commands: list[tuple[str, ...]] = [
         ("summary", str(path)), ("summary", "--json", str(path)), ("checksum", str(path)),
-        ("convert", str(path), "-o", str(out_dir / "converted.loom.json")),
+        ("convert", str(path), "-o", str(out_dir / "converted.loom.json"), "--force"),
         ("doctor", str(path)), ("doctor", "--json", str(path)), ("diff", str(path), str(path)),
         ("fork", str(path), "--step", "0", "--dry-run", "--provider", "scripted"),
     ]
     for argv in commands:
         code, _out, err = _cli(*argv)
         if rejected:
-            check_rejection(path, code, err, argv)
+            check_rejection(path, code, err, argv, borderline)
         else:
             assert "Traceback" not in err, (argv, err)
             if code == 2:
@@ -119,8 +128,12 @@ def exercise(data: bytes, tmp: Path, cli: bool = True,
         outcome = Outcome("ok", warnings=doc.warnings, effects=len(doc.effects))
     _progressive(path, outcome)
     if cli:
-        run_cli(path, tmp, outcome.status == "rejected")
+        run_cli(path, tmp, outcome.status == "rejected", _nesting(outcome))
     return outcome
+
+
+def _nesting(outcome: Outcome) -> bool:
+    return outcome.status == "rejected" and "nested too deeply" in outcome.cause
 
 
 def _progressive(path: Path, outcome: Outcome) -> None:
@@ -130,11 +143,14 @@ def _progressive(path: Path, outcome: Outcome) -> None:
     heads: list[Any] = []
     try:
         loaded = progressive.load_progressive(str(path), heads.append)
-    except LoadError:
-        assert outcome.status == "rejected", "progressive rejects what load accepts"
+    except LoadError as err:
+        assert outcome.status == "rejected" or "nested too deeply" in err.cause, \
+            f"progressive rejects what load accepts: {err.cause}"
         return
     finally:
         progressive.SMALL_BYTES = small
+    if _nesting(outcome):
+        return  # see check_rejection
     assert outcome.status == "ok", f"progressive accepts what load rejects: {outcome.cause}"
     assert loaded.doc.warnings == outcome.warnings  # the same fields marked either way
     assert len(loaded.doc.effects) == outcome.effects  # and not one entry lost

@@ -92,7 +92,7 @@ def test_the_issue_reproductions_are_refused_in_words(tmp_path: Path) -> None:
     """The exact inputs of issue 12, with the cause and where it is."""
     cases = {
         b'{"log": [], "x": ' + b"[" * 1000 + b"]" * 1000 + b"}":
-            "JSON nested too deeply (over 800 levels) in member 'x' at line 1",
+            "JSON nested too deeply (over 500 levels) in member 'x' at line 1",
         b'{"log": [], "model": "\\ud800"}': "a lone surrogate escape (\\ud800) in a string at line 1",
         b'{"log": [], "version": 1e400}': "number out of range in member 'version'",
     }
@@ -124,3 +124,21 @@ def test_a_journal_with_a_broken_first_line_is_still_a_journal() -> None:
     assert err.value.cause == ("not a loom journal (no header or effect line): line 1 is "
                                "incomplete (torn)")
     assert load_bytes(b'{"log": [], "version": null}', "t").version == 1  # null: as if absent
+
+
+def test_what_loads_is_never_too_deep_for_what_runs_deeper_later() -> None:
+    """Nesting near the stack's limit is decided once, at load (with headroom): a view or
+    a save that decodes the same values from a deeper stack (a slot, a worker) succeeds."""
+    from loom_core.trace import source_dict
+
+    def deeper(n: int, work: Any) -> Any:
+        return work() if n == 0 else deeper(n - 1, work)
+
+    for depth in range(600, 1000, 20):
+        data = b'{"log": [], "x": ' + b"[" * depth + b"]" * depth + b"}"
+        try:
+            doc = load_bytes(data, "f")
+        except LoadError as err:
+            assert "nested too deeply" in err.cause
+            continue
+        assert "x" in deeper(120, lambda d=doc: source_dict(d))
