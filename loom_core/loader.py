@@ -98,6 +98,7 @@ def sniff_format(path: str | Path, limit: int = 1 << 20) -> str | None:
         return None
     except OSError as err:
         raise LoadError(path, os.strerror(err.errno or 0) or str(err)) from err
+    head = without_bom(head)
     return detect_format(head) if _NONBLANK.search(head) else "journal"
 
 
@@ -128,17 +129,33 @@ def read_bytes(path: str | Path, mutable: bool = False) -> bytes:
         raise LoadError(path, os.strerror(err.errno or 0) or str(err)) from err
 
 
+BOM = b"\xef\xbb\xbf"  # some editors start UTF-8 text with it; loom never does
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
+              (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+
+
+def without_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte-order mark (copied only when there is one)."""
+    return data[3:] if data[:3] == BOM else data
+
+
 def check_utf8(data: bytes, path: str) -> None:
     """Refuse bytes that are not UTF-8 (the decoders would raise mid-way, not a LoadError)."""
     if not data.isascii():  # loom writes ASCII; anything else must at least be UTF-8
+        wide = next((name for bom, name in _WIDE_BOMS if data.startswith(bom)), None)
+        if wide is not None:
+            raise LoadError(path, f"{wide} text, not UTF-8 (save it as UTF-8 to open it)")
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as err:
-            raise LoadError(path, f"not UTF-8 text (bad byte at offset {err.start})") from err
+            line = data.count(b"\n", 0, err.start) + 1
+            raise LoadError(path, f"not UTF-8 text (bad byte at line {line}, "
+                            f"offset {err.start})") from err
 
 
 def load_bytes(data: bytes, path: str) -> Document:
     """Parse ``data`` as whichever loom format it holds."""
+    data = without_bom(data)
     if _NONBLANK.search(data) is None:  # search, not strip(): no copy of a big file
         raise LoadError(path, "the file is empty")
     check_utf8(data, path)

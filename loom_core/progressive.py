@@ -16,7 +16,7 @@ import msgspec
 
 from .document import Document, FastEffect
 from .errors import LoadError
-from .loader import check_utf8, detect_format, load_bytes, read_bytes
+from .loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
 from .timeline import Timeline, build_timeline
 from .tolerant import nesting_cause
 from .trace import assemble, decode_entries, gc_paused, parse_top, with_problems
@@ -141,6 +141,8 @@ def load_progressive(path: str, on_head: Callable[[Loaded], None] | None = None,
                      cancelled: Callable[[], bool] = lambda: False) -> Loaded:
     """Load ``path`` fully, calling ``on_head`` first with a preview when the file is big."""
     data = read_bytes(path, mutable=True)
+    if data[:3] == BOM:
+        del data[:3]  # in place: the buffer stays the one the effects are views into
     if len(data) < SMALL_BYTES or detect_format(data) != "trace":
         doc = load_bytes(data, path)
         return Loaded(doc, build_timeline(doc))

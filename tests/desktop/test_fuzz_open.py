@@ -29,7 +29,7 @@ BAD = {  # family -> (content, words the dialog must show)
     "numbers": (b'{"log": [], "version": 1e400}', "number out of range in member 'version'"),
     "types": (b'{"log": [], "version": "two"}', "wrong type in member 'version'"),
     "truncation": (H[:-3], "ends early"),
-    "encodings": ((H + b"}").decode().encode("utf-16"), "not UTF-8"),
+    "encodings": ((H + b"}").decode().encode("utf-16"), "UTF-16 text, not UTF-8"),
     "duplicates": (b'{"log": [], "log": 5}', "'log' is not a list"),
 }  # (journals open as live tabs, which report bad lines in their own banner)
 

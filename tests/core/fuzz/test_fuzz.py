@@ -142,3 +142,18 @@ def test_what_loads_is_never_too_deep_for_what_runs_deeper_later() -> None:
             assert "nested too deeply" in err.cause
             continue
         assert "x" in deeper(120, lambda d=doc: source_dict(d))
+
+
+def test_a_utf8_byte_order_mark_is_read_and_utf16_is_named(tmp_path: Path) -> None:
+    """Editors on Windows add a BOM; loom-harness never writes one. UTF-16 is refused in words."""
+    from loom_core.progressive import load_progressive
+
+    text = '{"version": 2, "log": [{"seq": 0, "kind": "tool:x", "result": "ok"}]}'
+    path = tmp_path / "bom.loom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert len(load_bytes(path.read_bytes(), str(path)).effects) == 1
+    assert len(load_progressive(str(path)).doc.effects) == 1
+    assert exercise(path.read_bytes(), tmp_path).status == "ok"
+    with pytest.raises(LoadError) as err:
+        load_bytes(text.encode("utf-16"), "w.loom.json")
+    assert err.value.cause == "UTF-16 text, not UTF-8 (save it as UTF-8 to open it)"
