@@ -2,6 +2,7 @@
 
     python benchmarks/proxy_cpu.py                    # 5 rounds per mode, one JSON line
     python benchmarks/proxy_cpu.py --rounds 1 --minimal   # + the bare pass-through (floor)
+    python benchmarks/proxy_cpu.py --loop asyncio     # both on the standard event loop
 
 Why CPU time and not requests/s: on a shared 2-core machine wall time depends on
 whatever else runs, while the CPU time a process is charged mostly does not. This
@@ -77,7 +78,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"requests": args.requests, "rounds": args.rounds,
                            "paced": {"requests": args.paced_requests, "pace_ms": args.pace_ms,
                                      "concurrency": args.paced_concurrency},
-                           "stream_events": po.STREAM_EVENTS, "python": sys.version.split()[0]}
+                           "stream_events": po.STREAM_EVENTS, "python": sys.version.split()[0],
+                           "loop": args.loop}
     starters = [("ours", po.start_ours)] + ([("minimal", po.start_minimal)]
                                             if args.minimal else [])
     with tempfile.TemporaryDirectory(prefix="loom-cpu-") as tmp_name:
@@ -87,7 +89,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for target, start in starters:
                 out[target] = {}
                 for mode in modes:
-                    proc, port = start(tmp, f"http://127.0.0.1:{up_port}", f"{target}-{mode[0]}")
+                    proc, port = start(tmp, f"http://127.0.0.1:{up_port}",
+                                       f"{target}-{mode[0]}", args.loop)
                     try:
                         out[target][mode[0]] = measure(port, proc.proc.pid, mode, args.rounds)
                     finally:
@@ -105,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paced-concurrency", type=int, default=16)
     parser.add_argument("--pace-ms", type=float, default=2.0)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default=po.default_loop(),
+                        help="event loop of the proxies measured (default: uvloop where "
+                             "installed)")
     parser.add_argument("--minimal", action="store_true",
                         help="measure benchmarks/minimal_proxy.py too")
     args = parser.parse_args(argv)
