@@ -3,6 +3,7 @@
     python benchmarks/proxy_cpu.py                    # 5 rounds per mode, one JSON line
     python benchmarks/proxy_cpu.py --rounds 1 --minimal   # + the bare pass-through (floor)
     python benchmarks/proxy_cpu.py --loop asyncio     # both on the standard event loop
+    python benchmarks/proxy_cpu.py --loom             # + loom-harness's proxy
 
 Why CPU time and not requests/s: on a shared 2-core machine wall time depends on
 whatever else runs, while the CPU time a process is charged mostly does not. This
@@ -21,8 +22,9 @@ utime+stime from ``/proc/<pid>/stat`` before and after each round. Modes:
   ``proxy_overhead.py``), so this is the steadiest figure of the per-event cost.
 
 Per mode: ``cpu_ms_per_request`` is the lowest round (the least disturbed),
-``median_ms`` the median, ``rounds_user_sys_ms`` each round's user and system ms. With ``--minimal`` the same is measured
-for ``minimal_proxy.py``. Linux only (``/proc``). Every process started is stopped
+``median_ms`` the median, ``rounds_user_sys_ms`` each round's user and system ms.
+With ``--minimal`` the same is measured for ``minimal_proxy.py``, with ``--loom`` for
+loom-harness's ``loom proxy`` (its ``loom`` process). Linux only (``/proc``). Every process started is stopped
 in a ``finally``.
 """
 
@@ -82,6 +84,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                            "loop": args.loop}
     starters = [("ours", po.start_ours)] + ([("minimal", po.start_minimal)]
                                             if args.minimal else [])
+    if args.loom and po.loom_executable() is not None:  # its own loop, whatever --loop says
+        starters.append(("loom", lambda tmp, url, name, _loop: po.start_loom(tmp, url, name)))
     with tempfile.TemporaryDirectory(prefix="loom-cpu-") as tmp_name:
         tmp = Path(tmp_name)
         upstream, up_port = po.start_upstream(tmp)
@@ -111,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default=po.default_loop(),
                         help="event loop of the proxies measured (default: uvloop where "
                              "installed)")
+    parser.add_argument("--loom", action="store_true",
+                        help="measure loom-harness's proxy too (when installed)")
     parser.add_argument("--minimal", action="store_true",
                         help="measure benchmarks/minimal_proxy.py too")
     args = parser.parse_args(argv)
