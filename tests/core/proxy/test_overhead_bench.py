@@ -55,3 +55,18 @@ def test_quick_json_shape(loop: str) -> None:
     assert isinstance(res["stall_ms_max"], float) and res["stall"]["n"] > 0
     assert all(isinstance(v, bool) for v in res["targets"].values())
     assert res["config"]["request_bytes"] > 8000
+
+
+def test_cpu_benchmark_runs_on_the_loop_asked_for() -> None:
+    """``proxy_cpu.py`` (CPU ms per exchange) on the standard loop, with the minimal floor."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "proxy_cpu.py"), "--rounds", "1",
+         "--requests", "20", "--paced-requests", "16", "--loop", "asyncio", "--minimal"],
+        cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout)
+    assert res["loop"] == "asyncio" and "loom" not in res
+    for target in ("ours", "minimal"):
+        assert set(res[target]) == {"json", "stream", "paced"}
+        for row in res[target].values():
+            assert row["errors"] == 0 and row["cpu_ms_per_request"] >= 0
