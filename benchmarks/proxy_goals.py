@@ -14,7 +14,9 @@ from typing import Any
 
 MEDIAN_KEYS = ("rps", "p50_ms", "p99_ms", "max_ms", "ttfb_p50_ms", "ttfb_p99_ms")
 NAMES = {"direct": "direct (the fake upstream itself)", "ours": "ours (loom_core proxy)",
-         "loom": "loom-harness proxy", "minimal": "minimal pass-through"}
+         "loom": "loom-harness proxy", "minimal": "minimal pass-through",
+         "ours_other_loop": "ours on the other loop"}
+PROXIES = ("ours", "loom", "minimal", "ours_other_loop")
 
 
 def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -47,10 +49,10 @@ def scenario_ratios(res: dict[str, Any], name: str) -> dict[str, Any]:
     d = res["direct"][name]
     o = res["ours"][name]
     out: dict[str, Any] = {"ours_vs_direct_rps": _div(o["rps"], d["rps"])}
-    for other in ("loom", "minimal"):
+    for other in PROXIES[1:]:
         if res.get(other):
             out[f"ours_vs_{other}_rps"] = _div(o["rps"], res[other][name]["rps"])
-    for target in ("ours", "loom", "minimal"):
+    for target in PROXIES:
         row = (res.get(target) or {}).get(name)
         if row is None:
             continue
@@ -88,27 +90,29 @@ def table(res: dict[str, Any]) -> str:
         return "-" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v)
 
     cfg = res["config"]
+    other = "asyncio" if cfg["loop"] == "uvloop" else "uvloop"
     lines = [f"proxy overhead: medians of {cfg['rounds']} interleaved round(s); our proxy and "
-             f"the minimal pass-through on {cfg['loop']}; load average "
-             f"{cfg['load_before']} before, {cfg['load_after']} after; {cfg['cpus']} CPUs",
-             f"{'scenario':10s} {'target':7s} {'req/s':>9s} {'p50 ms':>8s} {'p99 ms':>8s} "
+             f"the minimal pass-through on {cfg['loop']}"
+             + (f", ours_other_loop on {other}" if res.get("ours_other_loop") else "")
+             + f"; load average {cfg['load_before']} before, {cfg['load_after']} after; "
+             f"{cfg['cpus']} CPUs",
+             f"{'scenario':10s} {'target':15s} {'req/s':>9s} {'p50 ms':>8s} {'p99 ms':>8s} "
              f"{'ttfb50':>8s} {'n':>6s} {'err':>4s}  req/s per round"]
     for name in res["ratios"]:
-        for target in ("direct", "ours", "loom", "minimal"):
+        for target in ("direct",) + PROXIES:
             row = (res.get(target) or {}).get(name)
             if row is None:
                 continue
-            lines.append(f"{name:10s} {target:7s} {f(row['rps']):>9s} {f(row['p50_ms']):>8s} "
+            lines.append(f"{name:10s} {target:15s} {f(row['rps']):>9s} {f(row['p50_ms']):>8s} "
                          f"{f(row['p99_ms']):>8s} {f(row.get('ttfb_p50_ms')):>8s} "
                          f"{row['n']:>6d} {row['errors']:>4d}  {row['rps_rounds']}")
         r = res["ratios"][name]
         parts = [f"ours/{NAMES[t]} throughput {f(r.get(f'ours_vs_{t}_rps'))}x"
-                 for t in ("direct", "loom", "minimal") if f"ours_vs_{t}_rps" in r]
+                 for t in ("direct",) + PROXIES[1:] if f"ours_vs_{t}_rps" in r]
         lines.append("    " + "; ".join(parts))
         for what, key in (("added p50 vs direct", "added_p50_ms"),
                           ("added first byte vs direct", "added_ttfb_p50_ms")):
-            got = [f"{t} {f(r[f'{t}_{key}'])} ms" for t in ("ours", "loom", "minimal")
-                   if f"{t}_{key}" in r]
+            got = [f"{t} {f(r[f'{t}_{key}'])} ms" for t in PROXIES if f"{t}_{key}" in r]
             if got:
                 lines.append(f"    {what}: " + ", ".join(got))
     s, d = res["stall"], res["stall_direct"]

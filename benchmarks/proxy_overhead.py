@@ -32,7 +32,8 @@ turn, the order rotated per round, so load elsewhere on a shared machine falls o
 all targets alike; every figure is the median over the rounds (``rps_rounds`` keeps each
 round's requests/s). ``--loop`` picks the event loop of ours and of the minimal
 pass-through (uvloop by default where it is installed); the load generator, the
-upstream and loom-harness are the same in both.
+upstream and loom-harness are the same in both. ``--both-loops`` adds our proxy on
+the other loop as a fifth target (``ours_other_loop``) in the same rounds.
 
 Per target and scenario: requests/s, p50/p99/max latency (request sent -> last byte
 read) and, for streams, time to the first body byte (``ttfb``). ``ratios`` compares
@@ -71,6 +72,7 @@ MODEL = "claude-sonnet-4-5"
 STREAM_EVENTS = 50  # message_start, content_block_start, 45 deltas, block_stop, message_delta, stop
 REQUEST_TIMEOUT = 30.0  # seconds, per request
 START_TIMEOUT = 20.0  # seconds, for a process to become ready
+OTHER_LOOP = "ours_other_loop"  # --both-loops: ours on the loop --loop does not name
 
 
 # --------------------------------------------------------------------------- the request
@@ -466,6 +468,9 @@ def _start_target(args: argparse.Namespace, tmp: Path, target: str, up_port: int
     target_url = f"http://127.0.0.1:{up_port}"
     if target == "ours":
         return start_ours(tmp, target_url, f"ours-{name}", args.loop)
+    if target == OTHER_LOOP:
+        other = "asyncio" if args.loop == "uvloop" else "uvloop"
+        return start_ours(tmp, target_url, f"ours-other-{name}", other)
     if target == "minimal":
         return start_minimal(tmp, target_url, f"minimal-{name}", args.loop)
     if target == "loom":
@@ -522,6 +527,8 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
         targets.append("loom")
     if not args.no_minimal:
         targets.append("minimal")
+    if args.both_loops:
+        targets.append(OTHER_LOOP)
     load_before = _load_average()
     tmp = Path(tempfile.mkdtemp(prefix="loom-proxy-bench-"))
     upstream: Proc | None = None
@@ -550,7 +557,7 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
                       "stream_events": STREAM_EVENTS,
                       "request_bytes": len(request_body(0, False, 0.0)),
                       "cpus": os.cpu_count(), "python": sys.version.split()[0]}}
-    for name in ("loom", "minimal"):
+    for name in ("loom", "minimal", OTHER_LOOP):
         if name not in results:
             out[name] = None
     return _nan_to_none(out)
@@ -569,6 +576,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default=default_loop(),
                         help="event loop of our proxy and the minimal pass-through (default: "
                              "uvloop where installed); the load and the upstream stay on asyncio")
+    parser.add_argument("--both-loops", action="store_true",
+                        help=f"also run ours on the other loop, as target {OTHER_LOOP!r} in "
+                             "the same rounds (the loops compared under the same load)")
     parser.add_argument("--rounds", type=int, default=3,
                         help="interleaved rounds; the figures are their medians")
     parser.add_argument("--requests", type=int, default=2000)

@@ -23,7 +23,8 @@ def test_quick_json_shape(loop: str) -> None:
     pytest.importorskip(loop)
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "proxy_overhead.py"), "--quick", "--json",
-         "--no-loom", "--loop", loop], cwd=ROOT, capture_output=True, text=True, timeout=240)
+         "--no-loom", "--loop", loop, *(["--both-loops"] if loop == "uvloop" else [])],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     assert len(lines) == 1, proc.stdout
@@ -31,7 +32,9 @@ def test_quick_json_shape(loop: str) -> None:
     assert {"direct", "ours", "loom", "ratios", "stall_ms_max", "stall", "targets",
             "config"} <= set(res)
     assert res["loom"] is None
-    for target in ("direct", "ours", "minimal"):
+    both = loop == "uvloop"  # --both-loops: ours on asyncio too, in the same rounds
+    assert (res["ours_other_loop"] is not None) == both
+    for target in ("direct", "ours", "minimal") + (("ours_other_loop",) if both else ()):
         assert set(res[target]) == SCENARIOS
         for name, row in res[target].items():
             assert {"n", "errors", "rps", "p50_ms", "p99_ms", "max_ms"} <= set(row)
@@ -45,6 +48,7 @@ def test_quick_json_shape(loop: str) -> None:
         assert ("ours_added_ttfb_p50_ms" in ratio) == (not name.startswith("json"))
         assert isinstance(ratio["ours_vs_minimal_rps"], float)
         assert isinstance(ratio["minimal_added_p50_ms"], float)
+        assert ("ours_vs_ours_other_loop_rps" in ratio) == both
     assert set(res["goals"]) == {"added_p50_ms_c1_json<=0.3", "first_byte_stream_c1<=+2ms",
                                  "first_byte_paced_c1<=+2ms", "first_byte_paced_c8<=+2ms"}
     for name, goal in res["goals"].items():
