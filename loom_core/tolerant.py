@@ -25,8 +25,7 @@ from .errors import LoadError
 _members = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _generic = msgspec.json.Decoder()
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-_SURROGATE = re.compile(rb"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])"
-                        rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_ESCAPE = re.compile(rb"\\(u[0-9a-fA-F]{4}|.)", re.S)  # one escape; "\\\\" is one too
 _BYTE = re.compile(r"\(byte (\d+)\)")
 DEEP = 500  # where the nesting scan reports a file as too deep (see with_headroom)
 HEADROOM = 150  # stack frames kept free when a document is first scanned
@@ -80,12 +79,29 @@ def nesting_cause(data: bytes, base_line: int = 0) -> str:
 
 
 def surrogate_cause(data: bytes) -> str | None:
-    """Words for a lone UTF-16 surrogate escape (``\\ud800``), which no UTF-8 text can hold."""
-    found = _SURROGATE.search(data)
-    if found is None:
+    """Words for a lone UTF-16 surrogate escape (``\\ud800``), which no UTF-8 text can hold.
+
+    Escapes are read in order (an escaped backslash is one escape), so ``\\\\ud800`` is
+    text, and a high surrogate counts as paired only when a low one follows at once.
+    """
+    pending: re.Match[bytes] | None = None
+    for found in _ESCAPE.finditer(data):
+        esc = found.group(1)
+        code = int(esc[1:], 16) if len(esc) == 5 else -1
+        if pending is not None:
+            if found.start() == pending.end() and 0xDC00 <= code <= 0xDFFF:
+                pending = None
+                continue
+            break
+        if 0xD800 <= code <= 0xDBFF:
+            pending = found
+        elif 0xDC00 <= code <= 0xDFFF:
+            pending = found
+            break
+    if pending is None:
         return None
-    escape = found.group().lstrip(b"\\").decode()
-    return f"a lone surrogate escape (\\{escape}) in a string at line {line_of(data, found.start())}"
+    escape = pending.group().decode()
+    return f"a lone surrogate escape ({escape}) in a string at line {line_of(data, pending.start())}"
 
 
 def decode_cause(err: Exception, data: bytes) -> str:

@@ -133,7 +133,10 @@ def _lenient_top(data: bytes, path: str, err: msgspec.DecodeError) -> dict[str, 
         raise LoadError(path, "not a loom trace (the JSON is not an object)") from err
     import json
 
-    return _top_decoder.decode(json.dumps(value).encode())
+    try:
+        return _top_decoder.decode(json.dumps(value).encode())
+    except (msgspec.DecodeError, RecursionError):  # what Python read, msgspec still cannot
+        raise LoadError(path, decode_cause(err, data)) from err
 
 
 def parse_top(data: bytes, path: str) -> tuple[dict[str, msgspec.Raw], TraceHeader, tuple[str, ...]]:

@@ -157,3 +157,12 @@ def test_a_utf8_byte_order_mark_is_read_and_utf16_is_named(tmp_path: Path) -> No
     with pytest.raises(LoadError) as err:
         load_bytes(text.encode("utf-16"), "w.loom.json")
     assert err.value.cause == "UTF-16 text, not UTF-8 (save it as UTF-8 to open it)"
+
+
+def test_lone_surrogates_are_found_by_reading_escapes_in_order() -> None:
+    from loom_core.tolerant import surrogate_cause
+
+    assert surrogate_cause(rb'"\ud83d\ude00 \\ud800"') is None  # a pair, then text
+    assert surrogate_cause(rb'"\\ud850\ude6c"') == (
+        "a lone surrogate escape (\\ude6c) in a string at line 1")
+    assert surrogate_cause(rb'"\ud83d\ud83d\ude00"') is not None
