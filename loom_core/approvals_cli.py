@@ -20,13 +20,13 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pydantic and urllib load only when a command talks to a proxy
-    from .control_client import ControlError
+    from loom_core.control_client import ControlError
 
 def _port(args: argparse.Namespace) -> int | None:
     """``--port``, else the one running proxy's; None (reported) when there is not one."""
     if args.port is not None:
         return int(args.port)
-    from .running_proxies import only_running_port
+    from loom_core.running_proxies import only_running_port
 
     try:
         return only_running_port()
@@ -41,7 +41,7 @@ def _fail(err: ControlError) -> int:
 
 
 def cmd_approvals(args: argparse.Namespace) -> int:
-    from .control_client import ControlClient, ControlError
+    from loom_core.control_client import ControlClient, ControlError
 
     port = _port(args)
     if port is None:
@@ -70,7 +70,7 @@ def _approver() -> str:
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
-    from .control_client import ControlClient, ControlError
+    from loom_core.control_client import ControlClient, ControlError
 
     port = _port(args)
     if port is None:
@@ -86,7 +86,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
 
 def add_approval_commands(sub: Any) -> None:
     """Register ``approvals`` and ``approve`` on the main parser's subparsers."""
-    from .proxy.config import port_number
+    from loom_core.proxy.config import port_number
 
     p = sub.add_parser("approvals", help="list the tool calls a shielded proxy holds")
     p.add_argument("--port", type=port_number, default=None,

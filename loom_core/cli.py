@@ -11,9 +11,9 @@ import json
 import sys
 from typing import Any, Callable, Sequence
 
-from . import __version__
-from .cli_help import HelpParser
-from .errors import LoadError
+from loom_core import __version__
+from loom_core.cli_help import HelpParser
+from loom_core.errors import LoadError
 
 EXIT_BAD_INPUT = 2
 # commands that print money: a malformed price override file stops them (exit 2),
@@ -28,8 +28,8 @@ def _detail(value: Any, limit: int = 100) -> str:
 
 
 def _print_timeline(doc: Any) -> None:
-    from .timeline import build_timeline, F_DENIED, F_ERROR, F_BLOCKED
-    from .steps import effect_seq, step_summary
+    from loom_core.timeline import build_timeline, F_DENIED, F_ERROR, F_BLOCKED
+    from loom_core.steps import effect_seq, step_summary
 
     tl = build_timeline(doc)
     print(f"{doc.format} v{doc.version}  model: {doc.header.model}  |  "
@@ -46,10 +46,10 @@ def _print_timeline(doc: Any) -> None:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    from .fastcheck import ParallelChecksum
-    from .loader import load_bytes, read_bytes
-    from .summary import summarize
-    from .trace import checksum_state
+    from loom_core.fastcheck import ParallelChecksum
+    from loom_core.loader import load_bytes, read_bytes
+    from loom_core.summary import summarize
+    from loom_core.trace import checksum_state
 
     data = read_bytes(args.path)
     # Most of the checksum runs in a forked child while this process loads and sums up.
@@ -77,17 +77,17 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 def cmd_checksum(args: argparse.Namespace) -> int:
     """Print valid / mismatch / absent; the GUI runs this in a separate process."""
-    from .loader import load
-    from .trace import checksum_state
+    from loom_core.loader import load
+    from loom_core.trace import checksum_state
 
     print(checksum_state(load(args.path)))
     return 0
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from .loader import load
-    from .runs_dir import refuse_overwrite
-    from .save import save_document
+    from loom_core.loader import load
+    from loom_core.runs_dir import refuse_overwrite
+    from loom_core.save import save_document
 
     refuse_overwrite(args.output, args.force)
     doc = load(args.input)
@@ -123,14 +123,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--force", action="store_true", help="replace OUTPUT if it exists")
     p.set_defaults(func=cmd_convert)
-    from .approvals_cli import add_approval_commands
-    from .diff_cli import add_diff_command
-    from .doctor_cli import add_doctor_command
-    from .fork_cli import add_fork_command
-    from .heal_cli import add_heal_command
-    from .proxy.commands import add_proxy_commands
-    from .steps_cli import add_steps_command
-    from .watch_cli import add_watch_command
+    from loom_core.approvals_cli import add_approval_commands
+    from loom_core.diff_cli import add_diff_command
+    from loom_core.doctor_cli import add_doctor_command
+    from loom_core.fork_cli import add_fork_command
+    from loom_core.heal_cli import add_heal_command
+    from loom_core.proxy.commands import add_proxy_commands
+    from loom_core.steps_cli import add_steps_command
+    from loom_core.watch_cli import add_watch_command
 
     for add in (add_watch_command, add_proxy_commands, add_approval_commands, add_fork_command,
                 add_diff_command, add_doctor_command, add_heal_command, add_steps_command):
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         name = args.command if isinstance(args.command, str) else ""  # record's COMMAND is a list
         if name in _PRICED or (name == "fork" and getattr(args, "dry_run", False)):
-            from .price_file import check_overrides
+            from loom_core.price_file import check_overrides
 
             check_overrides()
         return func(args)

@@ -12,10 +12,10 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from .steps import call_text, clip, effect_seq
+from loom_core.steps import call_text, clip, effect_seq
 
 if TYPE_CHECKING:  # the engine loads only when a diff runs (every CLI command parses this)
-    from .diff import Change, PairDetail, RunDiff, SideTotals
+    from loom_core.diff import Change, PairDetail, RunDiff, SideTotals
 
 EXIT_SAME, EXIT_DIFFERENT = 0, 1
 
@@ -30,8 +30,8 @@ def add_diff_command(sub: Any) -> None:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .diff import compare, pair_detail
-    from .loader import load
+    from loom_core.diff import compare, pair_detail
+    from loom_core.loader import load
 
     diff = compare(load(args.a), load(args.b))
     if args.json:
@@ -80,7 +80,7 @@ def _divergence_lines(diff: RunDiff, detail: PairDetail) -> list[str]:
         lines.append(_side_line("b", diff.b.effects[r.b].kind or "", detail.b_text, detail.b_args))
     lines.extend(_fork_point(diff, first.row))
     if r.a is not None and r.b is not None and detail.a_text != detail.b_text:
-        from .diff import render
+        from loom_core.diff import render
 
         lines.append(f"    words: {render(detail.text_diff)}")
     for label, changes in (("args", detail.args_diff), ("result", detail.result_diff)):
@@ -92,7 +92,7 @@ def _divergence_lines(diff: RunDiff, detail: PairDetail) -> list[str]:
 
 def _fork_point(diff: RunDiff, row: int) -> list[str]:
     """After an edit, the pair of model calls it changed (the fork point), when it follows."""
-    from .diff import EDITED
+    from loom_core.diff import EDITED
 
     nxt = diff.rows[row + 1] if row + 1 < len(diff.rows) else None
     if nxt is None or nxt.status != EDITED:
@@ -112,7 +112,7 @@ def _tokens(t: SideTotals) -> str:
 
 def report_lines(diff: RunDiff) -> list[str]:
     """The human report, one string per line."""
-    from .diff import pair_detail
+    from loom_core.diff import pair_detail
 
     totals = diff.totals
     if diff.identical:

@@ -14,7 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .doctor.model import Checkup, Finding
+    from loom_core.doctor.model import Checkup, Finding
 
 EXIT_FINDINGS = 1
 
@@ -40,7 +40,7 @@ def render(report: Checkup) -> str:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from .doctor import checkup_path
+    from loom_core.doctor import checkup_path
 
     report = checkup_path(args.path)
     if args.json:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import LoadError
+from loom_core.errors import LoadError
 
 PROVIDERS = ("anthropic", "openai", "openai-responses", "scripted")
 _BY_DIALECT = {"anthropic": "anthropic", "openai": "openai", "responses": "openai-responses"}
@@ -36,8 +36,8 @@ class BadInput(Exception):
 
 def make(name: str, model: str | None, base_url: str | None) -> Any:
     """The provider object; an unknown name or bad option is bad input."""
-    from .providers import make_provider
-    from .providers.base import ProviderError
+    from loom_core.providers import make_provider
+    from loom_core.providers.base import ProviderError
 
     try:
         return make_provider(name, model or "", base_url)
@@ -58,7 +58,7 @@ def guess_provider(ctx: Any) -> str:
 
 
 def _edit(args: argparse.Namespace) -> Any:
-    from .fork.edits import Edit
+    from loom_core.fork.edits import Edit
 
     return Edit(system=args.system, inject=args.inject, redact=list(args.redact or []),
                 model=args.model, temperature=args.temperature, max_tokens=args.max_tokens,
@@ -66,7 +66,7 @@ def _edit(args: argparse.Namespace) -> Any:
 
 
 def _print_plan(plan: Any, trace: str) -> None:
-    from .pricing import OFFLINE_TEXT
+    from loom_core.pricing import OFFLINE_TEXT
 
     cost = (OFFLINE_TEXT if plan.offline else
             "unknown (unpriced model " + repr(plan.model) + ")" if plan.cost_usd is None
@@ -100,7 +100,7 @@ def _print_result(result: Any) -> None:
 def default_branch(trace: str, step: int, suffix: str = ".loom.json") -> Path:
     """``<runs folder>/<trace stem>.fork<step>[-n].loom.json``: a new name in the per-user
     runs folder, never beside the parent (which may be read-only, bundled or someone else's)."""
-    from .runs_dir import free_path, runs_dir, stem_of
+    from loom_core.runs_dir import free_path, runs_dir, stem_of
 
     folder = runs_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -109,7 +109,7 @@ def default_branch(trace: str, step: int, suffix: str = ".loom.json") -> Path:
 
 def _agent_mode(args: argparse.Namespace) -> int:
     """``--mode agent``: re-run the recorded agent itself (``loom_core.fork.agent_cli``)."""
-    from .fork.agent_cli import run_agent_mode
+    from loom_core.fork.agent_cli import run_agent_mode
 
     return int(run_agent_mode(args))
 
@@ -117,11 +117,11 @@ def _agent_mode(args: argparse.Namespace) -> int:
 def cmd_fork(args: argparse.Namespace) -> int:
     if args.mode == "agent":
         return _agent_mode(args)
-    from .fork.plan import dry_run
-    from .fork.point import apply_edit, fork_context
-    from .fork.rerun import run_fork
-    from .loader import load
-    from .runs_dir import refuse_overwrite
+    from loom_core.fork.plan import dry_run
+    from loom_core.fork.point import apply_edit, fork_context
+    from loom_core.fork.rerun import run_fork
+    from loom_core.loader import load
+    from loom_core.runs_dir import refuse_overwrite
 
     if args.output and not args.dry_run:
         refuse_overwrite(args.output, args.force)

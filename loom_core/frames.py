@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from .context import AgentContext, ContextIndex, Item
-from .document import text_and_calls
+from loom_core.context import AgentContext, ContextIndex, Item
+from loom_core.document import text_and_calls
 
 _generic = msgspec.json.Decoder()
 

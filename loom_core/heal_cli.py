@@ -14,13 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .fork_cli import PROVIDERS, BadInput, guess_provider, make
+from loom_core.fork_cli import PROVIDERS, BadInput, guess_provider, make
 
 EXIT_OK, EXIT_NO_WINNER, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
 
 def _check(args: argparse.Namespace) -> Any:
-    from .heal.checks import CheckError, build_check
+    from loom_core.heal.checks import CheckError, build_check
 
     try:
         return build_check(args.forbid or [], args.require or [], args.regex or [],
@@ -33,12 +33,12 @@ def _provider_factory(args: argparse.Namespace, doc: Any, trace: str) -> Any:
     """A factory (one provider per concurrent candidate), checked for a key up front."""
     if args.mode == "agent":
         return None
-    from .fork.point import fork_context
+    from loom_core.fork.point import fork_context
 
     first = next((e.seq for e in doc.effects if e.kind == "model" and not e.depth), None)
     if first is None:
         raise BadInput(f"{trace}: the run has no top-level model step to fork at")
-    from .providers import checked_factory
+    from loom_core.providers import checked_factory
 
     name = args.provider or guess_provider(fork_context(doc, trace, first))
     return checked_factory(lambda: make(name, args.model, args.base_url), name)
@@ -47,7 +47,7 @@ def _provider_factory(args: argparse.Namespace, doc: Any, trace: str) -> Any:
 def _out_dir(args: argparse.Namespace) -> str:
     """``--out-dir`` (refused when it holds files, unless ``--force``), else a new
     ``<stem>.heal`` folder in the per-user runs folder."""
-    from .runs_dir import free_dir, runs_dir, stem_of
+    from loom_core.runs_dir import free_dir, runs_dir, stem_of
 
     if args.out_dir:
         folder = Path(args.out_dir)
@@ -78,9 +78,9 @@ def _print(result: Any, trace: str) -> None:
 
 
 def cmd_heal(args: argparse.Namespace) -> int:
-    from .doctor import checkup
-    from .heal.engine import Healer, HealOptions
-    from .loader import load
+    from loom_core.doctor import checkup
+    from loom_core.heal.engine import Healer, HealOptions
+    from loom_core.loader import load
 
     doc = load(args.trace)
     try:

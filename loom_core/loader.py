@@ -14,12 +14,12 @@ from pathlib import Path
 
 import msgspec
 
-from .document import Document
-from .errors import LoadError
-from .exchanges import load_exchanges_bytes
-from .journal import load_journal_bytes
-from .trace import load_trace_bytes
-from .wirelog import load_wirelog_bytes
+from loom_core.document import Document
+from loom_core.errors import LoadError
+from loom_core.exchanges import load_exchanges_bytes
+from loom_core.journal import load_journal_bytes
+from loom_core.trace import load_trace_bytes
+from loom_core.wirelog import load_wirelog_bytes
 
 _probe = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _JOURNAL_TYPES = (b'"header"', b'"intent"', b'"effect"')

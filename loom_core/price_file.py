@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .errors import LoadError
+from loom_core.errors import LoadError
 
 OVERRIDE_ENV = "LOOM_DESKTOP_PRICES"
 _SUFFIX = re.compile(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$")

@@ -14,12 +14,12 @@ from typing import Any, Callable
 
 import msgspec
 
-from .document import Document, FastEffect
-from .errors import LoadError
-from .loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
-from .timeline import Timeline, build_timeline
-from .tolerant import nesting_cause
-from .trace import assemble, decode_entries, gc_paused, parse_top, with_problems
+from loom_core.document import Document, FastEffect
+from loom_core.errors import LoadError
+from loom_core.loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
+from loom_core.timeline import Timeline, build_timeline
+from loom_core.tolerant import nesting_cause
+from loom_core.trace import assemble, decode_entries, gc_paused, parse_top, with_problems
 
 HEAD_ENTRIES = 400
 CHUNK = 4000

@@ -31,8 +31,8 @@ from typing import Any
 
 import msgspec
 
-from .document import Document
-from .pricing import TokenUsage, call_cost, is_offline
+from loom_core.document import Document
+from loom_core.pricing import TokenUsage, call_cost, is_offline
 
 _LIMIT = 10**12  # one call's count is clamped (hand-edited files)
 _PLAIN = frozenset({"input_tokens", "output_tokens"})

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Collection
 
-from .errors import LoadError
+from loom_core.errors import LoadError
 
 ENV = "LOOM_DESKTOP_RUNS_DIR"
 APP = "loom-desktop"

@@ -21,10 +21,10 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .document import text_and_calls
+from loom_core.document import text_and_calls
 
 if TYPE_CHECKING:
-    from .timeline import Timeline
+    from loom_core.timeline import Timeline
 
 NOTICE_HEAD = "Blocked tool call "
 
@@ -101,7 +101,7 @@ def place_shield_events(doc: Any, tl: "Timeline") -> dict[int, list[int]]:
     events = doc.shield_events
     if not events:
         return {}
-    from .timeline import K_MODEL
+    from loom_core.timeline import K_MODEL
 
     model_steps = [s for s in range(len(tl)) if tl.kind[s] == K_MODEL]
     placed: dict[int, list[int]] = {}

@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .shield_place import edited_input
-from .steps import StepRow, flag_marks, step_rows
+from loom_core.shield_place import edited_input
+from loom_core.steps import StepRow, flag_marks, step_rows
 
 
 def _decision(event: Any) -> str:
@@ -46,8 +46,8 @@ def proxy_journal(doc: Any, path: str) -> Any:
         return doc
     from pydantic import ValidationError
 
-    from .proxy.sidecar import read_sidecar
-    from .schema import ShieldEvent
+    from loom_core.proxy.sidecar import read_sidecar
+    from loom_core.schema import ShieldEvent
 
     try:
         exchanges = read_sidecar(side).exchanges
@@ -65,8 +65,8 @@ def proxy_journal(doc: Any, path: str) -> Any:
 
 
 def cmd_steps(args: argparse.Namespace) -> int:
-    from .loader import load
-    from .timeline import build_timeline
+    from loom_core.loader import load
+    from loom_core.timeline import build_timeline
 
     tl = build_timeline(proxy_journal(load(args.path), args.path))
     for row in step_rows(tl):

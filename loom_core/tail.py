@@ -24,9 +24,9 @@ import os
 import threading
 from typing import Any, Callable
 
-from .follow import JournalFollower, JournalUpdate
-from .journal import JournalState
-from .live_status import DEFAULT_IDLE_AFTER
+from loom_core.follow import JournalFollower, JournalUpdate
+from loom_core.journal import JournalState
+from loom_core.live_status import DEFAULT_IDLE_AFTER
 
 __all__ = ["JournalTailer", "JournalUpdate"]
 

@@ -15,10 +15,10 @@ from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any
 
-from .context import ContextIndex, ContextWalker
-from .document import Document
-from .run_cost import RunPricer
-from .shield_place import place_shield_events
+from loom_core.context import ContextIndex, ContextWalker
+from loom_core.document import Document
+from loom_core.run_cost import RunPricer
+from loom_core.shield_place import place_shield_events
 
 # kind codes: index into KINDS (colour and filtering use them)
 KINDS = ("episode", "model", "tool", "human", "time", "memory", "compact", "edit",
@@ -98,7 +98,7 @@ class Timeline:
     def cost_text(self, step: int | None = None) -> str:
         """Step ``step``'s cost (``None``: the run's) in the words every view uses:
         ``$0.0123``, ``?`` unpriced, ``$0 offline`` for a scripted answer, ``""`` none."""
-        from .pricing import OFFLINE_TEXT, cost_words, format_usd
+        from loom_core.pricing import OFFLINE_TEXT, cost_words, format_usd
 
         if step is None:
             return cost_words(self.total_cost, self.offline_steps > 0)

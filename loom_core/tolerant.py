@@ -20,7 +20,7 @@ from typing import Any, Callable
 import msgspec
 from pydantic import ValidationError
 
-from .errors import LoadError
+from loom_core.errors import LoadError
 
 _members = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _generic = msgspec.json.Decoder()

@@ -26,7 +26,7 @@ import time
 from types import FrameType
 from typing import Any, Iterator
 
-from .errors import LoadError
+from loom_core.errors import LoadError
 
 # Module-level imports stay light: the CLI builds every sub-parser on each run, and
 # ``summary --help`` must not pay for msgspec and pydantic. The rest loads in cmd_watch.
@@ -66,7 +66,7 @@ class _Printer:
     """Turns updates into output lines; remembers the last status it printed."""
 
     def __init__(self, json_lines: bool) -> None:
-        from .document import decode_raw, text_and_calls
+        from loom_core.document import decode_raw, text_and_calls
 
         self._decode, self._calls = decode_raw, text_and_calls
         self.json_lines = json_lines
@@ -154,7 +154,7 @@ def _install_stop_handlers(stop: threading.Event) -> dict[int, Any]:
 
 def _follow(args: argparse.Namespace, printer: _Printer, stop: threading.Event) -> Any:
     """Print updates until idle or stopped; returns the (stopped) tailer."""
-    from .tail import JournalTailer
+    from loom_core.tail import JournalTailer
 
     updates: queue.Queue[Any] = queue.Queue()
     last_change, seen = time.monotonic(), (0, False, False)
@@ -186,8 +186,8 @@ def _show(path: str, printer: _Printer, update: Any) -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Follow ``args.path``; exit 0 when idle (``--until-idle``) or on SIGINT/SIGTERM."""
-    from .live_status import RUNNING, live_status
-    from .writers import writer_present
+    from loom_core.live_status import RUNNING, live_status
+    from loom_core.writers import writer_present
 
     if os.path.isdir(args.path):
         raise LoadError(args.path, "is a directory, not a file")

@@ -18,7 +18,7 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
-from .canonical import proxy_model_key, proxy_tool_key
+from loom_core.canonical import proxy_model_key, proxy_tool_key
 
 _VOLATILE = re.compile(
     r"\b[\w-]*(?:version|build|revision|commit|request[_-]?id|trace[_-]?id)[\w-]*\s*[=:]\s*[\w.\-+/]+",

@@ -17,14 +17,14 @@ import os
 import sys
 from typing import TYPE_CHECKING, Sequence
 
-from . import __version__
+from loom_desktop import __version__
 
 if TYPE_CHECKING:
-    from .app import LoomApplication
-    from .main_window import MainWindow
-    from .single_instance import InstanceServer
+    from loom_desktop.app import LoomApplication
+    from loom_desktop.main_window import MainWindow
+    from loom_desktop.single_instance import InstanceServer
 
-from .child import RUN_MODULE, run_module  # noqa: E402  (no Qt: safe before arg parsing)
+from loom_desktop.child import RUN_MODULE, run_module  # noqa: E402  (no Qt: safe before arg parsing)
 
 EXIT_BAD_INPUT = 2
 DESCRIPTION = ("Loom Desktop, a time-travel debugger for AI agent runs: open traces, journals "
@@ -108,7 +108,7 @@ class Running:
             server.paths_received.connect(app.accept_handover)
 
     def _raise(self) -> None:
-        from .app import bring_to_front
+        from loom_desktop.app import bring_to_front
 
         bring_to_front(self.window)
 
@@ -136,7 +136,7 @@ def start_gui(app: LoomApplication, paths: list[str], server: InstanceServer | N
     """
     from PySide6.QtCore import QTimer
 
-    from .main_window import MainWindow
+    from loom_desktop.main_window import MainWindow
 
     running = Running(app, MainWindow(), server)
     for path in paths:
@@ -155,7 +155,7 @@ def _integrate(install: bool) -> int:
         print("loom-desktop: desktop integration is installed by the macOS app bundle or the "
               "Windows installer (see packaging/); this flag is for Linux", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from .integration import linux
+    from loom_desktop.integration import linux
 
     return linux.install() if install else linux.uninstall()
 
@@ -171,20 +171,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import loom_desktop  # noqa: F401  (pins pyqtgraph to PySide6 first)
 
-    from .app import LoomApplication, quiet_qt_noise
-    from .resources import sample_trace
+    from loom_desktop.app import LoomApplication, quiet_qt_noise
+    from loom_desktop.resources import sample_trace
 
     quiet_qt_noise()
     app = LoomApplication(sys.argv[:1])
     if args.screenshot:  # always its own process: never hands over, never serves
-        from .main_window import MainWindow
+        from loom_desktop.main_window import MainWindow
 
         window = MainWindow()
         code = screenshot(window, args.paths or [str(sample_trace())], args.screenshot,
                           args.step, args.size)
         window.close()
         return code
-    from .single_instance import InstanceServer, claim, server_name
+    from loom_desktop.single_instance import InstanceServer, claim, server_name
 
     paths = [os.path.abspath(p) for p in args.paths]  # the running instance has another cwd
     claimed = claim(server_name(), paths)
@@ -194,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     running = start_gui(app, paths, server, sample=str(sample_trace()))
     code = app.exec()
     running.close()
-    from .workers import wait_for_pool
+    from loom_desktop.workers import wait_for_pool
 
     wait_for_pool(5000)
     return code

@@ -20,9 +20,9 @@ from PySide6.QtCore import QEvent, QtMsgType, Signal, qInstallMessageHandler
 from PySide6.QtGui import QFileOpenEvent, QIcon
 from PySide6.QtWidgets import QApplication, QWidget
 
-from . import __version__
-from .integration.description import APP, ICON_SIZES
-from .resources import resources_dir
+from loom_desktop import __version__
+from loom_desktop.integration.description import APP, ICON_SIZES
+from loom_desktop.resources import resources_dir
 
 
 SWITCH_INTERVAL_S = 0.001

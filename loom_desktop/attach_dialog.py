@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLabel, Q
 
 from loom_core.running_proxies import FoundProxy, running_proxies, runtime_dir
 
-from .proxy_launcher import remembered_proxies
-from .workers import Task
+from loom_desktop.proxy_launcher import remembered_proxies
+from loom_desktop.workers import Task
 
 DEFAULT_PORT = 8788  # loom proxy's default, when nothing is found
 

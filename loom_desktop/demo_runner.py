@@ -26,9 +26,9 @@ from PySide6.QtWidgets import QMessageBox
 
 from loom_core.demo import CONFIRM_PATTERN, FakeModelServer
 
-from .child import module_command
-from .demo_panel import DemoOutputDock
-from .proxy_launcher import ProxySpec
+from loom_desktop.child import module_command
+from loom_desktop.demo_panel import DemoOutputDock
+from loom_desktop.proxy_launcher import ProxySpec
 
 TAIL_LINES = 12  # of the agent's output, in the failure dialog
 

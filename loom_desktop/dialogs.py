@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt, qVersion
 from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QFileDialog, QLabel,
                                QMessageBox, QVBoxLayout, QWidget)
 
-from .keys import sheet
+from loom_desktop.keys import sheet
 
 
 def _section(title: str, rows: list[tuple[str, str]]) -> str:

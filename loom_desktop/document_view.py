@@ -20,13 +20,13 @@ from loom_core.progressive import Cancelled, Loaded, load_progressive
 from loom_core.filtering import filter_message, filter_steps
 from loom_core.trace import checksum_state
 
-from . import gc_policy
-from .child import module_command
-from .keys import FILTER_KEYS, STEP_KEYS, bind
-from .models.step_list_model import COL_SUMMARY, StepListModel, column_widths
-from .session import Session
-from .widgets.context_view import ContextView
-from .workers import Task
+from loom_desktop import gc_policy
+from loom_desktop.child import module_command
+from loom_desktop.keys import FILTER_KEYS, STEP_KEYS, bind
+from loom_desktop.models.step_list_model import COL_SUMMARY, StepListModel, column_widths
+from loom_desktop.session import Session
+from loom_desktop.widgets.context_view import ContextView
+from loom_desktop.workers import Task
 
 PLAY_MS = 400
 STEP_LIST_MIN_CHARS = 36  # widths in average characters: they follow the font
@@ -155,7 +155,7 @@ class DocumentView(QWidget):
         the step list can be on screen before it."""
         if self.timeline_widget is not None:
             return
-        from .widgets.timeline import TimelineWidget
+        from loom_desktop.widgets.timeline import TimelineWidget
 
         widget = TimelineWidget()
         widget.step_requested.connect(self.session.set_step)
@@ -193,7 +193,7 @@ class DocumentView(QWidget):
 
     def start_live(self, poll_interval: float = 0.5) -> None:
         """Follow the journal as it is written (it may not exist yet)."""
-        from .live_view import LiveController
+        from loom_desktop.live_view import LiveController
 
         self.live = LiveController(self, poll_interval)
         self.layout().insertWidget(0, self.live.bar)

@@ -23,13 +23,13 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGroupBox, QLabel, QLi
 
 from loom_core.fork.edits import Edit
 
-from . import fork_runner
-from .fork_runner import ForkJob
-from .widgets.fork_draft import ForkDraft
-from .widgets.fork_messages import MessageEditor
-from .widgets.fork_settings import BAD_STYLE, RunSettings, plan_text
-from .widgets.fork_work import estimate, read_fork_point
-from .workers import Task
+from loom_desktop import fork_runner
+from loom_desktop.fork_runner import ForkJob
+from loom_desktop.widgets.fork_draft import ForkDraft
+from loom_desktop.widgets.fork_messages import MessageEditor
+from loom_desktop.widgets.fork_settings import BAD_STYLE, RunSettings, plan_text
+from loom_desktop.widgets.fork_work import estimate, read_fork_point
+from loom_desktop.workers import Task
 
 ESTIMATE_DEBOUNCE_MS = 300
 

@@ -26,8 +26,9 @@ from PySide6.QtCore import QObject, Signal
 from loom_core.providers import make_provider  # the seam tests replace
 from loom_core.runs_dir import free_path, runs_dir, stem_of
 
-from .thread_runner import STOP_JOIN_S, Relay, ThreadRunner, failure_cause
-from .widgets.fork_work import NOTHING, ForkJob, RunOutcome, run_agent, run_model, run_resume
+from loom_desktop.thread_runner import STOP_JOIN_S, Relay, ThreadRunner, failure_cause
+from loom_desktop.widgets.fork_work import (NOTHING, ForkJob, RunOutcome, run_agent, run_model,
+                                            run_resume)
 
 __all__ = ["NOTHING", "STOP_JOIN_S", "ForkJob", "ForkRunner", "RunOutcome", "branch_path"]
 

@@ -20,12 +20,12 @@ from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QMessageBox, QPushB
 
 from loom_core.heal.engine import HealOptions
 
-from . import heal_runner
-from .heal_runner import (HealJob, HealPlan, HealRunner, out_dir_for, plan_heal, probe,
-                          save_winner)
-from .widgets.heal_candidates import HealCandidates
-from .widgets.heal_setup import BudgetBox, CheckForm
-from .workers import Task
+from loom_desktop import heal_runner
+from loom_desktop.heal_runner import (HealJob, HealPlan, HealRunner, out_dir_for, plan_heal, probe,
+                                      save_winner)
+from loom_desktop.widgets.heal_candidates import HealCandidates
+from loom_desktop.widgets.heal_setup import BudgetBox, CheckForm
+from loom_desktop.workers import Task
 
 DEBOUNCE_MS = 250
 CLOSE_WAIT_S = 15.0

@@ -29,7 +29,7 @@ from loom_core.providers import checked_factory, make_provider
 from loom_core.providers.base import CancelToken
 from loom_core.runs_dir import free_dir, runs_dir, stem_of
 
-from .thread_runner import Relay, ThreadRunner, failure_cause
+from loom_desktop.thread_runner import Relay, ThreadRunner, failure_cause
 
 
 @dataclass
@@ -83,7 +83,7 @@ def _fork_facts(plan: HealPlan, doc: Any, path: str, seq: int) -> None:
     """The run settings are prefilled as the fork dialog's are (the same reading of the fork
     point): the recorded model, the provider that speaks like the run, and whether the agent
     can be re-run (its workspace was recorded and its command is there) or why not."""
-    from .widgets.fork_work import read_fork_point
+    from loom_desktop.widgets.fork_work import read_fork_point
 
     found = read_fork_point(doc, path, seq)
     plan.recorded_model, plan.provider = found["ctx"].model or "", found["provider"]
@@ -113,7 +113,7 @@ def pick_directory(parent: QWidget, start: str) -> str:
 
 def probe(name: str, model: str, base_url: str | None) -> tuple[bool, str]:
     """Worker: can this provider run (its key, its base URL)? Never shows the key."""
-    from .widgets.fork_settings import availability
+    from loom_desktop.widgets.fork_settings import availability
 
     provider = make_provider(name, model, base_url)
     try:

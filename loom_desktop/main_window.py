@@ -19,15 +19,15 @@ from loom_core.errors import LoadError
 from loom_core.pricing import provenance
 from loom_core.steps import step_label
 
-from . import __version__
-from .dialogs import show_about, show_shortcuts
-from .document_view import DocumentView
-from .keys import FILTER_HELP
-from .models.step_list_model import format_cost
-from .price_warning import warn_bad_prices
-from .settings import DesktopSettings, load_settings, save_settings
-from .tab_titles import retitle
-from .window_parts import EMPTY_TEXT, DocumentTabs, held_message, join_area
+from loom_desktop import __version__
+from loom_desktop.dialogs import show_about, show_shortcuts
+from loom_desktop.document_view import DocumentView
+from loom_desktop.keys import FILTER_HELP
+from loom_desktop.models.step_list_model import format_cost
+from loom_desktop.price_warning import warn_bad_prices
+from loom_desktop.settings import DesktopSettings, load_settings, save_settings
+from loom_desktop.tab_titles import retitle
+from loom_desktop.window_parts import EMPTY_TEXT, DocumentTabs, held_message, join_area
 
 FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"
 STANDARD_FALLBACK = {QKeySequence.StandardKey.Quit: "Ctrl+Q"}
@@ -55,11 +55,11 @@ class MainWindow(QMainWindow):
         self.central.addWidget(self.empty)
         self.setCentralWidget(self.central)
         self.setAcceptDrops(True)
-        from .proxy_manager import ProxyManager
+        from loom_desktop.proxy_manager import ProxyManager
 
         self.proxy_manager = ProxyManager(self)  # proxies started here (Proxy ▸ Start…)
         self.demo = None  # the running offline demo (Help ▸ Run offline demo)
-        from .notify import HeldNotifier
+        from loom_desktop.notify import HeldNotifier
 
         self.notifier = HeldNotifier(self)  # held calls while the window is in the background
         self._build_menus()
@@ -103,14 +103,14 @@ class MainWindow(QMainWindow):
 
     def _fork_menu(self) -> None:
         """Run ▸ Fork from Here… (F), step context menus and branch ⟷ parent links."""
-        from .widgets.fork_actions import ForkActions
+        from loom_desktop.widgets.fork_actions import ForkActions
 
         self.forks = ForkActions(self)
         self.forks.install_menu(self.run_menu)
 
     def _doctor_menu(self, view_menu) -> None:
         """View ▸ Doctor (Ctrl+Shift+K): the checkup panel; Run ▸ Heal…: the heal dialog."""
-        from .widgets.doctor_panel import DoctorPanel
+        from loom_desktop.widgets.doctor_panel import DoctorPanel
 
         self.doctor = DoctorPanel(self)
         self.doctor.install(view_menu, self.run_menu)
@@ -171,7 +171,7 @@ class MainWindow(QMainWindow):
     def attach_dialog(self):
         """Connect the approvals panel to a proxy on this machine (ours or ``loom proxy``),
         chosen from the running ones (their token files) or typed; returns the dialog."""
-        from .attach_dialog import AttachDialog
+        from loom_desktop.attach_dialog import AttachDialog
 
         attached = {c.client.port for c in self.proxies}
         dialog = AttachDialog(self, attached)
@@ -190,8 +190,8 @@ class MainWindow(QMainWindow):
         """Show an approvals panel for the proxy on ``port``; returns the panel."""
         from loom_core.control_client import ControlClient
 
-        from .proxy_connection import ProxyConnection
-        from .widgets.approvals_panel import ApprovalsPanel
+        from loom_desktop.proxy_connection import ProxyConnection
+        from loom_desktop.widgets.approvals_panel import ApprovalsPanel
 
         connection = ProxyConnection(ControlClient(port), confirm_timeout, self)
         panel = ApprovalsPanel(connection, self)
@@ -205,7 +205,7 @@ class MainWindow(QMainWindow):
 
     def run_demo(self, pace: float = 1.0):
         """Help ▸ Run offline demo: fake model, proxy holding ``deploy*``, scripted agent."""
-        from .demo_runner import DemoRun
+        from loom_desktop.demo_runner import DemoRun
 
         if self.demo is not None:
             self.demo.stop()
@@ -215,19 +215,19 @@ class MainWindow(QMainWindow):
 
     def compare_dialog(self):
         """Run ▸ Compare…: pick two runs; OK opens them side by side."""
-        from .compare_dialog import CompareDialog
+        from loom_desktop.compare_dialog import CompareDialog
 
         return CompareDialog.ask(self)
 
     def open_compare(self, view_a, view_b_or_path):
         """An A ⟷ B tab for two open tabs (or paths); ``None`` with a dialog if a side is not loaded."""
-        from .compare_dialog import open_compare_tab
+        from loom_desktop.compare_dialog import open_compare_tab
 
         return open_compare_tab(self, view_a, view_b_or_path)
 
     def watch_dialog(self) -> None:
         """Follow a journal that is being written, or will be (it need not exist yet)."""
-        from .dialogs import watch_file_dialog
+        from loom_desktop.dialogs import watch_file_dialog
 
         dialog = watch_file_dialog(self)
         if dialog.exec() and dialog.selectedFiles():

@@ -83,7 +83,7 @@ class HeldNotifier(QObject):
 
     def _tray(self) -> Tray | None:
         if self.tray is None and QSystemTrayIcon.isSystemTrayAvailable():
-            from .app import app_icon
+            from loom_desktop.app import app_icon
 
             tray = QSystemTrayIcon(app_icon(), self)
             tray.setToolTip("Loom Desktop")

@@ -9,12 +9,13 @@ The Compare view and ``python -m loom_core diff`` both use this API::
 
 from __future__ import annotations
 
-from .compare import (EDITED, IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RESULTS, STATUSES,
-                      Delta, Divergence, Row, RunDiff, Totals, aligned_pairs, compare, pair_status)
-from .detail import PairDetail, call_of, effect_text, pair_detail
-from .structdiff import Change, struct_diff
-from .textdiff import WordOp, changed_words, render, word_diff
-from .usage import SideTotals
+from loom_core.diff.compare import (EDITED, IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RESULTS,
+                                    STATUSES, Delta, Divergence, Row, RunDiff, Totals,
+                                    aligned_pairs, compare, pair_status)
+from loom_core.diff.detail import PairDetail, call_of, effect_text, pair_detail
+from loom_core.diff.structdiff import Change, struct_diff
+from loom_core.diff.textdiff import WordOp, changed_words, render, word_diff
+from loom_core.diff.usage import SideTotals
 
 __all__ = [
     "EDITED", "IDENTICAL", "INPUTS", "KINDS", "ONLY_A", "ONLY_B", "RESULTS", "STATUSES", "Change",

@@ -24,9 +24,9 @@ from itertools import zip_longest
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ..document import Document, decode_raw
-from .align import Pair, align, intern_tokens
-from .usage import RunUsage, SideTotals, run_usage
+from loom_core.document import Document, decode_raw
+from loom_core.diff.align import Pair, align, intern_tokens
+from loom_core.diff.usage import RunUsage, SideTotals, run_usage
 
 IDENTICAL, RESULTS, INPUTS, KINDS = "identical", "results-differ", "inputs-differ", "kinds-differ"
 ONLY_A, ONLY_B = "only-a", "only-b"

@@ -13,12 +13,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import ContextIndex, build_context
-from ..document import Document, text_and_calls
-from ..fork.edits import edit_summary
-from .compare import EDIT_KIND, Row, RunDiff
-from .structdiff import Change, struct_diff
-from .textdiff import WordOp, word_diff
+from loom_core.context import ContextIndex, build_context
+from loom_core.document import Document, text_and_calls
+from loom_core.fork.edits import edit_summary
+from loom_core.diff.compare import EDIT_KIND, Row, RunDiff
+from loom_core.diff.structdiff import Change, struct_diff
+from loom_core.diff.textdiff import WordOp, word_diff
 
 _TEXT_KINDS = ("model", "sample")
 

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .align import align, intern_tokens
+from loom_core.diff.align import align, intern_tokens
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_CHANGES = 500

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .align import Pair, align, intern_tokens
+from loom_core.diff.align import Pair, align, intern_tokens
 
 _WORD = re.compile(r"\s+|\w+|[^\w\s]")
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")

@@ -9,9 +9,9 @@ what heal would try redacting.
 
 from __future__ import annotations
 
-from ..frames import frame_at
-from .facts import Facts
-from .model import CONTEXT_BLOAT, WARN, Finding
+from loom_core.frames import frame_at
+from loom_core.doctor.facts import Facts
+from loom_core.doctor.model import CONTEXT_BLOAT, WARN, Finding
 
 MIN_CALLS = 3
 GROWTH = 2

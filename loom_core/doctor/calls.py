@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..context import ContextIndex
-from ..document import Document, text_and_calls
+from loom_core.context import ContextIndex
+from loom_core.document import Document, text_and_calls
 
 _ERROR_PREFIXES = ("error:",)
 

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..context import build_context
-from ..document import Document
-from .bloat import bloat
-from .facts import Facts
-from .harness import HarnessFindings
-from .items import build_items
-from .loops import loops
-from .model import Checkup, Finding
-from .placement import Placement
-from .stale import stale
+from loom_core.context import build_context
+from loom_core.document import Document
+from loom_core.doctor.bloat import bloat
+from loom_core.doctor.facts import Facts
+from loom_core.doctor.harness import HarnessFindings
+from loom_core.doctor.items import build_items
+from loom_core.doctor.loops import loops
+from loom_core.doctor.model import Checkup, Finding
+from loom_core.doctor.placement import Placement
+from loom_core.doctor.stale import stale
 
 
 def checkup(doc: Document) -> Checkup:
@@ -39,6 +39,6 @@ def checkup(doc: Document) -> Checkup:
 
 def checkup_path(path: str | Path) -> Checkup:
     """Load ``path`` (raises :class:`loom_core.errors.LoadError`) and check it."""
-    from ..loader import load
+    from loom_core.loader import load
 
     return checkup(load(path))

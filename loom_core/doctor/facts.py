@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ..context import ContextIndex
-from ..document import Document
-from .calls import ToolUse, tool_uses
-from .items import Items
-from .model import SNIPPET_CHARS, Finding
-from .placement import Placement
+from loom_core.context import ContextIndex
+from loom_core.document import Document
+from loom_core.doctor.calls import ToolUse, tool_uses
+from loom_core.doctor.items import Items
+from loom_core.doctor.model import SNIPPET_CHARS, Finding
+from loom_core.doctor.placement import Placement
 
 
 @dataclass

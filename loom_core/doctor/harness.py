@@ -15,10 +15,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from functools import cached_property
 
-from .items import Items, words
-from .model import DUPLICATE, HIGH, OVERSIZED, PREFIX_CHARS, SNIPPET_CHARS, UNUSED, WARN, Finding
-from .placement import Placement
-from .similar import earliest_matches
+from loom_core.doctor.items import Items, words
+from loom_core.doctor.model import (DUPLICATE, HIGH, OVERSIZED, PREFIX_CHARS, SNIPPET_CHARS,
+                                    UNUSED, WARN, Finding)
+from loom_core.doctor.placement import Placement
+from loom_core.doctor.similar import earliest_matches
 
 OVERSIZED_TOKENS = 200
 OVERSIZED_SHARE = (1, 4)  # tokens / total >= 1/4

@@ -9,9 +9,9 @@ repeated results are what heal may redact.
 
 from __future__ import annotations
 
-from .calls import ToolUse, reads_as_error
-from .facts import Facts
-from .model import ERROR_LOOP, HIGH, TOOL_LOOP, WARN, Finding
+from loom_core.doctor.calls import ToolUse, reads_as_error
+from loom_core.doctor.facts import Facts
+from loom_core.doctor.model import ERROR_LOOP, HIGH, TOOL_LOOP, WARN, Finding
 
 LOOP_CALLS = 3
 ERROR_RETRIES = 2

@@ -11,8 +11,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from functools import cached_property
 
-from ..context import ContextIndex
-from ..document import Document
+from loom_core.context import ContextIndex
+from loom_core.document import Document
 
 
 class Placement:

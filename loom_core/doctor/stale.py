@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from .calls import ToolUse, canonical_args
-from .facts import Facts
-from .model import STALE, WARN, Finding
+from loom_core.doctor.calls import ToolUse, canonical_args
+from loom_core.doctor.facts import Facts
+from loom_core.doctor.model import STALE, WARN, Finding
 
 RESOURCE_ARGS = ("path", "file", "file_path", "filepath", "filename", "url", "uri", "query",
                  "q", "key", "resource", "table", "id")

@@ -17,7 +17,7 @@ import sys
 from collections import deque
 from typing import Callable
 
-from ..providers.base import CancelToken
+from loom_core.providers.base import CancelToken
 
 GRACE = 5.0  # seconds between SIGTERM and SIGKILL, and for the output pipe to drain
 POLL = 0.05  # seconds between looks at the cancel token

@@ -22,12 +22,13 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..cli_help import HelpParser
-from ..errors import LoadError
-from ..runs_dir import free_path, refuse_overwrite, runs_dir, stem_of
-from ..providers.base import CancelToken
-from .agent_rerun import DEFAULT_TIMEOUT, AgentRerunError, AgentRerunResult, agent_rerun
-from .edits import Edit
+from loom_core.cli_help import HelpParser
+from loom_core.errors import LoadError
+from loom_core.runs_dir import free_path, refuse_overwrite, runs_dir, stem_of
+from loom_core.providers.base import CancelToken
+from loom_core.fork.agent_rerun import (DEFAULT_TIMEOUT, AgentRerunError, AgentRerunResult,
+                                        agent_rerun)
+from loom_core.fork.edits import Edit
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 

@@ -27,19 +27,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from ..canonical import effect_key
-from ..loader import load
-from ..providers.base import CancelToken
-from ..proxy.config import DEFAULT_TARGET, ProxyConfig
-from ..proxy.forkmode import ForkError, ForkSource
-from ..proxy.forkwire import snapshot_items
-from ..proxy.reconstruct import path_dialect
-from ..proxy.record import child_env
-from ..proxy.runner import RunningProxy, start_proxy
-from ..proxy.sidecar import read_sidecar
-from ..save import save_dict
-from .agent_child import run_child
-from .edits import Edit
+from loom_core.canonical import effect_key
+from loom_core.loader import load
+from loom_core.providers.base import CancelToken
+from loom_core.proxy.config import DEFAULT_TARGET, ProxyConfig
+from loom_core.proxy.forkmode import ForkError, ForkSource
+from loom_core.proxy.forkwire import snapshot_items
+from loom_core.proxy.reconstruct import path_dialect
+from loom_core.proxy.record import child_env
+from loom_core.proxy.runner import RunningProxy, start_proxy
+from loom_core.proxy.sidecar import read_sidecar
+from loom_core.save import save_dict
+from loom_core.fork.agent_child import run_child
+from loom_core.fork.edits import Edit
 
 DEFAULT_TIMEOUT = 1800.0  # seconds the agent may run before it is stopped
 NOT_RECORDED = "this run was not recorded with `record -- COMMAND`; use the model re-run"

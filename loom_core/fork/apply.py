@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .edits import Edit, MessageOp
-from .items import estimate_tokens, make_item, normal_item
+from loom_core.fork.edits import Edit, MessageOp
+from loom_core.fork.items import estimate_tokens, make_item, normal_item
 
 if TYPE_CHECKING:
-    from .point import ForkContext
+    from loom_core.fork.point import ForkContext
 
 INJECT_SOURCE = "fork-edit"  # what loom-harness's ``loom fork --inject`` marks its note with
 

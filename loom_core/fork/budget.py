@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from ..providers.base import CancelToken, ModelRequest
+from loom_core.providers.base import CancelToken, ModelRequest
 
 MESSAGE_FRAMING = 8  # tokens a provider adds around each message (role, separators)
 TOOLS_ALLOWANCE = 600  # the tool-use system prompt a provider adds when tools are offered

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..providers.base import ToolSpec
+from loom_core.providers.base import ToolSpec
 
 REDACTED = "[redacted: flagged by checkup]"
 

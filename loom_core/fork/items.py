@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from ..providers.base import ToolSpec
+from loom_core.providers.base import ToolSpec
 
 
 def estimate_tokens(text: str) -> int:

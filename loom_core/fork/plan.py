@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..document import Document
-from ..pricing import TokenUsage, call_cost, is_offline
-from ..providers.base import Provider
-from ..run_cost import RunPricer
-from .edits import Edit
-from .items import context_tokens
-from .point import ForkContext, apply_edit, fork_context
+from loom_core.document import Document
+from loom_core.pricing import TokenUsage, call_cost, is_offline
+from loom_core.providers.base import Provider
+from loom_core.run_cost import RunPricer
+from loom_core.fork.edits import Edit
+from loom_core.fork.items import context_tokens
+from loom_core.fork.point import ForkContext, apply_edit, fork_context
 
 
 @dataclass

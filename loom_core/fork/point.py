@@ -14,15 +14,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..canonical import proxy_model_key
-from ..context import ContextIndex, build_context
-from ..document import Document, text_and_calls
-from ..frames import Frame, frame_at
-from ..providers.base import ToolSpec
-from .apply import apply_edit
-from .items import make_item, normal_item, result_content
-from .requests import RequestContext, request_context
-from .snapshot import branch_request, proxy_snapshot_context
+from loom_core.canonical import proxy_model_key
+from loom_core.context import ContextIndex, build_context
+from loom_core.document import Document, text_and_calls
+from loom_core.frames import Frame, frame_at
+from loom_core.providers.base import ToolSpec
+from loom_core.fork.apply import apply_edit
+from loom_core.fork.items import make_item, normal_item, result_content
+from loom_core.fork.requests import RequestContext, request_context
+from loom_core.fork.snapshot import branch_request, proxy_snapshot_context
 
 __all__ = ["ForkContext", "apply_edit", "context_index", "find_model_effect", "fork_context",
            "model_turn", "sidecar_path"]
@@ -130,8 +130,8 @@ def _recorded_request(doc: Document, path: str | Path,
     the effect's key must be the proxy key of its exchange index, and the recorded
     response must be what the effect holds.
     """
-    from ..proxy.sidecar import read_sidecar
-    from ..wire import response_to_result
+    from loom_core.proxy.sidecar import read_sidecar
+    from loom_core.wire import response_to_result
 
     n = sum(1 for e in doc.effects[:index] if e.kind == "model")
     side = sidecar_path(path)

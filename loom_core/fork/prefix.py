@@ -12,11 +12,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..document import Document
-from ..save import document_dict
-from .branch import Branch, new_provenance, parent_header
-from .edits import Edit
-from .point import ForkContext, context_index, sidecar_path
+from loom_core.document import Document
+from loom_core.save import document_dict
+from loom_core.fork.branch import Branch, new_provenance, parent_header
+from loom_core.fork.edits import Edit
+from loom_core.fork.point import ForkContext, context_index, sidecar_path
 
 
 def prefix_episodes(doc: Document, index: int) -> list[str]:
@@ -38,7 +38,7 @@ def prefix_shield_events(doc: Document, path: str | Path, index: int, exchanges:
     count = _sidecar_event_count(path, exchanges)
     if count is not None and count <= len(events):
         return events[:count]
-    from ..timeline import build_timeline
+    from loom_core.timeline import build_timeline
 
     tl = build_timeline(doc)
     keep = {i for step, idxs in tl.shield_at.items()
@@ -50,7 +50,7 @@ def _sidecar_event_count(path: str | Path, exchanges: int) -> int | None:
     side = sidecar_path(path)
     if not side.is_file():
         return None
-    from ..proxy.sidecar import read_sidecar
+    from loom_core.proxy.sidecar import read_sidecar
 
     try:
         sidecar = read_sidecar(side)

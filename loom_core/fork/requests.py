@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..providers.base import ToolSpec
-from ..wire import decode_args
-from .items import assistant_item, make_item
+from loom_core.providers.base import ToolSpec
+from loom_core.wire import decode_args
+from loom_core.fork.items import assistant_item, make_item
 
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 

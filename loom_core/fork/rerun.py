@@ -16,15 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..document import Document
-from ..providers.base import Cancelled, CancelToken, ModelReply, ModelRequest, Provider, ToolSpec
-from ..proxy.tracefile import TraceFile
-from .branch import Branch
-from .budget import MIN_OUTPUT, SharedBudget, billed, input_bound
-from .edits import Edit
-from .items import assistant_item, tool_item
-from .point import apply_edit, fork_context
-from .recorded import RecordedResults, recorded_calls
+from loom_core.document import Document
+from loom_core.providers.base import (Cancelled, CancelToken, ModelReply, ModelRequest, Provider,
+                                      ToolSpec)
+from loom_core.proxy.tracefile import TraceFile
+from loom_core.fork.branch import Branch
+from loom_core.fork.budget import MIN_OUTPUT, SharedBudget, billed, input_bound
+from loom_core.fork.edits import Edit
+from loom_core.fork.items import assistant_item, tool_item
+from loom_core.fork.point import apply_edit, fork_context
+from loom_core.fork.recorded import RecordedResults, recorded_calls
 
 DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_TOKENS = 4096  # when the recording did not say (harness traces never do)
@@ -227,7 +228,7 @@ def run_fork(doc: Document, path: str | Path, seq: int, edit: Edit, provider: Pr
     ValueError for a bad fork point or edit (nothing is called or written then);
     otherwise the branch is written to ``out`` (when given) whatever the outcome.
     """
-    from .prefix import start_branch
+    from loom_core.fork.prefix import start_branch
 
     if max_turns < 1:
         raise ValueError(f"max_turns must be at least 1 (got {max_turns})")

@@ -13,15 +13,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..document import Document, text_and_calls
-from ..errors import LoadError
-from ..loader import load, read_bytes
-from ..providers.base import CancelToken, Provider, ToolSpec
-from .branch import Branch, dumps_safe
-from .items import assistant_item, normal_item, tool_item
-from .point import find_model_effect
-from .recorded import RecordedResults, recorded_calls
-from .rerun import DEFAULT_MAX_TURNS, ForkResult, LiveState, OnEffect, Runner
+from loom_core.document import Document, text_and_calls
+from loom_core.errors import LoadError
+from loom_core.loader import load, read_bytes
+from loom_core.providers.base import CancelToken, Provider, ToolSpec
+from loom_core.fork.branch import Branch, dumps_safe
+from loom_core.fork.items import assistant_item, normal_item, tool_item
+from loom_core.fork.point import find_model_effect
+from loom_core.fork.recorded import RecordedResults, recorded_calls
+from loom_core.fork.rerun import DEFAULT_MAX_TURNS, ForkResult, LiveState, OnEffect, Runner
 
 _NOTHING: Any = object()
 FINISHED = ("done", "stopped")

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .engine import Healer
-    from .repairs import Candidate
+    from loom_core.heal.engine import Healer
+    from loom_core.heal.repairs import Candidate
 
 
 def attempt(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
@@ -18,7 +18,7 @@ def attempt(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
 
 
 def _model(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
-    from ..fork.rerun import run_fork
+    from loom_core.fork.rerun import run_fork
 
     if healer.provider is None:
         raise ValueError("the model re-run needs a provider")
@@ -37,8 +37,8 @@ def _model(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
 
 
 def _agent(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
-    from ..fork.agent_rerun import agent_rerun
-    from ..fork.budget import billed
+    from loom_core.fork.agent_rerun import agent_rerun
+    from loom_core.fork.budget import billed
 
     result = agent_rerun(healer.path, cand.step, cand.edit, str(cand.path), cancel=cand.cancel)
     if result.path is None:

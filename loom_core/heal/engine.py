@@ -26,15 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..document import Document
-from ..fork.budget import SharedBudget
-from ..fork.point import context_index, find_model_effect
-from ..providers.base import CancelToken, Provider
-from ..runs_dir import free_path
-from ..save import save_dict
-from .checks import Check
-from .repairs import (CANCELLED, ERROR, FAILED, PASSED, PAUSED, QUEUED, RUNNING, SKIPPED,
-                      Candidate, plan_candidates)
+from loom_core.document import Document
+from loom_core.fork.budget import SharedBudget
+from loom_core.fork.point import context_index, find_model_effect
+from loom_core.providers.base import CancelToken, Provider
+from loom_core.runs_dir import free_path
+from loom_core.save import save_dict
+from loom_core.heal.checks import Check
+from loom_core.heal.repairs import (CANCELLED, ERROR, FAILED, PASSED, PAUSED, QUEUED, RUNNING,
+                                    SKIPPED, Candidate, plan_candidates)
 
 OnUpdate = Callable[[Candidate], None]
 ALREADY_PASSES, HEALED, NO_WINNER, NO_REPAIRS = "already_passes", "healed", "no_winner", "no_repairs"
@@ -53,7 +53,7 @@ class LinkedToken(CancelToken):
 
     def check(self) -> None:
         if self.cancelled:
-            from ..providers.base import Cancelled
+            from loom_core.providers.base import Cancelled
 
             raise Cancelled("cancelled")
 
@@ -180,7 +180,7 @@ class Healer:
     def _try(self, cand: Candidate) -> None:
         cand.path = str(self.out_dir / f"{cand.label}.loom.json")
         try:
-            from .attempt import attempt
+            from loom_core.heal.attempt import attempt
 
             branch, status = attempt(self, cand)
         except Exception as err:  # noqa: BLE001 - one broken candidate must not end the heal

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..document import Document
-from ..fork.edits import Edit
-from ..fork.plan import dry_run
-from ..providers.base import CancelToken
+from loom_core.document import Document
+from loom_core.fork.edits import Edit
+from loom_core.fork.plan import dry_run
+from loom_core.providers.base import CancelToken
 
 QUEUED, RUNNING, PASSED, FAILED = "queued", "running", "passed", "failed"
 PAUSED, ERROR, CANCELLED, SKIPPED = "paused", "error", "cancelled", "skipped"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .base import Provider
+from loom_core.providers.base import Provider
 
 # name -> one-line label, in the order the app's picker lists them
 PROVIDERS: dict[str, str] = {
@@ -41,16 +41,16 @@ def make_provider(name: str, model: str = "", base_url: str | None = None,
     (SDK providers: ``api_key``, ``stream``, ``max_retries``, ``backoff``,
     ``max_backoff``, ``timeout``; ``openai`` also ``token_param``)."""
     if name == "anthropic":
-        from .anthropic_provider import AnthropicProvider
+        from loom_core.providers.anthropic_provider import AnthropicProvider
         return AnthropicProvider(model, base_url, **opts)
     if name == "openai":
-        from .openai_provider import OpenAIChatProvider
+        from loom_core.providers.openai_provider import OpenAIChatProvider
         return OpenAIChatProvider(model, base_url, **opts)
     if name == "openai-responses":
-        from .openai_provider import OpenAIResponsesProvider
+        from loom_core.providers.openai_provider import OpenAIResponsesProvider
         return OpenAIResponsesProvider(model, base_url, **opts)
     if name == "scripted":
-        from .scripted import ScriptedProvider  # type: ignore[import-not-found]
+        from loom_core.providers.scripted import ScriptedProvider  # type: ignore[import-not-found]
         return ScriptedProvider()  # type: ignore[no-any-return]
     raise ValueError(f"unknown provider {name!r} (known: {', '.join(PROVIDERS)})")
 

@@ -13,11 +13,11 @@ from typing import Any
 import anthropic
 import httpx2
 
-from . import DEFAULT_MODELS
-from .base import CancelToken, ModelReply, ModelRequest
-from .billing import anthropic_extras
-from .convert import anthropic_messages, anthropic_tools
-from .retry import CallFailed, SdkProvider, classify
+from loom_core.providers import DEFAULT_MODELS
+from loom_core.providers.base import CancelToken, ModelReply, ModelRequest
+from loom_core.providers.billing import anthropic_extras
+from loom_core.providers.convert import anthropic_messages, anthropic_tools
+from loom_core.providers.retry import CallFailed, SdkProvider, classify
 
 
 class AnthropicProvider(SdkProvider):

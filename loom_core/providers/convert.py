@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .base import ProviderError, ToolSpec
+from loom_core.providers.base import ProviderError, ToolSpec
 
 ROLES = ("user", "assistant", "tool")
 

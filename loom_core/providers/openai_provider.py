@@ -16,11 +16,12 @@ from typing import Any
 import httpx2
 import openai
 
-from . import DEFAULT_MODELS
-from .base import CancelToken, ModelReply, ModelRequest
-from .billing import openai_extras
-from .convert import chat_messages, chat_tools, decode_arguments, responses_input, responses_tools
-from .retry import RETRY_ERROR_TYPES, CallFailed, SdkProvider, classify
+from loom_core.providers import DEFAULT_MODELS
+from loom_core.providers.base import CancelToken, ModelReply, ModelRequest
+from loom_core.providers.billing import openai_extras
+from loom_core.providers.convert import (chat_messages, chat_tools, decode_arguments,
+                                         responses_input, responses_tools)
+from loom_core.providers.retry import RETRY_ERROR_TYPES, CallFailed, SdkProvider, classify
 
 
 class _OpenAIBase(SdkProvider):

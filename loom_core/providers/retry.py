@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, TypeVar
 
-from .base import CancelToken, Cancelled, ModelReply, ModelRequest, ProviderError
+from loom_core.providers.base import CancelToken, Cancelled, ModelReply, ModelRequest, ProviderError
 
 T = TypeVar("T")
 RETRY_STATUS = frozenset({408, 409, 429})  # plus every 5xx (529 = Anthropic overloaded)

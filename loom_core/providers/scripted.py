@@ -13,7 +13,7 @@ import copy
 from dataclasses import replace
 from typing import Any, Callable, Iterable
 
-from .base import CancelToken, ModelReply, ModelRequest, ProviderError
+from loom_core.providers.base import CancelToken, ModelReply, ModelRequest, ProviderError
 
 DEFAULT_TEXT = "scripted reply"
 Responder = Callable[[ModelRequest], "ModelReply | dict[str, Any]"]

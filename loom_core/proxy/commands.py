@@ -9,17 +9,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .config import add_proxy_flags, config_from_args
+from loom_core.proxy.config import add_proxy_flags, config_from_args
 
 
 def cmd_proxy(args: argparse.Namespace) -> int:
-    from .runner import main
+    from loom_core.proxy.runner import main
 
     return main(config_from_args(args))
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from .record import main
+    from loom_core.proxy.record import main
 
     command = list(args.command)
     if command[:1] == ["--"]:

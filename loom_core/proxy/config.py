@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .evloop import CHOICES as LOOP_CHOICES
+from loom_core.proxy.evloop import CHOICES as LOOP_CHOICES
 
 DEFAULT_TARGET = "https://api.anthropic.com"
 DEFAULT_SAVE = "session.loom.json"

@@ -51,9 +51,9 @@ from typing import Any
 
 from aiohttp import web
 
-from ..running_proxies import runtime_dir  # where loom approve looks too
-from .decide_body import BadBody, decide_body
-from .upstream import json_error
+from loom_core.running_proxies import runtime_dir  # where loom approve looks too
+from loom_core.proxy.decide_body import BadBody, decide_body
+from loom_core.proxy.upstream import json_error
 
 PENDING, DECIDE = "/loom/shield/pending", "/loom/shield/decide"
 TOKEN_HEADER = "x-loom-token"
@@ -151,7 +151,7 @@ class ControlPlane:
             body = decide_body(await request.read())
         except BadBody as err:
             return json_error(400, str(err))
-        from ..shield import ApprovalRejected
+        from loom_core.shield import ApprovalRejected
 
         try:
             self.approvals.decide(

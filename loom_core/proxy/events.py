@@ -38,9 +38,9 @@ from typing import Any
 
 from aiohttp import web
 
-from .control import loopback_host
-from .scrub import scrub_value
-from .upstream import json_error
+from loom_core.proxy.control import loopback_host
+from loom_core.proxy.scrub import scrub_value
+from loom_core.proxy.upstream import json_error
 
 EVENTS = "/loom/events"
 KEEPALIVE = 15.0

@@ -39,14 +39,15 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from ..fork.edits import Edit
-from ..wire import dialect_of, proxy_sys_hash
-from .config import ProxyConfig, SessionPaths
-from .forkwire import (ForkError, check_agent_edit, conversation, merge_note, reapply_note,
-                       redact_results, request_digest, set_sampling, set_system)
-from .reconstruct import path_dialect
-from .sidecar import read_sidecar, thread_key
-from .synthesize import synthesize
+from loom_core.fork.edits import Edit
+from loom_core.wire import dialect_of, proxy_sys_hash
+from loom_core.proxy.config import ProxyConfig, SessionPaths
+from loom_core.proxy.forkwire import (ForkError, check_agent_edit, conversation, merge_note,
+                                      reapply_note, redact_results, request_digest, set_sampling,
+                                      set_system)
+from loom_core.proxy.reconstruct import path_dialect
+from loom_core.proxy.sidecar import read_sidecar, thread_key
+from loom_core.proxy.synthesize import synthesize
 
 __all__ = ["ForkError", "ForkSource", "fork_source"]
 

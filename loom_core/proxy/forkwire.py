@@ -12,8 +12,8 @@ import hashlib
 import json
 from typing import Any
 
-from ..fork.edits import Edit
-from ..wire import flatten, proxy_sys_hash
+from loom_core.fork.edits import Edit
+from loom_core.wire import flatten, proxy_sys_hash
 
 UNSUPPORTED = ("messages", "tools")  # Edit members an agent re-run cannot apply
 

@@ -33,7 +33,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from .config import ShieldConfig
+from loom_core.proxy.config import ShieldConfig
 
 
 @dataclass
@@ -86,7 +86,7 @@ def load_screen(config: ShieldConfig) -> Screen | None:
     if not config.requested:
         return None
     try:
-        from .. import shield as engine  # type: ignore[attr-defined]
+        from loom_core import shield as engine  # type: ignore[attr-defined]
     except ImportError as err:
         raise ShieldUnavailable(f"shield flags were given but the shield engine cannot be "
                                 f"loaded ({err}); refusing to relay unscreened calls") from err

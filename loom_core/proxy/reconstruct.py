@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .sse_bulk import decode_all, split_events, split_rest
-from .stream_acc import AnthropicStream, ChatStream, ResponsesStream
+from loom_core.proxy.sse_bulk import decode_all, split_events, split_rest
+from loom_core.proxy.stream_acc import AnthropicStream, ChatStream, ResponsesStream
 
 __all__ = ["AnthropicStream", "ChatStream", "ResponsesStream", "StreamReconstructor",
            "path_dialect", "reconstruct", "sniff_dialect"]

@@ -24,9 +24,9 @@ import sys
 from datetime import datetime, timezone
 from typing import Any
 
-from .config import ProxyConfig
-from .evloop import loop_factory, run_on
-from .runner import start_proxy
+from loom_core.proxy.config import ProxyConfig
+from loom_core.proxy.evloop import loop_factory, run_on
+from loom_core.proxy.runner import start_proxy
 
 _LOOPBACK = ("localhost", "127.0.0.1", "::1")
 

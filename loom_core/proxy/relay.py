@@ -30,8 +30,8 @@ from typing import Callable
 import aiohttp
 from aiohttp import web
 
-from .reconstruct import StreamReconstructor
-from .upstream import UPSTREAM_ERRORS, response_headers
+from loom_core.proxy.reconstruct import StreamReconstructor
+from loom_core.proxy.upstream import UPSTREAM_ERRORS, response_headers
 
 
 def client_gone(request: web.Request) -> bool:

@@ -15,8 +15,8 @@ from typing import Any
 
 from aiohttp import web
 
-from .synthesize import synthesize
-from .upstream import json_error
+from loom_core.proxy.synthesize import synthesize
+from loom_core.proxy.upstream import json_error
 
 
 class ReplayError(ValueError):

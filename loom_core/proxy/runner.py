@@ -39,15 +39,15 @@ from typing import Any, TextIO
 
 from aiohttp import web
 
-from ..save import atomic_write_bytes
-from .config import ProxyConfig, SessionPaths
-from .evloop import loop_factory, loop_name, run_on
-from .control import with_control_plane
-from .forkmode import ForkSource, fork_source
-from .hooks import Screen, load_screen
-from .replay import ReplaySource
-from .server import ProxyServer
-from .session import RecordingSession, check_save
+from loom_core.save import atomic_write_bytes
+from loom_core.proxy.config import ProxyConfig, SessionPaths
+from loom_core.proxy.evloop import loop_factory, loop_name, run_on
+from loom_core.proxy.control import with_control_plane
+from loom_core.proxy.forkmode import ForkSource, fork_source
+from loom_core.proxy.hooks import Screen, load_screen
+from loom_core.proxy.replay import ReplaySource
+from loom_core.proxy.server import ProxyServer
+from loom_core.proxy.session import RecordingSession, check_save
 
 SHUTDOWN_GRACE = 3.0
 

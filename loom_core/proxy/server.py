@@ -34,19 +34,19 @@ import aiohttp
 import msgspec
 from aiohttp import web
 
-from ..wire import model_dialect
-from .config import ProxyConfig
-from .events import EventHub
-from .forkmode import ForkSource
-from .hooks import Exchange, Screen
-from .reconstruct import StreamReconstructor, path_dialect, reconstruct
-from .relay import client_gone, relay_stream
-from .replay import ReplaySource
-from .session import RecordingSession
-from .synthesize import synthesize
-from .upstream import (UPSTREAM_ERRORS, client_session, env_proxy, failure_reply, json_error,
-                       request_headers, response_headers)
-from .watchdog import Watchdog
+from loom_core.wire import model_dialect
+from loom_core.proxy.config import ProxyConfig
+from loom_core.proxy.events import EventHub
+from loom_core.proxy.forkmode import ForkSource
+from loom_core.proxy.hooks import Exchange, Screen
+from loom_core.proxy.reconstruct import StreamReconstructor, path_dialect, reconstruct
+from loom_core.proxy.relay import client_gone, relay_stream
+from loom_core.proxy.replay import ReplaySource
+from loom_core.proxy.session import RecordingSession
+from loom_core.proxy.synthesize import synthesize
+from loom_core.proxy.upstream import (UPSTREAM_ERRORS, client_session, env_proxy, failure_reply,
+                                      json_error, request_headers, response_headers)
+from loom_core.proxy.watchdog import Watchdog
 
 _decode = msgspec.json.Decoder()
 

@@ -27,13 +27,13 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from ..journal_writer import JournalWriter
-from ..save import save_dict
-from ..wire import WireRecorder
-from .config import SessionPaths
-from .scrub import scrub_value
-from .sidecar import SidecarWriter, read_sidecar
-from .tracefile import TraceFile
+from loom_core.journal_writer import JournalWriter
+from loom_core.save import save_dict
+from loom_core.wire import WireRecorder
+from loom_core.proxy.config import SessionPaths
+from loom_core.proxy.scrub import scrub_value
+from loom_core.proxy.sidecar import SidecarWriter, read_sidecar
+from loom_core.proxy.tracefile import TraceFile
 
 
 SLICE = 4  # entries serialized per event-loop turn by the trace writer (~0.2 ms)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .sse_bulk import DONE
+from loom_core.proxy.sse_bulk import DONE
 
 
 class AnthropicStream:

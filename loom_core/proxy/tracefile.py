@@ -23,7 +23,7 @@ from typing import Any, Union
 
 import msgspec
 
-from ..canonical import CHECKSUM_PREFIX
+from loom_core.canonical import CHECKSUM_PREFIX
 
 _GROWING = ("log", "wire")
 Chunk = Union[bytes, bytearray]

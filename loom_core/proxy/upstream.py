@@ -22,7 +22,7 @@ from aiohttp.helpers import get_env_proxy_for_url
 from multidict import CIMultiDictProxy
 from yarl import URL
 
-from .watchdog import WatchedResponse
+from loom_core.proxy.watchdog import WatchedResponse
 
 HOP_BY_HOP = frozenset(("connection", "keep-alive", "proxy-connection", "proxy-authenticate",
                         "proxy-authorization", "te", "trailer", "trailers",

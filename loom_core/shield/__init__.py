@@ -80,17 +80,17 @@ pattern)`` are side-effect free, for previews; ``infer_capabilities`` answers
 
 from __future__ import annotations
 
-from .adapter import ProxyScreen, build_screen
-from .approvals import ApprovalRejected, Approvals, PendingApproval
-from .capabilities import VOCABULARY, infer_capabilities, risk_categories
-from .config import ApproverSpec, ShieldConfig, add_shield_arguments
-from .engine import Shield
-from .events import Decision, Verdict, deny_reason, notice
-from .match import call_matches, signature
-from .policy import PolicyFileError, ShieldConfigError, resolve_policy
-from .profiles import PROFILES, profile_names
-from .screen import ScreenResult, dialect_of, screen_response
-from .sequence import SequenceRule, parse_sequence_rule
+from loom_core.shield.adapter import ProxyScreen, build_screen
+from loom_core.shield.approvals import ApprovalRejected, Approvals, PendingApproval
+from loom_core.shield.capabilities import VOCABULARY, infer_capabilities, risk_categories
+from loom_core.shield.config import ApproverSpec, ShieldConfig, add_shield_arguments
+from loom_core.shield.engine import Shield
+from loom_core.shield.events import Decision, Verdict, deny_reason, notice
+from loom_core.shield.match import call_matches, signature
+from loom_core.shield.policy import PolicyFileError, ShieldConfigError, resolve_policy
+from loom_core.shield.profiles import PROFILES, profile_names
+from loom_core.shield.screen import ScreenResult, dialect_of, screen_response
+from loom_core.shield.sequence import SequenceRule, parse_sequence_rule
 
 __all__ = [
     "ApprovalRejected", "Approvals", "ApproverSpec", "Decision", "PROFILES", "PendingApproval",

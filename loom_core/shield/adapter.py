@@ -15,9 +15,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .approvals import PendingApproval
-from .config import ShieldConfig
-from .engine import Shield
+from loom_core.shield.approvals import PendingApproval
+from loom_core.shield.config import ShieldConfig
+from loom_core.shield.engine import Shield
 
 
 def config_from_proxy_flags(flags: Any) -> ShieldConfig | None:
@@ -73,7 +73,7 @@ class ProxyScreen:
         """Screen; cancelling this (client gone) cancels the held approval and re-raises."""
         result = await self.shield.screen_async(response, self.wait)
         try:
-            from ..proxy.hooks import Screened
+            from loom_core.proxy.hooks import Screened
         except ImportError:  # pragma: no cover -- the proxy package is not installed
             return result
         return Screened(response=result.body, events=result.events,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
-from .match import call_matches, signature
+from loom_core.shield.match import call_matches, signature
 
 PENDING, APPROVED, DENIED = "pending", "approved", "denied"
 TIMEOUT, CANCELLED = "timeout", "cancelled"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 from typing import Any
 
-from .match import signature
+from loom_core.shield.match import signature
 
 VOCABULARY = frozenset({
     "read", "write", "exec", "network", "secret", "destructive", "idempotent",

@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .policy import ShieldConfigError, resolve_policy
-from .profiles import profile_names
-from .sequence import parse_sequence_rule
+from loom_core.shield.policy import ShieldConfigError, resolve_policy
+from loom_core.shield.profiles import profile_names
+from loom_core.shield.sequence import parse_sequence_rule
 
 Action = Literal["allow", "confirm", "deny"]
 

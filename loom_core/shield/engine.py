@@ -14,12 +14,12 @@ import time
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
-from .approvals import APPROVED, Approvals, PendingApproval
-from .config import ShieldConfig
-from .events import Decision, Verdict, confirm_event, deny_event
-from .match import call_matches
-from .screen import ScreenResult, screen_steps
-from .sequence import Tripwires
+from loom_core.shield.approvals import APPROVED, Approvals, PendingApproval
+from loom_core.shield.config import ShieldConfig
+from loom_core.shield.events import Decision, Verdict, confirm_event, deny_event
+from loom_core.shield.match import call_matches
+from loom_core.shield.screen import ScreenResult, screen_steps
+from loom_core.shield.sequence import Tripwires
 
 Steps = Generator[PendingApproval, None, Verdict]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .approvals import PendingApproval
-from .match import signature
+from loom_core.shield.approvals import PendingApproval
+from loom_core.shield.match import signature
 
 NOTICE_TAIL = ("The call was not executed. Do not retry it; continue without it or explain "
                "to the user that the action was blocked by policy.")

@@ -49,7 +49,7 @@ def glob_matches(pattern: str, name: str, tool_input: Any) -> bool:
 def call_matches(pattern: str, name: str, tool_input: Any) -> bool:
     """Any rule pattern, ``cap:<capability>`` included, against one call."""
     if pattern.startswith("cap:"):
-        from .capabilities import infer_capabilities
+        from loom_core.shield.capabilities import infer_capabilities
 
         return pattern[4:].strip() in infer_capabilities(name, tool_input)
     return glob_matches(pattern, name, tool_input)

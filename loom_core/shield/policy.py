@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import LoadError
-from .profiles import PROFILES, get_profile, profile_names
-from .sequence import parse_sequence_rule
-from .yaml_subset import YamlSubsetError, parse_yaml_subset
+from loom_core.errors import LoadError
+from loom_core.shield.profiles import PROFILES, get_profile, profile_names
+from loom_core.shield.sequence import parse_sequence_rule
+from loom_core.shield.yaml_subset import YamlSubsetError, parse_yaml_subset
 
 LIST_KEYS = ("allow", "confirm", "deny", "sequence", "break_glass")
 KNOWN_KEYS = frozenset({"default", "profile", "profiles", "require_approver",
@@ -86,7 +86,7 @@ def _approvers(value: Any, source: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise PolicyFileError(source, "'require_approver' must map a pattern to approver names, "
                                       f"got {type(value).__name__}")
-    from .config import ApproverSpec
+    from loom_core.shield.config import ApproverSpec
 
     out = {}
     for pattern, spec in value.items():

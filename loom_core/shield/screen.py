@@ -31,8 +31,8 @@ import json
 from collections.abc import Callable, Generator
 from typing import Any, NamedTuple
 
-from .approvals import PendingApproval
-from .events import Verdict, notice_for
+from loom_core.shield.approvals import PendingApproval
+from loom_core.shield.events import Verdict, notice_for
 
 CallSteps = Callable[[str, Any], Generator[PendingApproval, None, Verdict]]
 Steps = Generator[PendingApproval, None, "ScreenResult"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .events import taint_event
-from .match import call_matches, signature, text_matches
+from loom_core.shield.events import taint_event
+from loom_core.shield.match import call_matches, signature, text_matches
 
 SEQUENCE_ACTIONS = ("deny", "confirm")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import __version__
+from loom_desktop import __version__
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from .description import AppInfo
+from loom_desktop.integration.description import AppInfo
 
 RESERVED = set(" \t\n\"'\\><~|&;$*?#()`")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .description import APP
-from .freedesktop import desktop_entry, mime_package
-from .macos import info_plist_bytes
-from .windows import inno_setup, reg_bytes, reg_register, reg_unregister
+from loom_desktop.integration.description import APP
+from loom_desktop.integration.freedesktop import desktop_entry, mime_package
+from loom_desktop.integration.macos import info_plist_bytes
+from loom_desktop.integration.windows import inno_setup, reg_bytes, reg_register, reg_unregister
 
 REPO = Path(__file__).resolve().parents[2]
 

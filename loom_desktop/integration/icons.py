@@ -13,7 +13,7 @@ import struct
 import sys
 from pathlib import Path
 
-from .description import APP, ICON_SIZES
+from loom_desktop.integration.description import APP, ICON_SIZES
 
 ICO_SIZES = (16, 24, 32, 48, 64, 128, 256)
 # ICNS element types that hold PNG data, by pixel size (the @2x ones reuse a bigger PNG).
@@ -91,7 +91,7 @@ def write_icons(icons_dir: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    from ..resources import resources_dir
+    from loom_desktop.resources import resources_dir
 
     for path in write_icons(Path(sys.argv[1]) if len(sys.argv) > 1 else resources_dir() / "icons"):
         print(path)

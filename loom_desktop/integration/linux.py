@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..resources import resources_dir
-from .description import APP, ICON_SIZES
-from .freedesktop import desktop_entry, drop_associations, has_entries, icon_name, mime_package
+from loom_desktop.resources import resources_dir
+from loom_desktop.integration.description import APP, ICON_SIZES
+from loom_desktop.integration.freedesktop import (desktop_entry, drop_associations, has_entries,
+                                                  icon_name, mime_package)
 
 TOOL_TIMEOUT = 60  # seconds; these tools finish in well under one
 # What update-mime-database writes beside packages/; removed once no package is left.

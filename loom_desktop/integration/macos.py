@@ -15,7 +15,7 @@ from __future__ import annotations
 import plistlib
 from typing import Any
 
-from .description import AppInfo
+from loom_desktop.integration.description import AppInfo
 
 MINIMUM_MACOS = "11.0"
 

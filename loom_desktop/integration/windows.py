@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import uuid
 
-from .description import AppInfo
+from loom_desktop.integration.description import AppInfo
 
 CLASSES = r"HKEY_CURRENT_USER\Software\Classes"
 DEFAULT_DIR = r"%LOCALAPPDATA%\Programs\Loom Desktop"

@@ -24,7 +24,7 @@ from loom_core.pricing import format_usd
 from loom_core.steps import SUMMARY_CHARS, StepRow, flag_marks, step_row, step_summary
 from loom_core.timeline import F_BLOCKED, F_DENIED, F_ERROR, Timeline
 
-from ..style import kind_color
+from loom_desktop.style import kind_color
 
 COLUMNS = ("#", "Kind", "Agent", "Summary", "Tokens", "Cost")
 COL_STEP, COL_KIND, COL_AGENT, COL_SUMMARY, COL_TOKENS, COL_COST = range(6)

@@ -20,9 +20,9 @@ from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QLineEdit,
 from loom_core.control_client import PendingCall
 from loom_core.steps import effect_seq
 
-from ..keys import APPROVAL_KEYS, bind
-from ..models.approvals_model import ApprovalsModel
-from ..proxy_connection import ProxyConnection
+from loom_desktop.keys import APPROVAL_KEYS, bind
+from loom_desktop.models.approvals_model import ApprovalsModel
+from loom_desktop.proxy_connection import ProxyConnection
 
 
 class _QueueView(QListView):

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QTextBrowser
 
 from loom_core.timeline import Timeline
 
-from ..context_html import ViewState, step_html
+from loom_desktop.context_html import ViewState, step_html
 
 RAW_LIMIT = 200_000
 

@@ -19,8 +19,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QHBoxLayout, QHeaderView, QLabel,
                                QMenu, QMessageBox, QPushButton, QTableView, QVBoxLayout, QWidget)
 
-from ..models.findings_model import F_MESSAGE, FindingsModel, locate, marked_effect
-from ..workers import Task
+from loom_desktop.models.findings_model import F_MESSAGE, FindingsModel, locate, marked_effect
+from loom_desktop.workers import Task
 
 SHORTCUT = "Ctrl+Shift+K"
 
@@ -108,7 +108,7 @@ class DoctorPanel(QDockWidget):
 
     # -- following the tabs --------------------------------------------------------------
     def current_view(self) -> Any:
-        from ..document_view import DocumentView
+        from loom_desktop.document_view import DocumentView
 
         widget = self.window_.tabs.currentWidget()
         return widget if isinstance(widget, DocumentView) else None
@@ -222,7 +222,7 @@ class DoctorPanel(QDockWidget):
     # -- heal ------------------------------------------------------------------------------
     def heal(self, view: Any = None) -> Any:
         """Open the heal dialog for ``view`` (default: the current tab); None with a notice."""
-        from ..heal_dialog import HealDialog
+        from loom_desktop.heal_dialog import HealDialog
 
         view = view if view is not None else self.current_view()
         if view is None or view.doc is None or not view.complete:

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox
 
 from loom_core.steps import step_seq
 
-from .fork_tabs import BranchTabs
+from loom_desktop.widgets.fork_tabs import BranchTabs
 
 MENU_TEXT = "Fork from Here…"
 
@@ -118,8 +118,8 @@ class ForkActions(QObject):
     # -- the dialog ------------------------------------------------------------------------
     def fork_from_here(self, view: Any = None, step: int | None = None) -> Any:
         """Open the fork dialog at ``step`` (default: the current step of the current tab)."""
-        from ..document_view import DocumentView
-        from ..fork_dialog import ForkDialog
+        from loom_desktop.document_view import DocumentView
+        from loom_desktop.fork_dialog import ForkDialog
 
         view = view if view is not None else self.window.tabs.currentWidget()
         if not isinstance(view, DocumentView):

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
                                QPlainTextEdit, QPushButton, QSplitter, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from .fork_draft import ForkDraft
+from loom_desktop.widgets.fork_draft import ForkDraft
 
 COLUMNS = ("#", "Role", "Source", "Content", "Change")
 PREVIEW = 200  # characters of content in the list

@@ -18,10 +18,10 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from loom_core.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, Timeline)
 
-from ..style import BLOCKED_COLOR, DEPTH_COLORS, ERROR_COLOR, KIND_COLORS, SHIELD_COLOR
-from .bars import EMPTY_TOP, BarsItem
-from .seq_axis import SeqAxis, step_tip
-from .timeline_legend import TimelineLegend
+from loom_desktop.style import BLOCKED_COLOR, DEPTH_COLORS, ERROR_COLOR, KIND_COLORS, SHIELD_COLOR
+from loom_desktop.widgets.bars import EMPTY_TOP, BarsItem
+from loom_desktop.widgets.seq_axis import SeqAxis, step_tip
+from loom_desktop.widgets.timeline_legend import TimelineLegend
 
 BAR_ALPHA = 200
 INITIAL_SPAN = 400  # steps visible at first on a long run
@@ -187,7 +187,7 @@ class TimelineWidget(pg.PlotWidget):
     def set_findings(self, marks: Sequence[tuple[int, str]]) -> None:
         """Mark doctor findings: a flag above each ``(step, severity)``'s bar, coloured by
         severity. One scatter item for all of them (shared brushes), fed with setData."""
-        from ..models.findings_model import severity_color
+        from loom_desktop.models.findings_model import severity_color
 
         heights = self.bars.heights
         marks = [(s, sev) for s, sev in marks if 0 <= s < len(heights)]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness_runs import Recorded, all_traces
+from tests.core.harness_runs import Recorded, all_traces
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ from loom_core.steps import step_row
 from loom_core.summary import summarize
 from loom_core.timeline import K_MODEL, build_timeline
 
-from .diff.tracegen import basic_run, write
+from tests.core.diff.tracegen import basic_run, write
 
 # claude-sonnet-4-5: $3 in, $15 out, $0.30 cache read, $3.75 cache write per million
 ANTHROPIC_USAGE = [

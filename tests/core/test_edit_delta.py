@@ -14,7 +14,7 @@ from loom_core.frames import frame_at
 from loom_core.loader import load
 from loom_core.providers.scripted import ScriptedProvider
 
-from .fork.scenarios import proxy_run
+from tests.core.fork.scenarios import proxy_run
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample.loom.json"
 AT = 14  # the sample's reviewer call; the lead's previous call was seq 12

@@ -26,9 +26,9 @@ from loom_core.summary import summarize
 from loom_core.timeline import F_UNFINISHED, build_timeline
 from loom_core.trace import checksum_state
 
-from .clis import core, loom
-from .harness_runs import (crashing_agent, journal_complete, journal_crashed, journal_paused,
-                           journal_torn, paused_journal_agent)
+from tests.core.clis import core, loom
+from tests.core.harness_runs import (crashing_agent, journal_complete, journal_crashed,
+                                     journal_paused, journal_torn, paused_journal_agent)
 
 NAMES = ("complete", "paused", "crashed", "torn", "garbage", "blank_lines", "resumed",
          "two_headers")

@@ -29,8 +29,8 @@ from loom_core.timeline import (F_BLOCKED, F_DRYRUN, F_ERROR, F_UNFINISHED, K_EP
                                 K_TOOL, build_timeline)
 from loom_core.trace import checksum_state
 
-from .clis import loom
-from .harness_runs import Recorded
+from tests.core.clis import loom
+from tests.core.harness_runs import Recorded
 
 NAMES = ("tools", "subagent", "policy", "dry_run", "budget", "max_steps", "unicode", "big",
          "paused", "resumed", "paused_child", "resumed_child", "compaction", "fork")

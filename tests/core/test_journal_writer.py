@@ -21,9 +21,9 @@ from loom.journal import Journal, UnfinishedEffect
 
 from loom_core.journal_writer import JournalWriter, effect_line
 
-from .clis import loom
-from .harness_runs import (call, crashing_agent, journal_complete, journal_crashed,
-                           journal_paused, read_file, reply, scripted)
+from tests.core.clis import loom
+from tests.core.harness_runs import (call, crashing_agent, journal_complete, journal_crashed,
+                                     journal_paused, read_file, reply, scripted)
 
 WATCH_LINE = re.compile(r"^  \[\s*(\d+)\] *(\S+)")
 

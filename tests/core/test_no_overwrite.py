@@ -11,7 +11,7 @@ import pytest
 
 from loom_core.heal.engine import save_regression
 
-from .clis import core
+from tests.core.clis import core
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample.loom.json"
 

@@ -14,7 +14,7 @@ from loom_core.loader import load
 from loom_core.steps import effect_index, step_label, step_of_seq, step_seq
 from loom_core.timeline import build_timeline
 
-from .clis import core, loom
+from tests.core.clis import core, loom
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample.loom.json"
 

@@ -28,9 +28,9 @@ from loom_core.live_status import (CRASHED, FINISHED, HUMAN, REWRITTEN, RUNNING,
 from loom_core.loader import load
 from loom_core.tail import JournalTailer
 
-from .harness_runs import Crash, crashing_agent, paused_journal_agent
-from .live_helpers import (Mirror, WriterThread, effect, header, intent, model_result,
-                           tool_pairs, wait_until)
+from tests.core.harness_runs import Crash, crashing_agent, paused_journal_agent
+from tests.core.live_helpers import (Mirror, WriterThread, effect, header, intent, model_result,
+                                     tool_pairs, wait_until)
 
 
 def state_of(*lines: bytes) -> Any:

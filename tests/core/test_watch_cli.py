@@ -20,8 +20,8 @@ from typing import Any, Iterator
 import pytest
 from loom.journal import Journal
 
-from .clis import ROOT, core, loom
-from .harness_runs import journal_complete, journal_crashed, paused_journal_agent
+from tests.core.clis import ROOT, core, loom
+from tests.core.harness_runs import journal_complete, journal_crashed, paused_journal_agent
 
 WAIT = 20.0  # generous: a line normally shows up within milliseconds
 
@@ -179,7 +179,7 @@ def test_a_signal_ends_the_watch_cleanly(tmp_path: Path, watch: list[Watch], sig
 
 def test_an_unreadable_line_is_a_status_with_its_number_and_the_watch_goes_on(
         tmp_path: Path, watch: list[Watch]) -> None:
-    from .live_helpers import effect, header, model_result
+    from tests.core.live_helpers import effect, header, model_result
 
     path = tmp_path / "live.jsonl"
     path.write_bytes(header("go") + effect(0, "model", model_result("go", ("x",))))
@@ -200,7 +200,7 @@ def test_an_unreadable_line_is_a_status_with_its_number_and_the_watch_goes_on(
 
 
 def test_human_format_names_an_unreadable_line(tmp_path: Path) -> None:
-    from .live_helpers import effect, header, model_result
+    from tests.core.live_helpers import effect, header, model_result
 
     path = tmp_path / "h.jsonl"
     path.write_bytes(b'{"type": "header", "version": "x"}\n' + header("go")
@@ -214,7 +214,7 @@ def test_human_format_names_an_unreadable_line(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="writers are seen via /proc")
 def test_a_run_whose_writer_is_gone_ends_stopped_without_finishing(tmp_path: Path) -> None:
-    from .live_helpers import effect, header, model_result
+    from tests.core.live_helpers import effect, header, model_result
 
     path = tmp_path / "gone.jsonl"  # asked for a tool, then nobody wrote again
     path.write_bytes(header("go") + effect(0, "model", model_result("go", ("x",))))

@@ -24,7 +24,7 @@ from loom_core.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 from loom_core.trace import checksum_state
 from loom_core.wire import WireRecorder, proxy_sys_hash
 
-from .clis import core, loom
+from tests.core.clis import core, loom
 
 WEATHER_SYSTEM = "You are a weather bot. build_id=2026.07.1"
 WEATHER_TOOLS = [

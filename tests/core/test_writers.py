@@ -20,7 +20,7 @@ from loom_core.live_status import CRASHED, FINISHED, RUNNING, STOPPED, WAITING
 from loom_core.tail import JournalTailer
 from loom_core.writers import PROBE_EVERY, writer_present
 
-from .live_helpers import Mirror, effect, header, intent, model_result, wait_until
+from tests.core.live_helpers import Mirror, effect, header, intent, model_result, wait_until
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="open files are listed through /proc")

@@ -17,8 +17,8 @@ from loom_desktop.context_html import ViewState, step_html
 from loom_desktop.main_window import MainWindow
 from loom_desktop.models.compare_model import COL_A_SEQ, COL_B, COL_B_SEQ, COL_STATUS
 
-from ..core.diff.test_fork_alignment import FORK_SEQ, sample_path
-from .test_compare import compare_paths
+from tests.core.diff.test_fork_alignment import FORK_SEQ, sample_path
+from tests.desktop.test_compare import compare_paths
 
 _DISPLAY = Qt.ItemDataRole.DisplayRole
 

@@ -16,7 +16,7 @@ from loom_desktop.main_window import MainWindow
 from loom_desktop.models.compare_model import (COL_A, COL_B, COL_D_COST, COL_D_TOKENS, COL_STATUS,
                                                STATUS_COLORS, StatusRole)
 
-from ..core.diff.tracegen import basic_run, model, tool, write
+from tests.core.diff.tracegen import basic_run, model, tool, write
 
 _BG, _FG = Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole
 

@@ -24,8 +24,8 @@ from loom_desktop.models.step_list_model import COL_COST
 from loom_desktop.widgets.seq_axis import step_tip
 from loom_desktop.widgets.timeline import EMPTY_SPAN, TimelineWidget
 
-from ..core.diff.tracegen import model, write
-from ..core.test_cost_views import ANTHROPIC_USAGE, harness_run
+from tests.core.diff.tracegen import model, write
+from tests.core.test_cost_views import ANTHROPIC_USAGE, harness_run
 
 
 @pytest.fixture

@@ -28,8 +28,8 @@ from loom_desktop.heal_dialog import HealDialog
 from loom_desktop.main_window import MainWindow
 from loom_desktop.models.findings_model import CandidatesModel, FindingsModel, locate
 
-from ..core.clis import loom
-from ..core.heal.scenario import BAD, GOOD, falls_for_poison, poisoned_run
+from tests.core.clis import loom
+from tests.core.heal.scenario import BAD, GOOD, falls_for_poison, poisoned_run
 
 # fetch_page: step (seq) 2 at list row 3; first seen by the model call at step 3, row 4.
 # Texts and columns name steps by seq; the rows are only where the panel marks and jumps.

@@ -28,13 +28,13 @@ from loom_desktop.main_window import MainWindow
 from loom_desktop.widgets.fork_draft import ForkDraft
 from loom_desktop.widgets.fork_links import find_branches, fork_member
 
-from ..core.clis import loom
-from ..core.forkmode.conftest import NOTE as FRENCH
-from ..core.forkmode.conftest import record_parent, responder
-from ..core.fork.scenarios import proxy_run, weather_run
-from ..core.proxy.fake_upstream import FakeUpstream, api_error
-from ..core.proxy.fake_wire import Reply
-from ..core.proxy.harness import ANTHROPIC_KEY, running_upstream
+from tests.core.clis import loom
+from tests.core.forkmode.conftest import NOTE as FRENCH
+from tests.core.forkmode.conftest import record_parent, responder
+from tests.core.fork.scenarios import proxy_run, weather_run
+from tests.core.proxy.fake_upstream import FakeUpstream, api_error
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import ANTHROPIC_KEY, running_upstream
 
 FAKE_KEY = "sk-ant-fake-" + "0" * 20
 SEQ, STEP = 3, 4  # weather: the second model call is step (seq) 3, list row 4 (after the prompt)

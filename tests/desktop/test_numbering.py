@@ -116,7 +116,7 @@ def test_doctor_column_names_steps_by_seq_and_a_prompt_as_a_prompt(tmp_path: Pat
     from loom_core.doctor_cli import where
     from loom_desktop.models.findings_model import F_STEP, FindingsModel, locate
 
-    from ..core.doctor.traces import WORDS, Trace
+    from tests.core.doctor.traces import WORDS, Trace
 
     text = " ".join(WORDS[:8])
     t = Trace(text, text)

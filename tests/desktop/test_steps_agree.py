@@ -19,11 +19,11 @@ from loom_desktop.main_window import MainWindow
 from loom_desktop.models.step_list_model import (COL_AGENT, COL_KIND, COL_STEP, COL_SUMMARY,
                                                  COL_TOKENS)
 
-from ..core.clis import core
-from ..core.fork.scenarios import weather_run
-from ..core.harness_runs import journal_complete
-from ..core.proxy.fake_wire import Reply
-from ..core.proxy.harness import anthropic_agent, start_rig
+from tests.core.clis import core
+from tests.core.fork.scenarios import weather_run
+from tests.core.harness_runs import journal_complete
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import anthropic_agent, start_rig
 
 
 def cli_rows(path: Path) -> list[dict[str, Any]]:

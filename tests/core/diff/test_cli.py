@@ -6,8 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from ..clis import core, loom
-from .tracegen import basic_run, model, tool, write
+from tests.core.clis import core, loom
+from tests.core.diff.tracegen import basic_run, model, tool, write
 
 
 def _runs(tmp_path: Path) -> tuple[Path, Path]:
@@ -89,7 +89,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path) -> None:
 
 
 def test_journal_against_its_trace(tmp_path: Path) -> None:
-    from ..harness_runs import journal_complete
+    from tests.core.harness_runs import journal_complete
 
     journal, run = journal_complete(tmp_path)
     trace = tmp_path / "complete.loom.json"

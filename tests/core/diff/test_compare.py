@@ -11,7 +11,7 @@ from loom_core.diff import (IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RESULTS, C
                             compare, pair_detail)
 from loom_core.loader import load
 
-from .tracegen import basic_run, model, pair, tool, write
+from tests.core.diff.tracegen import basic_run, model, pair, tool, write
 
 
 def test_identical_runs(tmp_path: Path) -> None:
@@ -182,7 +182,7 @@ def test_only_rows_have_one_sided_details(tmp_path: Path) -> None:
 
 
 def test_journal_equals_its_trace(tmp_path: Path) -> None:
-    from ..harness_runs import journal_complete
+    from tests.core.harness_runs import journal_complete
 
     journal, run = journal_complete(tmp_path)
     trace = tmp_path / "complete.loom.json"
@@ -209,7 +209,7 @@ def test_report_is_json_ready(tmp_path: Path) -> None:
 def test_wirelog_equals_its_converted_trace(tmp_path: Path) -> None:
     from loom_core.save import save_document
 
-    from ..test_wirelog import anthropic_exchanges, openai_exchanges, write_wirelog
+    from tests.core.test_wirelog import anthropic_exchanges, openai_exchanges, write_wirelog
 
     wirelog = write_wirelog(tmp_path / "a.wirelog", anthropic_exchanges())
     doc = load(wirelog)

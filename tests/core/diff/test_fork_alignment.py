@@ -18,9 +18,9 @@ from loom_core.fork.rerun import run_fork
 from loom_core.loader import load
 from loom_core.providers.scripted import ScriptedProvider
 
-from ..clis import core
-from .test_interop import assert_agrees
-from .tracegen import basic_run, model, write
+from tests.core.clis import core
+from tests.core.diff.test_interop import assert_agrees
+from tests.core.diff.tracegen import basic_run, model, write
 
 FORK_SEQ = 14  # the sample's reviewer call: the issue's own example
 SAMPLE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"

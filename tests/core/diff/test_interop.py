@@ -19,8 +19,8 @@ from loom_core.diff import IDENTICAL, KINDS, ONLY_A, ONLY_B, compare
 from loom_core.loader import load
 from loom_core.save import save_dict
 
-from ..clis import loom
-from ..harness_runs import Recorded
+from tests.core.clis import loom
+from tests.core.harness_runs import Recorded
 
 _STEP = re.compile(r"^\s*step (\d+) \[([a-z-]+)\]", re.M)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..clis import core
-from .traces import Trace
+from tests.core.clis import core
+from tests.core.doctor.traces import Trace
 
 
 def healthy(tmp_path: Path) -> Path:

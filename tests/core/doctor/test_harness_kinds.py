@@ -18,7 +18,7 @@ from loom import Run
 
 from loom_core.doctor import DUPLICATE, HARNESS_KINDS, OVERSIZED, UNUSED, checkup_path
 
-from .traces import WORDS, Trace
+from tests.core.doctor.traces import WORDS, Trace
 
 
 def harness_view(path: Path) -> tuple[int, list[tuple[Any, ...]]]:

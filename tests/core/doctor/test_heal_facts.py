@@ -12,7 +12,7 @@ from pathlib import Path
 from loom_core.doctor import DUPLICATE, OVERSIZED, UNUSED, checkup_path
 from loom_core.doctor_cli import where
 
-from .traces import WORDS, Trace
+from tests.core.doctor.traces import WORDS, Trace
 
 
 def test_harness_kinds_redact_every_item_with_the_same_prefix(tmp_path: Path) -> None:

@@ -17,8 +17,8 @@ from loom import Agent, tool
 from loom_core.doctor import HARNESS_KINDS, checkup
 from loom_core.loader import load
 
-from ..clis import core, loom
-from ..harness_runs import Recorded, call, reply, scripted
+from tests.core.clis import core, loom
+from tests.core.harness_runs import Recorded, call, reply, scripted
 
 PAGE = " ".join(f"paragraph{i} about caching and eviction" for i in range(150))
 SNAPSHOT = "status: replicas healthy, queue depth nominal, latency within budget, disk ample"

@@ -15,7 +15,7 @@ import pytest
 from loom_core.doctor import (CONTEXT_BLOAT, ERROR_LOOP, STALE, TOOL_LOOP, Checkup, Finding,
                               checkup_path)
 
-from .traces import Trace
+from tests.core.doctor.traces import Trace
 
 
 def run(t: Trace, tmp_path: Path) -> Checkup:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from loom_core.doctor import ERROR_LOOP, STALE, checkup_path
 
-from ..proxy.conftest import rig  # noqa: F401 - the proxy tests' fixture
-from ..proxy.fake_wire import Reply
-from ..proxy.harness import Rig, anthropic_agent
-from .test_loom_doctor import assert_same_as_loom_doctor
+from tests.core.proxy.conftest import rig  # noqa: F401 - the proxy tests' fixture
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import Rig, anthropic_agent
+from tests.core.doctor.test_loom_doctor import assert_same_as_loom_doctor
 
 TOOLS = [{"name": n, "description": d, "input_schema": {"type": "object", "properties": {
     a: {"type": "string"}}}} for n, d, a in (("read_file", "Read a file.", "path"),

@@ -11,8 +11,8 @@ from loom import Run
 from loom_core.loader import load
 from loom_core.trace import checksum_state
 
-from ..clis import core
-from ..proxy.harness import loom_verifies
+from tests.core.clis import core
+from tests.core.proxy.harness import loom_verifies
 
 
 def loom_ok(path: Path) -> Run:

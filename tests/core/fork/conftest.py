@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import pytest
 
-from .scenarios import ProxyParent, harness_fork_pair, proxy_run, weather_run
+from tests.core.fork.scenarios import ProxyParent, harness_fork_pair, proxy_run, weather_run
 
 
 @pytest.fixture(scope="session")

@@ -15,9 +15,9 @@ from typing import Any
 
 from loom import Agent, tool
 
-from ..harness_runs import call, reply, scripted
-from ..proxy.fake_wire import Reply
-from ..proxy.harness import anthropic_agent, start_rig
+from tests.core.harness_runs import call, reply, scripted
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import anthropic_agent, start_rig
 
 # -- harness parents ---------------------------------------------------------------------
 

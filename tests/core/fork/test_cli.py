@@ -9,11 +9,11 @@ from typing import Any, Iterator
 
 import pytest
 
-from ..clis import core
-from ..proxy.fake_upstream import FakeUpstream, api_error
-from ..proxy.fake_wire import Reply
-from ..proxy.harness import running_upstream
-from .checks import kinds, loom_ok, read, tail_of
+from tests.core.clis import core
+from tests.core.proxy.fake_upstream import FakeUpstream, api_error
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import running_upstream
+from tests.core.fork.checks import kinds, loom_ok, read, tail_of
 
 NOTE = "Only Oslo matters."
 FAKE_ANTHROPIC = "sk-ant-fake-" + "0" * 20

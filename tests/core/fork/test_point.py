@@ -16,7 +16,7 @@ from loom_core.loader import load
 from loom_core.providers.base import ToolSpec
 from loom_core.providers.scripted import ScriptedProvider
 
-from .scenarios import A_TOOLS, SYSTEM, trace
+from tests.core.fork.scenarios import A_TOOLS, SYSTEM, trace
 
 
 def roles(ctx: Any) -> list[tuple[str, str, str]]:

@@ -18,9 +18,9 @@ from loom_core.providers.base import ModelRequest, ToolSpec
 from loom_core.providers.scripted import ScriptedProvider
 from loom_core.save import save_dict
 
-from ..clis import loom
-from .checks import kinds, loom_ok, read, tail_of
-from .scenarios import A_TOOLS, SYSTEM, trace
+from tests.core.clis import loom
+from tests.core.fork.checks import kinds, loom_ok, read, tail_of
+from tests.core.fork.scenarios import A_TOOLS, SYSTEM, trace
 
 NOTE = "Only Tokyo matters."
 

@@ -14,8 +14,8 @@ from loom_core.loader import load
 from loom_core.providers.base import CancelToken, ModelRequest, ToolSpec
 from loom_core.providers.scripted import ScriptedProvider, failing
 
-from .checks import kinds, loom_ok, read, tail_of, texts
-from .scenarios import trace
+from tests.core.fork.checks import kinds, loom_ok, read, tail_of, texts
+from tests.core.fork.scenarios import trace
 
 NOTE = "Only Oslo matters."
 

@@ -17,7 +17,7 @@ from loom_core.loader import load
 from loom_core.providers.scripted import ScriptedProvider
 from loom_core.save import save_dict
 
-from .checks import kinds, loom_ok, read, tail_of
+from tests.core.fork.checks import kinds, loom_ok, read, tail_of
 
 ROME = {"name": "get_weather", "input": {"city": "Rome"}}
 OSLO = {"name": "get_weather", "input": {"city": "Oslo"}}

@@ -18,9 +18,9 @@ from typing import Any, Iterator
 
 import pytest
 
-from ..proxy.fake_upstream import FakeUpstream
-from ..proxy.fake_wire import Reply
-from ..proxy.harness import ANTHROPIC_KEY, OPENAI_KEY, running_upstream
+from tests.core.proxy.fake_upstream import FakeUpstream
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import ANTHROPIC_KEY, OPENAI_KEY, running_upstream
 
 AGENT = Path(__file__).with_name("agent.py")
 NOTE = "Answer in French."

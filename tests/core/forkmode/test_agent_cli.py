@@ -13,9 +13,9 @@ import pytest
 
 from loom_core.fork.agent_cli import add_agent_mode_args
 
-from ..clis import ROOT
-from ..proxy.harness import ANTHROPIC_KEY
-from .conftest import NOTE, Parent
+from tests.core.clis import ROOT
+from tests.core.proxy.harness import ANTHROPIC_KEY
+from tests.core.forkmode.conftest import NOTE, Parent
 
 
 def agent_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -21,10 +21,10 @@ from loom_core.loader import load
 from loom_core.providers.base import CancelToken
 from loom_core.save import save_dict
 
-from ..clis import LOOM
-from ..proxy.fake_upstream import FakeUpstream
-from ..proxy.harness import loom_accepts
-from .conftest import AGENT, NOTE, Parent, record_parent
+from tests.core.clis import LOOM
+from tests.core.proxy.fake_upstream import FakeUpstream
+from tests.core.proxy.harness import loom_accepts
+from tests.core.forkmode.conftest import AGENT, NOTE, Parent, record_parent
 
 pytestmark = pytest.mark.usefixtures("keys")
 

@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..clis import core
-from ..proxy.harness import ANTHROPIC_KEY, loom_accepts
-from ..proxy.procs import ProxyProcess
-from .conftest import AGENT, NOTE, Parent
+from tests.core.clis import core
+from tests.core.proxy.harness import ANTHROPIC_KEY, loom_accepts
+from tests.core.proxy.procs import ProxyProcess
+from tests.core.forkmode.conftest import AGENT, NOTE, Parent
 
 
 def test_the_proxy_flags_fork_a_run(tmp_path: Path, parent: Parent) -> None:

@@ -26,8 +26,8 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from .strategies import FAMILIES, documents, mutated
-from .surfaces import exercise
+from tests.core.fuzz.strategies import FAMILIES, documents, mutated
+from tests.core.fuzz.surfaces import exercise
 
 REGRESSIONS = Path(__file__).resolve().parents[2] / "fuzz_regressions"
 

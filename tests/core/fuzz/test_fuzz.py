@@ -20,8 +20,8 @@ from loom_core.errors import LoadError
 from loom_core.journal import JournalState
 from loom_core.loader import load_bytes
 
-from .strategies import FAMILIES, documents, dump, mutated
-from .surfaces import exercise
+from tests.core.fuzz.strategies import FAMILIES, documents, dump, mutated
+from tests.core.fuzz.surfaces import exercise
 
 REGRESSIONS = Path(__file__).resolve().parents[2] / "fuzz_regressions"
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture,

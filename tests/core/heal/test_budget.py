@@ -21,8 +21,8 @@ from loom_core.loader import load
 from loom_core.providers.base import ModelReply, ModelRequest
 from loom_core.providers.scripted import ScriptedProvider, request_tokens
 
-from ..doctor.test_loom_doctor import mixed_run
-from .scenario import poisoned_run
+from tests.core.doctor.test_loom_doctor import mixed_run
+from tests.core.heal.scenario import poisoned_run
 
 ANSWER = 1500  # what the verbose model writes when it may
 

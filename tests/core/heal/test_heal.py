@@ -16,11 +16,11 @@ from loom_core.loader import load
 from loom_core.providers.base import ModelReply
 from loom_core.providers.scripted import ScriptedProvider
 
-from ..clis import core
-from ..fork.checks import loom_ok, read
-from ..proxy.fake_upstream import FakeUpstream
-from ..proxy.harness import running_upstream
-from .scenario import BAD, GOOD, falls_for_poison, poisoned_run, responder
+from tests.core.clis import core
+from tests.core.fork.checks import loom_ok, read
+from tests.core.proxy.fake_upstream import FakeUpstream
+from tests.core.proxy.harness import running_upstream
+from tests.core.heal.scenario import BAD, GOOD, falls_for_poison, poisoned_run, responder
 
 FAKE_KEY = "sk-ant-fake-" + "7" * 20
 

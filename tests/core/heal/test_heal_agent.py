@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from ..clis import core
-from ..forkmode.conftest import AGENT, tool_results
-from ..fork.checks import loom_ok, read
-from ..proxy.fake_wire import Reply
-from ..proxy.harness import ANTHROPIC_KEY, running_upstream
-from .scenario import BAD, GOOD, POISON
+from tests.core.clis import core
+from tests.core.forkmode.conftest import AGENT, tool_results
+from tests.core.fork.checks import loom_ok, read
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import ANTHROPIC_KEY, running_upstream
+from tests.core.heal.scenario import BAD, GOOD, POISON
 
 
 def responder(endpoint: str, body: dict[str, Any]) -> Reply:

@@ -15,9 +15,9 @@ from loom_core.doctor import HARNESS_KINDS, checkup
 from loom_core.heal.repairs import plan_candidates
 from loom_core.loader import load
 
-from ..doctor.test_loom_doctor import bloated_run, mixed_run
-from ..harness_runs import Recorded
-from .scenario import poisoned_run
+from tests.core.doctor.test_loom_doctor import bloated_run, mixed_run
+from tests.core.harness_runs import Recorded
+from tests.core.heal.scenario import poisoned_run
 
 
 def labels(path: Path) -> tuple[set[str], set[str]]:

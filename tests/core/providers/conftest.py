@@ -6,7 +6,7 @@ from typing import Iterator
 
 import pytest
 
-from .rig import ENV_VARS, Upstream
+from tests.core.providers.rig import ENV_VARS, Upstream
 
 
 @pytest.fixture(autouse=True)

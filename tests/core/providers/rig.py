@@ -15,8 +15,8 @@ from typing import Any, Callable
 from loom_core.providers import make_provider
 from loom_core.providers.base import ModelReply, ModelRequest, ToolSpec
 
-from ..proxy.fake_upstream import FakeUpstream, Seen
-from ..proxy.harness import ANTHROPIC_KEY, OPENAI_KEY, LoopThread
+from tests.core.proxy.fake_upstream import FakeUpstream, Seen
+from tests.core.proxy.harness import ANTHROPIC_KEY, OPENAI_KEY, LoopThread
 
 DIALECTS = ("anthropic", "openai", "openai-responses")
 PATHS = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions",

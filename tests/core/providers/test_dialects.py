@@ -9,8 +9,8 @@ import pytest
 
 from loom_core.providers.base import ModelReply, ToolSpec
 
-from ..proxy.fake_wire import Reply
-from .rig import DIALECTS, PATHS, Upstream, request
+from tests.core.proxy.fake_wire import Reply
+from tests.core.providers.rig import DIALECTS, PATHS, Upstream, request
 
 CONVERSATION: list[dict[str, Any]] = [
     {"role": "user", "content": "Book a hotel in Zürich", "source": "episode"},

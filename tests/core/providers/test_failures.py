@@ -7,9 +7,9 @@ import pytest
 from loom_core.providers import make_provider
 from loom_core.providers.base import CancelToken, Cancelled, ProviderError
 
-from ..proxy.fake_upstream import api_error
-from ..proxy.fake_wire import Reply
-from .rig import DIALECTS, Upstream, Worker, request, wait_for
+from tests.core.proxy.fake_upstream import api_error
+from tests.core.proxy.fake_wire import Reply
+from tests.core.providers.rig import DIALECTS, Upstream, Worker, request, wait_for
 
 
 class RecordingToken(CancelToken):

@@ -18,7 +18,7 @@ from loom_core.providers.convert import (anthropic_messages, as_text, chat_messa
 from loom_core.providers.openai_provider import _ChatAssembly, responses_reply
 from loom_core.providers.retry import CallFailed, CallPolicy, classify, retry_after
 
-from ..proxy import fake_wire as fw
+from tests.core.proxy import fake_wire as fw
 
 
 def test_as_text_keeps_non_strings_as_json() -> None:

@@ -16,7 +16,7 @@ from loom.proxy import WireRecorder as LoomRecorder
 
 from loom_core.proxy.sidecar import read_sidecar
 
-from .fake_upstream import FakeUpstream
+from tests.core.proxy.fake_upstream import FakeUpstream
 
 
 def without_sys_role(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -75,7 +75,7 @@ def stop_and_check(rig: Any) -> dict[str, Any]:
     must pass: loom-harness accepts it, no API key was written anywhere, loom-harness's
     own recorder rebuilds the same log from the requests, and the sidecar keeps each
     request exactly."""
-    from .harness import grep_keys, loom_accepts
+    from tests.core.proxy.harness import grep_keys, loom_accepts
 
     trace = rig.stop()
     loom_accepts(rig.save)

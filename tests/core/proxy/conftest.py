@@ -7,7 +7,7 @@ from typing import Iterator
 
 import pytest
 
-from .harness import Rig, start_rig
+from tests.core.proxy.harness import Rig, start_rig
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from typing import Any, Callable
 from loom_core.control_client import ControlClient
 from loom_core.proxy.config import ShieldConfig
 
-from .fake_wire import Reply
-from .harness import Rig
-from .procs import wait_for
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import Rig
+from tests.core.proxy.procs import wait_for
 
 SHIELD = ShieldConfig(confirm=["deploy*"], confirm_timeout=60)
 TOOLS = [{"name": name, "description": name, "input_schema": {"type": "object"}}

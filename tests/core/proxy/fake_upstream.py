@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 from aiohttp import web
 
-from . import fake_wire as fw
-from .fake_wire import Reply
+from tests.core.proxy import fake_wire as fw
+from tests.core.proxy.fake_wire import Reply
 
 
 @dataclass

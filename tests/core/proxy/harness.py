@@ -24,9 +24,9 @@ from loom import Run
 from loom_core.proxy.config import ProxyConfig
 from loom_core.proxy.runner import RunningProxy, start_proxy
 
-from ..clis import loom
-from .fake_upstream import FakeUpstream
-from .fake_wire import Reply
+from tests.core.clis import loom
+from tests.core.proxy.fake_upstream import FakeUpstream
+from tests.core.proxy.fake_wire import Reply
 
 T = TypeVar("T")
 ANTHROPIC_KEY = "sk-ant-api03-" + "K3yF0rT3sts" * 4

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..clis import ROOT
+from tests.core.clis import ROOT
 
 
 def wait_for(predicate: Callable[[], Any], seconds: float = 15.0, what: str = "condition") -> Any:

@@ -24,10 +24,10 @@ from loom_core.control_client import ControlClient, ControlError, PendingCall
 from loom_core.proxy.config import ShieldConfig
 from loom_core.proxy.control import loopback_host
 
-from ..clis import core, loom
-from .fake_wire import Reply
-from .harness import ANTHROPIC_KEY, Rig, loom_accepts, start_rig
-from .procs import ProxyProcess, wait_for
+from tests.core.clis import core, loom
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import ANTHROPIC_KEY, Rig, loom_accepts, start_rig
+from tests.core.proxy.procs import ProxyProcess, wait_for
 
 TOOLS = [{"name": "deploy", "description": "deploy", "input_schema": {"type": "object"}}]
 OPERATOR_KEYS = ["ts", "tool", "input", "rule", "id", "action", "via", "by"]

@@ -20,8 +20,8 @@ import pytest
 from loom_core.control_client import ControlClient
 from loom_core.proxy.control import ControlPlane, write_token_file
 
-from .harness import Rig
-from .test_control import _raw, agent_call, held, shielded
+from tests.core.proxy.harness import Rig
+from tests.core.proxy.test_control import _raw, agent_call, held, shielded
 
 DEEP = 990  # json.loads raises RecursionError here (900 is fine), msgspec too
 

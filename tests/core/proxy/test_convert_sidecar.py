@@ -12,10 +12,10 @@ import json
 import shutil
 from pathlib import Path
 
-from ..clis import core
-from .fake_wire import Reply
-from .harness import Rig, loom_accepts
-from .test_sdk_anthropic import agent, script
+from tests.core.clis import core
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import Rig, loom_accepts
+from tests.core.proxy.test_sdk_anthropic import agent, script
 
 
 def recorded(rig: Rig) -> dict:

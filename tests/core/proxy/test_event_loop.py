@@ -18,11 +18,11 @@ from typing import Iterator
 import anthropic
 import pytest
 
-from ..clis import ROOT
-from .fake_upstream import FakeUpstream
-from .fake_wire import Reply
-from .harness import ANTHROPIC_KEY, running_upstream
-from .procs import ProxyProcess
+from tests.core.clis import ROOT
+from tests.core.proxy.fake_upstream import FakeUpstream
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import ANTHROPIC_KEY, running_upstream
+from tests.core.proxy.procs import ProxyProcess
 
 HI = [{"role": "user", "content": "hi"}]
 HAVE_UVLOOP = importlib.util.find_spec("uvloop") is not None

@@ -22,9 +22,9 @@ import pytest
 from loom_core.control_client import ControlClient, ControlError, NoEventStream
 from loom_core.proxy.config import ShieldConfig
 
-from .fake_wire import Reply
-from .harness import Rig, start_rig
-from .procs import wait_for
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import Rig, start_rig
+from tests.core.proxy.procs import wait_for
 
 TOOLS = [{"name": "deploy", "description": "deploy", "input_schema": {"type": "object"}}]
 WAIT = 10.0

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ..clis import ROOT
+from tests.core.clis import ROOT
 
 BREAKS = {
     "no engine": "sys.modules['loom_core.shield'] = None",

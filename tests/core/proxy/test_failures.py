@@ -19,9 +19,9 @@ import pytest
 
 from loom_core.canonical import proxy_model_key
 
-from .fake_upstream import api_error
-from .fake_wire import Reply
-from .harness import Rig, loom_accepts, start_rig
+from tests.core.proxy.fake_upstream import api_error
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import Rig, loom_accepts, start_rig
 
 HI = [{"role": "user", "content": "hi"}]
 

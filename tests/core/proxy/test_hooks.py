@@ -19,8 +19,8 @@ import pytest
 
 from loom_core.proxy.hooks import Exchange, Screen, Screened
 
-from .fake_wire import Reply
-from .harness import loom_accepts, start_rig
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import loom_accepts, start_rig
 
 NOTICE = "[loom shield] Blocked tool call delete_city"
 

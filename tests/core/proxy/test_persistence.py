@@ -21,12 +21,12 @@ from loom_core.loader import load
 from loom_core.proxy.session import RecordingSession
 from loom_core.proxy.sidecar import read_sidecar
 
-from ..clis import core
-from .fake_upstream import FakeUpstream
-from .fake_wire import Reply
-from .harness import (ANTHROPIC_KEY, OPENAI_KEY, Rig, grep_keys, loom_accepts, running_upstream,
-                      start_rig)
-from .procs import ProxyProcess, wait_for
+from tests.core.clis import core
+from tests.core.proxy.fake_upstream import FakeUpstream
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import (ANTHROPIC_KEY, OPENAI_KEY, Rig, grep_keys, loom_accepts,
+                                      running_upstream, start_rig)
+from tests.core.proxy.procs import ProxyProcess, wait_for
 
 HI = [{"role": "user", "content": "hi"}]
 

@@ -9,11 +9,11 @@ import sys
 import textwrap
 from pathlib import Path
 
-from ..clis import ROOT
-from .fake_upstream import FakeUpstream
-from .fake_wire import Reply
-from .harness import KEYS, grep_keys, loom_accepts
-from .test_persistence import upstream  # noqa: F401  (fixture)
+from tests.core.clis import ROOT
+from tests.core.proxy.fake_upstream import FakeUpstream
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import KEYS, grep_keys, loom_accepts
+from tests.core.proxy.test_persistence import upstream  # noqa: F401  (fixture)
 
 SCRIPT = textwrap.dedent("""
     import os, sys

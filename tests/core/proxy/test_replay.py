@@ -12,10 +12,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from .checks import anthropic_seen
-from .harness import Rig, start_rig
-from .test_sdk_anthropic import agent, script
-from .test_sdk_openai import chat_agent, responses_agent, two_turns
+from tests.core.proxy.checks import anthropic_seen
+from tests.core.proxy.harness import Rig, start_rig
+from tests.core.proxy.test_sdk_anthropic import agent, script
+from tests.core.proxy.test_sdk_openai import chat_agent, responses_agent, two_turns
 
 
 def record_all(tmp: Path, stream: bool) -> tuple[Path, dict[str, list]]:  # type: ignore[type-arg]

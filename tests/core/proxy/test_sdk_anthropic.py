@@ -16,10 +16,10 @@ import pytest
 from loom_core.follow import JournalFollower
 from loom_core.loader import load
 
-from ..clis import core
-from .checks import anthropic_seen, anthropic_wire, stop_and_check
-from .fake_wire import Reply
-from .harness import ANTHROPIC_KEY, Rig, loom_accepts, model_results
+from tests.core.clis import core
+from tests.core.proxy.checks import anthropic_seen, anthropic_wire, stop_and_check
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import ANTHROPIC_KEY, Rig, loom_accepts, model_results
 
 SYSTEM = "You are a weather bot. build_id=2026.07.1"
 TOOLS = [{"name": "get_weather", "description": "Weather for a city.",

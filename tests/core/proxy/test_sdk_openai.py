@@ -17,9 +17,9 @@ from loom_core.canonical import proxy_tool_key
 from loom_core.loader import load
 from loom_core.timeline import build_timeline
 
-from .checks import model_requests, sidecar_requests_exact, stop_and_check
-from .fake_wire import Reply
-from .harness import OPENAI_KEY, Rig, loom_accepts, model_results
+from tests.core.proxy.checks import model_requests, sidecar_requests_exact, stop_and_check
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import OPENAI_KEY, Rig, loom_accepts, model_results
 
 CHAT_TOOLS = [{"type": "function", "function": {
     "name": "search_hotels", "parameters": {"type": "object",

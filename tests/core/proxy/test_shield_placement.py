@@ -19,9 +19,9 @@ from loom_core.loader import load
 from loom_core.shield_place import Placer
 from loom_core.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 
-from ..clis import core
-from .decisions import EDITED, EXPECTED, SHIELD, STAGING, run_with_decisions
-from .harness import Rig, loom_verifies, model_results, start_rig
+from tests.core.clis import core
+from tests.core.proxy.decisions import EDITED, EXPECTED, SHIELD, STAGING, run_with_decisions
+from tests.core.proxy.harness import Rig, loom_verifies, model_results, start_rig
 
 
 @pytest.fixture

@@ -20,12 +20,12 @@ from loom.proxy import reconstruct_openai_sse, reconstruct_sse
 
 from loom_core.proxy import reconstruct as rc
 from loom_core.proxy.reconstruct import StreamReconstructor, reconstruct
-from .sse_reference import SSEParser
+from tests.core.proxy.sse_reference import SSEParser
 from loom_core.proxy.sse_bulk import DONE, decode_all, split_events, split_rest
 from loom_core.proxy.stream_acc import AnthropicStream, ChatStream, ResponsesStream
 
-from . import fake_wire as fw
-from .fake_wire import Reply
+from tests.core.proxy import fake_wire as fw
+from tests.core.proxy.fake_wire import Reply
 
 TURN = Reply(text="Zürich ☀ naïve — ok", usage=(50, 9),
              calls=[("t1", "search", {"city": "Zürich", "n": 2})])

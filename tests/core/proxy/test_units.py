@@ -14,12 +14,12 @@ from loom.proxy import reconstruct_openai_sse, reconstruct_sse
 from loom_core.proxy.reconstruct import StreamReconstructor, reconstruct
 from loom_core.proxy.scrub import scrub_value
 from loom_core.proxy.sidecar import SidecarWriter, read_sidecar
-from .sse_reference import SSEParser
+from tests.core.proxy.sse_reference import SSEParser
 from loom_core.proxy.synthesize import synthesize
 from loom_core.wire import WireRecorder
 
-from . import fake_wire as fw
-from .fake_wire import Reply
+from tests.core.proxy import fake_wire as fw
+from tests.core.proxy.fake_wire import Reply
 
 TURN = Reply(text="Zürich ☀ is fine", calls=[("t1", "search", {"city": "Zürich", "n": 2}),
                                               ("t2", "book", {"id": [1, 2]})], usage=(50, 9))

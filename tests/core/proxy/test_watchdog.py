@@ -21,9 +21,9 @@ import pytest
 
 from loom_core.proxy.watchdog import Watch, Watchdog
 
-from .fake_wire import Reply
-from .harness import start_rig
-from .test_failures import HI, only_the_good_one
+from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import start_rig
+from tests.core.proxy.test_failures import HI, only_the_good_one
 
 TIMEOUT = 1.0
 SLACK = 1.0  # scheduling on a loaded machine; the upstreams below stall for 6 s

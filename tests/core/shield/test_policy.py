@@ -22,7 +22,7 @@ from loom_core.shield import (PolicyFileError, ShieldConfig, ShieldConfigError, 
                               resolve_policy)
 from loom_core.shield.yaml_subset import YamlSubsetError, parse_yaml_subset
 
-from .oracle import loom_pair
+from tests.core.shield.oracle import loom_pair
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:

@@ -16,8 +16,8 @@ from loom.risk import classify_all as loom_classify_all
 from loom_core.shield import (PROFILES, VOCABULARY, Shield, ShieldConfig, infer_capabilities,
                               risk_categories, signature)
 
-from .calls import CALLS, FLAG_SETS
-from .oracle import TS, frozen_loom, loom_pair, ordered  # noqa: F401  (fixture)
+from tests.core.shield.calls import CALLS, FLAG_SETS
+from tests.core.shield.oracle import TS, frozen_loom, loom_pair, ordered  # noqa: F401  (fixture)
 
 CALL_IDS = [f"{n}-{i}" for i, (n, _) in enumerate(CALLS)]
 
