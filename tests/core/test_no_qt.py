@@ -2,8 +2,9 @@
 
 Why: the same library serves the CLI, CI jobs and a headless proxy process,
 where Qt may be absent or unable to start, and importing it would cost a
-second per run. A fresh interpreter imports every module of loom_core (and
-runs the CLI, whose imports are lazy) and reports which GUI modules got loaded.
+second per run. A fresh interpreter imports every module of loom_core, in every
+subpackage (and runs the CLI, whose imports are lazy), and reports which GUI
+modules got loaded.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ PROBE = """
 import contextlib, importlib, io, json, pkgutil, sys
 import loom_core
 from loom_core.cli import main
-names = sorted(m.name for m in pkgutil.iter_modules(loom_core.__path__, "loom_core.")
-               if m.name != "loom_core.__main__")  # __main__ would run and exit
+names = sorted(m.name for m in pkgutil.walk_packages(loom_core.__path__, "loom_core.")
+               if not m.name.endswith(".__main__"))  # a __main__ would run and exit
 for name in names:
     importlib.import_module(name)
 sample, out = sys.argv[1], sys.argv[2]
@@ -43,6 +44,8 @@ def test_no_gui_module_is_imported(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["gui"] == []
     assert report["codes"] == [0, 0, 0, 0]
-    on_disk = {f"loom_core.{p.stem}" for p in PACKAGE.glob("*.py")
-               if p.stem not in ("__init__", "__main__")}
+    files = [p for p in PACKAGE.rglob("*.py")
+             if p.stem != "__main__" and p != PACKAGE / "__init__.py"]
+    on_disk = {".".join(("loom_core", *p.relative_to(PACKAGE).with_suffix("").parts))
+               .removesuffix(".__init__") for p in files}
     assert on_disk <= set(report["imported"])  # every module was really imported
