@@ -51,9 +51,9 @@ def trace_file(n: int) -> Path:
 
 
 def headless(path: Path) -> dict[str, float]:
-    from loom_core.loader import load
+    from loom_core.formats.loader import load
     from loom_core.timeline import build_timeline
-    from loom_core.trace import gc_paused
+    from loom_core.formats.trace import gc_paused
 
     data = path.read_bytes()
     out = {"json_parse_s": _median(lambda: json.loads(data)),
@@ -72,7 +72,7 @@ _CORE_RSS = """
 import sys
 sys.path.insert(0, {root!r})
 from benchmarks.measure import peak_rss_mb
-from loom_core.progressive import load_progressive
+from loom_core.formats.progressive import load_progressive
 load_progressive({path!r})
 print(peak_rss_mb())
 """

@@ -11,7 +11,7 @@ import json
 import random
 from pathlib import Path
 
-from loom_core.canonical import checksum, effect_key
+from loom_core.formats.canonical import checksum, effect_key
 
 _WORDS = ("alpha beta gamma delta file config error result value user agent model "
           "token context search index table query update report summary").split()

@@ -46,10 +46,10 @@ def _print_timeline(doc: Any) -> None:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    from loom_core.fastcheck import ParallelChecksum
-    from loom_core.loader import load_bytes, read_bytes
+    from loom_core.formats.fastcheck import ParallelChecksum
+    from loom_core.formats.loader import load_bytes, read_bytes
     from loom_core.summary import summarize
-    from loom_core.trace import checksum_state
+    from loom_core.formats.trace import checksum_state
 
     data = read_bytes(args.path)
     # Most of the checksum runs in a forked child while this process loads and sums up.
@@ -77,17 +77,17 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 def cmd_checksum(args: argparse.Namespace) -> int:
     """Print valid / mismatch / absent; the GUI runs this in a separate process."""
-    from loom_core.loader import load
-    from loom_core.trace import checksum_state
+    from loom_core.formats.loader import load
+    from loom_core.formats.trace import checksum_state
 
     print(checksum_state(load(args.path)))
     return 0
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from loom_core.loader import load
+    from loom_core.formats.loader import load
     from loom_core.runs_dir import refuse_overwrite
-    from loom_core.save import save_document
+    from loom_core.formats.save import save_document
 
     refuse_overwrite(args.output, args.force)
     doc = load(args.input)

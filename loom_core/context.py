@@ -18,9 +18,9 @@ from typing import Any
 
 import msgspec
 
-from loom_core.document import EMPTY_META, Document, decode_raw, text_and_calls
-from loom_core.fastschema import decoder, fast_struct
-from loom_core.schema import ModelResult
+from loom_core.formats.document import EMPTY_META, Document, decode_raw, text_and_calls
+from loom_core.formats.fastschema import decoder, fast_struct
+from loom_core.formats.schema import ModelResult
 
 # model results for indexing: usage and tool call ids/names typed, texts left raw
 _index_result = decoder(fast_struct(ModelResult, frozenset({"text"})))

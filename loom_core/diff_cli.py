@@ -31,7 +31,7 @@ def add_diff_command(sub: Any) -> None:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from loom_core.diff import compare, pair_detail
-    from loom_core.loader import load
+    from loom_core.formats.loader import load
 
     diff = compare(load(args.a), load(args.b))
     if args.json:

@@ -36,10 +36,10 @@ from typing import IO, Any, Callable
 
 import msgspec
 
-from loom_core.document import Unfinished
-from loom_core.journal import JournalState
+from loom_core.formats.document import Unfinished
+from loom_core.formats.journal import JournalState
 from loom_core.live_status import DEFAULT_IDLE_AFTER, REWRITTEN, RUNNING, WAITING, live_status
-from loom_core.trace import gc_paused
+from loom_core.formats.trace import gc_paused
 from loom_core.writers import WriterWatch, writer_present
 
 _CHECK_BYTES = 4096  # how much of the start and of the end of what we read is re-checked

@@ -120,7 +120,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
     from loom_core.fork.plan import dry_run
     from loom_core.fork.point import apply_edit, fork_context
     from loom_core.fork.rerun import run_fork
-    from loom_core.loader import load
+    from loom_core.formats.loader import load
     from loom_core.runs_dir import refuse_overwrite
 
     if args.output and not args.dry_run:

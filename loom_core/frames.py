@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from loom_core.context import AgentContext, ContextIndex, Item
-from loom_core.document import text_and_calls
+from loom_core.formats.document import text_and_calls
 
 _generic = msgspec.json.Decoder()
 

@@ -80,7 +80,7 @@ def _print(result: Any, trace: str) -> None:
 def cmd_heal(args: argparse.Namespace) -> int:
     from loom_core.doctor import checkup
     from loom_core.heal.engine import Healer, HealOptions
-    from loom_core.loader import load
+    from loom_core.formats.loader import load
 
     doc = load(args.trace)
     try:

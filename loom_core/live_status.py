@@ -33,8 +33,8 @@ import threading
 import weakref
 from typing import Any
 
-from loom_core.document import decode_raw, text_and_calls
-from loom_core.journal import JournalState
+from loom_core.formats.document import decode_raw, text_and_calls
+from loom_core.formats.journal import JournalState
 
 WAITING = "waiting"
 RUNNING = "running"

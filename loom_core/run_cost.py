@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-from loom_core.document import Document
+from loom_core.formats.document import Document
 from loom_core.pricing import TokenUsage, call_cost, is_offline
 
 _LIMIT = 10**12  # one call's count is clamped (hand-edited files)

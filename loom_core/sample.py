@@ -22,10 +22,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from loom_core.canonical import canonical_bytes, effect_key, harness_sys_hash
+from loom_core.formats.canonical import canonical_bytes, effect_key, harness_sys_hash
 from loom_core.sample_scenario import (LEAD, POLICY_DENY, REVIEWER, STEPS, TIME_START, AgentSpec,
                                        Call, Denied, Episode, Turn)
-from loom_core.save import save_dict
+from loom_core.formats.save import save_dict
 
 MODEL = "claude-sonnet-4-5"
 _TOOL_USE_OVERHEAD = 346  # tokens Anthropic adds to the input when tools are offered

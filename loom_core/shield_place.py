@@ -21,7 +21,7 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from loom_core.document import text_and_calls
+from loom_core.formats.document import text_and_calls
 
 if TYPE_CHECKING:
     from loom_core.timeline import Timeline

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from loom_core.document import text_and_calls
+from loom_core.formats.document import text_and_calls
 from loom_core.fork.edits import edit_summary
 from loom_core.timeline import (F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, F_SHIELD, F_UNFINISHED,
                                 K_EPISODE, K_MODEL, Timeline)

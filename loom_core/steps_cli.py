@@ -47,7 +47,7 @@ def proxy_journal(doc: Any, path: str) -> Any:
     from pydantic import ValidationError
 
     from loom_core.proxy.sidecar import read_sidecar
-    from loom_core.schema import ShieldEvent
+    from loom_core.formats.schema import ShieldEvent
 
     try:
         exchanges = read_sidecar(side).exchanges
@@ -65,7 +65,7 @@ def proxy_journal(doc: Any, path: str) -> Any:
 
 
 def cmd_steps(args: argparse.Namespace) -> int:
-    from loom_core.loader import load
+    from loom_core.formats.loader import load
     from loom_core.timeline import build_timeline
 
     tl = build_timeline(proxy_journal(load(args.path), args.path))

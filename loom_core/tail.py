@@ -25,7 +25,7 @@ import threading
 from typing import Any, Callable
 
 from loom_core.follow import JournalFollower, JournalUpdate
-from loom_core.journal import JournalState
+from loom_core.formats.journal import JournalState
 from loom_core.live_status import DEFAULT_IDLE_AFTER
 
 __all__ = ["JournalTailer", "JournalUpdate"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loom_core.context import ContextIndex, ContextWalker
-from loom_core.document import Document
+from loom_core.formats.document import Document
 from loom_core.run_cost import RunPricer
 from loom_core.shield_place import place_shield_events
 

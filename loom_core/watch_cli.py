@@ -66,7 +66,7 @@ class _Printer:
     """Turns updates into output lines; remembers the last status it printed."""
 
     def __init__(self, json_lines: bool) -> None:
-        from loom_core.document import decode_raw, text_and_calls
+        from loom_core.formats.document import decode_raw, text_and_calls
 
         self._decode, self._calls = decode_raw, text_and_calls
         self.json_lines = json_lines

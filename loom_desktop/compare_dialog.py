@@ -19,7 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QLabel, QMessageBox, QPushButton, QWidget)
 
-from loom_core.document import Document
+from loom_core.formats.document import Document
 
 from loom_desktop.compare_view import CompareView, Side
 from loom_desktop.widgets.fork_links import is_provenance, same_file

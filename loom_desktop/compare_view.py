@@ -23,9 +23,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
                                QTableView, QTextBrowser, QVBoxLayout, QWidget)
 
 from loom_core.diff import IDENTICAL, PairDetail, RunDiff, WordOp, compare, pair_detail
-from loom_core.document import Document
+from loom_core.formats.document import Document
 from loom_core.errors import LoadError
-from loom_core.loader import load
+from loom_core.formats.loader import load
 
 from loom_desktop.keys import COMPARE_KEYS, bind
 from loom_desktop.models.compare_model import (COL_A, COL_A_SEQ, COL_B, COL_B_SEQ, COL_STATUS,

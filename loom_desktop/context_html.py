@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from loom_core.document import text_and_calls
+from loom_core.formats.document import text_and_calls
 from loom_core.edit_delta import NEW, EditDelta, frame_delta
 from loom_core.frames import Frame, Message, frame_at
 from loom_core.steps import call_text, step_label

@@ -15,10 +15,10 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QLineEdit
                                QStyle, QTableView, QVBoxLayout, QWidget)
 
 from loom_core.errors import LoadError
-from loom_core.loader import sniff_format
-from loom_core.progressive import Cancelled, Loaded, load_progressive
+from loom_core.formats.loader import sniff_format
+from loom_core.formats.progressive import Cancelled, Loaded, load_progressive
 from loom_core.filtering import filter_message, filter_steps
-from loom_core.trace import checksum_state
+from loom_core.formats.trace import checksum_state
 
 from loom_desktop import gc_policy
 from loom_desktop.child import module_command

@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from loom_core.schema import ShieldEvent
+from loom_core.formats.schema import ShieldEvent
 from loom_core.shield_place import Placer  # the finished trace's placement
 from loom_core.timeline import F_DENIED, F_SHIELD, K_MODEL, Timeline
 

@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from loom_core.document import Document
-from loom_core.journal import JournalState, journal_document
+from loom_core.formats.document import Document
+from loom_core.formats.journal import JournalState, journal_document
 from loom_core.live_status import FINISHED, STOPPED
-from loom_core.save import save_document
+from loom_core.formats.save import save_document
 from loom_core.tail import JournalTailer, JournalUpdate
 from loom_core.timeline import TimelineBuilder
 

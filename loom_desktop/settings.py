@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 from PySide6 import __version_info__ as qt_version
 from PySide6.QtCore import QByteArray, QStandardPaths
 
-from loom_core.save import atomic_write_bytes
+from loom_core.formats.save import atomic_write_bytes
 
 SCHEMA_VERSION = 1
 MAX_RECENT = 12

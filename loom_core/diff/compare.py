@@ -24,7 +24,7 @@ from itertools import zip_longest
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from loom_core.document import Document, decode_raw
+from loom_core.formats.document import Document, decode_raw
 from loom_core.diff.align import Pair, align, intern_tokens
 from loom_core.diff.usage import RunUsage, SideTotals, run_usage
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import msgspec
 
-from loom_core.document import Document
-from loom_core.fastschema import decoder, fast_struct
+from loom_core.formats.document import Document
+from loom_core.formats.fastschema import decoder, fast_struct
 from loom_core.run_cost import RunPricer
-from loom_core.schema import ModelResult
+from loom_core.formats.schema import ModelResult
 
 _usage_only = decoder(fast_struct(ModelResult, frozenset({"text", "tool_calls", "stop_reason"})))
 _LIMIT = 10**12  # one call's count is clamped so sums stay in int64 (hand-edited files)

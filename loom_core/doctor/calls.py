@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loom_core.context import ContextIndex
-from loom_core.document import Document, text_and_calls
+from loom_core.formats.document import Document, text_and_calls
 
 _ERROR_PREFIXES = ("error:",)
 

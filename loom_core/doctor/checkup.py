@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from loom_core.context import build_context
-from loom_core.document import Document
+from loom_core.formats.document import Document
 from loom_core.doctor.bloat import bloat
 from loom_core.doctor.facts import Facts
 from loom_core.doctor.harness import HarnessFindings
@@ -39,6 +39,6 @@ def checkup(doc: Document) -> Checkup:
 
 def checkup_path(path: str | Path) -> Checkup:
     """Load ``path`` (raises :class:`loom_core.errors.LoadError`) and check it."""
-    from loom_core.loader import load
+    from loom_core.formats.loader import load
 
     return checkup(load(path))

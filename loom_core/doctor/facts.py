@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import Any
 
 from loom_core.context import ContextIndex
-from loom_core.document import Document
+from loom_core.formats.document import Document
 from loom_core.doctor.calls import ToolUse, tool_uses
 from loom_core.doctor.items import Items
 from loom_core.doctor.model import SNIPPET_CHARS, Finding

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from loom_core.document import Document, text_and_calls
+from loom_core.formats.document import Document, text_and_calls
 
 USER = "user"
 ASSISTANT = "assistant"

@@ -12,7 +12,7 @@ from bisect import bisect_left, bisect_right
 from functools import cached_property
 
 from loom_core.context import ContextIndex
-from loom_core.document import Document
+from loom_core.formats.document import Document
 
 
 class Placement:

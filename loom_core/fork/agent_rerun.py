@@ -27,8 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from loom_core.canonical import effect_key
-from loom_core.loader import load
+from loom_core.formats.canonical import effect_key
+from loom_core.formats.loader import load
 from loom_core.providers.base import CancelToken
 from loom_core.proxy.config import DEFAULT_TARGET, ProxyConfig
 from loom_core.proxy.forkmode import ForkError, ForkSource
@@ -37,7 +37,7 @@ from loom_core.proxy.reconstruct import path_dialect
 from loom_core.proxy.record import child_env
 from loom_core.proxy.runner import RunningProxy, start_proxy
 from loom_core.proxy.sidecar import read_sidecar
-from loom_core.save import save_dict
+from loom_core.formats.save import save_dict
 from loom_core.fork.agent_child import run_child
 from loom_core.fork.edits import Edit
 

@@ -22,12 +22,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from loom_core.canonical import effect_key, harness_sys_hash, proxy_model_key, proxy_tool_key
-from loom_core.document import text_and_calls
+from loom_core.formats.canonical import (effect_key, harness_sys_hash, proxy_model_key,
+                                         proxy_tool_key)
+from loom_core.formats.document import text_and_calls
 from loom_core.providers.base import ModelReply, ModelRequest
-from loom_core.save import save_dict
-from loom_core.schema import HARNESS_ORDER, PROXY_ORDER
-from loom_core.wire import proxy_sys_hash
+from loom_core.formats.save import save_dict
+from loom_core.formats.schema import HARNESS_ORDER, PROXY_ORDER
+from loom_core.formats.wire import proxy_sys_hash
 from loom_core.fork.items import harness_messages, harness_tools
 
 MODE = "model"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loom_core.document import Document
+from loom_core.formats.document import Document
 from loom_core.pricing import TokenUsage, call_cost, is_offline
 from loom_core.providers.base import Provider
 from loom_core.run_cost import RunPricer

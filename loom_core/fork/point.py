@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from loom_core.canonical import proxy_model_key
+from loom_core.formats.canonical import proxy_model_key
 from loom_core.context import ContextIndex, build_context
-from loom_core.document import Document, text_and_calls
+from loom_core.formats.document import Document, text_and_calls
 from loom_core.frames import Frame, frame_at
 from loom_core.providers.base import ToolSpec
 from loom_core.fork.apply import apply_edit
@@ -131,7 +131,7 @@ def _recorded_request(doc: Document, path: str | Path,
     response must be what the effect holds.
     """
     from loom_core.proxy.sidecar import read_sidecar
-    from loom_core.wire import response_to_result
+    from loom_core.formats.wire import response_to_result
 
     n = sum(1 for e in doc.effects[:index] if e.kind == "model")
     side = sidecar_path(path)

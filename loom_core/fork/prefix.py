@@ -12,8 +12,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from loom_core.document import Document
-from loom_core.save import document_dict
+from loom_core.formats.document import Document
+from loom_core.formats.save import document_dict
 from loom_core.fork.branch import Branch, new_provenance, parent_header
 from loom_core.fork.edits import Edit
 from loom_core.fork.point import ForkContext, context_index, sidecar_path

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from loom_core.document import Document, text_and_calls
+from loom_core.formats.document import Document, text_and_calls
 
 
 @dataclass(frozen=True)

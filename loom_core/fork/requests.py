@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loom_core.providers.base import ToolSpec
-from loom_core.wire import decode_args
+from loom_core.formats.wire import decode_args
 from loom_core.fork.items import assistant_item, make_item
 
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}

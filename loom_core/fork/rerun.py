@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from loom_core.document import Document
+from loom_core.formats.document import Document
 from loom_core.providers.base import (Cancelled, CancelToken, ModelReply, ModelRequest, Provider,
                                       ToolSpec)
 from loom_core.proxy.tracefile import TraceFile

@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from loom_core.document import Document, text_and_calls
+from loom_core.formats.document import Document, text_and_calls
 from loom_core.errors import LoadError
-from loom_core.loader import load, read_bytes
+from loom_core.formats.loader import load, read_bytes
 from loom_core.providers.base import CancelToken, Provider, ToolSpec
 from loom_core.fork.branch import Branch, dumps_safe
 from loom_core.fork.items import assistant_item, normal_item, tool_item

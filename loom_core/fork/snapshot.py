@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom_core.document import Document, text_and_calls
+from loom_core.formats.document import Document, text_and_calls
 from loom_core.fork.items import assistant_item, normal_item, tool_item
 
 Restored = tuple[list[dict[str, Any]], list[int | None]]

@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from loom_core.document import Document
+from loom_core.formats.document import Document
 from loom_core.fork.budget import SharedBudget
 from loom_core.fork.point import context_index, find_model_effect
 from loom_core.providers.base import CancelToken, Provider
 from loom_core.runs_dir import free_path
-from loom_core.save import save_dict
+from loom_core.formats.save import save_dict
 from loom_core.heal.checks import Check
 from loom_core.heal.repairs import (CANCELLED, ERROR, FAILED, PASSED, PAUSED, QUEUED, RUNNING,
                                     SKIPPED, Candidate, plan_candidates)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loom_core.document import Document
+from loom_core.formats.document import Document
 from loom_core.fork.edits import Edit
 from loom_core.fork.plan import dry_run
 from loom_core.providers.base import CancelToken

@@ -40,7 +40,7 @@ from typing import Any, Callable
 from aiohttp import web
 
 from loom_core.fork.edits import Edit
-from loom_core.wire import dialect_of, proxy_sys_hash
+from loom_core.formats.wire import dialect_of, proxy_sys_hash
 from loom_core.proxy.config import ProxyConfig, SessionPaths
 from loom_core.proxy.forkwire import (ForkError, check_agent_edit, conversation, merge_note,
                                       reapply_note, redact_results, request_digest, set_sampling,

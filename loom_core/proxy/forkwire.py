@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from loom_core.fork.edits import Edit
-from loom_core.wire import flatten, proxy_sys_hash
+from loom_core.formats.wire import flatten, proxy_sys_hash
 
 UNSUPPORTED = ("messages", "tools")  # Edit members an agent re-run cannot apply
 

@@ -39,7 +39,7 @@ from typing import Any, TextIO
 
 from aiohttp import web
 
-from loom_core.save import atomic_write_bytes
+from loom_core.formats.save import atomic_write_bytes
 from loom_core.proxy.config import ProxyConfig, SessionPaths
 from loom_core.proxy.evloop import loop_factory, loop_name, run_on
 from loom_core.proxy.control import with_control_plane

@@ -34,7 +34,7 @@ import aiohttp
 import msgspec
 from aiohttp import web
 
-from loom_core.wire import model_dialect
+from loom_core.formats.wire import model_dialect
 from loom_core.proxy.config import ProxyConfig
 from loom_core.proxy.events import EventHub
 from loom_core.proxy.forkmode import ForkSource

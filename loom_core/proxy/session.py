@@ -27,9 +27,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from loom_core.journal_writer import JournalWriter
-from loom_core.save import save_dict
-from loom_core.wire import WireRecorder
+from loom_core.formats.journal_writer import JournalWriter
+from loom_core.formats.save import save_dict
+from loom_core.formats.wire import WireRecorder
 from loom_core.proxy.config import SessionPaths
 from loom_core.proxy.scrub import scrub_value
 from loom_core.proxy.sidecar import SidecarWriter, read_sidecar

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from loom_core.wire import dialect_of
+from loom_core.formats.wire import dialect_of
 
 
 def _event(kind: str, payload: dict[str, Any]) -> bytes:

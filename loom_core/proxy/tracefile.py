@@ -8,7 +8,7 @@ entries so far (for the checksum, §2.1) and their pretty form (the §4.1 layout
 in two append-only buffers. A save serializes only the new entries (pure Python:
 the session does it on the event loop in small slices), then hashes and writes
 the buffers in a worker thread -- C calls that release the GIL, so the request
-path is not starved. The bytes are exactly what :func:`loom_core.save.save_dict`
+path is not starved. The bytes are exactly what :func:`loom_core.formats.save.save_dict`
 writes.
 """
 
@@ -23,7 +23,7 @@ from typing import Any, Union
 
 import msgspec
 
-from loom_core.canonical import CHECKSUM_PREFIX
+from loom_core.formats.canonical import CHECKSUM_PREFIX
 
 _GROWING = ("log", "wire")
 Chunk = Union[bytes, bytearray]

@@ -19,7 +19,7 @@ from PySide6.QtGui import QColor
 
 from loom_core.diff import (EDITED, IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RESULTS, STATUSES,
                             Change, RunDiff)
-from loom_core.document import Document, text_and_calls
+from loom_core.formats.document import Document, text_and_calls
 from loom_core.fork.edits import edit_summary
 from loom_core.steps import call_text, clip, effect_seq
 

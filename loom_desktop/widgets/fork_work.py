@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from loom_core.fork.edits import Edit
-from loom_core.journal_writer import JournalWriter
+from loom_core.formats.journal_writer import JournalWriter
 from loom_core.providers.base import CancelToken
 from loom_core.proxy.config import SessionPaths
 
@@ -87,8 +87,8 @@ def run_model(job: ForkJob, doc: Any, provider: ProviderFactory, cancel: CancelT
     from loom_core.fork.point import apply_edit, fork_context
     from loom_core.fork.prefix import prefix_episodes
     from loom_core.fork.rerun import run_fork
-    from loom_core.loader import load
-    from loom_core.save import document_dict
+    from loom_core.formats.loader import load
+    from loom_core.formats.save import document_dict
 
     doc = doc if doc is not None else load(job.parent)
     ctx = apply_edit(fork_context(doc, job.parent, job.step), job.edit)

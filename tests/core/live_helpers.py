@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from loom_core.follow import JournalUpdate
-from loom_core.loader import load
+from loom_core.formats.loader import load
 
 
 def header(*episodes: str, model: str = "scripted", system: str = "You test.") -> bytes:

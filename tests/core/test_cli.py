@@ -20,12 +20,12 @@ import pytest
 from loom import Run
 
 from loom_core.cli import main
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.timeline import build_timeline
 
 from tests.core.clis import core
 from tests.core.harness_runs import Recorded, journal_crashed, journal_paused
-from tests.core.test_wirelog import anthropic_exchanges, write_wirelog
+from tests.core.formats.test_wirelog import anthropic_exchanges, write_wirelog
 
 STEP_LINE = re.compile(r"^([ !])\[\s*(\d*)\] ( *)(\S+)")
 

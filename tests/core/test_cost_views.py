@@ -19,8 +19,8 @@ from loom.proxy import WireRecorder as LoomRecorder
 from loom_core.diff import compare
 from loom_core.fork.edits import Edit
 from loom_core.fork.plan import dry_run
-from loom_core.loader import load
-from loom_core.save import save_dict
+from loom_core.formats.loader import load
+from loom_core.formats.save import save_dict
 from loom_core.steps import step_row
 from loom_core.summary import summarize
 from loom_core.timeline import K_MODEL, build_timeline
@@ -158,7 +158,7 @@ def test_scripted_runs_and_branches_cost_nothing_and_say_so(tmp_path: Path) -> N
 def test_a_live_proxy_journal_prices_from_its_sidecar(tmp_path: Path) -> None:
     """Our proxy's journal keeps input/output only; the sidecar beside it has the rest,
     written first, so each new model step is priced in full as it appears."""
-    from loom_core.journal_writer import JournalWriter
+    from loom_core.formats.journal_writer import JournalWriter
     from loom_core.proxy.sidecar import SidecarWriter
     from loom_core.timeline import TimelineBuilder
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from loom_core.demo.headless import WAIT_S, run_demo
-from loom_core.loader import load
+from loom_core.formats.loader import load
 
 RUNS = 15
 

@@ -11,7 +11,7 @@ from loom_core.edit_delta import INJECTED, NEW, REDACTED, REPLACED, delta_of_edi
 from loom_core.fork.edits import Edit, MessageOp, edit_summary
 from loom_core.fork.rerun import run_fork
 from loom_core.frames import frame_at
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.providers.scripted import ScriptedProvider
 
 from tests.core.fork.scenarios import proxy_run

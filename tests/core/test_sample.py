@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from loom_core import sample
-from loom_core.canonical import effect_key
+from loom_core.formats.canonical import effect_key
 from loom_core.frames import frame_at, neutral_messages
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.timeline import F_BLOCKED, F_DENIED, F_ERROR, K_MODEL, build_timeline
 
 RESOURCE = Path(__file__).resolve().parents[2] / "resources" / "sample.loom.json"

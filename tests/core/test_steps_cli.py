@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.steps import effect_index, step_label, step_of_seq, step_seq
 from loom_core.timeline import build_timeline
 

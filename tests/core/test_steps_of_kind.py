@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.timeline import build_timeline
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample.loom.json"

@@ -6,7 +6,7 @@ re-created, paused on a human, dead inside a tool -- and never report a rewrite
 that did not happen. The synchronous tests pin each rule with ``poll_now``; the
 threaded ones run a writer thread (and real loom-harness agents) against the
 tailer with watchdog events and with polling only, and compare the stream of
-updates, applied like the desktop applies them, with ``loom_core.loader.load``.
+updates, applied like the desktop applies them, with ``loom_core.formats.loader.load``.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from loom.providers.base import ModelResponse, ToolCall
 from loom.providers.scripted import ScriptedProvider
 
 from loom_core.follow import JournalFollower
-from loom_core.journal import parse_journal_lines
+from loom_core.formats.journal import parse_journal_lines
 from loom_core.live_status import (CRASHED, FINISHED, HUMAN, REWRITTEN, RUNNING, WAITING,
                                    live_status)
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.tail import JournalTailer
 
 from tests.core.harness_runs import Crash, crashing_agent, paused_journal_agent

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from loom_core.diff import EDITED, IDENTICAL, ONLY_A, ONLY_B
 from loom_core.fork.edits import Edit
 from loom_core.fork.rerun import run_fork
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.providers.scripted import ScriptedProvider
 from loom_core.steps import step_summary
 from loom_desktop.context_html import ViewState, step_html

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
 
 from loom_core.diff import IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RESULTS
-from loom_core.save import save_dict
+from loom_core.formats.save import save_dict
 from loom_desktop.compare_dialog import CompareDialog
 from loom_desktop.compare_view import CompareView
 from loom_desktop.main_window import MainWindow

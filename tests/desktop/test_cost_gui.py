@@ -15,8 +15,8 @@ from PySide6.QtWidgets import QMessageBox
 
 from loom_core import price_file, pricing
 from loom_core.diff import compare
-from loom_core.loader import load
-from loom_core.save import save_dict
+from loom_core.formats.loader import load
+from loom_core.formats.save import save_dict
 from loom_core.timeline import K_MODEL, build_timeline
 from loom_desktop.main_window import MainWindow
 from loom_desktop.models.compare_model import COL_D_COST, CompareModel, signed_cost

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QProcess, Qt
 
 from loom_core.demo import FakeModelServer
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_desktop.main_window import MainWindow
 
 

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QMessageBox
 from loom_core.doctor import checkup
 from loom_core.heal.engine import Healer
 from loom_core.heal.checks import Check
-from loom_core.journal_writer import JournalWriter
-from loom_core.loader import load
+from loom_core.formats.journal_writer import JournalWriter
+from loom_core.formats.loader import load
 from loom_core.providers.base import CancelToken, ModelReply, ModelRequest
 from loom_core.providers.scripted import ScriptedProvider
 from loom_desktop import heal_runner

@@ -14,10 +14,10 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QMessageBox
 
 from loom_core.fork.point import apply_edit, fork_context
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.providers.base import ModelRequest
 from loom_core.providers.scripted import ScriptedProvider
-from loom_core.save import save_dict
+from loom_core.formats.save import save_dict
 from loom_desktop import fork_runner
 from loom_desktop.branch_bar import BranchBar, BranchesBar
 from loom_desktop.compare_view import CompareView

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from PySide6.QtWidgets import QMessageBox
 
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.timeline import build_timeline
 from loom_desktop.context_html import WRONG_TYPE, ViewState, step_html
 from loom_desktop.main_window import MainWindow

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from loom_core.live_status import FINISHED, HUMAN, RUNNING
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.timeline import build_timeline
 from loom_desktop.main_window import MainWindow
 from tests.core.live_helpers import WriterThread, effect, header, intent, model_result, tool_pairs
@@ -152,7 +152,7 @@ def test_header_arriving_after_an_empty_rewrite_places_the_user_step(qtbot, wind
     import msgspec
 
     from loom_core.follow import JournalUpdate
-    from loom_core.journal import parse_journal_lines
+    from loom_core.formats.journal import parse_journal_lines
 
     path = tmp_path / "run.jsonl"
     view = _live_view(qtbot, window, path)

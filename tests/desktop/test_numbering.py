@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QPointF
 
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.steps import step_of_seq
 from loom_core.timeline import F_BLOCKED, F_ERROR, F_SHIELD, build_timeline
 from loom_desktop.__main__ import screenshot

@@ -14,7 +14,7 @@ import shiboken6
 from PySide6.QtWidgets import QFileDialog
 
 from loom_core.live_status import FINISHED
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_desktop.dialogs import watch_file_dialog
 from loom_desktop.main_window import MainWindow
 from tests.core.clis import core

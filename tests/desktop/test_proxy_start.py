@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import QProcess, Qt
 from PySide6.QtWidgets import QApplication
 
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_desktop.dialogs_proxy import StartProxyDialog, preview
 from loom_desktop.main_window import MainWindow
 from loom_core.live_status import STOPPED

@@ -9,7 +9,7 @@ import pytest
 
 from loom_core.diff import (IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RESULTS, Change, changed_words,
                             compare, pair_detail)
-from loom_core.loader import load
+from loom_core.formats.loader import load
 
 from tests.core.diff.tracegen import basic_run, model, pair, tool, write
 
@@ -151,7 +151,7 @@ def test_proxy_tool_args_pair_by_tuid(tmp_path: Path) -> None:
     for p in (pa, pb):  # mark as proxy recordings
         data = __import__("json").loads(p.read_text())
         data["recorded_via"] = "proxy"
-        from loom_core.save import save_dict
+        from loom_core.formats.save import save_dict
         save_dict(data, p)
     diff = compare(load(pa), load(pb))
     assert diff.a.is_proxy
@@ -207,9 +207,9 @@ def test_report_is_json_ready(tmp_path: Path) -> None:
 
 
 def test_wirelog_equals_its_converted_trace(tmp_path: Path) -> None:
-    from loom_core.save import save_document
+    from loom_core.formats.save import save_document
 
-    from tests.core.test_wirelog import anthropic_exchanges, openai_exchanges, write_wirelog
+    from tests.core.formats.test_wirelog import anthropic_exchanges, openai_exchanges, write_wirelog
 
     wirelog = write_wirelog(tmp_path / "a.wirelog", anthropic_exchanges())
     doc = load(wirelog)

@@ -15,7 +15,7 @@ from pathlib import Path
 from loom_core.diff import EDITED, IDENTICAL, ONLY_A, ONLY_B, RESULTS, compare
 from loom_core.fork.edits import Edit
 from loom_core.fork.rerun import run_fork
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.providers.scripted import ScriptedProvider
 
 from tests.core.clis import core

@@ -16,8 +16,8 @@ from typing import Any, Callable
 import pytest
 
 from loom_core.diff import IDENTICAL, KINDS, ONLY_A, ONLY_B, compare
-from loom_core.loader import load
-from loom_core.save import save_dict
+from loom_core.formats.loader import load
+from loom_core.formats.save import save_dict
 
 from tests.core.clis import loom
 from tests.core.harness_runs import Recorded

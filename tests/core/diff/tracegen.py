@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from loom_core.canonical import effect_key
-from loom_core.loader import load
-from loom_core.document import Document
-from loom_core.save import save_dict
+from loom_core.formats.canonical import effect_key
+from loom_core.formats.loader import load
+from loom_core.formats.document import Document
+from loom_core.formats.save import save_dict
 
 
 def model(text: str, calls: Sequence[tuple[str, str, dict[str, Any]]] = (),

@@ -15,7 +15,7 @@ from pathlib import Path
 from loom import Agent, tool
 
 from loom_core.doctor import HARNESS_KINDS, checkup
-from loom_core.loader import load
+from loom_core.formats.loader import load
 
 from tests.core.clis import core, loom
 from tests.core.harness_runs import Recorded, call, reply, scripted

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from loom_core.save import save_dict
+from loom_core.formats.save import save_dict
 
 
 class Trace:

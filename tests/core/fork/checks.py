@@ -8,8 +8,8 @@ from typing import Any
 
 from loom import Run
 
-from loom_core.loader import load
-from loom_core.trace import checksum_state
+from loom_core.formats.loader import load
+from loom_core.formats.trace import checksum_state
 
 from tests.core.clis import core
 from tests.core.proxy.harness import loom_verifies

@@ -10,9 +10,9 @@ import pytest
 
 from loom_core.fork.edits import Edit
 from loom_core.fork.plan import dry_run
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.providers.scripted import ScriptedProvider
-from loom_core.save import save_dict
+from loom_core.formats.save import save_dict
 
 
 class Keyless:

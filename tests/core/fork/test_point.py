@@ -8,11 +8,11 @@ from typing import Any, Callable
 
 import pytest
 
-from loom_core.canonical import effect_key
+from loom_core.formats.canonical import effect_key
 from loom_core.fork.edits import REDACTED, Edit, MessageOp
 from loom_core.fork.point import apply_edit, fork_context
 from loom_core.fork.rerun import run_fork
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.providers.base import ToolSpec
 from loom_core.providers.scripted import ScriptedProvider
 

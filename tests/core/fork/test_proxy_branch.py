@@ -9,14 +9,14 @@ from typing import Any, Callable
 
 import pytest
 
-from loom_core.canonical import effect_key, proxy_model_key, proxy_tool_key
+from loom_core.formats.canonical import effect_key, proxy_model_key, proxy_tool_key
 from loom_core.fork.edits import Edit
 from loom_core.fork.rerun import run_fork
 from loom_core.fork.resume import resume_fork
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.providers.base import ModelRequest, ToolSpec
 from loom_core.providers.scripted import ScriptedProvider
-from loom_core.save import save_dict
+from loom_core.formats.save import save_dict
 
 from tests.core.clis import loom
 from tests.core.fork.checks import kinds, loom_ok, read, tail_of

@@ -10,7 +10,7 @@ from typing import Any
 from loom_core.fork.edits import Edit, MessageOp
 from loom_core.fork.rerun import run_fork
 from loom_core.fork.resume import resume_fork
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.providers.base import CancelToken, ModelRequest, ToolSpec
 from loom_core.providers.scripted import ScriptedProvider, failing
 

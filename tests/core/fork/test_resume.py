@@ -13,9 +13,9 @@ from loom_core.errors import LoadError
 from loom_core.fork.edits import Edit
 from loom_core.fork.rerun import run_fork
 from loom_core.fork.resume import resume_fork
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.providers.scripted import ScriptedProvider
-from loom_core.save import save_dict
+from loom_core.formats.save import save_dict
 
 from tests.core.fork.checks import kinds, loom_ok, read, tail_of
 

@@ -14,12 +14,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from loom_core.canonical import effect_key
+from loom_core.formats.canonical import effect_key
 from loom_core.fork.agent_rerun import AgentRerunError, agent_rerun
 from loom_core.fork.edits import Edit
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.providers.base import CancelToken
-from loom_core.save import save_dict
+from loom_core.formats.save import save_dict
 
 from tests.core.clis import LOOM
 from tests.core.proxy.fake_upstream import FakeUpstream

@@ -1,6 +1,6 @@
 """Hypothesis strategies: valid loom documents built from the schema, then broken on purpose.
 
-Why from the schema: ``loom_core.schema`` is the one description of the formats, so
+Why from the schema: ``loom_core.formats.schema`` is the one description of the formats, so
 the valid documents follow it field by field (a new field there is fuzzed here too).
 The mutation families are the ones a real fuzzer found crashes in (issue 12): wrong
 types at any field path, numbers out of range, deep nesting, bad string escapes and
@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from loom_core import schema
+from loom_core.formats import schema
 
 HOLE = "@@loom-fuzz-hole@@"  # a string value replaced by raw JSON text after dumping
 TOOL_NAMES = ("search", "bash", "get_weather")
@@ -132,7 +132,7 @@ def journals(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 def _wire_exchanges() -> list[dict[str, Any]]:
-    from tests.core.test_wirelog import anthropic_exchanges, openai_exchanges
+    from tests.core.formats.test_wirelog import anthropic_exchanges, openai_exchanges
 
     return anthropic_exchanges() + openai_exchanges()
 

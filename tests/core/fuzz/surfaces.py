@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from loom_core import cli, progressive
+from loom_core import cli
+from loom_core.formats import progressive
 from loom_core.errors import LoadError
 
 VIEW_STEPS = 60  # views per step are built for the first steps only (bounded cost)
@@ -38,11 +39,11 @@ def build_views(doc: Any, render: Callable[[Any, int], str] | None = None) -> No
     from loom_core.filtering import filter_steps
     from loom_core.frames import frame_at, neutral_messages
     from loom_core.heal.repairs import plan_candidates
-    from loom_core.save import document_dict
+    from loom_core.formats.save import document_dict
     from loom_core.steps import step_summary
     from loom_core.summary import summarize
     from loom_core.timeline import build_timeline
-    from loom_core.trace import checksum_state
+    from loom_core.formats.trace import checksum_state
 
     tl = build_timeline(doc)
     for step in range(min(len(tl), VIEW_STEPS)):
@@ -114,7 +115,7 @@ def run_cli(path: Path, out_dir: Path, rejected: bool, borderline: bool = False)
 def exercise(data: bytes, tmp: Path, cli: bool = True,
              render: Callable[[Any, int], str] | None = None) -> Outcome:
     """Run ``data`` through the loaders, the views and (``cli``) the commands."""
-    from loom_core.loader import load
+    from loom_core.formats.loader import load
 
     path = tmp / "input.loom.json"
     path.write_bytes(data)

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from loom_core.errors import LoadError
-from loom_core.journal import JournalState
-from loom_core.loader import load_bytes
+from loom_core.formats.journal import JournalState
+from loom_core.formats.loader import load_bytes
 
 from tests.core.fuzz.strategies import FAMILIES, documents, dump, mutated
 from tests.core.fuzz.surfaces import exercise
@@ -129,7 +129,7 @@ def test_a_journal_with_a_broken_first_line_is_still_a_journal() -> None:
 def test_what_loads_is_never_too_deep_for_what_runs_deeper_later() -> None:
     """Nesting near the stack's limit is decided once, at load (with headroom): a view or
     a save that decodes the same values from a deeper stack (a slot, a worker) succeeds."""
-    from loom_core.trace import source_dict
+    from loom_core.formats.trace import source_dict
 
     def deeper(n: int, work: Any) -> Any:
         return work() if n == 0 else deeper(n - 1, work)
@@ -146,7 +146,7 @@ def test_what_loads_is_never_too_deep_for_what_runs_deeper_later() -> None:
 
 def test_a_utf8_byte_order_mark_is_read_and_utf16_is_named(tmp_path: Path) -> None:
     """Editors on Windows add a BOM; loom-harness never writes one. UTF-16 is refused in words."""
-    from loom_core.progressive import load_progressive
+    from loom_core.formats.progressive import load_progressive
 
     text = '{"version": 2, "log": [{"seq": 0, "kind": "tool:x", "result": "ok"}]}'
     path = tmp_path / "bom.loom.json"
@@ -160,7 +160,7 @@ def test_a_utf8_byte_order_mark_is_read_and_utf16_is_named(tmp_path: Path) -> No
 
 
 def test_lone_surrogates_are_found_by_reading_escapes_in_order() -> None:
-    from loom_core.tolerant import surrogate_cause
+    from loom_core.formats.tolerant import surrogate_cause
 
     assert surrogate_cause(rb'"\ud83d\ude00 \\ud800"') is None  # a pair, then text
     assert surrogate_cause(rb'"\\ud850\ude6c"') == (

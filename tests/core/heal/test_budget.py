@@ -17,7 +17,7 @@ from loom_core.doctor import checkup
 from loom_core.fork.budget import Grant, SharedBudget, input_bound
 from loom_core.heal.checks import build_check
 from loom_core.heal.engine import Healer, HealOptions
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.providers.base import ModelReply, ModelRequest
 from loom_core.providers.scripted import ScriptedProvider, request_tokens
 

@@ -12,7 +12,7 @@ import pytest
 from loom_core.doctor import checkup
 from loom_core.heal.checks import CheckError, build_check
 from loom_core.heal.engine import Healer, HealOptions
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.providers.base import ModelReply
 from loom_core.providers.scripted import ScriptedProvider
 

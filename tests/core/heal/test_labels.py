@@ -13,7 +13,7 @@ from loom import Run
 
 from loom_core.doctor import HARNESS_KINDS, checkup
 from loom_core.heal.repairs import plan_candidates
-from loom_core.loader import load
+from loom_core.formats.loader import load
 
 from tests.core.doctor.test_loom_doctor import bloated_run, mixed_run
 from tests.core.harness_runs import Recorded

@@ -17,7 +17,7 @@ import anthropic
 import openai
 import pytest
 
-from loom_core.canonical import proxy_model_key
+from loom_core.formats.canonical import proxy_model_key
 
 from tests.core.proxy.fake_upstream import api_error
 from tests.core.proxy.fake_wire import Reply

@@ -17,7 +17,7 @@ import anthropic
 import openai
 import pytest
 
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.proxy.session import RecordingSession
 from loom_core.proxy.sidecar import read_sidecar
 

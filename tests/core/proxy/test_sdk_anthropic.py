@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from loom_core.follow import JournalFollower
-from loom_core.loader import load
+from loom_core.formats.loader import load
 
 from tests.core.clis import core
 from tests.core.proxy.checks import anthropic_seen, anthropic_wire, stop_and_check

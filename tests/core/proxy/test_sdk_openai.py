@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from loom_core.canonical import proxy_tool_key
-from loom_core.loader import load
+from loom_core.formats.canonical import proxy_tool_key
+from loom_core.formats.loader import load
 from loom_core.timeline import build_timeline
 
 from tests.core.proxy.checks import model_requests, sidecar_requests_exact, stop_and_check

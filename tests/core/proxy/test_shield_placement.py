@@ -15,7 +15,7 @@ from typing import Iterator
 
 import pytest
 
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.shield_place import Placer
 from loom_core.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 

@@ -16,7 +16,7 @@ from loom_core.proxy.scrub import scrub_value
 from loom_core.proxy.sidecar import SidecarWriter, read_sidecar
 from tests.core.proxy.sse_reference import SSEParser
 from loom_core.proxy.synthesize import synthesize
-from loom_core.wire import WireRecorder
+from loom_core.formats.wire import WireRecorder
 
 from tests.core.proxy import fake_wire as fw
 from tests.core.proxy.fake_wire import Reply
@@ -186,7 +186,7 @@ def test_responses_recorder_handles_other_call_kinds() -> None:
 
 def test_incremental_trace_file_writes_what_save_dict_writes(tmp_path: Any) -> None:
     from loom_core.proxy.tracefile import TraceFile
-    from loom_core.save import save_dict
+    from loom_core.formats.save import save_dict
 
     rec = WireRecorder()
     fast, reference = TraceFile(tmp_path / "fast.loom.json"), tmp_path / "ref.loom.json"

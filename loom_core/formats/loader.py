@@ -14,12 +14,12 @@ from pathlib import Path
 
 import msgspec
 
-from loom_core.document import Document
+from loom_core.formats.document import Document
 from loom_core.errors import LoadError
-from loom_core.exchanges import load_exchanges_bytes
-from loom_core.journal import load_journal_bytes
-from loom_core.trace import load_trace_bytes
-from loom_core.wirelog import load_wirelog_bytes
+from loom_core.formats.exchanges import load_exchanges_bytes
+from loom_core.formats.journal import load_journal_bytes
+from loom_core.formats.trace import load_trace_bytes
+from loom_core.formats.wirelog import load_wirelog_bytes
 
 _probe = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _JOURNAL_TYPES = (b'"header"', b'"intent"', b'"effect"')
@@ -115,7 +115,7 @@ def _read_buffer(path: str | Path) -> bytearray:
 def read_bytes(path: str | Path, mutable: bool = False) -> bytes:
     """Read a file, turning OS errors into a :class:`LoadError` with the cause.
 
-    ``mutable`` returns a bytearray (see :mod:`loom_core.progressive` for why).
+    ``mutable`` returns a bytearray (see :mod:`loom_core.formats.progressive` for why).
     """
     try:
         return _read_buffer(path) if mutable else Path(path).read_bytes()  # type: ignore[return-value]

@@ -19,12 +19,12 @@ import pytest
 from loom import Run
 from loom.journal import Journal, UnfinishedEffect
 
-from loom_core.canonical import effect_key
+from loom_core.formats.canonical import effect_key
 from loom_core.frames import frame_at, neutral_messages
-from loom_core.loader import load
+from loom_core.formats.loader import load
 from loom_core.summary import summarize
 from loom_core.timeline import F_UNFINISHED, build_timeline
-from loom_core.trace import checksum_state
+from loom_core.formats.trace import checksum_state
 
 from tests.core.clis import core, loom
 from tests.core.harness_runs import (crashing_agent, journal_complete, journal_crashed,

@@ -14,13 +14,13 @@ from typing import Any, Iterator
 
 import msgspec
 
-from loom_core.canonical import checksum
-from loom_core.document import Document, FastEffect
+from loom_core.formats.canonical import checksum
+from loom_core.formats.document import Document, FastEffect
 from loom_core.errors import LoadError
-from loom_core.fastschema import decoder
-from loom_core.schema import CURRENT_VERSION, EffectEntry, TraceHeader
-from loom_core.tolerant import (decode_cause, decode_struct, decode_value, lenient_json,
-                                nesting_cause, surrogate_cause, validated, with_headroom)
+from loom_core.formats.fastschema import decoder
+from loom_core.formats.schema import CURRENT_VERSION, EffectEntry, TraceHeader
+from loom_core.formats.tolerant import (decode_cause, decode_struct, decode_value, lenient_json,
+                                        nesting_cause, surrogate_cause, validated, with_headroom)
 
 _top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
@@ -205,7 +205,7 @@ def checksum_state(doc: Document, computed: str | None = None) -> str:
     stored = doc.header.checksum
     if doc.format != "trace" or not stored:
         return "absent"
-    from loom_core.fastcheck import parallel_checksum
+    from loom_core.formats.fastcheck import parallel_checksum
 
     if computed is None and doc.source is not None:
         computed = parallel_checksum(doc.source)

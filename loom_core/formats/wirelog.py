@@ -9,10 +9,10 @@ from __future__ import annotations
 import msgspec
 from pydantic import ValidationError
 
-from loom_core.document import Document
+from loom_core.formats.document import Document
 from loom_core.errors import LoadError
-from loom_core.schema import WirelogLine
-from loom_core.wire import WireRecorder
+from loom_core.formats.schema import WirelogLine
+from loom_core.formats.wire import WireRecorder
 
 _generic = msgspec.json.Decoder()
 
@@ -38,7 +38,7 @@ def wirelog_recorder(data: bytes) -> tuple[WireRecorder, int]:
 
 def load_wirelog_bytes(data: bytes, path: str) -> Document:
     """Parse a wirelog into a :class:`Document` shaped like the trace it would become."""
-    from loom_core.trace import load_trace_bytes  # the trace form is the one we already parse
+    from loom_core.formats.trace import load_trace_bytes  # the trace form is the one we already parse
 
     recorder, skipped = wirelog_recorder(data)
     if not recorder.wire:

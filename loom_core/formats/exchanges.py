@@ -17,10 +17,10 @@ from typing import Any, Iterable
 
 import msgspec
 
-from loom_core.document import Document
+from loom_core.formats.document import Document
 from loom_core.errors import LoadError
 from loom_core.proxy.sidecar import SidecarExchange, parse_sidecar
-from loom_core.wire import WireRecorder
+from loom_core.formats.wire import WireRecorder
 
 JOURNAL_SUFFIX, SIDECAR_SUFFIX = ".journal.jsonl", ".exchanges.jsonl"
 _BAD_SHAPE = (TypeError, AttributeError, KeyError, IndexError, ValueError)
@@ -42,7 +42,7 @@ def replay(exchanges: Iterable[SidecarExchange]) -> tuple[WireRecorder, int]:
 
 def load_exchanges_bytes(data: bytes, path: str) -> Document:
     """Parse a sidecar into a :class:`Document` shaped like the trace the proxy wrote."""
-    from loom_core.trace import load_trace_bytes  # the trace form is the one we already parse
+    from loom_core.formats.trace import load_trace_bytes  # the trace form is the one we already parse
 
     side = parse_sidecar(data)
     recorder, bad = replay(side.exchanges)

@@ -2,7 +2,7 @@
 
 Pydantic models are the schema and the validation at the boundaries. The hot
 load path does not run pydantic over 100,000 effects; instead it decodes with
-msgspec structs that :mod:`loom_core.fastschema` *derives from these models*,
+msgspec structs that :mod:`loom_core.formats.fastschema` *derives from these models*,
 so there is still exactly one place that says what a field is called, what
 type it has and what it defaults to.
 

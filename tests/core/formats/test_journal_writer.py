@@ -19,7 +19,7 @@ import pytest
 from loom import Agent, Run
 from loom.journal import Journal, UnfinishedEffect
 
-from loom_core.journal_writer import JournalWriter, effect_line
+from loom_core.formats.journal_writer import JournalWriter, effect_line
 
 from tests.core.clis import loom
 from tests.core.harness_runs import (call, crashing_agent, journal_complete, journal_crashed,

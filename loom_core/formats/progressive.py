@@ -14,12 +14,12 @@ from typing import Any, Callable
 
 import msgspec
 
-from loom_core.document import Document, FastEffect
+from loom_core.formats.document import Document, FastEffect
 from loom_core.errors import LoadError
-from loom_core.loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
+from loom_core.formats.loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
 from loom_core.timeline import Timeline, build_timeline
-from loom_core.tolerant import nesting_cause
-from loom_core.trace import assemble, decode_entries, gc_paused, parse_top, with_problems
+from loom_core.formats.tolerant import nesting_cause
+from loom_core.formats.trace import assemble, decode_entries, gc_paused, parse_top, with_problems
 
 HEAD_ENTRIES = 400
 CHUNK = 4000

@@ -15,8 +15,8 @@ from typing import Any
 
 import msgspec
 
-from loom_core.fastschema import decoder, fast_struct
-from loom_core.schema import EffectEntry, EffectMeta, ModelResult, ShieldEvent, TraceHeader
+from loom_core.formats.fastschema import decoder, fast_struct
+from loom_core.formats.schema import EffectEntry, EffectMeta, ModelResult, ShieldEvent, TraceHeader
 
 FastEffect = fast_struct(EffectEntry)
 FastModelResult = fast_struct(ModelResult)

@@ -15,12 +15,13 @@ from typing import Any, Iterable
 
 import msgspec
 
-from loom_core.document import Document, Unfinished, decode_raw, text_and_calls
+from loom_core.formats.document import Document, Unfinished, decode_raw, text_and_calls
 from loom_core.errors import LoadError
-from loom_core.fastschema import decoder, fast_struct
-from loom_core.schema import JournalEffect, JournalHeader, TraceHeader
-from loom_core.tolerant import decode_struct, decode_value, maybe_deep, validated, with_headroom
-from loom_core.trace import gc_paused, with_problems
+from loom_core.formats.fastschema import decoder, fast_struct
+from loom_core.formats.schema import JournalEffect, JournalHeader, TraceHeader
+from loom_core.formats.tolerant import (decode_struct, decode_value, maybe_deep, validated,
+                                        with_headroom)
+from loom_core.formats.trace import gc_paused, with_problems
 
 _generic = msgspec.json.Decoder()
 

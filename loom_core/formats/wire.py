@@ -18,7 +18,7 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Any
 
-from loom_core.canonical import proxy_model_key, proxy_tool_key
+from loom_core.formats.canonical import proxy_model_key, proxy_tool_key
 
 _VOLATILE = re.compile(
     r"\b[\w-]*(?:version|build|revision|commit|request[_-]?id|trace[_-]?id)[\w-]*\s*[=:]\s*[\w.\-+/]+",
@@ -85,7 +85,7 @@ def model_dialect(response: Any) -> str | None:
 
 def decode_args(arguments: Any) -> dict[str, Any]:
     """OpenAI ``arguments`` (a JSON string) as an object; undecodable -> ``{}`` (§1.4).
-    Responses and recorded requests (:mod:`.fork.requests`) decode them the same way."""
+    Responses and recorded requests (:mod:`loom_core.fork.requests`) decode them the same way."""
     if isinstance(arguments, dict):
         return arguments
     try:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from loom_core import fastcheck
-from loom_core.canonical import checksum
+from loom_core.formats import fastcheck
+from loom_core.formats.canonical import checksum
 
 
 def _doc(n: int) -> dict:

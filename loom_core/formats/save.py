@@ -14,12 +14,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from loom_core.canonical import checksum, harness_sys_hash
-from loom_core.document import Document
-from loom_core.exchanges import with_wire
-from loom_core.schema import HARNESS_ORDER
-from loom_core.tolerant import decode_value
-from loom_core.trace import gc_paused, source_dict
+from loom_core.formats.canonical import checksum, harness_sys_hash
+from loom_core.formats.document import Document
+from loom_core.formats.exchanges import with_wire
+from loom_core.formats.schema import HARNESS_ORDER
+from loom_core.formats.tolerant import decode_value
+from loom_core.formats.trace import gc_paused, source_dict
 
 def _journal_dict(doc: Document) -> dict[str, Any]:
     h = doc.header

@@ -19,7 +19,7 @@ import threading
 from types import TracebackType
 from typing import IO, Any, Iterable, Mapping
 
-from loom_core.schema import JOURNAL_VERSION
+from loom_core.formats.schema import JOURNAL_VERSION
 
 _EFFECT_ORDER = ("seq", "kind", "key", "result", "depth")
 

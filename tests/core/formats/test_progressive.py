@@ -8,10 +8,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from loom_core import progressive
-from loom_core.canonical import checksum
-from loom_core.loader import load
-from loom_core.progressive import Loaded, load_progressive
+from loom_core.formats import progressive
+from loom_core.formats.canonical import checksum
+from loom_core.formats.loader import load
+from loom_core.formats.progressive import Loaded, load_progressive
 
 
 def _trace(n: int, compact: bool = False) -> str:

@@ -1,0 +1,1 @@
+"""Every on-disk format: schema, fast structs, checksum, journals, wirelogs, load, save."""
