@@ -52,7 +52,7 @@ def trace_file(n: int) -> Path:
 
 def headless(path: Path) -> dict[str, float]:
     from loom_core.formats.loader import load
-    from loom_core.timeline import build_timeline
+    from loom_core.views.timeline import build_timeline
     from loom_core.formats.trace import gc_paused
 
     data = path.read_bytes()

@@ -28,8 +28,8 @@ def _detail(value: Any, limit: int = 100) -> str:
 
 
 def _print_timeline(doc: Any) -> None:
-    from loom_core.timeline import build_timeline, F_DENIED, F_ERROR, F_BLOCKED
-    from loom_core.steps import effect_seq, step_summary
+    from loom_core.views.timeline import build_timeline, F_DENIED, F_ERROR, F_BLOCKED
+    from loom_core.views.steps import effect_seq, step_summary
 
     tl = build_timeline(doc)
     print(f"{doc.format} v{doc.version}  model: {doc.header.model}  |  "
@@ -48,7 +48,7 @@ def _print_timeline(doc: Any) -> None:
 def cmd_summary(args: argparse.Namespace) -> int:
     from loom_core.formats.fastcheck import ParallelChecksum
     from loom_core.formats.loader import load_bytes, read_bytes
-    from loom_core.summary import summarize
+    from loom_core.views.summary import summarize
     from loom_core.formats.trace import checksum_state
 
     data = read_bytes(args.path)
@@ -145,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         name = args.command if isinstance(args.command, str) else ""  # record's COMMAND is a list
         if name in _PRICED or (name == "fork" and getattr(args, "dry_run", False)):
-            from loom_core.price_file import check_overrides
+            from loom_core.views.price_file import check_overrides
 
             check_overrides()
         return func(args)

@@ -12,7 +12,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from loom_core.steps import call_text, clip, effect_seq
+from loom_core.views.steps import call_text, clip, effect_seq
 
 if TYPE_CHECKING:  # the engine loads only when a diff runs (every CLI command parses this)
     from loom_core.diff import Change, PairDetail, RunDiff, SideTotals

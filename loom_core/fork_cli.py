@@ -66,7 +66,7 @@ def _edit(args: argparse.Namespace) -> Any:
 
 
 def _print_plan(plan: Any, trace: str) -> None:
-    from loom_core.pricing import OFFLINE_TEXT
+    from loom_core.views.pricing import OFFLINE_TEXT
 
     cost = (OFFLINE_TEXT if plan.offline else
             "unknown (unpriced model " + repr(plan.model) + ")" if plan.cost_usd is None

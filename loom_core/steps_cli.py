@@ -1,6 +1,6 @@
 """``python -m loom_core steps RUN [--json]``: the step list, one line per row, as the app shows it.
 
-Every line comes from :func:`loom_core.steps.step_row`, the function the desktop
+Every line comes from :func:`loom_core.views.steps.step_row`, the function the desktop
 step list draws its cells from, so a script sees the same numbers, summaries,
 flags and shield decisions a user sees. A step is numbered by its ``seq`` (what
 ``loom timeline`` prints in brackets); a user prompt row has no number. Bad input
@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from loom_core.shield_place import edited_input
-from loom_core.steps import StepRow, flag_marks, step_rows
+from loom_core.views.shield_place import edited_input
+from loom_core.views.steps import StepRow, flag_marks, step_rows
 
 
 def _decision(event: Any) -> str:
@@ -66,7 +66,7 @@ def proxy_journal(doc: Any, path: str) -> Any:
 
 def cmd_steps(args: argparse.Namespace) -> int:
     from loom_core.formats.loader import load
-    from loom_core.timeline import build_timeline
+    from loom_core.views.timeline import build_timeline
 
     tl = build_timeline(proxy_journal(load(args.path), args.path))
     for row in step_rows(tl):

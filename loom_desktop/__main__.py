@@ -61,7 +61,7 @@ def screenshot(window, paths: list[str], out: str, step: int | None, size: str) 
     """Open ``paths`` synchronously, move to step ``step`` (a seq), render the window to ``out``."""
     from PySide6.QtWidgets import QApplication
 
-    from loom_core.steps import step_of_seq
+    from loom_core.views.steps import step_of_seq
 
     window.resize(*_size(size))
     window.show()

@@ -14,10 +14,11 @@ from itertools import islice
 from typing import Any
 
 from loom_core.formats.document import text_and_calls
-from loom_core.edit_delta import NEW, EditDelta, frame_delta
-from loom_core.frames import Frame, Message, frame_at
-from loom_core.steps import call_text, step_label
-from loom_core.timeline import F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, K_EPISODE, K_MODEL, Timeline
+from loom_core.views.edit_delta import NEW, EditDelta, frame_delta
+from loom_core.views.frames import Frame, Message, frame_at
+from loom_core.views.steps import call_text, step_label
+from loom_core.views.timeline import (F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, K_EPISODE, K_MODEL,
+                                      Timeline)
 
 from loom_desktop.edit_html import (EDIT_BG, EDIT_RULE, edit_step_html, mark_tag, removed_html,
                                     was_html)

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QLineEdit
 from loom_core.errors import LoadError
 from loom_core.formats.loader import sniff_format
 from loom_core.formats.progressive import Cancelled, Loaded, load_progressive
-from loom_core.filtering import filter_message, filter_steps
+from loom_core.views.filtering import filter_message, filter_steps
 from loom_core.formats.trace import checksum_state
 
 from loom_desktop import gc_policy

@@ -2,7 +2,7 @@
 
 Why apart from :mod:`.context_html`: an edit replaces the agent's message list, so
 the first frame after it would show every message as new and the edit step as a
-dump of the whole list. :mod:`loom_core.edit_delta` lines the two lists up; this
+dump of the whole list. :mod:`loom_core.views.edit_delta` lines the two lists up; this
 module says in words what was injected, replaced, redacted or removed.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from loom_core.edit_delta import INJECTED, NEW, REDACTED, REPLACED, EditDelta, delta_of_edit
+from loom_core.views.edit_delta import INJECTED, NEW, REDACTED, REPLACED, EditDelta, delta_of_edit
 from loom_core.fork.edits import Edit
-from loom_core.frames import Message, message_of
+from loom_core.views.frames import Message, message_of
 
 EDIT_BG, EDIT_RULE = "#fce4ec", "#d81b60"  # the timeline's colour of edit steps
 TAGS = {NEW: "NEW", INJECTED: "EDIT · injected", REPLACED: "EDIT · replaced",

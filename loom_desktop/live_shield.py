@@ -8,7 +8,7 @@ and no connection. The proxy writes an exchange's sidecar line before its journa
 lines, so once the tab has indexed exchange ``n``'s model step (every exchange
 records exactly one model effect) the sidecar already holds its decisions.
 
-Placement is the finished trace's (:class:`loom_core.shield_place.Placer`), run again
+Placement is the finished trace's (:class:`loom_core.views.shield_place.Placer`), run again
 over every event of the indexed exchanges whenever a model step arrives (the placer
 keeps what it read of each step, so this is cheap): the live tab shows what opening
 the trace would, and a decision never sits on a step its exchange has not reached.
@@ -23,8 +23,8 @@ from typing import Any
 import msgspec
 
 from loom_core.formats.schema import ShieldEvent
-from loom_core.shield_place import Placer  # the finished trace's placement
-from loom_core.timeline import F_DENIED, F_SHIELD, K_MODEL, Timeline
+from loom_core.views.shield_place import Placer  # the finished trace's placement
+from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, Timeline
 
 _SUFFIX, _SIDECAR = ".journal.jsonl", ".exchanges.jsonl"
 

@@ -35,7 +35,7 @@ from loom_core.formats.journal import JournalState, journal_document
 from loom_core.live_status import FINISHED, STOPPED
 from loom_core.formats.save import save_document
 from loom_core.tail import JournalTailer, JournalUpdate
-from loom_core.timeline import TimelineBuilder
+from loom_core.views.timeline import TimelineBuilder
 
 from loom_desktop.live_banner import LiveBar, ProblemBanner
 from loom_desktop.live_shield import LiveShield

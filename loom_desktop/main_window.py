@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
                                QProgressBar, QStackedWidget)
 
 from loom_core.errors import LoadError
-from loom_core.pricing import provenance
-from loom_core.steps import step_label
+from loom_core.views.pricing import provenance
+from loom_core.views.steps import step_label
 
 from loom_desktop import __version__
 from loom_desktop.dialogs import show_about, show_shortcuts

@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from loom_core.price_file import load_overrides
+from loom_core.views.price_file import load_overrides
 
 
 def price_file_message() -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from loom_core.timeline import Timeline
+from loom_core.views.timeline import Timeline
 
 
 class Session(QObject):

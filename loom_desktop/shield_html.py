@@ -13,7 +13,7 @@ import html
 import json
 from typing import Any
 
-from loom_core.shield_place import edited_input
+from loom_core.views.shield_place import edited_input
 
 EDITED_MARK = "✎ edited by the operator"
 

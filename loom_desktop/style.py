@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
-from loom_core.timeline import KINDS
+from loom_core.views.timeline import KINDS
 
 KIND_COLORS = {
     "episode": "#7e57c2", "model": "#1e88e5", "tool": "#43a047", "human": "#fb8c00",

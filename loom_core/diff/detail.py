@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from loom_core.context import ContextIndex, build_context
+from loom_core.views.context import ContextIndex, build_context
 from loom_core.formats.document import Document, text_and_calls
 from loom_core.fork.edits import edit_summary
 from loom_core.diff.compare import EDIT_KIND, Row, RunDiff

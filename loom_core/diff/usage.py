@@ -4,7 +4,7 @@ Why not the timeline: a diff needs only usage, and building a timeline also
 rebuilds every context frame. Here model results are decoded with everything but
 ``usage`` left raw, which is cheap even for 100,000 effects. Counting follows
 loom-format.md §10.5/§15: ``model`` effects at all depths, missing usage is 0;
-cost is :class:`loom_core.run_cost.RunPricer`'s (the one every view shows) and
+cost is :class:`loom_core.views.run_cost.RunPricer`'s (the one every view shows) and
 is unknown (NaN) for an unpriced model.
 """
 
@@ -18,7 +18,7 @@ import msgspec
 
 from loom_core.formats.document import Document
 from loom_core.formats.fastschema import decoder, fast_struct
-from loom_core.run_cost import RunPricer
+from loom_core.views.run_cost import RunPricer
 from loom_core.formats.schema import ModelResult
 
 _usage_only = decoder(fast_struct(ModelResult, frozenset({"text", "tool_calls", "stop_reason"})))

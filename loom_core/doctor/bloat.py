@@ -9,7 +9,7 @@ what heal would try redacting.
 
 from __future__ import annotations
 
-from loom_core.frames import frame_at
+from loom_core.views.frames import frame_at
 from loom_core.doctor.facts import Facts
 from loom_core.doctor.model import CONTEXT_BLOAT, WARN, Finding
 

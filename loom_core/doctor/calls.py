@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from loom_core.context import ContextIndex
+from loom_core.views.context import ContextIndex
 from loom_core.formats.document import Document, text_and_calls
 
 _ERROR_PREFIXES = ("error:",)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loom_core.context import build_context
+from loom_core.views.context import build_context
 from loom_core.formats.document import Document
 from loom_core.doctor.bloat import bloat
 from loom_core.doctor.facts import Facts

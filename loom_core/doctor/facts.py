@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from loom_core.context import ContextIndex
+from loom_core.views.context import ContextIndex
 from loom_core.formats.document import Document
 from loom_core.doctor.calls import ToolUse, tool_uses
 from loom_core.doctor.items import Items

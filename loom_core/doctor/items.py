@@ -1,6 +1,6 @@
 """loom-harness's item model of a run's context, the ground its checkup stands on (§10.1).
 
-Why its own model rather than the frames of :mod:`loom_core.context`: to agree
+Why its own model rather than the frames of :mod:`loom_core.views.context`: to agree
 with ``loom doctor`` on the same file, the three harness findings must see
 exactly the items it sees: every user episode first, then one item per effect
 (model effects as their assistant text, any other effect as its result string

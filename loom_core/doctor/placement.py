@@ -3,7 +3,7 @@
 Why: a finding is only actionable with a place in the run. The doctor panel
 jumps to the step where the item entered; heal forks at the first model call
 that saw it and redacts the effects that carry it. Frames come from
-:mod:`loom_core.context`, so "saw" means "was in the reconstructed context".
+:mod:`loom_core.views.context`, so "saw" means "was in the reconstructed context".
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from functools import cached_property
 
-from loom_core.context import ContextIndex
+from loom_core.views.context import ContextIndex
 from loom_core.formats.document import Document
 
 

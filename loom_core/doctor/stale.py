@@ -7,7 +7,7 @@ resource arguments (``path``, ``url``, ``query``, … when the call has any; els
 all its arguments), and the content changed: an identical re-read is not stale but a
 repeat (the duplicate and tool-loop findings cover it), so it is not reported twice.
 "Still sees" is decided on the reconstructed context
-(:mod:`loom_core.context`): a model call of the same agent, after the newer
+(:mod:`loom_core.views.context`): a model call of the same agent, after the newer
 result, whose context list still holds the older one.
 """
 

@@ -5,7 +5,7 @@ re-lives. Each expected live call is one of the parent's remaining top-level mod
 calls (from the fork step on, capped by ``max_turns``), with the parent's recorded
 usage shifted by how much the edit grew or shrank the context; calls without
 recorded usage fall back to the edited context's estimated size. The prefix before
-the fork step replays free. Money comes from :func:`loom_core.pricing.call_cost`, the
+the fork step replays free. Money comes from :func:`loom_core.views.pricing.call_cost`, the
 function every view prices a step with; an unpriced model gives ``None``, never a
 silent zero. Each call keeps its recorded split (cache reads and writes, reasoning)
 and the tokens the edit adds are billed as uncached input, so a call the edit leaves
@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.formats.document import Document
-from loom_core.pricing import TokenUsage, call_cost, is_offline
+from loom_core.views.pricing import TokenUsage, call_cost, is_offline
 from loom_core.providers.base import Provider
-from loom_core.run_cost import RunPricer
+from loom_core.views.run_cost import RunPricer
 from loom_core.fork.edits import Edit
 from loom_core.fork.items import context_tokens
 from loom_core.fork.point import ForkContext, apply_edit, fork_context

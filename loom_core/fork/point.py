@@ -3,7 +3,7 @@
 Two sources, best first. ``request``: the proxy stored the exact request in its
 sidecar (``<base>.exchanges.jsonl``), so the fork starts from exactly what was sent,
 tools with their real schemas. ``frame``: otherwise the context is reconstructed from
-the log (:mod:`loom_core.context`), as loom-harness would rebuild it; tools are then
+the log (:mod:`loom_core.views.context`), as loom-harness would rebuild it; tools are then
 known by name only (a trace never stores their schemas, loom-format.md §3.2).
 """
 
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.formats.canonical import proxy_model_key
-from loom_core.context import ContextIndex, build_context
+from loom_core.views.context import ContextIndex, build_context
 from loom_core.formats.document import Document, text_and_calls
-from loom_core.frames import Frame, frame_at
+from loom_core.views.frames import Frame, frame_at
 from loom_core.providers.base import ToolSpec
 from loom_core.fork.apply import apply_edit
 from loom_core.fork.items import make_item, normal_item, result_content

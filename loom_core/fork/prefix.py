@@ -31,14 +31,14 @@ def prefix_shield_events(doc: Document, path: str | Path, index: int, exchanges:
     """The parent's shield events that belong to its first ``exchanges`` exchanges.
 
     The sidecar says exactly which exchange each event came with; without it, an
-    event belongs to the model step it is placed at (:mod:`loom_core.shield_place`).
+    event belongs to the model step it is placed at (:mod:`loom_core.views.shield_place`).
     """
     if not events:
         return []
     count = _sidecar_event_count(path, exchanges)
     if count is not None and count <= len(events):
         return events[:count]
-    from loom_core.timeline import build_timeline
+    from loom_core.views.timeline import build_timeline
 
     tl = build_timeline(doc)
     keep = {i for step, idxs in tl.shield_at.items()

@@ -17,7 +17,7 @@ import msgspec
 from loom_core.formats.document import Document, FastEffect
 from loom_core.errors import LoadError
 from loom_core.formats.loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
-from loom_core.timeline import Timeline, build_timeline
+from loom_core.views.timeline import Timeline, build_timeline
 from loom_core.formats.tolerant import nesting_cause
 from loom_core.formats.trace import assemble, decode_entries, gc_paused, parse_top, with_problems
 

@@ -1,7 +1,7 @@
 """The parts of an SDK usage object billed at their own rates, kept in the reply's usage.
 
 Why keep them: a branch's live calls are priced like any recorded step
-(:mod:`loom_core.run_cost`), and cache reads, cache writes and reasoning tokens cost
+(:mod:`loom_core.views.run_cost`), and cache reads, cache writes and reasoning tokens cost
 differently from plain input and output. They ride beside loom's ``input_tokens`` /
 ``output_tokens`` (additive: loom-harness reads only those two), in the provider's own
 names -- Anthropic's ``cache_*_input_tokens``, OpenAI's ``*_tokens_details`` (Chat's

@@ -21,7 +21,7 @@ from loom_core.diff import (EDITED, IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RE
                             Change, RunDiff)
 from loom_core.formats.document import Document, text_and_calls
 from loom_core.fork.edits import edit_summary
-from loom_core.steps import call_text, clip, effect_seq
+from loom_core.views.steps import call_text, clip, effect_seq
 
 from loom_desktop.models.step_list_model import format_cost
 

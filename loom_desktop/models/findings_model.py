@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from loom_core.steps import PROMPT_LABEL, step_of_seq
+from loom_core.views.steps import PROMPT_LABEL, step_of_seq
 
 SEVERITY_COLORS = {"high": "#d32f2f", "warn": "#f9a825"}
 OTHER_SEVERITY = "#78909c"

@@ -5,7 +5,7 @@ payload decode, and those strings live in a small LRU cache so scrolling a
 100,000-step list never decodes more than what is on screen. A filter is a list
 of step indices computed in a worker; the model maps rows through it.
 
-Every cell is drawn from :func:`loom_core.steps.step_row`, the function
+Every cell is drawn from :func:`loom_core.views.steps.step_row`, the function
 ``python -m loom_core steps`` prints, so the list and the CLI cannot disagree: a
 step is numbered by its ``seq``, and a user prompt row has no number.
 """
@@ -20,9 +20,9 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics
 
-from loom_core.pricing import format_usd
-from loom_core.steps import SUMMARY_CHARS, StepRow, flag_marks, step_row, step_summary
-from loom_core.timeline import F_BLOCKED, F_DENIED, F_ERROR, Timeline
+from loom_core.views.pricing import format_usd
+from loom_core.views.steps import SUMMARY_CHARS, StepRow, flag_marks, step_row, step_summary
+from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, Timeline
 
 from loom_desktop.style import kind_color
 

@@ -12,7 +12,7 @@ from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QTextBrowser
 
-from loom_core.timeline import Timeline
+from loom_core.views.timeline import Timeline
 
 from loom_desktop.context_html import ViewState, step_html
 

@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
-from loom_core.steps import step_seq
+from loom_core.views.steps import step_seq
 
 from loom_desktop.widgets.fork_tabs import BranchTabs
 

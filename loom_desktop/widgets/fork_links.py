@@ -20,7 +20,7 @@ from typing import Any
 
 from loom_core.fork.edits import Edit
 from loom_core.runs_dir import runs_dir
-from loom_core.steps import step_of_seq
+from loom_core.views.steps import step_of_seq
 
 TAIL_BYTES = 512 * 1024  # a branch's provenance (edit, request settings) fits in this
 MAX_CANDIDATES = 200  # traces looked at beside one parent (newest first)

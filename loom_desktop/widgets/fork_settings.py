@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QButtonGroup, QComboBox, QFileDialog, QFormLayout
                                QLabel, QLineEdit, QMessageBox, QPushButton, QRadioButton,
                                QSpinBox, QVBoxLayout, QWidget)
 
-from loom_core.pricing import OFFLINE_TEXT
+from loom_core.views.pricing import OFFLINE_TEXT
 from loom_core.providers import DEFAULT_MODELS, PROVIDERS
 from loom_core.runs_dir import runs_dir
 

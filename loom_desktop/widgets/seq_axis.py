@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 
-from loom_core.steps import step_label, step_summary
-from loom_core.timeline import Timeline
+from loom_core.views.steps import step_label, step_summary
+from loom_core.views.timeline import Timeline
 
 
 class SeqAxis(pg.AxisItem):

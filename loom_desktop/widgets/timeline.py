@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem
 
-from loom_core.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, Timeline)
+from loom_core.views.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, Timeline)
 
 from loom_desktop.style import BLOCKED_COLOR, DEPTH_COLORS, ERROR_COLOR, KIND_COLORS, SHIELD_COLOR
 from loom_desktop.widgets.bars import EMPTY_TOP, BarsItem

@@ -15,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor
 
-from loom_core.timeline import KINDS, Timeline
+from loom_core.views.timeline import KINDS, Timeline
 
 # the words for a kind in the legend (a user prompt row is not an effect kind)
 _KIND_WORDS = {"episode": "prompt"}

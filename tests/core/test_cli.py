@@ -21,7 +21,7 @@ from loom import Run
 
 from loom_core.cli import main
 from loom_core.formats.loader import load
-from loom_core.timeline import build_timeline
+from loom_core.views.timeline import build_timeline
 
 from tests.core.clis import core
 from tests.core.harness_runs import Recorded, journal_crashed, journal_paused

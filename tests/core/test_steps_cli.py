@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 from loom_core.formats.loader import load
-from loom_core.steps import effect_index, step_label, step_of_seq, step_seq
-from loom_core.timeline import build_timeline
+from loom_core.views.steps import effect_index, step_label, step_of_seq, step_seq
+from loom_core.views.timeline import build_timeline
 
 from tests.core.clis import core, loom
 

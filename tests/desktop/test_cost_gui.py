@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from loom_core import price_file, pricing
+from loom_core.views import price_file, pricing
 from loom_core.diff import compare
 from loom_core.formats.loader import load
 from loom_core.formats.save import save_dict
-from loom_core.timeline import K_MODEL, build_timeline
+from loom_core.views.timeline import K_MODEL, build_timeline
 from loom_desktop.main_window import MainWindow
 from loom_desktop.models.compare_model import COL_D_COST, CompareModel, signed_cost
 from loom_desktop.models.step_list_model import COL_COST
@@ -25,7 +25,7 @@ from loom_desktop.widgets.seq_axis import step_tip
 from loom_desktop.widgets.timeline import EMPTY_SPAN, TimelineWidget
 
 from tests.core.diff.tracegen import model, write
-from tests.core.test_cost_views import ANTHROPIC_USAGE, harness_run
+from tests.core.views.test_cost_views import ANTHROPIC_USAGE, harness_run
 
 
 @pytest.fixture

@@ -118,7 +118,7 @@ def heal_threads() -> list[threading.Thread]:
 def test_models_pass_modeltester(qtmodeltester, poisoned: Path, tmp_path: Path) -> None:
     doc = load(poisoned)
     found = checkup(doc)
-    from loom_core.timeline import build_timeline
+    from loom_core.views.timeline import build_timeline
 
     tl = build_timeline(doc)
     findings = FindingsModel()

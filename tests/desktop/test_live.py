@@ -9,7 +9,7 @@ import pytest
 
 from loom_core.live_status import FINISHED, HUMAN, RUNNING
 from loom_core.formats.loader import load
-from loom_core.timeline import build_timeline
+from loom_core.views.timeline import build_timeline
 from loom_desktop.main_window import MainWindow
 from tests.core.live_helpers import WriterThread, effect, header, intent, model_result, tool_pairs
 
@@ -132,7 +132,7 @@ def test_watching_a_trace_file_is_an_error_dialog(qtbot, window: MainWindow, tmp
 
 def test_plot_never_pins_growing_arrays(qtbot, sample: Path) -> None:
     """Regression: numpy views on the core arrays made a live timeline unable to grow."""
-    from loom_core.timeline import TimelineBuilder
+    from loom_core.views.timeline import TimelineBuilder
     from loom_desktop.widgets.timeline import TimelineWidget
 
     doc = load(sample)

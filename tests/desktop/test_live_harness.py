@@ -10,7 +10,7 @@ from loom import Run
 
 from loom_core.live_status import CRASHED, FINISHED, HUMAN, RUNNING
 from loom_core.formats.loader import load
-from loom_core.timeline import F_UNFINISHED, build_timeline
+from loom_core.views.timeline import F_UNFINISHED, build_timeline
 from loom_desktop.main_window import MainWindow
 from tests.core.harness_runs import Crash, crashing_agent, paused_journal_agent
 from tests.core.test_tail import gated_agent

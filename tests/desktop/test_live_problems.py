@@ -96,7 +96,7 @@ def test_a_rewrite_clears_the_banner(qtbot, window: MainWindow, tmp_path: Path) 
 
 def test_a_step_that_cannot_be_indexed_is_a_banner_not_an_exception(
         qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from loom_core.timeline import TimelineBuilder
+    from loom_core.views.timeline import TimelineBuilder
 
     original = TimelineBuilder.extend
 

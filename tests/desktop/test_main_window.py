@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from loom_core.timeline import F_DENIED, F_ERROR, K_MODEL
+from loom_core.views.timeline import F_DENIED, F_ERROR, K_MODEL
 from loom_desktop.main_window import MainWindow
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 
 from loom_core.formats.loader import load
-from loom_core.timeline import build_timeline
+from loom_core.views.timeline import build_timeline
 from loom_desktop.models.step_list_model import COL_SUMMARY, StepListModel, StepRole
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from PySide6.QtCore import QPointF
 
 from loom_core.formats.loader import load
-from loom_core.steps import step_of_seq
-from loom_core.timeline import F_BLOCKED, F_ERROR, F_SHIELD, build_timeline
+from loom_core.views.steps import step_of_seq
+from loom_core.views.timeline import F_BLOCKED, F_ERROR, F_SHIELD, build_timeline
 from loom_desktop.__main__ import screenshot
 from loom_desktop.context_html import ViewState, step_html
 from loom_desktop.main_window import MainWindow

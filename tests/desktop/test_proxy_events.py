@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from loom_core.control_client import ControlClient
 from loom_core.formats.loader import load
 from loom_core.proxy.config import ShieldConfig
-from loom_core.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
+from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 from loom_desktop.main_window import MainWindow
 from loom_desktop.notify import HeldNotifier
 from tests.core.approvals.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
@@ -296,7 +296,7 @@ def test_incremental_placement_matches_the_trace_step_by_step(tmp_path: Path) ->
     events with no call, and a deny: placed as the finished trace places them."""
     from loom_core.proxy.session import RecordingSession
     from loom_core.formats.save import save_dict
-    from loom_core.timeline import TimelineBuilder
+    from loom_core.views.timeline import TimelineBuilder
     from loom_desktop.live_shield import LiveShield
 
     session = RecordingSession(tmp_path / "s.loom.json")

@@ -1,6 +1,6 @@
 """The app's step list and ``python -m loom_core steps`` agree, row for row.
 
-Both draw from :func:`loom_core.steps.step_row`; what this guards is everything around it:
+Both draw from :func:`loom_core.views.steps.step_row`; what this guards is everything around it:
 the app builds its timeline its own way (head first, or slice by slice as a live journal
 grows), places shield decisions, and renders cells, while the command loads the file once.
 Four kinds of run: the bundled sample, a live journal written while the tab follows it,
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.proxy.config import ShieldConfig
-from loom_core.steps import flag_marks
+from loom_core.views.steps import flag_marks
 from loom_desktop.main_window import MainWindow
 from loom_desktop.models.step_list_model import (COL_AGENT, COL_KIND, COL_STEP, COL_SUMMARY,
                                                  COL_TOKENS)

@@ -117,8 +117,8 @@ def test_the_prefix_keeps_its_shield_events(copy_parent: Callable[..., Path],
 
 def test_context_of_a_proxy_branch_shows_the_edit(parents: dict[str, Any], tmp_path: Path) -> None:
     """What the app shows at the first live call is the edited context, note included."""
-    from loom_core.context import build_context
-    from loom_core.frames import frame_at
+    from loom_core.views.context import build_context
+    from loom_core.views.frames import frame_at
 
     parent = parents["anthropic"].path
     out = tmp_path / "b.loom.json"

@@ -20,10 +20,10 @@ from loom import Run
 from loom.journal import Journal, UnfinishedEffect
 
 from loom_core.formats.canonical import effect_key
-from loom_core.frames import frame_at, neutral_messages
+from loom_core.views.frames import frame_at, neutral_messages
 from loom_core.formats.loader import load
-from loom_core.summary import summarize
-from loom_core.timeline import F_UNFINISHED, build_timeline
+from loom_core.views.summary import summarize
+from loom_core.views.timeline import F_UNFINISHED, build_timeline
 from loom_core.formats.trace import checksum_state
 
 from tests.core.clis import core, loom

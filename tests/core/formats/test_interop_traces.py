@@ -21,12 +21,12 @@ import pytest
 from loom import Run
 
 from loom_core.formats.canonical import effect_key
-from loom_core.frames import Frame, frame_at, neutral_messages
+from loom_core.views.frames import Frame, frame_at, neutral_messages
 from loom_core.formats.loader import load
 from loom_core.formats.save import save_document
-from loom_core.summary import summarize
-from loom_core.timeline import (F_BLOCKED, F_DRYRUN, F_ERROR, F_UNFINISHED, K_EPISODE, K_MODEL,
-                                K_TOOL, build_timeline)
+from loom_core.views.summary import summarize
+from loom_core.views.timeline import (F_BLOCKED, F_DRYRUN, F_ERROR, F_UNFINISHED, K_EPISODE,
+                                      K_MODEL, K_TOOL, build_timeline)
 from loom_core.formats.trace import checksum_state
 
 from tests.core.clis import loom

@@ -18,9 +18,9 @@ from loom import Run
 from loom.proxy import compact_wirelog
 
 from loom_core.formats.canonical import proxy_model_key, proxy_tool_key
-from loom_core.frames import frame_at
+from loom_core.views.frames import frame_at
 from loom_core.formats.loader import load
-from loom_core.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
+from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 from loom_core.formats.trace import checksum_state
 from loom_core.formats.wire import WireRecorder, proxy_sys_hash
 

@@ -36,13 +36,13 @@ def build_views(doc: Any, render: Callable[[Any, int], str] | None = None) -> No
     """Everything the window and the CLI derive from a loaded document."""
     from loom_core.doctor import checkup
     from loom_core.diff.compare import compare
-    from loom_core.filtering import filter_steps
-    from loom_core.frames import frame_at, neutral_messages
+    from loom_core.views.filtering import filter_steps
+    from loom_core.views.frames import frame_at, neutral_messages
     from loom_core.heal.repairs import plan_candidates
     from loom_core.formats.save import document_dict
-    from loom_core.steps import step_summary
-    from loom_core.summary import summarize
-    from loom_core.timeline import build_timeline
+    from loom_core.views.steps import step_summary
+    from loom_core.views.summary import summarize
+    from loom_core.views.timeline import build_timeline
     from loom_core.formats.trace import checksum_state
 
     tl = build_timeline(doc)

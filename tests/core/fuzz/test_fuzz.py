@@ -112,7 +112,7 @@ def test_the_journal_feed_reads_wrong_types_with_the_line() -> None:
 
 
 def test_a_call_name_of_another_type_shows_as_its_json() -> None:
-    from loom_core.steps import call_text
+    from loom_core.views.steps import call_text
 
     assert call_text({"name": ["x"], "input": {"q": 1}}) == '["x"]({"q": 1})'
 

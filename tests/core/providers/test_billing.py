@@ -10,10 +10,10 @@ from anthropic.types import Message
 from openai.types.chat import ChatCompletion
 from openai.types.responses.response_usage import ResponseUsage
 
-from loom_core.pricing import call_cost
+from loom_core.views.pricing import call_cost
 from loom_core.providers.anthropic_provider import reply_of
 from loom_core.providers.openai_provider import _usage
-from loom_core.run_cost import token_usage
+from loom_core.views.run_cost import token_usage
 
 
 def test_anthropic_cache_counts_are_kept_and_priced() -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from loom_core.formats.canonical import proxy_tool_key
 from loom_core.formats.loader import load
-from loom_core.timeline import build_timeline
+from loom_core.views.timeline import build_timeline
 
 from tests.core.proxy.checks import model_requests, sidecar_requests_exact, stop_and_check
 from tests.core.proxy.fake_wire import Reply

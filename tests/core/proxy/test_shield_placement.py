@@ -16,8 +16,8 @@ from typing import Iterator
 import pytest
 
 from loom_core.formats.loader import load
-from loom_core.shield_place import Placer
-from loom_core.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
+from loom_core.views.shield_place import Placer
+from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 
 from tests.core.clis import core
 from tests.core.proxy.decisions import EDITED, EXPECTED, SHIELD, STAGING, run_with_decisions

@@ -6,7 +6,7 @@ line, assistant turns, tool results, a sub-agent's answer) that only grows,
 except when compaction or a fork edit replaces it. A model step's *frame* is
 then just (that list, its length at the call): O(1) to store, O(1) to find the
 *delta* against the previous call of the same agent, and nothing per step that
-grows with the trace. :mod:`loom_core.frames` turns a frame into messages.
+grows with the trace. :mod:`loom_core.views.frames` turns a frame into messages.
 """
 
 from __future__ import annotations

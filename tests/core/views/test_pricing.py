@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loom_core import price_file, pricing
+from loom_core.views import price_file, pricing
 from loom_core.demo.agent import MODEL as DEMO_MODEL
-from loom_core.pricing import TokenUsage, call_cost
-from loom_core.run_cost import token_usage
+from loom_core.views.pricing import TokenUsage, call_cost
+from loom_core.views.run_cost import token_usage
 
 SONNET = "claude-sonnet-4-5"
 
@@ -181,12 +181,12 @@ def test_no_network_is_ever_touched(tmp_path: Path) -> None:
         "socket.socket.connect = refuse\n"
         "socket.socket.connect_ex = refuse\n"
         "socket.getaddrinfo = refuse\n"
-        "from loom_core.pricing import call_cost, TokenUsage, provenance\n"
+        "from loom_core.views.pricing import call_cost, TokenUsage, provenance\n"
         "from genai_prices import data_snapshot\n"
         "assert call_cost('gpt-4o', TokenUsage(1000, 10)) > 0\n"
         "assert data_snapshot._custom_snapshot is None\n"
         "print(provenance())\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     env.pop(price_file.OVERRIDE_ENV, None)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=env, timeout=120)
@@ -202,7 +202,7 @@ def test_the_cli_stops_on_a_malformed_override(tmp_path: Path) -> None:
     sample = tmp_path / "sample.loom.json"
     write_sample(sample)
     env = {**os.environ, price_file.OVERRIDE_ENV: str(bad),
-           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+           "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     for argv in (["summary", str(sample)], ["summary", str(sample), "--json"],
                  ["steps", str(sample)]):
         done = subprocess.run([sys.executable, "-m", "loom_core", *argv], capture_output=True,

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Callable
 
-from loom_core.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, K_EPISODE, K_TOOL, KINDS,
-                                Timeline)
+from loom_core.views.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, K_EPISODE, K_TOOL,
+                                      KINDS, Timeline)
 
 _FLAGS = {"error": F_ERROR | F_BLOCKED | F_DENIED, "blocked": F_BLOCKED | F_DENIED,
           "denied": F_DENIED, "shield": F_SHIELD}

@@ -19,9 +19,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Hashable
 
-from loom_core.context import AgentContext, ContextIndex
+from loom_core.views.context import AgentContext, ContextIndex
 from loom_core.diff.align import align, intern_tokens
-from loom_core.frames import Frame, Message, message_of
+from loom_core.views.frames import Frame, Message, message_of
 
 NEW, INJECTED, REPLACED, REDACTED = "new", "injected", "replaced", "redacted"
 REDACTED_PREFIX = "[redacted"  # loom-harness's and our redaction note both start so

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from loom_core.formats.loader import load
-from loom_core.timeline import build_timeline
+from loom_core.views.timeline import build_timeline
 
-SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample.loom.json"
+SAMPLE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
 
 
 def test_same_kind_jumps_match_a_linear_scan() -> None:

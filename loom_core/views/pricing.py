@@ -29,7 +29,7 @@ from functools import cache
 from importlib.metadata import version
 from typing import Any, NamedTuple
 
-from loom_core.price_file import TokenRates, load_overrides, normalise
+from loom_core.views.price_file import TokenRates, load_overrides, normalise
 
 __all__ = ["TokenUsage", "Rates", "call_cost", "rates_of", "is_offline", "provenance",
            "OFFLINE_MODELS", "normalise"]

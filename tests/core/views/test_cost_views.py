@@ -21,9 +21,9 @@ from loom_core.fork.edits import Edit
 from loom_core.fork.plan import dry_run
 from loom_core.formats.loader import load
 from loom_core.formats.save import save_dict
-from loom_core.steps import step_row
-from loom_core.summary import summarize
-from loom_core.timeline import K_MODEL, build_timeline
+from loom_core.views.steps import step_row
+from loom_core.views.summary import summarize
+from loom_core.views.timeline import K_MODEL, build_timeline
 
 from tests.core.diff.tracegen import basic_run, write
 
@@ -160,7 +160,7 @@ def test_a_live_proxy_journal_prices_from_its_sidecar(tmp_path: Path) -> None:
     written first, so each new model step is priced in full as it appears."""
     from loom_core.formats.journal_writer import JournalWriter
     from loom_core.proxy.sidecar import SidecarWriter
-    from loom_core.timeline import TimelineBuilder
+    from loom_core.views.timeline import TimelineBuilder
 
     trace = proxy_trace(tmp_path / "p.loom.json")
     data = __import__("json").loads(trace.read_text())

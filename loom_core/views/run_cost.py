@@ -2,7 +2,7 @@
 
 Why one object for it: the step list, the status bar, ``summary``, the timeline,
 Compare and ``diff`` must show the same number for the same step, so they all ask
-:class:`RunPricer` (which asks :func:`loom_core.pricing.call_cost`).
+:class:`RunPricer` (which asks :func:`loom_core.views.pricing.call_cost`).
 
 Where the tokens come from: a model effect's ``usage`` as recorded. Harness traces
 keep what their provider returned, which may carry Anthropic's
@@ -32,7 +32,7 @@ from typing import Any
 import msgspec
 
 from loom_core.formats.document import Document
-from loom_core.pricing import TokenUsage, call_cost, is_offline
+from loom_core.views.pricing import TokenUsage, call_cost, is_offline
 
 _LIMIT = 10**12  # one call's count is clamped (hand-edited files)
 _PLAIN = frozenset({"input_tokens", "output_tokens"})

@@ -1,4 +1,4 @@
-"""What a fork's edit changed, message by message (``loom_core.edit_delta``): injected,
+"""What a fork's edit changed, message by message (``loom_core.views.edit_delta``): injected,
 replaced, redacted and removed messages told apart from those new since the previous call."""
 
 from __future__ import annotations
@@ -6,17 +6,17 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from loom_core.context import build_context
-from loom_core.edit_delta import INJECTED, NEW, REDACTED, REPLACED, delta_of_edit, frame_delta
+from loom_core.views.context import build_context
+from loom_core.views.edit_delta import INJECTED, NEW, REDACTED, REPLACED, delta_of_edit, frame_delta
 from loom_core.fork.edits import Edit, MessageOp, edit_summary
 from loom_core.fork.rerun import run_fork
-from loom_core.frames import frame_at
+from loom_core.views.frames import frame_at
 from loom_core.formats.loader import load
 from loom_core.providers.scripted import ScriptedProvider
 
 from tests.core.fork.scenarios import proxy_run
 
-SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample.loom.json"
+SAMPLE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
 AT = 14  # the sample's reviewer call; the lead's previous call was seq 12
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from loom_core.formats.document import text_and_calls
 
 if TYPE_CHECKING:
-    from loom_core.timeline import Timeline
+    from loom_core.views.timeline import Timeline
 
 NOTICE_HEAD = "Blocked tool call "
 
@@ -101,7 +101,7 @@ def place_shield_events(doc: Any, tl: "Timeline") -> dict[int, list[int]]:
     events = doc.shield_events
     if not events:
         return {}
-    from loom_core.timeline import K_MODEL
+    from loom_core.views.timeline import K_MODEL
 
     model_steps = [s for s in range(len(tl)) if tl.kind[s] == K_MODEL]
     placed: dict[int, list[int]] = {}

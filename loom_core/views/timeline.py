@@ -4,7 +4,7 @@ A *step* is one effect of the log, plus one step per user episode placed just
 before the effect that starts acting on it. Everything per step lives in flat
 arrays built in one pass, so a 100,000-step timeline costs a few megabytes and
 any question about one step is answered without walking the trace. Context
-frames are in :mod:`loom_core.context`; shield placement in :mod:`loom_core.shield_place`.
+frames are in :mod:`loom_core.views.context`; shield placement in :mod:`loom_core.views.shield_place`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any
 
-from loom_core.context import ContextIndex, ContextWalker
+from loom_core.views.context import ContextIndex, ContextWalker
 from loom_core.formats.document import Document
-from loom_core.run_cost import RunPricer
-from loom_core.shield_place import place_shield_events
+from loom_core.views.run_cost import RunPricer
+from loom_core.views.shield_place import place_shield_events
 
 # kind codes: index into KINDS (colour and filtering use them)
 KINDS = ("episode", "model", "tool", "human", "time", "memory", "compact", "edit",
@@ -98,7 +98,7 @@ class Timeline:
     def cost_text(self, step: int | None = None) -> str:
         """Step ``step``'s cost (``None``: the run's) in the words every view uses:
         ``$0.0123``, ``?`` unpriced, ``$0 offline`` for a scripted answer, ``""`` none."""
-        from loom_core.pricing import OFFLINE_TEXT, cost_words, format_usd
+        from loom_core.views.pricing import OFFLINE_TEXT, cost_words, format_usd
 
         if step is None:
             return cost_words(self.total_cost, self.offline_steps > 0)

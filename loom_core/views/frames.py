@@ -1,6 +1,6 @@
 """Context frames: the system prompt, tools and messages a model saw at one call.
 
-A frame is a view over an agent's item list (see :mod:`loom_core.context`):
+A frame is a view over an agent's item list (see :mod:`loom_core.views.context`):
 messages are materialised one at a time, so a view can show the new ones and the
 last few without touching the thousands before them.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from loom_core.context import AgentContext, ContextIndex, Item
+from loom_core.views.context import AgentContext, ContextIndex, Item
 from loom_core.formats.document import text_and_calls
 
 _generic = msgspec.json.Decoder()

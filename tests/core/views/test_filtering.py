@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from loom_core.filtering import filter_steps, parse_query
+from loom_core.views.filtering import filter_steps, parse_query
 from loom_core.formats.loader import load
-from loom_core.timeline import F_BLOCKED, F_DENIED, F_ERROR, KINDS, K_MODEL, build_timeline
+from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, KINDS, K_MODEL, build_timeline
 
-RESOURCE = Path(__file__).resolve().parents[2] / "resources" / "sample.loom.json"
+RESOURCE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
 
 
 @pytest.fixture(scope="module")
