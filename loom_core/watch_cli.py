@@ -2,7 +2,7 @@
 
 Why beside loom-harness's own ``loom watch``: that one polls every half second and
 re-reads the whole file each time; this one follows the file by offset with
-file-system events (:mod:`loom_core.tail`), notices rewrites, and can speak JSON
+file-system events (:mod:`loom_core.live.tail`), notices rewrites, and can speak JSON
 lines for scripts, with a ``{"status": ...}`` line whenever the run's status
 changes (waiting, running, rewritten, waiting on a human, finished, crashed
 mid-tool, stopped without finishing). A line that cannot be read is reported as
@@ -154,7 +154,7 @@ def _install_stop_handlers(stop: threading.Event) -> dict[int, Any]:
 
 def _follow(args: argparse.Namespace, printer: _Printer, stop: threading.Event) -> Any:
     """Print updates until idle or stopped; returns the (stopped) tailer."""
-    from loom_core.tail import JournalTailer
+    from loom_core.live.tail import JournalTailer
 
     updates: queue.Queue[Any] = queue.Queue()
     last_change, seen = time.monotonic(), (0, False, False)
@@ -186,8 +186,8 @@ def _show(path: str, printer: _Printer, update: Any) -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Follow ``args.path``; exit 0 when idle (``--until-idle``) or on SIGINT/SIGTERM."""
-    from loom_core.live_status import RUNNING, live_status
-    from loom_core.writers import writer_present
+    from loom_core.live.live_status import RUNNING, live_status
+    from loom_core.live.writers import writer_present
 
     if os.path.isdir(args.path):
         raise LoadError(args.path, "is a directory, not a file")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
-from loom_core.live_status import CRASHED, ENDED, FINISHED, HUMAN, REWRITTEN, STOPPED
+from loom_core.live.live_status import CRASHED, ENDED, FINISHED, HUMAN, REWRITTEN, STOPPED
 
 _STYLE = ("QLabel { background: #fff3e0; color: #5d4037; border: 1px solid #ffb74d;"
           " padding: 4px 8px; }")

@@ -32,9 +32,9 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from loom_core.formats.document import Document
 from loom_core.formats.journal import JournalState, journal_document
-from loom_core.live_status import FINISHED, STOPPED
+from loom_core.live.live_status import FINISHED, STOPPED
 from loom_core.formats.save import save_document
-from loom_core.tail import JournalTailer, JournalUpdate
+from loom_core.live.tail import JournalTailer, JournalUpdate
 from loom_core.views.timeline import TimelineBuilder
 
 from loom_desktop.live_banner import LiveBar, ProblemBanner

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from loom_core.follow import JournalUpdate
+from loom_core.live.follow import JournalUpdate
 from loom_core.formats.loader import load
 
 

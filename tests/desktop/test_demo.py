@@ -104,7 +104,7 @@ def test_the_output_panel_shows_what_the_agent_printed(qtbot, window: MainWindow
 def test_a_failing_agent_is_reported_with_its_status_and_output(qtbot, window: MainWindow,
                                                                 runtime: Path) -> None:
     """Regression: the agent exited (1), the panels vanished and the tab said running."""
-    from loom_core.live_status import STOPPED
+    from loom_core.live.live_status import STOPPED
 
     demo = window.run_demo(pace=0.05)
     manager = window.proxy_manager

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from loom_core.live_status import FINISHED, HUMAN, RUNNING
+from loom_core.live.live_status import FINISHED, HUMAN, RUNNING
 from loom_core.formats.loader import load
 from loom_core.views.timeline import build_timeline
 from loom_desktop.main_window import MainWindow
@@ -151,7 +151,7 @@ def test_header_arriving_after_an_empty_rewrite_places_the_user_step(qtbot, wind
     """Regression: a rewrite caught while the file was empty left the run without episodes."""
     import msgspec
 
-    from loom_core.follow import JournalUpdate
+    from loom_core.live.follow import JournalUpdate
     from loom_core.formats.journal import parse_journal_lines
 
     path = tmp_path / "run.jsonl"

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from loom import Run
 
-from loom_core.live_status import CRASHED, FINISHED, HUMAN, RUNNING
+from loom_core.live.live_status import CRASHED, FINISHED, HUMAN, RUNNING
 from loom_core.formats.loader import load
 from loom_core.views.timeline import F_UNFINISHED, build_timeline
 from loom_desktop.main_window import MainWindow
 from tests.core.harness_runs import Crash, crashing_agent, paused_journal_agent
-from tests.core.test_tail import gated_agent
+from tests.core.live.test_tail import gated_agent
 
 
 def _shows_file(view, path: Path) -> bool:

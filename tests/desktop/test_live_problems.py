@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from loom_core.live_status import RUNNING, STOPPED
+from loom_core.live.live_status import RUNNING, STOPPED
 from loom_desktop.main_window import MainWindow
 from tests.core.live_helpers import effect, header, model_result
 

@@ -13,7 +13,7 @@ import pytest
 import shiboken6
 from PySide6.QtWidgets import QFileDialog
 
-from loom_core.live_status import FINISHED
+from loom_core.live.live_status import FINISHED
 from loom_core.formats.loader import load
 from loom_desktop.dialogs import watch_file_dialog
 from loom_desktop.main_window import MainWindow

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from loom_core.follow import JournalFollower
+from loom_core.live.follow import JournalFollower
 from loom_core.formats.loader import load
 
 from tests.core.clis import core

@@ -21,12 +21,12 @@ from loom import Agent, Run, tool
 from loom.providers.base import ModelResponse, ToolCall
 from loom.providers.scripted import ScriptedProvider
 
-from loom_core.follow import JournalFollower
+from loom_core.live.follow import JournalFollower
 from loom_core.formats.journal import parse_journal_lines
-from loom_core.live_status import (CRASHED, FINISHED, HUMAN, REWRITTEN, RUNNING, WAITING,
-                                   live_status)
+from loom_core.live.live_status import (CRASHED, FINISHED, HUMAN, REWRITTEN, RUNNING, WAITING,
+                                        live_status)
 from loom_core.formats.loader import load
-from loom_core.tail import JournalTailer
+from loom_core.live.tail import JournalTailer
 
 from tests.core.harness_runs import Crash, crashing_agent, paused_journal_agent
 from tests.core.live_helpers import (Mirror, WriterThread, effect, header, intent, model_result,

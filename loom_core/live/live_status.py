@@ -14,7 +14,7 @@ The statuses, in the order they are decided:
 * ``crashed mid-tool`` -- an unfinished ``tool:`` intent and nothing changed for
   ``idle_after`` seconds (a tool that is merely slow reads as ``running`` until then).
 * ``stopped without finishing`` -- the writer is gone (``writer_gone``: its owner
-  said so, or no process holds the file open; see :mod:`loom_core.writers`) and the
+  said so, or no process holds the file open; see :mod:`loom_core.live.writers`) and the
   run is neither finished, nor paused on a human, nor crashed mid-tool (a trailing
   tool intent of a gone writer is a crash at once). Only what is known is said: where
   the writer cannot be seen, the run stays ``running``.

@@ -1,9 +1,9 @@
 """Follow a journal file as it grows, by byte offset: the synchronous core of the tailer.
 
-Why separate from the thread in :mod:`loom_core.tail`: every rule about the file
+Why separate from the thread in :mod:`loom_core.live.tail`: every rule about the file
 (complete lines only, rewrites, deletion, a file that does not exist yet) lives in
 one object whose :meth:`JournalFollower.read` can be called and tested without any
-timing. It is not thread-safe; :class:`loom_core.tail.JournalTailer` serialises it.
+timing. It is not thread-safe; :class:`loom_core.live.tail.JournalTailer` serialises it.
 
 Recognising a rewrite: loom-harness truncates and rewrites the journal in place at
 the start of every live run (same inode; the new content may already be longer
@@ -19,10 +19,10 @@ lines after it are read as usual. (A full load stops at it, as loom-harness does
 live view would otherwise freeze on one bad line while the run goes on.) Fields of
 the wrong type are read as their defaults and reported as ``problems``.
 
-A run whose writer is gone says :data:`~loom_core.live_status.STOPPED`: when the
+A run whose writer is gone says :data:`~loom_core.live.live_status.STOPPED`: when the
 owner says so (:meth:`JournalFollower.note_writer_stopped`: the app's proxy or demo
 stopped), or when the file has been idle ``idle_after`` seconds and no process on
-this machine holds it open for writing (:mod:`loom_core.writers`; where that cannot
+this machine holds it open for writing (:mod:`loom_core.live.writers`; where that cannot
 be known, nothing is claimed and the run stays "running").
 """
 
@@ -38,9 +38,9 @@ import msgspec
 
 from loom_core.formats.document import Unfinished
 from loom_core.formats.journal import JournalState
-from loom_core.live_status import DEFAULT_IDLE_AFTER, REWRITTEN, RUNNING, WAITING, live_status
+from loom_core.live.live_status import DEFAULT_IDLE_AFTER, REWRITTEN, RUNNING, WAITING, live_status
 from loom_core.formats.trace import gc_paused
-from loom_core.writers import WriterWatch, writer_present
+from loom_core.live.writers import WriterWatch, writer_present
 
 _CHECK_BYTES = 4096  # how much of the start and of the end of what we read is re-checked
 _JOURNAL_TYPES = frozenset((b'"header"', b'"intent"', b'"effect"'))

@@ -2,7 +2,7 @@
 
 Why this shape: the desktop's live tab and the ``watch`` CLI want every effect the
 moment its line is flushed, without ever missing or duplicating one. The file is
-the only truth, so all reading goes through one :class:`~loom_core.follow.JournalFollower`
+the only truth, so all reading goes through one :class:`~loom_core.live.follow.JournalFollower`
 (byte offset, complete lines, rewrite detection). ``watchdog`` events only say
 "something changed, read from the offset": they set one flag, so a burst of
 10,000 writes wakes the thread a handful of times and each wake-up reads
@@ -24,9 +24,9 @@ import os
 import threading
 from typing import Any, Callable
 
-from loom_core.follow import JournalFollower, JournalUpdate
+from loom_core.live.follow import JournalFollower, JournalUpdate
 from loom_core.formats.journal import JournalState
-from loom_core.live_status import DEFAULT_IDLE_AFTER
+from loom_core.live.live_status import DEFAULT_IDLE_AFTER
 
 __all__ = ["JournalTailer", "JournalUpdate"]
 

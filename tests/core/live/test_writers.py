@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from loom_core.follow import JournalFollower
-from loom_core.live_status import CRASHED, FINISHED, RUNNING, STOPPED, WAITING
-from loom_core.tail import JournalTailer
-from loom_core.writers import PROBE_EVERY, writer_present
+from loom_core.live.follow import JournalFollower
+from loom_core.live.live_status import CRASHED, FINISHED, RUNNING, STOPPED, WAITING
+from loom_core.live.tail import JournalTailer
+from loom_core.live.writers import PROBE_EVERY, writer_present
 
 from tests.core.live_helpers import Mirror, effect, header, intent, model_result, wait_until
 

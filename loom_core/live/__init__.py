@@ -1,0 +1,1 @@
+"""Following a run while it is written: tail, follow, live status, writers."""
