@@ -3,7 +3,7 @@
 Works against our proxy and loom-harness's alike, through :class:`ControlClient`
 (which reads the control token from ``<runtime dir>/<port>.token``). Without
 ``--port`` the commands find the proxy the way the desktop's Attach… does: by the live
-token files in the runtime dir (:mod:`.running_proxies`); with none or several running
+token files in the runtime dir (:mod:`.proxy.running_proxies`); with none or several running
 they say so and ask for ``--port`` (loom's fixed default, 8788, is a port the app never
 uses: it picks a free one). Output follows ``loom approvals``/``loom approve``, except
 that a deny prints ``denied [<id>]``. Exit codes: 0 done, 1 the proxy answered with an
@@ -20,13 +20,13 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pydantic and urllib load only when a command talks to a proxy
-    from loom_core.control_client import ControlError
+    from loom_core.proxy.control_client import ControlError
 
 def _port(args: argparse.Namespace) -> int | None:
     """``--port``, else the one running proxy's; None (reported) when there is not one."""
     if args.port is not None:
         return int(args.port)
-    from loom_core.running_proxies import only_running_port
+    from loom_core.proxy.running_proxies import only_running_port
 
     try:
         return only_running_port()
@@ -41,7 +41,7 @@ def _fail(err: ControlError) -> int:
 
 
 def cmd_approvals(args: argparse.Namespace) -> int:
-    from loom_core.control_client import ControlClient, ControlError
+    from loom_core.proxy.control_client import ControlClient, ControlError
 
     port = _port(args)
     if port is None:
@@ -70,7 +70,7 @@ def _approver() -> str:
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
-    from loom_core.control_client import ControlClient, ControlError
+    from loom_core.proxy.control_client import ControlClient, ControlError
 
     port = _port(args)
     if port is None:

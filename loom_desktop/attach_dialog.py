@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLabel, QListWidget,
                                QListWidgetItem, QSpinBox, QVBoxLayout, QWidget)
 
-from loom_core.running_proxies import FoundProxy, running_proxies, runtime_dir
+from loom_core.proxy.running_proxies import FoundProxy, running_proxies, runtime_dir
 
 from loom_desktop.proxy_launcher import remembered_proxies
 from loom_desktop.workers import Task

@@ -188,7 +188,7 @@ class MainWindow(QMainWindow):
 
     def attach_proxy(self, port: int, confirm_timeout: float | None = None):
         """Show an approvals panel for the proxy on ``port``; returns the panel."""
-        from loom_core.control_client import ControlClient
+        from loom_core.proxy.control_client import ControlClient
 
         from loom_desktop.proxy_connection import ProxyConnection
         from loom_desktop.widgets.approvals_panel import ApprovalsPanel

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
-from loom_core.control_client import PendingCall
+from loom_core.proxy.control_client import PendingCall
 
 SHOW_MS = 15_000
 

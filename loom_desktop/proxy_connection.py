@@ -21,7 +21,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
-from loom_core.control_client import ControlClient, ControlError, NoEventStream, PendingCall
+from loom_core.proxy.control_client import ControlClient, ControlError, NoEventStream, PendingCall
 
 from loom_desktop.workers import Task
 

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from loom_core.control_client import ControlClient, ControlError
+from loom_core.proxy.control_client import ControlClient, ControlError
 from loom_core.demo.fake_model import CONFIRM_PATTERN, FakeModelServer
 
 WAIT_S = 60.0  # one demo run takes a few seconds; this bounds a hung one

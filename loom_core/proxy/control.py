@@ -51,7 +51,7 @@ from typing import Any
 
 from aiohttp import web
 
-from loom_core.running_proxies import runtime_dir  # where loom approve looks too
+from loom_core.proxy.running_proxies import runtime_dir  # where loom approve looks too
 from loom_core.proxy.decide_body import BadBody, decide_body
 from loom_core.proxy.upstream import json_error
 

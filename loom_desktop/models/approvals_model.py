@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 
-from loom_core.control_client import PendingCall
+from loom_core.proxy.control_client import PendingCall
 
 CallRole = Qt.ItemDataRole.UserRole + 1
 _Index = QModelIndex | QPersistentModelIndex

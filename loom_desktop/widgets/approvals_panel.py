@@ -17,7 +17,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QLineEdit,
                                QListView, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
 
-from loom_core.control_client import PendingCall
+from loom_core.proxy.control_client import PendingCall
 from loom_core.views.steps import effect_seq
 
 from loom_desktop.keys import APPROVAL_KEYS, bind

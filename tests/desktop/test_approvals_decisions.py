@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from loom_core.control_client import ControlClient
+from loom_core.proxy.control_client import ControlClient
 from loom_desktop.main_window import MainWindow
 from tests.core.proxy.decisions import SHIELD, TOOLS
 from tests.core.proxy.fake_wire import Reply

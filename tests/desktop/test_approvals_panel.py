@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from loom_core.control_client import PendingCall
+from loom_core.proxy.control_client import PendingCall
 from loom_desktop.main_window import MainWindow
 from loom_desktop.models.approvals_model import ApprovalsModel
-from tests.core.approvals.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
+from tests.core.proxy.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
 from tests.core.proxy.fake_wire import Reply
 
 
@@ -64,7 +64,7 @@ def test_click_to_decide(qtbot, window: MainWindow, loom_proxy, how: str) -> Non
 
 
 def test_attach_to_nothing_reports_the_error(qtbot, window: MainWindow) -> None:
-    from tests.core.approvals.test_control_client import _free_port
+    from tests.core.proxy.test_control_client import _free_port
 
     panel = window.attach_proxy(_free_port())
     qtbot.waitUntil(lambda: "no proxy answering" in panel.status.text(), timeout=10_000)

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from loom_desktop.main_window import MainWindow
 from loom_desktop.models.step_list_model import COL_COST, COL_TOKENS
 from loom_desktop.proxy_manager import ProxyInfoDock
-from tests.core.approvals.test_control_client import _free_port
+from tests.core.proxy.test_control_client import _free_port
 
 
 def _inside(widget: QWidget, window: MainWindow) -> bool:

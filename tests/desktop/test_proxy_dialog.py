@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox
 
-from loom_core.running_proxies import FoundProxy
+from loom_core.proxy.running_proxies import FoundProxy
 from loom_desktop.attach_dialog import describe
 from loom_desktop.dialogs_proxy import StartProxyDialog
 from loom_desktop.main_window import MainWindow

@@ -17,13 +17,13 @@ import pytest
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication, QWidget
 
-from loom_core.control_client import ControlClient
+from loom_core.proxy.control_client import ControlClient
 from loom_core.formats.loader import load
 from loom_core.proxy.config import ShieldConfig
 from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 from loom_desktop.main_window import MainWindow
 from loom_desktop.notify import HeldNotifier
-from tests.core.approvals.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
+from tests.core.proxy.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import Rig, start_rig
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QWidget
 from loom_desktop.dialogs import show_shortcuts
 from loom_desktop.keys import on_keyboard, shown, sheet
 from loom_desktop.main_window import MainWindow
-from tests.core.approvals.test_control_client import _free_port
+from tests.core.proxy.test_control_client import _free_port
 
 _WIDE = (Qt.ShortcutContext.WindowShortcut, Qt.ShortcutContext.ApplicationShortcut)
 

@@ -14,7 +14,7 @@ import json
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
-from loom_core.control_client import ControlClient
+from loom_core.proxy.control_client import ControlClient
 from loom_core.proxy.config import ShieldConfig
 
 from tests.core.proxy.fake_wire import Reply

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 import anthropic
 import pytest
 
-from loom_core.control_client import ControlClient, ControlError, PendingCall
+from loom_core.proxy.control_client import ControlClient, ControlError, PendingCall
 from loom_core.proxy.config import ShieldConfig
 from loom_core.proxy.control import loopback_host
 

@@ -17,7 +17,7 @@ from typing import Iterator
 
 import pytest
 
-from loom_core.control_client import ControlClient
+from loom_core.proxy.control_client import ControlClient
 from loom_core.proxy.control import ControlPlane, write_token_file
 
 from tests.core.proxy.harness import Rig

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from loom_core.control_client import ControlClient, ControlError, NoEventStream
+from loom_core.proxy.control_client import ControlClient, ControlError, NoEventStream
 from loom_core.proxy.config import ShieldConfig
 
 from tests.core.proxy.fake_wire import Reply

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from loom_core.running_proxies import runtime_dir  # noqa: F401 (also imported from here)
+from loom_core.proxy.running_proxies import runtime_dir  # noqa: F401 (also imported from here)
 
 EVENTS_PATH = "/loom/events"
 POLL_S = 0.25  # how often a blocked stream read checks for cancellation

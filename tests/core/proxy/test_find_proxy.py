@@ -15,8 +15,8 @@ from typing import Iterator
 
 import pytest
 
-from loom_core.running_proxies import running_proxies, token_files
-from tests.core.approvals.test_control_client import loom_proxy  # noqa: F401 (fixture)
+from loom_core.proxy.running_proxies import running_proxies, token_files
+from tests.core.proxy.test_control_client import loom_proxy  # noqa: F401 (fixture)
 from tests.core.clis import core
 from tests.core.proxy.harness import Rig
 from tests.core.proxy.test_control import agent_call, held, shielded

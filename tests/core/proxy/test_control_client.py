@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import anthropic
 import pytest
 
-from loom_core.control_client import ControlClient, ControlError, read_token
+from loom_core.proxy.control_client import ControlClient, ControlError, read_token
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import LoopThread
