@@ -2,6 +2,6 @@
 
 import sys
 
-from loom_core.cli import main
+from loom_core.cli.entry import main
 
 sys.exit(main())

@@ -32,7 +32,7 @@ DESCRIPTION = ("Loom Desktop, a time-travel debugger for AI agent runs: open tra
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    from loom_core.cli_help import HelpParser
+    from loom_core.cli.help import HelpParser
 
     parser = HelpParser(prog="loom-desktop", description=DESCRIPTION)
     parser.add_argument("paths", nargs="*", help="traces, journals or wirelogs to open")

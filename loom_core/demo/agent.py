@@ -19,7 +19,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from loom_core.cli_help import HelpParser
+from loom_core.cli.help import HelpParser
 
 MODEL = "claude-demo-1"
 API_KEY = "sk-ant-demo-offline-not-a-real-key"

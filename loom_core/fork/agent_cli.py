@@ -1,6 +1,6 @@
 """The ``fork --mode agent`` face of :func:`~loom_core.fork.agent_rerun.agent_rerun`.
 
-Why two functions rather than a command: the ``fork`` command (``loom_core.fork_cli``)
+Why two functions rather than a command: the ``fork`` command (``loom_core.cli.fork``)
 owns the parser and its model mode; it calls :func:`add_agent_mode_args` on its
 parser and :func:`run_agent_mode` for ``--mode agent``. Flags the fork command
 already defines (``--step``, ``-o``, ``--json`` ...) are left to it -- they mean the
@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
-from loom_core.cli_help import HelpParser
+from loom_core.cli.help import HelpParser
 from loom_core.errors import LoadError
 from loom_core.runs_dir import free_path, refuse_overwrite, runs_dir, stem_of
 from loom_core.providers.base import CancelToken

@@ -1,6 +1,6 @@
 """The ``proxy`` and ``record`` subcommands of ``python -m loom_core``.
 
-Kept apart from :mod:`loom_core.cli` so that the readers' CLI does not import
+Kept apart from :mod:`loom_core.cli.entry` so that the readers' CLI does not import
 aiohttp: the implementations are imported only when a proxy command runs.
 """
 

@@ -23,7 +23,7 @@ SAMPLE = PACKAGE.parent / "resources" / "sample.loom.json"
 PROBE = """
 import contextlib, importlib, io, json, pkgutil, sys
 import loom_core
-from loom_core.cli import main
+from loom_core.cli.entry import main
 names = sorted(m.name for m in pkgutil.walk_packages(loom_core.__path__, "loom_core.")
                if not m.name.endswith(".__main__"))  # a __main__ would run and exit
 for name in names:

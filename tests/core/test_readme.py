@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from loom_core.cli import build_parser
+from loom_core.cli.entry import build_parser
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 _COMMAND = re.compile(r"python -m loom_core (\w[\w-]*)")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from loom_core import cli
+from loom_core.cli import entry as cli
 from loom_core.formats import progressive
 from loom_core.errors import LoadError
 

@@ -61,7 +61,7 @@ def test_each_loop_records_and_times_out(tmp_path: Path, upstream: FakeUpstream,
 
 def test_uvloop_asked_for_but_missing_is_exit_2(tmp_path: Path) -> None:
     code = ("import sys; sys.modules['uvloop'] = None\n"  # makes `import uvloop` fail
-            "from loom_core.cli import main\n"
+            "from loom_core.cli.entry import main\n"
             "sys.exit(main(sys.argv[1:]))")
     done = subprocess.run(
         [sys.executable, "-c", code, "proxy", "--port", "0", "--event-loop", "uvloop",

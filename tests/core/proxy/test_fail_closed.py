@@ -25,7 +25,7 @@ BREAKS = {
 
 def run_proxy(tmp: Path, breakage: str, *flags: str) -> subprocess.CompletedProcess[str]:
     code = (f"import sys; {breakage}\n"
-            "from loom_core.cli import main; sys.exit(main())")
+            "from loom_core.cli.entry import main; sys.exit(main())")
     argv = [sys.executable, "-c", code, "proxy", "--port", "0", "--target",
             "http://127.0.0.1:9", "--save", str(tmp / "s.loom.json"), *flags]
     return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -11,8 +11,8 @@ from typing import Callable, Iterator
 
 import pytest
 
-from loom_core.cli import build_parser
-from loom_core.cli_help import plain
+from loom_core.cli.entry import build_parser
+from loom_core.cli.help import plain
 from loom_core.demo import agent as demo_agent
 from loom_core.fork import agent_cli
 

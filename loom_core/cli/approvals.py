@@ -3,7 +3,7 @@
 Works against our proxy and loom-harness's alike, through :class:`ControlClient`
 (which reads the control token from ``<runtime dir>/<port>.token``). Without
 ``--port`` the commands find the proxy the way the desktop's Attach… does: by the live
-token files in the runtime dir (:mod:`.proxy.running_proxies`); with none or several running
+token files in the runtime dir (:mod:`loom_core.proxy.running_proxies`); with none or several running
 they say so and ask for ``--port`` (loom's fixed default, 8788, is a port the app never
 uses: it picks a free one). Output follows ``loom approvals``/``loom approve``, except
 that a deny prints ``denied [<id>]``. Exit codes: 0 done, 1 the proxy answered with an

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from loom_core.fork_cli import PROVIDERS, BadInput, guess_provider, make
+from loom_core.cli.fork import PROVIDERS, BadInput, guess_provider, make
 
 EXIT_OK, EXIT_NO_WINNER, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 

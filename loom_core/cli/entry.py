@@ -12,7 +12,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from loom_core import __version__
-from loom_core.cli_help import HelpParser
+from loom_core.cli.help import HelpParser
 from loom_core.errors import LoadError
 
 EXIT_BAD_INPUT = 2
@@ -123,14 +123,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--force", action="store_true", help="replace OUTPUT if it exists")
     p.set_defaults(func=cmd_convert)
-    from loom_core.approvals_cli import add_approval_commands
-    from loom_core.diff_cli import add_diff_command
-    from loom_core.doctor_cli import add_doctor_command
-    from loom_core.fork_cli import add_fork_command
-    from loom_core.heal_cli import add_heal_command
+    from loom_core.cli.approvals import add_approval_commands
+    from loom_core.cli.diff import add_diff_command
+    from loom_core.cli.doctor import add_doctor_command
+    from loom_core.cli.fork import add_fork_command
+    from loom_core.cli.heal import add_heal_command
     from loom_core.proxy.commands import add_proxy_commands
-    from loom_core.steps_cli import add_steps_command
-    from loom_core.watch_cli import add_watch_command
+    from loom_core.cli.steps import add_steps_command
+    from loom_core.cli.watch import add_watch_command
 
     for add in (add_watch_command, add_proxy_commands, add_approval_commands, add_fork_command,
                 add_diff_command, add_doctor_command, add_heal_command, add_steps_command):

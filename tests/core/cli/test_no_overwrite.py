@@ -13,7 +13,7 @@ from loom_core.heal.engine import save_regression
 
 from tests.core.clis import core
 
-SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample.loom.json"
+SAMPLE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
 
 
 @pytest.fixture

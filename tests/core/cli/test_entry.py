@@ -19,7 +19,7 @@ from typing import Any, Callable
 import pytest
 from loom import Run
 
-from loom_core.cli import main
+from loom_core.cli.entry import main
 from loom_core.formats.loader import load
 from loom_core.views.timeline import build_timeline
 

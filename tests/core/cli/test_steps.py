@@ -16,7 +16,7 @@ from loom_core.views.timeline import build_timeline
 
 from tests.core.clis import core, loom
 
-SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample.loom.json"
+SAMPLE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
 
 
 def test_steps_text_numbers_rows_as_loom_timeline_does() -> None:

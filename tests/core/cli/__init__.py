@@ -1,0 +1,1 @@
+"""Tests of loom_core.cli: the commands as a user runs them."""
