@@ -34,7 +34,7 @@ bench: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) benchmarks/open_trace.py --effects $(or $(N),100000) --json
 
 sample: $(STAMP)
-	$(PY) -m loom_core.sample resources/sample.loom.json --force
+	$(PY) -m loom_core.demo.sample resources/sample.loom.json --force
 
 screenshot: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/loom-desktop --screenshot docs/screenshot.png --step 14 --size 1400x860

@@ -101,7 +101,7 @@ def _axes(w: TimelineWidget):
 
 
 def test_timeline_legend_and_plain_usd_axis(qtbot, tmp_path: Path) -> None:
-    from loom_core.sample import write_sample
+    from loom_core.demo.sample import write_sample
 
     write_sample(tmp_path / "s.loom.json")
     w = TimelineWidget()

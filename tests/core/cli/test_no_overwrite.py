@@ -78,7 +78,7 @@ def test_a_regression_trace_never_replaces_a_file(tmp_path: Path) -> None:
 
 
 def test_the_sample_generator_replaces_only_with_force(run: Path) -> None:
-    from loom_core import sample
+    from loom_core.demo import sample
 
     before = run.read_bytes()
     assert sample.main([str(run)]) == 2 and run.read_bytes() == before

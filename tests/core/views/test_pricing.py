@@ -195,7 +195,7 @@ def test_no_network_is_ever_touched(tmp_path: Path) -> None:
 
 
 def test_the_cli_stops_on_a_malformed_override(tmp_path: Path) -> None:
-    from loom_core.sample import write_sample
+    from loom_core.demo.sample import write_sample
 
     bad = tmp_path / "prices.json"
     bad.write_text("{oops")

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from loom_core import sample
+from loom_core.demo import sample
 from loom_core.formats.canonical import effect_key
 from loom_core.views.frames import frame_at, neutral_messages
 from loom_core.formats.loader import load
 from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, K_MODEL, build_timeline
 
-RESOURCE = Path(__file__).resolve().parents[2] / "resources" / "sample.loom.json"
+RESOURCE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
 LOOM_CLI = Path(sys.executable).with_name("loom")
 
 

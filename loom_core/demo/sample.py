@@ -4,11 +4,11 @@ The sample must look exactly like a trace loom-harness writes (§1-§3 of
 loom-format.md), including model keys, which hash everything the provider
 received. Traces do not store requests, so hand-written keys would silently be
 wrong; instead a tiny deterministic simulator plays the story in
-:mod:`loom_core.sample_scenario`, keeping each agent's provider-neutral message
+:mod:`loom_core.demo.sample_scenario`, keeping each agent's provider-neutral message
 list as the harness does and hashing it at every model call. No loom-harness
 import (it is only a dev dependency); the tests check the result against it.
 
-Usage: ``python -m loom_core.sample OUT`` writes the trace (same bytes every run).
+Usage: ``python -m loom_core.demo.sample OUT`` writes the trace (same bytes every run).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.formats.canonical import canonical_bytes, effect_key, harness_sys_hash
-from loom_core.sample_scenario import (LEAD, POLICY_DENY, REVIEWER, STEPS, TIME_START, AgentSpec,
-                                       Call, Denied, Episode, Turn)
+from loom_core.demo.sample_scenario import (LEAD, POLICY_DENY, REVIEWER, STEPS, TIME_START,
+                                            AgentSpec, Call, Denied, Episode, Turn)
 from loom_core.formats.save import save_dict
 
 MODEL = "claude-sonnet-4-5"
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     force = "--force" in args
     args = [a for a in args if a != "--force"]
     if len(args) != 1:
-        print("usage: python -m loom_core.sample OUT [--force]", file=sys.stderr)
+        print("usage: python -m loom_core.demo.sample OUT [--force]", file=sys.stderr)
         return 2
     if not force and Path(args[0]).exists():  # `make sample` says --force: it regenerates
         print(f"error: {args[0]}: already exists; nothing was written (pass --force to "

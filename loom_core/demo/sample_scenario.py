@@ -1,4 +1,4 @@
-"""The story of the bundled sample trace, as data (played by :mod:`loom_core.sample`).
+"""The story of the bundled sample trace, as data (played by :mod:`loom_core.demo.sample`).
 
 A lead coding agent fixes a failing slugify test in a small repo, delegates a
 review to a sub-agent, hits a native policy block and a shield deny, then
