@@ -5,7 +5,7 @@ to show. ``--screenshot`` renders the real main window (offscreen when there is
 no display), writes a PNG and exits: for the README, bug reports and tests.
 
 One window per user: when Loom Desktop is already running, ``loom-desktop FILE``
-hands the files to it and exits 0 (:mod:`.single_instance`). ``--screenshot``
+hands the files to it and exits 0 (:mod:`.infra.single_instance`). ``--screenshot``
 never does: it is always a process of its own. ``--install-desktop-integration``
 registers the app and ``*.loom.json`` with the Linux desktop for this user.
 """
@@ -22,9 +22,9 @@ from loom_desktop import __version__
 if TYPE_CHECKING:
     from loom_desktop.app import LoomApplication
     from loom_desktop.main_window import MainWindow
-    from loom_desktop.single_instance import InstanceServer
+    from loom_desktop.infra.single_instance import InstanceServer
 
-from loom_desktop.child import RUN_MODULE, run_module  # noqa: E402  (no Qt: safe before arg parsing)
+from loom_desktop.infra.child import RUN_MODULE, run_module  # noqa: E402  (no Qt: safe before arg parsing)
 
 EXIT_BAD_INPUT = 2
 DESCRIPTION = ("Loom Desktop, a time-travel debugger for AI agent runs: open traces, journals "
@@ -184,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           args.step, args.size)
         window.close()
         return code
-    from loom_desktop.single_instance import InstanceServer, claim, server_name
+    from loom_desktop.infra.single_instance import InstanceServer, claim, server_name
 
     paths = [os.path.abspath(p) for p in args.paths]  # the running instance has another cwd
     claimed = claim(server_name(), paths)
@@ -194,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     running = start_gui(app, paths, server, sample=str(sample_trace()))
     code = app.exec()
     running.close()
-    from loom_desktop.workers import wait_for_pool
+    from loom_desktop.infra.workers import wait_for_pool
 
     wait_for_pool(5000)
     return code

@@ -2,7 +2,7 @@
 
 macOS delivers Finder opens as ``QFileOpenEvent`` (possibly before any window
 exists); command-line paths and a second instance's paths (see
-:mod:`.single_instance`) join the same ``open_requested`` signal. Events that
+:mod:`.infra.single_instance`) join the same ``open_requested`` signal. Events that
 arrive before someone listens are queued.
 
 The application also carries the identity launchers match windows by: the

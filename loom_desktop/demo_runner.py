@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from loom_core.demo import CONFIRM_PATTERN, FakeModelServer
 
-from loom_desktop.child import module_command
+from loom_desktop.infra.child import module_command
 from loom_desktop.demo_panel import DemoOutputDock
 from loom_desktop.proxy_launcher import ProxySpec
 

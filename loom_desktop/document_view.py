@@ -20,13 +20,13 @@ from loom_core.formats.progressive import Cancelled, Loaded, load_progressive
 from loom_core.views.filtering import filter_message, filter_steps
 from loom_core.formats.trace import checksum_state
 
-from loom_desktop import gc_policy
-from loom_desktop.child import module_command
+from loom_desktop.infra import gc_policy
+from loom_desktop.infra.child import module_command
 from loom_desktop.keys import FILTER_KEYS, STEP_KEYS, bind
 from loom_desktop.models.step_list_model import COL_SUMMARY, StepListModel, column_widths
 from loom_desktop.session import Session
 from loom_desktop.widgets.context_view import ContextView
-from loom_desktop.workers import Task
+from loom_desktop.infra.workers import Task
 
 PLAY_MS = 400
 STEP_LIST_MIN_CHARS = 36  # widths in average characters: they follow the font

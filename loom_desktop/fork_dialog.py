@@ -5,7 +5,7 @@ a second to build (:func:`loom_core.fork.point.fork_context`), the dry run walks
 parent's tail, and building an SDK provider imports its SDK; the dialog stays
 responsive and shows "reading…" meanwhile. The estimate is recomputed, debounced,
 whenever the edit, the model or the limits change; a newer estimate supersedes an
-older one (:class:`~.workers.Task`).
+older one (:class:`~.infra.workers.Task`).
 
 The dialog only describes a run (:class:`~.fork_runner.ForkJob`); the window's
 fork actions start it, so closing the dialog never stops a fork.
@@ -29,7 +29,7 @@ from loom_desktop.widgets.fork_draft import ForkDraft
 from loom_desktop.widgets.fork_messages import MessageEditor
 from loom_desktop.widgets.fork_settings import BAD_STYLE, RunSettings, plan_text
 from loom_desktop.widgets.fork_work import estimate, read_fork_point
-from loom_desktop.workers import Task
+from loom_desktop.infra.workers import Task
 
 ESTIMATE_DEBOUNCE_MS = 300
 

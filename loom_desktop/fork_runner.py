@@ -11,7 +11,7 @@ When the run ends the tab switches to the checkpointed trace file.
 One thread per run, owned by its :class:`ForkRunner`: ``cancel`` sets the run's
 :class:`CancelToken` (a provider checks it between stream events and before each
 call; an agent re-run stops the agent's process group), ``stop`` also joins the
-thread with a bound (both from :class:`~.thread_runner.ThreadRunner`). The outcome
+thread with a bound (both from :class:`~.infra.thread_runner.ThreadRunner`). The outcome
 always arrives, on the GUI thread, as ``finished(RunOutcome)``. What runs is in
 :mod:`.widgets.fork_work`.
 """
@@ -26,7 +26,7 @@ from PySide6.QtCore import QObject, Signal
 from loom_core.providers import make_provider  # the seam tests replace
 from loom_core.runs_dir import free_path, runs_dir, stem_of
 
-from loom_desktop.thread_runner import STOP_JOIN_S, Relay, ThreadRunner, failure_cause
+from loom_desktop.infra.thread_runner import STOP_JOIN_S, Relay, ThreadRunner, failure_cause
 from loom_desktop.widgets.fork_work import (NOTHING, ForkJob, RunOutcome, run_agent, run_model,
                                             run_resume)
 

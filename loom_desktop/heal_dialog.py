@@ -25,7 +25,7 @@ from loom_desktop.heal_runner import (HealJob, HealPlan, HealRunner, out_dir_for
                                       save_winner)
 from loom_desktop.widgets.heal_candidates import HealCandidates
 from loom_desktop.widgets.heal_setup import BudgetBox, CheckForm
-from loom_desktop.workers import Task
+from loom_desktop.infra.workers import Task
 
 DEBOUNCE_MS = 250
 CLOSE_WAIT_S = 15.0

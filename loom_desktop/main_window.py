@@ -24,8 +24,8 @@ from loom_desktop.dialogs import show_about, show_shortcuts
 from loom_desktop.document_view import DocumentView
 from loom_desktop.keys import FILTER_HELP
 from loom_desktop.models.step_list_model import format_cost
-from loom_desktop.price_warning import warn_bad_prices
-from loom_desktop.settings import DesktopSettings, load_settings, save_settings
+from loom_desktop.infra.price_warning import warn_bad_prices
+from loom_desktop.infra.settings import DesktopSettings, load_settings, save_settings
 from loom_desktop.tab_titles import retitle
 from loom_desktop.window_parts import EMPTY_TEXT, DocumentTabs, held_message, join_area
 
@@ -59,7 +59,7 @@ class MainWindow(QMainWindow):
 
         self.proxy_manager = ProxyManager(self)  # proxies started here (Proxy ▸ Start…)
         self.demo = None  # the running offline demo (Help ▸ Run offline demo)
-        from loom_desktop.notify import HeldNotifier
+        from loom_desktop.infra.notify import HeldNotifier
 
         self.notifier = HeldNotifier(self)  # held calls while the window is in the background
         self._build_menus()

@@ -23,7 +23,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from loom_core.proxy.control_client import ControlClient, ControlError, NoEventStream, PendingCall
 
-from loom_desktop.workers import Task
+from loom_desktop.infra.workers import Task
 
 POLL_MS = 400
 TICK_MS = 1000  # between events, held calls' ages move on locally (for the countdowns)

@@ -24,8 +24,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QTimer, Signal
 
-from loom_desktop.child import module_command
-from loom_desktop.settings import config_dir
+from loom_desktop.infra.child import module_command
+from loom_desktop.infra.settings import config_dir
 
 READY_POLL_MS = 50
 READY_TIMEOUT_S = 30.0

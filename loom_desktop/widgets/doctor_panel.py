@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QHBoxLayout, QHea
                                QMenu, QMessageBox, QPushButton, QTableView, QVBoxLayout, QWidget)
 
 from loom_desktop.models.findings_model import F_MESSAGE, FindingsModel, locate, marked_effect
-from loom_desktop.workers import Task
+from loom_desktop.infra.workers import Task
 
 SHORTCUT = "Ctrl+Shift+K"
 

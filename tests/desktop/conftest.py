@@ -16,7 +16,7 @@ import loom_desktop  # noqa: E402,F401
 from loom_desktop.app import LoomApplication  # noqa: E402
 from loom_desktop.main_window import MainWindow  # noqa: E402
 from loom_desktop.resources import sample_trace  # noqa: E402
-from loom_desktop.workers import wait_for_pool  # noqa: E402
+from loom_desktop.infra.workers import wait_for_pool  # noqa: E402
 
 
 @pytest.fixture(scope="session")

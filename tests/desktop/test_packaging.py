@@ -240,7 +240,7 @@ def test_frozen_bundle_builds_and_runs_headless(tmp_path: Path, sample: Path) ->
 
 def _frozen_hand_over(binary: Path, env: dict[str, str], tmp_path: Path, sample: Path) -> None:
     """The bundled QtNetwork works: a second frozen launch hands over to the first and exits 0."""
-    from loom_desktop.single_instance import ENV_NAME
+    from loom_desktop.infra.single_instance import ENV_NAME
 
     name = f"loom-frozen-{os.getpid()}"
     env = {**env, ENV_NAME: name}
@@ -275,7 +275,7 @@ def _serving(name: str) -> bool:
 
 def test_helper_processes_run_in_a_frozen_app(monkeypatch: pytest.MonkeyPatch, sample: Path) -> None:
     """Frozen, ``sys.executable`` is the app: helpers go through ``--run-module``."""
-    from loom_desktop.child import RUN_MODULE, module_command
+    from loom_desktop.infra.child import RUN_MODULE, module_command
 
     assert module_command("loom_core", "checksum", "x")[1] == ["-m", "loom_core", "checksum", "x"]
     monkeypatch.setattr(sys, "frozen", True, raising=False)

@@ -22,7 +22,7 @@ from loom_core.formats.loader import load
 from loom_core.proxy.config import ShieldConfig
 from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 from loom_desktop.main_window import MainWindow
-from loom_desktop.notify import HeldNotifier
+from loom_desktop.infra.notify import HeldNotifier
 from tests.core.proxy.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import Rig, start_rig

@@ -24,8 +24,8 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from loom_desktop.__main__ import start_gui
 from loom_desktop.app import LoomApplication
-from loom_desktop.single_instance import (ENV_NAME, InstanceServer, claim, decode, encode,
-                                          hand_over, server_name)
+from loom_desktop.infra.single_instance import (ENV_NAME, InstanceServer, claim, decode, encode,
+                                                hand_over, server_name)
 
 LAUNCH_TIMEOUT = 60  # seconds for one launch of a real process
 

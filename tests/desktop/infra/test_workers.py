@@ -6,7 +6,7 @@ import threading
 
 from PySide6.QtCore import QObject
 
-from loom_desktop.workers import Task, wait_for_pool
+from loom_desktop.infra.workers import Task, wait_for_pool
 
 
 def test_result_of_a_deleted_owner_is_dropped(qtbot, capfd) -> None:

@@ -1,0 +1,1 @@
+"""App plumbing no feature owns: workers, threads, settings, one instance, notices."""
