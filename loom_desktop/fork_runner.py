@@ -1,6 +1,6 @@
 """Run one fork (model re-run, resume, agent re-run) off the GUI thread, streamed to a journal.
 
-Why a journal: the branch tab is then an ordinary live tab (:mod:`.live_view` tails
+Why a journal: the branch tab is then an ordinary live tab (:mod:`.document.live_view` tails
 the journal like any run being recorded), so a branch appears step by step with the
 same step list, plot, context view and follow-tail as every other live run, and no
 second "live branch" view has to be kept in step with it. The journal is the §5

@@ -21,9 +21,9 @@ from loom_core.views.steps import step_label
 
 from loom_desktop import __version__
 from loom_desktop.dialogs import show_about, show_shortcuts
-from loom_desktop.document_view import DocumentView
+from loom_desktop.document.view import DocumentView
 from loom_desktop.keys import FILTER_HELP
-from loom_desktop.models.step_list_model import format_cost
+from loom_desktop.document.step_list_model import format_cost
 from loom_desktop.infra.price_warning import warn_bad_prices
 from loom_desktop.infra.settings import DesktopSettings, load_settings, save_settings
 from loom_desktop.tab_titles import retitle

@@ -11,7 +11,7 @@ where each was made. Events that name no call (taint), or whose call no step
 shows, stay at the previous event's step, or the first model step.
 
 :class:`Placer` keeps what it read of each step, so a live tab can place again as
-its timeline grows (:mod:`loom_desktop.live_shield`) and end where opening the
+its timeline grows (:mod:`loom_desktop.document.live_shield`) and end where opening the
 finished trace does.
 """
 

@@ -23,7 +23,7 @@ from loom_core.formats.document import Document, text_and_calls
 from loom_core.fork.edits import edit_summary
 from loom_core.views.steps import call_text, clip, effect_seq
 
-from loom_desktop.models.step_list_model import format_cost
+from loom_desktop.document.step_list_model import format_cost
 
 COLUMNS = ("A #", "A step", "Status", "B #", "B step", "Δ tokens", "Δ cost")
 COL_A_SEQ, COL_A, COL_STATUS, COL_B_SEQ, COL_B, COL_D_TOKENS, COL_D_COST = range(7)

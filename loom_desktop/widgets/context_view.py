@@ -1,6 +1,6 @@
 """The context view: the frame a model saw, a tool's call and result, and raw JSON.
 
-Rendering is bounded (see :mod:`loom_desktop.context_html`), so it is cheap
+Rendering is bounded (see :mod:`loom_desktop.document.context_html`), so it is cheap
 enough to follow the cursor; the raw JSON tab is filled only while it is shown.
 """
 
@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QTextBrowser
 
 from loom_core.views.timeline import Timeline
 
-from loom_desktop.context_html import ViewState, step_html
+from loom_desktop.document.context_html import ViewState, step_html
 
 RAW_LIMIT = 200_000
 

@@ -108,7 +108,7 @@ class DoctorPanel(QDockWidget):
 
     # -- following the tabs --------------------------------------------------------------
     def current_view(self) -> Any:
-        from loom_desktop.document_view import DocumentView
+        from loom_desktop.document.view import DocumentView
 
         widget = self.window_.tabs.currentWidget()
         return widget if isinstance(widget, DocumentView) else None

@@ -118,7 +118,7 @@ class ForkActions(QObject):
     # -- the dialog ------------------------------------------------------------------------
     def fork_from_here(self, view: Any = None, step: int | None = None) -> Any:
         """Open the fork dialog at ``step`` (default: the current step of the current tab)."""
-        from loom_desktop.document_view import DocumentView
+        from loom_desktop.document.view import DocumentView
         from loom_desktop.fork_dialog import ForkDialog
 
         view = view if view is not None else self.window.tabs.currentWidget()

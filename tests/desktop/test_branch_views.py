@@ -13,7 +13,7 @@ from loom_core.fork.rerun import run_fork
 from loom_core.formats.loader import load
 from loom_core.providers.scripted import ScriptedProvider
 from loom_core.views.steps import step_summary
-from loom_desktop.context_html import ViewState, step_html
+from loom_desktop.document.context_html import ViewState, step_html
 from loom_desktop.main_window import MainWindow
 from loom_desktop.models.compare_model import COL_A_SEQ, COL_B, COL_B_SEQ, COL_STATUS
 

@@ -22,8 +22,8 @@ from loom_core.providers.base import CancelToken, ModelReply, ModelRequest
 from loom_core.providers.scripted import ScriptedProvider
 from loom_desktop import heal_runner
 from loom_desktop.compare_view import CompareView
-from loom_desktop.context_html import HIGHLIGHT_BG, HIGHLIGHT_MARK
-from loom_desktop.document_view import DocumentView
+from loom_desktop.document.context_html import HIGHLIGHT_BG, HIGHLIGHT_MARK
+from loom_desktop.document.view import DocumentView
 from loom_desktop.heal_dialog import HealDialog
 from loom_desktop.main_window import MainWindow
 from loom_desktop.models.findings_model import CandidatesModel, FindingsModel, locate

@@ -21,7 +21,7 @@ from loom_core.formats.save import save_dict
 from loom_desktop import fork_runner
 from loom_desktop.branch_bar import BranchBar, BranchesBar
 from loom_desktop.compare_view import CompareView
-from loom_desktop.document_view import DocumentView
+from loom_desktop.document.view import DocumentView
 from loom_desktop.fork_runner import branch_path
 from loom_desktop.fork_dialog import ForkDialog
 from loom_desktop.main_window import MainWindow

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from loom_core.formats.loader import load
 from loom_core.views.timeline import build_timeline
-from loom_desktop.context_html import WRONG_TYPE, ViewState, step_html
+from loom_desktop.document.context_html import WRONG_TYPE, ViewState, step_html
 from loom_desktop.main_window import MainWindow
 from tests.core.fuzz.strategies import mutated
 from tests.core.fuzz.test_fuzz import FUZZ, REGRESSIONS

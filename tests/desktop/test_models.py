@@ -6,7 +6,7 @@ from array import array
 
 from loom_core.formats.loader import load
 from loom_core.views.timeline import build_timeline
-from loom_desktop.models.step_list_model import COL_SUMMARY, StepListModel, StepRole
+from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, StepRole
 
 
 def test_step_list_model_passes_modeltester(qtmodeltester, sample) -> None:

@@ -15,9 +15,9 @@ from loom_core.formats.loader import load
 from loom_core.views.steps import step_of_seq
 from loom_core.views.timeline import F_BLOCKED, F_ERROR, F_SHIELD, build_timeline
 from loom_desktop.__main__ import screenshot
-from loom_desktop.context_html import ViewState, step_html
+from loom_desktop.document.context_html import ViewState, step_html
 from loom_desktop.main_window import MainWindow
-from loom_desktop.models.step_list_model import COL_STEP, StepListModel
+from loom_desktop.document.step_list_model import COL_STEP, StepListModel
 from loom_desktop.widgets.timeline import TimelineWidget
 
 REVIEWER_CALL = 14  # the sample's delegation to the reviewer: list row 15 (after the prompt)

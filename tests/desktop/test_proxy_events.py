@@ -297,7 +297,7 @@ def test_incremental_placement_matches_the_trace_step_by_step(tmp_path: Path) ->
     from loom_core.proxy.session import RecordingSession
     from loom_core.formats.save import save_dict
     from loom_core.views.timeline import TimelineBuilder
-    from loom_desktop.live_shield import LiveShield
+    from loom_desktop.document.live_shield import LiveShield
 
     session = RecordingSession(tmp_path / "s.loom.json")
     prod = {"env": "prod"}

@@ -20,7 +20,7 @@ from PySide6.QtCore import QCoreApplication, QEvent
 
 from benchmarks.synth import write_synth
 from loom_desktop.infra import gc_policy
-from loom_desktop.document_view import DocumentView
+from loom_desktop.document.view import DocumentView
 from loom_desktop.main_window import MainWindow
 
 TABS = 12

@@ -42,7 +42,7 @@ def _alarm(_signum: int, _frame: Any) -> None:
 
 def renderer() -> Any:
     """The context view's HTML for a step (Qt-free function of the desktop package)."""
-    from loom_desktop.context_html import ViewState, step_html
+    from loom_desktop.document.context_html import ViewState, step_html
 
     return lambda tl, step: step_html(tl, step, ViewState(system_open=True, show_all=True))
 

@@ -20,9 +20,9 @@ from loom_core.views.steps import call_text, step_label
 from loom_core.views.timeline import (F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, K_EPISODE, K_MODEL,
                                       Timeline)
 
-from loom_desktop.edit_html import (EDIT_BG, EDIT_RULE, edit_step_html, mark_tag, removed_html,
-                                    was_html)
-from loom_desktop.shield_html import shield_line_html
+from loom_desktop.document.edit_html import (EDIT_BG, EDIT_RULE, edit_step_html, mark_tag,
+                                             removed_html, was_html)
+from loom_desktop.document.shield_html import shield_line_html
 from loom_desktop.style import ERROR_COLOR, KIND_COLORS, NEW_BG, NEW_RULE, SHIELD_COLOR
 
 ROLE_RULE = {"user": "#7e57c2", "assistant": "#1e88e5", "tool": "#43a047"}

@@ -16,8 +16,8 @@ from typing import Any
 from loom_core.proxy.config import ShieldConfig
 from loom_core.views.steps import flag_marks
 from loom_desktop.main_window import MainWindow
-from loom_desktop.models.step_list_model import (COL_AGENT, COL_KIND, COL_STEP, COL_SUMMARY,
-                                                 COL_TOKENS)
+from loom_desktop.document.step_list_model import (COL_AGENT, COL_KIND, COL_STEP, COL_SUMMARY,
+                                                   COL_TOKENS)
 
 from tests.core.clis import core
 from tests.core.fork.scenarios import weather_run

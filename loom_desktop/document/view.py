@@ -23,8 +23,8 @@ from loom_core.formats.trace import checksum_state
 from loom_desktop.infra import gc_policy
 from loom_desktop.infra.child import module_command
 from loom_desktop.keys import FILTER_KEYS, STEP_KEYS, bind
-from loom_desktop.models.step_list_model import COL_SUMMARY, StepListModel, column_widths
-from loom_desktop.session import Session
+from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
+from loom_desktop.document.session import Session
 from loom_desktop.widgets.context_view import ContextView
 from loom_desktop.infra.workers import Task
 
@@ -193,7 +193,7 @@ class DocumentView(QWidget):
 
     def start_live(self, poll_interval: float = 0.5) -> None:
         """Follow the journal as it is written (it may not exist yet)."""
-        from loom_desktop.live_view import LiveController
+        from loom_desktop.document.live_view import LiveController
 
         self.live = LiveController(self, poll_interval)
         self.layout().insertWidget(0, self.live.bar)

@@ -37,11 +37,11 @@ from loom_core.formats.save import save_document
 from loom_core.live.tail import JournalTailer, JournalUpdate
 from loom_core.views.timeline import TimelineBuilder
 
-from loom_desktop.live_banner import LiveBar, ProblemBanner
-from loom_desktop.live_shield import LiveShield
+from loom_desktop.document.live_banner import LiveBar, ProblemBanner
+from loom_desktop.document.live_shield import LiveShield
 
 if TYPE_CHECKING:
-    from loom_desktop.document_view import DocumentView
+    from loom_desktop.document.view import DocumentView
 
 SLICE = 500  # effects indexed per event-loop turn (a few ms of work)
 UI_MS = 100  # the live bar and listeners of ``changed`` at most 10 times a second

@@ -20,7 +20,7 @@ import pytest
 from loom_core.formats.loader import load
 from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 from loom_desktop.main_window import MainWindow
-from loom_desktop.shield_html import EDITED_MARK
+from loom_desktop.document.shield_html import EDITED_MARK
 from tests.core.proxy.decisions import EXPECTED, SHIELD, run_with_decisions
 from tests.core.proxy.harness import Rig, start_rig
 

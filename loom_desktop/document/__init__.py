@@ -1,0 +1,1 @@
+"""One open document as a tab: view, live controller, context HTML, step-list model."""

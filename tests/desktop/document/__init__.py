@@ -1,0 +1,1 @@
+"""Tests of loom_desktop.document: the tab, live following and the step list."""
