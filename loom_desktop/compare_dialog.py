@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
 from loom_core.formats.document import Document
 
 from loom_desktop.compare_view import CompareView, Side
-from loom_desktop.widgets.fork_links import is_provenance, same_file
+from loom_desktop.features.fork.links import is_provenance, same_file
 
 _TIP = Qt.ItemDataRole.ToolTipRole
 FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"

@@ -83,7 +83,7 @@ def _fork_facts(plan: HealPlan, doc: Any, path: str, seq: int) -> None:
     """The run settings are prefilled as the fork dialog's are (the same reading of the fork
     point): the recorded model, the provider that speaks like the run, and whether the agent
     can be re-run (its workspace was recorded and its command is there) or why not."""
-    from loom_desktop.widgets.fork_work import read_fork_point
+    from loom_desktop.features.fork.work import read_fork_point
 
     found = read_fork_point(doc, path, seq)
     plan.recorded_model, plan.provider = found["ctx"].model or "", found["provider"]
@@ -113,7 +113,7 @@ def pick_directory(parent: QWidget, start: str) -> str:
 
 def probe(name: str, model: str, base_url: str | None) -> tuple[bool, str]:
     """Worker: can this provider run (its key, its base URL)? Never shows the key."""
-    from loom_desktop.widgets.fork_settings import availability
+    from loom_desktop.features.fork.settings import availability
 
     provider = make_provider(name, model, base_url)
     try:

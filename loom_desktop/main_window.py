@@ -103,7 +103,7 @@ class MainWindow(QMainWindow):
 
     def _fork_menu(self) -> None:
         """Run ▸ Fork from Here… (F), step context menus and branch ⟷ parent links."""
-        from loom_desktop.widgets.fork_actions import ForkActions
+        from loom_desktop.features.fork.actions import ForkActions
 
         self.forks = ForkActions(self)
         self.forks.install_menu(self.run_menu)

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from loom_desktop.models.findings_model import CandidatesModel
-from loom_desktop.widgets.fork_settings import BAD_STYLE, OK_STYLE
+from loom_desktop.features.fork.settings import BAD_STYLE, OK_STYLE
 
 # the status column is wide and rows grow to fit it: "skipped (token budget: …)" says why
 _WIDTHS = ((0, 150), (2, 62), (3, 70), (4, 190), (5, 55), (6, 80), (7, 58))

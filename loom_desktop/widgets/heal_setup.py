@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinB
 from loom_core.heal.checks import CheckError, build_check
 from loom_core.heal.engine import HealOptions
 
-from loom_desktop.widgets.fork_settings import BAD_STYLE, OK_STYLE, RunSettings
+from loom_desktop.features.fork.settings import BAD_STYLE, OK_STYLE, RunSettings
 
 _FIELDS = (("forbid", "text the output must not contain"),
            ("require", "text the output must contain"),

@@ -19,12 +19,12 @@ from shiboken6 import isValid
 
 from loom_core.fork.edits import Edit
 
-from loom_desktop.branch_bar import BranchBar, BranchesBar
-from loom_desktop.fork_runner import (STOP_JOIN_S, NOTHING, ForkJob, ForkRunner, RunOutcome,
-                                      branch_path)
-from loom_desktop.widgets.fork_links import (BranchInfo, branch_title, edit_row, edit_text,
-                                             find_branches, fork_member, is_provenance, row_of_seq,
-                                             same_file)
+from loom_desktop.features.fork.branch_bar import BranchBar, BranchesBar
+from loom_desktop.features.fork.runner import (STOP_JOIN_S, NOTHING, ForkJob, ForkRunner,
+                                               RunOutcome, branch_path)
+from loom_desktop.features.fork.links import (BranchInfo, branch_title, edit_row, edit_text,
+                                              find_branches, fork_member, is_provenance, row_of_seq,
+                                              same_file)
 
 
 class _Relay(QObject):

@@ -18,15 +18,15 @@ from loom_core.formats.loader import load
 from loom_core.providers.base import ModelRequest
 from loom_core.providers.scripted import ScriptedProvider
 from loom_core.formats.save import save_dict
-from loom_desktop import fork_runner
-from loom_desktop.branch_bar import BranchBar, BranchesBar
+from loom_desktop.features.fork import runner as fork_runner
+from loom_desktop.features.fork.branch_bar import BranchBar, BranchesBar
 from loom_desktop.compare_view import CompareView
 from loom_desktop.document.view import DocumentView
-from loom_desktop.fork_runner import branch_path
-from loom_desktop.fork_dialog import ForkDialog
+from loom_desktop.features.fork.runner import branch_path
+from loom_desktop.features.fork.dialog import ForkDialog
 from loom_desktop.main_window import MainWindow
-from loom_desktop.widgets.fork_draft import ForkDraft
-from loom_desktop.widgets.fork_links import find_branches, fork_member
+from loom_desktop.features.fork.draft import ForkDraft
+from loom_desktop.features.fork.links import find_branches, fork_member
 
 from tests.core.clis import loom
 from tests.core.forkmode.conftest import NOTE as FRENCH
@@ -302,7 +302,7 @@ def test_message_editor_shows_tool_output_in_a_monospace_font(qtbot) -> None:
     """Tool output is columns and code: a proportional font scrambled it."""
     from PySide6.QtGui import QFontMetrics
 
-    from loom_desktop.widgets.fork_messages import MessageEditor
+    from loom_desktop.features.fork.messages import MessageEditor
 
     editor = MessageEditor()
     qtbot.addWidget(editor)

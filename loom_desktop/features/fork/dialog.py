@@ -5,9 +5,9 @@ a second to build (:func:`loom_core.fork.point.fork_context`), the dry run walks
 parent's tail, and building an SDK provider imports its SDK; the dialog stays
 responsive and shows "reading…" meanwhile. The estimate is recomputed, debounced,
 whenever the edit, the model or the limits change; a newer estimate supersedes an
-older one (:class:`~.infra.workers.Task`).
+older one (:class:`~loom_desktop.infra.workers.Task`).
 
-The dialog only describes a run (:class:`~.fork_runner.ForkJob`); the window's
+The dialog only describes a run (:class:`~.runner.ForkJob`); the window's
 fork actions start it, so closing the dialog never stops a fork.
 """
 
@@ -23,12 +23,12 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGroupBox, QLabel, QLi
 
 from loom_core.fork.edits import Edit
 
-from loom_desktop import fork_runner
-from loom_desktop.fork_runner import ForkJob
-from loom_desktop.widgets.fork_draft import ForkDraft
-from loom_desktop.widgets.fork_messages import MessageEditor
-from loom_desktop.widgets.fork_settings import BAD_STYLE, RunSettings, plan_text
-from loom_desktop.widgets.fork_work import estimate, read_fork_point
+from loom_desktop.features.fork import runner as fork_runner
+from loom_desktop.features.fork.runner import ForkJob
+from loom_desktop.features.fork.draft import ForkDraft
+from loom_desktop.features.fork.messages import MessageEditor
+from loom_desktop.features.fork.settings import BAD_STYLE, RunSettings, plan_text
+from loom_desktop.features.fork.work import estimate, read_fork_point
 from loom_desktop.infra.workers import Task
 
 ESTIMATE_DEBOUNCE_MS = 300

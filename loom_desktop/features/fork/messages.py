@@ -3,7 +3,7 @@
 Why a table plus one editor (and not editable cells): messages are long; the list
 shows role, source and a one-line preview with what changed, the editor below
 holds the selected message's full text. All state lives in the
-:class:`~.fork_draft.ForkDraft`; this widget only draws it and forwards changes.
+:class:`~.draft.ForkDraft`; this widget only draws it and forwards changes.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
                                QPlainTextEdit, QPushButton, QSplitter, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from loom_desktop.widgets.fork_draft import ForkDraft
+from loom_desktop.features.fork.draft import ForkDraft
 
 COLUMNS = ("#", "Role", "Source", "Content", "Change")
 PREVIEW = 200  # characters of content in the list

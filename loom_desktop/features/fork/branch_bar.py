@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (QComboBox, QFrame, QGridLayout, QHBoxLayout, QLab
                                QPlainTextEdit, QPushButton, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
 
-from loom_desktop.fork_runner import NOTHING
-from loom_desktop.widgets.fork_links import BranchInfo, status_text
+from loom_desktop.features.fork.runner import NOTHING
+from loom_desktop.features.fork.links import BranchInfo, status_text
 
 BAR_STYLE = "BranchBar, BranchesBar { background: #f3e5f5; border-bottom: 1px solid #ce93d8; }"
 _STATUS_COLORS = {"done": "#2e7d32", "running": "#1565c0", "needs_tool_result": "#ef6c00",

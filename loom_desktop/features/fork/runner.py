@@ -1,6 +1,6 @@
 """Run one fork (model re-run, resume, agent re-run) off the GUI thread, streamed to a journal.
 
-Why a journal: the branch tab is then an ordinary live tab (:mod:`.document.live_view` tails
+Why a journal: the branch tab is then an ordinary live tab (:mod:`loom_desktop.document.live_view` tails
 the journal like any run being recorded), so a branch appears step by step with the
 same step list, plot, context view and follow-tail as every other live run, and no
 second "live branch" view has to be kept in step with it. The journal is the §5
@@ -11,9 +11,9 @@ When the run ends the tab switches to the checkpointed trace file.
 One thread per run, owned by its :class:`ForkRunner`: ``cancel`` sets the run's
 :class:`CancelToken` (a provider checks it between stream events and before each
 call; an agent re-run stops the agent's process group), ``stop`` also joins the
-thread with a bound (both from :class:`~.infra.thread_runner.ThreadRunner`). The outcome
+thread with a bound (both from :class:`~loom_desktop.infra.thread_runner.ThreadRunner`). The outcome
 always arrives, on the GUI thread, as ``finished(RunOutcome)``. What runs is in
-:mod:`.widgets.fork_work`.
+:mod:`.work`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from loom_core.providers import make_provider  # the seam tests replace
 from loom_core.runs_dir import free_path, runs_dir, stem_of
 
 from loom_desktop.infra.thread_runner import STOP_JOIN_S, Relay, ThreadRunner, failure_cause
-from loom_desktop.widgets.fork_work import (NOTHING, ForkJob, RunOutcome, run_agent, run_model,
-                                            run_resume)
+from loom_desktop.features.fork.work import (NOTHING, ForkJob, RunOutcome, run_agent, run_model,
+                                             run_resume)
 
 __all__ = ["NOTHING", "STOP_JOIN_S", "ForkJob", "ForkRunner", "RunOutcome", "branch_path"]
 

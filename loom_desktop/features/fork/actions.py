@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox
 
 from loom_core.views.steps import step_seq
 
-from loom_desktop.widgets.fork_tabs import BranchTabs
+from loom_desktop.features.fork.tabs import BranchTabs
 
 MENU_TEXT = "Fork from Here…"
 
@@ -119,7 +119,7 @@ class ForkActions(QObject):
     def fork_from_here(self, view: Any = None, step: int | None = None) -> Any:
         """Open the fork dialog at ``step`` (default: the current step of the current tab)."""
         from loom_desktop.document.view import DocumentView
-        from loom_desktop.fork_dialog import ForkDialog
+        from loom_desktop.features.fork.dialog import ForkDialog
 
         view = view if view is not None else self.window.tabs.currentWidget()
         if not isinstance(view, DocumentView):

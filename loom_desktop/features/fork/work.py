@@ -172,7 +172,7 @@ def estimate(doc: Any, path: str, seq: int, edit: Edit, max_turns: int,
     from loom_core.fork.plan import dry_run
     from loom_core.proxy.forkwire import check_agent_edit
 
-    from loom_desktop.widgets.fork_settings import availability
+    from loom_desktop.features.fork.settings import availability
 
     provider = make()
     try:

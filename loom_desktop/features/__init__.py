@@ -1,0 +1,1 @@
+"""One folder per feature of the app, each holding its dialogs, panels, models and runners."""

@@ -1,0 +1,1 @@
+"""Fork from here: the dialog, its draft and settings, the runner, branch tabs."""

@@ -1,0 +1,1 @@
+"""Tests of loom_desktop.features, one folder per feature."""
