@@ -222,7 +222,7 @@ class DoctorPanel(QDockWidget):
     # -- heal ------------------------------------------------------------------------------
     def heal(self, view: Any = None) -> Any:
         """Open the heal dialog for ``view`` (default: the current tab); None with a notice."""
-        from loom_desktop.heal_dialog import HealDialog
+        from loom_desktop.features.heal.dialog import HealDialog
 
         view = view if view is not None else self.current_view()
         if view is None or view.doc is None or not view.complete:

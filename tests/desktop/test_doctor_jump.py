@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QTextBrowser
 from loom_desktop.main_window import MainWindow
 from loom_desktop.resources import sample_trace
 
-from tests.desktop.test_doctor_heal import show_doctor
+from tests.desktop.features.heal.test_doctor_heal import show_doctor
 
 
 def mark_top(browser: QTextBrowser) -> float | None:

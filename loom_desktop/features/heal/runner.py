@@ -5,7 +5,7 @@ shown before anything is spent, and it is what the user starts; the run then
 goes through exactly those candidates. The run is one thread per heal, owned by
 its :class:`HealRunner`; the core :class:`~loom_core.heal.engine.Healer` starts its
 own candidate threads inside it and joins them before returning, so joining the
-runner's thread (``stop``, :class:`~.infra.thread_runner.ThreadRunner`) leaves no thread
+runner's thread (``stop``, :class:`~loom_desktop.infra.thread_runner.ThreadRunner`) leaves no thread
 behind; ``cancel`` stops queued candidates and asks running ones to stop (their
 branches are kept). ``Healer`` reports each candidate from those threads; the
 runner forwards a *snapshot* of it through a queued signal, so the GUI thread never

@@ -20,11 +20,11 @@ from loom_core.formats.journal_writer import JournalWriter
 from loom_core.formats.loader import load
 from loom_core.providers.base import CancelToken, ModelReply, ModelRequest
 from loom_core.providers.scripted import ScriptedProvider
-from loom_desktop import heal_runner
+from loom_desktop.features.heal import runner as heal_runner
 from loom_desktop.compare_view import CompareView
 from loom_desktop.document.context_html import HIGHLIGHT_BG, HIGHLIGHT_MARK
 from loom_desktop.document.view import DocumentView
-from loom_desktop.heal_dialog import HealDialog
+from loom_desktop.features.heal.dialog import HealDialog
 from loom_desktop.main_window import MainWindow
 from loom_desktop.models.findings_model import CandidatesModel, FindingsModel, locate
 
@@ -351,7 +351,7 @@ def test_menus_shortcut_and_heal_needs_a_loaded_trace(window: MainWindow) -> Non
 
 def test_heal_attempts_go_to_the_runs_folder_or_a_chosen_one(tmp_path: Path,
                                                             runs_dir: Path) -> None:
-    from loom_desktop.heal_runner import out_dir_for
+    from loom_desktop.features.heal.runner import out_dir_for
 
     run = tmp_path / "x.loom.json"
     assert out_dir_for(run) == runs_dir / "x.heal"

@@ -4,7 +4,7 @@ Why the plan comes first: each repair is a fork that spends tokens, so the dialo
 lists the candidates (which finding, where it forks, the dry-run estimate,
 cheapest first) before Start. The check is validated as it is typed (a bad regex
 or an unimportable ``module:function`` says why and keeps Start disabled). The
-run belongs to the dialog (:class:`~.heal_runner.HealRunner`): Cancel stops it,
+run belongs to the dialog (:class:`~.runner.HealRunner`): Cancel stops it,
 closing the dialog cancels it and waits, bounded. A winner opens as a branch tab
 with a compare tab against the original, and can be saved as a regression trace.
 """
@@ -20,11 +20,11 @@ from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QMessageBox, QPushB
 
 from loom_core.heal.engine import HealOptions
 
-from loom_desktop import heal_runner
-from loom_desktop.heal_runner import (HealJob, HealPlan, HealRunner, out_dir_for, plan_heal, probe,
-                                      save_winner)
-from loom_desktop.widgets.heal_candidates import HealCandidates
-from loom_desktop.widgets.heal_setup import BudgetBox, CheckForm
+from loom_desktop.features.heal import runner as heal_runner
+from loom_desktop.features.heal.runner import (HealJob, HealPlan, HealRunner, out_dir_for,
+                                               plan_heal, probe, save_winner)
+from loom_desktop.features.heal.candidates import HealCandidates
+from loom_desktop.features.heal.setup import BudgetBox, CheckForm
 from loom_desktop.infra.workers import Task
 
 DEBOUNCE_MS = 250

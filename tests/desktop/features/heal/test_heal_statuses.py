@@ -15,7 +15,7 @@ from loom_core.providers.scripted import ScriptedProvider
 from loom_desktop.main_window import MainWindow
 from loom_desktop.models.findings_model import C_STATUS
 
-from tests.desktop.test_doctor_heal import fooled_model, open_heal, poisoned, set_check, use_provider  # noqa: F401
+from tests.desktop.features.heal.test_doctor_heal import fooled_model, open_heal, poisoned, set_check, use_provider  # noqa: F401
 
 
 def test_a_skipped_candidates_reason_is_shown_whole(
