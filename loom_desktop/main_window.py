@@ -110,7 +110,7 @@ class MainWindow(QMainWindow):
 
     def _doctor_menu(self, view_menu) -> None:
         """View ▸ Doctor (Ctrl+Shift+K): the checkup panel; Run ▸ Heal…: the heal dialog."""
-        from loom_desktop.widgets.doctor_panel import DoctorPanel
+        from loom_desktop.features.doctor.panel import DoctorPanel
 
         self.doctor = DoctorPanel(self)
         self.doctor.install(view_menu, self.run_menu)

@@ -187,7 +187,7 @@ class TimelineWidget(pg.PlotWidget):
     def set_findings(self, marks: Sequence[tuple[int, str]]) -> None:
         """Mark doctor findings: a flag above each ``(step, severity)``'s bar, coloured by
         severity. One scatter item for all of them (shared brushes), fed with setData."""
-        from loom_desktop.models.findings_model import severity_color
+        from loom_desktop.features.doctor.findings_model import severity_color
 
         heights = self.bars.heights
         marks = [(s, sev) for s, sev in marks if 0 <= s < len(heights)]

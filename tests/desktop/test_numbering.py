@@ -114,7 +114,7 @@ def test_doctor_column_names_steps_by_seq_and_a_prompt_as_a_prompt(tmp_path: Pat
     """The panel's Step column says what ``doctor`` says: the seq, or the user prompt."""
     from loom_core.doctor import checkup
     from loom_core.cli.doctor import where
-    from loom_desktop.models.findings_model import F_STEP, FindingsModel, locate
+    from loom_desktop.features.doctor.findings_model import F_STEP, FindingsModel, locate
 
     from tests.core.doctor.traces import WORDS, Trace
 

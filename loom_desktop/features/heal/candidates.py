@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
-from loom_desktop.models.findings_model import CandidatesModel
+from loom_desktop.features.doctor.findings_model import CandidatesModel
 from loom_desktop.features.fork.settings import BAD_STYLE, OK_STYLE
 
 # the status column is wide and rows grow to fit it: "skipped (token budget: …)" says why

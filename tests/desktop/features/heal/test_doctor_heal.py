@@ -26,7 +26,7 @@ from loom_desktop.document.context_html import HIGHLIGHT_BG, HIGHLIGHT_MARK
 from loom_desktop.document.view import DocumentView
 from loom_desktop.features.heal.dialog import HealDialog
 from loom_desktop.main_window import MainWindow
-from loom_desktop.models.findings_model import CandidatesModel, FindingsModel, locate
+from loom_desktop.features.doctor.findings_model import CandidatesModel, FindingsModel, locate
 
 from tests.core.clis import loom
 from tests.core.heal.scenario import BAD, GOOD, falls_for_poison, poisoned_run

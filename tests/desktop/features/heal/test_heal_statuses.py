@@ -13,7 +13,7 @@ from PySide6.QtCore import QRect, Qt
 
 from loom_core.providers.scripted import ScriptedProvider
 from loom_desktop.main_window import MainWindow
-from loom_desktop.models.findings_model import C_STATUS
+from loom_desktop.features.doctor.findings_model import C_STATUS
 
 from tests.desktop.features.heal.test_doctor_heal import fooled_model, open_heal, poisoned, set_check, use_provider  # noqa: F401
 

@@ -19,7 +19,8 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QHBoxLayout, QHeaderView, QLabel,
                                QMenu, QMessageBox, QPushButton, QTableView, QVBoxLayout, QWidget)
 
-from loom_desktop.models.findings_model import F_MESSAGE, FindingsModel, locate, marked_effect
+from loom_desktop.features.doctor.findings_model import (F_MESSAGE, FindingsModel, locate,
+                                                         marked_effect)
 from loom_desktop.infra.workers import Task
 
 SHORTCUT = "Ctrl+Shift+K"

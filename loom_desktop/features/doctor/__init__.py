@@ -1,0 +1,1 @@
+"""The doctor panel: a tab's checkup findings, their model, and the way into Heal."""
