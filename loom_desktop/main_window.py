@@ -215,13 +215,13 @@ class MainWindow(QMainWindow):
 
     def compare_dialog(self):
         """Run ▸ Compare…: pick two runs; OK opens them side by side."""
-        from loom_desktop.compare_dialog import CompareDialog
+        from loom_desktop.features.compare.dialog import CompareDialog
 
         return CompareDialog.ask(self)
 
     def open_compare(self, view_a, view_b_or_path):
         """An A ⟷ B tab for two open tabs (or paths); ``None`` with a dialog if a side is not loaded."""
-        from loom_desktop.compare_dialog import open_compare_tab
+        from loom_desktop.features.compare.dialog import open_compare_tab
 
         return open_compare_tab(self, view_a, view_b_or_path)
 

@@ -19,7 +19,7 @@ from loom_core.formats.loader import load
 from loom_core.formats.save import save_dict
 from loom_core.views.timeline import K_MODEL, build_timeline
 from loom_desktop.main_window import MainWindow
-from loom_desktop.models.compare_model import COL_D_COST, CompareModel, signed_cost
+from loom_desktop.features.compare.model import COL_D_COST, CompareModel, signed_cost
 from loom_desktop.document.step_list_model import COL_COST
 from loom_desktop.widgets.seq_axis import step_tip
 from loom_desktop.widgets.timeline import EMPTY_SPAN, TimelineWidget

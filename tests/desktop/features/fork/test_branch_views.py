@@ -15,10 +15,10 @@ from loom_core.providers.scripted import ScriptedProvider
 from loom_core.views.steps import step_summary
 from loom_desktop.document.context_html import ViewState, step_html
 from loom_desktop.main_window import MainWindow
-from loom_desktop.models.compare_model import COL_A_SEQ, COL_B, COL_B_SEQ, COL_STATUS
+from loom_desktop.features.compare.model import COL_A_SEQ, COL_B, COL_B_SEQ, COL_STATUS
 
 from tests.core.diff.test_fork_alignment import FORK_SEQ, sample_path
-from tests.desktop.test_compare import compare_paths
+from tests.desktop.features.compare.test_compare import compare_paths
 
 _DISPLAY = Qt.ItemDataRole.DisplayRole
 

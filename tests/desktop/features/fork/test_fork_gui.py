@@ -20,7 +20,7 @@ from loom_core.providers.scripted import ScriptedProvider
 from loom_core.formats.save import save_dict
 from loom_desktop.features.fork import runner as fork_runner
 from loom_desktop.features.fork.branch_bar import BranchBar, BranchesBar
-from loom_desktop.compare_view import CompareView
+from loom_desktop.features.compare.view import CompareView
 from loom_desktop.document.view import DocumentView
 from loom_desktop.features.fork.runner import branch_path
 from loom_desktop.features.fork.dialog import ForkDialog

@@ -21,7 +21,7 @@ from loom_core.formats.loader import load
 from loom_core.providers.base import CancelToken, ModelReply, ModelRequest
 from loom_core.providers.scripted import ScriptedProvider
 from loom_desktop.features.heal import runner as heal_runner
-from loom_desktop.compare_view import CompareView
+from loom_desktop.features.compare.view import CompareView
 from loom_desktop.document.context_html import HIGHLIGHT_BG, HIGHLIGHT_MARK
 from loom_desktop.document.view import DocumentView
 from loom_desktop.features.heal.dialog import HealDialog

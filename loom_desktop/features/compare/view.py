@@ -28,9 +28,9 @@ from loom_core.errors import LoadError
 from loom_core.formats.loader import load
 
 from loom_desktop.keys import COMPARE_KEYS, bind
-from loom_desktop.models.compare_model import (COL_A, COL_A_SEQ, COL_B, COL_B_SEQ, COL_STATUS,
-                                               STATUS_LABELS, ChangeListModel, CompareModel,
-                                               counts_html, header_html, totals_html)
+from loom_desktop.features.compare.model import (COL_A, COL_A_SEQ, COL_B, COL_B_SEQ, COL_STATUS,
+                                                 STATUS_LABELS, ChangeListModel, CompareModel,
+                                                 counts_html, header_html, totals_html)
 from loom_desktop.infra.workers import Task
 
 Side = Document | str  # a loaded run, or a path to load in the worker

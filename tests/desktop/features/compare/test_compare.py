@@ -10,11 +10,11 @@ from PySide6.QtGui import QColor, QImage
 
 from loom_core.diff import IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RESULTS
 from loom_core.formats.save import save_dict
-from loom_desktop.compare_dialog import CompareDialog
-from loom_desktop.compare_view import CompareView
+from loom_desktop.features.compare.dialog import CompareDialog
+from loom_desktop.features.compare.view import CompareView
 from loom_desktop.main_window import MainWindow
-from loom_desktop.models.compare_model import (COL_A, COL_B, COL_D_COST, COL_D_TOKENS, COL_STATUS,
-                                               STATUS_COLORS, StatusRole)
+from loom_desktop.features.compare.model import (COL_A, COL_B, COL_D_COST, COL_D_TOKENS, COL_STATUS,
+                                                 STATUS_COLORS, StatusRole)
 
 from tests.core.diff.tracegen import basic_run, model, tool, write
 

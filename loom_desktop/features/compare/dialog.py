@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
 
 from loom_core.formats.document import Document
 
-from loom_desktop.compare_view import CompareView, Side
+from loom_desktop.features.compare.view import CompareView, Side
 from loom_desktop.features.fork.links import is_provenance, same_file
 
 _TIP = Qt.ItemDataRole.ToolTipRole

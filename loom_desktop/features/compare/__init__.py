@@ -1,0 +1,1 @@
+"""Run comparison: the Compare dialog, the A-and-B tab and its models."""
