@@ -55,7 +55,7 @@ class MainWindow(QMainWindow):
         self.central.addWidget(self.empty)
         self.setCentralWidget(self.central)
         self.setAcceptDrops(True)
-        from loom_desktop.proxy_manager import ProxyManager
+        from loom_desktop.features.proxy.manager import ProxyManager
 
         self.proxy_manager = ProxyManager(self)  # proxies started here (Proxy ▸ Start…)
         self.demo = None  # the running offline demo (Help ▸ Run offline demo)
@@ -171,7 +171,7 @@ class MainWindow(QMainWindow):
     def attach_dialog(self):
         """Connect the approvals panel to a proxy on this machine (ours or ``loom proxy``),
         chosen from the running ones (their token files) or typed; returns the dialog."""
-        from loom_desktop.attach_dialog import AttachDialog
+        from loom_desktop.features.proxy.attach_dialog import AttachDialog
 
         attached = {c.client.port for c in self.proxies}
         dialog = AttachDialog(self, attached)
@@ -190,8 +190,8 @@ class MainWindow(QMainWindow):
         """Show an approvals panel for the proxy on ``port``; returns the panel."""
         from loom_core.proxy.control_client import ControlClient
 
-        from loom_desktop.proxy_connection import ProxyConnection
-        from loom_desktop.widgets.approvals_panel import ApprovalsPanel
+        from loom_desktop.features.proxy.connection import ProxyConnection
+        from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
 
         connection = ProxyConnection(ControlClient(port), confirm_timeout, self)
         panel = ApprovalsPanel(connection, self)
@@ -205,7 +205,7 @@ class MainWindow(QMainWindow):
 
     def run_demo(self, pace: float = 1.0):
         """Help ▸ Run offline demo: fake model, proxy holding ``deploy*``, scripted agent."""
-        from loom_desktop.demo_runner import DemoRun
+        from loom_desktop.features.proxy.demo_runner import DemoRun
 
         if self.demo is not None:
             self.demo.stop()

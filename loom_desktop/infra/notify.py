@@ -46,7 +46,7 @@ class HeldNotifier(QObject):
             tray.messageClicked.connect(self.open_last)
 
     def watch(self, panel: Any) -> None:
-        """Follow ``panel``'s connection (an :class:`~loom_desktop.widgets.approvals_panel.ApprovalsPanel`)."""
+        """Follow ``panel``'s connection (an :class:`~loom_desktop.features.proxy.approvals_panel.ApprovalsPanel`)."""
         self._seen[panel] = set()
         panel.connection.pending_changed.connect(
             lambda calls, p=panel: self._on_pending(p, list(calls)))

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from loom_desktop.main_window import MainWindow
 from loom_desktop.document.step_list_model import COL_COST, COL_TOKENS
-from loom_desktop.proxy_manager import ProxyInfoDock
+from loom_desktop.features.proxy.manager import ProxyInfoDock
 from tests.core.proxy.test_control_client import _free_port
 
 

@@ -18,7 +18,8 @@ from PySide6.QtCore import Qt, QObject, Signal
 from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QMessageBox,
                                QPushButton, QVBoxLayout, QWidget)
 
-from loom_desktop.proxy_launcher import ProxyProcess, ProxySpec, export_line, remembered_proxies
+from loom_desktop.features.proxy.launcher import (ProxyProcess, ProxySpec, export_line,
+                                                  remembered_proxies)
 
 
 class ProxyInfoDock(QDockWidget):
@@ -75,7 +76,7 @@ class ProxyManager(QObject):
     # -- starting --------------------------------------------------------------------
     def start_dialog(self) -> Any:
         """Proxy ▸ Start…: the dialog (non-modal); Start launches the proxy."""
-        from loom_desktop.dialogs_proxy import StartProxyDialog
+        from loom_desktop.features.proxy.start_dialog import StartProxyDialog
 
         dialog = StartProxyDialog(self.window, self.last_spec)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -204,7 +205,7 @@ def _meta_path(ready_file: Path) -> Path:
 
 
 def _orphan_metas() -> list[Path]:
-    from loom_desktop.proxy_launcher import proxies_dir
+    from loom_desktop.features.proxy.launcher import proxies_dir
 
     folder = proxies_dir()
     if not folder.is_dir():

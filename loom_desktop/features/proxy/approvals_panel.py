@@ -21,8 +21,8 @@ from loom_core.proxy.control_client import PendingCall
 from loom_core.views.steps import effect_seq
 
 from loom_desktop.keys import APPROVAL_KEYS, bind
-from loom_desktop.models.approvals_model import ApprovalsModel
-from loom_desktop.proxy_connection import ProxyConnection
+from loom_desktop.features.proxy.approvals_model import ApprovalsModel
+from loom_desktop.features.proxy.connection import ProxyConnection
 
 
 class _QueueView(QListView):

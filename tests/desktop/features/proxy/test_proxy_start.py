@@ -16,10 +16,10 @@ from PySide6.QtCore import QProcess, Qt
 from PySide6.QtWidgets import QApplication
 
 from loom_core.formats.loader import load
-from loom_desktop.dialogs_proxy import StartProxyDialog, preview
+from loom_desktop.features.proxy.start_dialog import StartProxyDialog, preview
 from loom_desktop.main_window import MainWindow
 from loom_core.live.live_status import STOPPED
-from loom_desktop.proxy_launcher import ProxySpec, proxies_dir
+from loom_desktop.features.proxy.launcher import ProxySpec, proxies_dir
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import running_upstream

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpin
                                QMessageBox, QPushButton, QSpinBox, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
-from loom_desktop.proxy_launcher import TARGETS, ProxySpec
+from loom_desktop.features.proxy.launcher import TARGETS, ProxySpec
 
 SAMPLE_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("Read", {"file_path": "src/app.py"}),

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 
 from loom_core.proxy.control_client import PendingCall
 from loom_desktop.main_window import MainWindow
-from loom_desktop.models.approvals_model import ApprovalsModel
+from loom_desktop.features.proxy.approvals_model import ApprovalsModel
 from tests.core.proxy.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
 from tests.core.proxy.fake_wire import Reply
 

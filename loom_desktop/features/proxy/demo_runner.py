@@ -2,14 +2,14 @@
 
 :class:`DemoRun` owns all three: the bundled fake model
 (:class:`loom_core.demo.FakeModelServer`, a thread), the proxy (started through the
-window's :class:`~loom_desktop.proxy_manager.ProxyManager`, so the live tab and the
+window's :class:`~loom_desktop.features.proxy.manager.ProxyManager`, so the live tab and the
 approvals panel come with it) and the agent (``python -m loom_core.demo.agent``, a
 QProcess). The agent's third call (``deploy``) is held; it continues once the user
 clicks Approve or Deny. When the agent exits, or :meth:`stop` is called, or the
 window closes, everything is stopped and the trace finalized (the tab stays).
 
 Nothing ends silently: the agent's stdout and stderr go to the demo's output panel
-(:class:`~loom_desktop.demo_panel.DemoOutputDock`), and an agent that fails (an exit
+(:class:`~loom_desktop.features.proxy.demo_panel.DemoOutputDock`), and an agent that fails (an exit
 status other than 0, or killed by a signal) is reported in the panel, in a dialog
 with its last lines, and to the live tab, which then says "stopped without finishing"
 (or "crashed mid-tool") instead of running forever.
@@ -27,8 +27,8 @@ from PySide6.QtWidgets import QMessageBox
 from loom_core.demo import CONFIRM_PATTERN, FakeModelServer
 
 from loom_desktop.infra.child import module_command
-from loom_desktop.demo_panel import DemoOutputDock
-from loom_desktop.proxy_launcher import ProxySpec
+from loom_desktop.features.proxy.demo_panel import DemoOutputDock
+from loom_desktop.features.proxy.launcher import ProxySpec
 
 TAIL_LINES = 12  # of the agent's output, in the failure dialog
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLabel, Q
 
 from loom_core.proxy.running_proxies import FoundProxy, running_proxies, runtime_dir
 
-from loom_desktop.proxy_launcher import remembered_proxies
+from loom_desktop.features.proxy.launcher import remembered_proxies
 from loom_desktop.infra.workers import Task
 
 DEFAULT_PORT = 8788  # loom proxy's default, when nothing is found

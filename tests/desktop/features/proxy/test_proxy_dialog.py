@@ -17,10 +17,10 @@ import pytest
 from PySide6.QtWidgets import QDialogButtonBox
 
 from loom_core.proxy.running_proxies import FoundProxy
-from loom_desktop.attach_dialog import describe
-from loom_desktop.dialogs_proxy import StartProxyDialog
+from loom_desktop.features.proxy.attach_dialog import describe
+from loom_desktop.features.proxy.start_dialog import StartProxyDialog
 from loom_desktop.main_window import MainWindow
-from loom_desktop.proxy_launcher import ProxySpec
+from loom_desktop.features.proxy.launcher import ProxySpec
 from tests.core.proxy.decisions import SHIELD
 from tests.core.proxy.harness import start_rig
 

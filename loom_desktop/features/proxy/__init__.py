@@ -1,0 +1,1 @@
+"""Proxies and approvals: start, attach, follow, the approvals panel, the offline demo."""

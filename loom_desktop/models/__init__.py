@@ -1,1 +1,0 @@
-"""Qt item models: one per core collection, adapters only."""
