@@ -1,1 +1,1 @@
-"""Widgets of the main window: timeline, step list, context view."""
+"""Reusable widgets only: the timeline (pyqtgraph) with its bars, axis and legend, and the context view."""
