@@ -1,6 +1,8 @@
 # Two commands do all the set-up on a fresh machine with Python >= 3.11, git and make:
 #   make run    - create .venv, install, open the app (the bundled sample when no FILE)
 #   make test   - create .venv, install with the dev extra, run the whole test suite
+#   make lint   - ruff (lint + format check), mypy and import-linter with the venv's tools;
+#                 the same checks `make test` is to run once the tree passes them
 # The first interpreter that really runs and is >= 3.11 (a pyenv shim can exist
 # for a version that is not installed, so `command -v` alone is not enough).
 PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
@@ -9,7 +11,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test fuzz bench sample screenshot clean
+.PHONY: run test lint fuzz bench sample screenshot clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 needed"'
@@ -23,6 +25,15 @@ run: $(STAMP)
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
+
+# make lint - the static checks, configured in pyproject.toml (ruff, mypy) and by the
+# import-linter contracts (layers and feature seams); each must report zero findings
+LINT_PATHS := loom_core loom_desktop tests benchmarks packaging
+lint: $(STAMP)
+	$(VENV)/bin/ruff check $(LINT_PATHS)
+	$(VENV)/bin/ruff format --check $(LINT_PATHS)
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 # make fuzz - the long property run: N mutated inputs of every family through every reader,
 # view and command; crashes are kept in tests/fuzz_regressions/ (replayed by make test)
