@@ -23,11 +23,11 @@ def _decision(event: Any) -> str:
     edited, ran = edited_input(event)
     args = json.dumps(ran if edited else event.input, ensure_ascii=False, default=str)
     what = f"{event.tool}({args}){' ✎ edited' if edited else ''}" if event.tool else "(no call)"
-    return f"◆ {event.action} {what} via {event.via}"
+    return f"★ {event.action} {what} via {event.via}"
 
 
 def row_line(row: StepRow) -> str:
-    """``[seq] kind agent tokens cost  marks summary  ◆ decisions`` (seq blank on a prompt)."""
+    """``[seq] kind agent tokens cost  marks summary  ★ decisions`` (seq blank on a prompt)."""
     number = "" if row.seq is None else str(row.seq)
     kind = "  " * row.depth + row.kind
     tokens = f"{row.tokens:,} tok" if row.tokens else ""

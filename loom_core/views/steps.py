@@ -98,17 +98,18 @@ def step_label(tl: Timeline, step: int) -> str:
 # -- the row -------------------------------------------------------------------------------
 
 def flag_marks(flags: int) -> str:
-    """The signs a row's summary starts with: ✖ error, ⊘ blocked, ◆ shield (◆✖ denied),
-    ◷ unfinished."""
+    """The signs a row's summary starts with: ✖ error, ⊘ blocked, ◆ denied by the shield,
+    ★ another shield decision, ◷ unfinished — the timeline legend's glyphs for the same
+    things, so the two never disagree."""
     marks = []
     if flags & F_ERROR:
         marks.append("✖ ")
     if flags & F_BLOCKED:
         marks.append("⊘ ")
     if flags & F_DENIED:
-        marks.append("◆✖ ")
-    elif flags & F_SHIELD:
         marks.append("◆ ")
+    elif flags & F_SHIELD:
+        marks.append("★ ")
     if flags & F_UNFINISHED:
         marks.append("◷ ")
     return "".join(marks)

@@ -32,10 +32,10 @@ def _extras(event: Any) -> dict[str, Any]:
 
 
 def shield_line_html(event: Any) -> str:
-    """``◆ shield <action> via <via> [by who]: call`` and what else the decision says."""
+    """``★ shield <action> via <via> [by who]: call`` and what else the decision says."""
     extra = _extras(event)
     by = f" by {_esc(event.by)}" if event.by else ""
-    head = f"◆ shield {_esc(event.action)} via {_esc(event.via)}{by}: "
+    head = f"★ shield {_esc(event.action)} via {_esc(event.via)}{by}: "
     edited, ran = edited_input(event)
     if not event.tool:
         what = "(no call)"

@@ -149,7 +149,10 @@ class TimelineWidget(pg.PlotWidget):
             self.setYRange(0, EMPTY_TOP, padding=0)
         elif self._auto_range:
             # Until the user zooms or pans, show the whole run (the first INITIAL_SPAN
-            # steps of a long one); a live run's growth widens the view with it.
+            # steps of a long one); a live run's growth widens the view with it. The
+            # empty run's fixed height above turned the y auto-range off: a live run that
+            # started empty kept it, so its bars and markers grew out of the top.
+            self.enableAutoRange(axis=pg.ViewBox.YAxis)
             self._setting_range = True
             self.setXRange(-0.5, min(n, INITIAL_SPAN) - 0.5, padding=0.01)
             self._setting_range = False

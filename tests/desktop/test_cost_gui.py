@@ -150,3 +150,22 @@ def test_empty_and_one_step_timelines_have_a_sane_range(qtbot, tmp_path: Path) -
     ticks = [v for _s, values in bottom.tickValues(x0, x1, 900) for v in values]
     assert float(row) in ticks and bottom.tickStrings([float(row)], 1, 1) == ["0"]
     assert right.autoSIPrefixScale == 1.0  # $0.00045: no "µ$" either
+
+
+def test_a_timeline_that_starts_empty_shows_its_bars_once_they_come(qtbot,
+                                                                    tmp_path: Path) -> None:
+    """A live run starts with no step; its first bars (and the markers above them) must
+    not be cut at the empty timeline's fixed height."""
+    w = TimelineWidget()
+    qtbot.addWidget(w)
+    w.resize(900, 240)
+    w.show()
+    empty = tmp_path / "e.loom.json"
+    save_dict({"version": 2, "model": "claude-sonnet-4-5", "system": "", "prompt": "",
+               "episodes": [], "output": "", "truncated": False, "paused": False,
+               "pending": None, "pending_depth": 0, "stop_reason": "", "log": []}, empty)
+    w.set_timeline(build_timeline(load(empty)))
+    grown = write(tmp_path / "grown.loom.json", [model("hi", [], 5000, 700)])
+    w.set_timeline(build_timeline(load(grown)))
+    qtbot.waitUntil(lambda: w.getPlotItem().getViewBox().viewRange()[1][1] >= 5700,
+                    timeout=5_000)

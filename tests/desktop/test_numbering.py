@@ -131,3 +131,16 @@ def test_doctor_column_names_steps_by_seq_and_a_prompt_as_a_prompt(tmp_path: Pat
     assert model.index(row, F_STEP).data() == "user prompt"
     assert where(found[row]).endswith(f"before step {second}")
     assert tl.kind_name(model.steps[row][0]) == "episode"  # the mark sits on the prompt row
+
+
+def test_step_list_signs_match_the_timeline_legend() -> None:
+    """The step list's sign for a denied call and for any other shield decision is the
+    glyph the timeline draws for it (a diamond, a star): one meaning per sign."""
+    from loom_core.views.steps import flag_marks
+    from loom_core.views.timeline import F_DENIED, F_SHIELD
+    from loom_desktop.widgets.timeline import _MARKS
+
+    glyph = {"d": "◆", "star": "★"}
+    drawn = {bit: glyph[symbol] for bit, symbol, _ in _MARKS if symbol in glyph}
+    assert flag_marks(F_DENIED | F_SHIELD).strip() == drawn[F_DENIED]
+    assert flag_marks(F_SHIELD).strip() == drawn[F_SHIELD]

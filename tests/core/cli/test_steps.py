@@ -32,7 +32,7 @@ def test_steps_text_numbers_rows_as_loom_timeline_does() -> None:
     assert re.match(r"\[  14\] model +lead +3,337 tok +\$0\.0118  calls reviewer", lines[15])
     assert re.match(r"\[  15\]   model +reviewer", lines[16])  # depth indents the kind
     assert "⊘ BLOCKED: git_push" in lines[22] and "✖ ERROR" in lines[5]
-    assert "◆✖ calls run_tests" in lines[13] and "◆ deny run_shell(" in lines[13]
+    assert "◆ calls run_tests" in lines[13] and "★ deny run_shell(" in lines[13]
 
 
 def test_steps_json_one_object_per_row() -> None:

@@ -66,7 +66,7 @@ def test_live_tab_puts_each_decision_on_its_calls_step(qtbot, window: MainWindow
         view.flush_render()
         text = view.context_view.browser.toPlainText()
         assert all(w in text for w in words), (k, words, text[-600:])
-        assert text.count("◆ shield") == 1
+        assert text.count("★ shield") == 1
     view.session.set_step(steps[4])
     view.flush_render()
     if os.environ.get("LOOM_SHOTS"):
