@@ -59,7 +59,7 @@ def _read_halves(read_fd: int, count: int) -> list[bytes]:
     return parts
 
 
-def _split(data: bytes, child_share: float) -> tuple[dict[str, msgspec.Raw], dict[str, tuple[list, list]]]:
+def _split(data: bytes, child_share: float) -> tuple[dict[str, msgspec.Raw], dict[str, tuple[list[msgspec.Raw], list[msgspec.Raw]]]]:
     """Top-level members and each bulky list cut at the same place in both processes."""
     top = _top.decode(data)
     bulky = {k: _items.decode(top[k]) for k in _BULKY if k in top}

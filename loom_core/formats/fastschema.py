@@ -26,6 +26,11 @@ def _is_model(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, BaseModel)
 
 
+def list_of(item: Any) -> Any:
+    """``list[item]`` for an item type built at run time (a checker cannot read that subscript)."""
+    return types.GenericAlias(list, (item,))
+
+
 def _fast_type(annotation: Any) -> Any:
     """Map one pydantic annotation onto the type msgspec should decode."""
     origin = typing.get_origin(annotation)
@@ -45,9 +50,9 @@ def _fast_type(annotation: Any) -> Any:
     if origin is list:
         (item,) = typing.get_args(annotation) or (Any,)
         if _is_model(item):
-            return list[fast_struct(item)]
+            return list_of(fast_struct(item))
         if item in _SCALARS:
-            return list[item]
+            return list_of(item)
     return msgspec.Raw
 
 
@@ -77,7 +82,7 @@ def fast_struct(model: type[BaseModel], lazy: frozenset[str] = frozenset()) -> t
 
 
 @cache
-def decoder(model: type[BaseModel] | Any) -> msgspec.json.Decoder:
+def decoder(model: type[BaseModel] | Any) -> msgspec.json.Decoder[Any]:
     """A reusable decoder for a model (or a type built from derived structs)."""
     target = fast_struct(model) if _is_model(model) else model
     return msgspec.json.Decoder(target)

@@ -148,7 +148,8 @@ def journal_document(state: JournalState, path: str, source: bytes | None = None
 def load_journal_bytes(data: bytes, path: str) -> Document:
     """Parse a whole journal file, stopping like loom-harness at the first unreadable line
     (a torn write); a warning names that line and why it could not be read."""
-    state, warnings = JournalState(), ()
+    state = JournalState()
+    warnings: tuple[str, ...] = ()
     lines = data.split(b"\n")
     with gc_paused():
         for n, line in enumerate(lines, 1):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Literal, overload
 
 import msgspec
 
@@ -112,13 +113,19 @@ def _read_buffer(path: str | Path) -> bytearray:
         return buf
 
 
-def read_bytes(path: str | Path, mutable: bool = False) -> bytes:
+@overload
+def read_bytes(path: str | Path, mutable: Literal[False] = False) -> bytes: ...
+@overload
+def read_bytes(path: str | Path, mutable: Literal[True]) -> bytearray: ...
+
+
+def read_bytes(path: str | Path, mutable: bool = False) -> bytes | bytearray:
     """Read a file, turning OS errors into a :class:`LoadError` with the cause.
 
     ``mutable`` returns a bytearray (see :mod:`loom_core.formats.progressive` for why).
     """
     try:
-        return _read_buffer(path) if mutable else Path(path).read_bytes()  # type: ignore[return-value]
+        return _read_buffer(path) if mutable else Path(path).read_bytes()
     except FileNotFoundError as err:
         raise LoadError(path, "no such file") from err
     except IsADirectoryError as err:

@@ -10,12 +10,13 @@ chunks (a single multi-hundred-millisecond C call would freeze the window).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import msgspec
 
 from loom_core.formats.document import Document, FastEffect
 from loom_core.errors import LoadError
+from loom_core.formats.fastschema import list_of
 from loom_core.formats.loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
 from loom_core.views.timeline import Timeline, build_timeline
 from loom_core.formats.tolerant import nesting_cause
@@ -25,7 +26,7 @@ HEAD_ENTRIES = 400
 CHUNK = 4000
 SMALL_BYTES = 4 << 20  # below this a plain load is fast enough to skip the head
 _list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
-_log_decoder = msgspec.json.Decoder(list[FastEffect])
+_log_decoder: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list_of(FastEffect))
 # loom-harness writes log entries at indent 4 inside "log": [...]
 _ENTRY_SEP = b"\n    },\n    {"
 _LOG_START = b'\n  "log": ['
@@ -140,9 +141,12 @@ def load_progressive(path: str, on_head: Callable[[Loaded], None] | None = None,
                      progress: Callable[[int, int], None] = lambda _d, _t: None,
                      cancelled: Callable[[], bool] = lambda: False) -> Loaded:
     """Load ``path`` fully, calling ``on_head`` first with a preview when the file is big."""
-    data = read_bytes(path, mutable=True)
-    if data[:3] == BOM:
-        del data[:3]  # in place: the buffer stays the one the effects are views into
+    buf = read_bytes(path, mutable=True)
+    if buf[:3] == BOM:
+        del buf[:3]  # in place: the buffer stays the one the effects are views into
+    # The readers below only read; they get this same buffer (typed as bytes, which a
+    # bytearray is not to mypy) so the effects stay views into it. Only _decode_ranges writes.
+    data = cast(bytes, buf)
     if len(data) < SMALL_BYTES or detect_format(data) != "trace":
         doc = load_bytes(data, path)
         return Loaded(doc, build_timeline(doc))
@@ -159,7 +163,7 @@ def load_progressive(path: str, on_head: Callable[[Loaded], None] | None = None,
     ranges = _layout_chunks(data, top["log"])
     if ranges is not None:
         try:
-            effects = _decode_ranges(path, data, ranges, progress, cancelled)
+            effects = _decode_ranges(path, buf, ranges, progress, cancelled)
         except (msgspec.DecodeError, RecursionError):
             effects = None  # an odd entry: the general path reads it field by field or names it
     problems: list[str] = []

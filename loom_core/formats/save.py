@@ -24,6 +24,7 @@ from loom_core.formats.trace import gc_paused, source_dict
 def _journal_dict(doc: Document) -> dict[str, Any]:
     h = doc.header
     log = []
+    assert doc.entries is not None  # a journal document always keeps its raw lines
     for raw in doc.entries:
         entry = decode_value(raw)  # an out-of-range number reads as Python does (inf)
         entry.pop("type", None)

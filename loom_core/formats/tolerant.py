@@ -130,7 +130,7 @@ def _why(err: Exception, raw: bytes) -> str:
 
 
 @cache
-def _field_decoder(tp: Any) -> msgspec.json.Decoder:
+def _field_decoder(tp: Any) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(tp)
 
 

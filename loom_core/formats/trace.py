@@ -17,7 +17,7 @@ import msgspec
 from loom_core.formats.canonical import checksum
 from loom_core.formats.document import Document, FastEffect
 from loom_core.errors import LoadError
-from loom_core.formats.fastschema import decoder
+from loom_core.formats.fastschema import decoder, list_of
 from loom_core.formats.schema import CURRENT_VERSION, EffectEntry, TraceHeader
 from loom_core.formats.tolerant import (decode_cause, decode_struct, decode_value, lenient_json,
                                         nesting_cause, surrogate_cause, validated, with_headroom)
@@ -40,7 +40,7 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-_log_decoder = msgspec.json.Decoder(list[FastEffect])
+_log_decoder: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list_of(FastEffect))
 MAX_WARNINGS = 20
 
 
@@ -187,13 +187,15 @@ def source_dict(doc: Document) -> dict[str, Any]:
     """The whole trace as plain values, decoded from the original bytes (lossless)."""
     if doc.source is None:
         raise ValueError("document has no source bytes")
+    top: dict[str, Any]  # a loaded trace's top level is an object (checked on load)
     with gc_paused():
         try:
-            return _generic.decode(doc.source)
+            top = _generic.decode(doc.source)
         except msgspec.DecodeError:
             import json  # NaN/Infinity: Python's json accepts what loom wrote
 
-            return json.loads(doc.source)
+            top = json.loads(doc.source)
+    return top
 
 
 def checksum_state(doc: Document, computed: str | None = None) -> str:

@@ -103,7 +103,7 @@ def _responses_call(item: dict[str, Any]) -> dict[str, Any]:
     elif isinstance(item.get("input"), str):  # custom_tool_call: free-form input
         args = {"input": item["input"]}
     else:  # local_shell_call & co: the action object is the input
-        args = item.get("action") if isinstance(item.get("action"), dict) else {}
+        args = item["action"] if isinstance(item.get("action"), dict) else {}
     name = item.get("name") or kind.removesuffix("_call")
     return {"id": str(item.get("call_id") or ""), "name": str(name), "input": args}
 
@@ -131,7 +131,7 @@ def response_to_result(response: dict[str, Any]) -> dict[str, Any]:
     elif is_openai(response):
         choices = response.get("choices") or [{}]
         message = (choices[0] or {}).get("message") or {}
-        text = message.get("content") if isinstance(message.get("content"), str) else ""
+        text = message["content"] if isinstance(message.get("content"), str) else ""
         calls = [{"id": c.get("id") or "", "name": (c.get("function") or {}).get("name") or "",
                   "input": decode_args((c.get("function") or {}).get("arguments"))}
                  for c in message.get("tool_calls") or [] if isinstance(c, dict)]
@@ -164,7 +164,8 @@ def _episode_of(content: Any) -> str:
 def _tool_name(tool: dict[str, Any], dialect: str) -> str:
     if dialect == "responses":  # flat function tools; built-in tools only have a type
         return str(tool.get("name") or tool.get("type") or "")
-    return (tool.get("function") or tool).get("name", "")
+    name: str = (tool.get("function") or tool).get("name", "")  # kept as the request sent it
+    return name
 
 
 def _message_count(request: dict[str, Any], dialect: str) -> int:
