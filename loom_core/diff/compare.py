@@ -183,10 +183,10 @@ def _after_edit(doc: Document, i: int | None) -> bool:
 
 def _same_result(ra: Any, rb: Any) -> bool:
     if ra is None or rb is None:
-        return decode_raw(ra) == decode_raw(rb)
+        return bool(decode_raw(ra) == decode_raw(rb))
     if ra == rb:  # msgspec.Raw compares its bytes without copying them
         return True
-    return decode_raw(ra) == decode_raw(rb)
+    return bool(decode_raw(ra) == decode_raw(rb))
 
 
 def pair_status(a: Document, b: Document, i: int | None, j: int | None) -> str:

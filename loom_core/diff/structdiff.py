@@ -54,8 +54,8 @@ def struct_diff(old: Any, new: Any, path: str = "$", limit: int = MAX_CHANGES) -
 def _same(a: Any, b: Any) -> bool:
     """Python equality, except that a container never equals a scalar of another shape."""
     if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
-        return type(a) is type(b) and a == b
-    return a == b
+        return type(a) is type(b) and bool(a == b)
+    return bool(a == b)  # JSON values: == is already a bool
 
 
 def _walk(old: Any, new: Any, path: str, out: list[Change], limit: int) -> None:

@@ -53,9 +53,9 @@ class SideTotals:
 class RunUsage:
     """Per-effect tokens and cost of one document (0 for non-model effects)."""
 
-    tokens_in: array
-    tokens_out: array
-    cost: array  # NaN: tokens spent on an unpriced model
+    tokens_in: array[int]
+    tokens_out: array[int]
+    cost: array[float]  # NaN: tokens spent on an unpriced model
 
     def totals(self) -> SideTotals:
         costs = self.cost

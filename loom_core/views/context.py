@@ -12,6 +12,7 @@ grows with the trace. :mod:`loom_core.views.frames` turns a frame into messages.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -27,7 +28,7 @@ _index_result = decoder(fast_struct(ModelResult, frozenset({"text"})))
 
 # (source, ref, call id, name): source is episode | text | assistant | tool | child |
 # memory | snapshot; ref is an episode/effect index, a literal text or a snapshot dict.
-Item = tuple
+Item = tuple[str, Any, str, str]
 
 
 @dataclass(eq=False)
@@ -37,7 +38,7 @@ class AgentContext:
     agent: str
     depth: int
     items: list[Item] = field(default_factory=list)
-    pending: list = field(default_factory=list)  # (call_id, name, model effect), call order
+    pending: list[tuple[str, str, int]] = field(default_factory=list)  # (call_id, name, model effect), call order
     last_model: int = -1
     awaiting_episode: bool = False
     sys_hash: str | None = None
@@ -56,12 +57,12 @@ class ContextIndex:
 
     doc: Document
     metas: list[Any] = field(default_factory=list)  # typed meta per effect (never None)
-    tokens_in: array = field(default_factory=lambda: array("q"))
-    tokens_out: array = field(default_factory=lambda: array("q"))
+    tokens_in: array[int] = field(default_factory=lambda: array("q"))
+    tokens_out: array[int] = field(default_factory=lambda: array("q"))
     contexts: list[AgentContext] = field(default_factory=list)
-    frame_ctx: array = field(default_factory=lambda: array("i"))  # -1: not a model effect
-    frame_len: array = field(default_factory=lambda: array("i"))
-    prev_model: array = field(default_factory=lambda: array("i"))  # -1: first call
+    frame_ctx: array[int] = field(default_factory=lambda: array("i"))  # -1: not a model effect
+    frame_len: array[int] = field(default_factory=lambda: array("i"))
+    prev_model: array[int] = field(default_factory=lambda: array("i"))  # -1: first call
     result_pairs: dict[int, int] = field(default_factory=dict)  # tool eff -> model eff
     # edit effect -> (the agent's list it replaced, the edited list): what a fork changed
     edits: dict[int, tuple[AgentContext, AgentContext]] = field(default_factory=dict)
@@ -117,7 +118,7 @@ class _Builder:
     def model(self, i: int, ctx: AgentContext) -> None:
         index = self.index
         value = _index(self.doc.effects[i].result)
-        calls = ()
+        calls: Sequence[Any] = ()  # the result's typed tool calls
         if value is not None:
             usage = value.usage
             if usage is not None:
@@ -135,7 +136,8 @@ class _Builder:
         index.prev_model[i] = ctx.last_model
         ctx.last_model = i
         ctx.items.append(("assistant", i, "", ""))
-        pending = ctx.pending = []
+        pending: list[tuple[str, str, int]] = []
+        ctx.pending = pending
         for c in calls:
             name = c.name or ""
             pending.append((c.id or "", name, i))
@@ -183,7 +185,7 @@ class _HarnessBuilder(_Builder):
         value = decode_raw(self.doc.effects[model_eff].result)
         for c in text_and_calls(value)[1]:
             if isinstance(c, dict) and c.get("id") == call_id:
-                inp = c.get("input") if isinstance(c.get("input"), dict) else {}
+                inp = c["input"] if isinstance(c.get("input"), dict) else {}
                 return str(inp.get("task", ""))
         return ""
 

@@ -158,7 +158,7 @@ def _matches(tl: Timeline, step: int, q: Query, needles: list[list[bytes]]) -> b
 
 
 def filter_steps(tl: Timeline, text: str, cancelled: Callable[[], bool] = lambda: False,
-                 ) -> array | None:
+                 ) -> array[int] | None:
     """Steps matching ``text`` in order, or ``None`` when the query is empty (show all)."""
     q = parse_query(text)
     if q.empty:
@@ -175,7 +175,7 @@ def filter_steps(tl: Timeline, text: str, cancelled: Callable[[], bool] = lambda
     return out
 
 
-def filter_message(text: str, rows: array | None, total: int) -> tuple[str, bool]:
+def filter_message(text: str, rows: array[int] | None, total: int) -> tuple[str, bool]:
     """What to say under the filter box, and whether it is a problem (shown in red):
     the query's problems, "no step matches …" for an empty result, else the count."""
     problems = parse_query(text).problems

@@ -150,6 +150,7 @@ def _from_database(model: str) -> Rates | Any | None:
     """Rates of ``model`` in the bundled snapshot; the genai ModelInfo when its price
     uses units :class:`Rates` does not model; ``None`` when it is not there."""
     from genai_prices import data_snapshot
+    from genai_prices.types import TieredPrices
 
     snapshot = data_snapshot._bundled_snapshot()  # never a downloaded one
     found = None
@@ -168,9 +169,12 @@ def _from_database(model: str) -> Rates | Any | None:
     known = set(_PRICE_KEYS.values()) | _ZERO_KEYS | {"requests_kcount"}
     if not keys <= known or price.input_mtok is None or price.output_mtok is None:
         return (prov, info)
-    per_request = float(price.requests_kcount or 0) / 1000
-    return Rates(**{u: _rate(getattr(price, k)) for u, k in _PRICE_KEYS.items()},
-                 per_request=per_request, source=f"genai-prices {_VERSION}: {prov.id}/{info.id}")
+    kcount = price.requests_kcount
+    assert not isinstance(kcount, TieredPrices)  # tiers split by input tokens, not requests
+    per_request = float(kcount or 0) / 1000
+    # input and output are priced (checked above), so they get a Rate, not None
+    rates: dict[str, Any] = {u: _rate(getattr(price, k)) for u, k in _PRICE_KEYS.items()}
+    return Rates(**rates, per_request=per_request, source=f"genai-prices {_VERSION}: {prov.id}/{info.id}")
 
 
 _PRICED_AT = datetime.now(UTC)  # one "today" per process: every view prices alike

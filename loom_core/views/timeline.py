@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Callable
 from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,21 +59,21 @@ class Timeline:
     """Per-step arrays and indexes of one document (read-only once built)."""
 
     doc: Document
-    effect_of: array = field(default_factory=lambda: array("i"))  # step -> effect or -1
-    episode_of: array = field(default_factory=lambda: array("i"))  # step -> episode or -1
-    kind: array = field(default_factory=lambda: array("B"))
-    depth: array = field(default_factory=lambda: array("H"))
-    agent: array = field(default_factory=lambda: array("H"))
-    tokens_in: array = field(default_factory=lambda: array("q"))
-    tokens_out: array = field(default_factory=lambda: array("q"))
-    cum_tokens: array = field(default_factory=lambda: array("q"))
-    cost: array = field(default_factory=lambda: array("d"))  # NaN: unpriced model
-    offline: array = field(default_factory=lambda: array("B"))  # 1: answered offline, free
-    cum_cost: array = field(default_factory=lambda: array("d"))
-    flags: array = field(default_factory=lambda: array("B"))
-    size: array = field(default_factory=lambda: array("q"))  # bytes of the step's payload
+    effect_of: array[int] = field(default_factory=lambda: array("i"))  # step -> effect or -1
+    episode_of: array[int] = field(default_factory=lambda: array("i"))  # step -> episode or -1
+    kind: array[int] = field(default_factory=lambda: array("B"))
+    depth: array[int] = field(default_factory=lambda: array("H"))
+    agent: array[int] = field(default_factory=lambda: array("H"))
+    tokens_in: array[int] = field(default_factory=lambda: array("q"))
+    tokens_out: array[int] = field(default_factory=lambda: array("q"))
+    cum_tokens: array[int] = field(default_factory=lambda: array("q"))
+    cost: array[float] = field(default_factory=lambda: array("d"))  # NaN: unpriced model
+    offline: array[int] = field(default_factory=lambda: array("B"))  # 1: answered offline, free
+    cum_cost: array[float] = field(default_factory=lambda: array("d"))
+    flags: array[int] = field(default_factory=lambda: array("B"))
+    size: array[int] = field(default_factory=lambda: array("q"))  # bytes of the step's payload
     agents: list[str] = field(default_factory=list)
-    step_of_effect: array = field(default_factory=lambda: array("i"))
+    step_of_effect: array[int] = field(default_factory=lambda: array("i"))
     calls_of: dict[int, list[int]] = field(default_factory=dict)  # model step -> result steps
     call_of: dict[int, int] = field(default_factory=dict)  # result step -> model step
     shield_at: dict[int, list[int]] = field(default_factory=dict)  # step -> shield event idx
@@ -119,7 +120,7 @@ class Timeline:
         """
         code, name = self.kind[step], self.kind_name(step)
 
-        def find(codes: array, to_step: Any) -> int | None:
+        def find(codes: array[int], to_step: Callable[[int], int]) -> int | None:
             start = 0
             while True:
                 try:
@@ -144,7 +145,7 @@ class _AgentNames:
 
     def label(self, meta: Any) -> str:
         if meta.agent:
-            return meta.agent
+            return str(meta.agent)
         if meta.sys_hash:
             if meta.sys_hash not in self.by_hash:
                 first = not self.by_hash
@@ -232,7 +233,7 @@ class TimelineBuilder:
     def _append(self, doc: Document, effect_of: list[int], episode_of: list[int]) -> None:
         tl, ctx, effects = self.tl, self.walker.index, doc.effects
         codes_cache = self._codes
-        codes = [K_EPISODE if e < 0 else codes_cache.get(effects[e].kind or "")
+        codes = [K_EPISODE if e < 0 else codes_cache[effects[e].kind or ""]
                  if (effects[e].kind or "") in codes_cache
                  else codes_cache.setdefault(effects[e].kind or "", kind_code(effects[e].kind or ""))
                  for e in effect_of]
