@@ -50,8 +50,8 @@ def make_provider(name: str, model: str = "", base_url: str | None = None,
         from loom_core.providers.openai_provider import OpenAIResponsesProvider
         return OpenAIResponsesProvider(model, base_url, **opts)
     if name == "scripted":
-        from loom_core.providers.scripted import ScriptedProvider  # type: ignore[import-not-found]
-        return ScriptedProvider()  # type: ignore[no-any-return]
+        from loom_core.providers.scripted import ScriptedProvider
+        return ScriptedProvider()
     raise ValueError(f"unknown provider {name!r} (known: {', '.join(PROVIDERS)})")
 
 

@@ -20,7 +20,7 @@ from loom_core.providers.convert import anthropic_messages, anthropic_tools
 from loom_core.providers.retry import CallFailed, SdkProvider, classify
 
 
-class AnthropicProvider(SdkProvider):
+class AnthropicProvider(SdkProvider[anthropic.Anthropic]):
     """``complete`` blocks: run it in a worker. Key: ``ANTHROPIC_API_KEY``;
     base URL: the constructor or ``ANTHROPIC_BASE_URL``."""
 

@@ -24,7 +24,7 @@ from loom_core.providers.convert import (chat_messages, chat_tools, decode_argum
 from loom_core.providers.retry import RETRY_ERROR_TYPES, CallFailed, SdkProvider, classify
 
 
-class _OpenAIBase(SdkProvider):
+class _OpenAIBase(SdkProvider[openai.OpenAI]):
     key_var = "OPENAI_API_KEY"
     url_var = "OPENAI_BASE_URL"
 

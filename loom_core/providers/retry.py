@@ -16,7 +16,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Generic, Mapping, Protocol, TypeVar
 
 from loom_core.providers.base import CancelToken, Cancelled, ModelReply, ModelRequest, ProviderError
 
@@ -42,7 +42,7 @@ class CallPolicy:
         when it gave one, else exponential back-off with jitter; always capped."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_backoff)
-        return min(self.max_backoff, self.backoff * 2 ** retry) * random.uniform(0.5, 1.0)
+        return min(self.max_backoff, self.backoff * 2.0 ** retry) * random.uniform(0.5, 1.0)
 
 
 @dataclass
@@ -169,7 +169,16 @@ def call_with_retries(attempt: Callable[[], T], *, label: str, policy: CallPolic
         retry += 1
 
 
-class SdkProvider:
+class SdkClient(Protocol):
+    """What the base needs of an SDK client (``anthropic.Anthropic``, ``openai.OpenAI``)."""
+
+    def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=SdkClient)
+
+
+class SdkProvider(Generic[ClientT]):
     """What the SDK-backed providers share: model choice, credentials, the retry loop.
 
     A subclass sets ``name``, ``key_var``, ``url_var``, ``default_model`` and
@@ -189,7 +198,7 @@ class SdkProvider:
         self.model = model
         self.endpoint = resolve_endpoint(self.key_var, self.url_var, api_key, base_url)
         self.policy = CallPolicy(stream, max_retries, backoff, max_backoff, timeout)
-        self._client: Any = None
+        self._client: ClientT | None = None
 
     def available(self) -> tuple[bool, str]:
         return self.endpoint.usable()
