@@ -119,7 +119,7 @@ def table(res: dict[str, Any]) -> str:
     lines.append(f"longest exchange of {s['n']} sequential (info): ours {f(s['max_ms'])} ms, "
                  f"direct {f(d['max_ms'])} ms")
     lines.append("goals:")
-    for name, g in res["goals"].items():
+    for g in res["goals"].values():
         lines.append(f"  {'met    ' if g['met'] else 'NOT met'} {g['what']} = {f(g['value'])} "
                      f"(goal {g['goal']})")
     return "\n".join(lines)

@@ -43,7 +43,7 @@ def distinct_names(paths: list[str]) -> list[str]:
 
 def retitle(tabs: Any, views: list[Any]) -> None:
     """Give each view's tab its distinct title and its full path as tooltip."""
-    for view, title in zip(views, distinct_names([v.path for v in views])):
+    for view, title in zip(views, distinct_names([v.path for v in views]), strict=True):
         index = tabs.indexOf(view)
         if index < 0:
             continue

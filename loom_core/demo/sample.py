@@ -137,7 +137,7 @@ class _Recorder:
         if step.denied is not None:
             text += self.deny(step.denied)
         self.model(agent, text, calls)
-        for call, spec in zip(calls, step.calls):
+        for call, spec in zip(calls, step.calls, strict=True):
             if call["name"] in DELEGATIONS:
                 assert len(calls) == 1, "a delegation is alone in its turn"
                 task = call["input"]["task"]

@@ -34,7 +34,7 @@ def loops(facts: Facts) -> list[Finding]:
         steps = facts.place.seqs([u.model for u in uses])
         if len(retries) >= ERROR_RETRIES:
             at = retries[ERROR_RETRIES - 1]
-            targets = tuple(u.result for u, bad in zip(uses, failed) if bad)
+            targets = tuple(u.result for u, bad in zip(uses, failed, strict=True) if bad)
             out.append(_finding(facts, ERROR_LOOP, HIGH, at, uses, targets,
                                 f"{call} failed and was retried unchanged {len(retries)} "
                                 f"time(s) (steps {_steps(steps)})"))

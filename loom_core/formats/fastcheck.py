@@ -111,7 +111,7 @@ class ParallelChecksum:
                 os.close(self.read_fd)  # the child's writes now fail and it exits
                 os.waitpid(self.pid, 0)
                 return None
-            seconds = dict(zip(splits, _read_halves(self.read_fd, len(splits))))
+            seconds = dict(zip(splits, _read_halves(self.read_fd, len(splits)), strict=True))
             _, status = os.waitpid(self.pid, 0)
         if status != 0:
             return None

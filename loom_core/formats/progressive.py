@@ -108,7 +108,7 @@ def _layout_chunks(data: bytes, log: msgspec.Raw) -> list[tuple[int, int]] | Non
     if closing < 0 or data[start + 1:first].strip() or data[closing + 6:end - 1].strip():
         return None  # something outside the indented entries (hand-edited): not this layout
     cuts.append(closing + 6)
-    return list(zip(cuts[::2], cuts[1::2]))
+    return list(zip(cuts[::2], cuts[1::2], strict=True))
 
 
 def _decode_ranges(path: str, data: bytearray, ranges: list[tuple[int, int]],

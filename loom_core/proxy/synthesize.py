@@ -68,7 +68,7 @@ def chat_sse(response: dict[str, Any]) -> bytes:
     for choice in response.get("choices") or [{}]:
         index, message = choice.get("index", 0), choice.get("message") or {}
 
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        def chunk(delta: dict[str, Any], finish: str | None = None, index: Any = index) -> bytes:
             return _data({**base, "choices": [{"index": index, "delta": delta,
                                                "finish_reason": finish}]})
 

@@ -19,14 +19,14 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import msgspec
 
 from loom_core.formats.canonical import CHECKSUM_PREFIX
 
 _GROWING = ("log", "wire")
-Chunk = Union[bytes, bytearray]
+Chunk = bytes | bytearray
 
 
 def _pretty(value: Any, depth: int) -> bytes:

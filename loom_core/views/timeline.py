@@ -245,11 +245,11 @@ class TimelineBuilder:
         t_in = [0 if e < 0 else ins[e] for e in effect_of]
         t_out = [0 if e < 0 else outs[e] for e in effect_of]
         flags = [result_flags(effects[e].result) if c == K_TOOL else 0
-                 for e, c in zip(effect_of, codes)]
+                 for e, c in zip(effect_of, codes, strict=True)]
         costs, offline, known = _costs(self._pricer, effect_of, codes)
         eps = doc.episodes
         sizes = [len(eps[ep]) if e < 0 else _nbytes(effects[e].result)
-                 for e, ep in zip(effect_of, episode_of)]
+                 for e, ep in zip(effect_of, episode_of, strict=True)]
         last_tokens = tl.cum_tokens[-1] if len(tl.cum_tokens) else 0
         last_cost = tl.cum_cost[-1] if len(tl.cum_cost) else 0.0
         tl.effect_of.extend(array("i", effect_of))
@@ -259,7 +259,7 @@ class TimelineBuilder:
         tl.agent.extend(array("H", agents))
         tl.tokens_in.extend(array("q", t_in))
         tl.tokens_out.extend(array("q", t_out))
-        tl.cum_tokens.extend(array("q", accumulate((a + b for a, b in zip(t_in, t_out)),
+        tl.cum_tokens.extend(array("q", accumulate((a + b for a, b in zip(t_in, t_out, strict=True)),
                                                    initial=last_tokens))[1:])
         tl.cost.extend(array("d", costs))
         tl.offline.extend(array("B", offline))

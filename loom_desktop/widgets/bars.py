@@ -78,7 +78,7 @@ class BarsItem(pg.GraphicsObject):
             pick = kinds[tallest] == code
             painter.setBrush(self.colors[int(code)])
             painter.drawRects([QRectF(x, 0.0, width, h) for x, h in
-                               zip(xs[pick].tolist(), heights[tallest][pick].tolist()) if h > 0])
+                               zip(xs[pick].tolist(), heights[tallest][pick].tolist(), strict=True) if h > 0])
         for d, color in enumerate(self.lane_colors, start=1):
             on = depth >= d
             if on.any():

@@ -20,7 +20,7 @@ GUI_PREFIXES = ("PySide6", "shiboken6", "pyqtgraph", "PyQt")
 PACKAGE = Path(loom_core.__file__).parent
 SAMPLE = PACKAGE.parent / "resources" / "sample.loom.json"
 
-PROBE = """
+PROBE = f"GUI_PREFIXES = {GUI_PREFIXES!r}\n" + """
 import contextlib, importlib, io, json, pkgutil, sys
 import loom_core
 from loom_core.cli.entry import main
@@ -32,9 +32,9 @@ sample, out = sys.argv[1], sys.argv[2]
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     codes = [main(["summary", sample]), main(["summary", sample, "--json"]),
              main(["checksum", sample]), main(["convert", sample, "-o", out])]
-gui = sorted(m for m in sys.modules if m.split(".")[0].startswith(%r))
+gui = sorted(m for m in sys.modules if m.split(".")[0].startswith(GUI_PREFIXES))
 print(json.dumps({"imported": names, "codes": codes, "gui": gui}))
-""" % (GUI_PREFIXES,)
+"""
 
 
 def test_no_gui_module_is_imported(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from hypothesis import given
 from PySide6.QtWidgets import QMessageBox
 
 from loom_core.formats.loader import load
-from loom_core.views.timeline import build_timeline
+from loom_core.views.timeline import Timeline, build_timeline
 from loom_desktop.document.context_html import WRONG_TYPE, ViewState, step_html
 from loom_desktop.main_window import MainWindow
 from tests.core.fuzz.strategies import mutated
@@ -34,9 +34,14 @@ BAD = {  # family -> (content, words the dialog must show)
 }  # (journals open as live tabs, which report bad lines in their own banner)
 
 
+def _render(tl: Timeline, step: int) -> str:
+    """A step's page with everything unfolded, so every value is rendered."""
+    return step_html(tl, step, ViewState(system_open=True, show_all=True))
+
+
 def _render_all(path: Path) -> list[str]:
     tl = build_timeline(load(path))
-    return [step_html(tl, s, ViewState(system_open=True, show_all=True)) for s in range(len(tl))]
+    return [_render(tl, s) for s in range(len(tl))]
 
 
 @pytest.mark.parametrize("family", sorted(BAD))
@@ -72,13 +77,11 @@ def test_wrongly_typed_values_open_and_are_marked(qtbot, window: MainWindow, ope
 
 @pytest.mark.parametrize("path", sorted(REGRESSIONS.glob("*.json")), ids=lambda p: p.name)
 def test_kept_regressions_render(path: Path, tmp_path: Path) -> None:
-    render = (lambda tl, s: step_html(tl, s, ViewState(system_open=True, show_all=True)))
-    exercise(path.read_bytes(), tmp_path, cli=False, render=render)
+    exercise(path.read_bytes(), tmp_path, cli=False, render=_render)
 
 
 @FUZZ
 @given(mutated("types"))
 def test_context_html_takes_any_value(tmp_path_factory: pytest.TempPathFactory,
                                       data: bytes) -> None:
-    render = (lambda tl, s: step_html(tl, s, ViewState(system_open=True, show_all=True)))
-    exercise(data, tmp_path_factory.mktemp("html"), cli=False, render=render)
+    exercise(data, tmp_path_factory.mktemp("html"), cli=False, render=_render)

@@ -61,7 +61,7 @@ def test_timeline_axis_labels_seqs_at_their_steps_rows(qtbot, sample: Path) -> N
     axis = widget.axis
     levels = axis.tickValues(-0.5, len(tl) - 0.5, 1100)
     rows = [r for _spacing, values in levels for r in values]
-    labels = dict(zip(rows, axis.tickStrings(rows, 1.0, 1.0)))
+    labels = dict(zip(rows, axis.tickStrings(rows, 1.0, 1.0), strict=True))
     assert labels, "no ticks"
     for row, text in labels.items():  # each tick names the seq of the step on its row
         assert text == str(tl.doc.effects[tl.effect_of[int(row)]].seq)
@@ -107,7 +107,7 @@ def test_timeline_axis_of_a_log_with_odd_seqs(qtbot, tmp_path: Path) -> None:
     assert widget.axis.tickStrings([0.0, 1.0, 2.0, 3.0], 1.0, 1.0) == ["", "2", "1", "0"]
     rows = [r for _s, values in widget.axis.tickValues(-0.5, 3.5, 600) for r in values]
     assert sorted(widget.axis.tickStrings(rows, 1.0, 1.0)) == ["0", "1", "2"]
-    assert dict(zip(widget.axis.tickStrings(rows, 1.0, 1.0), rows))["0"] == 3.0
+    assert dict(zip(widget.axis.tickStrings(rows, 1.0, 1.0), rows, strict=True))["0"] == 3.0
 
 
 def test_doctor_column_names_steps_by_seq_and_a_prompt_as_a_prompt(tmp_path: Path) -> None:

@@ -118,9 +118,10 @@ class DoctorPanel(QDockWidget):
         """Show the current tab's findings (checking a finished run first if needed)."""
         view = self.current_view()
         if view is not None and id(view) not in self._hooked:
-            self._hooked.add(id(view))
+            key = id(view)
+            self._hooked.add(key)
             view.loaded.connect(lambda v=view: self._view_loaded(v))
-            view.destroyed.connect(lambda _o=None, k=id(view): self._forget(k))
+            view.destroyed.connect(lambda _o=None, k=key: self._forget(k))
         if view is None or view.doc is None:
             self._show(None, "open a run to check its context" if view is None
                        else "waiting for the run to load…")
@@ -168,7 +169,7 @@ class DoctorPanel(QDockWidget):
             view.context_view.highlight_effect(None)  # the old mark may point at a stale item
         view.ensure_timeline()
         view.timeline_widget.set_findings(
-            [(entered, f.severity) for f, (entered, _j) in zip(result.findings, steps)
+            [(entered, f.severity) for f, (entered, _j) in zip(result.findings, steps, strict=True)
              if entered is not None])
         if view is self.current_view():
             self._show(view)

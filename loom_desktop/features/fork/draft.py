@@ -117,7 +117,7 @@ class ForkDraft:
         self.tools_on[k] = on
 
     def offered_tools(self) -> list[ToolSpec]:
-        return [t for t, on in zip(self.ctx.tools, self.tools_on) if on]
+        return [t for t, on in zip(self.ctx.tools, self.tools_on, strict=True) if on]
 
     # -- the edit -----------------------------------------------------------------------
     def redact_seqs(self) -> list[int]:

@@ -175,7 +175,7 @@ def bad_runs(tmp_path_factory: pytest.TempPathFactory
     """``summary`` on every bad input, run a few at a time (each is a fresh interpreter)."""
     paths = {case: make(tmp_path_factory.mktemp("bad")) for case, (make, _) in BAD_INPUTS.items()}
     with ThreadPoolExecutor(max_workers=4) as pool:
-        done = dict(zip(paths, pool.map(lambda p: core("summary", p), paths.values())))
+        done = dict(zip(paths, pool.map(lambda p: core("summary", p), paths.values()), strict=True))
     return {case: (paths[case], done[case]) for case in paths}
 
 

@@ -64,7 +64,7 @@ def printed_findings(stdout: str) -> tuple[str, list[tuple[str, str]]]:
     tokens = re.search(r"\(?(\d+) tokens", lines[0])
     assert tokens is not None, lines[0]
     pairs = []
-    for head, snippet in zip(lines[1::2], lines[2::2]):
+    for head, snippet in zip(lines[1::2], lines[2::2], strict=True):
         kind = head.split("] ", 1)[1].split(":", 1)[0]
         if kind in HARNESS_KINDS:
             pairs.append((head, re.sub(r" (at|in the user prompt before) step \d+$", "", snippet)))

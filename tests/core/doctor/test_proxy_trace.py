@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from loom_core.doctor import ERROR_LOOP, STALE, checkup_path
 
-from tests.core.proxy.conftest import rig  # noqa: F401 - the proxy tests' fixture
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import Rig, anthropic_agent
 from tests.core.doctor.test_loom_doctor import assert_same_as_loom_doctor

@@ -65,7 +65,7 @@ def test_effects_match_the_harness_log(rec: Recorded) -> None:
     doc, run = load(rec.path), harness_load(rec.path)
     on_disk = json.loads(rec.path.read_text())["log"]
     assert len(doc.effects) == len(run.log) == len(rec.run.log)
-    for i, (eff, entry) in enumerate(zip(doc.effects, run.log)):
+    for i, (eff, entry) in enumerate(zip(doc.effects, run.log, strict=True)):
         assert (eff.seq, eff.kind, eff.key, eff.depth) == (entry.seq, entry.kind, entry.key,
                                                             entry.depth)
         assert doc.result(i) == entry.result

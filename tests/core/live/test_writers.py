@@ -92,7 +92,7 @@ def test_an_idle_run_without_a_writer_is_stopped_and_unknowable_stays_running(
     for answer, after in ((False, STOPPED), (None, RUNNING), (True, RUNNING)):
         clock, looks = Clock(), []
         follower = JournalFollower(path, idle_after=10, clock=clock,
-                                   probe=lambda p, a=answer: looks.append(p) or a)
+                                   probe=lambda p, a=answer, seen=looks: seen.append(p) or a)
         assert follower.read().status == RUNNING and looks == []  # not idle: nobody looked
         clock.now += 10
         update = follower.read()

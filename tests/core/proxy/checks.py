@@ -33,7 +33,7 @@ def matches_loom_recorder(trace: dict[str, Any], requests: list[dict[str, Any]])
     """Our trace == loom-harness's recorder fed the same exchanges."""
     assert len(requests) == len(trace["wire"])
     theirs = LoomRecorder()
-    for request, response in zip(requests, trace["wire"]):
+    for request, response in zip(requests, trace["wire"], strict=True):
         theirs.record(request, response)
     expected = theirs.to_dict()
     assert without_sys_role(trace["log"]) == without_sys_role(expected["log"])

@@ -17,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
 
+import anthropic
 import pytest
 
 from loom_core.proxy.control_client import ControlClient, ControlError, NoEventStream
@@ -156,7 +157,7 @@ def test_deny_reason_timeout_and_client_gone(tmp_path: Path, pool: ThreadPoolExe
         rig.upstream.script(Reply(text="", calls=[("t2", "deploy", {"env": "dev"})]))
         gone = ask(rig, pool, timeout=1.0)  # this agent gives up while the call is held
         held = sub.next("pending")
-        with pytest.raises(Exception):
+        with pytest.raises(anthropic.APITimeoutError):
             gone.result(WAIT)
         decided = sub.next("decided")
         assert (decided["id"], decided["decision"], decided["shield_event"]) == (

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import aiohttp
 import anthropic
+import httpx2
 import openai
 import pytest
 
@@ -118,7 +119,7 @@ def test_upstream_timeouts(tmp_path: Path) -> None:
         with pytest.raises(anthropic.APIStatusError) as err:
             client.messages.create(model="m", max_tokens=5, messages=HI)
         assert err.value.status_code == 504 and "timed out" in str(err.value.body)
-        with pytest.raises(Exception):
+        with pytest.raises(httpx2.RemoteProtocolError):  # the SDK's transport: a torn body
             with client.messages.stream(model="m", max_tokens=5, messages=HI) as s:
                 for _event in s:
                     pass

@@ -159,9 +159,9 @@ def bulk_events(chunks: list[bytes], empty: bool = False) -> list[tuple[str, int
     for chunk in chunks:
         buf += chunk
         payloads, starts, used = split_events(buf, base)
-        out += zip(payloads, starts)
+        out += zip(payloads, starts, strict=True)
         buf, base = buf[used:], base + used
-    out += zip(*split_rest(buf, base))
+    out += zip(*split_rest(buf, base), strict=True)
     return [(p.decode("utf-8", "replace"), s) for p, s in out if p or empty]
 
 

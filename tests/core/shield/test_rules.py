@@ -17,7 +17,7 @@ from loom_core.shield import (PROFILES, VOCABULARY, Shield, ShieldConfig, infer_
                               risk_categories, signature)
 
 from tests.core.shield.calls import CALLS, FLAG_SETS
-from tests.core.shield.oracle import TS, frozen_loom, loom_pair, ordered  # noqa: F401  (fixture)
+from tests.core.shield.oracle import TS, loom_pair, ordered
 
 CALL_IDS = [f"{n}-{i}" for i, (n, _) in enumerate(CALLS)]
 

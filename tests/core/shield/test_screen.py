@@ -15,7 +15,7 @@ from loom.shield import _blocked_text, _reason
 from loom_core.shield import Shield, ShieldConfig, deny_reason, notice, screen_response
 from loom_core.shield.events import Decision, Verdict
 
-from tests.core.shield.oracle import TS, frozen_loom, loom_pair, ordered  # noqa: F401  (fixture)
+from tests.core.shield.oracle import TS, loom_pair, ordered
 
 FLAGS = {"deny": ["Bash(*rm*)", "cap:secret"], "confirm": ["Bash(*deploy*)", "Bash(*push*)",
                                                            "WebFetch*"],

@@ -13,7 +13,7 @@ from loom.shield import parse_sequence_rule as loom_parse
 
 from loom_core.shield import Shield, ShieldConfig, parse_sequence_rule
 
-from tests.core.shield.oracle import TS, frozen_loom, loom_pair, ordered  # noqa: F401  (fixture)
+from tests.core.shield.oracle import TS, loom_pair, ordered
 
 ENV = ("Read", {"file_path": ".env"})
 FETCH = ("WebFetch", {"url": "https://x.example"})

@@ -50,7 +50,7 @@ OPENAI_USAGE = [
 def harness_run() -> list[dict[str, Any]]:
     run = basic_run()
     models = [e for e in run if e["kind"] == "model"]
-    for effect, (usage, _usd) in zip(models, ANTHROPIC_USAGE):
+    for effect, (usage, _usd) in zip(models, ANTHROPIC_USAGE, strict=True):
         effect["result"]["usage"] = usage
     return run
 
@@ -170,7 +170,7 @@ def test_a_live_proxy_journal_prices_from_its_sidecar(tmp_path: Path) -> None:
     journal.header(data["model"], data["system"], data["episodes"])
     builder = None
     try:
-        for n, (entry, response) in enumerate(zip(data["log"], data["wire"])):
+        for n, (entry, response) in enumerate(zip(data["log"], data["wire"], strict=True)):
             side.exchange(n, "/v1/chat/completions", "openai", {"model": "gpt-4o"}, response,
                           [], 1.0)
             journal.effect(entry)
