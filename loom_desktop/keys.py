@@ -80,7 +80,11 @@ def shown(sequence: QKeySequence) -> str:
 def on_keyboard(sequence: QKeySequence) -> bool:
     """False for the dedicated Find/Open/Close… keys of some keyboards that standard
     bindings add: bound, but not worth a line in the sheet."""
-    return not sequence.isEmpty() and sequence[0].key().value < Qt.Key.Key_Back.value
+    # PySide6's stubs lack QKeySequence.__getitem__ (it exists: the n-th key combination)
+    if sequence.isEmpty():
+        return False
+    first = sequence[0]  # type: ignore[index]
+    return first.key().value < Qt.Key.Key_Back.value
 
 
 def action_text(action: QAction) -> str:

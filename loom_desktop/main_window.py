@@ -9,6 +9,7 @@ other tabs keep working.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
@@ -28,6 +29,9 @@ from loom_desktop.infra.price_warning import warn_bad_prices
 from loom_desktop.infra.settings import DesktopSettings, load_settings, save_settings
 from loom_desktop.tab_titles import retitle
 from loom_desktop.window_parts import EMPTY_TEXT, DocumentTabs, held_message, join_area
+
+if TYPE_CHECKING:
+    from loom_desktop.features.proxy.demo_runner import DemoRun
 
 FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"
 STANDARD_FALLBACK = {QKeySequence.StandardKey.Quit: "Ctrl+Q"}
@@ -58,7 +62,7 @@ class MainWindow(QMainWindow):
         from loom_desktop.features.proxy.manager import ProxyManager
 
         self.proxy_manager = ProxyManager(self)  # proxies started here (Proxy ▸ Start…)
-        self.demo = None  # the running offline demo (Help ▸ Run offline demo)
+        self.demo: DemoRun | None = None  # the running offline demo (Help ▸ Run offline demo)
         from loom_desktop.infra.notify import HeldNotifier
 
         self.notifier = HeldNotifier(self)  # held calls while the window is in the background
@@ -144,7 +148,9 @@ class MainWindow(QMainWindow):
             if key in ("checksum", "format"):  # these give way (clipped, full text as
                 label.setMinimumWidth(1)  # tooltip) before tokens and cost are cut
             bar.addPermanentWidget(label)
-        self.progress = QProgressBar(maximumWidth=180, visible=False)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(180)
+        self.progress.setVisible(False)
         bar.addPermanentWidget(self.progress)
 
     # -- documents --------------------------------------------------------------------
@@ -238,10 +244,11 @@ class MainWindow(QMainWindow):
         ``watch``: follow it even if it is empty or missing (File ▸ Watch Journal…)."""
         view = DocumentView(str(path), self)
         view.failed.connect(lambda exc, v=view: self._load_failed(v, exc))
-        view.status_changed.connect(lambda v=view: v is self.current() and self.update_status())
+        view.status_changed.connect(
+            lambda v=view: self.update_status() if v is self.current() else None)
         view.progressed.connect(lambda d, t, v=view: self._progress(v, d, t))
         view.loaded.connect(lambda v=view: self._loaded(v))
-        for name, splitter in (("main", view.splitter), ("lower", view.lower)):
+        for name, splitter in (("main", view.splitter), ("lower", view.lower_split)):
             if self.settings.splitters.get(name):
                 splitter.setSizes(self.settings.splitters[name])
         self.forks.attach(view)
@@ -288,8 +295,8 @@ class MainWindow(QMainWindow):
         if isinstance(view, DocumentView):
             self._remember_splitters(view)
             view.shutdown()
-        elif callable(getattr(view, "shutdown", None)):
-            view.shutdown()  # other tabs (Compare) stop their workers too
+        elif callable(shutdown := getattr(view, "shutdown", None)):
+            shutdown()  # other tabs (Compare) stop their workers too
         self.tabs.removeTab(index)
         view.deleteLater()
         retitle(self.tabs, self.documents())
@@ -365,7 +372,7 @@ class MainWindow(QMainWindow):
 
     def _remember_splitters(self, view: DocumentView) -> None:
         self.settings.splitters["main"] = view.splitter.sizes()
-        self.settings.splitters["lower"] = view.lower.sizes()
+        self.settings.splitters["lower"] = view.lower_split.sizes()
 
     # -- drag and drop ---------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -393,8 +400,9 @@ class MainWindow(QMainWindow):
             view.shutdown()
         for i in range(self.tabs.count()):  # compare tabs: their workers' results are dropped
             other = self.tabs.widget(i)
-            if not isinstance(other, DocumentView) and hasattr(other, "shutdown"):
-                other.shutdown()
+            stop = getattr(other, "shutdown", None)
+            if not isinstance(other, DocumentView) and callable(stop):
+                stop()
         try:
             save_settings(self.settings)
         except OSError:

@@ -78,7 +78,8 @@ class DocumentView(QWidget):
         self.timeline_widget: Any = None  # built after the first paint (see ensure_timeline)
         self.filter_box = QLineEdit(placeholderText="Filter: text, kind:model, tool:read*, is:error…")
         self.filter_box.setClearButtonEnabled(True)
-        self.filter_note = QLabel(wordWrap=True, visible=False)  # problems, no match, counts
+        self.filter_note = QLabel(wordWrap=True)  # problems, no match, counts
+        self.filter_note.setVisible(False)
         self._filter_text = ""  # the query of the filter task in flight
         self._enter_pending = False  # Enter was pressed: go to the first match once filtered
         self.model = StepListModel(self)
@@ -101,13 +102,13 @@ class DocumentView(QWidget):
         lay.addWidget(self.filter_box)
         lay.addWidget(self.filter_note)
         lay.addWidget(self.table)
-        self.lower = QSplitter(Qt.Orientation.Horizontal, childrenCollapsible=False)
-        self.lower.addWidget(left)
-        self.lower.addWidget(self.context_view)
+        self.lower_split = QSplitter(Qt.Orientation.Horizontal, childrenCollapsible=False)
+        self.lower_split.addWidget(left)
+        self.lower_split.addWidget(self.context_view)
         self._size_step_list(left, sum(widths.values()))
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(QWidget())  # placeholder until the plot exists
-        self.splitter.addWidget(self.lower)
+        self.splitter.addWidget(self.lower_split)
         self.splitter.setSizes([230, 560])
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -122,9 +123,9 @@ class DocumentView(QWidget):
         chrome = self.table.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent) + 4
         left.setMinimumWidth(STEP_LIST_MIN_CHARS * char + chrome)
         self.context_view.setMinimumWidth(CONTEXT_MIN_CHARS * char)
-        self.lower.setStretchFactor(0, 0)
-        self.lower.setStretchFactor(1, 1)
-        self.lower.setSizes([fixed + SUMMARY_CHARS * char + chrome, 680])
+        self.lower_split.setStretchFactor(0, 0)
+        self.lower_split.setStretchFactor(1, 1)
+        self.lower_split.setSizes([fixed + SUMMARY_CHARS * char + chrome, 680])
 
     def _wire(self) -> None:
         s = self.session
@@ -132,7 +133,7 @@ class DocumentView(QWidget):
         s.step_changed.connect(self._on_step)
         self.context_view.step_link_clicked.connect(s.set_step)
         self.table.selectionModel().currentRowChanged.connect(
-            lambda cur, _prev: cur.isValid() and s.set_step(self.model.step_at(cur.row())))
+            lambda cur, _prev: s.set_step(self.model.step_at(cur.row())) if cur.isValid() else None)
         self._filter_timer = QTimer(self, singleShot=True, interval=150)
         self._filter_timer.timeout.connect(self._run_filter)
         self.filter_box.textChanged.connect(lambda _t: self._filter_timer.start())
@@ -160,7 +161,9 @@ class DocumentView(QWidget):
         widget = TimelineWidget()
         widget.step_requested.connect(self.session.set_step)
         sizes = self.splitter.sizes()
-        self.splitter.replaceWidget(0, widget).deleteLater()
+        old = self.splitter.replaceWidget(0, widget)
+        if old is not None:
+            old.deleteLater()
         self.splitter.setSizes(sizes)
         self.timeline_widget = widget
         if self.session.timeline is not None:
@@ -196,8 +199,10 @@ class DocumentView(QWidget):
         from loom_desktop.document.live_view import LiveController
 
         self.live = LiveController(self, poll_interval)
-        self.layout().insertWidget(0, self.live.bar)
-        self.layout().insertWidget(1, self.live.banner)
+        lay = self.layout()
+        assert isinstance(lay, QVBoxLayout)  # built in __init__
+        lay.insertWidget(0, self.live.bar)
+        lay.insertWidget(1, self.live.banner)
         self.live.changed.connect(self._live_changed)
         self.checksum = "absent"
         self.ensure_timeline()
@@ -274,7 +279,8 @@ class DocumentView(QWidget):
             return
         self._stop_checksum()
         proc = QProcess(self)
-        proc.finished.connect(lambda *_: proc is self._checksum_proc and self._on_checksum(proc))
+        proc.finished.connect(
+            lambda *_: self._on_checksum(proc) if proc is self._checksum_proc else None)
         self._checksum_proc = proc
         proc.start(*module_command("loom_core", "checksum", self.path))
 

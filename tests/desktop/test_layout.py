@@ -54,7 +54,7 @@ def test_panels_neither_grow_the_window_nor_squeeze_the_step_list(
         assert proxy_dock in window.tabifiedDockWidgets(window.doctor)  # tabs, not side by side
         assert not window.doctor.visibleRegion().isEmpty()  # the panel just shown is in front
         assert second in window.tabifiedDockWidgets(panel)
-        step_list = view.lower.widget(0)
+        step_list = view.lower_split.widget(0)
         char = view.fontMetrics().averageCharWidth()
         assert step_list.width() >= max(step_list.minimumWidth(), 30 * char)  # not "c…"
         assert view.context_view.width() >= view.context_view.minimumWidth() > 0

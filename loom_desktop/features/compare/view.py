@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel,
                                QProgressBar, QPushButton, QSplitter, QStyle, QStyledItemDelegate,
@@ -99,7 +99,7 @@ def run_compare(a: Side, b: Side) -> Compared:
 class _StatusDelegate(QStyledItemDelegate):
     """Paints the status colour even on the selected row (a frame marks the selection)."""
 
-    def paint(self, painter: Any, option: Any, index: QModelIndex) -> None:
+    def paint(self, painter: Any, option: Any, index: QModelIndex | QPersistentModelIndex) -> None:
         bg = index.data(Qt.ItemDataRole.BackgroundRole)
         if not isinstance(bg, QColor):
             super().paint(painter, option, index)
@@ -143,11 +143,13 @@ class CompareView(QWidget):
     # -- layout -----------------------------------------------------------------------
     def _build(self) -> None:
         self.busy_label = QLabel(f"Comparing {self.title}…", textFormat=Qt.TextFormat.PlainText)
-        self.busy_bar = QProgressBar(maximumWidth=160, minimum=0, maximum=0)
+        self.busy_bar = QProgressBar(minimum=0, maximum=0)
+        self.busy_bar.setMaximumWidth(160)
         rich = Qt.TextFormat.RichText
         self.header_label, self.counts_label, self.totals_label = (QLabel(textFormat=rich)
                                                                    for _ in range(3))
-        self.first_button = QPushButton("Go to first divergence", enabled=False)
+        self.first_button = QPushButton("Go to first divergence")
+        self.first_button.setEnabled(False)
         self.first_button.clicked.connect(self.go_first_divergence)
         top = QHBoxLayout()
         for w in (self.busy_label, self.busy_bar, self.header_label):

@@ -61,16 +61,18 @@ class DoctorPanel(QDockWidget):
         self._build()
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self)
         self.hide()
-        self.visibilityChanged.connect(lambda visible: visible and self.follow())
+        self.visibilityChanged.connect(lambda visible: self.follow() if visible else None)
         window.tabs.currentChanged.connect(lambda _i: self.follow())
 
     def _build(self) -> None:
         body = QWidget()
         self.summary = QLabel("open a run to check its context")
         self.summary.setStyleSheet("font-weight: bold;")
-        self.refresh_btn = QPushButton("Refresh", clicked=lambda: self.refresh())
+        self.refresh_btn = QPushButton("Refresh")
+        self.refresh_btn.clicked.connect(lambda: self.refresh())
         self.refresh_btn.setToolTip("Check the context again (a live run: what is recorded so far)")
-        self.heal_btn = QPushButton("Heal…", clicked=lambda: self.heal())
+        self.heal_btn = QPushButton("Heal…")
+        self.heal_btn.clicked.connect(lambda: self.heal())
         self.heal_btn.setToolTip("Try redacting each finding as a fork until a check passes")
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
@@ -87,7 +89,7 @@ class DoctorPanel(QDockWidget):
         for col, width in ((0, 80), (1, 110), (2, 50), (3, 70), (4, 60), (6, 380)):
             self.table.setColumnWidth(col, width)
         self.table.selectionModel().currentRowChanged.connect(
-            lambda cur, _prev: cur.isValid() and self.jump(cur.row()))
+            lambda cur, _prev: self.jump(cur.row()) if cur.isValid() else None)
         self.table.clicked.connect(self._clicked)
         lay = QVBoxLayout(body)
         lay.setContentsMargins(4, 2, 4, 2)
@@ -235,7 +237,8 @@ class DoctorPanel(QDockWidget):
         cached = self.results.get(id(view))
         dialog = HealDialog(self.window_, view, cached[0].findings if cached else None)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.destroyed.connect(lambda _o=None, d=dialog: d in self.dialogs and self.dialogs.remove(d))
+        dialog.destroyed.connect(
+            lambda _o=None, d=dialog: self.dialogs.remove(d) if d in self.dialogs else None)
         self.dialogs.append(dialog)
         dialog.load()
         dialog.show()

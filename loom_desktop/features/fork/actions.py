@@ -55,7 +55,8 @@ class ForkActions(QObject):
         # dropped if the tab closes first; PySide then keeps the callable, so it must not
         # hold the tab (that kept a closed tab's whole run in memory)
         tab = weakref.ref(view)
-        QTimer.singleShot(50, view, lambda: (v := tab()) is not None and self._plot_menu(v))
+        QTimer.singleShot(
+            50, view, lambda: self._plot_menu(v) if (v := tab()) is not None else None)
 
     def _plot_menu(self, view: Any) -> None:
         """Fork from the cursor's step via the timeline's own context menu."""

@@ -52,7 +52,8 @@ class BranchBar(QFrame):
         self.title = QLabel()
         self.title.linkActivated.connect(lambda _l: self.parent_requested.emit())
         self.detail = QLabel()
-        self.where = QLabel(styleSheet="color: #6a1b9a;")  # the folder the branch is saved in
+        self.where = QLabel()  # the folder the branch is saved in
+        self.where.setStyleSheet("color: #6a1b9a;")
         self.parent_btn = QPushButton(f"Parent at step {seq}")
         self.parent_btn.clicked.connect(self.parent_requested)
         self.compare_btn = QPushButton("Compare with parent")
@@ -132,7 +133,8 @@ class PendingCall(QFrame):
             box.setMaximumHeight(110)
         self.kind = QComboBox()
         self.kind.addItems([TEXT, JSON])
-        self.error = QLabel(styleSheet="color: #c62828;")
+        self.error = QLabel()
+        self.error.setStyleSheet("color: #c62828;")
         self.continue_btn = QPushButton("Continue")
         self.continue_btn.setToolTip("Record this result and run the branch on")
         self.stop_btn = QPushButton("Stop here")
@@ -192,7 +194,8 @@ class BranchesBar(QFrame):
         self.setStyleSheet(BAR_STYLE)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)  # no growth
         self.label = QLabel()
-        self.button = QToolButton(text="Branches ▾")
+        self.button = QToolButton()
+        self.button.setText("Branches ▾")
         self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.menu = QMenu(self)
         self.button.setMenu(self.menu)

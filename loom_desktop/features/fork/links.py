@@ -16,7 +16,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from loom_core.fork.edits import Edit
 from loom_core.runs_dir import runs_dir
@@ -58,7 +58,7 @@ def same_file(a: str | Path, b: str | Path) -> bool:
         return os.path.normcase(os.path.abspath(a)) == os.path.normcase(os.path.abspath(b))
 
 
-def is_provenance(value: Any) -> bool:
+def is_provenance(value: Any) -> TypeGuard[dict[str, Any]]:
     parent = value.get("parent") if isinstance(value, dict) else None
     return isinstance(parent, dict) and isinstance(parent.get("path"), str)
 

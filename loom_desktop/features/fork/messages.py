@@ -60,7 +60,8 @@ class MessageEditor(QWidget):
         self.insert_btn = QPushButton("Insert user message")
         self.insert_btn.setToolTip("A new user message after the selected one")
         self.delete_btn = QPushButton("Delete")
-        self.redact_btn = QPushButton("Redact result", checkable=True)
+        self.redact_btn = QPushButton("Redact result")
+        self.redact_btn.setCheckable(True)
         self.redact_btn.setToolTip("Replace this tool result with a redaction note "
                                    "(the call keeps its result, so the API accepts it)")
         self.revert_btn = QPushButton("Revert")

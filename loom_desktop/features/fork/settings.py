@@ -79,14 +79,16 @@ class RunSettings(QWidget):
                                "(never beside the run they come from)")
         self.folder_btn = QPushButton("Choose…")
         self.folder_btn.clicked.connect(self._choose_folder)
-        self.model_mode = QRadioButton("Model re-run", checked=True)
+        self.model_mode = QRadioButton("Model re-run")
+        self.model_mode.setChecked(True)
         self.model_mode.setToolTip("Resend the edited context to a model; recorded tool "
                                    "results are reused, new calls pause for you")
         self.agent_mode = QRadioButton("Agent re-run")
         self.modes = QButtonGroup(self)
         self.modes.addButton(self.model_mode)
         self.modes.addButton(self.agent_mode)
-        self.agent_note = QLabel(wordWrap=True, visible=False)
+        self.agent_note = QLabel(wordWrap=True)
+        self.agent_note.setVisible(False)
         self.agent_note.setStyleSheet(WARN_STYLE)
         self.workspace: tuple[list[str], str] | None = None
         self._layout()

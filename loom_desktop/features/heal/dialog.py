@@ -72,9 +72,12 @@ class HealDialog(QDialog):
         self.settings, self.max_candidates = self.budget.settings, self.budget.max_candidates
         self.candidates = HealCandidates()
         self.model, self.result_label = self.candidates.model, self.candidates.result_label
-        self.start_btn = QPushButton("Start", enabled=False, default=True)
-        self.cancel_btn = QPushButton("Cancel run", enabled=False)
-        self.save_btn = QPushButton("Save as regression trace…", enabled=False)
+        self.start_btn = QPushButton("Start", default=True)
+        self.start_btn.setEnabled(False)
+        self.cancel_btn = QPushButton("Cancel run")
+        self.cancel_btn.setEnabled(False)
+        self.save_btn = QPushButton("Save as regression trace…")
+        self.save_btn.setEnabled(False)
         self.close_btn = QPushButton("Close")
         self._place()
 

@@ -70,7 +70,9 @@ class BudgetBox(QGroupBox):
         self.concurrency = QSpinBox(minimum=1, maximum=16, value=1)
         self.settings = RunSettings()
         self.settings.reason.setVisible(False)
-        form = self.settings.layout().itemAt(0).layout()
+        outer = self.settings.layout()
+        first = outer.itemAt(0) if outer is not None else None
+        form = first.layout() if first is not None else None
         if isinstance(form, QFormLayout):
             form.setRowVisible(self.settings.reason, False)
         counts = QFormLayout()

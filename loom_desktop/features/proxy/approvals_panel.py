@@ -20,9 +20,16 @@ from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QLineEdit,
 from loom_core.proxy.control_client import PendingCall
 from loom_core.views.steps import effect_seq
 
+from loom_desktop.document.view import DocumentView
 from loom_desktop.keys import APPROVAL_KEYS, bind
 from loom_desktop.features.proxy.approvals_model import ApprovalsModel
 from loom_desktop.features.proxy.connection import ProxyConnection
+
+
+def _button(text: str, slot: Callable[[], None]) -> QPushButton:
+    button = QPushButton(text)
+    button.clicked.connect(slot)
+    return button
 
 
 class _QueueView(QListView):
@@ -52,7 +59,7 @@ class ApprovalsPanel(QDockWidget):
         self.connection = connection
         self.model = ApprovalsModel(self)
         self.editing = False
-        self.run_view: object | None = None  # the live tab of this proxy's journal, if open
+        self.run_view: DocumentView | None = None  # the live tab of this proxy's journal, if open
         self._build()
         connection.pending_changed.connect(self._on_pending)
         connection.error.connect(self.status.setText)
@@ -78,10 +85,10 @@ class ApprovalsPanel(QDockWidget):
         self.problem = QLabel(wordWrap=True)
         self.problem.setStyleSheet("color: #c62828;")
         buttons = QGridLayout()
-        self.approve_btn = QPushButton("Approve (a)", clicked=self.approve)
-        self.deny_btn = QPushButton("Deny (d)", clicked=self.deny)
-        self.edit_btn = QPushButton("Edit && approve (e)", clicked=self.edit)
-        self.always_btn = QPushButton("Always allow this tool", clicked=self.always_allow)
+        self.approve_btn = _button("Approve (a)", self.approve)
+        self.deny_btn = _button("Deny (d)", self.deny)
+        self.edit_btn = _button("Edit && approve (e)", self.edit)
+        self.always_btn = _button("Always allow this tool", self.always_allow)
         for i, b in enumerate((self.approve_btn, self.deny_btn, self.edit_btn, self.always_btn)):
             buttons.addWidget(b, i // 2, i % 2)
         for w in (self.status, self.list, self.title, self.countdown, self.args, self.reason,
@@ -93,8 +100,8 @@ class ApprovalsPanel(QDockWidget):
         self._show_card()
 
     # -- data ------------------------------------------------------------------------
-    def _on_pending(self, calls: object) -> None:
-        new = self.model.update(list(calls))  # type: ignore[arg-type]
+    def _on_pending(self, calls: list[PendingCall]) -> None:
+        new = self.model.update(list(calls))
         count = len(self.model.calls)
         self.status.setText(f"{count} held call(s)" if count else "no held calls")
         if self.list.currentIndex().row() < 0 and count:
@@ -104,15 +111,15 @@ class ApprovalsPanel(QDockWidget):
         if new:
             self.held.emit(len(new))  # the window's HeldNotifier tells a user who looks away
 
-    def link_run(self, view: object) -> None:
+    def link_run(self, view: DocumentView | None) -> None:
         """Name the run a held call belongs to, and flag it on that tab's timeline."""
         self.run_view = view
 
     def _flag_run(self, held: int) -> None:
         view = self.run_view
         widget = getattr(view, "timeline_widget", None)
-        if widget is not None:
-            widget.set_held(view.session.count if held else None)  # type: ignore[attr-defined]
+        if view is not None and widget is not None:
+            widget.set_held(view.session.count if held else None)
 
     def _belongs_to(self) -> str:
         view = self.run_view

@@ -77,8 +77,8 @@ class AttachDialog(QDialog):
         self.task.failed.connect(lambda exc: self.status.setText(f"could not look: {exc}"))
         self.task.start(lambda _ctx: _find())
 
-    def _show(self, result: object) -> None:
-        found, ours = result  # type: ignore[misc]
+    def _show(self, result: tuple[list[FoundProxy], dict[int, dict[str, Any]]]) -> None:
+        found, ours = result
         self.found = list(found)
         for proxy in self.found:
             item = QListWidgetItem(describe(proxy, ours, self.attached))

@@ -111,7 +111,8 @@ class StartProxyDialog(QDialog):
             lambda t: self.custom.setEnabled(t == "Custom URL"))
         form.addRow("Forward to", self.target)
         form.addRow("Custom URL", self.custom)
-        self.port = QSpinBox(minimum=0, maximum=65535, value=0, specialValueText="pick a free port")
+        self.port = QSpinBox(minimum=0, maximum=65535, value=0)
+        self.port.setSpecialValueText("pick a free port")
         form.addRow("Port", self.port)
         self.profile = QComboBox()
         from loom_core.shield.profiles import profile_names
@@ -137,7 +138,8 @@ class StartProxyDialog(QDialog):
         self.save = QLineEdit(str(Path.cwd() / "session.loom.json"))
         self.replace_ok = ""  # the save path the user agreed to replace
         self.confirm_box: QMessageBox | None = None
-        browse = QPushButton("Browse…", clicked=self._browse)
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
         save_row.addWidget(self.save, 1)
         save_row.addWidget(browse)
         form.addRow("Save trace to", save_row)
