@@ -57,7 +57,7 @@ def _size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def screenshot(window, paths: list[str], out: str, step: int | None, size: str) -> int:
+def screenshot(window: MainWindow, paths: list[str], out: str, step: int | None, size: str) -> int:
     """Open ``paths`` synchronously, move to step ``step`` (a seq), render the window to ``out``."""
     from PySide6.QtWidgets import QApplication
 
@@ -81,9 +81,9 @@ def screenshot(window, paths: list[str], out: str, step: int | None, size: str) 
             view.session.set_step(row)
     for _ in range(5):
         QApplication.processEvents()
-    view = window.current()
-    if view is not None:
-        view._render_context()
+    current = window.current()
+    if current is not None:
+        current._render_context()
         window.update_status()
     QApplication.processEvents()
     if not window.grab().save(out):

@@ -84,7 +84,7 @@ def on_keyboard(sequence: QKeySequence) -> bool:
     if sequence.isEmpty():
         return False
     first = sequence[0]  # type: ignore[index]
-    return first.key().value < Qt.Key.Key_Back.value
+    return bool(first.key().value < Qt.Key.Key_Back.value)
 
 
 def action_text(action: QAction) -> str:

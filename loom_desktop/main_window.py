@@ -9,11 +9,11 @@ other tabs keep working.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox,
                                QProgressBar, QStackedWidget)
 
 from loom_core.errors import LoadError
@@ -31,6 +31,11 @@ from loom_desktop.tab_titles import retitle
 from loom_desktop.window_parts import EMPTY_TEXT, DocumentTabs, held_message, join_area
 
 if TYPE_CHECKING:
+    from loom_desktop.features.compare.dialog import CompareDialog
+    from loom_desktop.features.compare.view import CompareView
+    from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
+    from loom_desktop.features.proxy.attach_dialog import AttachDialog
+    from loom_desktop.features.proxy.connection import ProxyConnection
     from loom_desktop.features.proxy.demo_runner import DemoRun
 
 FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"
@@ -46,7 +51,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or load_settings()
         self.errors: list[str] = []  # messages shown in error dialogs (tests read them)
         self.failures: list[tuple[str, str]] = []  # (path, cause) of each failed open
-        self.proxies: list = []  # ProxyConnections of attached approvals panels
+        self.proxies: list[ProxyConnection] = []  # ProxyConnections of attached approvals panels
         self.tabs = DocumentTabs(documentMode=True, tabsClosable=True, movable=True)
         self.tabs.retitled.connect(self._show_current)
         self.tabs.tabCloseRequested.connect(self.close_tab)
@@ -112,14 +117,15 @@ class MainWindow(QMainWindow):
         self.forks = ForkActions(self)
         self.forks.install_menu(self.run_menu)
 
-    def _doctor_menu(self, view_menu) -> None:
+    def _doctor_menu(self, view_menu: QMenu) -> None:
         """View ▸ Doctor (Ctrl+Shift+K): the checkup panel; Run ▸ Heal…: the heal dialog."""
         from loom_desktop.features.doctor.panel import DoctorPanel
 
         self.doctor = DoctorPanel(self)
         self.doctor.install(view_menu, self.run_menu)
 
-    def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
+    def _action(self, menu: QMenu, text: str, slot: Callable[[], object],
+                shortcut: QKeySequence.StandardKey | str | None = None) -> QAction:
         action = QAction(text, self)
         if isinstance(shortcut, QKeySequence.StandardKey):
             # every binding the platform has (Close is Ctrl+F4 *and* Ctrl+W on Linux);
@@ -174,7 +180,7 @@ class MainWindow(QMainWindow):
             f"re-attached {count} prox{'y' if count == 1 else 'ies'}" if count else
             "no other proxy started here is running; Attach… finds any", 10_000)
 
-    def attach_dialog(self):
+    def attach_dialog(self) -> AttachDialog:
         """Connect the approvals panel to a proxy on this machine (ours or ``loom proxy``),
         chosen from the running ones (their token files) or typed; returns the dialog."""
         from loom_desktop.features.proxy.attach_dialog import AttachDialog
@@ -192,7 +198,7 @@ class MainWindow(QMainWindow):
         else:
             self.attach_proxy(port)
 
-    def attach_proxy(self, port: int, confirm_timeout: float | None = None):
+    def attach_proxy(self, port: int, confirm_timeout: float | None = None) -> ApprovalsPanel:
         """Show an approvals panel for the proxy on ``port``; returns the panel."""
         from loom_core.proxy.control_client import ControlClient
 
@@ -209,7 +215,7 @@ class MainWindow(QMainWindow):
         connection.start()
         return panel
 
-    def run_demo(self, pace: float = 1.0):
+    def run_demo(self, pace: float = 1.0) -> DemoRun:
         """Help ▸ Run offline demo: fake model, proxy holding ``deploy*``, scripted agent."""
         from loom_desktop.features.proxy.demo_runner import DemoRun
 
@@ -219,13 +225,14 @@ class MainWindow(QMainWindow):
         self.demo.start()
         return self.demo
 
-    def compare_dialog(self):
+    def compare_dialog(self) -> CompareDialog:
         """Run ▸ Compare…: pick two runs; OK opens them side by side."""
         from loom_desktop.features.compare.dialog import CompareDialog
 
         return CompareDialog.ask(self)
 
-    def open_compare(self, view_a, view_b_or_path):
+    def open_compare(self, view_a: DocumentView | str,
+                     view_b_or_path: DocumentView | str) -> CompareView | None:
         """An A ⟷ B tab for two open tabs (or paths); ``None`` with a dialog if a side is not loaded."""
         from loom_desktop.features.compare.dialog import open_compare_tab
 
@@ -358,7 +365,7 @@ class MainWindow(QMainWindow):
                             else "Loom Desktop")
 
     # -- helpers ----------------------------------------------------------------------------
-    def _with_doc(self, fn) -> None:
+    def _with_doc(self, fn: Callable[[DocumentView], object]) -> None:
         view = self.current()
         if view is not None:
             fn(view)

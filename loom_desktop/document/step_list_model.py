@@ -62,7 +62,7 @@ class StepListModel(QAbstractTableModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.timeline: Timeline | None = None
-        self.rows: array | None = None  # filtered steps, or None for all
+        self.rows: array[int] | None = None  # filtered steps, or None for all
         self._count = 0  # steps announced to views (a live timeline grows before we say so)
         self._summaries: OrderedDict[int, str] = OrderedDict()
         self._bold = QFont()
@@ -90,7 +90,7 @@ class StepListModel(QAbstractTableModel):
             else:
                 self._count = new  # filtered views are refreshed by re-running the filter
 
-    def set_rows(self, rows: array | None) -> None:
+    def set_rows(self, rows: array[int] | None) -> None:
         """Show only ``rows`` (sorted step indices), or every step for ``None``."""
         self.beginResetModel()
         self.rows = rows

@@ -58,7 +58,7 @@ class BarsItem(pg.GraphicsObject):
         px = self.pixelWidth() or 1.0
         return first, last, max(1, int(px))
 
-    def paint(self, painter: QPainter, *_args) -> None:
+    def paint(self, painter: QPainter, *_args: object) -> None:
         first, last, binsize = self._visible()
         if last <= first:
             return

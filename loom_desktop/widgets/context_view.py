@@ -10,7 +10,7 @@ import json
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QTextBrowser
+from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QTextBrowser, QWidget
 
 from loom_core.views.timeline import Timeline
 
@@ -24,7 +24,7 @@ class ContextView(QTabWidget):
 
     step_link_clicked = Signal(int)
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.browser = QTextBrowser()
         self.browser.setOpenLinks(False)

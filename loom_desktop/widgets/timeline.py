@@ -14,7 +14,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath
-from PySide6.QtWidgets import QGraphicsItem
+from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from loom_core.views.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, Timeline)
 
@@ -45,7 +45,7 @@ def _flag() -> QPainterPath:
     return path
 
 
-def _copy(values, dtype) -> np.ndarray:
+def _copy(values: Any, dtype: Any) -> np.ndarray:
     """A numpy copy of a core array. Never keep a view: a live timeline's arrays grow,
     and an array with an exported buffer cannot be resized."""
     return np.frombuffer(values, dtype).copy()
@@ -56,7 +56,7 @@ class TimelineWidget(pg.PlotWidget):
 
     step_requested = Signal(int)
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         self.axis = SeqAxis()  # x is the row; the labels are step numbers (seqs)
         super().__init__(parent, background="w", axisItems={"bottom": self.axis})
         self.setMinimumHeight(150)
@@ -205,7 +205,7 @@ class TimelineWidget(pg.PlotWidget):
         self.findings.setData(x=steps.astype(np.float64), y=heights[steps] + 3 * lift,
                               brush=[brushes[c] for c in colors], pen=[pens[c] for c in colors])
 
-    def _user_ranged(self, *_args) -> None:
+    def _user_ranged(self, *_args: object) -> None:
         self._auto_range = False
 
     # -- cursor -----------------------------------------------------------------------
@@ -233,7 +233,7 @@ class TimelineWidget(pg.PlotWidget):
         step = int(round(self.cursor.value()))
         self.step_requested.emit(step)
 
-    def _clicked(self, event) -> None:
+    def _clicked(self, event: Any) -> None:  # a pyqtgraph MouseClickEvent
         if event.button() != Qt.MouseButton.LeftButton or self.timeline is None:
             return
         pos = self.getPlotItem().getViewBox().mapSceneToView(event.scenePos())

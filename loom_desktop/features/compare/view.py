@@ -44,7 +44,7 @@ class Compared:
     """A worker's comparison: the diff, the rows that differ, the first pair's detail."""
 
     diff: RunDiff
-    differences: array
+    differences: array[int]
     first: "PairView | None"
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from loom_core.providers import make_provider  # the seam tests replace
+from loom_core.providers import make_provider as make_provider  # the seam tests replace
 from loom_core.runs_dir import free_path, runs_dir, stem_of
 
 from loom_desktop.infra.thread_runner import STOP_JOIN_S, Relay, ThreadRunner, failure_cause

@@ -129,7 +129,7 @@ class ApprovalsPanel(QDockWidget):
         after = (f"after step {effect_seq(effects, len(effects) - 1)}" if effects
                  else "that starts")  # named by seq, as the step list names it
         return (f"<br>belongs to the model call {after} of "
-                f"<i>{view.path.rsplit('/', 1)[-1]}</i> (recorded once decided)")  # type: ignore[attr-defined]
+                f"<i>{view.path.rsplit('/', 1)[-1]}</i> (recorded once decided)")
 
     def current(self) -> PendingCall | None:
         return self.model.call_at(self.list.currentIndex().row())
