@@ -53,6 +53,7 @@ from aiohttp import web
 
 from loom_core.proxy.running_proxies import runtime_dir  # where loom approve looks too
 from loom_core.proxy.decide_body import BadBody, decide_body
+from loom_core.proxy.hooks import Exchange, Screen, Screened
 from loom_core.proxy.upstream import json_error
 
 PENDING, DECIDE = "/loom/shield/pending", "/loom/shield/decide"
@@ -171,7 +172,7 @@ class ControlledScreen:
     """
 
     def __init__(self, screen: Any) -> None:
-        self.screen = screen
+        self.screen: Screen = screen
         self.control = ControlPlane(screen.approvals)
 
     def __getattr__(self, name: str) -> Any:
@@ -181,10 +182,10 @@ class ControlledScreen:
     def token_file(self) -> Path | None:
         return self.control.token_file
 
-    def observe_request(self, exchange: Any) -> list[dict[str, Any]]:
+    def observe_request(self, exchange: Exchange) -> list[dict[str, Any]]:
         return self.screen.observe_request(exchange)
 
-    async def screen_response(self, exchange: Any, response: dict[str, Any]) -> Any:
+    async def screen_response(self, exchange: Exchange, response: dict[str, Any]) -> Screened:
         return await self.screen.screen_response(exchange, response)
 
     def add_routes(self, app: web.Application) -> None:

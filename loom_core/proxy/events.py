@@ -149,7 +149,8 @@ class EventHub:
     def _refused(self, request: web.Request) -> web.Response | None:
         control = getattr(self.screen, "control", None)
         if control is not None:
-            return control.refused(request)  # loopback Host, then the token
+            refused: web.Response | None = control.refused(request)  # loopback Host, then the token
+            return refused
         if not loopback_host(request.headers.get("Host")):
             return json_error(403, "control endpoints answer loopback Host names only")
         return None

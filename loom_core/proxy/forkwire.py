@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from loom_core.fork.edits import Edit
@@ -206,7 +207,7 @@ def check_agent_edit(edit: Edit) -> None:
                         "builds its own messages and tools); use the model re-run")
 
 
-def _item(role: str, content: str, source: str, calls: list[Any] = (), call_id: str = "",
+def _item(role: str, content: str, source: str, calls: Sequence[Any] = (), call_id: str = "",
           name: str = "") -> dict[str, Any]:
     """One Item dict of an ``edit`` snapshot, members in loom-harness's order (§1.3)."""
     return {"role": role, "content": content, "source": source, "pinned": False,

@@ -86,7 +86,7 @@ def load_screen(config: ShieldConfig) -> Screen | None:
     if not config.requested:
         return None
     try:
-        from loom_core import shield as engine  # type: ignore[attr-defined]
+        from loom_core import shield as engine
     except ImportError as err:
         raise ShieldUnavailable(f"shield flags were given but the shield engine cannot be "
                                 f"loaded ({err}); refusing to relay unscreened calls") from err

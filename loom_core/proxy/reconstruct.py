@@ -140,8 +140,9 @@ class StreamReconstructor:
             if first == len(events):
                 return
             self.dialect = sniff_dialect(self.path, events[first])
-            self.acc = {"anthropic": AnthropicStream, "openai": ChatStream,
-                        "responses": ResponsesStream}[self.dialect]()
+            kinds: dict[str, type[AnthropicStream | ChatStream | ResponsesStream]] = {
+                "anthropic": AnthropicStream, "openai": ChatStream, "responses": ResponsesStream}
+            self.acc = kinds[self.dialect]()
         end = self.acc.feed_all(events, first)
         if end >= 0:
             self.terminal_at = starts[end]

@@ -10,6 +10,7 @@ pre-filter keeps ordinary strings on a single regex search.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 # (kind, pattern); specific shapes before generic ones. A pattern with a group named
@@ -38,9 +39,13 @@ def scrub_text(text: str) -> str:
     if not _PREFILTER.search(text):
         return text
     for kind, pattern in _PATTERNS:
-        label = f"[scrubbed:{kind}]"
-        text = pattern.sub(lambda m, label=label: (m.groupdict().get("keep") or "") + label, text)
+        text = pattern.sub(partial(_mark, f"[scrubbed:{kind}]"), text)
     return text
+
+
+def _mark(label: str, match: re.Match[str]) -> str:
+    """A secret's replacement: the part it keeps (a prefix such as ``Bearer ``), then ``label``."""
+    return (match.groupdict().get("keep") or "") + label
 
 
 def scrub_value(value: Any) -> Any:

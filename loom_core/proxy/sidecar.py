@@ -83,7 +83,7 @@ def decode_request(delta: dict[str, Any], base: dict[str, Any] | None) -> dict[s
     hist = delta.get("hist")
     values = delta.get("set") or {}
     prev = base or {}
-    prev_items = prev.get(hist) if hist and isinstance(prev.get(hist), list) else []
+    prev_items = prev[hist] if hist and isinstance(prev.get(hist), list) else []
     out: dict[str, Any] = {}
     for key in delta.get("keys") or []:
         if key == hist:

@@ -49,7 +49,7 @@ class Watch:
         self.client = client  # our client's transport: unsent bytes there pause the clock
         self.response: aiohttp.ClientResponse | None = None
         self.protocol: Any = None  # aiohttp's ResponseHandler of the connection
-        self.seen = -1  # progress marker: the body's byte count, -1 before the head
+        self.seen: int | None = -1  # progress marker: the body's byte count, -1 before the head
         self.since = 0.0  # loop time from which no progress was seen
 
     def progress(self) -> int | None:
