@@ -57,6 +57,14 @@ def test_every_dotted_name_exists(doc: Path) -> None:
     assert not missing, f"{doc.name} names modules that do not exist: {missing}"
 
 
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_path_exists(doc: Path) -> None:
+    """``loom_core/formats/<name>.py`` names a folder that exists (up to the placeholder)."""
+    paths = re.findall(r"`((?:loom_core|loom_desktop)/[^`]*)`", doc.read_text(encoding="utf-8"))
+    missing = sorted(p for p in paths if not (ROOT / p.split("<", 1)[0]).exists())
+    assert not missing, f"{doc.name} names paths that do not exist: {missing}"
+
+
 def test_the_architecture_page_names_every_package() -> None:
     named = _named(DOCS[0])
     for package in PACKAGES:
