@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox,
-                               QProgressBar, QStackedWidget)
+                               QProgressBar, QStackedWidget, QWidget)
 
 from loom_core.errors import LoadError
 from loom_core.views.pricing import provenance
@@ -294,6 +294,23 @@ class MainWindow(QMainWindow):
                           QMessageBox.StandardButton.Ok, self)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
+
+    # -- services for the features (WindowServices) ----------------------------------------
+    def report_error(self, title: str, message: str, parent: QWidget | None = None,
+                     details: str = "") -> QMessageBox:
+        """An error dialog over ``parent`` (default: this window); the message is kept in
+        :attr:`errors`."""
+        self.errors.append(f"{message}\n\n{details}" if details else message)
+        box = QMessageBox(QMessageBox.Icon.Critical, title, message,
+                          QMessageBox.StandardButton.Ok, parent or self)
+        if details:
+            box.setInformativeText(details)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        return box
+
+    def show_status(self, message: str, timeout_ms: int) -> None:
+        self.statusBar().showMessage(message, timeout_ms)
 
     def close_tab(self, index: int) -> None:
         view = self.tabs.widget(index)

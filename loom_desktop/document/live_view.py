@@ -39,6 +39,7 @@ from loom_core.views.timeline import TimelineBuilder
 
 from loom_desktop.document.live_banner import LiveBar, ProblemBanner
 from loom_desktop.document.live_shield import LiveShield
+from loom_desktop.infra.services import WindowServices
 
 if TYPE_CHECKING:
     from loom_desktop.document.view import DocumentView
@@ -288,14 +289,16 @@ class LiveController(QObject):
     def _tell(self, message: str, error: bool = False) -> None:
         """Say what a save did: in the window's status bar, and in a dialog if it failed."""
         window = self.view.window()
-        if hasattr(window, "statusBar"):
-            window.statusBar().showMessage(message, 20_000)
+        if not isinstance(window, WindowServices):
+            if error:  # a tab outside a main window (tests): the dialog all the same
+                box = QMessageBox(QMessageBox.Icon.Critical, "Cannot save the run", message,
+                                  QMessageBox.StandardButton.Ok, self.view)
+                box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+                box.open()
+            return
+        window.show_status(message, 20_000)
         if error:
-            getattr(window, "errors", []).append(message)
-            box = QMessageBox(QMessageBox.Icon.Critical, "Cannot save the run", message,
-                              QMessageBox.StandardButton.Ok, self.view)
-            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-            box.open()
+            window.report_error("Cannot save the run", message, parent=self.view)
 
     def snapshot(self) -> Document:
         """The run as recorded so far, with its current header and unfinished intents."""

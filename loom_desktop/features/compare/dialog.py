@@ -17,12 +17,13 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QMessageBox, QPushButton, QWidget)
+                               QHBoxLayout, QLabel, QPushButton, QWidget)
 
 from loom_core.formats.document import Document
 
 from loom_desktop.features.compare.view import CompareView, Side
 from loom_desktop.features.fork.links import is_provenance, same_file
+from loom_desktop.infra.services import WindowServices
 
 _TIP = Qt.ItemDataRole.ToolTipRole
 FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"
@@ -148,13 +149,9 @@ class CompareDialog(QDialog):
         return dialog
 
 
-def report_error(window: Any, message: str) -> None:
-    """A dialog naming the file and the cause; the message is kept in ``window.errors``."""
-    window.errors.append(message)
-    box = QMessageBox(QMessageBox.Icon.Critical, "Cannot compare", message,
-                      QMessageBox.StandardButton.Ok, window)
-    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    box.open()
+def report_error(window: WindowServices, message: str) -> None:
+    """A dialog naming the file and the cause (the window keeps the message)."""
+    window.report_error("Cannot compare", message)
 
 
 def open_compare_tab(window: Any, a: Any, b: Any) -> CompareView | None:

@@ -183,12 +183,8 @@ class DoctorPanel(QDockWidget):
         cause = exc.cause if isinstance(exc, LoadError) else f"{type(exc).__name__}: {exc}"
         path = getattr(view, "path", "the run")
         message = f"Cannot check {path}\n\n{cause}"
-        self.window_.errors.append(message)
         self._show(None, f"✗ cannot check this run: {cause}")
-        box = QMessageBox(QMessageBox.Icon.Critical, "Doctor", message,
-                          QMessageBox.StandardButton.Ok, self.window_)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
+        self.window_.report_error("Doctor", message)
 
     def _show(self, view: Any, text: str | None = None) -> None:
         if view is None:

@@ -13,8 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtCore import QObject, QThreadPool, Signal
 from shiboken6 import isValid
 
 from loom_core.fork.edits import Edit
@@ -113,14 +112,10 @@ class BranchTabs(QObject):
                         + "\n".join(outcome.output_tail[-8:]))
         words = f"Branch of {where}: {outcome.status}"
         words += f" ({outcome.note})" if outcome.note else ""
-        self.window.statusBar().showMessage(words + (f" — {trace}" if trace else ""), 15_000)
+        self.window.show_status(words + (f" — {trace}" if trace else ""), 15_000)
 
     def _error(self, title: str, message: str) -> None:
-        self.window.errors.append(message)
-        box = QMessageBox(QMessageBox.Icon.Critical, title, message,
-                          QMessageBox.StandardButton.Ok, self.window)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
+        self.window.report_error(title, message)
 
     def shutdown(self) -> None:
         """Cancel every run and wait for its thread (bounded); the branches keep what ran."""

@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QMessageBox, QPushButton,
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QPushButton,
                                QVBoxLayout)
 
 from loom_core.heal.engine import HealOptions
@@ -239,11 +239,7 @@ class HealDialog(QDialog):
 
     def _report(self, title: str, message: str) -> None:
         """An error dialog naming the file and the cause; kept in ``window.errors``."""
-        self.window_.errors.append(message)
-        box = QMessageBox(QMessageBox.Icon.Critical, title, message,
-                          QMessageBox.StandardButton.Ok, self)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
+        self.window_.report_error(title, message, parent=self)
 
     def shutdown(self, timeout: float = CLOSE_WAIT_S) -> bool:
         """Cancel the run and wait for it (bounded); drop pending workers' results."""

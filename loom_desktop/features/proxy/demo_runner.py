@@ -21,8 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Qt, Signal
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
 
 from loom_core.demo import CONFIRM_PATTERN, FakeModelServer
 
@@ -119,7 +118,7 @@ class DemoRun(QObject):
         self.output.append(text)
         self.panel.add(channel, text)
         self.line.emit(text)
-        self.window.statusBar().showMessage(text, 20_000)
+        self.window.show_status(text, 20_000)
 
     def _agent_error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart and not self.done:
@@ -153,12 +152,8 @@ class DemoRun(QObject):
         if self.view is not None and getattr(self.view, "live", None) is not None:
             self.view.live.writer_stopped(f"the demo's agent {self.failure}")
         tail = "\n".join(self.output[-TAIL_LINES:])
-        getattr(self.window, "errors", []).append(f"{message}\n\n{tail}")
-        box = QMessageBox(QMessageBox.Icon.Critical, "The demo failed", message,
-                          QMessageBox.StandardButton.Ok, self.window)
+        box = self.window.report_error("The demo failed", message, details=tail)
         box.setInformativeText("Its last lines:\n" + tail)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
 
     def _proxy_failed(self, message: str) -> None:
         if self.proxy is not None and self.proxy.info is None and not self.done:

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QObject, Signal
-from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QMessageBox,
-                               QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
 
 from loom_desktop.features.proxy.launcher import (ProxyProcess, ProxySpec, export_line,
                                                   remembered_proxies)
@@ -125,7 +124,7 @@ class ProxyManager(QObject):
         entry.dock = ProxyInfoDock(info, dialect, win)
         entry.dock.stop_btn.clicked.connect(lambda _c=False, p=proxy: self.stop(p))
         win.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, entry.dock)
-        win.statusBar().showMessage(f"proxy listening on {info['url']}: {entry.dock.line}", 15_000)
+        win.show_status(f"proxy listening on {info['url']}: {entry.dock.line}", 15_000)
         self.proxies.append(entry)
         self.attached.emit(entry)
         return entry
@@ -135,12 +134,8 @@ class ProxyManager(QObject):
             self.pending.remove(proxy)
         _meta_path(proxy.ready_file).unlink(missing_ok=True)
         text = f"The proxy could not start.\n\n{message}"
-        self.window.errors.append(text)
+        self.window.report_error("Cannot start the proxy", text)
         self.failed.emit(message)
-        box = QMessageBox(QMessageBox.Icon.Critical, "Cannot start the proxy", text,
-                          QMessageBox.StandardButton.Ok, self.window)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
 
     # -- re-attaching ----------------------------------------------------------------
     def reattach(self) -> list[Attached]:
@@ -185,7 +180,7 @@ class ProxyManager(QObject):
         there was nothing to stop); returns how many were stopped."""
         count = len(self.proxies) + len(self.pending)
         self.stop()
-        self.window.statusBar().showMessage(
+        self.window.show_status(
             f"stopped {count} prox{'y' if count == 1 else 'ies'}" if count else
             "no proxy started here is running (Proxy ▸ Start… starts one)", 10_000)
         return count
