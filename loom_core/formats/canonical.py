@@ -15,6 +15,21 @@ from typing import Any
 CHECKSUM_PREFIX = "sha256:"
 
 
+def call_signature(name: str, tool_input: Any) -> str:
+    """``name(<json.dumps(input, sort_keys=True, default=str)>)``: how the shield names a call (§7.1).
+
+    Inputs JSON cannot encode even with ``default=str`` (mixed-type keys,
+    cycles) fall back to ``str(input)``, as loom-harness does, so such a call
+    is still screened rather than crashing the proxy. The one definition: the
+    shield's matching and the viewer's placement of its notices must agree.
+    """
+    try:
+        args = json.dumps(tool_input, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        args = str(tool_input)
+    return f"{name}({args})"
+
+
 def canonical_bytes(value: Any) -> bytes:
     """Serialise ``value`` the way loom-harness does before hashing."""
     return json.dumps(value, sort_keys=True, default=str).encode("utf-8")

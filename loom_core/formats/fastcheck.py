@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 
 from loom_core.formats.canonical import CHECKSUM_PREFIX
-from loom_core.formats.trace import gc_paused
+from loom_core.formats.gc_pause import gc_paused
 
 _top = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _items = msgspec.json.Decoder(list[msgspec.Raw])

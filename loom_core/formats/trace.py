@@ -8,14 +8,14 @@ paused this is several times faster than a plain ``json.loads`` of the file.
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import msgspec
 
 from loom_core.formats.canonical import checksum
 from loom_core.formats.document import Document, FastEffect
+from loom_core.formats.fastcheck import parallel_checksum
+from loom_core.formats.gc_pause import gc_paused
 from loom_core.errors import LoadError
 from loom_core.formats.fastschema import decoder, list_of
 from loom_core.formats.schema import CURRENT_VERSION, EffectEntry, TraceHeader
@@ -26,18 +26,6 @@ _top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 _generic = msgspec.json.Decoder()
 _BULK = ("log", "wire")
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic collector: decoding allocates millions of acyclic objects."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 _log_decoder: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list_of(FastEffect))
@@ -207,8 +195,6 @@ def checksum_state(doc: Document, computed: str | None = None) -> str:
     stored = doc.header.checksum
     if doc.format != "trace" or not stored:
         return "absent"
-    from loom_core.formats.fastcheck import parallel_checksum
-
     if computed is None and doc.source is not None:
         computed = parallel_checksum(doc.source)
     if computed is None:

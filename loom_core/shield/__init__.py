@@ -83,11 +83,11 @@ from __future__ import annotations
 from loom_core.shield.adapter import ProxyScreen, build_screen
 from loom_core.shield.approvals import ApprovalRejected, Approvals, PendingApproval
 from loom_core.shield.capabilities import VOCABULARY, infer_capabilities, risk_categories
-from loom_core.shield.config import ApproverSpec, ShieldConfig, add_shield_arguments
+from loom_core.shield.config import ShieldConfig, add_shield_arguments
 from loom_core.shield.engine import Shield
 from loom_core.shield.events import Decision, Verdict, deny_reason, notice
 from loom_core.shield.match import call_matches, signature
-from loom_core.shield.policy import PolicyFileError, ShieldConfigError, resolve_policy
+from loom_core.shield.policy import ApproverSpec, PolicyFileError, ShieldConfigError, resolve_policy
 from loom_core.shield.profiles import PROFILES, profile_names
 from loom_core.shield.screen import ScreenResult, dialect_of, screen_response
 from loom_core.shield.sequence import SequenceRule, parse_sequence_rule

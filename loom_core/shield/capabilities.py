@@ -13,7 +13,7 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 from typing import Any
 
-from loom_core.shield.match import signature
+from loom_core.formats.canonical import call_signature as signature
 
 VOCABULARY = frozenset({
     "read", "write", "exec", "network", "secret", "destructive", "idempotent",

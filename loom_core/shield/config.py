@@ -16,44 +16,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from loom_core.shield.policy import ShieldConfigError, resolve_policy
+from loom_core.shield.policy import ApproverSpec, ShieldConfigError, resolve_policy
 from loom_core.shield.profiles import profile_names
 from loom_core.shield.sequence import parse_sequence_rule
 
 Action = Literal["allow", "confirm", "deny"]
-
-
-class ApproverSpec(BaseModel):
-    """Who may approve calls matching a pattern, and how many distinct approvals it takes."""
-
-    model_config = ConfigDict(frozen=True)
-    names: tuple[str, ...] = ()
-    min: int = 1
-
-    @classmethod
-    def coerce(cls, value: Any) -> "ApproverSpec":
-        """From ``[names]``, ``{"names": [...], "min": N}`` or the flag text ``[N:]a,b``.
-
-        ``min`` below 1 counts as 1, as in loom-harness.
-        """
-        if isinstance(value, ApproverSpec):
-            return value
-        if isinstance(value, str):
-            head, sep, rest = value.partition(":")
-            names, minimum = (rest, int(head)) if sep and head.strip().isdigit() else (value, 1)
-            value = {"names": [n.strip() for n in names.split(",") if n.strip()], "min": minimum}
-        elif isinstance(value, (list, tuple)):
-            value = {"names": list(value)}
-        if not isinstance(value, dict):
-            raise ValueError(f"expected a list of names or {{names, min}}, got {value!r}")
-        names = value.get("names") or []
-        if isinstance(names, str) or not all(isinstance(n, str) for n in names):
-            raise ValueError(f"'names' must be a list of strings, got {names!r}")
-        try:
-            minimum = max(1, int(value.get("min", 1) or 1))
-        except (TypeError, ValueError):
-            raise ValueError(f"'min' must be a whole number, got {value.get('min')!r}") from None
-        return cls(names=tuple(names), min=minimum)
 
 
 class ShieldConfig(BaseModel):

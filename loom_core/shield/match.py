@@ -11,26 +11,14 @@ are JSON-escaped in the signature, so they are not whitespace there.
 
 from __future__ import annotations
 
-import json
 import re
 from fnmatch import fnmatchcase
 from typing import Any
 
+from loom_core.formats.canonical import call_signature as signature  # the one definition (§7.1)
+from loom_core.shield.capabilities import infer_capabilities
+
 _WS = re.compile(r"\s+")
-
-
-def signature(name: str, tool_input: Any) -> str:
-    """``name(<json.dumps(input, sort_keys=True, default=str)>)``.
-
-    Inputs JSON cannot encode even with ``default=str`` (mixed-type keys,
-    cycles) fall back to ``str(input)``, as loom-harness does, so such a call
-    is still screened rather than crashing the proxy.
-    """
-    try:
-        args = json.dumps(tool_input, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        args = str(tool_input)
-    return f"{name}({args})"
 
 
 def normalize(text: str) -> str:
@@ -49,8 +37,6 @@ def glob_matches(pattern: str, name: str, tool_input: Any) -> bool:
 def call_matches(pattern: str, name: str, tool_input: Any) -> bool:
     """Any rule pattern, ``cap:<capability>`` included, against one call."""
     if pattern.startswith("cap:"):
-        from loom_core.shield.capabilities import infer_capabilities
-
         return pattern[4:].strip() in infer_capabilities(name, tool_input)
     return glob_matches(pattern, name, tool_input)
 

@@ -17,21 +17,16 @@ finished trace does.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from loom_core.formats.canonical import call_signature as signature
 from loom_core.formats.document import text_and_calls
 
 if TYPE_CHECKING:
     from loom_core.views.timeline import Timeline
 
 NOTICE_HEAD = "Blocked tool call "
-
-
-def signature(tool: str, args: Any) -> str:
-    """``name(<sorted JSON>)``: how the shield names a call (§7.1)."""
-    return f"{tool}({json.dumps(args, sort_keys=True, default=str)})"
 
 
 def _extra(event: Any) -> dict[str, Any]:
@@ -96,14 +91,11 @@ def _claim(event: Any) -> str:
     return "call " + signature(event.tool, executed_input(event))
 
 
-def place_shield_events(doc: Any, tl: "Timeline") -> dict[int, list[int]]:
-    """Map step -> indices into ``doc.shield_events``."""
+def place_shield_events(doc: Any, tl: "Timeline", model_steps: list[int]) -> dict[int, list[int]]:
+    """Map step -> indices into ``doc.shield_events``; the timeline names its model steps."""
     events = doc.shield_events
     if not events:
         return {}
-    from loom_core.views.timeline import K_MODEL
-
-    model_steps = [s for s in range(len(tl)) if tl.kind[s] == K_MODEL]
     placed: dict[int, list[int]] = {}
     for idx, where in enumerate(Placer(tl).place(events, model_steps)):
         if where is not None:

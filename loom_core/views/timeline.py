@@ -278,7 +278,7 @@ def build_timeline(doc: Document) -> Timeline:
     builder = TimelineBuilder(doc)
     builder.extend(final=True, unfinished=bool(doc.unfinished))
     tl = builder.tl
-    tl.shield_at = place_shield_events(doc, tl)
+    tl.shield_at = place_shield_events(doc, tl, [s for s in range(len(tl)) if tl.kind[s] == K_MODEL])
     for step, events in tl.shield_at.items():
         tl.flags[step] |= F_SHIELD
         if any(doc.shield_events[e].action == "deny" for e in events):
