@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.errors import LoadError
+from loom_core.providers.names import PROVIDERS, guess_provider
 
-PROVIDERS = ("anthropic", "openai", "openai-responses", "scripted")
-_BY_DIALECT = {"anthropic": "anthropic", "openai": "openai", "responses": "openai-responses"}
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
 EPILOG = """\
@@ -43,18 +42,6 @@ def make(name: str, model: str | None, base_url: str | None) -> Any:
         return make_provider(name, model or "", base_url)
     except (ValueError, KeyError, ProviderError) as err:
         raise BadInput(f"provider {name}: {err}") from err
-
-
-def guess_provider(ctx: Any) -> str:
-    """The provider that speaks like the parent: its recorded dialect, else its model id."""
-    if ctx.dialect in _BY_DIALECT:
-        return _BY_DIALECT[ctx.dialect]
-    model = (ctx.model or "").lower()
-    if model == "scripted":
-        return "scripted"
-    if model.startswith(("gpt", "o1", "o3", "o4", "chatgpt")):
-        return "openai"
-    return "anthropic"
 
 
 def _edit(args: argparse.Namespace) -> Any:

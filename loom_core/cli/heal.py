@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from loom_core.cli.fork import PROVIDERS, BadInput, guess_provider, make
+from loom_core.cli.fork import BadInput, make
+from loom_core.providers.names import PROVIDERS, guess_provider
 
 EXIT_OK, EXIT_NO_WINNER, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 

@@ -3,7 +3,8 @@
 Why lazy imports: ``loom_core.providers.base`` is imported by code that never
 calls a model (the fork edit types, the GUI's picker), and importing the
 ``anthropic``/``openai`` SDKs costs noticeable start-up time; a provider's module
-is loaded only when :func:`make_provider` builds one.
+is loaded only when :func:`make_provider` builds one (these are the only
+lazy imports here: heavy optional SDKs).
 """
 
 from __future__ import annotations
@@ -11,29 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from loom_core.providers.base import Provider
-
-# name -> one-line label, in the order the app's picker lists them
-PROVIDERS: dict[str, str] = {
-    "anthropic": "Anthropic Messages API (ANTHROPIC_API_KEY)",
-    "openai": "OpenAI Chat Completions, or any OpenAI-compatible server (vLLM, Ollama, LM Studio)",
-    "openai-responses": "OpenAI Responses API (OPENAI_API_KEY)",
-    "scripted": "Scripted, offline: canned replies, no key, no network",
-}
-
-DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-4-6",  # 4-5 reaches end-of-life on 2026-11-30 (SDK data)
-    "openai": "gpt-4.1-mini",
-    "openai-responses": "gpt-4.1-mini",
-    "scripted": "scripted",
-}
-
-
-def default_model(name: str) -> str:
-    """The model a provider uses when neither the user nor the request names one."""
-    if name not in DEFAULT_MODELS:
-        raise ValueError(f"unknown provider {name!r} (known: {', '.join(PROVIDERS)})")
-    return DEFAULT_MODELS[name]
-
+from loom_core.providers.names import DEFAULT_MODELS, PROVIDERS, default_model, guess_provider
 
 def make_provider(name: str, model: str = "", base_url: str | None = None,
                   **opts: Any) -> Provider:
@@ -55,7 +34,7 @@ def make_provider(name: str, model: str = "", base_url: str | None = None,
     raise ValueError(f"unknown provider {name!r} (known: {', '.join(PROVIDERS)})")
 
 
-__all__ = ["PROVIDERS", "DEFAULT_MODELS", "default_model", "make_provider"]
+__all__ = ["PROVIDERS", "DEFAULT_MODELS", "default_model", "guess_provider", "make_provider"]
 
 
 def checked_factory(make: Callable[[], Provider], name: str) -> Callable[[], Provider]:

@@ -13,7 +13,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from loom_core.providers import DEFAULT_MODELS
+from loom_core.providers.names import DEFAULT_MODELS
 from loom_core.providers.base import CancelToken, ModelReply, ModelRequest
 from loom_core.providers.billing import anthropic_extras
 from loom_core.providers.convert import anthropic_messages, anthropic_tools

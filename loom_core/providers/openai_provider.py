@@ -16,7 +16,7 @@ from typing import Any
 import httpx2
 import openai
 
-from loom_core.providers import DEFAULT_MODELS
+from loom_core.providers.names import DEFAULT_MODELS
 from loom_core.providers.base import CancelToken, ModelReply, ModelRequest
 from loom_core.providers.billing import openai_extras
 from loom_core.providers.convert import (chat_messages, chat_tools, decode_arguments,

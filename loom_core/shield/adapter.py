@@ -6,8 +6,8 @@ screen_response(exchange, response)`` before persisting. This module is that
 bridge and nothing more: the waiting uses an ``asyncio.Event`` woken by the
 approvals registry, no sockets, and the control plane (HTTP routes, token
 file) stays in the proxy, which reaches the registry as ``screen.approvals``.
-It duck-types the proxy's flag object so neither package imports the other
-at module load.
+It implements the proxy's contract, so it imports the contract's types; the
+proxy finds this engine by name at run time (fails closed without it).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from loom_core.proxy.hooks import Screened
 from loom_core.shield.approvals import PendingApproval
 from loom_core.shield.config import ShieldConfig
 from loom_core.shield.engine import Shield
@@ -72,10 +73,6 @@ class ProxyScreen:
     async def screen_response(self, exchange: Any, response: dict[str, Any]) -> Any:
         """Screen; cancelling this (client gone) cancels the held approval and re-raises."""
         result = await self.shield.screen_async(response, self.wait)
-        try:
-            from loom_core.proxy.hooks import Screened
-        except ImportError:  # pragma: no cover -- the proxy package is not installed
-            return result
         return Screened(response=result.body, events=result.events,
                         changed=result.body is not response)
 

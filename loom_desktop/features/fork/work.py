@@ -152,7 +152,7 @@ def read_fork_point(doc: Any, path: str, seq: int) -> dict[str, Any]:
     agent re-run is possible (argv and cwd) or why not."""
     from loom_core.fork.agent_rerun import NOT_RECORDED, AgentRerunError, plan_agent_rerun
     from loom_core.fork.point import fork_context
-    from loom_core.cli.fork import guess_provider
+    from loom_core.providers.names import guess_provider
 
     ctx = fork_context(doc, path, seq)
     workspace, why = None, NOT_RECORDED
