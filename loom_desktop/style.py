@@ -16,6 +16,8 @@ BLOCKED_COLOR = "#ff6f00"
 SHIELD_COLOR = "#8e24aa"
 NEW_BG = "#fff6c7"
 NEW_RULE = "#f9a825"
+SEVERITY_COLORS = {"high": "#d32f2f", "warn": "#f9a825"}  # doctor findings
+OTHER_SEVERITY = "#78909c"
 DEPTH_COLORS = ("#26a69a", "#ab47bc", "#ffa726", "#8d6e63")
 
 
@@ -27,3 +29,8 @@ def kind_color(code: int) -> QColor:
     if not _KIND_QCOLORS:
         _KIND_QCOLORS.extend(QColor(KIND_COLORS[k]) for k in KINDS)
     return _KIND_QCOLORS[code]
+
+
+def severity_color(severity: str) -> str:
+    """A doctor finding's colour: the findings table and the timeline's flags agree."""
+    return SEVERITY_COLORS.get(severity, OTHER_SEVERITY)

@@ -18,7 +18,8 @@ from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from loom_core.views.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, Timeline)
 
-from loom_desktop.style import BLOCKED_COLOR, DEPTH_COLORS, ERROR_COLOR, KIND_COLORS, SHIELD_COLOR
+from loom_desktop.style import (BLOCKED_COLOR, DEPTH_COLORS, ERROR_COLOR, KIND_COLORS, SHIELD_COLOR,
+                                 severity_color)
 from loom_desktop.widgets.bars import EMPTY_TOP, BarsItem
 from loom_desktop.widgets.seq_axis import SeqAxis, step_tip
 from loom_desktop.widgets.timeline_legend import TimelineLegend
@@ -190,8 +191,6 @@ class TimelineWidget(pg.PlotWidget):
     def set_findings(self, marks: Sequence[tuple[int, str]]) -> None:
         """Mark doctor findings: a flag above each ``(step, severity)``'s bar, coloured by
         severity. One scatter item for all of them (shared brushes), fed with setData."""
-        from loom_desktop.features.doctor.findings_model import severity_color
-
         heights = self.bars.heights
         marks = [(s, sev) for s, sev in marks if 0 <= s < len(heights)]
         if not marks:

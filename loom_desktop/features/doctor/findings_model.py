@@ -15,9 +15,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor
 
 from loom_core.views.steps import PROMPT_LABEL, step_of_seq
+from loom_desktop.style import severity_color
 
-SEVERITY_COLORS = {"high": "#d32f2f", "warn": "#f9a825"}
-OTHER_SEVERITY = "#78909c"
 FindingRole = Qt.ItemDataRole.UserRole + 1
 JumpRole = Qt.ItemDataRole.UserRole + 2
 _Index = QModelIndex | QPersistentModelIndex
@@ -56,10 +55,6 @@ def marked_effect(finding: Any, doc: Any, tl: Any) -> int | None:
         return effect
     row = _row(tl, finding.redact_targets[0])
     return effect if row is None or tl.effect_of[row] < 0 else int(tl.effect_of[row])
-
-
-def severity_color(severity: str) -> str:
-    return SEVERITY_COLORS.get(severity, OTHER_SEVERITY)
 
 
 _QCOLORS: dict[str, QColor] = {}  # one per severity: views ask on every paint
