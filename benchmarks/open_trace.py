@@ -53,7 +53,7 @@ def trace_file(n: int) -> Path:
 def headless(path: Path) -> dict[str, float]:
     from loom_core.formats.loader import load
     from loom_core.views.timeline import build_timeline
-    from loom_core.formats.trace import gc_paused
+    from loom_core.formats.gc_pause import gc_paused
 
     data = path.read_bytes()
     out = {"json_parse_s": _median(lambda: json.loads(data)),

@@ -7,8 +7,8 @@ importing each other (``trace`` calls into ``fastcheck``, never the other way).
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 
 @contextmanager

@@ -21,7 +21,8 @@ from loom_core.formats.fastschema import decoder, fast_struct
 from loom_core.formats.schema import JournalEffect, JournalHeader, TraceHeader
 from loom_core.formats.tolerant import (decode_struct, decode_value, maybe_deep, validated,
                                         with_headroom)
-from loom_core.formats.trace import gc_paused, with_problems
+from loom_core.formats.gc_pause import gc_paused
+from loom_core.formats.trace import with_problems
 
 _generic = msgspec.json.Decoder()
 

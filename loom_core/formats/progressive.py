@@ -20,7 +20,8 @@ from loom_core.formats.fastschema import list_of
 from loom_core.formats.loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
 from loom_core.views.timeline import Timeline, build_timeline
 from loom_core.formats.tolerant import nesting_cause
-from loom_core.formats.trace import assemble, decode_entries, gc_paused, parse_top, with_problems
+from loom_core.formats.gc_pause import gc_paused
+from loom_core.formats.trace import assemble, decode_entries, parse_top, with_problems
 
 HEAD_ENTRIES = 400
 CHUNK = 4000

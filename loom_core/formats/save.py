@@ -19,7 +19,8 @@ from loom_core.formats.document import Document
 from loom_core.formats.exchanges import with_wire
 from loom_core.formats.schema import HARNESS_ORDER
 from loom_core.formats.tolerant import decode_value
-from loom_core.formats.trace import gc_paused, source_dict
+from loom_core.formats.gc_pause import gc_paused
+from loom_core.formats.trace import source_dict
 
 def _journal_dict(doc: Document) -> dict[str, Any]:
     h = doc.header

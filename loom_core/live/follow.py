@@ -39,7 +39,7 @@ import msgspec
 from loom_core.formats.document import Unfinished
 from loom_core.formats.journal import JournalState
 from loom_core.live.live_status import DEFAULT_IDLE_AFTER, REWRITTEN, RUNNING, WAITING, live_status
-from loom_core.formats.trace import gc_paused
+from loom_core.formats.gc_pause import gc_paused
 from loom_core.live.writers import WriterWatch, writer_present
 
 _CHECK_BYTES = 4096  # how much of the start and of the end of what we read is re-checked

@@ -15,8 +15,10 @@ import re
 from fnmatch import fnmatchcase
 from typing import Any
 
-from loom_core.formats.canonical import call_signature as signature  # the one definition (§7.1)
+from loom_core.formats.canonical import call_signature
 from loom_core.shield.capabilities import infer_capabilities
+
+signature = call_signature  # the shield's name for the one definition (§7.1)
 
 _WS = re.compile(r"\s+")
 
