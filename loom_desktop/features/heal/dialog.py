@@ -238,7 +238,7 @@ class HealDialog(QDialog):
         self._report(title, f"{title}: {path or self.path}\n\n{cause}")
 
     def _report(self, title: str, message: str) -> None:
-        """An error dialog naming the file and the cause; kept in ``window.errors``."""
+        """An error dialog over this one naming the file and the cause (the window keeps it)."""
         self.window_.report_error(title, message, parent=self)
 
     def shutdown(self, timeout: float = CLOSE_WAIT_S) -> bool:

@@ -25,6 +25,7 @@ from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
 
 from loom_core.demo import CONFIRM_PATTERN, FakeModelServer
 
+from loom_desktop.document.view import DocumentView
 from loom_desktop.infra.child import module_command
 from loom_desktop.features.proxy.demo_panel import DemoOutputDock
 from loom_desktop.features.proxy.launcher import ProxySpec
@@ -50,7 +51,7 @@ class DemoRun(QObject):
         self.done = False
         self.exit_code: int | None = None
         self.failure: str | None = None  # how the agent failed, in words
-        self.view: Any = None  # the live tab of the demo's proxy
+        self.view: DocumentView | None = None  # the live tab of the demo's proxy
         self._partial = {"stdout": b"", "stderr": b""}
         self.panel = self._panel()
 

@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QObject, Signal
-from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QPushButton,
+                               QVBoxLayout, QWidget)
 
+from loom_desktop.document.view import DocumentView
+from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
 from loom_desktop.features.proxy.launcher import (ProxyProcess, ProxySpec, export_line,
                                                   remembered_proxies)
 
@@ -54,9 +57,9 @@ class ProxyInfoDock(QDockWidget):
 class Attached:
     proxy: ProxyProcess
     info: dict[str, Any]
-    panel: Any = None  # ApprovalsPanel
+    panel: ApprovalsPanel | None = None
     dock: ProxyInfoDock | None = None
-    view: Any = None  # DocumentView (the live tab)
+    view: DocumentView | None = None  # the live tab
 
 
 class ProxyManager(QObject):
