@@ -72,7 +72,8 @@ class _UrllibClient:
             headers={"content-type": "application/json", "x-api-key": API_KEY,
                      "anthropic-version": "2023-06-01"})
         with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-            return json.loads(resp.read())
+            answer: dict[str, Any] = json.loads(resp.read())  # the fake model's JSON object
+            return answer
 
 
 def make_client(base_url: str, timeout: float) -> Any:

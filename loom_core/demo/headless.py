@@ -114,7 +114,10 @@ def run_demo(folder: str | Path, approve: bool = True, pace: float = 0.0) -> Dem
             _stop(agent)
         _, proxy_err = _stop(proxy)
         model.stop()
-    text = lambda data: data.decode("utf-8", "replace")  # noqa: E731
+
+    def text(data: bytes) -> str:
+        return data.decode("utf-8", "replace")
+
     return DemoResult(code, text(out), text(err), text(proxy_err), held)
 
 

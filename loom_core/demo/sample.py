@@ -132,7 +132,7 @@ class _Recorder:
     def turn(self, step: Turn) -> None:
         agent = self.stack[-1]
         assert agent.spec.name == step.agent, f"{step.agent} speaks while {agent.spec.name} runs"
-        calls = [{"id": self.call_id(), "name": c.tool, "input": c.input} for c in step.calls]
+        calls: list[dict[str, Any]] = [{"id": self.call_id(), "name": c.tool, "input": c.input} for c in step.calls]
         text = step.text
         if step.denied is not None:
             text += self.deny(step.denied)

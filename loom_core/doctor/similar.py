@@ -99,7 +99,7 @@ def earliest_matches(sets: Sequence[frozenset[str] | None]) -> list[int | None]:
 
 def _first_match(s: frozenset[str], hashed: list[int],
                  sets: Sequence[frozenset[str] | None],
-                 postings: dict, holder: int | None) -> int | None:
+                 postings: dict[tuple[int, int, int], list[int]], holder: int | None) -> int | None:
     """The earliest indexed set similar to ``s``; an identical earlier set bounds the search."""
     size = len(s)
     lo, hi = -(-NUM * size // DEN), DEN * size // NUM  # sizes a match can have

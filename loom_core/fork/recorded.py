@@ -58,7 +58,7 @@ def recorded_calls(doc: Document, fork_index: int) -> list[RecordedCall]:
                 pending.remove(found)
         if found is not None:
             call, model_index = found
-            args = call.get("input") if isinstance(call.get("input"), dict) else {}
+            args = call["input"] if isinstance(call.get("input"), dict) else {}
             out.append(RecordedCall(eff.seq, kind, str(call["name"]), args, doc.result(i),
                                     model_index >= fork_index))
     return out

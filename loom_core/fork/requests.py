@@ -136,7 +136,7 @@ def responses_context(req: dict[str, Any]) -> RequestContext:
                          _float(req.get("temperature")))
     items = req.get("input")
     items = [{"role": "user", "content": items}] if isinstance(items, str) else items or []
-    systems = []
+    systems: list[str] = []
     for item in items:
         if isinstance(item, dict):
             _responses_item(ctx, item, systems)
@@ -150,8 +150,9 @@ def responses_context(req: dict[str, Any]) -> RequestContext:
 def _responses_item(ctx: RequestContext, item: dict[str, Any], systems: list[str]) -> None:
     kind, role = str(item.get("type") or "message"), item.get("role")
     if kind == "function_call":
-        call = {"id": str(item.get("call_id") or ""), "name": str(item.get("name") or ""),
-                "input": decode_args(item.get("arguments"))}
+        call: dict[str, Any] = {"id": str(item.get("call_id") or ""),
+                                "name": str(item.get("name") or ""),
+                                "input": decode_args(item.get("arguments"))}
         ctx.names[call["id"]] = call["name"]
         last = ctx.items[-1] if ctx.items else None
         if last is not None and last["role"] == "assistant":

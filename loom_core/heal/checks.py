@@ -10,8 +10,9 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, cast
 
 Predicate = Callable[[str], bool]
 
@@ -90,15 +91,15 @@ def load_function(spec: str) -> Predicate:
         raise _function_error(spec, f"{module} has no {name}", f"{module} has no {name}") from err
     if not callable(func):
         raise _function_error(spec, f"{name} is not callable", f"{name} is not a function")
-    return func
+    return cast(Predicate, func)  # the user's function: only its callability can be checked
 
 
 def _function_error(spec: str, cause: str, plain: str) -> CheckError:
     return CheckError("--check", f"{spec!r}: {cause}", f"the function {spec!r}: {plain}")
 
 
-def build_check(forbid: list[str] = (), require: list[str] = (), regex: list[str] = (),
-                functions: list[str] = ()) -> Check:
+def build_check(forbid: Sequence[str] = (), require: Sequence[str] = (), regex: Sequence[str] = (),
+                functions: Sequence[str] = ()) -> Check:
     check = Check()
     for text in forbid:
         check.forbid(text)

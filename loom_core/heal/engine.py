@@ -221,11 +221,10 @@ def diverged_at(doc: Document, branch: dict[str, Any], step: int) -> int | None:
     edit = next((i for i in range(start, len(log)) if log[i].get("kind") == "edit"), start - 1)
     for k, entry in enumerate(log[edit + 1:]):
         i = start + k
-        if i >= len(doc.effects):
-            return entry.get("seq")
-        eff = doc.effects[i]
-        if entry.get("kind") != eff.kind or entry.get("result") != doc.result(i):
-            return entry.get("seq")
+        if i >= len(doc.effects) or entry.get("kind") != doc.effects[i].kind \
+                or entry.get("result") != doc.result(i):
+            seq: int | None = entry.get("seq")  # the branch's JSON: an effect's seq is an int
+            return seq
     return None
 
 

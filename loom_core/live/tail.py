@@ -22,11 +22,14 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from loom_core.live.follow import JournalFollower, JournalUpdate
 from loom_core.formats.journal import JournalState
 from loom_core.live.live_status import DEFAULT_IDLE_AFTER
+
+if TYPE_CHECKING:  # watchdog itself is imported only when a watch starts
+    from watchdog.events import FileSystemEventHandler
 
 __all__ = ["JournalTailer", "JournalUpdate"]
 
@@ -200,7 +203,9 @@ class JournalTailer:
             from watchdog.observers import Observer
 
             observer = Observer()
-            observer.schedule(_Hint(targets, self._wake.set), parent, recursive=False)
+            # duck-typed: watchdog only calls the handler's dispatch()
+            handler = cast("FileSystemEventHandler", _Hint(targets, self._wake.set))
+            observer.schedule(handler, parent, recursive=False)
             observer.start()
         except Exception as err:  # no inotify watches left, unsupported file system...
             log.warning("journal tailer for %s: polling only (%s)", self.path, err)
