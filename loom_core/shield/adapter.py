@@ -60,8 +60,12 @@ class ProxyScreen:
         """Return once ``approval`` is decided or out of time (then the shield times it out)."""
         loop = asyncio.get_running_loop()
         done = asyncio.Event()
-        stop = self.approvals.subscribe(
-            lambda a, change: a is approval and a.done and loop.call_soon_threadsafe(done.set))
+
+        def on_change(a: PendingApproval, change: str) -> None:
+            if a is approval and a.done:
+                loop.call_soon_threadsafe(done.set)
+
+        stop = self.approvals.subscribe(on_change)
         try:
             if not approval.done:
                 await asyncio.wait_for(done.wait(), approval.remaining(self.shield.clock()))

@@ -32,7 +32,7 @@ class ShieldConfig(BaseModel):
     confirm: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     sequence: tuple[str, ...] = ()
-    confirm_timeout: float = Field(300.0, ge=0)
+    confirm_timeout: float = Field(default=300.0, ge=0)
     require_approver: dict[str, ApproverSpec] = Field(default_factory=dict)
     break_glass: tuple[str, ...] = ()
     # Where the rules came from, and what looked wrong but was tolerated.
@@ -85,7 +85,7 @@ class ShieldConfig(BaseModel):
             return None
         doc, warnings = resolve_policy(profile, policy, use_pyyaml) if (profile or policy) \
             else ({}, [])
-        default = doc.get("default") or "allow"
+        default: Any = doc.get("default") or "allow"  # a policy file's value: pydantic checks it
         if shield_default != "allow":  # an explicit flag beats the policy; "allow" cannot
             default = shield_default
         approvers = dict(doc.get("require_approver") or {})

@@ -152,7 +152,8 @@ class Shield:
                     wait(approval)
                 approval = steps.send(None)
         except StopIteration as stop:
-            return stop.value
+            result: ScreenResult = stop.value  # what the screening generator returned
+            return result
         finally:
             steps.close()
 
@@ -169,6 +170,7 @@ class Shield:
                 await wait(approval)
                 approval = steps.send(None)
         except StopIteration as stop:
-            return stop.value
+            result: ScreenResult = stop.value  # what the screening generator returned
+            return result
         finally:
             steps.close()

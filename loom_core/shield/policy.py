@@ -47,8 +47,8 @@ class ApproverSpec(BaseModel):
             return value
         if isinstance(value, str):
             head, sep, rest = value.partition(":")
-            names, minimum = (rest, int(head)) if sep and head.strip().isdigit() else (value, 1)
-            value = {"names": [n.strip() for n in names.split(",") if n.strip()], "min": minimum}
+            listed, minimum = (rest, int(head)) if sep and head.strip().isdigit() else (value, 1)
+            value = {"names": [n.strip() for n in listed.split(",") if n.strip()], "min": minimum}
         elif isinstance(value, (list, tuple)):
             value = {"names": list(value)}
         if not isinstance(value, dict):
@@ -207,7 +207,7 @@ def load_policy_file(path: str | Path, pick: str = "",
 
 def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     """Lists extend (new items only, in order); everything else overrides."""
-    out = json.loads(json.dumps(base))
+    out: dict[str, Any] = json.loads(json.dumps(base))  # a deep copy of a JSON object
     for key, value in extra.items():
         if isinstance(value, list) and isinstance(out.get(key), list):
             out[key] = out[key] + [v for v in value if v not in out[key]]

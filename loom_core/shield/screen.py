@@ -223,5 +223,6 @@ def screen_response(response: dict[str, Any],
     try:
         next(steps)
     except StopIteration as stop:
-        return stop.value
+        result: ScreenResult = stop.value  # what screen_steps returned
+        return result
     raise RuntimeError("a plain decide callback cannot hold calls")  # pragma: no cover

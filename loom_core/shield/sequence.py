@@ -151,7 +151,7 @@ class Tripwires:
                 rule.armed = True
                 rule.evidence = signature(name, tool_input)[:200]
 
-    def observe_request(self, request: Any, ts: float) -> list[dict]:
+    def observe_request(self, request: Any, ts: float) -> list[dict[str, Any]]:
         """Arm ``taint`` rules from the request's tool results; one event per rule armed."""
         watching = [r for r in self.rules if r.kind == "taint" and not r.armed]
         if not watching:

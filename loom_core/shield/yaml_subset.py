@@ -37,7 +37,8 @@ class YamlSubsetError(ValueError):
 
 def _double(s: str, line: int) -> tuple[str, str]:
     """Decode a double-quoted scalar starting at s[0] == '"'; return (value, rest)."""
-    out, i = [], 1
+    out: list[str] = []
+    i = 1
     while i < len(s):
         c = s[i]
         if c == '"':
