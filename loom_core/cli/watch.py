@@ -24,9 +24,12 @@ import sys
 import threading
 import time
 from types import FrameType
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from loom_core.errors import LoadError
+
+if TYPE_CHECKING:  # for annotations only: the CLI's start-up stays light (see below)
+    from loom_core.live.follow import JournalUpdate
 
 # Module-level imports stay light: the CLI builds every sub-parser on each run, and
 # ``summary --help`` must not pay for msgspec and pydantic. The rest loads in cmd_watch.
@@ -73,7 +76,7 @@ class _Printer:
         self.status: str | None = None
         self._header_shown = False
 
-    def update_lines(self, update: Any) -> Iterator[str]:
+    def update_lines(self, update: JournalUpdate) -> Iterator[str]:
         """Lines for one update: "rewritten" before the new content, other statuses after."""
         if update.rewritten:
             self._header_shown = False
@@ -178,7 +181,7 @@ def _follow(args: argparse.Namespace, printer: _Printer, stop: threading.Event) 
     return tailer
 
 
-def _show(path: str, printer: _Printer, update: Any) -> None:
+def _show(path: str, printer: _Printer, update: JournalUpdate) -> None:
     if update.error:
         raise LoadError(path, update.error)
     _emit(printer.update_lines(update))
