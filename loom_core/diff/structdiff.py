@@ -91,7 +91,8 @@ def _lists(old: list[Any], new: list[Any], path: str, out: list[Change], limit: 
             del out[limit:]
             return
         if i is None:
-            out.append(Change(f"{path}[{j}]", "added", new=new[j]))  # type: ignore[index]
+            assert j is not None  # align never pairs two gaps
+            out.append(Change(f"{path}[{j}]", "added", new=new[j]))
         elif j is None:
             out.append(Change(f"{path}[{i}]", "removed", old=old[i]))
         elif fa[i] != fb[j]:

@@ -55,7 +55,9 @@ def _join_changes(pairs: list[Pair], same: list[bool], wa: list[str]) -> None:
     """Blanks that merely separate two changes join them (``[-a b-]``, not ``[-a-] [-b-]``)."""
     for k in range(1, len(pairs) - 1):
         i = pairs[k][0]
-        if same[k] and not same[k - 1] and not same[k + 1] and not wa[i].strip():  # type: ignore[index]
+        # a kept pair (same[k]) has both sides, so i is an index there
+        if same[k] and i is not None and not same[k - 1] and not same[k + 1] \
+                and not wa[i].strip():
             same[k] = False
 
 

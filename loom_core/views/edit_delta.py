@@ -93,7 +93,8 @@ def edit_delta(index: ContextIndex, old: AgentContext, new: AgentContext,
     added: list[int] = []  # ... and new ones
     for i, j in align(ta, tb, substitution=2):  # matches, drops and inserts only
         if j is None:
-            dropped.append(before[i])  # type: ignore[index]
+            assert i is not None  # align never pairs two gaps
+            dropped.append(before[i])
         elif i is None:
             added.append(j)
         else:
