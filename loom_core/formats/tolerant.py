@@ -15,12 +15,15 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import msgspec
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from loom_core.errors import LoadError
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 _members = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _generic = msgspec.json.Decoder()
@@ -31,7 +34,7 @@ DEEP = 500  # where the nesting scan reports a file as too deep (see with_headro
 HEADROOM = 150  # stack frames kept free when a document is first scanned
 
 
-def with_headroom(decode: Callable[[bytes], Any], data: bytes) -> Any:
+def with_headroom(decode: Callable[[bytes], T], data: bytes) -> T:
     """``decode(data)`` called HEADROOM frames deeper than here.
 
     Why: the decoders' nesting limit is the interpreter's stack (about 1000 frames
@@ -40,7 +43,7 @@ def with_headroom(decode: Callable[[bytes], Any], data: bytes) -> Any:
     document first with this headroom decides once, at load, what is too deep; the
     padding costs microseconds, so it is done once per document, not per value.
     """
-    def down(n: int) -> Any:
+    def down(n: int) -> T:
         return decode(data) if n <= 0 else down(n - 1)
 
     return down(HEADROOM)
@@ -180,8 +183,8 @@ def _finite_problem(value: Any) -> bool:
     return isinstance(value, float) and value - value != 0
 
 
-def validated(model: Any, values: dict[str, Any], path: str, problems: list[str],
-              raws: dict[str, Any] | None = None, where: str = "member") -> Any:
+def validated(model: type[M], values: dict[str, Any], path: str, problems: list[str],
+              raws: dict[str, Any] | None = None, where: str = "member") -> M:
     """``model`` validated from ``values``; a wrongly typed member is dropped and described
     in ``problems``, except ``version``, without which the file cannot be read safely."""
     values = dict(values)

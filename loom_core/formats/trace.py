@@ -92,12 +92,12 @@ def with_problems(warnings: tuple[str, ...], problems: list[str]) -> tuple[str, 
 
 def _header(path: str, top: dict[str, msgspec.Raw], problems: list[str]) -> TraceHeader:
     small = {k: decode_value(v) for k, v in top.items() if k not in _BULK}
-    return validated(TraceHeader, small, path, problems, top)  # type: ignore[no-any-return]
+    return validated(TraceHeader, small, path, problems, top)
 
 
 def _decode_top(data: bytes, path: str) -> dict[str, msgspec.Raw]:
     try:
-        return with_headroom(_top_decoder.decode, data)  # type: ignore[no-any-return]
+        return with_headroom(_top_decoder.decode, data)
     except RecursionError:
         raise LoadError(path, nesting_cause(data)) from None
     except msgspec.DecodeError as err:

@@ -133,7 +133,9 @@ def frame_at(index: ContextIndex, effect: int) -> Frame | None:
     if prev is None or prev < 0:
         prev = None
     else:
-        prev_ctx, prev_n = index.frame_of(prev)  # type: ignore[misc]
+        prev_frame = index.frame_of(prev)
+        assert prev_frame is not None  # prev_model only names model effects, which have frames
+        prev_ctx, prev_n = prev_frame
         if prev_ctx is ctx:
             new_from = min(prev_n, n)
         else:
