@@ -130,5 +130,7 @@ class HarnessFindings:
         for pos in range(bisect_left(keys, prefix), len(keys)):
             if not keys[pos].startswith(prefix):
                 break
-            out.append(self.place.seq(self.items.effect_of(ks[pos])))  # type: ignore[arg-type]
+            effect = self.items.effect_of(ks[pos])
+            assert effect is not None  # _prefixes holds effect items only
+            out.append(self.place.seq(effect))
         return tuple(sorted(out))

@@ -44,7 +44,7 @@ class Watch:
 
     __slots__ = ("_dog", "client", "response", "protocol", "seen", "since")
 
-    def __init__(self, dog: Watchdog, client: asyncio.BaseTransport | None) -> None:
+    def __init__(self, dog: Watchdog, client: asyncio.WriteTransport | None) -> None:
         self._dog = dog
         self.client = client  # our client's transport: unsent bytes there pause the clock
         self.response: aiohttp.ClientResponse | None = None
@@ -64,7 +64,7 @@ class Watch:
         client = self.client
         if client is None:
             return False
-        return bool(client.get_write_buffer_size())  # type: ignore[attr-defined]
+        return bool(client.get_write_buffer_size())
 
     def stop(self) -> None:
         """The upstream answered in full (or failed): its wait is over."""
@@ -82,7 +82,7 @@ class Watchdog:
         self._handle: asyncio.TimerHandle | None = None
 
     @contextmanager
-    def watching(self, client: asyncio.BaseTransport | None) -> Iterator[Watch]:
+    def watching(self, client: asyncio.WriteTransport | None) -> Iterator[Watch]:
         """The current task's upstream call is watched inside this block; ``client``
         is the transport of the client it answers (see :meth:`Watch.paused`)."""
         watch = Watch(self, client)

@@ -81,6 +81,7 @@ def parse_policy_text(text: str, source: str, use_pyyaml: bool | None = None) ->
                                           f"column {e.colno})") from None
     if use_pyyaml is not False:
         try:
+            # optional, used only when installed; its stubs (types-PyYAML) are no dependency
             import yaml  # type: ignore[import-untyped]
         except ImportError:
             if use_pyyaml:

@@ -96,6 +96,10 @@ def _index(raw: Any) -> Any:
 class _Builder:
     """Walks the log once, keeping a stack of agent contexts."""
 
+    def step(self, i: int, eff: Any, meta: Any) -> None:
+        """Take effect ``i`` (its typed struct and meta) into the contexts; per format."""
+        raise NotImplementedError
+
     def __init__(self, doc: Document) -> None:
         self.doc = doc
         self.index = ContextIndex(doc=doc)
@@ -327,7 +331,7 @@ class ContextWalker:
         self._grow(end - start)
         metas = self.index.metas
         metas.extend(e.meta or EMPTY_META for e in effects[start:end])
-        step = self.builder.step  # type: ignore[attr-defined]
+        step = self.builder.step
         for i in range(start, end):
             step(i, effects[i], metas[i])
         self.done = end
