@@ -9,13 +9,9 @@ no API rejects the edited conversation (loom-harness's heal does the same, §10.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from loom_core.fork.context import ForkContext
 from loom_core.fork.edits import Edit, MessageOp
 from loom_core.fork.items import estimate_tokens, make_item, normal_item
-
-if TYPE_CHECKING:
-    from loom_core.fork.point import ForkContext
 
 INJECT_SOURCE = "fork-edit"  # what loom-harness's ``loom fork --inject`` marks its note with
 

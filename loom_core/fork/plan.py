@@ -25,7 +25,8 @@ from loom_core.providers.base import Provider
 from loom_core.views.run_cost import RunPricer
 from loom_core.fork.edits import Edit
 from loom_core.fork.items import context_tokens
-from loom_core.fork.point import ForkContext, apply_edit, fork_context
+from loom_core.fork.context import ForkContext
+from loom_core.fork.point import apply_edit, fork_context
 
 
 @dataclass

@@ -10,9 +10,7 @@ known by name only (a trace never stores their schemas, loom-format.md §3.2).
 from __future__ import annotations
 
 import weakref
-from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from loom_core.formats.canonical import proxy_model_key
 from loom_core.views.context import ContextIndex, build_context
@@ -21,48 +19,12 @@ from loom_core.views.frames import Frame, frame_at
 from loom_core.providers.base import ToolSpec
 from loom_core.fork.apply import apply_edit
 from loom_core.fork.items import make_item, normal_item, result_content
-from loom_core.fork.requests import RequestContext, request_context
+from loom_core.fork.context import ForkContext
+from loom_core.fork.requests import request_context
 from loom_core.fork.snapshot import branch_request, proxy_snapshot_context
 
 __all__ = ["ForkContext", "apply_edit", "context_index", "find_model_effect", "fork_context",
            "model_turn", "sidecar_path"]
-
-
-@dataclass
-class ForkContext:
-    """Everything a model re-run sends at the fork point, plus where it came from.
-
-    ``messages`` are Item dicts (§1.3); ``origins[k]`` is the seq of the effect that
-    produced message ``k`` when known (a redact edit names effects by seq).
-    """
-
-    system: str
-    messages: list[dict[str, Any]]
-    tools: list[ToolSpec]
-    model: str = ""
-    max_tokens: int | None = None
-    temperature: float | None = None
-    source: str = "frame"  # "request" | "frame"
-    seq: int = 0  # the fork model step's seq
-    index: int = 0  # its position in the log
-    turn: int = 0  # depth-0 model steps before it (the harness's ``turn``)
-    style: str = "harness"  # "harness" | "proxy": how the parent was recorded
-    agent: str = ""  # harness meta.agent, or the proxy's sys_hash of the step
-    dialect: str | None = None  # the recorded request's dialect (source "request")
-    origins: list[int | None] = field(default_factory=list)
-
-    def copy(self) -> "ForkContext":
-        """A copy whose lists and Items can be replaced freely (Items are copied one level:
-        edits replace an Item, they never change one in place)."""
-        return replace(self, messages=[dict(m) for m in self.messages], tools=list(self.tools),
-                       origins=list(self.origins))
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (tools as dicts), for ``--json`` output and the GUI."""
-        return {"system": self.system, "messages": self.messages,
-                "tools": [asdict(t) for t in self.tools], "model": self.model,
-                "max_tokens": self.max_tokens, "temperature": self.temperature,
-                "source": self.source, "seq": self.seq, "turn": self.turn, "style": self.style}
 
 
 _indexes: "weakref.WeakKeyDictionary[Document, ContextIndex]" = weakref.WeakKeyDictionary()
@@ -123,7 +85,7 @@ def fork_context(doc: Document, path: str | Path, seq: int) -> ForkContext:
 # -- source "request": the proxy's sidecar ---------------------------------------------
 
 def _recorded_request(doc: Document, path: str | Path,
-                      index: int) -> tuple[RequestContext, str] | None:
+                      index: int) -> tuple[ForkContext, str] | None:
     """The sidecar's exact request for model effect ``index``, if it is really this one.
 
     Checked two ways, so a sidecar left over from another session is never trusted:
@@ -149,11 +111,11 @@ def _recorded_request(doc: Document, path: str | Path,
     return request_context(exchange.request, exchange.dialect), exchange.dialect
 
 
-def _fill_from_request(doc: Document, ctx: ForkContext, req: RequestContext,
+def _fill_from_request(doc: Document, ctx: ForkContext, req: ForkContext,
                        dialect: str) -> None:
     by_tuid = {doc.meta(i).tuid: doc.effects[i].seq for i in range(ctx.index)
                if (doc.effects[i].kind or "").startswith("tool:") and doc.meta(i).tuid}
-    ctx.system, ctx.messages, ctx.tools = req.system, req.items, req.tools
+    ctx.system, ctx.messages, ctx.tools = req.system, req.messages, req.tools
     ctx.model, ctx.max_tokens, ctx.temperature = req.model, req.max_tokens, req.temperature
     ctx.source, ctx.dialect = "request", dialect
     ctx.origins = [by_tuid.get(m["tool_call_id"]) if m["role"] == "tool" else None

@@ -16,7 +16,8 @@ from loom_core.formats.document import Document
 from loom_core.formats.save import document_dict
 from loom_core.fork.branch import Branch, new_provenance, parent_header
 from loom_core.fork.edits import Edit
-from loom_core.fork.point import ForkContext, context_index, sidecar_path
+from loom_core.fork.context import ForkContext
+from loom_core.fork.point import context_index, sidecar_path
 
 
 def prefix_episodes(doc: Document, index: int) -> list[str]:

@@ -9,27 +9,14 @@ thinking, documents) are dropped; text, tool calls and tool results are kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from loom_core.providers.base import ToolSpec
 from loom_core.formats.wire import decode_args
+from loom_core.fork.context import ForkContext
 from loom_core.fork.items import assistant_item, make_item
 
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
-
-
-@dataclass
-class RequestContext:
-    """The parts of one request a fork needs."""
-
-    system: str
-    items: list[dict[str, Any]]
-    tools: list[ToolSpec]
-    model: str = ""
-    max_tokens: int | None = None
-    temperature: float | None = None
-    names: dict[str, str] = field(default_factory=dict)  # tool call id -> tool name
 
 
 def _text(content: Any) -> str:
@@ -66,9 +53,10 @@ def _spec(name: Any, description: Any, schema: Any) -> ToolSpec:
 
 # -- Anthropic Messages ---------------------------------------------------------------
 
-def anthropic_context(req: dict[str, Any]) -> RequestContext:
-    ctx = RequestContext(_text(req.get("system")), [], [], str(req.get("model") or ""),
-                         _int(req.get("max_tokens")), _float(req.get("temperature")))
+def anthropic_context(req: dict[str, Any]) -> ForkContext:
+    ctx = ForkContext(_text(req.get("system")), [], [], str(req.get("model") or ""),
+                      _int(req.get("max_tokens")), _float(req.get("temperature")), source="request")
+    names: dict[str, str] = {}  # tool call id -> tool name
     for msg in req.get("messages") or []:
         if not isinstance(msg, dict):
             continue
@@ -78,16 +66,16 @@ def anthropic_context(req: dict[str, Any]) -> RequestContext:
             calls = [{"id": b.get("id"), "name": b.get("name"), "input": b.get("input")}
                      for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
             for c in calls:
-                ctx.names[str(c["id"] or "")] = str(c["name"] or "")
-            ctx.items.append(assistant_item("".join(_texts(content)), calls))
+                names[str(c["id"] or "")] = str(c["name"] or "")
+            ctx.messages.append(assistant_item("".join(_texts(content)), calls))
             continue
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 tuid = str(block.get("tool_use_id") or "")
-                name = ctx.names.get(tuid, "tool")
-                ctx.items.append(make_item("tool", _text(block.get("content")), f"tool:{name}",
+                name = names.get(tuid, "tool")
+                ctx.messages.append(make_item("tool", _text(block.get("content")), f"tool:{name}",
                                            tool_call_id=tuid, name=name))
-        ctx.items += [make_item("user", t, "user") for t in _texts(content)]
+        ctx.messages += [make_item("user", t, "user") for t in _texts(content)]
     ctx.tools = [_spec(t.get("name"), t.get("description"), t.get("input_schema"))
                  for t in req.get("tools") or [] if isinstance(t, dict) and t.get("name")]
     return ctx
@@ -95,10 +83,11 @@ def anthropic_context(req: dict[str, Any]) -> RequestContext:
 
 # -- OpenAI Chat Completions ----------------------------------------------------------
 
-def chat_context(req: dict[str, Any]) -> RequestContext:
-    ctx = RequestContext("", [], [], str(req.get("model") or ""),
-                         _int(req.get("max_completion_tokens")) or _int(req.get("max_tokens")),
-                         _float(req.get("temperature")))
+def chat_context(req: dict[str, Any]) -> ForkContext:
+    ctx = ForkContext("", [], [], str(req.get("model") or ""),
+                      _int(req.get("max_completion_tokens")) or _int(req.get("max_tokens")),
+                      _float(req.get("temperature")), source="request")
+    names: dict[str, str] = {}  # tool call id -> tool name
     systems = []
     for msg in req.get("messages") or []:
         if not isinstance(msg, dict):
@@ -111,15 +100,15 @@ def chat_context(req: dict[str, Any]) -> RequestContext:
                       "input": decode_args((c.get("function") or {}).get("arguments"))}
                      for c in msg.get("tool_calls") or [] if isinstance(c, dict)]
             for c in calls:
-                ctx.names[str(c["id"] or "")] = str(c["name"] or "")
-            ctx.items.append(assistant_item(_text(content), calls))
+                names[str(c["id"] or "")] = str(c["name"] or "")
+            ctx.messages.append(assistant_item(_text(content), calls))
         elif role == "tool":
             tuid = str(msg.get("tool_call_id") or "")
-            name = ctx.names.get(tuid, "tool")
-            ctx.items.append(make_item("tool", _text(content), f"tool:{name}",
+            name = names.get(tuid, "tool")
+            ctx.messages.append(make_item("tool", _text(content), f"tool:{name}",
                                        tool_call_id=tuid, name=name))
         else:
-            ctx.items.append(make_item("user", _text(content), "user"))
+            ctx.messages.append(make_item("user", _text(content), "user"))
     ctx.system = "\n\n".join(s for s in systems if s)
     ctx.tools = [_spec(f.get("name"), f.get("description"), f.get("parameters"))
                  for t in req.get("tools") or [] if isinstance(t, dict)
@@ -129,17 +118,18 @@ def chat_context(req: dict[str, Any]) -> RequestContext:
 
 # -- OpenAI Responses -----------------------------------------------------------------
 
-def responses_context(req: dict[str, Any]) -> RequestContext:
+def responses_context(req: dict[str, Any]) -> ForkContext:
     instructions = req.get("instructions")
-    ctx = RequestContext(instructions if isinstance(instructions, str) else "", [], [],
-                         str(req.get("model") or ""), _int(req.get("max_output_tokens")),
-                         _float(req.get("temperature")))
+    ctx = ForkContext(instructions if isinstance(instructions, str) else "", [], [],
+                      str(req.get("model") or ""), _int(req.get("max_output_tokens")),
+                      _float(req.get("temperature")), source="request")
+    names: dict[str, str] = {}  # tool call id -> tool name
     items = req.get("input")
     items = [{"role": "user", "content": items}] if isinstance(items, str) else items or []
     systems: list[str] = []
     for item in items:
         if isinstance(item, dict):
-            _responses_item(ctx, item, systems)
+            _responses_item(ctx, item, systems, names)
     if not ctx.system:
         ctx.system = "\n\n".join(s for s in systems if s)
     ctx.tools = [_spec(t.get("name"), t.get("description"), t.get("parameters"))
@@ -147,32 +137,33 @@ def responses_context(req: dict[str, Any]) -> RequestContext:
     return ctx
 
 
-def _responses_item(ctx: RequestContext, item: dict[str, Any], systems: list[str]) -> None:
+def _responses_item(ctx: ForkContext, item: dict[str, Any], systems: list[str],
+                    names: dict[str, str]) -> None:
     kind, role = str(item.get("type") or "message"), item.get("role")
     if kind == "function_call":
         call: dict[str, Any] = {"id": str(item.get("call_id") or ""),
                                 "name": str(item.get("name") or ""),
                                 "input": decode_args(item.get("arguments"))}
-        ctx.names[call["id"]] = call["name"]
-        last = ctx.items[-1] if ctx.items else None
+        names[call["id"]] = call["name"]
+        last = ctx.messages[-1] if ctx.messages else None
         if last is not None and last["role"] == "assistant":
             last["tool_calls"].append(call)  # calls that follow the assistant's text
         else:
-            ctx.items.append(assistant_item("", [call]))
+            ctx.messages.append(assistant_item("", [call]))
     elif kind == "function_call_output":
         tuid = str(item.get("call_id") or "")
-        name = ctx.names.get(tuid, "tool")
-        ctx.items.append(make_item("tool", _text(item.get("output")), f"tool:{name}",
+        name = names.get(tuid, "tool")
+        ctx.messages.append(make_item("tool", _text(item.get("output")), f"tool:{name}",
                                    tool_call_id=tuid, name=name))
     elif kind == "message" and role in ("system", "developer"):
         systems.append(_text(item.get("content")))
     elif kind == "message" and role == "assistant":
-        ctx.items.append(assistant_item(_text(item.get("content")), []))
+        ctx.messages.append(assistant_item(_text(item.get("content")), []))
     elif kind == "message":
-        ctx.items += [make_item("user", t, "user") for t in _texts(item.get("content"))]
+        ctx.messages += [make_item("user", t, "user") for t in _texts(item.get("content"))]
 
 
-def request_context(request: dict[str, Any], dialect: str) -> RequestContext:
+def request_context(request: dict[str, Any], dialect: str) -> ForkContext:
     """Dispatch on the sidecar's dialect name (``anthropic`` / ``openai`` / ``responses``)."""
     if dialect == "responses":
         return responses_context(request)

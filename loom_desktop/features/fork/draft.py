@@ -18,7 +18,7 @@ from typing import Any
 
 from loom_core.fork.apply import INJECT_SOURCE
 from loom_core.fork.edits import REDACTED, Edit, MessageOp
-from loom_core.fork.point import ForkContext
+from loom_core.fork.context import ForkContext
 from loom_core.providers.base import ToolSpec
 
 
