@@ -99,6 +99,18 @@ class HealResult:
                 "candidates": [c.to_dict() for c in self.candidates]}
 
 
+def plan_repairs(doc: Document, path: str | Path, findings: Any,
+                 options: HealOptions | None = None) -> list[Candidate]:
+    """The candidate repairs for ``findings``, cheapest first; nothing runs.
+
+    A plain function because planning needs no provider, check or output folder: the
+    app plans on a worker before the user has chosen any of them.
+    """
+    opts = options or HealOptions()
+    context_index(doc)  # the shared context walk, built once before any thread
+    return plan_candidates(doc, str(path), findings, opts.max_turns, opts.max_candidates)
+
+
 class Healer:
     """One heal of one run; :meth:`run` blocks (call it from a worker)."""
 
@@ -118,9 +130,7 @@ class Healer:
         self.candidates: list[Candidate] = []
 
     def plan(self, findings: Any) -> list[Candidate]:
-        context_index(self.doc)  # the shared context walk, built once before any thread
-        self.candidates = plan_candidates(self.doc, self.path, findings, self.opts.max_turns,
-                                          self.opts.max_candidates)
+        self.candidates = plan_repairs(self.doc, self.path, findings, self.opts)
         return self.candidates
 
     def run(self, findings: Any) -> HealResult:

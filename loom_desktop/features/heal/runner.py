@@ -24,7 +24,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from loom_core.heal.checks import Check
-from loom_core.heal.engine import Healer, HealOptions, HealResult, save_regression
+from loom_core.heal.engine import Healer, HealOptions, HealResult, plan_repairs, save_regression
 from loom_core.providers import checked_factory, make_provider
 from loom_core.providers.base import CancelToken
 from loom_core.runs_dir import free_dir, runs_dir, stem_of
@@ -70,8 +70,7 @@ def plan_heal(doc: Any, path: str, findings: Sequence[Any] | None, options: Heal
     if findings is None:
         found = checkup(doc)
         findings, total = found.findings, found.total_tokens
-    healer = Healer(doc, path, Check(), None, ".", options)
-    candidates = healer.plan(findings)
+    candidates = plan_repairs(doc, path, findings, options)
     plan = HealPlan(tuple(findings), candidates, total)
     first = next((e.seq for e in doc.effects if e.kind == "model" and not e.depth), None)
     if first is not None:

@@ -11,7 +11,7 @@ import pytest
 
 from loom_core.doctor import checkup
 from loom_core.heal.checks import CheckError, build_check
-from loom_core.heal.engine import Healer, HealOptions
+from loom_core.heal.engine import Healer, HealOptions, plan_repairs
 from loom_core.formats.loader import load
 from loom_core.providers.base import ModelReply
 from loom_core.providers.scripted import ScriptedProvider
@@ -135,3 +135,13 @@ def test_bad_checks_are_bad_input(parent: Path, tmp_path: Path) -> None:
         assert done.stderr.startswith("error: --"), done.stderr
     missing = core("heal", tmp_path / "nope.loom.json", "--forbid", "x")
     assert missing.returncode == 2 and "nope.loom.json" in missing.stderr
+
+
+def test_planning_is_a_plain_function(parent: Path, tmp_path: Path) -> None:
+    """Planning needs no provider, check or output folder (the app plans before any)."""
+    doc = load(parent)
+    findings = checkup(doc).findings
+    planned = plan_repairs(doc, parent, findings, HealOptions(max_candidates=3))
+    healer = Healer(load(parent), parent, build_check(require=["x"]), scripted_model, tmp_path,
+                    HealOptions(max_candidates=3))
+    assert planned and [c.label for c in planned] == [c.label for c in healer.plan(findings)]
