@@ -23,6 +23,7 @@ from loom_core.doctor.loops import loops
 from loom_core.doctor.model import Checkup, Finding
 from loom_core.doctor.placement import Placement
 from loom_core.doctor.stale import stale
+from loom_core.formats.loader import load
 
 
 def checkup(doc: Document) -> Checkup:
@@ -39,6 +40,4 @@ def checkup(doc: Document) -> Checkup:
 
 def checkup_path(path: str | Path) -> Checkup:
     """Load ``path`` (raises :class:`loom_core.errors.LoadError`) and check it."""
-    from loom_core.formats.loader import load
-
     return checkup(load(path))

@@ -22,6 +22,8 @@ from loom_core.fork.items import make_item, normal_item, result_content
 from loom_core.fork.context import ForkContext
 from loom_core.fork.requests import request_context
 from loom_core.fork.snapshot import branch_request, proxy_snapshot_context
+from loom_core.formats.wire import response_to_result
+from loom_core.proxy.sidecar import read_sidecar
 
 __all__ = ["ForkContext", "apply_edit", "context_index", "find_model_effect", "fork_context",
            "model_turn", "sidecar_path"]
@@ -92,9 +94,6 @@ def _recorded_request(doc: Document, path: str | Path,
     the effect's key must be the proxy key of its exchange index, and the recorded
     response must be what the effect holds.
     """
-    from loom_core.proxy.sidecar import read_sidecar
-    from loom_core.formats.wire import response_to_result
-
     n = sum(1 for e in doc.effects[:index] if e.kind == "model")
     side = sidecar_path(path)
     if doc.effects[index].key != proxy_model_key(n) or not side.is_file():

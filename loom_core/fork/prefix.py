@@ -18,6 +18,8 @@ from loom_core.fork.branch import Branch, new_provenance, parent_header
 from loom_core.fork.edits import Edit
 from loom_core.fork.context import ForkContext
 from loom_core.fork.point import context_index, sidecar_path
+from loom_core.proxy.sidecar import read_sidecar
+from loom_core.views.timeline import build_timeline
 
 
 def prefix_episodes(doc: Document, index: int) -> list[str]:
@@ -39,7 +41,6 @@ def prefix_shield_events(doc: Document, path: str | Path, index: int, exchanges:
     count = _sidecar_event_count(path, exchanges)
     if count is not None and count <= len(events):
         return events[:count]
-    from loom_core.views.timeline import build_timeline
 
     tl = build_timeline(doc)
     keep = {i for step, idxs in tl.shield_at.items()
@@ -51,7 +52,6 @@ def _sidecar_event_count(path: str | Path, exchanges: int) -> int | None:
     side = sidecar_path(path)
     if not side.is_file():
         return None
-    from loom_core.proxy.sidecar import read_sidecar
 
     try:
         sidecar = read_sidecar(side)

@@ -26,6 +26,7 @@ from loom_core.fork.edits import Edit
 from loom_core.fork.items import assistant_item, tool_item
 from loom_core.fork.point import apply_edit, fork_context
 from loom_core.fork.recorded import RecordedResults, recorded_calls
+from loom_core.fork.prefix import start_branch
 
 DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_TOKENS = 4096  # when the recording did not say (harness traces never do)
@@ -228,8 +229,6 @@ def run_fork(doc: Document, path: str | Path, seq: int, edit: Edit, provider: Pr
     ValueError for a bad fork point or edit (nothing is called or written then);
     otherwise the branch is written to ``out`` (when given) whatever the outcome.
     """
-    from loom_core.fork.prefix import start_branch
-
     if max_turns < 1:
         raise ValueError(f"max_turns must be at least 1 (got {max_turns})")
     if out is not None and not Path(out).resolve().parent.is_dir():

@@ -6,6 +6,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from loom_core.fork.agent_rerun import agent_rerun
+from loom_core.fork.budget import billed
+from loom_core.fork.rerun import run_fork
+
 if TYPE_CHECKING:
     from loom_core.heal.engine import Healer
     from loom_core.heal.repairs import Candidate
@@ -18,8 +22,6 @@ def attempt(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
 
 
 def _model(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
-    from loom_core.fork.rerun import run_fork
-
     if healer.provider is None:
         raise ValueError("the model re-run needs a provider")
     provider = healer.provider()
@@ -37,9 +39,6 @@ def _model(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
 
 
 def _agent(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
-    from loom_core.fork.agent_rerun import agent_rerun
-    from loom_core.fork.budget import billed
-
     result = agent_rerun(healer.path, cand.step, cand.edit, str(cand.path), cancel=cand.cancel)
     if result.path is None:
         return {}, "cancelled" if result.cancelled else "error"

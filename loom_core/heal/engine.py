@@ -35,6 +35,8 @@ from loom_core.formats.save import save_dict
 from loom_core.heal.checks import Check
 from loom_core.heal.repairs import (CANCELLED, ERROR, FAILED, PASSED, PAUSED, QUEUED, RUNNING,
                                     SKIPPED, Candidate, plan_candidates)
+from loom_core.heal.attempt import attempt
+from loom_core.providers.base import Cancelled
 
 OnUpdate = Callable[[Candidate], None]
 ALREADY_PASSES, HEALED, NO_WINNER, NO_REPAIRS = "already_passes", "healed", "no_winner", "no_repairs"
@@ -53,8 +55,6 @@ class LinkedToken(CancelToken):
 
     def check(self) -> None:
         if self.cancelled:
-            from loom_core.providers.base import Cancelled
-
             raise Cancelled("cancelled")
 
     def wait(self, seconds: float) -> bool:
@@ -190,8 +190,6 @@ class Healer:
     def _try(self, cand: Candidate) -> None:
         cand.path = str(self.out_dir / f"{cand.label}.loom.json")
         try:
-            from loom_core.heal.attempt import attempt
-
             branch, status = attempt(self, cand)
         except Exception as err:  # noqa: BLE001 - one broken candidate must not end the heal
             cand.status, cand.error = ERROR, f"{type(err).__name__}: {err}"

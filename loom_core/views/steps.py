@@ -22,6 +22,7 @@ from loom_core.formats.document import text_and_calls
 from loom_core.fork.edits import edit_summary
 from loom_core.views.timeline import (F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, F_SHIELD,
                                       F_UNFINISHED, K_EPISODE, K_MODEL, Timeline)
+from loom_core.views.pricing import OFFLINE_TEXT, format_usd
 
 SUMMARY_CHARS = 160  # a row's summary, in the step list and in ``steps``
 FLAG_NAMES = ((F_ERROR, "error"), (F_BLOCKED, "blocked"), (F_DRYRUN, "dry-run"),
@@ -135,8 +136,6 @@ class StepRow:
     @property
     def cost_text(self) -> str:
         """The cost as every face shows it (:func:`loom_core.views.pricing.format_usd`)."""
-        from loom_core.views.pricing import OFFLINE_TEXT, format_usd
-
         return OFFLINE_TEXT if self.offline else format_usd(self.cost)
 
     @property

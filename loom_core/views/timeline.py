@@ -20,6 +20,7 @@ from loom_core.views.context import ContextIndex, ContextWalker
 from loom_core.formats.document import Document
 from loom_core.views.run_cost import RunPricer
 from loom_core.views.shield_place import place_shield_events
+from loom_core.views.pricing import OFFLINE_TEXT, cost_words, format_usd
 
 # kind codes: index into KINDS (colour and filtering use them)
 KINDS = ("episode", "model", "tool", "human", "time", "memory", "compact", "edit",
@@ -99,8 +100,6 @@ class Timeline:
     def cost_text(self, step: int | None = None) -> str:
         """Step ``step``'s cost (``None``: the run's) in the words every view uses:
         ``$0.0123``, ``?`` unpriced, ``$0 offline`` for a scripted answer, ``""`` none."""
-        from loom_core.views.pricing import OFFLINE_TEXT, cost_words, format_usd
-
         if step is None:
             return cost_words(self.total_cost, self.offline_steps > 0)
         if step < len(self.offline) and self.offline[step]:

@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
+from loom_core.doctor import checkup
 from loom_core.heal.checks import Check
 from loom_core.heal.engine import Healer, HealOptions, HealResult, plan_repairs, save_regression
 from loom_core.providers import checked_factory, make_provider
@@ -30,6 +31,8 @@ from loom_core.providers.base import CancelToken
 from loom_core.runs_dir import free_dir, runs_dir, stem_of
 
 from loom_desktop.infra.thread_runner import Relay, ThreadRunner, failure_cause
+from loom_desktop.features.fork.settings import availability
+from loom_desktop.features.fork.work import read_fork_point
 
 
 @dataclass
@@ -64,8 +67,6 @@ class HealJob:
 def plan_heal(doc: Any, path: str, findings: Sequence[Any] | None, options: HealOptions) -> HealPlan:
     """Worker: the checkup (unless the doctor panel already has it), the candidates
     cheapest first, and the fork facts the run settings are prefilled from."""
-    from loom_core.doctor import checkup
-
     total = 0
     if findings is None:
         found = checkup(doc)
@@ -82,8 +83,6 @@ def _fork_facts(plan: HealPlan, doc: Any, path: str, seq: int) -> None:
     """The run settings are prefilled as the fork dialog's are (the same reading of the fork
     point): the recorded model, the provider that speaks like the run, and whether the agent
     can be re-run (its workspace was recorded and its command is there) or why not."""
-    from loom_desktop.features.fork.work import read_fork_point
-
     found = read_fork_point(doc, path, seq)
     plan.recorded_model, plan.provider = found["ctx"].model or "", found["provider"]
     plan.workspace, plan.why_no_agent = found["workspace"], found["why"]
@@ -112,8 +111,6 @@ def pick_directory(parent: QWidget, start: str) -> str:
 
 def probe(name: str, model: str, base_url: str | None) -> tuple[bool, str]:
     """Worker: can this provider run (its key, its base URL)? Never shows the key."""
-    from loom_desktop.features.fork.settings import availability
-
     provider = make_provider(name, model, base_url)
     try:
         return availability(provider)
