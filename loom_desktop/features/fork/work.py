@@ -17,6 +17,18 @@ from loom_core.fork.edits import Edit
 from loom_core.formats.journal_writer import JournalWriter
 from loom_core.providers.base import CancelToken
 from loom_core.proxy.config import SessionPaths
+from loom_core.fork.agent_rerun import NOT_RECORDED, AgentRerunError, agent_rerun, plan_agent_rerun
+from loom_core.fork.plan import dry_run
+from loom_core.fork.point import apply_edit, fork_context
+from loom_core.fork.prefix import prefix_episodes
+from loom_core.fork.rerun import run_fork
+from loom_core.fork.resume import load_branch, resume_fork
+from loom_core.formats.loader import load
+from loom_core.formats.save import document_dict
+from loom_core.providers.names import guess_provider
+from loom_core.providers.scripted import ScriptedProvider
+from loom_core.proxy.forkwire import check_agent_edit
+from loom_desktop.features.fork.settings import availability
 
 NOTHING: Any = object()  # "no tool result supplied" (None is a valid result)
 OnEffect = Callable[[dict[str, Any]], None]
@@ -84,12 +96,6 @@ def _journaled(writer: JournalWriter, on_effect: OnEffect) -> OnEffect:
 def run_model(job: ForkJob, doc: Any, provider: ProviderFactory, cancel: CancelToken,
               on_effect: OnEffect) -> RunOutcome:
     """Re-run from ``job.step``; a bad fork point or edit raises before any provider."""
-    from loom_core.fork.point import apply_edit, fork_context
-    from loom_core.fork.prefix import prefix_episodes
-    from loom_core.fork.rerun import run_fork
-    from loom_core.formats.loader import load
-    from loom_core.formats.save import document_dict
-
     doc = doc if doc is not None else load(job.parent)
     ctx = apply_edit(fork_context(doc, job.parent, job.step), job.edit)
     live = provider()
@@ -109,9 +115,6 @@ def run_model(job: ForkJob, doc: Any, provider: ProviderFactory, cancel: CancelT
 def run_resume(job: ForkJob, doc: Any, provider: ProviderFactory, cancel: CancelToken,
                on_effect: OnEffect) -> RunOutcome:
     """Continue the branch at ``job.out`` (with ``job.tool_result``), or stop it."""
-    from loom_core.fork.resume import load_branch, resume_fork
-    from loom_core.providers.scripted import ScriptedProvider
-
     if job.stop:  # nothing is called: no provider, no journal
         return _outcome(resume_fork(job.out, ScriptedProvider(), stop=True, parent=doc))
     branch = load_branch(job.out)
@@ -131,8 +134,6 @@ def run_resume(job: ForkJob, doc: Any, provider: ProviderFactory, cancel: Cancel
 
 def run_agent(job: ForkJob, cancel: CancelToken, on_line: Callable[[str], None]) -> RunOutcome:
     """Re-run the recorded command against a fork proxy (which journals the branch)."""
-    from loom_core.fork.agent_rerun import agent_rerun
-
     result = agent_rerun(job.parent, job.step, job.edit, job.out, cancel=cancel,
                          on_line=on_line, timeout=job.timeout)
     status = ("cancelled" if result.cancelled else "timeout" if result.timed_out
@@ -150,10 +151,6 @@ def run_agent(job: ForkJob, cancel: CancelToken, on_line: Callable[[str], None])
 def read_fork_point(doc: Any, path: str, seq: int) -> dict[str, Any]:
     """The context at ``seq``, the provider that speaks like the parent, and whether an
     agent re-run is possible (argv and cwd) or why not."""
-    from loom_core.fork.agent_rerun import NOT_RECORDED, AgentRerunError, plan_agent_rerun
-    from loom_core.fork.point import fork_context
-    from loom_core.providers.names import guess_provider
-
     ctx = fork_context(doc, path, seq)
     workspace, why = None, NOT_RECORDED
     if getattr(doc.header, "workspace", None) is not None:
@@ -169,10 +166,6 @@ def estimate(doc: Any, path: str, seq: int, edit: Edit, max_turns: int,
              make: Callable[[], Any], agent: bool = False) -> dict[str, Any]:
     """The provider's availability line and the dry run (or why the edit cannot run;
     an agent re-run also refuses edits the agent's own loop would not see)."""
-    from loom_core.fork.plan import dry_run
-    from loom_core.proxy.forkwire import check_agent_edit
-
-    from loom_desktop.features.fork.settings import availability
 
     provider = make()
     try:
