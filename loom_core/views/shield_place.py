@@ -18,15 +18,27 @@ finished trace does.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from loom_core.formats.canonical import call_signature as signature
-from loom_core.formats.document import text_and_calls
-
-if TYPE_CHECKING:
-    from loom_core.views.timeline import Timeline
+from loom_core.formats.document import Document, text_and_calls
 
 NOTICE_HEAD = "Blocked tool call "
+
+
+class Steps(Protocol):
+    """What placement reads of a timeline (:class:`loom_core.views.timeline.Timeline`):
+    its document and which effect each step shows. A protocol, so the timeline can call
+    placement without the two modules importing each other."""
+
+    @property
+    def doc(self) -> Document: ...
+
+    @property
+    def effect_of(self) -> Sequence[int]: ...
+
+    def __len__(self) -> int: ...
 
 
 def _extra(event: Any) -> dict[str, Any]:
@@ -49,7 +61,7 @@ def executed_input(event: Any) -> Any:
 class Placer:
     """Places ``shield_events`` over the model steps of one timeline."""
 
-    def __init__(self, tl: "Timeline") -> None:
+    def __init__(self, tl: Steps) -> None:
         self.tl = tl
         self._read: dict[int, tuple[str, list[dict[str, Any]]]] = {}
 
@@ -91,7 +103,7 @@ def _claim(event: Any) -> str:
     return "call " + signature(event.tool, executed_input(event))
 
 
-def place_shield_events(doc: Any, tl: "Timeline", model_steps: list[int]) -> dict[int, list[int]]:
+def place_shield_events(doc: Any, tl: Steps, model_steps: list[int]) -> dict[int, list[int]]:
     """Map step -> indices into ``doc.shield_events``; the timeline names its model steps."""
     events = doc.shield_events
     if not events:
