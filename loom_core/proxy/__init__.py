@@ -7,7 +7,7 @@ Messages, OpenAI Chat Completions and the OpenAI Responses API, streamed or not.
 Modules, in the order a request meets them:
 
 * :mod:`.config` -- flags and the :class:`~.config.ProxyConfig` (incl. the shield's
-  :class:`~.config.ShieldConfig`, stored for the shield engine to consume);
+  :class:`~.config.ShieldFlags`, stored for the shield engine to consume);
 * :mod:`.server` -- the aiohttp app: forward, relay, record; :mod:`.upstream` the
   header rules; :mod:`.relay` the unbuffered SSE relay;
 * :mod:`.hooks` -- where the shield plugs in (request observation, response screening);

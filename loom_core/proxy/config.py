@@ -2,7 +2,7 @@
 
 Why a dataclass and not the argparse namespace: the GUI, the ``record`` runner and
 the tests build a proxy without a command line, and the shield engine consumes its
-part (:class:`ShieldConfig`) without knowing about argparse.
+part (:class:`ShieldFlags`) without knowing about argparse.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ SHIELD_DEFAULTS = ("allow", "confirm", "deny")
 
 
 @dataclass
-class ShieldConfig:
-    """The shield flags, exactly as given; the shield engine (``loom_core.shield``)
-    turns them into rules. The proxy itself only reads :attr:`requested`."""
+class ShieldFlags:
+    """The shield flags, exactly as given on the command line; the shield engine turns
+    them into its one resolved :class:`loom_core.shield.config.ShieldConfig`. The proxy
+    itself only reads :attr:`requested` (it must not depend on the engine: it fails
+    closed when the engine is missing)."""
 
     deny: list[str] = field(default_factory=list)
     allow: list[str] = field(default_factory=list)
@@ -33,6 +35,10 @@ class ShieldConfig:
     policies: list[str] = field(default_factory=list)  # --policy FILE (YAML or JSON)
     default: str | None = None  # --shield-default; None = not given (loom: allow)
     confirm_timeout: float = 300.0
+    # Not proxy flags today (loom-harness's approver chains); kept so the engine reads
+    # every field of the flags directly.
+    require_approver: tuple[str, ...] = ()
+    break_glass: tuple[str, ...] = ()
 
     @property
     def requested(self) -> bool:
@@ -57,7 +63,7 @@ class ProxyConfig:
     ready_file: str | None = None
     save_interval: float = 2.0  # seconds between background trace writes
     freeze_gc: bool = False  # gc.freeze() after saves: only in a process that is just a proxy
-    shield: ShieldConfig = field(default_factory=ShieldConfig)
+    shield: ShieldFlags = field(default_factory=ShieldFlags)
     fork_from: str | None = None  # fork mode (:mod:`.forkmode`): the parent trace
     fork_at: int = 0  # the fork exchange (the fork model step's index among model calls)
     fork_edit: dict[str, Any] | None = None  # an Edit as a dict (``Edit.to_dict()``)
@@ -176,7 +182,7 @@ def _add_fork_flags(p: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> ProxyConfig:
     """Build the config from parsed flags (see :func:`add_proxy_flags`)."""
-    shield = ShieldConfig(deny=list(args.deny), allow=list(args.allow),
+    shield = ShieldFlags(deny=list(args.deny), allow=list(args.allow),
                           confirm=list(args.confirm), rules=list(args.rule),
                           profiles=list(args.profile), policies=list(args.policy),
                           default=args.shield_default, confirm_timeout=args.confirm_timeout)

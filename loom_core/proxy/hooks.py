@@ -34,7 +34,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from loom_core.proxy.config import ShieldConfig
+from loom_core.proxy.config import ShieldFlags
 
 
 @dataclass
@@ -78,7 +78,7 @@ class ShieldUnavailable(ValueError):
     """
 
 
-def load_screen(config: ShieldConfig) -> Screen | None:
+def load_screen(config: ShieldFlags) -> Screen | None:
     """The screen for these flags: ``loom_core.shield.build_screen(config)``; None when no
     shield flag was given. Fails closed: when flags were given and no screen comes of
     them (no engine in this build, the engine fails, or it builds nothing) this raises

@@ -15,14 +15,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from loom_core.proxy.config import ShieldFlags
 from loom_core.proxy.hooks import Screened
 from loom_core.shield.approvals import PendingApproval
 from loom_core.shield.config import ShieldConfig
 from loom_core.shield.engine import Shield
 
 
-def config_from_proxy_flags(flags: Any) -> ShieldConfig | None:
-    """Our ``ShieldConfig`` from the proxy's flag dataclass (or pass ours through).
+def config_from_proxy_flags(flags: ShieldFlags | ShieldConfig) -> ShieldConfig | None:
+    """The resolved ``ShieldConfig`` from the proxy's :class:`ShieldFlags` (or pass one
+    through).
 
     Its ``profiles``/``policies`` are lists because the flags repeat; like
     ``loom proxy`` (a plain option) the last one counts, with a warning.
@@ -34,8 +36,7 @@ def config_from_proxy_flags(flags: Any) -> ShieldConfig | None:
         profile=profiles[-1] if profiles else "", policy=policies[-1] if policies else None,
         deny=flags.deny, allow=flags.allow, confirm=flags.confirm, rule=flags.rules,
         shield_default=flags.default or "allow", confirm_timeout=flags.confirm_timeout,
-        require_approver=getattr(flags, "require_approver", ()) or (),
-        break_glass=getattr(flags, "break_glass", ()) or ())
+        require_approver=flags.require_approver, break_glass=flags.break_glass)
     extra = [f"--{name} given {len(values)} times; only the last one ({values[-1]}) is used"
              for name, values in (("profile", profiles), ("policy", policies))
              if len(values) > 1]
@@ -81,7 +82,7 @@ class ProxyScreen:
                         changed=result.body is not response)
 
 
-def build_screen(flags: Any, **shield_options: Any) -> ProxyScreen | None:
+def build_screen(flags: ShieldFlags | ShieldConfig, **shield_options: Any) -> ProxyScreen | None:
     """The proxy's screen for these flags, or ``None`` when they ask for no shield.
 
     ``shield_options`` go to ``Shield`` (``clock``, ``new_id``, ``on_change``).

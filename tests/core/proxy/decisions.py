@@ -15,13 +15,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 from loom_core.proxy.control_client import ControlClient
-from loom_core.proxy.config import ShieldConfig
+from loom_core.proxy.config import ShieldFlags
 
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import Rig
 from tests.core.proxy.procs import wait_for
 
-SHIELD = ShieldConfig(confirm=["deploy*"], confirm_timeout=60)
+SHIELD = ShieldFlags(confirm=["deploy*"], confirm_timeout=60)
 TOOLS = [{"name": name, "description": name, "input_schema": {"type": "object"}}
          for name in ("deploy", "read_notes")]
 PROD, EDITED, STAGING = {"env": "prod"}, {"env": "production"}, {"env": "staging"}

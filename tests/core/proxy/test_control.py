@@ -21,7 +21,7 @@ import anthropic
 import pytest
 
 from loom_core.proxy.control_client import ControlClient, ControlError, PendingCall
-from loom_core.proxy.config import ShieldConfig
+from loom_core.proxy.config import ShieldFlags
 from loom_core.proxy.control import loopback_host
 
 from tests.core.clis import core, loom
@@ -47,7 +47,7 @@ def pool() -> Iterator[ThreadPoolExecutor]:
 
 
 def shielded(tmp: Path, timeout: float = 15.0) -> Rig:
-    return start_rig(tmp, shield=ShieldConfig(confirm=["deploy*"], confirm_timeout=timeout))
+    return start_rig(tmp, shield=ShieldFlags(confirm=["deploy*"], confirm_timeout=timeout))
 
 
 @pytest.fixture

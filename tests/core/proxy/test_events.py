@@ -21,7 +21,7 @@ import anthropic
 import pytest
 
 from loom_core.proxy.control_client import ControlClient, ControlError, NoEventStream
-from loom_core.proxy.config import ShieldConfig
+from loom_core.proxy.config import ShieldFlags
 
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import Rig, start_rig
@@ -46,7 +46,7 @@ def pool() -> Iterator[ThreadPoolExecutor]:
 
 def shielded(tmp: Path, **shield: Any) -> Rig:
     shield.setdefault("confirm_timeout", 30.0)
-    return start_rig(tmp, shield=ShieldConfig(**shield))
+    return start_rig(tmp, shield=ShieldFlags(**shield))
 
 
 class Subscriber:

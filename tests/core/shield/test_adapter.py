@@ -13,13 +13,12 @@ from typing import Any
 
 import pytest
 
+from loom_core.proxy.config import ShieldFlags
 from loom_core.shield import build_screen
 
 
-def flags(**kw: Any) -> Any:
-    base = dict(deny=[], allow=[], confirm=[], rules=[], profiles=[], policies=[], default=None,
-                confirm_timeout=300.0)
-    return types.SimpleNamespace(**{**base, **kw})
+def flags(**kw: Any) -> ShieldFlags:
+    return ShieldFlags(**kw)
 
 
 def exchange(request: dict[str, Any]) -> Any:

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from loom_core.proxy.config import ShieldConfig
+from loom_core.proxy.config import ShieldFlags
 from loom_core.views.steps import flag_marks
 from loom_desktop.main_window import MainWindow
 from loom_desktop.document.step_list_model import (COL_AGENT, COL_KIND, COL_STEP, COL_SUMMARY,
@@ -77,7 +77,7 @@ def test_a_live_journal(qtbot, window: MainWindow, tmp_path: Path) -> None:
 def record_with_a_denial(tmp_path: Path) -> Any:
     """A two-call proxy recording (trace, journal and sidecar) whose first reply's
     ``get_time`` call the shield denied."""
-    rig = start_rig(tmp_path, shield=ShieldConfig(deny=["get_time*"]))
+    rig = start_rig(tmp_path, shield=ShieldFlags(deny=["get_time*"]))
     try:
         rig.upstream.script(
             Reply(text="Checking.", calls=[("t1", "get_weather", {"city": "Paris"}),

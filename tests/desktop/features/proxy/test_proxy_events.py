@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from loom_core.proxy.control_client import ControlClient
 from loom_core.formats.loader import load
-from loom_core.proxy.config import ShieldConfig
+from loom_core.proxy.config import ShieldFlags
 from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 from loom_desktop.main_window import MainWindow
 from loom_desktop.infra.notify import HeldNotifier
@@ -36,7 +36,7 @@ SHIELD_BITS = F_SHIELD | F_DENIED
 @pytest.fixture
 def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rig]:
     monkeypatch.setenv("LOOM_RUNTIME_DIR", str(tmp_path / "rt"))
-    r = start_rig(tmp_path, shield=ShieldConfig(confirm=["deploy*"], confirm_timeout=60))
+    r = start_rig(tmp_path, shield=ShieldFlags(confirm=["deploy*"], confirm_timeout=60))
     try:
         yield r
     finally:
