@@ -4,24 +4,50 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable, Protocol
 
+from loom_core.formats.document import Document
 from loom_core.fork.agent_rerun import agent_rerun
-from loom_core.fork.budget import billed
+from loom_core.fork.budget import SharedBudget, billed
 from loom_core.fork.rerun import run_fork
-
-if TYPE_CHECKING:
-    from loom_core.heal.engine import Healer
-    from loom_core.heal.repairs import Candidate
+from loom_core.heal.repairs import Candidate
+from loom_core.providers.base import Provider
 
 
-def attempt(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
+class AttemptLimits(Protocol):
+    """The part of a heal's options one attempt obeys."""
+
+    @property
+    def mode(self) -> str: ...
+    @property
+    def max_turns(self) -> int: ...
+
+
+class Healer(Protocol):
+    """What one attempt needs of the heal that runs it (the engine's ``Healer`` is one).
+
+    Why a protocol: the engine runs attempts, so an attempt naming the engine's class
+    would make the two modules import each other."""
+
+    @property
+    def doc(self) -> Document: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def provider(self) -> Callable[[], Provider] | None: ...
+    @property
+    def budget(self) -> SharedBudget | None: ...
+    @property
+    def opts(self) -> AttemptLimits: ...
+
+
+def attempt(healer: Healer, cand: Candidate) -> tuple[dict[str, Any], str]:
     if healer.opts.mode == "agent":
         return _agent(healer, cand)
     return _model(healer, cand)
 
 
-def _model(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
+def _model(healer: Healer, cand: Candidate) -> tuple[dict[str, Any], str]:
     if healer.provider is None:
         raise ValueError("the model re-run needs a provider")
     provider = healer.provider()
@@ -38,7 +64,7 @@ def _model(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
     return result.branch, result.status
 
 
-def _agent(healer: "Healer", cand: "Candidate") -> tuple[dict[str, Any], str]:
+def _agent(healer: Healer, cand: Candidate) -> tuple[dict[str, Any], str]:
     result = agent_rerun(healer.path, cand.step, cand.edit, str(cand.path), cancel=cand.cancel)
     if result.path is None:
         return {}, "cancelled" if result.cancelled else "error"

@@ -25,10 +25,10 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from loom_core.formats.document import Document
 from loom_core.formats.journal import JournalState, journal_document
@@ -39,10 +39,41 @@ from loom_core.views.timeline import TimelineBuilder
 
 from loom_desktop.document.live_banner import LiveBar, ProblemBanner
 from loom_desktop.document.live_shield import LiveShield
+from loom_desktop.document.session import Session
+from loom_desktop.document.step_list_model import StepListModel
 from loom_desktop.infra.services import WindowServices
+from loom_desktop.widgets.timeline import TimelineWidget
 
-if TYPE_CHECKING:
-    from loom_desktop.document.view import DocumentView
+
+class LiveHost(QWidget):
+    """A tab a live controller can grow: the widget it lives in and reports to (the
+    document view is one, by subclassing this).
+
+    Why a base class here: the tab owns its live controller, so the controller naming the
+    tab's class would make the two modules import each other; a Protocol cannot also be
+    the QWidget the controller parents its timers and dialogs to."""
+
+    path: str
+    doc: Any
+    session: Session
+    model: StepListModel
+    timeline_widget: TimelineWidget
+
+    def live_failed(self, cause: str) -> None:
+        """Show that the journal can no longer be read as a run (a banner, kept data)."""
+        raise NotImplementedError
+
+    def timeline_grew(self) -> None:
+        """New rows exist: let the list and status bar count them now."""
+        raise NotImplementedError
+
+    def shows_current(self) -> bool:
+        """True when the context view already shows the current step."""
+        raise NotImplementedError
+
+    def render_now(self) -> None:
+        """Draw the current step's context without waiting for the debounce."""
+        raise NotImplementedError
 
 SLICE = 500  # effects indexed per event-loop turn (a few ms of work)
 UI_MS = 100  # the live bar and listeners of ``changed`` at most 10 times a second
@@ -77,11 +108,11 @@ class _Bridge(QObject):
 
 
 class LiveController(QObject):
-    """Turns journal updates into timeline growth for one :class:`DocumentView`."""
+    """Turns journal updates into timeline growth for one tab (a :class:`LiveHost`)."""
 
     changed = Signal()
 
-    def __init__(self, view: "DocumentView", poll_interval: float = 0.5) -> None:
+    def __init__(self, view: LiveHost, poll_interval: float = 0.5) -> None:
         super().__init__(view)
         self.view = view
         self.bar = LiveBar()
@@ -292,7 +323,7 @@ class LiveController(QObject):
         if not isinstance(window, WindowServices):
             if error:  # a tab outside a main window (tests): the dialog all the same
                 box = QMessageBox(QMessageBox.Icon.Critical, "Cannot save the run", message,
-                                  QMessageBox.StandardButton.Ok, self.view)
+                                  QMessageBox.StandardButton.Ok, window)
                 box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
                 box.open()
             return

@@ -27,6 +27,7 @@ from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, co
 from loom_desktop.document.session import Session
 from loom_desktop.widgets.context_view import ContextView
 from loom_desktop.infra.workers import Task
+from loom_desktop.document.live_view import LiveController, LiveHost
 
 PLAY_MS = 400
 STEP_LIST_MIN_CHARS = 36  # widths in average characters: they follow the font
@@ -45,7 +46,7 @@ def _empty_document(path: str) -> bool:
         return False
 
 
-class DocumentView(QWidget):
+class DocumentView(LiveHost):
     """A tab: owns its session, its workers and its checksum process."""
 
     loaded = Signal()
@@ -196,8 +197,6 @@ class DocumentView(QWidget):
 
     def start_live(self, poll_interval: float = 0.5) -> None:
         """Follow the journal as it is written (it may not exist yet)."""
-        from loom_desktop.document.live_view import LiveController
-
         self.live = LiveController(self, poll_interval)
         lay = self.layout()
         assert isinstance(lay, QVBoxLayout)  # built in __init__
