@@ -2,7 +2,7 @@
 #   make run    - create .venv, install, open the app (the bundled sample when no FILE)
 #   make test   - create .venv, install with the dev extra, run the whole test suite
 #   make lint   - ruff (lint + format check), mypy and import-linter with the venv's tools;
-#                 the same checks `make test` is to run once the tree passes them
+#                 `make test` runs them first
 # The first interpreter that really runs and is >= 3.11 (a pyenv shim can exist
 # for a version that is not installed, so `command -v` alone is not enough).
 PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/loom-desktop $(FILE)
 
-test: $(STAMP)
+test: lint
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q $(PYTEST_ARGS)
 
 # make lint - the static checks, configured in pyproject.toml (ruff, mypy) and by the

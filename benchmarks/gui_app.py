@@ -10,8 +10,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import loom_desktop  # noqa: E402,F401  (pins pyqtgraph to PySide6)
 from loom_desktop.app import LoomApplication, quiet_qt_noise  # noqa: E402
-from loom_desktop.main_window import MainWindow  # noqa: E402
 from loom_desktop.infra.settings import DesktopSettings  # noqa: E402
+from loom_desktop.main_window import MainWindow  # noqa: E402
 
 
 def open_in_app(path: str) -> tuple[LoomApplication, MainWindow, Any]:

@@ -14,11 +14,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import loom_desktop  # noqa: E402,F401  (pins pyqtgraph to PySide6)
 from PySide6.QtCore import QEvent, QObject  # noqa: E402
 
-from benchmarks.measure import peak_rss_mb  # noqa: E402
+import loom_desktop  # noqa: E402,F401  (pins pyqtgraph to PySide6)
 from benchmarks.gui_app import open_in_app  # noqa: E402
+from benchmarks.measure import peak_rss_mb  # noqa: E402
 
 MOVES_PER_SPOT, SPOTS = 40, 10
 
@@ -69,9 +69,11 @@ def main() -> None:
         time.sleep(0.002)
     times = sorted(scrub(app, view))
     result = {
-        "first_paint_s": watch.first_paint, "ready_s": watch.ready,
+        "first_paint_s": watch.first_paint,
+        "ready_s": watch.ready,
         "scrub_ms_p50": statistics.median(times),
-        "scrub_ms_p99": times[int(len(times) * 0.99) - 1], "scrub_ms_max": times[-1],
+        "scrub_ms_p99": times[int(len(times) * 0.99) - 1],
+        "scrub_ms_max": times[-1],
         "peak_rss_mb": peak_rss_mb(),
     }
     window.close()

@@ -25,8 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def line(kind: str, seq: int, payload: dict) -> bytes:
-    return (json.dumps({"type": kind, "seq": seq, "kind": "tool:tick", "key": f"{seq:012x}",
-                        **payload}) + "\n").encode()
+    return (
+        json.dumps({"type": kind, "seq": seq, "kind": "tool:tick", "key": f"{seq:012x}", **payload})
+        + "\n"
+    ).encode()
 
 
 def effect(seq: int) -> bytes:
@@ -43,15 +45,34 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "live.jsonl"
         env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-        probe = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "live_probe.py"),
-                                  str(path), str(args.n), str(args.burst)],
-                                 env=env, stdout=subprocess.PIPE, text=True)
+        probe = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "benchmarks" / "live_probe.py"),
+                str(path),
+                str(args.n),
+                str(args.burst),
+            ],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert probe.stdout is not None
             assert probe.stdout.readline().strip() == "ready"
             with open(path, "ab") as out:
-                out.write(json.dumps({"type": "header", "version": 1, "model": "bench",
-                                      "system": "", "episodes": ["go"]}).encode() + b"\n")
+                out.write(
+                    json.dumps(
+                        {
+                            "type": "header",
+                            "version": 1,
+                            "model": "bench",
+                            "system": "",
+                            "episodes": ["go"],
+                        }
+                    ).encode()
+                    + b"\n"
+                )
                 out.flush()
                 time.sleep(0.5)
                 period = 1.0 / args.rate

@@ -13,9 +13,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import loom_desktop  # noqa: E402,F401
 from PySide6.QtCore import QTimer  # noqa: E402
 
+import loom_desktop  # noqa: E402,F401
 from benchmarks.gui_app import open_in_app  # noqa: E402
 
 
@@ -59,16 +59,23 @@ def main() -> None:
     ticker.stop()
     latencies.sort()
     window.close()
-    print(json.dumps({
-        "p50_ms": round(statistics.median(latencies), 2) if latencies else None,
-        "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1], 2) if latencies else None,
-        "max_ms": round(latencies[-1], 2) if latencies else None,
-        "rows_timed": len(latencies),
-        "burst": burst,
-        "burst_visible_s": round(marks["burst_done"] - marks["burst_start"], 3)
-        if "burst_done" in marks and "burst_start" in marks else None,
-        "max_block_ms": round(gaps["max"] * 1000, 1),
-    }))
+    print(
+        json.dumps(
+            {
+                "p50_ms": round(statistics.median(latencies), 2) if latencies else None,
+                "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1], 2)
+                if latencies
+                else None,
+                "max_ms": round(latencies[-1], 2) if latencies else None,
+                "rows_timed": len(latencies),
+                "burst": burst,
+                "burst_visible_s": round(marks["burst_done"] - marks["burst_start"], 3)
+                if "burst_done" in marks and "burst_start" in marks
+                else None,
+                "max_block_ms": round(gaps["max"] * 1000, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

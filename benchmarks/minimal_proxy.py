@@ -34,20 +34,32 @@ def serve(port_file: str, target: str, loop: str = "asyncio") -> int:
         t0 = time.perf_counter()
         body = await request.read()
         session: aiohttp.ClientSession = request.app["client"]
-        headers = {k: v for k, v in request.headers.items()
-                   if k.lower() not in ("host", "content-length")}
+        headers = {
+            k: v for k, v in request.headers.items() if k.lower() not in ("host", "content-length")
+        }
         async with session.post(target + request.path_qs, data=body, headers=headers) as up:
-            resp = web.StreamResponse(status=up.status, headers={
-                "content-type": up.headers.get("content-type", "application/json")})
+            resp = web.StreamResponse(
+                status=up.status,
+                headers={"content-type": up.headers.get("content-type", "application/json")},
+            )
             await resp.prepare(request)
             size = 0
             async for chunk in up.content.iter_any():
                 size += len(chunk)
                 await resp.write(chunk)
             await resp.write_eof()
-        log.write(json.dumps({"path": request.path, "status": up.status, "in": len(body),
-                              "out": size, "ms": round((time.perf_counter() - t0) * 1000, 3)})
-                  + "\n")
+        log.write(
+            json.dumps(
+                {
+                    "path": request.path,
+                    "status": up.status,
+                    "in": len(body),
+                    "out": size,
+                    "ms": round((time.perf_counter() - t0) * 1000, 3),
+                }
+            )
+            + "\n"
+        )
         log.flush()
         return resp
 
@@ -56,7 +68,8 @@ def serve(port_file: str, target: str, loop: str = "asyncio") -> int:
 
         async def client(app: web.Application):  # type: ignore[no-untyped-def]
             app["client"] = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0), auto_decompress=False)
+                connector=aiohttp.TCPConnector(limit=0), auto_decompress=False
+            )
             yield
             await app["client"].close()
 

@@ -51,13 +51,15 @@ def trace_file(n: int) -> Path:
 
 
 def headless(path: Path) -> dict[str, float]:
+    from loom_core.formats.gc_pause import gc_paused
     from loom_core.formats.loader import load
     from loom_core.views.timeline import build_timeline
-    from loom_core.formats.gc_pause import gc_paused
 
     data = path.read_bytes()
-    out = {"json_parse_s": _median(lambda: json.loads(data)),
-           "core_load_s": _median(lambda: load(path))}
+    out = {
+        "json_parse_s": _median(lambda: json.loads(data)),
+        "core_load_s": _median(lambda: load(path)),
+    }
     doc = load(path)
 
     def timeline() -> None:
@@ -87,10 +89,20 @@ def core_rss(path: Path) -> dict[str, float]:
 
 def processes(path: Path) -> dict[str, float]:
     py = sys.executable
-    plain = _median(lambda: subprocess.run([py, "-c", f"import json; json.load(open({str(path)!r}))"],
-                                           check=True), 3)
-    summary = _median(lambda: subprocess.run([py, "-m", "loom_core", "summary", "--json", str(path)],
-                                             check=True, stdout=subprocess.DEVNULL), 3)
+    plain = _median(
+        lambda: subprocess.run(
+            [py, "-c", f"import json; json.load(open({str(path)!r}))"], check=True
+        ),
+        3,
+    )
+    summary = _median(
+        lambda: subprocess.run(
+            [py, "-m", "loom_core", "summary", "--json", str(path)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        ),
+        3,
+    )
     return {"json_process_s": plain, "summary_s": summary}
 
 
@@ -109,8 +121,13 @@ def harness(path: Path) -> dict[str, float]:
 def gui(path: Path) -> dict[str, float]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     start = time.time()
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gui_probe.py"), str(path),
-                           repr(start)], env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "gui_probe.py"), str(path), repr(start)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"gui probe failed: {proc.stderr.strip()[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -52,8 +52,7 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     return int(fields[11]) / TICKS, int(fields[12]) / TICKS
 
 
-def measure(port: int, pid: int, mode: tuple[str, int, int, float],
-            rounds: int) -> dict[str, Any]:
+def measure(port: int, pid: int, mode: tuple[str, int, int, float], rounds: int) -> dict[str, Any]:
     """CPU ms per request of ``pid``, per round of the mode's load."""
     name, n, concurrency, pace = mode
     stream = name != "json"
@@ -65,25 +64,37 @@ def measure(port: int, pid: int, mode: tuple[str, int, int, float],
         res = asyncio.run(po.run_load(port, n, concurrency, stream, pace, 600))
         user_after, system_after = cpu_seconds(pid)
         done = max(1, res["n"])
-        per_round.append(((user_after - user) * 1000 / done,
-                          (system_after - system) * 1000 / done))
+        per_round.append(((user_after - user) * 1000 / done, (system_after - system) * 1000 / done))
         errors += res["errors"] + (n - res["n"])
     totals = sorted(u + s for u, s in per_round)
-    return {"n": n, "errors": errors, "cpu_ms_per_request": round(totals[0], 4),
-            "median_ms": round(totals[len(totals) // 2], 4),
-            "rounds_user_sys_ms": [(round(u, 3), round(s, 3)) for u, s in per_round]}
+    return {
+        "n": n,
+        "errors": errors,
+        "cpu_ms_per_request": round(totals[0], 4),
+        "median_ms": round(totals[len(totals) // 2], 4),
+        "rounds_user_sys_ms": [(round(u, 3), round(s, 3)) for u, s in per_round],
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    modes = [("json", args.requests, 1, 0.0), ("stream", args.requests, 1, 0.0),
-             ("paced", args.paced_requests, args.paced_concurrency, args.pace_ms)]
-    out: dict[str, Any] = {"requests": args.requests, "rounds": args.rounds,
-                           "paced": {"requests": args.paced_requests, "pace_ms": args.pace_ms,
-                                     "concurrency": args.paced_concurrency},
-                           "stream_events": po.STREAM_EVENTS, "python": sys.version.split()[0],
-                           "loop": args.loop}
-    starters = [("ours", po.start_ours)] + ([("minimal", po.start_minimal)]
-                                            if args.minimal else [])
+    modes = [
+        ("json", args.requests, 1, 0.0),
+        ("stream", args.requests, 1, 0.0),
+        ("paced", args.paced_requests, args.paced_concurrency, args.pace_ms),
+    ]
+    out: dict[str, Any] = {
+        "requests": args.requests,
+        "rounds": args.rounds,
+        "paced": {
+            "requests": args.paced_requests,
+            "pace_ms": args.pace_ms,
+            "concurrency": args.paced_concurrency,
+        },
+        "stream_events": po.STREAM_EVENTS,
+        "python": sys.version.split()[0],
+        "loop": args.loop,
+    }
+    starters = [("ours", po.start_ours)] + ([("minimal", po.start_minimal)] if args.minimal else [])
     if args.loom and po.loom_executable() is not None:  # its own loop, whatever --loop says
         starters.append(("loom", lambda tmp, url, name, _loop: po.start_loom(tmp, url, name)))
     with tempfile.TemporaryDirectory(prefix="loom-cpu-") as tmp_name:
@@ -93,8 +104,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for target, start in starters:
                 out[target] = {}
                 for mode in modes:
-                    proc, port = start(tmp, f"http://127.0.0.1:{up_port}",
-                                       f"{target}-{mode[0]}", args.loop)
+                    proc, port = start(
+                        tmp, f"http://127.0.0.1:{up_port}", f"{target}-{mode[0]}", args.loop
+                    )
                     try:
                         out[target][mode[0]] = measure(port, proc.proc.pid, mode, args.rounds)
                     finally:
@@ -106,19 +118,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=1000,
-                        help="requests per round (json, stream)")
+    parser.add_argument(
+        "--requests", type=int, default=1000, help="requests per round (json, stream)"
+    )
     parser.add_argument("--paced-requests", type=int, default=300, help="requests per round")
     parser.add_argument("--paced-concurrency", type=int, default=16)
     parser.add_argument("--pace-ms", type=float, default=2.0)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default=po.default_loop(),
-                        help="event loop of the proxies measured (default: uvloop where "
-                             "installed)")
-    parser.add_argument("--loom", action="store_true",
-                        help="measure loom-harness's proxy too (when installed)")
-    parser.add_argument("--minimal", action="store_true",
-                        help="measure benchmarks/minimal_proxy.py too")
+    parser.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop"),
+        default=po.default_loop(),
+        help="event loop of the proxies measured (default: uvloop where installed)",
+    )
+    parser.add_argument(
+        "--loom", action="store_true", help="measure loom-harness's proxy too (when installed)"
+    )
+    parser.add_argument(
+        "--minimal", action="store_true", help="measure benchmarks/minimal_proxy.py too"
+    )
     args = parser.parse_args(argv)
     print(json.dumps(run(args)))
     return 0

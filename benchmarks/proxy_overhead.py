@@ -77,60 +77,138 @@ OTHER_LOOP = "ours_other_loop"  # --both-loops: ours on the loop --loop does not
 
 # --------------------------------------------------------------------------- the request
 
+
 def _request_template() -> bytes:
     """A ~9 KB Messages request with placeholders for the index, stream flag, pacing."""
     tools = [
-        {"name": name, "description": desc * 3,
-         "input_schema": {"type": "object", "properties": props,
-                          "required": list(props)[:1]}}
+        {
+            "name": name,
+            "description": desc * 3,
+            "input_schema": {"type": "object", "properties": props, "required": list(props)[:1]},
+        }
         for name, desc, props in (
-            ("Read", "Read a file from the local filesystem and return its contents. ",
-             {"file_path": {"type": "string", "description": "absolute path of the file"},
-              "offset": {"type": "integer", "description": "line to start reading at"},
-              "limit": {"type": "integer", "description": "number of lines to read"}}),
-            ("Edit", "Replace an exact string in a file with another string. ",
-             {"file_path": {"type": "string", "description": "absolute path of the file"},
-              "old_string": {"type": "string", "description": "the text to replace"},
-              "new_string": {"type": "string", "description": "the replacement text"}}),
-            ("Bash", "Run a shell command in the workspace and return its output. ",
-             {"command": {"type": "string", "description": "the command to run"},
-              "timeout": {"type": "integer", "description": "milliseconds before kill"}}),
-            ("Grep", "Search file contents with a regular expression. ",
-             {"pattern": {"type": "string", "description": "the regular expression"},
-              "path": {"type": "string", "description": "where to search"}}),
-        )]
-    code = "".join(f"    {i:3d}  def handler_{i}(request):\n" f"             return render(request, 'page_{i}.html')\n"
-                   for i in range(48))
+            (
+                "Read",
+                "Read a file from the local filesystem and return its contents. ",
+                {
+                    "file_path": {"type": "string", "description": "absolute path of the file"},
+                    "offset": {"type": "integer", "description": "line to start reading at"},
+                    "limit": {"type": "integer", "description": "number of lines to read"},
+                },
+            ),
+            (
+                "Edit",
+                "Replace an exact string in a file with another string. ",
+                {
+                    "file_path": {"type": "string", "description": "absolute path of the file"},
+                    "old_string": {"type": "string", "description": "the text to replace"},
+                    "new_string": {"type": "string", "description": "the replacement text"},
+                },
+            ),
+            (
+                "Bash",
+                "Run a shell command in the workspace and return its output. ",
+                {
+                    "command": {"type": "string", "description": "the command to run"},
+                    "timeout": {"type": "integer", "description": "milliseconds before kill"},
+                },
+            ),
+            (
+                "Grep",
+                "Search file contents with a regular expression. ",
+                {
+                    "pattern": {"type": "string", "description": "the regular expression"},
+                    "path": {"type": "string", "description": "where to search"},
+                },
+            ),
+        )
+    ]
+    code = "".join(
+        f"    {i:3d}  def handler_{i}(request):\n"
+        f"             return render(request, 'page_{i}.html')\n"
+        for i in range(48)
+    )
     messages = [
-        {"role": "user", "content": "The tests in tests/test_views.py fail since yesterday's "
-                                    "refactor. Find out why and fix it, then run the suite."},
-        {"role": "assistant", "content": [
-            {"type": "text", "text": "I'll start by reading the failing test module."},
-            {"type": "tool_use", "id": "toolu_01A", "name": "Read",
-             "input": {"file_path": "/repo/app/views.py"}}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_01A", "content": code}]},
-        {"role": "assistant", "content": [
-            {"type": "text", "text": "Now let me run the failing tests to see the error."},
-            {"type": "tool_use", "id": "toolu_01B", "name": "Bash",
-             "input": {"command": "python -m pytest tests/test_views.py -x -q"}}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_01B",
-             "content": "F\n" + "E   TemplateDoesNotExist: page_7.html\n" * 20 +
-                        "1 failed, 23 passed in 0.52s"}]},
+        {
+            "role": "user",
+            "content": "The tests in tests/test_views.py fail since yesterday's "
+            "refactor. Find out why and fix it, then run the suite.",
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "I'll start by reading the failing test module."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_01A",
+                    "name": "Read",
+                    "input": {"file_path": "/repo/app/views.py"},
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_01A", "content": code}],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Now let me run the failing tests to see the error."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_01B",
+                    "name": "Bash",
+                    "input": {"command": "python -m pytest tests/test_views.py -x -q"},
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_01B",
+                    "content": "F\n"
+                    + "E   TemplateDoesNotExist: page_7.html\n" * 20
+                    + "1 failed, 23 passed in 0.52s",
+                }
+            ],
+        },
         # Each request ends with a fresh tool round trip (ids and output carry the
         # request's index): an agent loop within one episode, as a real run looks.
-        {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "toolu_@@INDEX@@", "name": "Bash",
-             "input": {"command": "python -m pytest tests/test_views.py -q -k step_@@INDEX@@"}}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_@@INDEX@@",
-             "content": "24 passed in 0.@@INDEX@@s"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_@@INDEX@@",
+                    "name": "Bash",
+                    "input": {
+                        "command": "python -m pytest tests/test_views.py -q -k step_@@INDEX@@"
+                    },
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_@@INDEX@@",
+                    "content": "24 passed in 0.@@INDEX@@s",
+                }
+            ],
+        },
     ]
-    body = {"model": MODEL, "max_tokens": 4096,
-            "system": "You are a careful coding agent working in a Python repository. " * 20,
-            "tools": tools, "messages": messages, "stream": "@@STREAM@@",
-            "metadata": {"user_id": "@@PACE@@"}}
+    body = {
+        "model": MODEL,
+        "max_tokens": 4096,
+        "system": "You are a careful coding agent working in a Python repository. " * 20,
+        "tools": tools,
+        "messages": messages,
+        "stream": "@@STREAM@@",
+        "metadata": {"user_id": "@@PACE@@"},
+    }
     return json.dumps(body).encode()
 
 
@@ -145,10 +223,18 @@ def request_body(index: int, stream: bool, pace_ms: float) -> bytes:
 
 # --------------------------------------------------------------------------- fake upstream
 
+
 def _message(text: str) -> dict[str, Any]:
-    return {"id": "msg_bench", "type": "message", "role": "assistant", "model": MODEL,
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-            "stop_sequence": None, "usage": {"input_tokens": 2100, "output_tokens": 45}}
+    return {
+        "id": "msg_bench",
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 2100, "output_tokens": 45},
+    }
 
 
 def _sse(event: str, data: dict[str, Any]) -> bytes:
@@ -160,17 +246,36 @@ def _stream_events() -> list[bytes]:
     start = _message("")
     start["content"], start["stop_reason"] = [], None
     start["usage"] = {"input_tokens": 2100, "output_tokens": 1}
-    events = [_sse("message_start", {"type": "message_start", "message": start}),
-              _sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                           "content_block": {"type": "text", "text": ""}})]
-    events += [_sse("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                            "delta": {"type": "text_delta", "text": w}})
-               for w in words]
-    events += [_sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
-               _sse("message_delta", {"type": "message_delta",
-                                      "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                      "usage": {"output_tokens": len(words)}}),
-               _sse("message_stop", {"type": "message_stop"})]
+    events = [
+        _sse("message_start", {"type": "message_start", "message": start}),
+        _sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        ),
+    ]
+    events += [
+        _sse(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}},
+        )
+        for w in words
+    ]
+    events += [
+        _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        _sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": len(words)},
+            },
+        ),
+        _sse("message_stop", {"type": "message_stop"}),
+    ]
     assert len(events) == STREAM_EVENTS
     return events
 
@@ -179,8 +284,9 @@ def serve_upstream(port_file: str) -> int:
     """Run the fake Anthropic upstream until SIGTERM; its port goes to ``port_file``."""
     from aiohttp import web
 
-    reply = json.dumps(_message("Fixed: views.py referenced page_7.html after the rename. "
-                                "All 24 tests pass now.")).encode()
+    reply = json.dumps(
+        _message("Fixed: views.py referenced page_7.html after the rename. All 24 tests pass now.")
+    ).encode()
     events = _stream_events()
 
     async def messages(request: web.Request) -> web.StreamResponse:
@@ -188,16 +294,26 @@ def serve_upstream(port_file: str) -> int:
         try:
             parsed = json.loads(body)
         except ValueError:
-            return web.json_response({"type": "error", "error": {
-                "type": "invalid_request_error", "message": "bad json"}}, status=400)
+            return web.json_response(
+                {
+                    "type": "error",
+                    "error": {"type": "invalid_request_error", "message": "bad json"},
+                },
+                status=400,
+            )
         if not parsed.get("stream"):
-            return web.Response(body=reply, content_type="application/json",
-                                headers={"request-id": "req_bench"})
+            return web.Response(
+                body=reply, content_type="application/json", headers={"request-id": "req_bench"}
+            )
         user = str((parsed.get("metadata") or {}).get("user_id", ""))
         pace = float(user[5:]) / 1000 if user.startswith("pace-") else 0.0
-        resp = web.StreamResponse(headers={"content-type": "text/event-stream",
-                                           "cache-control": "no-cache",
-                                           "request-id": "req_bench"})
+        resp = web.StreamResponse(
+            headers={
+                "content-type": "text/event-stream",
+                "cache-control": "no-cache",
+                "request-id": "req_bench",
+            }
+        )
         await resp.prepare(request)
         for i, event in enumerate(events):
             if pace and i:
@@ -230,19 +346,27 @@ def serve_upstream(port_file: str) -> int:
 
 # --------------------------------------------------------------------------- processes
 
+
 class Proc:
     """A child process that is always killed and reaped (``stop`` in a ``finally``)."""
 
     def __init__(self, cmd: list[str], log: Path, env: dict[str, str] | None = None) -> None:
         self.log = log
         with open(log, "wb") as out:
-            self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=env)
+            self.proc = subprocess.Popen(
+                cmd,
+                cwd=ROOT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+            )
 
     def check_alive(self) -> None:
         if self.proc.poll() is not None:
-            raise RuntimeError(f"{self.proc.args[:4]} exited early: "
-                               f"{self.log.read_text(errors='replace')[-2000:]}")
+            raise RuntimeError(
+                f"{self.proc.args[:4]} exited early: {self.log.read_text(errors='replace')[-2000:]}"
+            )
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -300,8 +424,12 @@ def _start(cmd: list[str], log: Path, info_file: Path, what: str) -> tuple[Proc,
 
 def start_upstream(tmp: Path) -> tuple[Proc, int]:
     port_file = tmp / "upstream.port.json"
-    return _start([sys.executable, str(Path(__file__).resolve()), "--serve-upstream",
-                   str(port_file)], tmp / "upstream.log", port_file, "the fake upstream")
+    return _start(
+        [sys.executable, str(Path(__file__).resolve()), "--serve-upstream", str(port_file)],
+        tmp / "upstream.log",
+        port_file,
+        "the fake upstream",
+    )
 
 
 def default_loop() -> str:
@@ -315,10 +443,27 @@ def default_loop() -> str:
 
 def start_ours(tmp: Path, target: str, name: str, loop: str = "auto") -> tuple[Proc, int]:
     ready = tmp / f"{name}.ready.json"
-    proc, port = _start([sys.executable, "-m", "loom_core", "proxy", "--port", "0",
-                         "--save", str(tmp / f"{name}.loom.json"), "--ready-file", str(ready),
-                         "--target", target, "--event-loop", loop], tmp / f"{name}.log", ready,
-                        "our proxy's ready file")
+    proc, port = _start(
+        [
+            sys.executable,
+            "-m",
+            "loom_core",
+            "proxy",
+            "--port",
+            "0",
+            "--save",
+            str(tmp / f"{name}.loom.json"),
+            "--ready-file",
+            str(ready),
+            "--target",
+            target,
+            "--event-loop",
+            loop,
+        ],
+        tmp / f"{name}.log",
+        ready,
+        "our proxy's ready file",
+    )
     running = (_read_json(ready) or {}).get("event_loop")
     if loop != "auto" and running != loop:
         proc.stop()
@@ -328,9 +473,18 @@ def start_ours(tmp: Path, target: str, name: str, loop: str = "auto") -> tuple[P
 
 def start_minimal(tmp: Path, target: str, name: str, loop: str = "asyncio") -> tuple[Proc, int]:
     port_file = tmp / f"{name}.port.json"
-    return _start([sys.executable, str(Path(__file__).resolve().parent / "minimal_proxy.py"),
-                   str(port_file), target, loop], tmp / f"{name}.log", port_file,
-                  "the minimal pass-through")
+    return _start(
+        [
+            sys.executable,
+            str(Path(__file__).resolve().parent / "minimal_proxy.py"),
+            str(port_file),
+            target,
+            loop,
+        ],
+        tmp / f"{name}.log",
+        port_file,
+        "the minimal pass-through",
+    )
 
 
 def loom_executable() -> str | None:
@@ -344,9 +498,20 @@ def start_loom(tmp: Path, target: str, name: str) -> tuple[Proc, int]:
     port = _free_port()
     env_home = tmp / f"{name}.home"  # its control token goes here, not in ~/.loom
     env_home.mkdir(exist_ok=True)
-    proc = Proc([exe, "proxy", "--port", str(port), "--target", target,
-                 "--save", str(tmp / f"{name}.loom.json")], tmp / f"{name}.log",
-                env={**os.environ, "LOOM_RUNTIME_DIR": str(env_home)})
+    proc = Proc(
+        [
+            exe,
+            "proxy",
+            "--port",
+            str(port),
+            "--target",
+            target,
+            "--save",
+            str(tmp / f"{name}.loom.json"),
+        ],
+        tmp / f"{name}.log",
+        env={**os.environ, "LOOM_RUNTIME_DIR": str(env_home)},
+    )
     try:
         _wait(lambda: _accepts(port), proc, "loom-harness's proxy")
     except BaseException:
@@ -357,6 +522,7 @@ def start_loom(tmp: Path, target: str, name: str) -> tuple[Proc, int]:
 
 # --------------------------------------------------------------------------- load
 
+
 def _pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -364,14 +530,18 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-async def run_load(port: int, n: int, concurrency: int, stream: bool, pace_ms: float,
-                   max_seconds: float) -> dict[str, Any]:
+async def run_load(
+    port: int, n: int, concurrency: int, stream: bool, pace_ms: float, max_seconds: float
+) -> dict[str, Any]:
     """``n`` requests at ``concurrency``; latency and first-byte times in ms."""
     import aiohttp
 
     url = f"http://127.0.0.1:{port}/v1/messages"
-    headers = {"content-type": "application/json", "x-api-key": "sk-ant-bench-not-a-key",
-               "anthropic-version": "2023-06-01"}
+    headers = {
+        "content-type": "application/json",
+        "x-api-key": "sk-ant-bench-not-a-key",
+        "anthropic-version": "2023-06-01",
+    }
     latencies: list[float] = []
     ttfbs: list[float] = []
     errors: list[str] = []
@@ -379,8 +549,10 @@ async def run_load(port: int, n: int, concurrency: int, stream: bool, pace_ms: f
     timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
     connector = aiohttp.TCPConnector(limit=concurrency, force_close=False)
 
-    async with aiohttp.ClientSession(connector=connector, timeout=timeout,
-                                     auto_decompress=False) as client:
+    async with aiohttp.ClientSession(
+        connector=connector, timeout=timeout, auto_decompress=False
+    ) as client:
+
         async def one(i: int, measured: bool, deadline: float) -> None:
             async with sem:
                 if time.monotonic() > deadline:
@@ -400,7 +572,7 @@ async def run_load(port: int, n: int, concurrency: int, stream: bool, pace_ms: f
                             raise RuntimeError(f"status {resp.status}")
                         if stream and b"message_stop" not in tail:
                             raise RuntimeError("stream ended without message_stop")
-                except (aiohttp.ClientError, asyncio.TimeoutError, RuntimeError, OSError) as exc:
+                except (TimeoutError, aiohttp.ClientError, RuntimeError, OSError) as exc:
                     errors.append(f"{type(exc).__name__}: {exc}"[:200])
                     return
                 if measured:
@@ -421,9 +593,11 @@ async def run_load(port: int, n: int, concurrency: int, stream: bool, pace_ms: f
         elapsed = time.perf_counter() - started
 
     out: dict[str, Any] = {
-        "n": len(latencies), "errors": len(errors),
+        "n": len(latencies),
+        "errors": len(errors),
         "rps": round(len(latencies) / elapsed, 1) if elapsed > 0 else 0.0,
-        "p50_ms": round(_pct(latencies, 0.5), 3), "p99_ms": round(_pct(latencies, 0.99), 3),
+        "p50_ms": round(_pct(latencies, 0.5), 3),
+        "p99_ms": round(_pct(latencies, 0.99), 3),
         "max_ms": round(max(latencies, default=float("nan")), 3),
         "truncated": len(latencies) + len(errors) < n,
     }
@@ -462,8 +636,9 @@ def _load_average() -> str:
         return "unknown"
 
 
-def _start_target(args: argparse.Namespace, tmp: Path, target: str, up_port: int,
-                  name: str) -> tuple[Proc | None, int]:
+def _start_target(
+    args: argparse.Namespace, tmp: Path, target: str, up_port: int, name: str
+) -> tuple[Proc | None, int]:
     """A fresh process of ``target`` in front of the upstream (``direct``: none)."""
     target_url = f"http://127.0.0.1:{up_port}"
     if target == "ours":
@@ -478,8 +653,9 @@ def _start_target(args: argparse.Namespace, tmp: Path, target: str, up_port: int
     return None, up_port
 
 
-def run_rounds(args: argparse.Namespace, tmp: Path, up_port: int,
-               targets: list[str]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+def run_rounds(
+    args: argparse.Namespace, tmp: Path, up_port: int, targets: list[str]
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Per scenario, a fresh process of every target, then ``--rounds`` rounds in which
     every target takes the scenario's load in turn (the order rotated per round), so a
     burst of load elsewhere on the machine falls on all targets alike."""
@@ -495,12 +671,16 @@ def run_rounds(args: argparse.Namespace, tmp: Path, up_port: int,
             for r in range(args.rounds):
                 shift = r % len(targets)
                 for target in targets[shift:] + targets[:shift]:
-                    row = asyncio.run(run_load(ports[target], n, c, stream, pace,
-                                               args.scenario_seconds))
+                    row = asyncio.run(
+                        run_load(ports[target], n, c, stream, pace, args.scenario_seconds)
+                    )
                     rows[target].setdefault(name, []).append(row)
                     if not args.json:
-                        print(f"  round {r + 1} {target:7s} {name:10s} {row}",
-                              file=sys.stderr, flush=True)
+                        print(
+                            f"  round {r + 1} {target:7s} {name:10s} {row}",
+                            file=sys.stderr,
+                            flush=True,
+                        )
         finally:
             for proc in procs:
                 proc.stop()
@@ -509,12 +689,14 @@ def run_rounds(args: argparse.Namespace, tmp: Path, up_port: int,
 
 def _stall(args: argparse.Namespace, tmp: Path, up_port: int) -> tuple[dict[str, Any], ...]:
     """The longest of ``--stall-requests`` sequential exchanges, direct and through ours."""
-    direct = asyncio.run(run_load(up_port, args.stall_requests, 1, False, 0.0,
-                                  args.scenario_seconds * 4))  # the noise floor
+    direct = asyncio.run(
+        run_load(up_port, args.stall_requests, 1, False, 0.0, args.scenario_seconds * 4)
+    )  # the noise floor
     proxy, port = start_ours(tmp, f"http://127.0.0.1:{up_port}", "ours-stall", args.loop)
     try:
-        ours = asyncio.run(run_load(port, args.stall_requests, 1, False, 0.0,
-                                    args.scenario_seconds * 4))
+        ours = asyncio.run(
+            run_load(port, args.stall_requests, 1, False, 0.0, args.scenario_seconds * 4)
+        )
     finally:
         proxy.stop()
     return ours, direct
@@ -540,23 +722,37 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
         if upstream is not None:
             upstream.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    results: dict[str, Any] = {t: {name: pg.median_row(per) for name, per in rows[t].items()}
-                               for t in targets}
+    results: dict[str, Any] = {
+        t: {name: pg.median_row(per) for name, per in rows[t].items()} for t in targets
+    }
     ratios = {name: pg.scenario_ratios(results, name) for name, *_ in scenarios(args)}
     # First byte: the unsaturated stream scenarios (at concurrency 8 the unpaced stream
     # saturates the CPUs, so its first byte mostly measures queueing; it is in ratios).
     first_byte = [n for n, _, c, s, pace in scenarios(args) if s and (c == 1 or pace)]
     goals = pg.goals(ratios, first_byte, "loom" in results)
-    out = {**results, "ratios": ratios, "goals": goals,
-           "targets": {name: g["met"] for name, g in goals.items()},
-           "stall_ms_max": stall["max_ms"], "stall": stall, "stall_direct": stall_direct,
-           "config": {"requests": args.requests, "paced_requests": args.paced_requests,
-                      "pace_ms": args.pace_ms, "stall_requests": args.stall_requests,
-                      "rounds": args.rounds, "loop": args.loop,
-                      "load_before": load_before, "load_after": _load_average(),
-                      "stream_events": STREAM_EVENTS,
-                      "request_bytes": len(request_body(0, False, 0.0)),
-                      "cpus": os.cpu_count(), "python": sys.version.split()[0]}}
+    out = {
+        **results,
+        "ratios": ratios,
+        "goals": goals,
+        "targets": {name: g["met"] for name, g in goals.items()},
+        "stall_ms_max": stall["max_ms"],
+        "stall": stall,
+        "stall_direct": stall_direct,
+        "config": {
+            "requests": args.requests,
+            "paced_requests": args.paced_requests,
+            "pace_ms": args.pace_ms,
+            "stall_requests": args.stall_requests,
+            "rounds": args.rounds,
+            "loop": args.loop,
+            "load_before": load_before,
+            "load_after": _load_average(),
+            "stream_events": STREAM_EVENTS,
+            "request_bytes": len(request_body(0, False, 0.0)),
+            "cpus": os.cpu_count(),
+            "python": sys.version.split()[0],
+        },
+    }
     for name in ("loom", "minimal", OTHER_LOOP):
         if name not in results:
             out[name] = None
@@ -565,30 +761,55 @@ def benchmark(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--serve-upstream", metavar="PORTFILE",
-                        help="run the fake upstream (internal)")
+    parser.add_argument(
+        "--serve-upstream", metavar="PORTFILE", help="run the fake upstream (internal)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON line")
-    parser.add_argument("--quick", action="store_true",
-                        help="smoke run: 1 round, 200 requests, few paced, 500 stall exchanges")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: 1 round, 200 requests, few paced, 500 stall exchanges",
+    )
     parser.add_argument("--no-loom", action="store_true", help="skip loom-harness's proxy")
-    parser.add_argument("--no-minimal", action="store_true",
-                        help="skip the minimal pass-through baseline")
-    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default=default_loop(),
-                        help="event loop of our proxy and the minimal pass-through (default: "
-                             "uvloop where installed); the load and the upstream stay on asyncio")
-    parser.add_argument("--both-loops", action="store_true",
-                        help=f"also run ours on the other loop, as target {OTHER_LOOP!r} in "
-                             "the same rounds (the loops compared under the same load)")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="interleaved rounds; the figures are their medians")
+    parser.add_argument(
+        "--no-minimal", action="store_true", help="skip the minimal pass-through baseline"
+    )
+    parser.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop"),
+        default=default_loop(),
+        help="event loop of our proxy and the minimal pass-through (default: "
+        "uvloop where installed); the load and the upstream stay on asyncio",
+    )
+    parser.add_argument(
+        "--both-loops",
+        action="store_true",
+        help=f"also run ours on the other loop, as target {OTHER_LOOP!r} in "
+        "the same rounds (the loops compared under the same load)",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="interleaved rounds; the figures are their medians"
+    )
     parser.add_argument("--requests", type=int, default=2000)
-    parser.add_argument("--paced-requests", type=int, default=80,
-                        help="requests of the paced scenario at concurrency 8 (a quarter at 1)")
-    parser.add_argument("--pace-ms", type=float, default=10.0,
-                        help="upstream gap between SSE events in the paced scenario (0 = skip)")
+    parser.add_argument(
+        "--paced-requests",
+        type=int,
+        default=80,
+        help="requests of the paced scenario at concurrency 8 (a quarter at 1)",
+    )
+    parser.add_argument(
+        "--pace-ms",
+        type=float,
+        default=10.0,
+        help="upstream gap between SSE events in the paced scenario (0 = skip)",
+    )
     parser.add_argument("--stall-requests", type=int, default=10_000)
-    parser.add_argument("--scenario-seconds", type=float, default=120.0,
-                        help="stop issuing requests in a scenario after this long")
+    parser.add_argument(
+        "--scenario-seconds",
+        type=float,
+        default=120.0,
+        help="stop issuing requests in a scenario after this long",
+    )
     args = parser.parse_args(argv)
     if args.serve_upstream:
         return serve_upstream(args.serve_upstream)

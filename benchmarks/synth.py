@@ -13,8 +13,10 @@ from pathlib import Path
 
 from loom_core.formats.canonical import checksum, effect_key
 
-_WORDS = ("alpha beta gamma delta file config error result value user agent model "
-          "token context search index table query update report summary").split()
+_WORDS = (
+    "alpha beta gamma delta file config error result value user agent model "
+    "token context search index table query update report summary"
+).split()
 
 
 def _text(rng: random.Random, n_chars: int) -> str:
@@ -30,12 +32,24 @@ def _text(rng: random.Random, n_chars: int) -> str:
 def _model(rng: random.Random, seq: int, depth: int, call_id: str, tool: str) -> dict:
     result = {
         "text": _text(rng, rng.randint(40, 400)),
-        "tool_calls": [{"id": call_id, "name": tool, "input": {"path": f"src/{seq}.py", "query": _text(rng, 30)}}],
+        "tool_calls": [
+            {
+                "id": call_id,
+                "name": tool,
+                "input": {"path": f"src/{seq}.py", "query": _text(rng, 30)},
+            }
+        ],
         "stop_reason": "tool_use",
         "usage": {"input_tokens": 1000 + seq % 5000, "output_tokens": rng.randint(20, 400)},
     }
-    return {"seq": seq, "kind": "model", "key": effect_key("model", {"n": seq}),
-            "result": result, "depth": depth, "meta": {"agent": "lead" if depth == 0 else "helper"}}
+    return {
+        "seq": seq,
+        "kind": "model",
+        "key": effect_key("model", {"n": seq}),
+        "result": result,
+        "depth": depth,
+        "meta": {"agent": "lead" if depth == 0 else "helper"},
+    }
 
 
 def synth_trace(n_effects: int, seed: int = 7) -> dict:
@@ -55,17 +69,34 @@ def synth_trace(n_effects: int, seed: int = 7) -> dict:
         if seq % 97 == 0:
             body = "ERROR: RuntimeError: " + body[:200]
         kind = f"tool:{tool}"
-        log.append({"seq": seq, "kind": kind, "key": effect_key(kind, {"id": call_id, "input": {}}),
-                    "result": body, "depth": depth, "meta": {"agent": "lead" if depth == 0 else "helper"}})
+        log.append(
+            {
+                "seq": seq,
+                "kind": kind,
+                "key": effect_key(kind, {"id": call_id, "input": {}}),
+                "result": body,
+                "depth": depth,
+                "meta": {"agent": "lead" if depth == 0 else "helper"},
+            }
+        )
         seq += 1
     if log and log[-1]["kind"] == "model":
         log[-1]["result"]["tool_calls"] = []
         log[-1]["result"]["stop_reason"] = "end_turn"
-    doc = {"version": 2, "model": "claude-sonnet-4-5", "system": "You are a careful coding agent.",
-           "prompt": "fix the failing tests", "episodes": ["fix the failing tests"],
-           "output": next((e["result"]["text"] for e in reversed(log) if e["kind"] == "model"), ""),
-           "truncated": False, "paused": False, "pending": None, "pending_depth": 0,
-           "stop_reason": "", "log": log}
+    doc = {
+        "version": 2,
+        "model": "claude-sonnet-4-5",
+        "system": "You are a careful coding agent.",
+        "prompt": "fix the failing tests",
+        "episodes": ["fix the failing tests"],
+        "output": next((e["result"]["text"] for e in reversed(log) if e["kind"] == "model"), ""),
+        "truncated": False,
+        "paused": False,
+        "pending": None,
+        "pending_depth": 0,
+        "stop_reason": "",
+        "log": log,
+    }
     doc["checksum"] = checksum(doc)
     return doc
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Collection
 from pathlib import Path
-from typing import Collection
 
 from loom_core.errors import LoadError
 
@@ -45,8 +45,9 @@ def stem_of(path: str | Path) -> str:
     return name[: -len(TRACE)] if name.endswith(TRACE) else Path(name).stem
 
 
-def free_path(folder: str | Path, stem: str, suffix: str = TRACE,
-              taken: Collection[str] = ()) -> Path:
+def free_path(
+    folder: str | Path, stem: str, suffix: str = TRACE, taken: Collection[str] = ()
+) -> Path:
     """``folder/stem+suffix``, else ``stem-2``, ``stem-3``…: a name no file, journal (a run in
     progress) or ``taken`` path has."""
     folder = Path(folder)

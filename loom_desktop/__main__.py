@@ -15,20 +15,23 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from loom_desktop import __version__
 
 if TYPE_CHECKING:
     from loom_desktop.app import LoomApplication
-    from loom_desktop.main_window import MainWindow
     from loom_desktop.infra.single_instance import InstanceServer
+    from loom_desktop.main_window import MainWindow
 
 from loom_desktop.infra.child import RUN_MODULE, run_module  # noqa: E402  (no Qt: safe before arg parsing)
 
 EXIT_BAD_INPUT = 2
-DESCRIPTION = ("Loom Desktop, a time-travel debugger for AI agent runs: open traces, journals "
-               "and wirelogs (the bundled sample when no PATH is given).")
+DESCRIPTION = (
+    "Loom Desktop, a time-travel debugger for AI agent runs: open traces, journals "
+    "and wirelogs (the bundled sample when no PATH is given)."
+)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -36,16 +39,28 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
     parser = HelpParser(prog="loom-desktop", description=DESCRIPTION)
     parser.add_argument("paths", nargs="*", help="traces, journals or wirelogs to open")
-    parser.add_argument("--screenshot", metavar="OUT.png", help="render the window to a PNG and exit")
-    parser.add_argument("--step", type=int, default=None,
-                        help="the step to show in the screenshot (its seq, as the list numbers it)")
+    parser.add_argument(
+        "--screenshot", metavar="OUT.png", help="render the window to a PNG and exit"
+    )
+    parser.add_argument(
+        "--step",
+        type=int,
+        default=None,
+        help="the step to show in the screenshot (its seq, as the list numbers it)",
+    )
     parser.add_argument("--size", default="1400x860", help="window size for the screenshot, WxH")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     setup = parser.add_mutually_exclusive_group()
-    setup.add_argument("--install-desktop-integration", action="store_true",
-                       help="Linux: add the launcher entry, icon and *.loom.json type for this user")
-    setup.add_argument("--uninstall-desktop-integration", action="store_true",
-                       help="Linux: remove what --install-desktop-integration added")
+    setup.add_argument(
+        "--install-desktop-integration",
+        action="store_true",
+        help="Linux: add the launcher entry, icon and *.loom.json type for this user",
+    )
+    setup.add_argument(
+        "--uninstall-desktop-integration",
+        action="store_true",
+        help="Linux: remove what --install-desktop-integration added",
+    )
     return parser.parse_args(argv)
 
 
@@ -75,8 +90,11 @@ def screenshot(window: MainWindow, paths: list[str], out: str, step: int | None,
         if step is not None:
             row = step_of_seq(view.session.timeline, step) if view.session.timeline else None
             if row is None:
-                print(f"error: {path}: no step {step} (steps are numbered by seq, as "
-                      f"`python -m loom_core steps` lists them)", file=sys.stderr)
+                print(
+                    f"error: {path}: no step {step} (steps are numbered by seq, as "
+                    f"`python -m loom_core steps` lists them)",
+                    file=sys.stderr,
+                )
                 return EXIT_BAD_INPUT
             view.session.set_step(row)
     for _ in range(5):
@@ -98,8 +116,9 @@ class Running:
     ``close`` undoes the wiring, so a test can start one on pytest-qt's shared app.
     """
 
-    def __init__(self, app: LoomApplication, window: MainWindow,
-                 server: InstanceServer | None) -> None:
+    def __init__(
+        self, app: LoomApplication, window: MainWindow, server: InstanceServer | None
+    ) -> None:
         self.app, self.window, self.server = app, window, server
         app.open_requested.connect(window.open_path)
         app.raise_requested.connect(self._raise)
@@ -127,8 +146,9 @@ class Running:
 SAMPLE_GRACE_MS = 250  # macOS sends the double-clicked file as an event just after start
 
 
-def start_gui(app: LoomApplication, paths: list[str], server: InstanceServer | None,
-              sample: str | None = None) -> Running:
+def start_gui(
+    app: LoomApplication, paths: list[str], server: InstanceServer | None, sample: str | None = None
+) -> Running:
     """Show the main window with ``paths`` open (queued macOS open events too).
 
     With no paths, ``sample`` opens only if no open event arrived meanwhile: a
@@ -145,15 +165,19 @@ def start_gui(app: LoomApplication, paths: list[str], server: InstanceServer | N
     running.window.show()
     if not paths and sample:
         window = running.window
-        QTimer.singleShot(SAMPLE_GRACE_MS,
-                          lambda: window.tabs.count() == 0 and window.open_path(sample))
+        QTimer.singleShot(
+            SAMPLE_GRACE_MS, lambda: window.tabs.count() == 0 and window.open_path(sample)
+        )
     return running
 
 
 def _integrate(install: bool) -> int:
     if not sys.platform.startswith("linux"):
-        print("loom-desktop: desktop integration is installed by the macOS app bundle or the "
-              "Windows installer (see packaging/); this flag is for Linux", file=sys.stderr)
+        print(
+            "loom-desktop: desktop integration is installed by the macOS app bundle or the "
+            "Windows installer (see packaging/); this flag is for Linux",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     from loom_desktop.integration import linux
 
@@ -170,7 +194,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.screenshot and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import loom_desktop  # noqa: F401  (pins pyqtgraph to PySide6 first)
-
     from loom_desktop.app import LoomApplication, quiet_qt_noise
     from loom_desktop.resources import sample_trace
 
@@ -180,8 +203,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from loom_desktop.main_window import MainWindow
 
         window = MainWindow()
-        code = screenshot(window, args.paths or [str(sample_trace())], args.screenshot,
-                          args.step, args.size)
+        code = screenshot(
+            window, args.paths or [str(sample_trace())], args.screenshot, args.step, args.size
+        )
         window.close()
         return code
     from loom_desktop.infra.single_instance import InstanceServer, claim, server_name

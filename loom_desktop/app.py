@@ -24,7 +24,6 @@ from loom_desktop import __version__
 from loom_desktop.integration.description import APP, ICON_SIZES
 from loom_desktop.resources import resources_dir
 
-
 SWITCH_INTERVAL_S = 0.001
 _NOISE = ("propagateSizeHints", "does not support raise()")  # offscreen platform chatter
 

@@ -7,15 +7,24 @@ import platform
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import Qt, qVersion
-from PySide6.QtWidgets import (QApplication, QDialog, QDialogButtonBox, QFileDialog, QLabel,
-                               QMessageBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QLabel,
+    QMessageBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from loom_desktop.keys import sheet
 
 
 def _section(title: str, rows: list[tuple[str, str]]) -> str:
-    cells = "".join(f"<tr><td><b>{html.escape(k)}</b></td><td>{html.escape(v)}</td></tr>"
-                    for k, v in rows)
+    cells = "".join(
+        f"<tr><td><b>{html.escape(k)}</b></td><td>{html.escape(v)}</td></tr>" for k, v in rows
+    )
     return f"<p><b><i>{html.escape(title)}</i></b></p><table cellspacing=3>{cells}</table>"
 
 
@@ -24,8 +33,10 @@ def shortcuts_html(window: QWidget) -> str:
     columns (window keys | each part's keys) so it fits a laptop screen."""
     first, *parts = sheet(window.actions())
     right = "".join(_section(*part) for part in parts)
-    return (f"<table cellspacing=8><tr><td valign=top width=50%>{_section(*first)}</td>"
-            f"<td valign=top>{right}</td></tr></table>")
+    return (
+        f"<table cellspacing=8><tr><td valign=top width=50%>{_section(*first)}</td>"
+        f"<td valign=top>{right}</td></tr></table>"
+    )
 
 
 class ShortcutSheet(QDialog):
@@ -34,8 +45,9 @@ class ShortcutSheet(QDialog):
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard shortcuts")
-        self.label = QLabel(shortcuts_html(parent), wordWrap=True,
-                            textFormat=Qt.TextFormat.RichText)
+        self.label = QLabel(
+            shortcuts_html(parent), wordWrap=True, textFormat=Qt.TextFormat.RichText
+        )
         self.label.setMinimumWidth(self.label.fontMetrics().averageCharWidth() * 110)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
@@ -55,16 +67,23 @@ def show_shortcuts(parent: QWidget) -> ShortcutSheet:
 
 def about_html(version: str) -> str:
     """The About text: what the app is, and the versions a bug report needs."""
-    return (f"<h3>Loom Desktop {version}</h3>"
-            "<p>A native, offline time-travel debugger for AI agent runs.</p>"
-            "<p>Reads and writes the loom-harness trace, journal and wirelog formats.</p>"
-            f"<p><small>Qt {qVersion()} · PySide6 {pyside_version} · "
-            f"Python {platform.python_version()}</small></p>")
+    return (
+        f"<h3>Loom Desktop {version}</h3>"
+        "<p>A native, offline time-travel debugger for AI agent runs.</p>"
+        "<p>Reads and writes the loom-harness trace, journal and wirelog formats.</p>"
+        f"<p><small>Qt {qVersion()} · PySide6 {pyside_version} · "
+        f"Python {platform.python_version()}</small></p>"
+    )
 
 
 def show_about(parent: QWidget, version: str) -> QMessageBox:
-    box = QMessageBox(QMessageBox.Icon.Information, "About Loom Desktop", about_html(version),
-                      QMessageBox.StandardButton.Ok, parent)
+    box = QMessageBox(
+        QMessageBox.Icon.Information,
+        "About Loom Desktop",
+        about_html(version),
+        QMessageBox.StandardButton.Ok,
+        parent,
+    )
     icon = QApplication.windowIcon()  # the application icon, when the app has set one
     if not icon.isNull():
         box.setIconPixmap(icon.pixmap(64, 64))

@@ -12,7 +12,7 @@ shortcut overload").
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
@@ -41,8 +41,10 @@ FILTER_KEYS: Mapping[str, str] = {
     "Return": "to the step list (on the first match if the filter hides the current step)",
     "Escape": "clear the filter; again: back to the step list",
 }
-FILTER_HELP = ("text, kind:model, tool:read*, agent:lead, is:error (errors and blocked calls), "
-               "is:blocked, is:denied, is:shield, is:subagent")
+FILTER_HELP = (
+    "text, kind:model, tool:read*, agent:lead, is:error (errors and blocked calls), "
+    "is:blocked, is:denied, is:shield, is:subagent"
+)
 GROUPS: tuple[tuple[str, Mapping[str, str]], ...] = (
     ("In a run's tab (step list, timeline, context)", STEP_KEYS),
     ("In the filter box (Ctrl+F)", FILTER_KEYS),
@@ -54,15 +56,17 @@ _PRETTY = {"Left": "←", "Right": "→", "Up": "↑", "Down": "↓"}
 Row = tuple[str, str]  # (key as shown, what it does)
 
 
-def bind(widget: QWidget, keys: Mapping[str, str],
-         slots: Mapping[str, Callable[[], object]]) -> list[QShortcut]:
+def bind(
+    widget: QWidget, keys: Mapping[str, str], slots: Mapping[str, Callable[[], object]]
+) -> list[QShortcut]:
     """Bind ``keys`` on ``widget`` and its children; each key's text becomes its whatsThis."""
     if set(keys) != set(slots):
         raise ValueError(f"keys without a slot or slots without a key: {set(keys) ^ set(slots)}")
     shortcuts = []
     for key, what in keys.items():
-        sc = QShortcut(QKeySequence(key), widget,
-                       context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        sc = QShortcut(
+            QKeySequence(key), widget, context=Qt.ShortcutContext.WidgetWithChildrenShortcut
+        )
         sc.setWhatsThis(what)
         sc.activated.connect(slots[key])
         shortcuts.append(sc)

@@ -8,25 +8,34 @@ other tabs keep working.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMenu, QMessageBox,
-                               QProgressBar, QStackedWidget, QWidget)
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QProgressBar,
+    QStackedWidget,
+    QWidget,
+)
 
 from loom_core.errors import LoadError
 from loom_core.views.pricing import provenance
 from loom_core.views.steps import step_label
-
 from loom_desktop import __version__
 from loom_desktop.dialogs import show_about, show_shortcuts
-from loom_desktop.document.view import DocumentView
-from loom_desktop.keys import FILTER_HELP
 from loom_desktop.document.step_list_model import format_cost
+from loom_desktop.document.view import DocumentView
 from loom_desktop.infra.price_warning import warn_bad_prices
 from loom_desktop.infra.settings import DesktopSettings, load_settings, save_settings
+from loom_desktop.keys import FILTER_HELP
 from loom_desktop.tab_titles import retitle
 from loom_desktop.window_parts import EMPTY_TEXT, DocumentTabs, held_message, join_area
 
@@ -88,8 +97,12 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Watch Journal…", self.watch_dialog, "Ctrl+Shift+O")
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
-        self._action(file_menu, "&Close Tab", lambda: self.close_tab(self.tabs.currentIndex()),
-                     QKeySequence.StandardKey.Close)
+        self._action(
+            file_menu,
+            "&Close Tab",
+            lambda: self.close_tab(self.tabs.currentIndex()),
+            QKeySequence.StandardKey.Close,
+        )
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
         proxy = self.menuBar().addMenu("&Proxy")
@@ -98,8 +111,9 @@ class MainWindow(QMainWindow):
         self._action(proxy, "&Re-attach Running Proxies", self._reattach)
         self._action(proxy, "&Attach to a Running Proxy…", self.attach_dialog)
         view = self.menuBar().addMenu("&View")
-        self._action(view, "&Filter Steps", self._focus_filter,
-                     QKeySequence.StandardKey.Find).setToolTip(FILTER_HELP)
+        self._action(
+            view, "&Filter Steps", self._focus_filter, QKeySequence.StandardKey.Find
+        ).setToolTip(FILTER_HELP)
         self._action(view, "Play / Pause", lambda: self._with_doc(DocumentView.toggle_play))
         self.run_menu = self.menuBar().addMenu("&Run")
         self._action(self.run_menu, "&Compare…", self.compare_dialog, "Ctrl+Shift+D")
@@ -124,14 +138,21 @@ class MainWindow(QMainWindow):
         self.doctor = DoctorPanel(self)
         self.doctor.install(view_menu, self.run_menu)
 
-    def _action(self, menu: QMenu, text: str, slot: Callable[[], object],
-                shortcut: QKeySequence.StandardKey | str | None = None) -> QAction:
+    def _action(
+        self,
+        menu: QMenu,
+        text: str,
+        slot: Callable[[], object],
+        shortcut: QKeySequence.StandardKey | str | None = None,
+    ) -> QAction:
         action = QAction(text, self)
         if isinstance(shortcut, QKeySequence.StandardKey):
             # every binding the platform has (Close is Ctrl+F4 *and* Ctrl+W on Linux);
             # Quit has none on some platforms, where Ctrl+Q is what users try
-            action.setShortcuts(QKeySequence.keyBindings(shortcut)
-                                or [QKeySequence(STANDARD_FALLBACK.get(shortcut, ""))])
+            action.setShortcuts(
+                QKeySequence.keyBindings(shortcut)
+                or [QKeySequence(STANDARD_FALLBACK.get(shortcut, ""))]
+            )
         elif shortcut is not None:
             action.setShortcut(QKeySequence(shortcut))
         action.triggered.connect(lambda _checked=False: slot())
@@ -165,8 +186,11 @@ class MainWindow(QMainWindow):
         return widget if isinstance(widget, DocumentView) else None
 
     def documents(self) -> list[DocumentView]:
-        return [w for i in range(self.tabs.count())
-                if isinstance(w := self.tabs.widget(i), DocumentView)]
+        return [
+            w
+            for i in range(self.tabs.count())
+            if isinstance(w := self.tabs.widget(i), DocumentView)
+        ]
 
     def open_dialog(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Open trace", "", FILE_FILTER)
@@ -177,8 +201,11 @@ class MainWindow(QMainWindow):
         """Proxy ▸ Re-attach: say what was found, also when nothing was."""
         count = len(self.proxy_manager.reattach())
         self.statusBar().showMessage(
-            f"re-attached {count} prox{'y' if count == 1 else 'ies'}" if count else
-            "no other proxy started here is running; Attach… finds any", 10_000)
+            f"re-attached {count} prox{'y' if count == 1 else 'ies'}"
+            if count
+            else "no other proxy started here is running; Attach… finds any",
+            10_000,
+        )
 
     def attach_dialog(self) -> AttachDialog:
         """Connect the approvals panel to a proxy on this machine (ours or ``loom proxy``),
@@ -201,14 +228,12 @@ class MainWindow(QMainWindow):
     def attach_proxy(self, port: int, confirm_timeout: float | None = None) -> ApprovalsPanel:
         """Show an approvals panel for the proxy on ``port``; returns the panel."""
         from loom_core.proxy.control_client import ControlClient
-
-        from loom_desktop.features.proxy.connection import ProxyConnection
         from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
+        from loom_desktop.features.proxy.connection import ProxyConnection
 
         connection = ProxyConnection(ControlClient(port), confirm_timeout, self)
         panel = ApprovalsPanel(connection, self)
-        panel.held.connect(lambda n: self.statusBar().showMessage(
-            held_message(n), 10_000))
+        panel.held.connect(lambda n: self.statusBar().showMessage(held_message(n), 10_000))
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, panel)
         self.notifier.watch(panel)
         self.proxies.append(connection)
@@ -231,8 +256,9 @@ class MainWindow(QMainWindow):
 
         return CompareDialog.ask(self)
 
-    def open_compare(self, view_a: DocumentView | str,
-                     view_b_or_path: DocumentView | str) -> CompareView | None:
+    def open_compare(
+        self, view_a: DocumentView | str, view_b_or_path: DocumentView | str
+    ) -> CompareView | None:
         """An A ⟷ B tab for two open tabs (or paths); ``None`` with a dialog if a side is not loaded."""
         from loom_desktop.features.compare.dialog import open_compare_tab
 
@@ -252,7 +278,8 @@ class MainWindow(QMainWindow):
         view = DocumentView(str(path), self)
         view.failed.connect(lambda exc, v=view: self._load_failed(v, exc))
         view.status_changed.connect(
-            lambda v=view: self.update_status() if v is self.current() else None)
+            lambda v=view: self.update_status() if v is self.current() else None
+        )
         view.progressed.connect(lambda d, t, v=view: self._progress(v, d, t))
         view.loaded.connect(lambda v=view: self._loaded(v))
         for name, splitter in (("main", view.splitter), ("lower", view.lower_split)):
@@ -290,19 +317,26 @@ class MainWindow(QMainWindow):
         if index >= 0:
             self.close_tab(index)
         self.progress.setVisible(False)
-        box = QMessageBox(QMessageBox.Icon.Critical, "Cannot open file", message,
-                          QMessageBox.StandardButton.Ok, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Critical,
+            "Cannot open file",
+            message,
+            QMessageBox.StandardButton.Ok,
+            self,
+        )
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
 
     # -- services for the features (WindowServices) ----------------------------------------
-    def report_error(self, title: str, message: str, parent: QWidget | None = None,
-                     details: str = "") -> QMessageBox:
+    def report_error(
+        self, title: str, message: str, parent: QWidget | None = None, details: str = ""
+    ) -> QMessageBox:
         """An error dialog over ``parent`` (default: this window); the message is kept in
         :attr:`errors`."""
         self.errors.append(f"{message}\n\n{details}" if details else message)
-        box = QMessageBox(QMessageBox.Icon.Critical, title, message,
-                          QMessageBox.StandardButton.Ok, parent or self)
+        box = QMessageBox(
+            QMessageBox.Icon.Critical, title, message, QMessageBox.StandardButton.Ok, parent or self
+        )
         if details:
             box.setInformativeText(details)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -343,33 +377,50 @@ class MainWindow(QMainWindow):
                 label.setText("")
             return
         step = view.session.step
-        labels["step"].setText(f"{step_label(tl, step)} · {step + 1} of {len(tl)}"
-                               + ("" if view.complete else " (loading…)"))
-        labels["tokens"].setText(f"tokens {tl.cum_tokens[step]:,} / "
-                                 f"{tl.input_tokens + tl.output_tokens:,}")
+        labels["step"].setText(
+            f"{step_label(tl, step)} · {step + 1} of {len(tl)}"
+            + ("" if view.complete else " (loading…)")
+        )
+        labels["tokens"].setText(
+            f"tokens {tl.cum_tokens[step]:,} / {tl.input_tokens + tl.output_tokens:,}"
+        )
         spent = "?" if not tl.cost_known else (format_cost(tl.cum_cost[step]) or "$0")
         here, total = tl.cost_text(step), tl.cost_text()
-        labels["cost"].setText(f"cost {spent} / {total}"  # an offline run's step: said once
-                               + (f" (step {here})" if here and here != total else ""))
+        labels["cost"].setText(
+            f"cost {spent} / {total}"  # an offline run's step: said once
+            + (f" (step {here})" if here and here != total else "")
+        )
         labels["cost"].setToolTip(provenance())
         state = view.checksum
         warn = state == "mismatch"
         labels["checksum"].setText("⚠ checksum MISMATCH" if warn else f"checksum {state}")
-        labels["checksum"].setToolTip("The file was modified after it was written: what it shows "
-                                      "may not be what was recorded" if warn else "")
+        labels["checksum"].setToolTip(
+            "The file was modified after it was written: what it shows may not be what was recorded"
+            if warn
+            else ""
+        )
         labels["checksum"].setStyleSheet("color: #c62828; font-weight: bold;" if warn else "")
         doc = view.doc
         warned = doc.warnings  # wrongly typed values, skipped lines: marked, listed on hover
-        labels["format"].setText(f"{doc.format} v{doc.extra.get('journal_version', doc.version)}"
-                                 + (" · proxy" if doc.is_proxy else "")
-                                 + (f" · ⚠ {len(warned)} warning(s)" if warned else ""))
+        labels["format"].setText(
+            f"{doc.format} v{doc.extra.get('journal_version', doc.version)}"
+            + (" · proxy" if doc.is_proxy else "")
+            + (f" · ⚠ {len(warned)} warning(s)" if warned else "")
+        )
         labels["format"].setToolTip("\n".join(warned))
 
-    def addDockWidget(self, area: Qt.DockWidgetArea, dock: QDockWidget,  # noqa: N802 - Qt API
-                      *args: object) -> None:
+    def addDockWidget(
+        self,
+        area: Qt.DockWidgetArea,
+        dock: QDockWidget,  # noqa: N802 - Qt API
+        *args: object,
+    ) -> None:
         """A panel joins the panels already in its area as a tab (see :func:`join_area`)."""
-        others = [d for d in self.findChildren(QDockWidget)
-                  if d is not dock and not d.isFloating() and self.dockWidgetArea(d) == area]
+        others = [
+            d
+            for d in self.findChildren(QDockWidget)
+            if d is not dock and not d.isFloating() and self.dockWidgetArea(d) == area
+        ]
         super().addDockWidget(area, dock, *args)
         join_area(self, area, dock, others)
 
@@ -378,8 +429,9 @@ class MainWindow(QMainWindow):
         window: say how to open something."""
         index = self.tabs.currentIndex()
         self.central.setCurrentWidget(self.tabs if index >= 0 else self.empty)
-        self.setWindowTitle(f"{self.tabs.tabText(index)} — Loom Desktop" if index >= 0
-                            else "Loom Desktop")
+        self.setWindowTitle(
+            f"{self.tabs.tabText(index)} — Loom Desktop" if index >= 0 else "Loom Desktop"
+        )
 
     # -- helpers ----------------------------------------------------------------------------
     def _with_doc(self, fn: Callable[[DocumentView], object]) -> None:

@@ -7,9 +7,18 @@ from PySide6.QtGui import QColor
 from loom_core.views.timeline import KINDS
 
 KIND_COLORS = {
-    "episode": "#7e57c2", "model": "#1e88e5", "tool": "#43a047", "human": "#fb8c00",
-    "time": "#90a4ae", "memory": "#8d6e63", "compact": "#6d4c41", "edit": "#d81b60",
-    "sample": "#5c6bc0", "choose": "#5c6bc0", "critic": "#00897b", "other": "#9e9e9e",
+    "episode": "#7e57c2",
+    "model": "#1e88e5",
+    "tool": "#43a047",
+    "human": "#fb8c00",
+    "time": "#90a4ae",
+    "memory": "#8d6e63",
+    "compact": "#6d4c41",
+    "edit": "#d81b60",
+    "sample": "#5c6bc0",
+    "choose": "#5c6bc0",
+    "critic": "#00897b",
+    "other": "#9e9e9e",
 }
 ERROR_COLOR = "#e53935"
 BLOCKED_COLOR = "#ff6f00"

@@ -30,11 +30,11 @@ def distinct_names(paths: list[str]) -> list[str]:
     for members in groups.values():
         distinct = {parts[i] for i in members}
         depth = 0
-        while len(distinct) > 1 and len({d[-2 - depth:-1] for d in distinct}) < len(distinct):
+        while len(distinct) > 1 and len({d[-2 - depth : -1] for d in distinct}) < len(distinct):
             depth += 1
         seen: dict[str, int] = defaultdict(int)
         for i in members:
-            folders = "/".join(parts[i][-2 - depth:-1]).replace("//", "/")
+            folders = "/".join(parts[i][-2 - depth : -1]).replace("//", "/")
             title = f"{names[i]}{SEP}{folders}" if len(distinct) > 1 else names[i]
             seen[title] += 1
             titles[i] = title if seen[title] == 1 else f"{title} ({seen[title]})"
@@ -51,6 +51,6 @@ def retitle(tabs: Any, views: list[Any]) -> None:
         if old is None:  # a new tab: its title is the file name
             old = os.path.basename(view.path)
         if text.endswith(old):
-            tabs.setTabText(index, text[:len(text) - len(old)] + title)
+            tabs.setTabText(index, text[: len(text) - len(old)] + title)
             view.setProperty(_PROPERTY, title)
         tabs.setTabToolTip(index, os.path.abspath(view.path))

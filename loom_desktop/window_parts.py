@@ -9,8 +9,10 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget
 
-EMPTY_TEXT = ("No run is open.\n\nFile ▸ Open… (Ctrl+O) or drop a trace, journal or wirelog here;\n"
-              "Help ▸ Run offline demo shows a live run with an approval, no API key needed.")
+EMPTY_TEXT = (
+    "No run is open.\n\nFile ▸ Open… (Ctrl+O) or drop a trace, journal or wirelog here;\n"
+    "Help ▸ Run offline demo shows a live run with an approval, no API key needed."
+)
 
 
 class DocumentTabs(QTabWidget):
@@ -30,8 +32,9 @@ def held_message(count: int) -> str:
     return f"{count} call{'s' if count != 1 else ''} held for approval"
 
 
-def join_area(window: QMainWindow, area: Qt.DockWidgetArea, dock: QDockWidget,
-              others: list[QDockWidget]) -> None:
+def join_area(
+    window: QMainWindow, area: Qt.DockWidgetArea, dock: QDockWidget, others: list[QDockWidget]
+) -> None:
     """Make ``dock``, just added to ``area``, a tab beside the panels already there
     (``others``), and bring it to the front, also later when asked for from the menu.
 
@@ -41,7 +44,8 @@ def join_area(window: QMainWindow, area: Qt.DockWidgetArea, dock: QDockWidget,
     its minimum, if not laid out yet): the tab bar's hint, all titles side by side,
     would widen it."""
     dock.toggleViewAction().triggered.connect(
-        lambda on, d=dock: on and QTimer.singleShot(0, d, d.raise_))
+        lambda on, d=dock: on and QTimer.singleShot(0, d, d.raise_)
+    )
     if not others:
         return
     vertical = area in (Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -49,5 +53,10 @@ def join_area(window: QMainWindow, area: Qt.DockWidgetArea, dock: QDockWidget,
     size = (first.width() if vertical else first.height()) if first.isVisible() else 1
     window.tabifyDockWidget(first, dock)
     dock.raise_()
-    QTimer.singleShot(0, dock, lambda: window.resizeDocks(
-        [dock], [size], Qt.Orientation.Horizontal if vertical else Qt.Orientation.Vertical))
+    QTimer.singleShot(
+        0,
+        dock,
+        lambda: window.resizeDocks(
+            [dock], [size], Qt.Orientation.Horizontal if vertical else Qt.Orientation.Vertical
+        ),
+    )

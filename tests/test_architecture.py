@@ -29,16 +29,24 @@ def _env() -> dict[str, str]:
 
 
 def test_import_contracts_are_kept() -> None:
-    run = subprocess.run([sys.executable, "-c", LINT, "--no-cache"], cwd=ROOT, env=_env(),
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", LINT, "--no-cache"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert "0 broken" in run.stdout
 
 
 def cycles(graph: grimp.ImportGraph) -> list[list[str]]:
     """Strongly connected groups of more than one module (iterative Tarjan)."""
-    edges = {m: sorted(t for t in graph.find_modules_directly_imported_by(m) if t in graph.modules)
-             for m in sorted(graph.modules)}
+    edges = {
+        m: sorted(t for t in graph.find_modules_directly_imported_by(m) if t in graph.modules)
+        for m in sorted(graph.modules)
+    }
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -84,8 +92,10 @@ def describe(graph: grimp.ImportGraph, group: list[str]) -> str:
     for importer in group:
         for imported in sorted(graph.find_modules_directly_imported_by(importer)):
             if imported in group:
-                where = [d["line_number"] for d in
-                         graph.get_import_details(importer=importer, imported=imported)]
+                where = [
+                    d["line_number"]
+                    for d in graph.get_import_details(importer=importer, imported=imported)
+                ]
                 lines.append(f"  {importer} -> {imported} (line {', '.join(map(str, where))})")
     return "\n".join(lines)
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pydantic and urllib load only when a command talks to a proxy
     from loom_core.proxy.control_client import ControlError
 
+
 def _port(args: argparse.Namespace) -> int | None:
     """``--port``, else the one running proxy's; None (reported) when there is not one."""
     if args.port is not None:
@@ -54,8 +55,10 @@ def cmd_approvals(args: argparse.Namespace) -> int:
         print("no pending approvals")
         return 0
     for p in pending:
-        line = (f"[{p.id}] {p.tool}({json.dumps(p.input, sort_keys=True, default=str)})"
-                f"  rule={p.rule!r}  waiting {p.age_s}s")
+        line = (
+            f"[{p.id}] {p.tool}({json.dumps(p.input, sort_keys=True, default=str)})"
+            f"  rule={p.rule!r}  waiting {p.age_s}s"
+        )
         if p.required and p.required > 1:
             line += f"  approvals {len(p.approvals or [])}/{p.required}"
         print(line)
@@ -89,15 +92,28 @@ def add_approval_commands(sub: Any) -> None:
     from loom_core.proxy.config import port_number
 
     p = sub.add_parser("approvals", help="list the tool calls a shielded proxy holds")
-    p.add_argument("--port", type=port_number, default=None,
-                   help="the proxy's port (default: the one running proxy with a shield)")
+    p.add_argument(
+        "--port",
+        type=port_number,
+        default=None,
+        help="the proxy's port (default: the one running proxy with a shield)",
+    )
     p.set_defaults(func=cmd_approvals)
     p = sub.add_parser("approve", help="approve (or --deny) a held tool call")
     p.add_argument("id", help="the pending approval's id, as `approvals` lists it")
     p.add_argument("--deny", action="store_true", help="deny instead of approving")
     p.add_argument("--reason", default=None, help="why (denies: quoted to the agent)")
-    p.add_argument("--as", dest="by", default=None, metavar="NAME",
-                   help="approver identity (default: $LOOM_APPROVER, else the OS user)")
-    p.add_argument("--port", type=port_number, default=None,
-                   help="the proxy's port (default: the one running proxy with a shield)")
+    p.add_argument(
+        "--as",
+        dest="by",
+        default=None,
+        metavar="NAME",
+        help="approver identity (default: $LOOM_APPROVER, else the OS user)",
+    )
+    p.add_argument(
+        "--port",
+        type=port_number,
+        default=None,
+        help="the proxy's port (default: the one running proxy with a shield)",
+    )
     p.set_defaults(func=cmd_approve)

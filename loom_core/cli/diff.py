@@ -38,7 +38,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
         report = diff.to_dict()
         first = diff.first_divergence
         report["first_divergence_detail"] = (
-            pair_detail(diff, first.row).to_dict() if first is not None else None)
+            pair_detail(diff, first.row).to_dict() if first is not None else None
+        )
         print(json.dumps(report, ensure_ascii=False))
     else:
         print("\n".join(report_lines(diff)))
@@ -48,8 +49,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def _side_line(label: str, kind: str, text: str | None, args: Any) -> str:
     calls = (args or {}).get("tool_calls") if isinstance(args, dict) else None
     if calls and not (text or "").strip():
-        shown = "calls " + ", ".join(call_text({"name": c["name"], "input": c["args"]})
-                                     for c in calls)
+        shown = "calls " + ", ".join(
+            call_text({"name": c["name"], "input": c["args"]}) for c in calls
+        )
     else:
         shown = text or ""
     return f"    {label} {kind}: {clip(shown, 100)}"
@@ -69,9 +71,11 @@ def _change_line(c: Change) -> str:
 def _divergence_lines(diff: RunDiff, detail: PairDetail) -> list[str]:
     first = diff.first_divergence
     assert first is not None
-    where = " · ".join(f"{side} step {seq}" for side, seq in (("a", first.a_seq),
-                                                              ("b", first.b_seq))
-                       if seq is not None)
+    where = " · ".join(
+        f"{side} step {seq}"
+        for side, seq in (("a", first.a_seq), ("b", first.b_seq))
+        if seq is not None
+    )
     lines = ["first divergence:", f"  {where} [{first.status}]"]  # steps by seq, never rows
     r = detail.row
     if r.a is not None:
@@ -97,8 +101,11 @@ def _fork_point(diff: RunDiff, row: int) -> list[str]:
     nxt = diff.rows[row + 1] if row + 1 < len(diff.rows) else None
     if nxt is None or nxt.status != EDITED:
         return []
-    where = " · ".join(f"{side} step {effect_seq(doc.effects, i)}" for side, doc, i in
-                       (("a", diff.a, nxt.a), ("b", diff.b, nxt.b)) if i is not None)
+    where = " · ".join(
+        f"{side} step {effect_seq(doc.effects, i)}"
+        for side, doc, i in (("a", diff.a, nxt.a), ("b", diff.b, nxt.b))
+        if i is not None
+    )
     return [f"  then {where} [{EDITED}]: the model call whose context was edited"]
 
 
@@ -120,12 +127,16 @@ def report_lines(diff: RunDiff) -> list[str]:
     else:
         first = diff.first_divergence
         assert first is not None
-        lines = [f"identical prefix: {diff.identical_prefix} step(s)",
-                 *_divergence_lines(diff, pair_detail(diff, first.row)),
-                 "totals: " + ", ".join(f"{n} {s}" for s, n in totals.statuses.items())]
+        lines = [
+            f"identical prefix: {diff.identical_prefix} step(s)",
+            *_divergence_lines(diff, pair_detail(diff, first.row)),
+            "totals: " + ", ".join(f"{n} {s}" for s, n in totals.statuses.items()),
+        ]
     d = totals.delta
-    lines.append(f"tokens: a {_tokens(totals.a)} · b {_tokens(totals.b)} · "
-                 f"delta {d.input_tokens:+,} in / {d.output_tokens:+,} out")
+    lines.append(
+        f"tokens: a {_tokens(totals.a)} · b {_tokens(totals.b)} · "
+        f"delta {d.input_tokens:+,} in / {d.output_tokens:+,} out"
+    )
     delta_cost = "unknown" if d.cost is None else f"{'+' if d.cost >= 0 else '-'}${abs(d.cost):.4f}"
     lines.append(f"cost: a {_cost(totals.a.cost)} · b {_cost(totals.b.cost)} · delta {delta_cost}")
     return lines

@@ -52,8 +52,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 def add_doctor_command(sub: Any) -> None:
     """Register ``doctor`` on the shared CLI's subparsers."""
-    p = sub.add_parser("doctor", help="check a run's context: oversized, unused, duplicate, "
-                                      "stale, bloat, tool and error loops")
+    p = sub.add_parser(
+        "doctor",
+        help="check a run's context: oversized, unused, duplicate, "
+        "stale, bloat, tool and error loops",
+    )
     p.add_argument("path", help="a trace or journal")
     p.add_argument("--json", action="store_true", help="one JSON object instead of text")
     p.set_defaults(func=cmd_doctor)

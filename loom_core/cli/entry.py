@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from loom_core import __version__
 from loom_core.cli.help import HelpParser
@@ -28,12 +29,14 @@ def _detail(value: Any, limit: int = 100) -> str:
 
 
 def _print_timeline(doc: Any) -> None:
-    from loom_core.views.timeline import build_timeline, F_DENIED, F_ERROR, F_BLOCKED
     from loom_core.views.steps import effect_seq, step_summary
+    from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, build_timeline
 
     tl = build_timeline(doc)
-    print(f"{doc.format} v{doc.version}  model: {doc.header.model}  |  "
-          f"prompt: {_detail(doc.episodes[0] if doc.episodes else '', 80)}")
+    print(
+        f"{doc.format} v{doc.version}  model: {doc.header.model}  |  "
+        f"prompt: {_detail(doc.episodes[0] if doc.episodes else '', 80)}"
+    )
     for s in range(len(tl)):
         mark = "!" if tl.flags[s] & (F_ERROR | F_BLOCKED | F_DENIED) else " "
         seq = "" if tl.effect_of[s] < 0 else str(effect_seq(doc.effects, tl.effect_of[s]))
@@ -41,15 +44,17 @@ def _print_timeline(doc: Any) -> None:
         tokens = tl.tokens_in[s] + tl.tokens_out[s]
         tok = f"  [{tokens} tok]" if tokens else ""
         print(f"{mark}[{seq:>4}] {indent}{tl.kind_name(s):<16} {step_summary(tl, s, 90)}{tok}")
-    print(f"{len(doc.effects)} effect(s), {tl.input_tokens} in / {tl.output_tokens} out tokens, "
-          f"cost {tl.cost_text().replace('unknown', 'unknown (unpriced model)')}")
+    print(
+        f"{len(doc.effects)} effect(s), {tl.input_tokens} in / {tl.output_tokens} out tokens, "
+        f"cost {tl.cost_text().replace('unknown', 'unknown (unpriced model)')}"
+    )
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
     from loom_core.formats.fastcheck import ParallelChecksum
     from loom_core.formats.loader import load_bytes, read_bytes
-    from loom_core.views.summary import summarize
     from loom_core.formats.trace import checksum_state
+    from loom_core.views.summary import summarize
 
     data = read_bytes(args.path)
     # Most of the checksum runs in a forked child while this process loads and sums up.
@@ -68,8 +73,10 @@ def cmd_summary(args: argparse.Namespace) -> int:
         return 0
     _print_timeline(doc)
     state = checksum_state(doc)
-    print(f"checksum: {state}" + ("  (WARNING: modified after it was written)"
-                                  if state == "mismatch" else ""))
+    print(
+        f"checksum: {state}"
+        + ("  (WARNING: modified after it was written)" if state == "mismatch" else "")
+    )
     for warning in doc.warnings:
         print(f"warning: {warning}")
     return 0
@@ -86,8 +93,8 @@ def cmd_checksum(args: argparse.Namespace) -> int:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     from loom_core.formats.loader import load
-    from loom_core.runs_dir import refuse_overwrite
     from loom_core.formats.save import save_document
+    from loom_core.runs_dir import refuse_overwrite
 
     refuse_overwrite(args.output, args.force)
     doc = load(args.input)
@@ -99,16 +106,19 @@ def cmd_convert(args: argparse.Namespace) -> int:
     raw = written.get("wire")  # a hand-edited trace's wire may be anything: counted if a list
     wire = f" and {len(raw)} raw exchange(s)" if isinstance(raw, list) and raw else ""
     source = "proxy exchange sidecar" if doc.format == "exchanges" else doc.format
-    print(f"wrote {args.output}: {len(written['log'])} effect(s){wire} from a {source}",
-          file=sys.stderr)
+    print(
+        f"wrote {args.output}: {len(written['log'])} effect(s){wire} from a {source}",
+        file=sys.stderr,
+    )
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = HelpParser(prog="python -m loom_core",
-                        description="Read, check, convert and watch loom traces.")
+    parser = HelpParser(
+        prog="python -m loom_core", description="Read, check, convert and watch loom traces."
+    )
     parser.add_argument("--version", action="version", version=f"loom_core {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("summary", help="summarise a trace, journal or wirelog")
@@ -128,12 +138,20 @@ def build_parser() -> argparse.ArgumentParser:
     from loom_core.cli.doctor import add_doctor_command
     from loom_core.cli.fork import add_fork_command
     from loom_core.cli.heal import add_heal_command
-    from loom_core.proxy.commands import add_proxy_commands
     from loom_core.cli.steps import add_steps_command
     from loom_core.cli.watch import add_watch_command
+    from loom_core.proxy.commands import add_proxy_commands
 
-    for add in (add_watch_command, add_proxy_commands, add_approval_commands, add_fork_command,
-                add_diff_command, add_doctor_command, add_heal_command, add_steps_command):
+    for add in (
+        add_watch_command,
+        add_proxy_commands,
+        add_approval_commands,
+        add_fork_command,
+        add_diff_command,
+        add_doctor_command,
+        add_heal_command,
+        add_steps_command,
+    ):
         add(sub)
     return parser
 

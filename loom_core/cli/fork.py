@@ -47,23 +47,35 @@ def make(name: str, model: str | None, base_url: str | None) -> Any:
 def _edit(args: argparse.Namespace) -> Any:
     from loom_core.fork.edits import Edit
 
-    return Edit(system=args.system, inject=args.inject, redact=list(args.redact or []),
-                model=args.model, temperature=args.temperature, max_tokens=args.max_tokens,
-                reason=args.reason or "")
+    return Edit(
+        system=args.system,
+        inject=args.inject,
+        redact=list(args.redact or []),
+        model=args.model,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        reason=args.reason or "",
+    )
 
 
 def _print_plan(plan: Any, trace: str) -> None:
     from loom_core.views.pricing import OFFLINE_TEXT
 
-    cost = (OFFLINE_TEXT if plan.offline else
-            "unknown (unpriced model " + repr(plan.model) + ")" if plan.cost_usd is None
-            else f"${plan.cost_usd:.4f}")
+    cost = (
+        OFFLINE_TEXT
+        if plan.offline
+        else "unknown (unpriced model " + repr(plan.model) + ")"
+        if plan.cost_usd is None
+        else f"${plan.cost_usd:.4f}"
+    )
     where = "the recorded request" if plan.source == "request" else "reconstructed from the log"
     print(f"dry run: fork {trace} at step {plan.step} (turn {plan.turn}); edit: {plan.edit}")
     print(f"  replays free: {plan.replayed} step(s)")
-    print(f"  runs live: ~{plan.live_calls} model call(s) (max {plan.max_turns}), "
-          f"~{plan.total_tokens:,} tokens ({plan.input_tokens:,} in / {plan.output_tokens:,} out), "
-          f"cost {cost}")
+    print(
+        f"  runs live: ~{plan.live_calls} model call(s) (max {plan.max_turns}), "
+        f"~{plan.total_tokens:,} tokens ({plan.input_tokens:,} in / {plan.output_tokens:,} out), "
+        f"cost {cost}"
+    )
     print(f"  context at the fork step: ~{plan.context_tokens:,} tokens ({where})")
     if plan.provider is not None:
         state = "available" if plan.available else f"NOT available: {plan.unavailable_reason}"
@@ -71,13 +83,17 @@ def _print_plan(plan: Any, trace: str) -> None:
 
 
 def _print_result(result: Any) -> None:
-    print(f"wrote {result.path}: status {result.status}; {result.live_calls} live model call(s), "
-          f"{result.reused} recorded result(s) reused, "
-          f"{result.input_tokens + result.output_tokens:,} tokens")
+    print(
+        f"wrote {result.path}: status {result.status}; {result.live_calls} live model call(s), "
+        f"{result.reused} recorded result(s) reused, "
+        f"{result.input_tokens + result.output_tokens:,} tokens"
+    )
     if result.pending_call:
         call = result.pending_call
-        print(f"  waiting for a result of {call['name']}({json.dumps(call['input'])}) "
-              f"[call {call['id']}]: the parent never made this call")
+        print(
+            f"  waiting for a result of {call['name']}({json.dumps(call['input'])}) "
+            f"[call {call['id']}]: the parent never made this call"
+        )
     if result.error:
         print(f"  provider error: {result.error}")
     if result.output:
@@ -133,9 +149,17 @@ def cmd_fork(args: argparse.Namespace) -> int:
             raise BadInput(f"provider {name} is not usable: {why}")
         args.output = args.output or str(default_branch(args.trace, args.step))
         try:
-            result = run_fork(doc, args.trace, args.step, edit, provider, out=args.output,
-                              max_turns=args.max_turns, budget_tokens=args.budget_tokens,
-                              reason=args.reason or "")
+            result = run_fork(
+                doc,
+                args.trace,
+                args.step,
+                edit,
+                provider,
+                out=args.output,
+                max_turns=args.max_turns,
+                budget_tokens=args.budget_tokens,
+                reason=args.reason or "",
+            )
         finally:
             getattr(provider, "close", lambda: None)()  # SDK providers pool connections
     except (BadInput, ValueError) as err:
@@ -151,38 +175,60 @@ def cmd_fork(args: argparse.Namespace) -> int:
 
 
 def add_fork_command(sub: Any) -> None:
-    p = sub.add_parser("fork", help="fork a run at a model step and re-run the tail on a model",
-                       description="Fork TRACE at model step N (its seq, as the steps and "
-                       "summary commands number it): edit the context there, then re-run the "
-                       "model turn by turn. Tool calls the parent also made are answered from "
-                       "its recording; a new call pauses the branch.",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "fork",
+        help="fork a run at a model step and re-run the tail on a model",
+        description="Fork TRACE at model step N (its seq, as the steps and "
+        "summary commands number it): edit the context there, then re-run the "
+        "model turn by turn. Tool calls the parent also made are answered from "
+        "its recording; a new call pauses the branch.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("trace")
     p.add_argument("--step", type=int, required=True, help="seq of the model step to fork at")
     p.add_argument("--system", help="replace the system prompt")
     p.add_argument("--inject", help="append a user note to the context at the fork step")
-    p.add_argument("--redact", type=int, action="append", metavar="SEQ",
-                   help="replace the tool result of step SEQ (repeatable)")
+    p.add_argument(
+        "--redact",
+        type=int,
+        action="append",
+        metavar="SEQ",
+        help="replace the tool result of step SEQ (repeatable)",
+    )
     p.add_argument("--model", help="model id to run (default: the parent's)")
     p.add_argument("--temperature", type=float, help="sampling temperature from the fork step on")
     p.add_argument("--max-tokens", type=int, help="output token limit per model call")
-    p.add_argument("--provider", choices=PROVIDERS,
-                   help="default: the parent's dialect / model family")
+    p.add_argument(
+        "--provider", choices=PROVIDERS, help="default: the parent's dialect / model family"
+    )
     p.add_argument("--base-url", help="API base URL (any OpenAI-compatible server for openai)")
     p.add_argument("--max-turns", type=int, default=20, help="live model calls at most (20)")
     p.add_argument("--budget-tokens", type=int, help="stop once the live calls used this many")
     p.add_argument("--reason", help="why this fork (recorded in the branch)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="estimate what replays free and what runs live; call nothing")
-    p.add_argument("-o", "--output", help="where to write the branch trace (default: a new "
-                   "file in the per-user runs folder, see the README)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="estimate what replays free and what runs live; call nothing",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        help="where to write the branch trace (default: a new "
+        "file in the per-user runs folder, see the README)",
+    )
     p.add_argument("--force", action="store_true", help="replace OUTPUT if it exists")
     p.add_argument("--json", action="store_true", help="print the plan / result as one JSON object")
-    p.add_argument("--mode", choices=("model", "agent"), default="model",
-                   help="model: re-run the model here (default); agent: re-run the recorded "
-                   "agent command against a proxy in fork mode (traces from record -- COMMAND)")
+    p.add_argument(
+        "--mode",
+        choices=("model", "agent"),
+        default="model",
+        help="model: re-run the model here (default); agent: re-run the recorded "
+        "agent command against a proxy in fork mode (traces from record -- COMMAND)",
+    )
     agent = p.add_argument_group("agent mode")
-    agent.add_argument("--target", help="the model API for the live part (default: the "
-                       "parent's recorded target)")
+    agent.add_argument(
+        "--target", help="the model API for the live part (default: the parent's recorded target)"
+    )
     agent.add_argument("--timeout", type=float, help="stop the agent after this many seconds")
     p.set_defaults(func=cmd_fork)

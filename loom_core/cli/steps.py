@@ -32,8 +32,10 @@ def row_line(row: StepRow) -> str:
     kind = "  " * row.depth + row.kind
     tokens = f"{row.tokens:,} tok" if row.tokens else ""
     decisions = "".join("  " + _decision(e) for _i, e in row.shield)
-    return (f"[{number:>4}] {kind:<18} {row.agent:<10} {tokens:>10} {row.cost_text:>9}  "
-            f"{flag_marks(row.flags)}{row.summary}{decisions}")
+    return (
+        f"[{number:>4}] {kind:<18} {row.agent:<10} {tokens:>10} {row.cost_text:>9}  "
+        f"{flag_marks(row.flags)}{row.summary}{decisions}"
+    )
 
 
 def proxy_journal(doc: Any, path: str) -> Any:
@@ -46,8 +48,8 @@ def proxy_journal(doc: Any, path: str) -> Any:
         return doc
     from pydantic import ValidationError
 
-    from loom_core.proxy.sidecar import read_sidecar
     from loom_core.formats.schema import ShieldEvent
+    from loom_core.proxy.sidecar import read_sidecar
 
     try:
         exchanges = read_sidecar(side).exchanges

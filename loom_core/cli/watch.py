@@ -23,8 +23,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from loom_core.errors import LoadError
 
@@ -39,12 +40,25 @@ def add_watch_command(sub: Any) -> None:
     """Register ``watch`` on the CLI's sub-parsers."""
     p = sub.add_parser("watch", help="follow a run's journal live, printing effects as they land")
     p.add_argument("path")
-    p.add_argument("--json-lines", action="store_true",
-                   help="one JSON object per effect, and a {\"status\": ...} line on changes")
-    p.add_argument("--until-idle", type=float, default=None, metavar="SECONDS",
-                   help="exit 0 once the file has not changed for SECONDS")
-    p.add_argument("--poll", type=float, default=0.5, metavar="SECONDS",
-                   help="re-check the file this often even without file-system events")
+    p.add_argument(
+        "--json-lines",
+        action="store_true",
+        help='one JSON object per effect, and a {"status": ...} line on changes',
+    )
+    p.add_argument(
+        "--until-idle",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="exit 0 once the file has not changed for SECONDS",
+    )
+    p.add_argument(
+        "--poll",
+        type=float,
+        default=0.5,
+        metavar="SECONDS",
+        help="re-check the file this often even without file-system events",
+    )
     p.set_defaults(func=cmd_watch)
 
 
@@ -56,13 +70,18 @@ def _detail(result: Any) -> str:
 
 
 def _tokens(kind: str, result: Any) -> dict[str, int] | None:
-    usage = result.get("usage") if kind in ("model", "sample") and isinstance(result, dict) else None
+    usage = (
+        result.get("usage") if kind in ("model", "sample") and isinstance(result, dict) else None
+    )
     if not isinstance(usage, dict):
         return None
     inp, out = usage.get("input_tokens"), usage.get("output_tokens")
     if not isinstance(inp, int) and not isinstance(out, int):
         return None
-    return {"input": inp if isinstance(inp, int) else 0, "output": out if isinstance(out, int) else 0}
+    return {
+        "input": inp if isinstance(inp, int) else 0,
+        "output": out if isinstance(out, int) else 0,
+    }
 
 
 class _Printer:
@@ -84,33 +103,43 @@ class _Printer:
         if update.header is not None and not self._header_shown and not self.json_lines:
             self._header_shown = True
             episodes = update.header.get("episodes") or []
-            yield (f"model: {update.header.get('model')}  |  "
-                   f"prompt: {episodes[0] if episodes else '?'}")
+            yield (
+                f"model: {update.header.get('model')}  |  "
+                f"prompt: {episodes[0] if episodes else '?'}"
+            )
         for eff in update.new_effects:
             yield self._effect(eff)
         for number, cause in update.unreadable:
             yield self._unreadable(number, cause, update.total_effects)
         for problem in update.problems:  # a field of the wrong type, read as its default
-            yield (json.dumps({"warning": problem}) if self.json_lines
-                   else f"-- warning: {problem} --")
-        yield from self.status_lines(update.status, update.unfinished, update.total_effects,
-                                     update.detail)
+            yield (
+                json.dumps({"warning": problem}) if self.json_lines else f"-- warning: {problem} --"
+            )
+        yield from self.status_lines(
+            update.status, update.unfinished, update.total_effects, update.detail
+        )
 
     def _unreadable(self, number: int, cause: str, effects: int) -> str:
         """A skipped line, as a status of its own; the run's status is said again after it."""
         self.status = None
         if not self.json_lines:
             return f"-- line {number} cannot be read: {cause} (skipped) --"
-        return json.dumps({"status": "unreadable line", "line": number, "cause": cause,
-                           "effects": effects})
+        return json.dumps(
+            {"status": "unreadable line", "line": number, "cause": cause, "effects": effects}
+        )
 
     def _effect(self, eff: Any) -> str:
         result = self._decode(eff.result)
         kind, depth, seq = eff.kind or "", eff.depth or 0, eff.seq or 0
         if not self.json_lines:
             return f"  [{seq:>3}] {'  ' * depth}{kind:<14} {_detail(result)}"
-        obj: dict[str, Any] = {"seq": seq, "kind": kind, "depth": depth, "key": eff.key or "",
-                               "detail": _detail(result)}
+        obj: dict[str, Any] = {
+            "seq": seq,
+            "kind": kind,
+            "depth": depth,
+            "key": eff.key or "",
+            "detail": _detail(result),
+        }
         if kind == "model":
             obj["tool_calls"] = [c.get("name", "") for c in self._calls(result)[1]]
         tokens = _tokens(kind, result)
@@ -118,19 +147,24 @@ class _Printer:
             obj["tokens"] = tokens
         return json.dumps(obj)
 
-    def status_lines(self, status: str, unfinished: Any, effects: int,
-                     why: str = "") -> Iterator[str]:
+    def status_lines(
+        self, status: str, unfinished: Any, effects: int, why: str = ""
+    ) -> Iterator[str]:
         if status == self.status:
             return
         self.status = status
         if not self.json_lines:
-            yield ("-- rewritten: the run started again --" if status == "rewritten"
-                   else f"-- {status}{f' ({why})' if why else ''} --")
+            yield (
+                "-- rewritten: the run started again --"
+                if status == "rewritten"
+                else f"-- {status}{f' ({why})' if why else ''} --"
+            )
             return
         obj: dict[str, Any] = {"status": status, "effects": effects}
         if unfinished:
-            obj["unfinished"] = [{"seq": u.seq, "kind": u.kind, "depth": u.depth}
-                                 for u in unfinished]
+            obj["unfinished"] = [
+                {"seq": u.seq, "kind": u.kind, "depth": u.depth} for u in unfinished
+            ]
         if why:
             obj["why"] = why
         yield json.dumps(obj)
@@ -145,6 +179,7 @@ def _emit(lines: Iterator[str]) -> None:
 
 def _install_stop_handlers(stop: threading.Event) -> dict[int, Any]:
     """SIGINT/SIGTERM end the watch cleanly (exit 0); also when SIGINT was inherited ignored."""
+
     def handler(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
@@ -207,6 +242,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if status == RUNNING and writer_present(args.path) is False:
         status = live_status(state, math.inf, writer_gone=True)
         why = "no process on this machine has the journal open for writing"
-    _emit(printer.status_lines(status, state.unfinished() if state else (),
-                               len(state.effects) if state else 0, why))
+    _emit(
+        printer.status_lines(
+            status, state.unfinished() if state else (), len(state.effects) if state else 0, why
+        )
+    )
     return 0

@@ -9,6 +9,6 @@ Nothing here imports Qt or the test suite.
 
 from __future__ import annotations
 
-from loom_core.demo.fake_model import CONFIRM_PATTERN, FakeModelServer, SCRIPT
+from loom_core.demo.fake_model import CONFIRM_PATTERN, SCRIPT, FakeModelServer
 
 __all__ = ["CONFIRM_PATTERN", "FakeModelServer", "SCRIPT"]

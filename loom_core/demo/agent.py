@@ -30,13 +30,24 @@ RESULTS = {
     "deploy": "deployed 1.4.0 to production (3 instances healthy)",
 }
 TOOLS = [
-    {"name": "Read", "description": "Read a file", "input_schema": {
-        "type": "object", "properties": {"file_path": {"type": "string"}}}},
-    {"name": "Bash", "description": "Run a shell command", "input_schema": {
-        "type": "object", "properties": {"command": {"type": "string"}}}},
-    {"name": "deploy", "description": "Deploy a release", "input_schema": {
-        "type": "object", "properties": {"env": {"type": "string"},
-                                         "version": {"type": "string"}}}},
+    {
+        "name": "Read",
+        "description": "Read a file",
+        "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}},
+    },
+    {
+        "name": "Bash",
+        "description": "Run a shell command",
+        "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+    },
+    {
+        "name": "deploy",
+        "description": "Deploy a release",
+        "input_schema": {
+            "type": "object",
+            "properties": {"env": {"type": "string"}, "version": {"type": "string"}},
+        },
+    },
 ]
 
 
@@ -48,8 +59,9 @@ class _SdkClient:
     def __init__(self, base_url: str, timeout: float) -> None:
         import anthropic
 
-        self.client = anthropic.Anthropic(base_url=base_url, api_key=API_KEY, max_retries=0,
-                                          timeout=timeout)
+        self.client = anthropic.Anthropic(
+            base_url=base_url, api_key=API_KEY, max_retries=0, timeout=timeout
+        )
 
     def create(self, request: dict[str, Any], stream: bool) -> dict[str, Any]:
         if stream:
@@ -68,9 +80,15 @@ class _UrllibClient:
     def create(self, request: dict[str, Any], stream: bool) -> dict[str, Any]:
         del stream  # the fallback always asks for one JSON answer
         req = urllib.request.Request(
-            self.url, data=json.dumps(request).encode(), method="POST",
-            headers={"content-type": "application/json", "x-api-key": API_KEY,
-                     "anthropic-version": "2023-06-01"})
+            self.url,
+            data=json.dumps(request).encode(),
+            method="POST",
+            headers={
+                "content-type": "application/json",
+                "x-api-key": API_KEY,
+                "anthropic-version": "2023-06-01",
+            },
+        )
         with urllib.request.urlopen(req, timeout=self.timeout) as resp:
             answer: dict[str, Any] = json.loads(resp.read())  # the fake model's JSON object
             return answer
@@ -87,8 +105,10 @@ def make_client(base_url: str, timeout: float) -> Any:
 
 def run(base_url: str, pace: float = 1.0, timeout: float = 600.0, max_turns: int = 8) -> int:
     client = make_client(base_url, timeout)
-    say(f"agent: using {'the anthropic SDK' if isinstance(client, _SdkClient) else 'urllib'}"
-        f" against {base_url}")
+    say(
+        f"agent: using {'the anthropic SDK' if isinstance(client, _SdkClient) else 'urllib'}"
+        f" against {base_url}"
+    )
     messages: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
     for turn in range(max_turns):
         request = {"model": MODEL, "max_tokens": 1024, "tools": TOOLS, "messages": messages}
@@ -109,8 +129,13 @@ def run(base_url: str, pace: float = 1.0, timeout: float = 600.0, max_turns: int
         results = []
         for use in uses:
             say(f"agent: running {use['name']} {json.dumps(use['input'])}")
-            results.append({"type": "tool_result", "tool_use_id": use["id"],
-                            "content": RESULTS.get(use["name"], "ok")})
+            results.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": use["id"],
+                    "content": RESULTS.get(use["name"], "ok"),
+                }
+            )
         messages.append({"role": "user", "content": results})
         time.sleep(pace)
     say("agent: stopped after too many turns")

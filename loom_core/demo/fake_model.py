@@ -29,27 +29,50 @@ class Turn:
 
 
 SCRIPT: list[Turn] = [
-    Turn("I'll start by reading the project notes.",
-         [("toolu_demo_1", "Read", {"file_path": "NOTES.md"})], (412, 38)),
-    Turn("The notes say the tests must pass before a release. Running them.",
-         [("toolu_demo_2", "Bash", {"command": "pytest -q"})], (530, 41)),
-    Turn("All tests pass. Deploying the release to production.",
-         [("toolu_demo_3", "deploy", {"env": "production", "version": "1.4.0"})], (655, 52)),
+    Turn(
+        "I'll start by reading the project notes.",
+        [("toolu_demo_1", "Read", {"file_path": "NOTES.md"})],
+        (412, 38),
+    ),
+    Turn(
+        "The notes say the tests must pass before a release. Running them.",
+        [("toolu_demo_2", "Bash", {"command": "pytest -q"})],
+        (530, 41),
+    ),
+    Turn(
+        "All tests pass. Deploying the release to production.",
+        [("toolu_demo_3", "deploy", {"env": "production", "version": "1.4.0"})],
+        (655, 52),
+    ),
     Turn("Release 1.4.0 is deployed to production. Done.", [], (760, 21)),
 ]
-DENIED = Turn("Understood, the deploy was not allowed; stopping here without releasing.",
-              [], (700, 19))
+DENIED = Turn(
+    "Understood, the deploy was not allowed; stopping here without releasing.", [], (700, 19)
+)
 
 
-def message_json(text: str, calls: list[tuple[str, str, dict[str, Any]]],
-                 usage: tuple[int, int], msg_id: str, model: str) -> dict[str, Any]:
+def message_json(
+    text: str,
+    calls: list[tuple[str, str, dict[str, Any]]],
+    usage: tuple[int, int],
+    msg_id: str,
+    model: str,
+) -> dict[str, Any]:
     """An Anthropic Messages response object (what the API returns without streaming)."""
     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-    content += [{"type": "tool_use", "id": i, "name": name, "input": args}
-                for i, name, args in calls]
-    return {"id": msg_id, "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": "tool_use" if calls else "end_turn",
-            "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}}
+    content += [
+        {"type": "tool_use", "id": i, "name": name, "input": args} for i, name, args in calls
+    ]
+    return {
+        "id": msg_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": "tool_use" if calls else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+    }
 
 
 def _message(turn: Turn, n: int, model: str) -> dict[str, Any]:
@@ -62,43 +85,94 @@ def _sse(kind: str, data: dict[str, Any]) -> bytes:
 
 def _pieces(text: str, n: int) -> list[str]:
     size = max(1, -(-len(text) // n))
-    return [text[i:i + size] for i in range(0, len(text), size)] if text else []
+    return [text[i : i + size] for i in range(0, len(text), size)] if text else []
 
 
-def message_sse(msg: dict[str, Any], usage: tuple[int, int], text_pieces: int = 4,
-                json_pieces: int = 3, ping_after_first: bool = False) -> list[bytes]:
+def message_sse(
+    msg: dict[str, Any],
+    usage: tuple[int, int],
+    text_pieces: int = 4,
+    json_pieces: int = 3,
+    ping_after_first: bool = False,
+) -> list[bytes]:
     """A Messages response as the streaming events the API sends for it.
 
     Texts and tool inputs arrive in several deltas and a ``ping`` is mixed in, as
     the real API does, so what reassembles streams is exercised (tests use it too).
     """
-    start = {**msg, "content": [], "stop_reason": None,
-             "usage": {"input_tokens": usage[0], "output_tokens": 1}}
-    out = [_sse("message_start", {"type": "message_start", "message": start}),
-           _sse("ping", {"type": "ping"})]
+    start = {
+        **msg,
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": usage[0], "output_tokens": 1},
+    }
+    out = [
+        _sse("message_start", {"type": "message_start", "message": start}),
+        _sse("ping", {"type": "ping"}),
+    ]
     for i, block in enumerate(msg["content"]):
         if block["type"] == "text":
-            out.append(_sse("content_block_start", {"type": "content_block_start", "index": i,
-                                                    "content_block": {"type": "text", "text": ""}}))
-            out += [_sse("content_block_delta", {"type": "content_block_delta", "index": i,
-                                                 "delta": {"type": "text_delta", "text": p}})
-                    for p in _pieces(block["text"], text_pieces)]
+            out.append(
+                _sse(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
+            )
+            out += [
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "text_delta", "text": p},
+                    },
+                )
+                for p in _pieces(block["text"], text_pieces)
+            ]
         else:
-            out.append(_sse("content_block_start", {
-                "type": "content_block_start", "index": i,
-                "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"],
-                                  "input": {}}}))
-            out += [_sse("content_block_delta", {
-                "type": "content_block_delta", "index": i,
-                "delta": {"type": "input_json_delta", "partial_json": p}})
-                for p in _pieces(json.dumps(block["input"]), json_pieces)]
+            out.append(
+                _sse(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {
+                            "type": "tool_use",
+                            "id": block["id"],
+                            "name": block["name"],
+                            "input": {},
+                        },
+                    },
+                )
+            )
+            out += [
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "input_json_delta", "partial_json": p},
+                    },
+                )
+                for p in _pieces(json.dumps(block["input"]), json_pieces)
+            ]
         out.append(_sse("content_block_stop", {"type": "content_block_stop", "index": i}))
         if ping_after_first and i == 0:
             out.append(_sse("ping", {"type": "ping"}))
-    out.append(_sse("message_delta", {
-        "type": "message_delta", "delta": {"stop_reason": msg["stop_reason"],
-                                           "stop_sequence": None},
-        "usage": {"output_tokens": usage[1]}}))
+    out.append(
+        _sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": usage[1]},
+            },
+        )
+    )
     out.append(_sse("message_stop", {"type": "message_stop"}))
     return out
 
@@ -134,8 +208,9 @@ class FakeModelServer:
     def start(self, timeout: float = 10.0) -> str:
         loop = asyncio.new_event_loop()
         self._loop = loop
-        self._thread = threading.Thread(target=loop.run_forever, name="loom-demo-model",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=loop.run_forever, name="loom-demo-model", daemon=True
+        )
         self._thread.start()
         self.url = asyncio.run_coroutine_threadsafe(self._start(), loop).result(timeout)
         return self.url
@@ -178,16 +253,26 @@ class FakeModelServer:
         try:
             body = await request.json()
         except ValueError:
-            return web.json_response({"type": "error", "error": {
-                "type": "invalid_request_error", "message": "body is not JSON"}}, status=400)
+            return web.json_response(
+                {
+                    "type": "error",
+                    "error": {"type": "invalid_request_error", "message": "body is not JSON"},
+                },
+                status=400,
+            )
         self.requests += 1
         turn, n = choose(body)
         model = str(body.get("model", "demo-model"))
         if not body.get("stream"):
-            return web.json_response(_message(turn, n, model),
-                                     headers={"request-id": f"req_demo_{n}"})
-        resp = web.StreamResponse(headers={"content-type": "text/event-stream; charset=utf-8",
-                                           "cache-control": "no-cache"})
+            return web.json_response(
+                _message(turn, n, model), headers={"request-id": f"req_demo_{n}"}
+            )
+        resp = web.StreamResponse(
+            headers={
+                "content-type": "text/event-stream; charset=utf-8",
+                "cache-control": "no-cache",
+            }
+        )
         await resp.prepare(request)
         try:
             for event in sse_events(turn, n, model):

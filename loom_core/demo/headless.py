@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from loom_core.proxy.control_client import ControlClient, ControlError
 from loom_core.demo.fake_model import CONFIRM_PATTERN, FakeModelServer
+from loom_core.proxy.control_client import ControlClient, ControlError
 
 WAIT_S = 60.0  # one demo run takes a few seconds; this bounds a hung one
 
@@ -41,9 +41,11 @@ class DemoResult:
 
     def report(self) -> str:
         """Everything a failed run printed, for a test failure or the terminal."""
-        return (f"agent exit code {self.code}, held {self.held}\n--- agent stdout\n"
-                f"{self.agent_out}--- agent stderr\n{self.agent_err}--- proxy stderr\n"
-                f"{self.proxy_err}")
+        return (
+            f"agent exit code {self.code}, held {self.held}\n--- agent stdout\n"
+            f"{self.agent_out}--- agent stderr\n{self.agent_err}--- proxy stderr\n"
+            f"{self.proxy_err}"
+        )
 
 
 def _wait_ready(ready: Path, proxy: subprocess.Popen[bytes], deadline: float) -> dict[str, object]:
@@ -55,8 +57,9 @@ def _wait_ready(ready: Path, proxy: subprocess.Popen[bytes], deadline: float) ->
     raise RuntimeError("the proxy did not start")
 
 
-def _decide(client: ControlClient, approve: bool, deadline: float,
-            agent: subprocess.Popen[bytes]) -> bool:
+def _decide(
+    client: ControlClient, approve: bool, deadline: float, agent: subprocess.Popen[bytes]
+) -> bool:
     """Approve (or deny) the held deploy call once it shows up."""
     while time.monotonic() < deadline and agent.poll() is None:
         try:
@@ -89,17 +92,39 @@ def run_demo(folder: str | Path, approve: bool = True, pace: float = 0.0) -> Dem
     model = FakeModelServer()
     url = model.start()
     proxy = subprocess.Popen(
-        [sys.executable, "-m", "loom_core", "proxy", "--port", "0", "--target", url,
-         "--save", str(folder / "demo.loom.json"), "--ready-file", str(ready),
-         "--confirm", CONFIRM_PATTERN, "--confirm-timeout", "120"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=folder)
+        [
+            sys.executable,
+            "-m",
+            "loom_core",
+            "proxy",
+            "--port",
+            "0",
+            "--target",
+            url,
+            "--save",
+            str(folder / "demo.loom.json"),
+            "--ready-file",
+            str(ready),
+            "--confirm",
+            CONFIRM_PATTERN,
+            "--confirm-timeout",
+            "120",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        cwd=folder,
+    )
     agent = None
     try:
         info = _wait_ready(ready, proxy, deadline)
         agent = subprocess.Popen(
             [sys.executable, "-m", "loom_core.demo.agent", "--pace", f"{pace:g}"],
-            env={**env, "ANTHROPIC_BASE_URL": str(info["url"])}, cwd=folder,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            env={**env, "ANTHROPIC_BASE_URL": str(info["url"])},
+            cwd=folder,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         port = int(str(info["port"]))
         client = ControlClient(port, token=_token(folder, port))  # not this process's runtime dir
         held = _decide(client, approve, deadline, agent)
@@ -129,8 +154,10 @@ def _token(folder: Path, port: int) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m loom_core.demo.headless",
-                                description="Run the offline demo without a window.")
+    p = argparse.ArgumentParser(
+        prog="python -m loom_core.demo.headless",
+        description="Run the offline demo without a window.",
+    )
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--deny", action="store_true", help="deny the deploy instead of approving")
     p.add_argument("--pace", type=float, default=0.0, help="seconds between the agent's turns")

@@ -18,13 +18,23 @@ import json
 import math
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from loom_core.demo.sample_scenario import (
+    LEAD,
+    POLICY_DENY,
+    REVIEWER,
+    STEPS,
+    TIME_START,
+    AgentSpec,
+    Call,
+    Denied,
+    Episode,
+    Turn,
+)
 from loom_core.formats.canonical import canonical_bytes, effect_key, harness_sys_hash
-from loom_core.demo.sample_scenario import (LEAD, POLICY_DENY, REVIEWER, STEPS, TIME_START,
-                                            AgentSpec, Call, Denied, Episode, Turn)
 from loom_core.formats.save import save_dict
 
 MODEL = "claude-sonnet-4-5"
@@ -34,8 +44,10 @@ _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 def tool_schema(name: str, description: str, params: dict[str, str]) -> dict[str, Any]:
     """A tool schema in the harness's neutral format (§3.2): part of every model key."""
-    schema: dict[str, Any] = {"type": "object",
-                              "properties": {p: {"type": t} for p, t in params.items()}}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {p: {"type": t} for p, t in params.items()},
+    }
     if params:
         schema["required"] = list(params)
     return {"name": name, "description": description, "input_schema": schema}
@@ -55,15 +67,17 @@ DELEGATIONS: dict[str, AgentSpec] = {REVIEWER.name: REVIEWER}  # tool name -> su
 
 def clock_line(ts: float) -> str:
     """The user message ``Agent(clock=True)`` adds after its ``time`` effect."""
-    stamp = datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"Current datetime: {stamp}"
 
 
 def shield_notice(tool: str, args: dict[str, Any], rule: str) -> str:
     """What the client sees instead of a call a static deny rule removed (§7.8)."""
-    return (f"[loom shield] Blocked tool call {tool}({json.dumps(args, sort_keys=True)}) -- "
-            f"matched deny rule '{rule}'. The call was not executed. Do not retry it; "
-            "continue without it or explain to the user that the action was blocked by policy.")
+    return (
+        f"[loom shield] Blocked tool call {tool}({json.dumps(args, sort_keys=True)}) -- "
+        f"matched deny rule '{rule}'. The call was not executed. Do not retry it; "
+        "continue without it or explain to the user that the action was blocked by policy."
+    )
 
 
 def tool_call_repr(call: dict[str, Any]) -> str:
@@ -106,11 +120,17 @@ class _Recorder:
         self.output = ""
         self._ids = 0
 
-    def record(self, kind: str, payload: Any, result: Any, depth: int,
-               meta: dict[str, Any] | None = None) -> None:
+    def record(
+        self, kind: str, payload: Any, result: Any, depth: int, meta: dict[str, Any] | None = None
+    ) -> None:
         meta = meta if meta is not None else ({"agent": self.agent_name} if self.agent_name else {})
-        entry = {"seq": len(self.log), "kind": kind, "key": effect_key(kind, payload),
-                 "result": result, "depth": depth}
+        entry = {
+            "seq": len(self.log),
+            "kind": kind,
+            "key": effect_key(kind, payload),
+            "result": result,
+            "depth": depth,
+        }
         if meta:
             entry["meta"] = meta
         self.log.append(entry)
@@ -132,7 +152,9 @@ class _Recorder:
     def turn(self, step: Turn) -> None:
         agent = self.stack[-1]
         assert agent.spec.name == step.agent, f"{step.agent} speaks while {agent.spec.name} runs"
-        calls: list[dict[str, Any]] = [{"id": self.call_id(), "name": c.tool, "input": c.input} for c in step.calls]
+        calls: list[dict[str, Any]] = [
+            {"id": self.call_id(), "name": c.tool, "input": c.input} for c in step.calls
+        ]
         text = step.text
         if step.denied is not None:
             text += self.deny(step.denied)
@@ -141,8 +163,14 @@ class _Recorder:
             if call["name"] in DELEGATIONS:
                 assert len(calls) == 1, "a delegation is alone in its turn"
                 task = call["input"]["task"]
-                self.stack.append(_Agent(DELEGATIONS[call["name"]], agent.depth + 1,
-                                         [{"role": "user", "content": task}], call))
+                self.stack.append(
+                    _Agent(
+                        DELEGATIONS[call["name"]],
+                        agent.depth + 1,
+                        [{"role": "user", "content": task}],
+                        call,
+                    )
+                )
             else:
                 self.tool(agent, call, tool_result(spec))
         if not calls and len(self.stack) > 1:  # a sub-agent's answer is the call's result
@@ -156,36 +184,62 @@ class _Recorder:
         payload = {"system": system, "messages": list(agent.messages), "tools": agent.tools}
         # Token counts estimated from what was sent, so input grows with the context.
         sent = len(canonical_bytes(payload))
-        usage = {"input_tokens": _TOOL_USE_OVERHEAD + math.ceil(sent / 3.6),
-                 "output_tokens": 9 + math.ceil(len(text) / 3.8) + sum(
-                     12 + math.ceil(len(json.dumps(c["input"])) / 3.2) for c in calls)}
-        result = {"text": text, "tool_calls": calls,
-                  "stop_reason": "tool_use" if calls else "end_turn", "usage": usage}
+        usage = {
+            "input_tokens": _TOOL_USE_OVERHEAD + math.ceil(sent / 3.6),
+            "output_tokens": 9
+            + math.ceil(len(text) / 3.8)
+            + sum(12 + math.ceil(len(json.dumps(c["input"])) / 3.2) for c in calls),
+        }
+        result = {
+            "text": text,
+            "tool_calls": calls,
+            "stop_reason": "tool_use" if calls else "end_turn",
+            "usage": usage,
+        }
         self.agent_name = agent.spec.name
         sys_hash = harness_sys_hash(system)
         self.systems.setdefault(sys_hash, system)
-        self.record("model", payload, result, agent.depth,
-                    {"agent": agent.spec.name, "sys_hash": sys_hash, "sys_head": system[:160]})
+        self.record(
+            "model",
+            payload,
+            result,
+            agent.depth,
+            {"agent": agent.spec.name, "sys_hash": sys_hash, "sys_head": system[:160]},
+        )
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if calls:
             message["tool_calls"] = [tool_call_repr(c) for c in calls]
         agent.messages.append(message)
 
     def tool(self, agent: _Agent, call: dict[str, Any], result: Any) -> None:
-        self.record(f"tool:{call['name']}", {"id": call["id"], "input": call["input"]},
-                    result, agent.depth)
+        self.record(
+            f"tool:{call['name']}", {"id": call["id"], "input": call["input"]}, result, agent.depth
+        )
         self.add_tool_message(agent, call, result)
 
     @staticmethod
     def add_tool_message(agent: _Agent, call: dict[str, Any], result: Any) -> None:
-        agent.messages.append({"role": "tool", "tool_call_id": call.get("id", ""),
-                               "name": call.get("name", ""), "content": str(result)})
+        agent.messages.append(
+            {
+                "role": "tool",
+                "tool_call_id": call.get("id", ""),
+                "name": call.get("name", ""),
+                "content": str(result),
+            }
+        )
 
     def deny(self, denied: Denied) -> str:
         """Record a static-deny shield event; return the notice glued onto the text (§13.9)."""
-        self.shield_events.append({"ts": round(TIME_START + denied.at, 6), "tool": denied.tool,
-                                   "input": denied.input, "rule": denied.rule,
-                                   "action": "deny", "via": "rule"})
+        self.shield_events.append(
+            {
+                "ts": round(TIME_START + denied.at, 6),
+                "tool": denied.tool,
+                "input": denied.input,
+                "rule": denied.rule,
+                "action": "deny",
+                "via": "rule",
+            }
+        )
         return shield_notice(denied.tool, denied.input, denied.rule)
 
 
@@ -201,9 +255,18 @@ def build_sample() -> dict[str, Any]:
             rec.turn(step)
     assert len(rec.stack) == 1, "every delegation returned"
     return {
-        "version": 2, "model": MODEL, "system": LEAD.system, "prompt": episodes[0],
-        "episodes": episodes, "output": rec.output, "truncated": False, "paused": False,
-        "pending": None, "pending_depth": 0, "stop_reason": "", "log": rec.log,
+        "version": 2,
+        "model": MODEL,
+        "system": LEAD.system,
+        "prompt": episodes[0],
+        "episodes": episodes,
+        "output": rec.output,
+        "truncated": False,
+        "paused": False,
+        "pending": None,
+        "pending_depth": 0,
+        "stop_reason": "",
+        "log": rec.log,
         "systems": rec.systems,
         # Not written by the harness itself: the shield is a proxy feature (§1.6). The
         # sample carries one decision so the desktop's shield view has something to show.
@@ -224,8 +287,10 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m loom_core.demo.sample OUT [--force]", file=sys.stderr)
         return 2
     if not force and Path(args[0]).exists():  # `make sample` says --force: it regenerates
-        print(f"error: {args[0]}: already exists; nothing was written (pass --force to "
-              "replace it)", file=sys.stderr)
+        print(
+            f"error: {args[0]}: already exists; nothing was written (pass --force to replace it)",
+            file=sys.stderr,
+        )
         return 2
     data = write_sample(args[0])
     print(f"wrote {args[0]}: {len(data['log'])} effects")

@@ -25,7 +25,7 @@ subsequence) and list items in the structural diff.
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 
 Pair = tuple[int | None, int | None]
 
@@ -64,8 +64,13 @@ def common_suffix(ta: Sequence[int], tb: Sequence[int], limit: int) -> int:
     return k
 
 
-def align(ta: Sequence[int], tb: Sequence[int], window: int = WINDOW,
-          gram: int = GRAM, substitution: int = 1) -> list[Pair]:
+def align(
+    ta: Sequence[int],
+    tb: Sequence[int],
+    window: int = WINDOW,
+    gram: int = GRAM,
+    substitution: int = 1,
+) -> list[Pair]:
     """Pairs ``(i, j)``, ``(i, None)`` (only in A) and ``(None, j)`` (only in B), in order.
 
     Tokens must be non-negative ints (see :func:`intern_tokens`). Every index of
@@ -77,7 +82,7 @@ def align(ta: Sequence[int], tb: Sequence[int], window: int = WINDOW,
     p = common_prefix(ta, tb)
     s = common_suffix(ta, tb, min(na, nb) - p)
     out: list[Pair] = [(i, i) for i in range(p)]
-    ma, mb = ta[p:na - s], tb[p:nb - s]
+    ma, mb = ta[p : na - s], tb[p : nb - s]
     if (len(ma) + 1) * (len(mb) + 1) <= EXACT_CELLS:
         out.extend(_edit_alignment(ma, mb, p, p, substitution))
     else:
@@ -86,8 +91,9 @@ def align(ta: Sequence[int], tb: Sequence[int], window: int = WINDOW,
     return out
 
 
-def _edit_alignment(ta: Sequence[int], tb: Sequence[int], a0: int, b0: int,
-                    sub: int = 1) -> list[Pair]:
+def _edit_alignment(
+    ta: Sequence[int], tb: Sequence[int], a0: int, b0: int, sub: int = 1
+) -> list[Pair]:
     """Minimal edit script (drop, insert: cost 1; substitute: ``sub``) as pairs, by dynamic
     programming.
 
@@ -100,8 +106,9 @@ def _edit_alignment(ta: Sequence[int], tb: Sequence[int], a0: int, b0: int,
     for i in range(1, na + 1):
         prev, row, x = cost[-1], [i], ta[i - 1]
         for j in range(1, nb + 1):
-            row.append(min(prev[j - 1] + (sub if x != tb[j - 1] else 0), prev[j] + 1,
-                           row[j - 1] + 1))
+            row.append(
+                min(prev[j - 1] + (sub if x != tb[j - 1] else 0), prev[j] + 1, row[j - 1] + 1)
+            )
         cost.append(row)
     out: list[Pair] = []
     i, j = na, nb
@@ -142,7 +149,7 @@ class _Middle:
     def _grams(self, padded: list[int], n: int) -> list[tuple[int, ...]]:
         """The ``gram`` tokens starting at each position 0..n (n: the end itself)."""
         g = self.gram
-        return [tuple(padded[k:k + g]) for k in range(n + 1)]
+        return [tuple(padded[k : k + g]) for k in range(n + 1)]
 
     def resync(self, i: int, j: int) -> tuple[int, int] | None:
         """The nearest ``(di, dj)`` after which ``gram`` tokens agree, or None."""

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter, deque
-from itertools import zip_longest
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from typing import Any, NamedTuple
 
-from loom_core.formats.document import Document, decode_raw
 from loom_core.diff.align import Pair, align, intern_tokens
 from loom_core.diff.usage import RunUsage, SideTotals, run_usage
+from loom_core.formats.document import Document, decode_raw
 
 IDENTICAL, RESULTS, INPUTS, KINDS = "identical", "results-differ", "inputs-differ", "kinds-differ"
 ONLY_A, ONLY_B = "only-a", "only-b"
@@ -65,8 +65,11 @@ class Delta:
     cost: float | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "cost_usd": self.cost}
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost,
+        }
 
 
 @dataclass(frozen=True)
@@ -80,12 +83,19 @@ class Totals:
     @property
     def delta(self) -> Delta:
         cost = None if self.a.cost is None or self.b.cost is None else self.b.cost - self.a.cost
-        return Delta(self.b.input_tokens - self.a.input_tokens,
-                     self.b.output_tokens - self.a.output_tokens, cost)
+        return Delta(
+            self.b.input_tokens - self.a.input_tokens,
+            self.b.output_tokens - self.a.output_tokens,
+            cost,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"statuses": dict(self.statuses), "a": self.a.to_dict(), "b": self.b.to_dict(),
-                "delta": self.delta.to_dict()}
+        return {
+            "statuses": dict(self.statuses),
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
+            "delta": self.delta.to_dict(),
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,14 +132,18 @@ class RunDiff:
     def to_dict(self, rows: bool = True) -> dict[str, Any]:
         """A JSON-ready report (rows hold effect indices, which are the seqs of a dense log)."""
         out: dict[str, Any] = {
-            "a": self.a.path, "b": self.b.path, "identical": self.identical,
+            "a": self.a.path,
+            "b": self.b.path,
+            "identical": self.identical,
             "identical_prefix": self.identical_prefix,
             "first_divergence": self.first_divergence.to_dict() if self.first_divergence else None,
             "totals": self.totals.to_dict(),
         }
         if rows:
-            out["rows"] = [{"a": r.a, "b": r.b, "status": r.status, **self.row_delta(r).to_dict()}
-                           for r in self.rows]
+            out["rows"] = [
+                {"a": r.a, "b": r.b, "status": r.status, **self.row_delta(r).to_dict()}
+                for r in self.rows
+            ]
         return out
 
 
@@ -172,8 +186,10 @@ def aligned_pairs(a: Document, b: Document) -> list[Pair]:
     edits_a, keep_a = _edits(a)
     edits_b, keep_b = _edits(b)
     ta, tb = intern_tokens(_tokens(a, keep_a), _tokens(b, keep_b))
-    pairs: list[Pair] = [(None if i is None else keep_a[i], None if j is None else keep_b[j])
-                         for i, j in align(ta, tb)]
+    pairs: list[Pair] = [
+        (None if i is None else keep_a[i], None if j is None else keep_b[j])
+        for i, j in align(ta, tb)
+    ]
     return _with_edits(pairs, edits_a, edits_b) if edits_a or edits_b else pairs
 
 
@@ -229,6 +245,7 @@ def compare(a: Document, b: Document) -> RunDiff:
         first = Divergence(prefix, r.status, _seq(a, r.a), _seq(b, r.b))
     counts = Counter(r.status for r in rows)
     usage_a, usage_b = run_usage(a), run_usage(b)
-    totals = Totals({s: counts[s] for s in STATUSES if counts[s]},
-                    usage_a.totals(), usage_b.totals())
+    totals = Totals(
+        {s: counts[s] for s in STATUSES if counts[s]}, usage_a.totals(), usage_b.totals()
+    )
     return RunDiff(a, b, rows, prefix, first, totals, usage_a, usage_b)

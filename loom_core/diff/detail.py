@@ -13,12 +13,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from loom_core.views.context import ContextIndex, build_context
-from loom_core.formats.document import Document, text_and_calls
-from loom_core.fork.edits import edit_summary
 from loom_core.diff.compare import EDIT_KIND, Row, RunDiff
 from loom_core.diff.structdiff import Change, struct_diff
 from loom_core.diff.textdiff import WordOp, word_diff
+from loom_core.fork.edits import edit_summary
+from loom_core.formats.document import Document, text_and_calls
+from loom_core.views.context import ContextIndex, build_context
 
 _TEXT_KINDS = ("model", "sample")
 
@@ -37,12 +37,18 @@ class PairDetail:
     result_diff: list[Change] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a": self.row.a, "b": self.row.b, "status": self.row.status,
-                "a_text": self.a_text, "b_text": self.b_text,
-                "text_diff": [op.to_dict() for op in self.text_diff],
-                "a_args": self.a_args, "b_args": self.b_args,
-                "args_diff": [c.to_dict() for c in self.args_diff],
-                "result_diff": [c.to_dict() for c in self.result_diff]}
+        return {
+            "a": self.row.a,
+            "b": self.row.b,
+            "status": self.row.status,
+            "a_text": self.a_text,
+            "b_text": self.b_text,
+            "text_diff": [op.to_dict() for op in self.text_diff],
+            "a_args": self.a_args,
+            "b_args": self.b_args,
+            "args_diff": [c.to_dict() for c in self.args_diff],
+            "result_diff": [c.to_dict() for c in self.result_diff],
+        }
 
 
 def effect_text(kind: str, value: Any, doc: Document | None = None, i: int = -1) -> str:
@@ -75,8 +81,11 @@ def call_of(doc: Document, index: ContextIndex, i: int) -> dict[str, Any] | None
         tuid = doc.meta(i).tuid
         return next((c for c in calls if c.get("id") == tuid), None)
     name = kind[5:] if kind.startswith("tool:") else "ask_human"
-    earlier = sum(1 for j in range(model_eff + 1, i)
-                  if index.result_pairs.get(j) == model_eff and (doc.effects[j].kind or "") == kind)
+    earlier = sum(
+        1
+        for j in range(model_eff + 1, i)
+        if index.result_pairs.get(j) == model_eff and (doc.effects[j].kind or "") == kind
+    )
     same = [c for c in calls if c.get("name") == name]
     return same[earlier] if earlier < len(same) else None
 
@@ -89,8 +98,9 @@ def _args(diff: RunDiff, side: str, i: int | None) -> Any:
     kind = doc.effects[i].kind or ""
     if kind in _TEXT_KINDS:
         calls = text_and_calls(doc.result(i))[1]
-        return {"tool_calls": [{"name": c.get("name", ""), "args": c.get("input", {})}
-                               for c in calls]}
+        return {
+            "tool_calls": [{"name": c.get("name", ""), "args": c.get("input", {})} for c in calls]
+        }
     if kind.startswith("tool:") or kind == "human":
         call = call_of(doc, _context(diff, side), i)
         return None if call is None else {"args": call.get("input", {})}
@@ -124,6 +134,9 @@ def pair_detail(diff: RunDiff, row: int | Row) -> PairDetail:
     args_diff = struct_diff(a_args, b_args) if (a_args is not None or b_args is not None) else []
     sa, sb = _as_structure(va), _as_structure(vb)
     lone_edit = EDIT_KIND in (ka, kb) and (r.a is None or r.b is None)  # its words say it all
-    result_diff = [] if (sa is None and sb is None) or lone_edit else struct_diff(
-        va if sa is None else sa, vb if sb is None else sb)
+    result_diff = (
+        []
+        if (sa is None and sb is None) or lone_edit
+        else struct_diff(va if sa is None else sa, vb if sb is None else sb)
+    )
     return PairDetail(r, a_text, b_text, text_ops, a_args, b_args, args_diff, result_diff)

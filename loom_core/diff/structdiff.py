@@ -41,7 +41,9 @@ class Change:
 
 def key_path(path: str, key: str) -> str:
     """``path.key`` for identifier-like keys, ``path["key"]`` otherwise."""
-    return f"{path}.{key}" if _IDENT.match(key) else f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+    return (
+        f"{path}.{key}" if _IDENT.match(key) else f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+    )
 
 
 def struct_diff(old: Any, new: Any, path: str = "$", limit: int = MAX_CHANGES) -> list[Change]:
@@ -70,8 +72,9 @@ def _walk(old: Any, new: Any, path: str, out: list[Change], limit: int) -> None:
                 _walk(v, new[k], sub, out, limit)
             else:
                 out.append(Change(sub, "removed", old=v))
-        out.extend(Change(key_path(path, str(k)), "added", new=v)
-                   for k, v in new.items() if k not in old)
+        out.extend(
+            Change(key_path(path, str(k)), "added", new=v) for k, v in new.items() if k not in old
+        )
         del out[limit:]
     elif isinstance(old, list) and isinstance(new, list):
         _lists(old, new, path, out, limit)

@@ -12,8 +12,8 @@ quadratic on repetitive text (a 3,000-word tool result took seconds).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from loom_core.diff.align import Pair, align, intern_tokens
 
@@ -56,8 +56,7 @@ def _join_changes(pairs: list[Pair], same: list[bool], wa: list[str]) -> None:
     for k in range(1, len(pairs) - 1):
         i = pairs[k][0]
         # a kept pair (same[k]) has both sides, so i is an index there
-        if same[k] and i is not None and not same[k - 1] and not same[k + 1] \
-                and not wa[i].strip():
+        if same[k] and i is not None and not same[k - 1] and not same[k + 1] and not wa[i].strip():
             same[k] = False
 
 
@@ -75,8 +74,13 @@ def _group(pairs: list[Pair], same: list[bool], wa: list[str], wb: list[str]) ->
         if same[k]:
             ops.append(WordOp("equal", text_a, text_b))
         else:
-            ops.append(WordOp("replace" if text_a and text_b else "delete" if text_a else "insert",
-                              text_a, text_b))
+            ops.append(
+                WordOp(
+                    "replace" if text_a and text_b else "delete" if text_a else "insert",
+                    text_a,
+                    text_b,
+                )
+            )
         k = end
     return ops
 

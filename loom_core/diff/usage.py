@@ -18,8 +18,8 @@ import msgspec
 
 from loom_core.formats.document import Document
 from loom_core.formats.fastschema import decoder, fast_struct
-from loom_core.views.run_cost import RunPricer
 from loom_core.formats.schema import ModelResult
+from loom_core.views.run_cost import RunPricer
 
 _usage_only = decoder(fast_struct(ModelResult, frozenset({"text", "tool_calls", "stop_reason"})))
 _LIMIT = 10**12  # one call's count is clamped so sums stay in int64 (hand-edited files)
@@ -45,8 +45,12 @@ class SideTotals:
     cost: float | None
 
     def to_dict(self) -> dict[str, object]:
-        return {"effects": self.effects, "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens, "cost_usd": self.cost}
+        return {
+            "effects": self.effects,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost,
+        }
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,8 +64,12 @@ class RunUsage:
     def totals(self) -> SideTotals:
         costs = self.cost
         known = not any(c != c for c in costs)
-        return SideTotals(len(costs), sum(self.tokens_in), sum(self.tokens_out),
-                          math.fsum(costs) if known else None)
+        return SideTotals(
+            len(costs),
+            sum(self.tokens_in),
+            sum(self.tokens_out),
+            math.fsum(costs) if known else None,
+        )
 
 
 def run_usage(doc: Document) -> RunUsage:

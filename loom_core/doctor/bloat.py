@@ -9,9 +9,9 @@ what heal would try redacting.
 
 from __future__ import annotations
 
-from loom_core.views.frames import frame_at
 from loom_core.doctor.facts import Facts
 from loom_core.doctor.model import CONTEXT_BLOAT, WARN, Finding
+from loom_core.views.frames import frame_at
 
 MIN_CALLS = 3
 GROWTH = 2
@@ -30,13 +30,25 @@ def bloat(facts: Facts) -> list[Finding]:
     biggest = _biggest_new_item(facts, model)
     seq = facts.place.seq
     where = f"; largest new item: step {seq(biggest)}" if biggest is not None else ""
-    message = (f"input tokens grew {last / first:.1f}x over {len(calls)} model calls "
-               f"({first:,} -> {last:,}); step {seq(model)} added the most "
-               f"(+{max(jump, 0):,}){where}")
+    message = (
+        f"input tokens grew {last / first:.1f}x over {len(calls)} model calls "
+        f"({first:,} -> {last:,}); step {seq(model)} added the most "
+        f"(+{max(jump, 0):,}){where}"
+    )
     related = (seq(calls[0]), seq(calls[-1])) + ((seq(biggest),) if biggest is not None else ())
-    return [facts.finding(CONTEXT_BLOAT, WARN, model, max(jump, 0), message,
-                          share=max(jump, 0) / last, snippet_of=biggest,
-                          related=related, targets=(biggest,) if biggest is not None else ())]
+    return [
+        facts.finding(
+            CONTEXT_BLOAT,
+            WARN,
+            model,
+            max(jump, 0),
+            message,
+            share=max(jump, 0) / last,
+            snippet_of=biggest,
+            related=related,
+            targets=(biggest,) if biggest is not None else (),
+        )
+    ]
 
 
 def _largest_step(facts: Facts, calls: list[int]) -> tuple[int, int]:

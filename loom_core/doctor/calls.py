@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from loom_core.views.context import ContextIndex
 from loom_core.formats.document import Document, text_and_calls
+from loom_core.views.context import ContextIndex
 
 _ERROR_PREFIXES = ("error:",)
 
@@ -47,8 +47,11 @@ def reads_as_error(value: Any) -> bool:
     if isinstance(value, str):
         return value.lstrip()[:6].lower().startswith(_ERROR_PREFIXES)
     if isinstance(value, dict):
-        return bool(value.get("error")) or value.get("is_error") is True \
+        return (
+            bool(value.get("error"))
+            or value.get("is_error") is True
             or value.get("isError") is True
+        )
     return False
 
 
@@ -58,9 +61,15 @@ def tool_uses(doc: Document, index: ContextIndex, model_values: dict[int, Any]) 
     by_model: dict[int, list[ToolUse]] = {}
     for m in sorted(model_values):
         calls = text_and_calls(model_values[m])[1]
-        mine = [ToolUse(m, str(c.get("id") or ""), str(c.get("name") or ""),
-                        c.get("input") if isinstance(c.get("input"), dict) else {})
-                for c in calls]
+        mine = [
+            ToolUse(
+                m,
+                str(c.get("id") or ""),
+                str(c.get("name") or ""),
+                c.get("input") if isinstance(c.get("input"), dict) else {},
+            )
+            for c in calls
+        ]
         if mine:
             by_model[m] = mine
             uses.extend(mine)

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loom_core.views.context import build_context
-from loom_core.formats.document import Document
 from loom_core.doctor.bloat import bloat
 from loom_core.doctor.facts import Facts
 from loom_core.doctor.harness import HarnessFindings
 from loom_core.doctor.items import build_items
 from loom_core.doctor.loops import loops
-from loom_core.doctor.model import Checkup, Finding
+from loom_core.doctor.model import Checkup
 from loom_core.doctor.placement import Placement
 from loom_core.doctor.stale import stale
+from loom_core.formats.document import Document
 from loom_core.formats.loader import load
+from loom_core.views.context import build_context
 
 
 def checkup(doc: Document) -> Checkup:

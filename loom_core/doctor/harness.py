@@ -16,8 +16,16 @@ from bisect import bisect_left
 from functools import cached_property
 
 from loom_core.doctor.items import Items, words
-from loom_core.doctor.model import (DUPLICATE, HIGH, OVERSIZED, PREFIX_CHARS, SNIPPET_CHARS,
-                                    UNUSED, WARN, Finding)
+from loom_core.doctor.model import (
+    DUPLICATE,
+    HIGH,
+    OVERSIZED,
+    PREFIX_CHARS,
+    SNIPPET_CHARS,
+    UNUSED,
+    WARN,
+    Finding,
+)
 from loom_core.doctor.placement import Placement
 from loom_core.doctor.similar import earliest_matches
 
@@ -44,9 +52,14 @@ class HarnessFindings:
         for k, t in enumerate(items.tokens):
             if t >= OVERSIZED_TOKENS and den * t >= num * total and items.is_tool(k):
                 pct = t * 100 // total
-                out.append(self.finding(OVERSIZED, HIGH, k,
-                                        f"{items.kinds[k]} result is {t} tokens "
-                                        f"({pct}% of context)"))
+                out.append(
+                    self.finding(
+                        OVERSIZED,
+                        HIGH,
+                        k,
+                        f"{items.kinds[k]} result is {t} tokens ({pct}% of context)",
+                    )
+                )
         return out
 
     def unused(self) -> list[Finding]:
@@ -66,9 +79,15 @@ class HarnessFindings:
         out = []
         for k, ws in tool_words.items():
             if all(last.get(w, -1) < k for w in ws):
-                out.append(self.finding(UNUSED, WARN, k,
-                                        f"{items.kinds[k]} result ({items.tokens[k]} tokens) "
-                                        "never referenced by any later answer"))
+                out.append(
+                    self.finding(
+                        UNUSED,
+                        WARN,
+                        k,
+                        f"{items.kinds[k]} result ({items.tokens[k]} tokens) "
+                        "never referenced by any later answer",
+                    )
+                )
         return out
 
     def duplicate(self) -> list[Finding]:
@@ -76,9 +95,14 @@ class HarnessFindings:
         out = []
         for k, j in enumerate(earliest_matches(self._word_sets)):
             if j is not None:
-                out.append(self.finding(DUPLICATE, WARN, k,
-                                        f"{items.kinds[k]} content nearly identical to "
-                                        f"earlier {items.kinds[j]}"))
+                out.append(
+                    self.finding(
+                        DUPLICATE,
+                        WARN,
+                        k,
+                        f"{items.kinds[k]} content nearly identical to earlier {items.kinds[j]}",
+                    )
+                )
         return out
 
     @cached_property
@@ -99,17 +123,29 @@ class HarnessFindings:
             b = place.episode_effect(k)
             step = None if b is None else place.seq(b)
         prefix = text[:PREFIX_CHARS]
-        return Finding(kind, severity, step, effect, items.tokens[k], items.tokens[k] / items.total,
-                       message, text[:SNIPPET_CHARS], len(text) > SNIPPET_CHARS, episode,
-                       redact_targets=self.redact_targets(prefix), redact_prefix=prefix,
-                       model_step=place.first_model_step(effect, episode))
+        return Finding(
+            kind,
+            severity,
+            step,
+            effect,
+            items.tokens[k],
+            items.tokens[k] / items.total,
+            message,
+            text[:SNIPPET_CHARS],
+            len(text) > SNIPPET_CHARS,
+            episode,
+            redact_targets=self.redact_targets(prefix),
+            redact_prefix=prefix,
+            model_step=place.first_model_step(effect, episode),
+        )
 
     @cached_property
     def _prefixes(self) -> tuple[list[str], list[int]]:
         """Effect items sorted by their first 48 characters, for prefix look-ups."""
         items = self.items
-        pairs = sorted((items.texts[k][:PREFIX_CHARS], k)
-                       for k in range(items.episodes, len(items)))
+        pairs = sorted(
+            (items.texts[k][:PREFIX_CHARS], k) for k in range(items.episodes, len(items))
+        )
         return [p for p, _ in pairs], [k for _, k in pairs]
 
     def redact_targets(self, prefix: str) -> tuple[int, ...]:

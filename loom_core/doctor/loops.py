@@ -27,27 +27,53 @@ def loops(facts: Facts) -> list[Finding]:
     for (name, args), uses in groups.items():
         if len(uses) < LOOP_CALLS:
             continue
-        failed = [u.result is not None and reads_as_error(facts.result_value(u.result))
-                  for u in uses]
+        failed = [
+            u.result is not None and reads_as_error(facts.result_value(u.result)) for u in uses
+        ]
         retries = [u for k, u in enumerate(uses) if k > 0 and failed[k - 1]]
         call = _call_text(name, args)
         steps = facts.place.seqs([u.model for u in uses])
         if len(retries) >= ERROR_RETRIES:
             at = retries[ERROR_RETRIES - 1]
             targets = tuple(u.result for u, bad in zip(uses, failed, strict=True) if bad)
-            out.append(_finding(facts, ERROR_LOOP, HIGH, at, uses, targets,
-                                f"{call} failed and was retried unchanged {len(retries)} "
-                                f"time(s) (steps {_steps(steps)})"))
+            out.append(
+                _finding(
+                    facts,
+                    ERROR_LOOP,
+                    HIGH,
+                    at,
+                    uses,
+                    targets,
+                    f"{call} failed and was retried unchanged {len(retries)} "
+                    f"time(s) (steps {_steps(steps)})",
+                )
+            )
         else:
             targets = tuple(u.result for u in uses if u.result is not None)
-            out.append(_finding(facts, TOOL_LOOP, WARN, uses[LOOP_CALLS - 1], uses, targets,
-                                f"{call} called {len(uses)} times with the same arguments "
-                                f"(steps {_steps(steps)})"))
+            out.append(
+                _finding(
+                    facts,
+                    TOOL_LOOP,
+                    WARN,
+                    uses[LOOP_CALLS - 1],
+                    uses,
+                    targets,
+                    f"{call} called {len(uses)} times with the same arguments "
+                    f"(steps {_steps(steps)})",
+                )
+            )
     return out
 
 
-def _finding(facts: Facts, kind: str, severity: str, at: ToolUse, uses: list[ToolUse],
-             targets: tuple[int | None, ...], message: str) -> Finding:
+def _finding(
+    facts: Facts,
+    kind: str,
+    severity: str,
+    at: ToolUse,
+    uses: list[ToolUse],
+    targets: tuple[int | None, ...],
+    message: str,
+) -> Finding:
     """Placed at ``at``'s result (its model call when the result is missing)."""
     effect = at.result if at.result is not None else at.model
     present = tuple(t for t in targets if t is not None)

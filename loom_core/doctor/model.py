@@ -100,5 +100,9 @@ class Checkup:
             if f.redact_prefix is not None and f.redact_prefix not in redactions:
                 redactions[f.redact_prefix] = list(f.redact_targets)
             findings.append(f.to_dict(with_targets=f.redact_prefix is None))
-        return {"path": self.path, "total_tokens": self.total_tokens, "findings": findings,
-                "redactions": redactions}
+        return {
+            "path": self.path,
+            "total_tokens": self.total_tokens,
+            "findings": findings,
+            "redactions": redactions,
+        }

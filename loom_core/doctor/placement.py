@@ -11,8 +11,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from functools import cached_property
 
-from loom_core.views.context import ContextIndex
 from loom_core.formats.document import Document
+from loom_core.views.context import ContextIndex
 
 
 class Placement:

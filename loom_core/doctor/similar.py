@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 NUM, DEN = 9, 10  # Jaccard >= 9/10
 MIN_WORDS = 5
@@ -97,15 +97,19 @@ def earliest_matches(sets: Sequence[frozenset[str] | None]) -> list[int | None]:
     return out
 
 
-def _first_match(s: frozenset[str], hashed: list[int],
-                 sets: Sequence[frozenset[str] | None],
-                 postings: dict[tuple[int, int, int], list[int]], holder: int | None) -> int | None:
+def _first_match(
+    s: frozenset[str],
+    hashed: list[int],
+    sets: Sequence[frozenset[str] | None],
+    postings: dict[tuple[int, int, int], list[int]],
+    holder: int | None,
+) -> int | None:
     """The earliest indexed set similar to ``s``; an identical earlier set bounds the search."""
     size = len(s)
     lo, hi = -(-NUM * size // DEN), DEN * size // NUM  # sizes a match can have
     first, last = bisect_left(_SCHEMES, _scheme(lo)), bisect_left(_SCHEMES, _scheme(hi))
     lists = []
-    for parts in _SCHEMES[first:last + 1]:
+    for parts in _SCHEMES[first : last + 1]:
         for key in _keys(hashed, parts):
             found = postings.get(key)
             if found:

@@ -19,8 +19,21 @@ from loom_core.doctor.calls import ToolUse, canonical_args
 from loom_core.doctor.facts import Facts
 from loom_core.doctor.model import STALE, WARN, Finding
 
-RESOURCE_ARGS = ("path", "file", "file_path", "filepath", "filename", "url", "uri", "query",
-                 "q", "key", "resource", "table", "id")
+RESOURCE_ARGS = (
+    "path",
+    "file",
+    "file_path",
+    "filepath",
+    "filename",
+    "url",
+    "uri",
+    "query",
+    "q",
+    "key",
+    "resource",
+    "table",
+    "id",
+)
 
 
 def resource_key(use: ToolUse) -> tuple[str, str]:
@@ -62,7 +75,13 @@ def stale(facts: Facts) -> list[Finding]:
 def _finding(facts: Facts, old: int, new: int, model: int, use: ToolUse) -> Finding:
     seq = facts.place.seq
     kind = facts.doc.effects[old].kind or ""
-    return facts.finding(STALE, WARN, old, facts.tokens(old),
-                         f"{kind} result for {_describe(use)} superseded at step {seq(new)} "
-                         f"(changed) but still in context at step {seq(model)}",
-                         related=(seq(new), seq(model)), targets=(old,))
+    return facts.finding(
+        STALE,
+        WARN,
+        old,
+        facts.tokens(old),
+        f"{kind} result for {_describe(use)} superseded at step {seq(new)} "
+        f"(changed) but still in context at step {seq(model)}",
+        related=(seq(new), seq(model)),
+        targets=(old,),
+    )

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 from loom_core.providers.base import CancelToken
 
@@ -23,15 +23,27 @@ GRACE = 5.0  # seconds between SIGTERM and SIGKILL, and for the output pipe to d
 POLL = 0.05  # seconds between looks at the cancel token
 
 
-async def run_child(argv: list[str], cwd: str, env: dict[str, str], timeout: float,
-                    cancel: CancelToken | None, on_line: Callable[[str], None] | None,
-                    tail: deque[str]) -> tuple[int | None, str | None]:
+async def run_child(
+    argv: list[str],
+    cwd: str,
+    env: dict[str, str],
+    timeout: float,
+    cancel: CancelToken | None,
+    on_line: Callable[[str], None] | None,
+    tail: deque[str],
+) -> tuple[int | None, str | None]:
     """Run ``argv`` to its end or stop it; returns (exit code, ``"cancelled"`` /
     ``"timeout"`` / None). The exit code is None when stopped, ``128 + N`` when a
     signal N ended it (like a shell). Raises OSError when it cannot start."""
     child = await asyncio.create_subprocess_exec(
-        *argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=os.name == "posix")
+        *argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=os.name == "posix",
+    )
     assert child.stdout is not None
     pump = asyncio.ensure_future(_pump(child.stdout, on_line, tail))
     waiter = asyncio.ensure_future(child.wait())
@@ -52,14 +64,15 @@ async def run_child(argv: list[str], cwd: str, env: dict[str, str], timeout: flo
         await waiter
         try:
             await asyncio.wait_for(pump, GRACE)  # a grandchild may hold the pipe open
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
     code = child.returncode
     return (None if stopped or code is None else (code if code >= 0 else 128 - code)), stopped
 
 
-async def _pump(stream: asyncio.StreamReader, on_line: Callable[[str], None] | None,
-                tail: deque[str]) -> None:
+async def _pump(
+    stream: asyncio.StreamReader, on_line: Callable[[str], None] | None, tail: deque[str]
+) -> None:
     """Hand the output on line by line (any line length); the pipe is always drained,
     even when ``on_line`` fails, or the child would block on a full pipe."""
     buf = b""
@@ -73,8 +86,11 @@ async def _pump(stream: asyncio.StreamReader, on_line: Callable[[str], None] | N
                 callback[0](text)
             except Exception as err:  # noqa: BLE001 - a viewer's bug must not stall the agent
                 callback[0] = None
-                print(f"loom: agent output callback failed ({err!r}); output no longer shown",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"loom: agent output callback failed ({err!r}); output no longer shown",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     while chunk := await stream.read(65536):
         *lines, buf = (buf + chunk).split(b"\n")
@@ -101,5 +117,5 @@ async def _stop(child: asyncio.subprocess.Process) -> None:
     _signal(child, signal.SIGTERM)
     try:
         await asyncio.wait_for(asyncio.shield(child.wait()), GRACE)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         _signal(child, getattr(signal, "SIGKILL", signal.SIGTERM))

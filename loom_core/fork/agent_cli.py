@@ -19,16 +19,21 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from loom_core.cli.help import HelpParser
 from loom_core.errors import LoadError
-from loom_core.runs_dir import free_path, refuse_overwrite, runs_dir, stem_of
-from loom_core.providers.base import CancelToken
-from loom_core.fork.agent_rerun import (DEFAULT_TIMEOUT, AgentRerunError, AgentRerunResult,
-                                        agent_rerun)
+from loom_core.fork.agent_rerun import (
+    DEFAULT_TIMEOUT,
+    AgentRerunError,
+    AgentRerunResult,
+    agent_rerun,
+)
 from loom_core.fork.edits import Edit
+from loom_core.providers.base import CancelToken
+from loom_core.runs_dir import free_path, refuse_overwrite, runs_dir, stem_of
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -48,18 +53,36 @@ def add_agent_mode_args(parser: argparse.ArgumentParser) -> None:
     add("--system", metavar="TEXT", help="replace the system prompt from the fork step on")
     add("--inject", metavar="TEXT", help="a note merged into the last user turn at the fork step")
     add("--model", metavar="NAME", help="the model to use from the fork step on")
-    add("--redact", type=int, action="append", default=[], metavar="SEQ",
-        help="replace the result of tool step SEQ (repeatable)")
+    add(
+        "--redact",
+        type=int,
+        action="append",
+        default=[],
+        metavar="SEQ",
+        help="replace the result of tool step SEQ (repeatable)",
+    )
     add("--temperature", type=float, metavar="T", help="sampling temperature from the fork step on")
     add("--max-tokens", type=int, metavar="N", help="output token limit from the fork step on")
     add("--reason", default="", metavar="TEXT", help="why this fork (kept in the provenance)")
-    add("--target", metavar="URL", help="the model API for the live part (default: the "
-                                        "parent's recorded target)")
-    add("-o", "--output", metavar="PATH", help="the branch (default: <stem>.fork<SEQ>.agent"
-        ".loom.json in the per-user runs folder)")
+    add(
+        "--target",
+        metavar="URL",
+        help="the model API for the live part (default: the parent's recorded target)",
+    )
+    add(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="the branch (default: <stem>.fork<SEQ>.agent.loom.json in the per-user runs folder)",
+    )
     add("--force", action="store_true", help="replace the -o file if it exists")
-    add("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-        help="stop the agent after this long (default %(default)g)")
+    add(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help="stop the agent after this long (default %(default)g)",
+    )
     add("--json", action="store_true", help="print the result as one JSON object")
 
 
@@ -71,10 +94,15 @@ def default_output(parent: str | Path, step: int) -> Path:
 
 
 def _edit(args: argparse.Namespace) -> Edit:
-    return Edit(system=getattr(args, "system", None), inject=getattr(args, "inject", None),
-                model=getattr(args, "model", None), redact=list(getattr(args, "redact", None) or []),
-                temperature=getattr(args, "temperature", None),
-                max_tokens=getattr(args, "max_tokens", None), reason=getattr(args, "reason", "") or "")
+    return Edit(
+        system=getattr(args, "system", None),
+        inject=getattr(args, "inject", None),
+        model=getattr(args, "model", None),
+        redact=list(getattr(args, "redact", None) or []),
+        temperature=getattr(args, "temperature", None),
+        max_tokens=getattr(args, "max_tokens", None),
+        reason=getattr(args, "reason", "") or "",
+    )
 
 
 def _report(result: AgentRerunResult, as_json: bool) -> None:
@@ -82,11 +110,16 @@ def _report(result: AgentRerunResult, as_json: bool) -> None:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
         return
     where = result.path if result.path else "no branch written (no model call was recorded)"
-    print(f"agent re-run: {result.served} model call(s) from the recording, {result.live} live "
-          f"-> {where}", file=sys.stderr)
+    print(
+        f"agent re-run: {result.served} model call(s) from the recording, {result.live} live "
+        f"-> {where}",
+        file=sys.stderr,
+    )
     if result.diverged_early:
-        print("warning: the agent diverged before the fork step; those calls went live",
-              file=sys.stderr)
+        print(
+            "warning: the agent diverged before the fork step; those calls went live",
+            file=sys.stderr,
+        )
     if result.cancelled or result.timed_out:
         print(f"stopped: {'cancelled' if result.cancelled else 'timed out'}", file=sys.stderr)
 
@@ -108,9 +141,16 @@ def run_agent_mode(args: argparse.Namespace) -> int:
     cancel = CancelToken()
     restore = _cancel_on_sigint(cancel)
     try:
-        result = agent_rerun(parent, step, _edit(args), out, target=getattr(args, "target", None),
-                             timeout=getattr(args, "timeout", None) or DEFAULT_TIMEOUT,
-                             cancel=cancel, on_line=lambda line: print(line, file=sys.stderr))
+        result = agent_rerun(
+            parent,
+            step,
+            _edit(args),
+            out,
+            target=getattr(args, "target", None),
+            timeout=getattr(args, "timeout", None) or DEFAULT_TIMEOUT,
+            cancel=cancel,
+            on_line=lambda line: print(line, file=sys.stderr),
+        )
     except LoadError as err:
         print(f"error: {err.path}: {err.cause}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -134,8 +174,10 @@ def _cancel_on_sigint(cancel: CancelToken) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = HelpParser(prog="python -m loom_core.fork.agent_cli",
-                        description="Re-run a recorded agent from a model step.")
+    parser = HelpParser(
+        prog="python -m loom_core.fork.agent_cli",
+        description="Re-run a recorded agent from a model step.",
+    )
     add_agent_mode_args(parser)
     return run_agent_mode(parser.parse_args(argv))
 

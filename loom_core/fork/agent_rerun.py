@@ -22,13 +22,17 @@ import asyncio
 import json
 import os
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from loom_core.fork.agent_child import run_child
+from loom_core.fork.edits import Edit
 from loom_core.formats.canonical import effect_key
 from loom_core.formats.loader import load
+from loom_core.formats.save import save_dict
 from loom_core.providers.base import CancelToken
 from loom_core.proxy.config import DEFAULT_TARGET, ProxyConfig
 from loom_core.proxy.forkmode import ForkError, ForkSource
@@ -37,9 +41,6 @@ from loom_core.proxy.reconstruct import path_dialect
 from loom_core.proxy.record import child_env
 from loom_core.proxy.runner import RunningProxy, start_proxy
 from loom_core.proxy.sidecar import read_sidecar
-from loom_core.formats.save import save_dict
-from loom_core.fork.agent_child import run_child
-from loom_core.fork.edits import Edit
 
 DEFAULT_TIMEOUT = 1800.0  # seconds the agent may run before it is stopped
 NOT_RECORDED = "this run was not recorded with `record -- COMMAND`; use the model re-run"
@@ -89,8 +90,13 @@ def _workspace(data: dict[str, Any], path: Path) -> tuple[list[str], str]:
     ws = data.get("workspace")
     argv = ws.get("argv") if isinstance(ws, dict) else None
     cwd = ws.get("cwd") if isinstance(ws, dict) else None
-    if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)
-            and isinstance(cwd, str) and cwd):
+    if not (
+        isinstance(argv, list)
+        and argv
+        and all(isinstance(a, str) for a in argv)
+        and isinstance(cwd, str)
+        and cwd
+    ):
         raise AgentRerunError(f"{path}: {NOT_RECORDED}")
     if not os.path.isdir(cwd):
         raise AgentRerunError(f"{path}: the recorded working directory {cwd} does not exist")
@@ -103,13 +109,16 @@ def _exchange_of(doc: Any, step: int, path: Path) -> int:
     if step not in models:
         kinds = {e.seq: e.kind for e in doc.effects}
         what = f"a {kinds[step]} step" if step in kinds else "not a step of this run"
-        raise AgentRerunError(f"{path}: step {step} is {what}; fork at a model step "
-                              f"({', '.join(map(str, models[:12]))}{' ...' if len(models) > 12 else ''})")
+        raise AgentRerunError(
+            f"{path}: step {step} is {what}; fork at a model step "
+            f"({', '.join(map(str, models[:12]))}{' ...' if len(models) > 12 else ''})"
+        )
     return models.index(step)
 
 
-def plan_agent_rerun(parent_path: str | Path, step_seq: int, edit: Edit,
-                     target: str | None = None) -> AgentRerunPlan:
+def plan_agent_rerun(
+    parent_path: str | Path, step_seq: int, edit: Edit, target: str | None = None
+) -> AgentRerunPlan:
     """Check everything that can be checked before a process starts (raises
     :class:`AgentRerunError`, or :class:`~loom_core.errors.LoadError` for a bad file)."""
     path = Path(parent_path)
@@ -123,14 +132,29 @@ def plan_agent_rerun(parent_path: str | Path, step_seq: int, edit: Edit,
         raise AgentRerunError(str(err)) from err
     dialect = str((data.get("workspace") or {}).get("dialect") or "")
     default = "https://api.openai.com" if dialect == "openai" else DEFAULT_TARGET
-    return AgentRerunPlan(path, data, step_seq, edit, fork, argv, cwd,
-                 (target or fork.recorded_target or default).rstrip("/"))
+    return AgentRerunPlan(
+        path,
+        data,
+        step_seq,
+        edit,
+        fork,
+        argv,
+        cwd,
+        (target or fork.recorded_target or default).rstrip("/"),
+    )
 
 
-def agent_rerun(parent_path: str | Path, step_seq: int, edit: Edit, out_path: str | Path, *,
-                target: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-                cancel: CancelToken | None = None,
-                on_line: Callable[[str], None] | None = None) -> AgentRerunResult:
+def agent_rerun(
+    parent_path: str | Path,
+    step_seq: int,
+    edit: Edit,
+    out_path: str | Path,
+    *,
+    target: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    cancel: CancelToken | None = None,
+    on_line: Callable[[str], None] | None = None,
+) -> AgentRerunResult:
     """Re-run the recorded agent from model step ``step_seq`` with ``edit``; write the
     branch to ``out_path``. Blocks (run it in a worker); ``on_line`` gets each line the
     agent prints, on the calling thread; ``cancel`` or ``timeout`` stop the agent (SIGTERM, then SIGKILL after
@@ -144,12 +168,24 @@ def agent_rerun(parent_path: str | Path, step_seq: int, edit: Edit, out_path: st
     return asyncio.run(_run(plan, out, timeout, cancel, on_line))
 
 
-async def _run(plan: AgentRerunPlan, out: Path, timeout: float, cancel: CancelToken | None,
-               on_line: Callable[[str], None] | None) -> AgentRerunResult:
-    config = ProxyConfig(port=0, target=plan.target, save=str(out), fork_from=str(plan.parent),
-                         fork_at=plan.fork.n, fork_edit=plan.edit.to_dict())
-    workspace = {k: v for k, v in (plan.data.get("workspace") or {}).items()
-                 if k not in ("changes", "git")}  # those described the parent's run
+async def _run(
+    plan: AgentRerunPlan,
+    out: Path,
+    timeout: float,
+    cancel: CancelToken | None,
+    on_line: Callable[[str], None] | None,
+) -> AgentRerunResult:
+    config = ProxyConfig(
+        port=0,
+        target=plan.target,
+        save=str(out),
+        fork_from=str(plan.parent),
+        fork_at=plan.fork.n,
+        fork_edit=plan.edit.to_dict(),
+    )
+    workspace = {
+        k: v for k, v in (plan.data.get("workspace") or {}).items() if k not in ("changes", "git")
+    }  # those described the parent's run
     workspace["recorded_at"] = _now()
     try:
         proxy = await start_proxy(config, workspace=workspace, fork=plan.fork)
@@ -167,7 +203,7 @@ async def _run(plan: AgentRerunPlan, out: Path, timeout: float, cancel: CancelTo
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _edited_exchange(plan: AgentRerunPlan, proxy: RunningProxy) -> int | None:
@@ -185,36 +221,69 @@ def _insert_edit(log: list[dict[str, Any]], exchange: int, items: list[dict[str,
     """Put an ``edit`` effect just before model call ``exchange``; returns its seq."""
     models = [i for i, e in enumerate(log) if e.get("kind") == "model"]
     at = models[exchange]
-    log.insert(at, {"seq": at, "kind": "edit", "key": effect_key("edit", {"turn": exchange}),
-                    "result": items, "depth": 0})
+    log.insert(
+        at,
+        {
+            "seq": at,
+            "kind": "edit",
+            "key": effect_key("edit", {"turn": exchange}),
+            "result": items,
+            "depth": 0,
+        },
+    )
     for i in range(at + 1, len(log)):
         log[i] = {**log[i], "seq": i}
     return at
 
 
-def _finish(plan: AgentRerunPlan, out: Path, proxy: RunningProxy, code: int | None,
-            stopped: str | None, tail: list[str]) -> AgentRerunResult:
+def _finish(
+    plan: AgentRerunPlan,
+    out: Path,
+    proxy: RunningProxy,
+    code: int | None,
+    stopped: str | None,
+    tail: list[str],
+) -> AgentRerunResult:
     fork, session = plan.fork, proxy.session
     stats = fork.stats()
     provenance: dict[str, Any] = {
         "parent": {"path": os.path.abspath(plan.parent), "checksum": plan.data.get("checksum")},
-        "step": plan.step, "turn": fork.n, "edit": plan.edit.to_dict(), "reason": plan.edit.reason,
-        "mode": "agent", "status": stopped or "done", "exit_code": code,
-        "diverged_early": bool(fork.diverged), "created_at": _now(),
-        "matching": stats["matching"], "served": stats["served"], "live": stats["live"],
-        "target": plan.target}
+        "step": plan.step,
+        "turn": fork.n,
+        "edit": plan.edit.to_dict(),
+        "reason": plan.edit.reason,
+        "mode": "agent",
+        "status": stopped or "done",
+        "exit_code": code,
+        "diverged_early": bool(fork.diverged),
+        "created_at": _now(),
+        "matching": stats["matching"],
+        "served": stats["served"],
+        "live": stats["live"],
+        "target": plan.target,
+    }
     written = None
     if session is not None and session.exchanges:
         data = session.trace()
         data["log"] = list(data["log"])
         exchange = _edited_exchange(plan, proxy)
         if exchange is not None:
-            items = snapshot_items(fork.fork_request or {}, path_dialect(fork.fork_path),
-                                   plan.edit.inject)
+            items = snapshot_items(
+                fork.fork_request or {}, path_dialect(fork.fork_path), plan.edit.inject
+            )
             provenance["edit_seq"] = _insert_edit(data["log"], exchange, items)
         data["fork"] = provenance
         save_dict(data, out)
         written = out
-    return AgentRerunResult(written, code, stats["served"], stats["live"], bool(fork.diverged),
-                            fork.fork_request is not None, stopped == "cancelled",
-                            stopped == "timeout", provenance, tail)
+    return AgentRerunResult(
+        written,
+        code,
+        stats["served"],
+        stats["live"],
+        bool(fork.diverged),
+        fork.fork_request is not None,
+        stopped == "cancelled",
+        stopped == "timeout",
+        provenance,
+        tail,
+    )

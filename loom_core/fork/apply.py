@@ -16,7 +16,7 @@ from loom_core.fork.items import estimate_tokens, make_item, normal_item
 INJECT_SOURCE = "fork-edit"  # what loom-harness's ``loom fork --inject`` marks its note with
 
 
-def apply_edit(ctx: "ForkContext", edit: Edit) -> "ForkContext":
+def apply_edit(ctx: ForkContext, edit: Edit) -> ForkContext:
     """A new context with ``edit`` applied: redact, message ops, inject, system, model, tools.
 
     Raises ValueError naming the problem (a redacted step with no tool result in
@@ -43,17 +43,21 @@ def apply_edit(ctx: "ForkContext", edit: Edit) -> "ForkContext":
     return out
 
 
-def _redact(ctx: "ForkContext", seq: int, text: str) -> None:
-    hits = [k for k, origin in enumerate(ctx.origins)
-            if origin == seq and ctx.messages[k]["role"] == "tool"]
+def _redact(ctx: ForkContext, seq: int, text: str) -> None:
+    hits = [
+        k
+        for k, origin in enumerate(ctx.origins)
+        if origin == seq and ctx.messages[k]["role"] == "tool"
+    ]
     if not hits:
-        raise ValueError(f"cannot redact step {seq}: it produced no tool result in the "
-                         f"context at step {ctx.seq}")
+        raise ValueError(
+            f"cannot redact step {seq}: it produced no tool result in the context at step {ctx.seq}"
+        )
     for k in hits:
         ctx.messages[k] = {**ctx.messages[k], "content": text, "tokens": estimate_tokens(text)}
 
 
-def _message_op(ctx: "ForkContext", op: MessageOp, n: int) -> None:
+def _message_op(ctx: ForkContext, op: MessageOp, n: int) -> None:
     size = len(ctx.messages)
     if op.op == "delete":
         _check(0 <= op.index < size, op, n, size)
@@ -77,5 +81,7 @@ def _message_op(ctx: "ForkContext", op: MessageOp, n: int) -> None:
 
 def _check(ok: bool, op: MessageOp, n: int, size: int) -> None:
     if not ok:
-        raise ValueError(f"message edit {n}: {op.op} at index {op.index} is out of range "
-                         f"(the context has {size} message(s))")
+        raise ValueError(
+            f"message edit {n}: {op.op} at index {op.index} is out of range "
+            f"(the context has {size} message(s))"
+        )

@@ -18,23 +18,37 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from loom_core.formats.canonical import (effect_key, harness_sys_hash, proxy_model_key,
-                                         proxy_tool_key)
+from loom_core.fork.items import harness_messages, harness_tools
+from loom_core.formats.canonical import (
+    effect_key,
+    harness_sys_hash,
+    proxy_model_key,
+    proxy_tool_key,
+)
 from loom_core.formats.document import text_and_calls
-from loom_core.providers.base import ModelReply, ModelRequest
 from loom_core.formats.save import save_dict
 from loom_core.formats.schema import HARNESS_ORDER, PROXY_ORDER
 from loom_core.formats.wire import proxy_sys_hash
-from loom_core.fork.items import harness_messages, harness_tools
+from loom_core.providers.base import ModelReply, ModelRequest
 
 MODE = "model"
 # parent members a branch must not inherit: stamps, claims about the whole file, old provenance
-_DROPPED = {"checksum", "signature", "scrubbed", "healed_by", "fork", "user_turns",
-            "fork_injections", "log", "wire", "shield_events"}
+_DROPPED = {
+    "checksum",
+    "signature",
+    "scrubbed",
+    "healed_by",
+    "fork",
+    "user_turns",
+    "fork_injections",
+    "log",
+    "wire",
+    "shield_events",
+}
 _STOP_REASON = {"budget": "budget", "max_turns": "max_steps"}
 
 
@@ -61,8 +75,13 @@ class Branch:
 
     def add(self, kind: str, key: str, result: Any, meta: dict[str, Any] | None) -> dict[str, Any]:
         """Append an effect with the next dense seq; returns the entry."""
-        entry: dict[str, Any] = {"seq": len(self.prefix) + len(self.tail), "kind": kind,
-                                 "key": key, "result": result, "depth": 0}
+        entry: dict[str, Any] = {
+            "seq": len(self.prefix) + len(self.tail),
+            "kind": kind,
+            "key": key,
+            "result": result,
+            "depth": 0,
+        }
         if meta:
             entry["meta"] = meta
         self.tail.append(entry)
@@ -78,26 +97,39 @@ class Branch:
         if self.style == "proxy":
             n = sum(1 for e in self.log if e.get("kind") == "model")
             key = proxy_model_key(n)
-            meta: dict[str, Any] = {"sys_hash": proxy_sys_hash(system), "sys_head": system[:160],
-                                    "tools": sorted(t.name for t in request.tools),
-                                    "model": request.model, "msgs": len(request.messages)}
+            meta: dict[str, Any] = {
+                "sys_hash": proxy_sys_hash(system),
+                "sys_head": system[:160],
+                "tools": sorted(t.name for t in request.tools),
+                "model": request.model,
+                "msgs": len(request.messages),
+            }
         else:
-            key = effect_key("model", {"system": system,
-                                       "messages": harness_messages(request.messages),
-                                       "tools": harness_tools(request.tools)})
+            key = effect_key(
+                "model",
+                {
+                    "system": system,
+                    "messages": harness_messages(request.messages),
+                    "tools": harness_tools(request.tools),
+                },
+            )
             meta = {"agent": self.agent} if self.agent else {}
             if system:
                 meta.update(sys_hash=harness_sys_hash(system), sys_head=system[:160])
         return self.add("model", key, reply.result(), meta)
 
-    def add_tool(self, call: dict[str, Any], kind: str, value: Any,
-                 extra: dict[str, Any]) -> dict[str, Any]:
+    def add_tool(
+        self, call: dict[str, Any], kind: str, value: Any, extra: dict[str, Any]
+    ) -> dict[str, Any]:
         """A tool (or ``human``) result for ``call``; ``extra`` says where it came from."""
         if self.style == "proxy":
             key, meta = proxy_tool_key(kind, call["id"]), {"tuid": call["id"], **extra}
         else:
-            payload = ({"question": call["input"].get("question")} if kind == "human"
-                       else {"id": call["id"], "input": call["input"]})
+            payload = (
+                {"question": call["input"].get("question")}
+                if kind == "human"
+                else {"id": call["id"], "input": call["input"]}
+            )
             key = effect_key(kind, payload)
             meta = {**({"agent": self.agent} if self.agent else {}), **extra}
         return self.add(kind, key, value, meta)
@@ -119,8 +151,14 @@ class Branch:
     def to_dict(self) -> dict[str, Any]:
         status = self.provenance.get("status", "running")
         h = dict(self.header)
-        h.update(output=self.output(), truncated=status != "done", paused=False, pending=None,
-                 pending_depth=0, stop_reason=_STOP_REASON.get(status, ""))
+        h.update(
+            output=self.output(),
+            truncated=status != "done",
+            paused=False,
+            pending=None,
+            pending_depth=0,
+            stop_reason=_STOP_REASON.get(status, ""),
+        )
         system = str((self.provenance.get("request") or {}).get("system") or "")
         if self.provenance.get("model"):
             h["model"] = self.provenance["model"]
@@ -146,7 +184,7 @@ class Branch:
         return save_dict(self.to_dict(), path)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], path: str) -> "Branch":
+    def from_dict(cls, data: dict[str, Any], path: str) -> Branch:
         """A saved model-mode branch, ready to continue (ValueError if it is not one)."""
         prov = data.get("fork")
         if not isinstance(prov, dict) or prov.get("mode") != MODE:
@@ -157,20 +195,47 @@ class Branch:
             raise ValueError(f"{path}: the branch's log does not match its fork provenance")
         style = "proxy" if data.get("recorded_via") == "proxy" else "harness"
         header = {k: v for k, v in data.items() if k not in _DROPPED}
-        return cls(style, header, log[:p], dict(prov), log[p:],
-                   data.get("wire") if style == "proxy" else None,
-                   data.get("shield_events") if style == "proxy" else None)
+        return cls(
+            style,
+            header,
+            log[:p],
+            dict(prov),
+            log[p:],
+            data.get("wire") if style == "proxy" else None,
+            data.get("shield_events") if style == "proxy" else None,
+        )
 
 
-def new_provenance(parent_path: str | Path, parent_checksum: str | None, *, step: int,
-                   turn: int, prefix: int, edit: dict[str, Any], reason: str, provider: str,
-                   model: str, source: str, agent: str) -> dict[str, Any]:
+def new_provenance(
+    parent_path: str | Path,
+    parent_checksum: str | None,
+    *,
+    step: int,
+    turn: int,
+    prefix: int,
+    edit: dict[str, Any],
+    reason: str,
+    provider: str,
+    model: str,
+    source: str,
+    agent: str,
+) -> dict[str, Any]:
     """The ``fork`` member: where the branch came from and how to continue it."""
-    return {"parent": {"path": os.path.abspath(str(parent_path)), "checksum": parent_checksum},
-            "step": step, "turn": turn, "edit": edit, "reason": reason, "mode": MODE,
-            "provider": provider, "model": model, "status": "running",
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "source": source, "agent": agent, "prefix": prefix}
+    return {
+        "parent": {"path": os.path.abspath(str(parent_path)), "checksum": parent_checksum},
+        "step": step,
+        "turn": turn,
+        "edit": edit,
+        "reason": reason,
+        "mode": MODE,
+        "provider": provider,
+        "model": model,
+        "status": "running",
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "source": source,
+        "agent": agent,
+        "prefix": prefix,
+    }
 
 
 def parent_header(data: dict[str, Any], episodes: list[str]) -> dict[str, Any]:

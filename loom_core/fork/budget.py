@@ -35,8 +35,11 @@ MIN_OUTPUT = 16  # a call that may not even answer this much is not worth paying
 
 def billed(usage: dict[str, Any]) -> int:
     """Input plus output tokens of one reply's ``usage`` (a wrong type counts as 0)."""
-    return sum(int(v) for k, v in usage.items()
-               if k in ("input_tokens", "output_tokens") and isinstance(v, (int, float)))
+    return sum(
+        int(v)
+        for k, v in usage.items()
+        if k in ("input_tokens", "output_tokens") and isinstance(v, (int, float))
+    )
 
 
 def input_bound(request: ModelRequest) -> int:

@@ -37,15 +37,27 @@ class ForkContext:
     dialect: str | None = None  # the recorded request's dialect (source "request")
     origins: list[int | None] = field(default_factory=list)
 
-    def copy(self) -> "ForkContext":
+    def copy(self) -> ForkContext:
         """A copy whose lists and Items can be replaced freely (Items are copied one level:
         edits replace an Item, they never change one in place)."""
-        return replace(self, messages=[dict(m) for m in self.messages], tools=list(self.tools),
-                       origins=list(self.origins))
+        return replace(
+            self,
+            messages=[dict(m) for m in self.messages],
+            tools=list(self.tools),
+            origins=list(self.origins),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (tools as dicts), for ``--json`` output and the GUI."""
-        return {"system": self.system, "messages": self.messages,
-                "tools": [asdict(t) for t in self.tools], "model": self.model,
-                "max_tokens": self.max_tokens, "temperature": self.temperature,
-                "source": self.source, "seq": self.seq, "turn": self.turn, "style": self.style}
+        return {
+            "system": self.system,
+            "messages": self.messages,
+            "tools": [asdict(t) for t in self.tools],
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "source": self.source,
+            "seq": self.seq,
+            "turn": self.turn,
+            "style": self.style,
+        }

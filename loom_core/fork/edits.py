@@ -54,7 +54,7 @@ class Edit:
         return {k: v for k, v in full.items() if v != blank[k] or k == "reason"}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Edit":
+    def from_dict(cls, data: dict[str, Any]) -> Edit:
         data = dict(data)
         data["messages"] = [MessageOp(**m) for m in data.get("messages") or []]
         if data.get("tools") is not None:
@@ -89,8 +89,11 @@ def edit_summary(doc: Any, effect: int, value: Any) -> str:
     note = str(last.get("content") or "") if last.get("source") == "fork-edit" else ""
     words = f"context replaced ({len(snap)} messages)"
     fork = (getattr(doc.header, "model_extra", None) or {}).get("fork")
-    if isinstance(fork, dict) and isinstance(fork.get("edit"), dict) and (
-            fork.get("prefix") in (None, effect) or fork.get("edit_seq") == effect):
+    if (
+        isinstance(fork, dict)
+        and isinstance(fork.get("edit"), dict)
+        and (fork.get("prefix") in (None, effect) or fork.get("edit_seq") == effect)
+    ):
         try:
             words = Edit.from_dict(dict(fork["edit"])).describe()
         except (TypeError, ValueError):

@@ -9,7 +9,8 @@ when it replays a branch, so whatever we build must be exactly that shape
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from loom_core.providers.base import ToolSpec
 
@@ -19,21 +20,38 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def make_item(role: str, content: str, source: str, *, tool_calls: Iterable[dict[str, Any]] = (),
-              tool_call_id: str = "", name: str = "", pinned: bool = False,
-              tokens: int | None = None) -> dict[str, Any]:
+def make_item(
+    role: str,
+    content: str,
+    source: str,
+    *,
+    tool_calls: Iterable[dict[str, Any]] = (),
+    tool_call_id: str = "",
+    name: str = "",
+    pinned: bool = False,
+    tokens: int | None = None,
+) -> dict[str, Any]:
     """An Item dict with every member, in loom-harness's member order."""
-    return {"role": role, "content": content, "source": source, "pinned": pinned,
-            "tokens": estimate_tokens(content) if tokens is None else tokens,
-            "tool_calls": [normal_call(c) for c in tool_calls],
-            "tool_call_id": tool_call_id, "name": name}
+    return {
+        "role": role,
+        "content": content,
+        "source": source,
+        "pinned": pinned,
+        "tokens": estimate_tokens(content) if tokens is None else tokens,
+        "tool_calls": [normal_call(c) for c in tool_calls],
+        "tool_call_id": tool_call_id,
+        "name": name,
+    }
 
 
 def normal_call(call: dict[str, Any]) -> dict[str, Any]:
     """A tool call as ``{id, name, input}`` with an object input (§1.4 tolerance)."""
     args = call.get("input")
-    return {"id": str(call.get("id") or ""), "name": str(call.get("name") or ""),
-            "input": args if isinstance(args, dict) else {}}
+    return {
+        "id": str(call.get("id") or ""),
+        "name": str(call.get("name") or ""),
+        "input": args if isinstance(args, dict) else {},
+    }
 
 
 def normal_item(data: dict[str, Any]) -> dict[str, Any]:
@@ -42,11 +60,16 @@ def normal_item(data: dict[str, Any]) -> dict[str, Any]:
     text = content if isinstance(content, str) else "" if content is None else str(content)
     role = str(data.get("role") or "user")
     tokens = data.get("tokens")
-    return make_item(role, text, str(data.get("source") or _default_source(role, data)),
-                     tool_calls=[c for c in data.get("tool_calls") or [] if isinstance(c, dict)],
-                     tool_call_id=str(data.get("tool_call_id") or ""),
-                     name=str(data.get("name") or ""), pinned=bool(data.get("pinned")),
-                     tokens=tokens if isinstance(tokens, int) and tokens > 0 else None)
+    return make_item(
+        role,
+        text,
+        str(data.get("source") or _default_source(role, data)),
+        tool_calls=[c for c in data.get("tool_calls") or [] if isinstance(c, dict)],
+        tool_call_id=str(data.get("tool_call_id") or ""),
+        name=str(data.get("name") or ""),
+        pinned=bool(data.get("pinned")),
+        tokens=tokens if isinstance(tokens, int) and tokens > 0 else None,
+    )
 
 
 def _default_source(role: str, data: dict[str, Any]) -> str:
@@ -75,12 +98,19 @@ def assistant_item(text: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def tool_item(call: dict[str, Any], value: Any, style: str) -> dict[str, Any]:
-    return make_item("tool", result_content(value, style), f"tool:{call['name']}",
-                     tool_call_id=str(call["id"]), name=str(call["name"]))
+    return make_item(
+        "tool",
+        result_content(value, style),
+        f"tool:{call['name']}",
+        tool_call_id=str(call["id"]),
+        name=str(call["name"]),
+    )
 
 
 def _repr_call(call: dict[str, Any]) -> str:
-    return f"ToolCall(id={call.get('id')!r}, name={call.get('name')!r}, input={call.get('input')!r})"
+    return (
+        f"ToolCall(id={call.get('id')!r}, name={call.get('name')!r}, input={call.get('input')!r})"
+    )
 
 
 def harness_messages(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -98,8 +128,14 @@ def harness_messages(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 msg["tool_calls"] = [_repr_call(c) for c in it["tool_calls"]]
             out.append(msg)
         elif role == "tool":
-            out.append({"role": "tool", "tool_call_id": it.get("tool_call_id", ""),
-                        "name": it.get("name", ""), "content": it.get("content", "")})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": it.get("tool_call_id", ""),
+                    "name": it.get("name", ""),
+                    "content": it.get("content", ""),
+                }
+            )
         else:
             out.append({"role": "user", "content": it.get("content", "")})
     return out
@@ -107,8 +143,7 @@ def harness_messages(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def harness_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     """Tool schemas as the harness hashes them: ``{name, description, input_schema}``."""
-    return [{"name": t.name, "description": t.description, "input_schema": t.schema}
-            for t in tools]
+    return [{"name": t.name, "description": t.description, "input_schema": t.schema} for t in tools]
 
 
 def context_tokens(system: str, items: list[dict[str, Any]], tools: list[ToolSpec]) -> int:

@@ -19,14 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loom_core.formats.document import Document
-from loom_core.views.pricing import TokenUsage, call_cost, is_offline
-from loom_core.providers.base import Provider
-from loom_core.views.run_cost import RunPricer
+from loom_core.fork.context import ForkContext
 from loom_core.fork.edits import Edit
 from loom_core.fork.items import context_tokens
-from loom_core.fork.context import ForkContext
 from loom_core.fork.point import apply_edit, fork_context
+from loom_core.formats.document import Document
+from loom_core.providers.base import Provider
+from loom_core.views.pricing import TokenUsage, call_cost, is_offline
+from loom_core.views.run_cost import RunPricer
 
 
 @dataclass
@@ -74,20 +74,33 @@ def _shifted(rec: TokenUsage, est_in: int) -> TokenUsage:
     takes uncached tokens first."""
     read = min(rec.cache_read, est_in)
     write = min(rec.cache_write, est_in - read)
-    return rec._replace(input=est_in, cache_read=read, cache_write=write,
-                        cache_write_1h=min(rec.cache_write_1h, write))
+    return rec._replace(
+        input=est_in,
+        cache_read=read,
+        cache_write=write,
+        cache_write_1h=min(rec.cache_write_1h, write),
+    )
 
 
-def dry_run(doc: Document, path: str | Path, seq: int, edit: Edit, max_turns: int,
-            provider: Provider | None = None) -> Plan:
+def dry_run(
+    doc: Document,
+    path: str | Path,
+    seq: int,
+    edit: Edit,
+    max_turns: int,
+    provider: Provider | None = None,
+) -> Plan:
     """Estimate a model re-run of ``doc`` from model step ``seq`` with ``edit``.
 
     ValueError for a bad fork point or an edit that does not apply (as the real run).
     """
     base = fork_context(doc, path, seq)
     ctx = apply_edit(base, edit)
-    tail = [i for i in range(base.index, len(doc.effects))
-            if doc.effects[i].kind == "model" and not doc.effects[i].depth]
+    tail = [
+        i
+        for i in range(base.index, len(doc.effects))
+        if doc.effects[i].kind == "model" and not doc.effects[i].depth
+    ]
     live = max(1, min(len(tail), max_turns))
     size, delta = _size(ctx), _size(ctx) - _size(base)
     model = ctx.model or str(getattr(provider, "model", "") or "")
@@ -100,12 +113,26 @@ def dry_run(doc: Document, path: str | Path, seq: int, edit: Edit, max_turns: in
         est_in = max(0, rec_in + delta) if rec_in > 0 else size
         t_in, t_out = t_in + est_in, t_out + rec_out
         rec = pricer.usage(i)  # the whole split the call was billed for
-        billed = (_shifted(rec, max(0, rec.input + delta)) if rec_in > 0
-                  else TokenUsage(size, rec_out))
+        billed = (
+            _shifted(rec, max(0, rec.input + delta)) if rec_in > 0 else TokenUsage(size, rec_out)
+        )
         one = 0.0 if offline else call_cost(model, billed)
         cost = None if cost is None or one is None else cost + one
-    plan = Plan(seq, base.turn, base.index, live, max_turns, size, t_in, t_out, cost, model,
-                base.source, edit.describe(), offline=offline)
+    plan = Plan(
+        seq,
+        base.turn,
+        base.index,
+        live,
+        max_turns,
+        size,
+        t_in,
+        t_out,
+        cost,
+        model,
+        base.source,
+        edit.describe(),
+        offline=offline,
+    )
     if provider is not None:
         ok, why = provider.available()
         plan.provider, plan.available, plan.unavailable_reason = provider.name, ok, why

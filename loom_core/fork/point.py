@@ -12,24 +12,31 @@ from __future__ import annotations
 import weakref
 from pathlib import Path
 
-from loom_core.formats.canonical import proxy_model_key
-from loom_core.views.context import ContextIndex, build_context
-from loom_core.formats.document import Document, text_and_calls
-from loom_core.views.frames import Frame, frame_at
-from loom_core.providers.base import ToolSpec
 from loom_core.fork.apply import apply_edit
-from loom_core.fork.items import make_item, normal_item, result_content
 from loom_core.fork.context import ForkContext
+from loom_core.fork.items import make_item, normal_item, result_content
 from loom_core.fork.requests import request_context
 from loom_core.fork.snapshot import branch_request, proxy_snapshot_context
+from loom_core.formats.canonical import proxy_model_key
+from loom_core.formats.document import Document, text_and_calls
 from loom_core.formats.wire import response_to_result
+from loom_core.providers.base import ToolSpec
 from loom_core.proxy.sidecar import read_sidecar
+from loom_core.views.context import ContextIndex, build_context
+from loom_core.views.frames import Frame, frame_at
 
-__all__ = ["ForkContext", "apply_edit", "context_index", "find_model_effect", "fork_context",
-           "model_turn", "sidecar_path"]
+__all__ = [
+    "ForkContext",
+    "apply_edit",
+    "context_index",
+    "find_model_effect",
+    "fork_context",
+    "model_turn",
+    "sidecar_path",
+]
 
 
-_indexes: "weakref.WeakKeyDictionary[Document, ContextIndex]" = weakref.WeakKeyDictionary()
+_indexes: weakref.WeakKeyDictionary[Document, ContextIndex] = weakref.WeakKeyDictionary()
 
 
 def context_index(doc: Document) -> ContextIndex:
@@ -45,15 +52,18 @@ def find_model_effect(doc: Document, seq: int) -> int:
     """The log position of the top-level model step ``seq``; ValueError naming why not."""
     index = next((i for i, e in enumerate(doc.effects) if e.seq == seq), None)
     if index is None:
-        raise ValueError(f"{doc.path}: no step {seq} (the log has steps "
-                         f"0..{len(doc.effects) - 1})")
+        raise ValueError(f"{doc.path}: no step {seq} (the log has steps 0..{len(doc.effects) - 1})")
     eff = doc.effects[index]
     if eff.kind != "model":
-        raise ValueError(f"{doc.path}: step {seq} is a {eff.kind or 'kindless'} step, "
-                         f"not a model step; fork from a model step")
+        raise ValueError(
+            f"{doc.path}: step {seq} is a {eff.kind or 'kindless'} step, "
+            f"not a model step; fork from a model step"
+        )
     if (eff.depth or 0) != 0:
-        raise ValueError(f"{doc.path}: step {seq} is a sub-agent's model step (depth "
-                         f"{eff.depth}); fork from a top-level model step")
+        raise ValueError(
+            f"{doc.path}: step {seq} is a sub-agent's model step (depth "
+            f"{eff.depth}); fork from a top-level model step"
+        )
     return index
 
 
@@ -65,8 +75,9 @@ def model_turn(doc: Document, index: int) -> int:
 def sidecar_path(path: str | Path) -> Path:
     """``<base>.exchanges.jsonl`` beside a trace (``<base>`` = path minus ``.loom.json``)."""
     name = str(path)
-    return Path((name[: -len(".loom.json")] if name.endswith(".loom.json") else name)
-                + ".exchanges.jsonl")
+    return Path(
+        (name[: -len(".loom.json")] if name.endswith(".loom.json") else name) + ".exchanges.jsonl"
+    )
 
 
 def fork_context(doc: Document, path: str | Path, seq: int) -> ForkContext:
@@ -74,8 +85,16 @@ def fork_context(doc: Document, path: str | Path, seq: int) -> ForkContext:
     index = find_model_effect(doc, seq)
     style = "proxy" if doc.is_proxy else "harness"
     meta = doc.meta(index)
-    ctx = ForkContext("", [], [], seq=seq, index=index, turn=model_turn(doc, index), style=style,
-                      agent=str((meta.sys_hash if doc.is_proxy else meta.agent) or ""))
+    ctx = ForkContext(
+        "",
+        [],
+        [],
+        seq=seq,
+        index=index,
+        turn=model_turn(doc, index),
+        style=style,
+        agent=str((meta.sys_hash if doc.is_proxy else meta.agent) or ""),
+    )
     exact = _recorded_request(doc, path, index) if doc.is_proxy else None
     if exact is not None:
         _fill_from_request(doc, ctx, *exact)
@@ -86,8 +105,10 @@ def fork_context(doc: Document, path: str | Path, seq: int) -> ForkContext:
 
 # -- source "request": the proxy's sidecar ---------------------------------------------
 
-def _recorded_request(doc: Document, path: str | Path,
-                      index: int) -> tuple[ForkContext, str] | None:
+
+def _recorded_request(
+    doc: Document, path: str | Path, index: int
+) -> tuple[ForkContext, str] | None:
     """The sidecar's exact request for model effect ``index``, if it is really this one.
 
     Checked two ways, so a sidecar left over from another session is never trusted:
@@ -110,21 +131,29 @@ def _recorded_request(doc: Document, path: str | Path,
     return request_context(exchange.request, exchange.dialect), exchange.dialect
 
 
-def _fill_from_request(doc: Document, ctx: ForkContext, req: ForkContext,
-                       dialect: str) -> None:
-    by_tuid = {doc.meta(i).tuid: doc.effects[i].seq for i in range(ctx.index)
-               if (doc.effects[i].kind or "").startswith("tool:") and doc.meta(i).tuid}
+def _fill_from_request(doc: Document, ctx: ForkContext, req: ForkContext, dialect: str) -> None:
+    by_tuid = {
+        doc.meta(i).tuid: doc.effects[i].seq
+        for i in range(ctx.index)
+        if (doc.effects[i].kind or "").startswith("tool:") and doc.meta(i).tuid
+    }
     ctx.system, ctx.messages, ctx.tools = req.system, req.messages, req.tools
     ctx.model, ctx.max_tokens, ctx.temperature = req.model, req.max_tokens, req.temperature
     ctx.source, ctx.dialect = "request", dialect
-    ctx.origins = [by_tuid.get(m["tool_call_id"]) if m["role"] == "tool" else None
-                   for m in ctx.messages]
+    ctx.origins = [
+        by_tuid.get(m["tool_call_id"]) if m["role"] == "tool" else None for m in ctx.messages
+    ]
 
 
 # -- source "frame": reconstructed from the log ------------------------------------------
 
-_USER_SOURCES = {"episode": "user", "task": "user", "clock": "clock", "memory": "memory",
-                 "compaction": "compaction"}
+_USER_SOURCES = {
+    "episode": "user",
+    "task": "user",
+    "clock": "clock",
+    "memory": "memory",
+    "compaction": "compaction",
+}
 
 
 def _fill_from_frame(doc: Document, ctx: ForkContext) -> None:
@@ -156,8 +185,13 @@ def _frame_items(doc: Document, ctx: ForkContext, frame: Frame) -> None:
             item = make_item("assistant", msg.text, "model", tool_calls=msg.tool_calls)
         elif msg.role == "tool":
             value = msg.raw_result if msg.source == "tool" else msg.text
-            item = make_item("tool", result_content(value, ctx.style), f"tool:{msg.name}",
-                             tool_call_id=msg.call_id, name=msg.name)
+            item = make_item(
+                "tool",
+                result_content(value, ctx.style),
+                f"tool:{msg.name}",
+                tool_call_id=msg.call_id,
+                name=msg.name,
+            )
         else:
             source = _USER_SOURCES.get(msg.source, "user")
             item = make_item("user", msg.text, source, pinned=source == "compaction")

@@ -10,8 +10,9 @@ that reads the same file three times gets the three results it got before.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from loom_core.formats.document import Document, text_and_calls
 
@@ -59,8 +60,11 @@ def recorded_calls(doc: Document, fork_index: int) -> list[RecordedCall]:
         if found is not None:
             call, model_index = found
             args = call["input"] if isinstance(call.get("input"), dict) else {}
-            out.append(RecordedCall(eff.seq, kind, str(call["name"]), args, doc.result(i),
-                                    model_index >= fork_index))
+            out.append(
+                RecordedCall(
+                    eff.seq, kind, str(call["name"]), args, doc.result(i), model_index >= fork_index
+                )
+            )
     return out
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom_core.providers.base import ToolSpec
-from loom_core.formats.wire import decode_args
 from loom_core.fork.context import ForkContext
 from loom_core.fork.items import assistant_item, make_item
+from loom_core.formats.wire import decode_args
+from loom_core.providers.base import ToolSpec
 
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -24,8 +24,11 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(b.get("text") or "" for b in content
-                       if isinstance(b, dict) and isinstance(b.get("text"), str))
+        return "".join(
+            b.get("text") or ""
+            for b in content
+            if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
     return ""
 
 
@@ -33,9 +36,14 @@ def _texts(content: Any) -> list[str]:
     """Each non-empty text block of a content value (a plain string is one block)."""
     if isinstance(content, str):
         return [content] if content else []
-    return [b["text"] for b in content or [] if isinstance(b, dict)
-            and b.get("type") in ("text", "input_text", "output_text")
-            and isinstance(b.get("text"), str) and b["text"]]
+    return [
+        b["text"]
+        for b in content or []
+        if isinstance(b, dict)
+        and b.get("type") in ("text", "input_text", "output_text")
+        and isinstance(b.get("text"), str)
+        and b["text"]
+    ]
 
 
 def _int(value: Any) -> int | None:
@@ -47,15 +55,26 @@ def _float(value: Any) -> float | None:
 
 
 def _spec(name: Any, description: Any, schema: Any) -> ToolSpec:
-    return ToolSpec(str(name or ""), description if isinstance(description, str) else "",
-                    schema if isinstance(schema, dict) else dict(_EMPTY_SCHEMA))
+    return ToolSpec(
+        str(name or ""),
+        description if isinstance(description, str) else "",
+        schema if isinstance(schema, dict) else dict(_EMPTY_SCHEMA),
+    )
 
 
 # -- Anthropic Messages ---------------------------------------------------------------
 
+
 def anthropic_context(req: dict[str, Any]) -> ForkContext:
-    ctx = ForkContext(_text(req.get("system")), [], [], str(req.get("model") or ""),
-                      _int(req.get("max_tokens")), _float(req.get("temperature")), source="request")
+    ctx = ForkContext(
+        _text(req.get("system")),
+        [],
+        [],
+        str(req.get("model") or ""),
+        _int(req.get("max_tokens")),
+        _float(req.get("temperature")),
+        source="request",
+    )
     names: dict[str, str] = {}  # tool call id -> tool name
     for msg in req.get("messages") or []:
         if not isinstance(msg, dict):
@@ -63,8 +82,11 @@ def anthropic_context(req: dict[str, Any]) -> ForkContext:
         content = msg.get("content")
         if msg.get("role") == "assistant":
             blocks = content if isinstance(content, list) else []
-            calls = [{"id": b.get("id"), "name": b.get("name"), "input": b.get("input")}
-                     for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+            calls = [
+                {"id": b.get("id"), "name": b.get("name"), "input": b.get("input")}
+                for b in blocks
+                if isinstance(b, dict) and b.get("type") == "tool_use"
+            ]
             for c in calls:
                 names[str(c["id"] or "")] = str(c["name"] or "")
             ctx.messages.append(assistant_item("".join(_texts(content)), calls))
@@ -73,20 +95,37 @@ def anthropic_context(req: dict[str, Any]) -> ForkContext:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 tuid = str(block.get("tool_use_id") or "")
                 name = names.get(tuid, "tool")
-                ctx.messages.append(make_item("tool", _text(block.get("content")), f"tool:{name}",
-                                           tool_call_id=tuid, name=name))
+                ctx.messages.append(
+                    make_item(
+                        "tool",
+                        _text(block.get("content")),
+                        f"tool:{name}",
+                        tool_call_id=tuid,
+                        name=name,
+                    )
+                )
         ctx.messages += [make_item("user", t, "user") for t in _texts(content)]
-    ctx.tools = [_spec(t.get("name"), t.get("description"), t.get("input_schema"))
-                 for t in req.get("tools") or [] if isinstance(t, dict) and t.get("name")]
+    ctx.tools = [
+        _spec(t.get("name"), t.get("description"), t.get("input_schema"))
+        for t in req.get("tools") or []
+        if isinstance(t, dict) and t.get("name")
+    ]
     return ctx
 
 
 # -- OpenAI Chat Completions ----------------------------------------------------------
 
+
 def chat_context(req: dict[str, Any]) -> ForkContext:
-    ctx = ForkContext("", [], [], str(req.get("model") or ""),
-                      _int(req.get("max_completion_tokens")) or _int(req.get("max_tokens")),
-                      _float(req.get("temperature")), source="request")
+    ctx = ForkContext(
+        "",
+        [],
+        [],
+        str(req.get("model") or ""),
+        _int(req.get("max_completion_tokens")) or _int(req.get("max_tokens")),
+        _float(req.get("temperature")),
+        source="request",
+    )
     names: dict[str, str] = {}  # tool call id -> tool name
     systems = []
     for msg in req.get("messages") or []:
@@ -96,33 +135,51 @@ def chat_context(req: dict[str, Any]) -> ForkContext:
         if role in ("system", "developer"):
             systems.append(_text(content))
         elif role == "assistant":
-            calls = [{"id": c.get("id"), "name": (c.get("function") or {}).get("name"),
-                      "input": decode_args((c.get("function") or {}).get("arguments"))}
-                     for c in msg.get("tool_calls") or [] if isinstance(c, dict)]
+            calls = [
+                {
+                    "id": c.get("id"),
+                    "name": (c.get("function") or {}).get("name"),
+                    "input": decode_args((c.get("function") or {}).get("arguments")),
+                }
+                for c in msg.get("tool_calls") or []
+                if isinstance(c, dict)
+            ]
             for c in calls:
                 names[str(c["id"] or "")] = str(c["name"] or "")
             ctx.messages.append(assistant_item(_text(content), calls))
         elif role == "tool":
             tuid = str(msg.get("tool_call_id") or "")
             name = names.get(tuid, "tool")
-            ctx.messages.append(make_item("tool", _text(content), f"tool:{name}",
-                                       tool_call_id=tuid, name=name))
+            ctx.messages.append(
+                make_item("tool", _text(content), f"tool:{name}", tool_call_id=tuid, name=name)
+            )
         else:
             ctx.messages.append(make_item("user", _text(content), "user"))
     ctx.system = "\n\n".join(s for s in systems if s)
-    ctx.tools = [_spec(f.get("name"), f.get("description"), f.get("parameters"))
-                 for t in req.get("tools") or [] if isinstance(t, dict)
-                 for f in [t.get("function") or t] if isinstance(f, dict) and f.get("name")]
+    ctx.tools = [
+        _spec(f.get("name"), f.get("description"), f.get("parameters"))
+        for t in req.get("tools") or []
+        if isinstance(t, dict)
+        for f in [t.get("function") or t]
+        if isinstance(f, dict) and f.get("name")
+    ]
     return ctx
 
 
 # -- OpenAI Responses -----------------------------------------------------------------
 
+
 def responses_context(req: dict[str, Any]) -> ForkContext:
     instructions = req.get("instructions")
-    ctx = ForkContext(instructions if isinstance(instructions, str) else "", [], [],
-                      str(req.get("model") or ""), _int(req.get("max_output_tokens")),
-                      _float(req.get("temperature")), source="request")
+    ctx = ForkContext(
+        instructions if isinstance(instructions, str) else "",
+        [],
+        [],
+        str(req.get("model") or ""),
+        _int(req.get("max_output_tokens")),
+        _float(req.get("temperature")),
+        source="request",
+    )
     names: dict[str, str] = {}  # tool call id -> tool name
     items = req.get("input")
     items = [{"role": "user", "content": items}] if isinstance(items, str) else items or []
@@ -132,18 +189,24 @@ def responses_context(req: dict[str, Any]) -> ForkContext:
             _responses_item(ctx, item, systems, names)
     if not ctx.system:
         ctx.system = "\n\n".join(s for s in systems if s)
-    ctx.tools = [_spec(t.get("name"), t.get("description"), t.get("parameters"))
-                 for t in req.get("tools") or [] if isinstance(t, dict) and t.get("name")]
+    ctx.tools = [
+        _spec(t.get("name"), t.get("description"), t.get("parameters"))
+        for t in req.get("tools") or []
+        if isinstance(t, dict) and t.get("name")
+    ]
     return ctx
 
 
-def _responses_item(ctx: ForkContext, item: dict[str, Any], systems: list[str],
-                    names: dict[str, str]) -> None:
+def _responses_item(
+    ctx: ForkContext, item: dict[str, Any], systems: list[str], names: dict[str, str]
+) -> None:
     kind, role = str(item.get("type") or "message"), item.get("role")
     if kind == "function_call":
-        call: dict[str, Any] = {"id": str(item.get("call_id") or ""),
-                                "name": str(item.get("name") or ""),
-                                "input": decode_args(item.get("arguments"))}
+        call: dict[str, Any] = {
+            "id": str(item.get("call_id") or ""),
+            "name": str(item.get("name") or ""),
+            "input": decode_args(item.get("arguments")),
+        }
         names[call["id"]] = call["name"]
         last = ctx.messages[-1] if ctx.messages else None
         if last is not None and last["role"] == "assistant":
@@ -153,8 +216,11 @@ def _responses_item(ctx: ForkContext, item: dict[str, Any], systems: list[str],
     elif kind == "function_call_output":
         tuid = str(item.get("call_id") or "")
         name = names.get(tuid, "tool")
-        ctx.messages.append(make_item("tool", _text(item.get("output")), f"tool:{name}",
-                                   tool_call_id=tuid, name=name))
+        ctx.messages.append(
+            make_item(
+                "tool", _text(item.get("output")), f"tool:{name}", tool_call_id=tuid, name=name
+            )
+        )
     elif kind == "message" and role in ("system", "developer"):
         systems.append(_text(item.get("content")))
     elif kind == "message" and role == "assistant":

@@ -12,21 +12,28 @@ that was already paid for. ``on_effect`` streams each new entry to a GUI.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from loom_core.formats.document import Document
-from loom_core.providers.base import (Cancelled, CancelToken, ModelReply, ModelRequest, Provider,
-                                      ToolSpec)
-from loom_core.proxy.tracefile import TraceFile
 from loom_core.fork.branch import Branch
 from loom_core.fork.budget import MIN_OUTPUT, SharedBudget, billed, input_bound
 from loom_core.fork.edits import Edit
 from loom_core.fork.items import assistant_item, tool_item
 from loom_core.fork.point import apply_edit, fork_context
-from loom_core.fork.recorded import RecordedResults, recorded_calls
 from loom_core.fork.prefix import start_branch
+from loom_core.fork.recorded import RecordedResults, recorded_calls
+from loom_core.formats.document import Document
+from loom_core.providers.base import (
+    Cancelled,
+    CancelToken,
+    ModelReply,
+    ModelRequest,
+    Provider,
+    ToolSpec,
+)
+from loom_core.proxy.tracefile import TraceFile
 
 DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_TOKENS = 4096  # when the recording did not say (harness traces never do)
@@ -66,8 +73,14 @@ class LiveState:
     temperature: float | None
 
     def request(self) -> ModelRequest:
-        return ModelRequest(self.system, [dict(m) for m in self.messages], list(self.tools),
-                            self.model, self.max_tokens or DEFAULT_MAX_TOKENS, self.temperature)
+        return ModelRequest(
+            self.system,
+            [dict(m) for m in self.messages],
+            list(self.tools),
+            self.model,
+            self.max_tokens or DEFAULT_MAX_TOKENS,
+            self.temperature,
+        )
 
 
 @dataclass
@@ -133,8 +146,10 @@ class Runner:
             return self.provider.complete(request, self.cancel)
         grant = self.shared.reserve(request, self.cancel)
         if grant is None:
-            self.refused = (f"token budget: {max(0, self.shared.left):,} left, the next call "
-                            f"may bill up to {input_bound(request) + MIN_OUTPUT:,}")
+            self.refused = (
+                f"token budget: {max(0, self.shared.left):,} left, the next call "
+                f"may bill up to {input_bound(request) + MIN_OUTPUT:,}"
+            )
             return None
         request.max_tokens = grant.max_output
         tokens = 0
@@ -157,8 +172,9 @@ class Runner:
             self.record_result(call, found.kind, found.value, {"from_parent": found.seq})
         return None
 
-    def record_result(self, call: dict[str, Any], kind: str, value: Any,
-                      extra: dict[str, Any]) -> None:
+    def record_result(
+        self, call: dict[str, Any], kind: str, value: Any, extra: dict[str, Any]
+    ) -> None:
         self.emit(self.branch.add_tool(call, kind, value, extra))
         self.state.messages.append(tool_item(call, value, self.branch.style))
 
@@ -170,8 +186,9 @@ class Runner:
         return len(self.tail_models())
 
     def spent(self) -> int:
-        return sum(_tokens(e, "input_tokens") + _tokens(e, "output_tokens")
-                   for e in self.tail_models())
+        return sum(
+            _tokens(e, "input_tokens") + _tokens(e, "output_tokens") for e in self.tail_models()
+        )
 
     def save(self) -> dict[str, Any]:
         """Write the branch (atomic, checksummed); the prefix is serialized only once."""
@@ -203,11 +220,19 @@ class Runner:
         written = self.save()
         metas = [e.get("meta") or {} for e in self.branch.tail]
         models = self.tail_models()
-        return ForkResult(status, self.out, written, prov.get("pending_call"), error,
-                          len(models), sum(1 for m in metas if "from_parent" in m),
-                          sum(1 for m in metas if m.get("supplied")),
-                          sum(_tokens(e, "input_tokens") for e in models),
-                          sum(_tokens(e, "output_tokens") for e in models), written["output"])
+        return ForkResult(
+            status,
+            self.out,
+            written,
+            prov.get("pending_call"),
+            error,
+            len(models),
+            sum(1 for m in metas if "from_parent" in m),
+            sum(1 for m in metas if m.get("supplied")),
+            sum(_tokens(e, "input_tokens") for e in models),
+            sum(_tokens(e, "output_tokens") for e in models),
+            written["output"],
+        )
 
 
 def _tokens(entry: dict[str, Any], name: str) -> int:
@@ -216,11 +241,21 @@ def _tokens(entry: dict[str, Any], name: str) -> int:
     return int(value) if isinstance(value, (int, float)) else 0
 
 
-def run_fork(doc: Document, path: str | Path, seq: int, edit: Edit, provider: Provider, *,
-             out: str | Path | None = None, max_turns: int = DEFAULT_MAX_TURNS,
-             budget_tokens: int | None = None, reason: str = "",
-             cancel: CancelToken | None = None, on_effect: OnEffect | None = None,
-             shared_budget: SharedBudget | None = None) -> ForkResult:
+def run_fork(
+    doc: Document,
+    path: str | Path,
+    seq: int,
+    edit: Edit,
+    provider: Provider,
+    *,
+    out: str | Path | None = None,
+    max_turns: int = DEFAULT_MAX_TURNS,
+    budget_tokens: int | None = None,
+    reason: str = "",
+    cancel: CancelToken | None = None,
+    on_effect: OnEffect | None = None,
+    shared_budget: SharedBudget | None = None,
+) -> ForkResult:
     """Fork ``doc`` at model step ``seq`` with ``edit`` and re-run the tail on ``provider``.
 
     ``shared_budget`` bounds this branch together with others running at the same
@@ -234,12 +269,30 @@ def run_fork(doc: Document, path: str | Path, seq: int, edit: Edit, provider: Pr
     if out is not None and not Path(out).resolve().parent.is_dir():
         raise ValueError(f"{out}: cannot write the branch there (no such directory)")
     ctx = apply_edit(fork_context(doc, path, seq), edit)
-    branch = start_branch(doc, path, ctx, edit, provider=provider.name, reason=reason,
-                          max_turns=max_turns, budget_tokens=budget_tokens)
-    state = LiveState(ctx.system, list(ctx.messages), list(ctx.tools), ctx.model,
-                      ctx.max_tokens, ctx.temperature)
-    runner = Runner(branch, state, provider, RecordedResults(recorded_calls(doc, ctx.index)),
-                    max_turns, budget_tokens, cancel, on_effect,
-                    None if out is None else str(out), shared_budget)
+    branch = start_branch(
+        doc,
+        path,
+        ctx,
+        edit,
+        provider=provider.name,
+        reason=reason,
+        max_turns=max_turns,
+        budget_tokens=budget_tokens,
+    )
+    state = LiveState(
+        ctx.system, list(ctx.messages), list(ctx.tools), ctx.model, ctx.max_tokens, ctx.temperature
+    )
+    runner = Runner(
+        branch,
+        state,
+        provider,
+        RecordedResults(recorded_calls(doc, ctx.index)),
+        max_turns,
+        budget_tokens,
+        cancel,
+        on_effect,
+        None if out is None else str(out),
+        shared_budget,
+    )
     runner.emit(branch.add_edit([dict(m) for m in ctx.messages]))
     return runner.run([])

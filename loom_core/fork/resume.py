@@ -13,15 +13,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from loom_core.formats.document import Document, text_and_calls
 from loom_core.errors import LoadError
-from loom_core.formats.loader import load, read_bytes
-from loom_core.providers.base import CancelToken, Provider, ToolSpec
 from loom_core.fork.branch import Branch, dumps_safe
 from loom_core.fork.items import assistant_item, normal_item, tool_item
 from loom_core.fork.point import find_model_effect
 from loom_core.fork.recorded import RecordedResults, recorded_calls
 from loom_core.fork.rerun import DEFAULT_MAX_TURNS, ForkResult, LiveState, OnEffect, Runner
+from loom_core.formats.document import Document, text_and_calls
+from loom_core.formats.loader import load, read_bytes
+from loom_core.providers.base import CancelToken, Provider, ToolSpec
 
 _NOTHING: Any = object()
 FINISHED = ("done", "stopped")
@@ -63,16 +63,26 @@ def _parent(branch: Branch, parent: Document | None) -> Document:
     info = branch.provenance.get("parent") or {}
     doc = load(str(info.get("path") or ""))
     if info.get("checksum") and doc.header.checksum != info["checksum"]:
-        raise ValueError(f"{doc.path}: the parent trace changed since the branch was forked "
-                         f"(checksum differs); its recorded tool results cannot be trusted")
+        raise ValueError(
+            f"{doc.path}: the parent trace changed since the branch was forked "
+            f"(checksum differs); its recorded tool results cannot be trusted"
+        )
     return doc
 
 
-def resume_fork(branch_path: str | Path, provider: Provider, *, tool_result: Any = _NOTHING,
-                stop: bool = False, out: str | Path | None = None, parent: Document | None = None,
-                max_turns: int | None = None, budget_tokens: int | None = None,
-                cancel: CancelToken | None = None,
-                on_effect: OnEffect | None = None) -> ForkResult:
+def resume_fork(
+    branch_path: str | Path,
+    provider: Provider,
+    *,
+    tool_result: Any = _NOTHING,
+    stop: bool = False,
+    out: str | Path | None = None,
+    parent: Document | None = None,
+    max_turns: int | None = None,
+    budget_tokens: int | None = None,
+    cancel: CancelToken | None = None,
+    on_effect: OnEffect | None = None,
+) -> ForkResult:
     """Continue the branch at ``branch_path`` (rewritten in place unless ``out``).
 
     ``tool_result`` answers the pending call (recorded with meta ``supplied: true``);
@@ -88,14 +98,17 @@ def resume_fork(branch_path: str | Path, provider: Provider, *, tool_result: Any
         raise ValueError(f"{branch_path}: the branch is {status}; nothing to resume")
     pending = prov.get("pending_call") if status == "needs_tool_result" else None
     if pending is not None and tool_result is _NOTHING and not stop:
-        raise ValueError(f"{branch_path}: the branch waits for a result of "
-                         f"{pending.get('name')}({json.dumps(pending.get('input'))}); "
-                         f"supply one or stop it")
+        raise ValueError(
+            f"{branch_path}: the branch waits for a result of "
+            f"{pending.get('name')}({json.dumps(pending.get('input'))}); "
+            f"supply one or stop it"
+        )
     if tool_result is not _NOTHING and pending is None:
         raise ValueError(f"{branch_path}: the branch is {status}, not waiting for a tool result")
     items, waiting = rebuild(branch)
-    runner = _runner(branch, items, provider, parent, max_turns, budget_tokens, cancel,
-                     on_effect, target)
+    runner = _runner(
+        branch, items, provider, parent, max_turns, budget_tokens, cancel, on_effect, target
+    )
     if stop:
         runner.pending = pending
         return runner.finish("stopped", None)
@@ -103,28 +116,53 @@ def resume_fork(branch_path: str | Path, provider: Provider, *, tool_result: Any
         if not waiting or waiting[0].get("id") != pending.get("id"):
             raise ValueError(f"{branch_path}: the pending call is not the next unanswered call")
         call = waiting.pop(0)
-        runner.record_result(call, branch.result_kind(call["name"]), dumps_safe(tool_result),
-                             {"supplied": True})
+        runner.record_result(
+            call, branch.result_kind(call["name"]), dumps_safe(tool_result), {"supplied": True}
+        )
     prov["provider"] = provider.name
     return runner.run(waiting)
 
 
-def _runner(branch: Branch, items: list[dict[str, Any]], provider: Provider,
-            parent: Document | None, max_turns: int | None, budget_tokens: int | None,
-            cancel: CancelToken | None, on_effect: OnEffect | None, out: str) -> Runner:
+def _runner(
+    branch: Branch,
+    items: list[dict[str, Any]],
+    provider: Provider,
+    parent: Document | None,
+    max_turns: int | None,
+    budget_tokens: int | None,
+    cancel: CancelToken | None,
+    on_effect: OnEffect | None,
+    out: str,
+) -> Runner:
     prov = branch.provenance
     doc = _parent(branch, parent)
     calls = recorded_calls(doc, find_model_effect(doc, int(prov["step"])))
-    used = [m["from_parent"] for m in (e.get("meta") or {} for e in branch.tail)
-            if isinstance(m.get("from_parent"), int)]
+    used = [
+        m["from_parent"]
+        for m in (e.get("meta") or {} for e in branch.tail)
+        if isinstance(m.get("from_parent"), int)
+    ]
     req = prov.get("request") or {}
-    state = LiveState(str(req.get("system") or ""), items,
-                      [ToolSpec(**t) for t in req.get("tools") or []],
-                      str(prov.get("model") or ""), req.get("max_tokens"), req.get("temperature"))
+    state = LiveState(
+        str(req.get("system") or ""),
+        items,
+        [ToolSpec(**t) for t in req.get("tools") or []],
+        str(prov.get("model") or ""),
+        req.get("max_tokens"),
+        req.get("temperature"),
+    )
     if max_turns is not None:
         prov["max_turns"] = max_turns
     if budget_tokens is not None:
         prov["budget_tokens"] = budget_tokens
-    return Runner(branch, state, provider, RecordedResults(calls, used),
-                  int(prov.get("max_turns") or DEFAULT_MAX_TURNS), prov.get("budget_tokens"),
-                  cancel, on_effect, out)
+    return Runner(
+        branch,
+        state,
+        provider,
+        RecordedResults(calls, used),
+        int(prov.get("max_turns") or DEFAULT_MAX_TURNS),
+        prov.get("budget_tokens"),
+        cancel,
+        on_effect,
+        out,
+    )

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom_core.formats.document import Document, text_and_calls
 from loom_core.fork.items import assistant_item, normal_item, tool_item
+from loom_core.formats.document import Document, text_and_calls
 
 Restored = tuple[list[dict[str, Any]], list[int | None]]
 
@@ -38,10 +38,14 @@ def proxy_snapshot_context(doc: Document, index: int) -> Restored | None:
         return None
     snap = doc.result(at)
     items = [normal_item(d) for d in snap if isinstance(d, dict)] if isinstance(snap, list) else []
-    by_tuid = {doc.meta(k).tuid: doc.effects[k].seq for k in range(at)
-               if (doc.effects[k].kind or "").startswith("tool:") and doc.meta(k).tuid}
-    origins: list[int | None] = [by_tuid.get(it["tool_call_id"]) if it["role"] == "tool" else None
-                                 for it in items]
+    by_tuid = {
+        doc.meta(k).tuid: doc.effects[k].seq
+        for k in range(at)
+        if (doc.effects[k].kind or "").startswith("tool:") and doc.meta(k).tuid
+    }
+    origins: list[int | None] = [
+        by_tuid.get(it["tool_call_id"]) if it["role"] == "tool" else None for it in items
+    ]
     agent = doc.meta(index).sys_hash
     waiting: dict[str, dict[str, Any]] = {}
     for k in range(at + 1, index):

@@ -49,8 +49,10 @@ def text_and_calls(value: Any) -> tuple[str, list[dict[str, Any]]]:
     if not isinstance(value, dict):
         return "", []
     text, calls = value.get("text"), value.get("tool_calls")
-    return (text if isinstance(text, str) else "",
-            [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else [])
+    return (
+        text if isinstance(text, str) else "",
+        [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else [],
+    )
 
 
 @dataclass(frozen=True, eq=False)

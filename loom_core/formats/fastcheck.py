@@ -59,12 +59,14 @@ def _read_halves(read_fd: int, count: int) -> list[bytes]:
     return parts
 
 
-def _split(data: bytes, child_share: float) -> tuple[dict[str, msgspec.Raw], dict[str, tuple[list[msgspec.Raw], list[msgspec.Raw]]]]:
+def _split(
+    data: bytes, child_share: float
+) -> tuple[dict[str, msgspec.Raw], dict[str, tuple[list[msgspec.Raw], list[msgspec.Raw]]]]:
     """Top-level members and each bulky list cut at the same place in both processes."""
     top = _top.decode(data)
     bulky = {k: _items.decode(top[k]) for k in _BULKY if k in top}
     cut = {k: int(len(v) * (1 - child_share)) for k, v in bulky.items()}
-    return top, {k: (v[:cut[k]], v[cut[k]:]) for k, v in bulky.items()}
+    return top, {k: (v[: cut[k]], v[cut[k] :]) for k, v in bulky.items()}
 
 
 class ParallelChecksum:
@@ -79,10 +81,13 @@ class ParallelChecksum:
         self.data, self.child_share, self.pid, self.read_fd = data, child_share, pid, read_fd
 
     @classmethod
-    def start(cls, data: bytes, child_share: float = 0.5) -> "ParallelChecksum | None":
+    def start(cls, data: bytes, child_share: float = 0.5) -> ParallelChecksum | None:
         """Fork the child, or None when this process should use the serial path."""
-        if not hasattr(os, "fork") or len(data) < MIN_PARALLEL_BYTES or \
-                threading.active_count() > 1:
+        if (
+            not hasattr(os, "fork")
+            or len(data) < MIN_PARALLEL_BYTES
+            or threading.active_count() > 1
+        ):
             return None  # forking a threaded process is unsafe; small files are fast anyway
         read_fd, write_fd = os.pipe()
         pid = os.fork()
@@ -105,8 +110,11 @@ class ParallelChecksum:
             try:
                 top, splits = _split(self.data, self.child_share)
                 firsts = {k: _canon_items(first) for k, (first, _second) in splits.items()}
-                small = {k: _canon(_generic.decode(v)) for k, v in top.items()
-                         if k not in splits and k != "checksum"}
+                small = {
+                    k: _canon(_generic.decode(v))
+                    for k, v in top.items()
+                    if k not in splits and k != "checksum"
+                }
             except (msgspec.DecodeError, msgspec.ValidationError):
                 os.close(self.read_fd)  # the child's writes now fail and it exits
                 os.waitpid(self.pid, 0)

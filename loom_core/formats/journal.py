@@ -10,18 +10,24 @@ state stays as it was), so the lines after it are still followed.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import msgspec
 
-from loom_core.formats.document import Document, Unfinished, decode_raw, text_and_calls
 from loom_core.errors import LoadError
+from loom_core.formats.document import Document, Unfinished, decode_raw, text_and_calls
 from loom_core.formats.fastschema import decoder, fast_struct
-from loom_core.formats.schema import JournalEffect, JournalHeader, TraceHeader
-from loom_core.formats.tolerant import (decode_struct, decode_value, maybe_deep, validated,
-                                        with_headroom)
 from loom_core.formats.gc_pause import gc_paused
+from loom_core.formats.schema import JournalEffect, JournalHeader, TraceHeader
+from loom_core.formats.tolerant import (
+    decode_struct,
+    decode_value,
+    maybe_deep,
+    validated,
+    with_headroom,
+)
 from loom_core.formats.trace import with_problems
 
 _generic = msgspec.json.Decoder()
@@ -53,8 +59,11 @@ class JournalState:
         if not line.strip():
             return True
         try:
-            kind = (with_headroom(_type_decoder.decode, line) if maybe_deep(line)
-                    else _type_decoder.decode(line)).type
+            kind = (
+                with_headroom(_type_decoder.decode, line)
+                if maybe_deep(line)
+                else _type_decoder.decode(line)
+            ).type
         except (msgspec.DecodeError, msgspec.ValidationError):
             return False
         if kind == "header":
@@ -64,7 +73,8 @@ class JournalState:
         elif kind == "intent":
             intent = self._effect(line)
             self.pending[intent.seq or 0] = Unfinished(
-                intent.seq or 0, intent.kind or "", intent.depth or 0)
+                intent.seq or 0, intent.kind or "", intent.depth or 0
+            )
         elif kind == "effect":
             effect = self._effect(line)
             self.pending.pop(effect.seq or 0, None)
@@ -122,8 +132,9 @@ def _output(state: JournalState, doc_effects: list[Any]) -> str:
     return ""
 
 
-def journal_document(state: JournalState, path: str, source: bytes | None = None,
-                     warnings: tuple[str, ...] = ()) -> Document:
+def journal_document(
+    state: JournalState, path: str, source: bytes | None = None, warnings: tuple[str, ...] = ()
+) -> Document:
     """A :class:`Document` view of a journal state (header facts mapped onto a trace's)."""
     problems: list[str] = []
     header_values = state.header if isinstance(state.header, dict) else {}
@@ -132,15 +143,24 @@ def journal_document(state: JournalState, path: str, source: bytes | None = None
     paused = any(u.kind == "human" for u in unfinished)
     episodes = list(head.episodes)
     header = TraceHeader(
-        version=2, model=head.model, system=head.system or "",
-        prompt=episodes[0] if episodes else "", episodes=episodes,
+        version=2,
+        model=head.model,
+        system=head.system or "",
+        prompt=episodes[0] if episodes else "",
+        episodes=episodes,
         output="" if paused else _output(state, state.effects),
-        truncated=bool(unfinished) or state.torn, paused=paused,
+        truncated=bool(unfinished) or state.torn,
+        paused=paused,
     )
     return Document(
-        path=path, format="journal", header=header,
-        effects=list(state.effects), entries=list(state.entries), source=source,
-        unfinished=unfinished, torn=state.torn,
+        path=path,
+        format="journal",
+        header=header,
+        effects=list(state.effects),
+        entries=list(state.entries),
+        source=source,
+        unfinished=unfinished,
+        torn=state.torn,
         warnings=with_problems(warnings, problems + state.problems),
         extra={"journal_version": head.version},
     )
@@ -158,12 +178,17 @@ def load_journal_bytes(data: bytes, path: str) -> Document:
             if cause is not None:
                 state.torn = True
                 if line.strip() or n < len(lines):
-                    warnings = (f"line {n} {cause}"
-                                + (f"; the run is read up to line {n - 1}" if n > 1 else ""),)
+                    warnings = (
+                        f"line {n} {cause}"
+                        + (f"; the run is read up to line {n - 1}" if n > 1 else ""),
+                    )
                 break
     if state.header is None and not state.effects:
-        raise LoadError(path, "not a loom journal (no header or effect line)"
-                        + (f": {warnings[0]}" if warnings else ""))
+        raise LoadError(
+            path,
+            "not a loom journal (no header or effect line)"
+            + (f": {warnings[0]}" if warnings else ""),
+        )
     return journal_document(state, path, data, warnings)
 
 
@@ -188,8 +213,9 @@ def _header_cause(line: bytes) -> str | None:
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
         return None
     try:
-        validated(JournalHeader, value if isinstance(value, dict) else {}, "", [],
-                  where="header member")
+        validated(
+            JournalHeader, value if isinstance(value, dict) else {}, "", [], where="header member"
+        )
     except LoadError as err:
         return err.cause
     return None
@@ -208,4 +234,4 @@ def _unreadable(state: JournalState, line: bytes) -> str | None:
         return "is not valid JSON" if "truncated" not in str(err) else "is incomplete (torn)"
     except RecursionError:
         return "is nested too deeply"
-    return "is not a journal line (an object with a \"type\")"
+    return 'is not a journal line (an object with a "type")'

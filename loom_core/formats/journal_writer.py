@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import IO, Any, Iterable, Mapping
+from typing import IO, Any
 
 from loom_core.formats.schema import JOURNAL_VERSION
 
@@ -32,13 +33,19 @@ def effect_line(entry: Mapping[str, Any]) -> dict[str, Any]:
     """
     if "seq" not in entry or "kind" not in entry:
         raise ValueError("an effect needs at least 'seq' and 'kind'")
-    line: dict[str, Any] = {"type": "effect", "seq": entry["seq"], "kind": entry["kind"],
-                            "key": entry.get("key", ""), "result": entry.get("result"),
-                            "depth": entry.get("depth", 0)}
+    line: dict[str, Any] = {
+        "type": "effect",
+        "seq": entry["seq"],
+        "kind": entry["kind"],
+        "key": entry.get("key", ""),
+        "result": entry.get("result"),
+        "depth": entry.get("depth", 0),
+    }
     if entry.get("meta"):
         line["meta"] = entry["meta"]
-    line.update((k, v) for k, v in entry.items()
-                if k not in _EFFECT_ORDER and k not in ("meta", "type"))
+    line.update(
+        (k, v) for k, v in entry.items() if k not in _EFFECT_ORDER and k not in ("meta", "type")
+    )
     return line
 
 
@@ -59,19 +66,33 @@ class JournalWriter:
     def __enter__(self) -> JournalWriter:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
-    def header(self, model: Any, system: str, episodes: Iterable[str],
-               prefix: Iterable[Mapping[str, Any]] = ()) -> None:
+    def header(
+        self,
+        model: Any,
+        system: str,
+        episodes: Iterable[str],
+        prefix: Iterable[Mapping[str, Any]] = (),
+    ) -> None:
         """(Re)start the journal: truncate, write the header and any replayed prefix.
 
         loom-harness does this at the start of every live run (run, ask, resume,
         recover, fork); the prefix effects get no intents (they are not executed again).
         """
-        head = {"type": "header", "version": JOURNAL_VERSION, "model": model,
-                "system": system, "episodes": list(episodes)}
+        head = {
+            "type": "header",
+            "version": JOURNAL_VERSION,
+            "model": model,
+            "system": system,
+            "episodes": list(episodes),
+        }
         with self._lock:
             if self._closed:
                 raise ValueError(f"{self.path}: journal writer is closed")
@@ -89,8 +110,15 @@ class JournalWriter:
         read and every effect line (loom-harness's reader does the same), so a live
         viewer picks the new episodes up while nothing recorded is rewritten.
         """
-        self._append({"type": "header", "version": JOURNAL_VERSION, "model": model,
-                      "system": system, "episodes": list(episodes)})
+        self._append(
+            {
+                "type": "header",
+                "version": JOURNAL_VERSION,
+                "model": model,
+                "system": system,
+                "episodes": list(episodes),
+            }
+        )
 
     def intent(self, seq: int, kind: str, key: str, depth: int = 0) -> None:
         """Declare that effect ``seq`` is about to run; on disk before this returns."""
@@ -112,8 +140,11 @@ class JournalWriter:
         data = _encode(line)
         with self._lock:
             if self._file is None:
-                raise ValueError(f"{self.path}: write the header first"
-                                 if not self._closed else f"{self.path}: journal writer is closed")
+                raise ValueError(
+                    f"{self.path}: write the header first"
+                    if not self._closed
+                    else f"{self.path}: journal writer is closed"
+                )
             self._write(data)
 
     def _write(self, data: bytes) -> None:

@@ -15,8 +15,8 @@ from typing import Literal, overload
 
 import msgspec
 
-from loom_core.formats.document import Document
 from loom_core.errors import LoadError
+from loom_core.formats.document import Document
 from loom_core.formats.exchanges import load_exchanges_bytes
 from loom_core.formats.journal import load_journal_bytes
 from loom_core.formats.trace import load_trace_bytes
@@ -55,7 +55,7 @@ def detect_format(data: bytes) -> str:
             break
         pos = data.find(b"\n", match.start())
         pos = len(data) if pos < 0 else pos
-        fmt = _line_format(data[match.start():pos])
+        fmt = _line_format(data[match.start() : pos])
         if fmt is not None:
             return fmt
     return "trace"
@@ -137,8 +137,12 @@ def read_bytes(path: str | Path, mutable: bool = False) -> bytes | bytearray:
 
 
 BOM = b"\xef\xbb\xbf"  # some editors start UTF-8 text with it; loom never does
-_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
-              (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
 
 
 def without_bom(data: bytes) -> bytes:
@@ -156,8 +160,9 @@ def check_utf8(data: bytes, path: str) -> None:
             data.decode("utf-8")
         except UnicodeDecodeError as err:
             line = data.count(b"\n", 0, err.start) + 1
-            raise LoadError(path, f"not UTF-8 text (bad byte at line {line}, "
-                            f"offset {err.start})") from err
+            raise LoadError(
+                path, f"not UTF-8 text (bad byte at line {line}, offset {err.start})"
+            ) from err
 
 
 def load_bytes(data: bytes, path: str) -> Document:

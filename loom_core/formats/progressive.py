@@ -9,19 +9,20 @@ chunks (a single multi-hundred-millisecond C call would freeze the window).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, cast
+from typing import Any, cast
 
 import msgspec
 
-from loom_core.formats.document import Document, FastEffect
 from loom_core.errors import LoadError
+from loom_core.formats.document import Document, FastEffect
 from loom_core.formats.fastschema import list_of
-from loom_core.formats.loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
-from loom_core.views.timeline import Timeline, build_timeline
-from loom_core.formats.tolerant import nesting_cause
 from loom_core.formats.gc_pause import gc_paused
+from loom_core.formats.loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
+from loom_core.formats.tolerant import nesting_cause
 from loom_core.formats.trace import assemble, decode_entries, parse_top, with_problems
+from loom_core.views.timeline import Timeline, build_timeline
 
 HEAD_ENTRIES = 400
 CHUNK = 4000
@@ -31,7 +32,6 @@ _log_decoder: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list_of(Fas
 # loom-harness writes log entries at indent 4 inside "log": [...]
 _ENTRY_SEP = b"\n    },\n    {"
 _LOG_START = b'\n  "log": ['
-
 
 
 class Cancelled(Exception):
@@ -58,20 +58,25 @@ def _head_effects(data: bytes, path: str) -> list[Any] | None:
         if pos < 0:
             return None
     try:
-        raws = _list_decoder.decode(data[begin + len(_LOG_START) - 1: pos + 6] + b"]")
+        raws = _list_decoder.decode(data[begin + len(_LOG_START) - 1 : pos + 6] + b"]")
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     return [e for e in decode_entries(path, raws) if e is not None]
 
 
-def _decode_chunked(path: str, raws: list[msgspec.Raw], progress: Callable[[int, int], None],
-                    cancelled: Callable[[], bool], problems: list[str]) -> list[Any]:
+def _decode_chunked(
+    path: str,
+    raws: list[msgspec.Raw],
+    progress: Callable[[int, int], None],
+    cancelled: Callable[[], bool],
+    problems: list[str],
+) -> list[Any]:
     effects: list[Any] = []
     for start in range(0, len(raws), CHUNK):
         if cancelled():
             raise Cancelled()
         with gc_paused():
-            chunk = decode_entries(path, raws[start:start + CHUNK], start, problems)
+            chunk = decode_entries(path, raws[start : start + CHUNK], start, problems)
         effects.extend(e for e in chunk if e is not None)
         progress(start + len(chunk), len(raws))
     return effects
@@ -90,11 +95,11 @@ def _layout_chunks(data: bytes, log: msgspec.Raw) -> list[tuple[int, int]] | Non
         return None
     start = begin + len(_LOG_START) - 1
     end = start + memoryview(log).nbytes
-    if data[start:start + 1] != b"[" or data[end - 1:end] != b"]":
+    if data[start : start + 1] != b"[" or data[end - 1 : end] != b"]":
         return None
     first = data.find(b"\n    {", start, end)
     if first < 0:
-        return [] if not data[start + 1:end - 1].strip() else None
+        return [] if not data[start + 1 : end - 1].strip() else None
     cuts = [first + 5]
     pos = first
     count = 0
@@ -106,14 +111,19 @@ def _layout_chunks(data: bytes, log: msgspec.Raw) -> list[tuple[int, int]] | Non
         if count % CHUNK == 0:
             cuts += [pos + 6, pos + 8]  # end of one chunk, start of the next
     closing = data.rfind(b"\n    }", start, end)
-    if closing < 0 or data[start + 1:first].strip() or data[closing + 6:end - 1].strip():
+    if closing < 0 or data[start + 1 : first].strip() or data[closing + 6 : end - 1].strip():
         return None  # something outside the indented entries (hand-edited): not this layout
     cuts.append(closing + 6)
     return list(zip(cuts[::2], cuts[1::2], strict=True))
 
 
-def _decode_ranges(path: str, data: bytearray, ranges: list[tuple[int, int]],
-                   progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> list[Any]:
+def _decode_ranges(
+    path: str,
+    data: bytearray,
+    ranges: list[tuple[int, int]],
+    progress: Callable[[int, int], None],
+    cancelled: Callable[[], bool],
+) -> list[Any]:
     """Decode each range of entries as a list, in place.
 
     Why in place: the effects' raw payloads are views into the buffer they were
@@ -131,16 +141,19 @@ def _decode_ranges(path: str, data: bytearray, ranges: list[tuple[int, int]],
         data[a - 1], data[b] = 0x5B, 0x5D  # "[" and "]"
         try:
             with gc_paused():
-                effects.extend(_log_decoder.decode(view[a - 1:b + 1]))
+                effects.extend(_log_decoder.decode(view[a - 1 : b + 1]))
         finally:
             data[a - 1], data[b] = before, after
         progress(n + 1, len(ranges))
     return effects
 
 
-def load_progressive(path: str, on_head: Callable[[Loaded], None] | None = None,
-                     progress: Callable[[int, int], None] = lambda _d, _t: None,
-                     cancelled: Callable[[], bool] = lambda: False) -> Loaded:
+def load_progressive(
+    path: str,
+    on_head: Callable[[Loaded], None] | None = None,
+    progress: Callable[[int, int], None] = lambda _d, _t: None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> Loaded:
     """Load ``path`` fully, calling ``on_head`` first with a preview when the file is big."""
     buf = read_bytes(path, mutable=True)
     if buf[:3] == BOM:
@@ -157,8 +170,9 @@ def load_progressive(path: str, on_head: Callable[[Loaded], None] | None = None,
     if on_head is not None:
         head = _head_effects(data, path)
         if head:
-            head_doc = Document(path=path, format="trace", header=header, effects=head,
-                                warnings=warnings)
+            head_doc = Document(
+                path=path, format="trace", header=header, effects=head, warnings=warnings
+            )
             on_head(Loaded(head_doc, build_timeline(head_doc), complete=False))
     effects = None
     ranges = _layout_chunks(data, top["log"])

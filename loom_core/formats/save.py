@@ -17,10 +17,11 @@ from typing import Any
 from loom_core.formats.canonical import checksum, harness_sys_hash
 from loom_core.formats.document import Document
 from loom_core.formats.exchanges import with_wire
+from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.schema import HARNESS_ORDER
 from loom_core.formats.tolerant import decode_value
-from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.trace import source_dict
+
 
 def _journal_dict(doc: Document) -> dict[str, Any]:
     h = doc.header
@@ -32,13 +33,23 @@ def _journal_dict(doc: Document) -> dict[str, Any]:
         log.append(entry)
     pending_depth = next((u.depth for u in doc.unfinished if u.kind == "human"), 0)
     data: dict[str, Any] = {
-        "version": 2, "model": h.model, "system": h.system or "", "prompt": h.prompt,
-        "episodes": doc.episodes, "output": h.output or "", "truncated": h.truncated,
-        "paused": h.paused, "pending": None, "pending_depth": pending_depth,
-        "stop_reason": "", "log": log,
+        "version": 2,
+        "model": h.model,
+        "system": h.system or "",
+        "prompt": h.prompt,
+        "episodes": doc.episodes,
+        "output": h.output or "",
+        "truncated": h.truncated,
+        "paused": h.paused,
+        "pending": None,
+        "pending_depth": pending_depth,
+        "stop_reason": "",
+        "log": log,
     }
-    if h.system and any(isinstance(e.get("meta"), dict)
-                        and e["meta"].get("sys_hash") == harness_sys_hash(h.system) for e in log):
+    if h.system and any(
+        isinstance(e.get("meta"), dict) and e["meta"].get("sys_hash") == harness_sys_hash(h.system)
+        for e in log
+    ):
         data["systems"] = {harness_sys_hash(h.system): h.system}
     return {k: data[k] for k in HARNESS_ORDER if k in data}
 
@@ -83,8 +94,9 @@ def save_dict(data: dict[str, Any], path: str | Path) -> dict[str, Any]:
     return stamped
 
 
-def save_document(doc: Document, path: str | Path,
-                  notes: list[str] | None = None) -> dict[str, Any]:
+def save_document(
+    doc: Document, path: str | Path, notes: list[str] | None = None
+) -> dict[str, Any]:
     """Write any loaded document as a loom-compatible trace; a proxy journal with its
     exchange sidecar beside it keeps the raw exchanges. ``notes`` gets what to tell the
     user about that sidecar (kept, or why not)."""

@@ -110,8 +110,11 @@ class CriticResult(_Open):
 # The ``result`` shape of each effect kind that has a structured one (§1.3); tool,
 # human, memory and compact results are plain JSON / strings, time a float.
 RESULT_MODELS: dict[str, Any] = {
-    "model": ModelResult, "sample": ModelResult, "choose": ChooseResult,
-    "critic": CriticResult, "edit": list[ContextItem],
+    "model": ModelResult,
+    "sample": ModelResult,
+    "choose": ChooseResult,
+    "critic": CriticResult,
+    "edit": list[ContextItem],
 }
 
 
@@ -205,13 +208,39 @@ class WirelogLine(_Open):
 # Member order of the two writers (§1.1); saving follows it so files diff cleanly
 # against loom-harness's own output.
 HARNESS_ORDER = (
-    "version", "model", "system", "prompt", "episodes", "output", "truncated",
-    "paused", "pending", "pending_depth", "stop_reason", "log", "systems",
-    "healed_by", "tools",
+    "version",
+    "model",
+    "system",
+    "prompt",
+    "episodes",
+    "output",
+    "truncated",
+    "paused",
+    "pending",
+    "pending_depth",
+    "stop_reason",
+    "log",
+    "systems",
+    "healed_by",
+    "tools",
 )
 PROXY_ORDER = (
-    "version", "recorded_via", "model", "system", "systems", "prompt", "episodes",
-    "output", "truncated", "paused", "pending", "pending_depth", "stop_reason",
-    "log", "wire", "shield_events", "workspace",
+    "version",
+    "recorded_via",
+    "model",
+    "system",
+    "systems",
+    "prompt",
+    "episodes",
+    "output",
+    "truncated",
+    "paused",
+    "pending",
+    "pending_depth",
+    "stop_reason",
+    "log",
+    "wire",
+    "shield_events",
+    "workspace",
 )
 EFFECT_ORDER = ("seq", "kind", "key", "result", "depth", "meta")

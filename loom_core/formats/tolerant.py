@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from functools import cache
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 from pydantic import BaseModel, ValidationError
@@ -43,6 +44,7 @@ def with_headroom(decode: Callable[[bytes], T], data: bytes) -> T:
     document first with this headroom decides once, at load, what is too deep; the
     padding costs microseconds, so it is done once per document, not per value.
     """
+
     def down(n: int) -> T:
         return decode(data) if n <= 0 else down(n - 1)
 
@@ -104,7 +106,9 @@ def surrogate_cause(data: bytes) -> str | None:
     if pending is None:
         return None
     escape = pending.group().decode()
-    return f"a lone surrogate escape ({escape}) in a string at line {line_of(data, pending.start())}"
+    return (
+        f"a lone surrogate escape ({escape}) in a string at line {line_of(data, pending.start())}"
+    )
 
 
 def decode_cause(err: Exception, data: bytes) -> str:
@@ -183,8 +187,14 @@ def _finite_problem(value: Any) -> bool:
     return isinstance(value, float) and value - value != 0
 
 
-def validated(model: type[M], values: dict[str, Any], path: str, problems: list[str],
-              raws: dict[str, Any] | None = None, where: str = "member") -> M:
+def validated(
+    model: type[M],
+    values: dict[str, Any],
+    path: str,
+    problems: list[str],
+    raws: dict[str, Any] | None = None,
+    where: str = "member",
+) -> M:
     """``model`` validated from ``values``; a wrongly typed member is dropped and described
     in ``problems``, except ``version``, without which the file cannot be read safely."""
     values = dict(values)
@@ -199,10 +209,20 @@ def validated(model: type[M], values: dict[str, Any], path: str, problems: list[
                 del values[name]
                 continue
             if name == "version":
-                raise LoadError(path, f"number out of range in {where} 'version'" if huge
-                                else f"wrong type in {where} 'version': {show(raw)}") from err
-            problems.append(f"{where} '{name}' " + (f"is a number out of range ({show(raw, 24)})"
-                            if huge else f"has the wrong type, shown raw: {show(raw)}"))
+                raise LoadError(
+                    path,
+                    f"number out of range in {where} 'version'"
+                    if huge
+                    else f"wrong type in {where} 'version': {show(raw)}",
+                ) from err
+            problems.append(
+                f"{where} '{name}' "
+                + (
+                    f"is a number out of range ({show(raw, 24)})"
+                    if huge
+                    else f"has the wrong type, shown raw: {show(raw)}"
+                )
+            )
             del values[name]
     raise LoadError(path, f"not a loom document (its {where}s do not fit the format)")
 
@@ -210,6 +230,7 @@ def validated(model: type[M], values: dict[str, Any], path: str, problems: list[
 def lenient_json(data: bytes) -> Any:
     """Python's json for what msgspec refuses (NaN, Infinity, 1e400): non-finite numbers
     read as null, as loom-harness's files with them are read by most tools."""
+
     def finite(text: str) -> float | None:
         value = float(text)
         return value if value - value == 0 else None

@@ -12,15 +12,23 @@ from typing import Any
 
 import msgspec
 
+from loom_core.errors import LoadError
 from loom_core.formats.canonical import checksum
 from loom_core.formats.document import Document, FastEffect
 from loom_core.formats.fastcheck import parallel_checksum
-from loom_core.formats.gc_pause import gc_paused
-from loom_core.errors import LoadError
 from loom_core.formats.fastschema import decoder, list_of
+from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.schema import CURRENT_VERSION, EffectEntry, TraceHeader
-from loom_core.formats.tolerant import (decode_cause, decode_struct, decode_value, lenient_json,
-                                        nesting_cause, surrogate_cause, validated, with_headroom)
+from loom_core.formats.tolerant import (
+    decode_cause,
+    decode_struct,
+    decode_value,
+    lenient_json,
+    nesting_cause,
+    surrogate_cause,
+    validated,
+    with_headroom,
+)
 
 _top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
@@ -49,8 +57,9 @@ def _decode_log(path: str, raw_log: msgspec.Raw, problems: list[str]) -> list[An
     return [e for e in decode_entries(path, raws, 0, problems) if e is not None]
 
 
-def decode_entries(path: str, raws: list[msgspec.Raw], start: int = 0,
-                   problems: list[str] | None = None) -> list[Any]:
+def decode_entries(
+    path: str, raws: list[msgspec.Raw], start: int = 0, problems: list[str] | None = None
+) -> list[Any]:
     """Decode raw log entries one by one (``None`` for the non-objects loom skips).
 
     An entry with a wrongly typed field is read field by field (see
@@ -127,7 +136,9 @@ def _lenient_top(data: bytes, path: str, err: msgspec.DecodeError) -> dict[str, 
         raise LoadError(path, decode_cause(err, data)) from err
 
 
-def parse_top(data: bytes, path: str) -> tuple[dict[str, msgspec.Raw], TraceHeader, tuple[str, ...]]:
+def parse_top(
+    data: bytes, path: str
+) -> tuple[dict[str, msgspec.Raw], TraceHeader, tuple[str, ...]]:
     """Split a trace into raw members and validate everything but ``log``/``wire``."""
     top = _decode_top(data, path)
     if "log" not in top:
@@ -139,24 +150,41 @@ def parse_top(data: bytes, path: str) -> tuple[dict[str, msgspec.Raw], TraceHead
         raise LoadError(path, nesting_cause(data)) from None
     if header.version > CURRENT_VERSION:
         raise LoadError(
-            path, f"written by a newer loom (trace version {header.version}; "
-            f"this reader knows up to {CURRENT_VERSION})")
+            path,
+            f"written by a newer loom (trace version {header.version}; "
+            f"this reader knows up to {CURRENT_VERSION})",
+        )
     warnings: tuple[str, ...] = ()
     if header.version < CURRENT_VERSION:
-        warnings = (f"trace version {header.version} (current {CURRENT_VERSION}): "
-                    "model effect keys were computed without tool schemas",)
+        warnings = (
+            f"trace version {header.version} (current {CURRENT_VERSION}): "
+            "model effect keys were computed without tool schemas",
+        )
     return top, header, warnings + tuple(problems)
 
 
-def assemble(data: bytes, path: str, top: dict[str, msgspec.Raw], header: TraceHeader,
-             effects: list[Any], warnings: tuple[str, ...]) -> Document:
+def assemble(
+    data: bytes,
+    path: str,
+    top: dict[str, msgspec.Raw],
+    header: TraceHeader,
+    effects: list[Any],
+    warnings: tuple[str, ...],
+) -> Document:
     """The :class:`Document` of a parsed trace."""
     try:
         wire = _list_decoder.decode(top["wire"]) if "wire" in top else None
     except msgspec.ValidationError:  # not a list: loom never reads it back either
         wire = None
-    return Document(path=path, format="trace", header=header, effects=effects,
-                    wire=wire, source=data, warnings=warnings)
+    return Document(
+        path=path,
+        format="trace",
+        header=header,
+        effects=effects,
+        wire=wire,
+        source=data,
+        warnings=warnings,
+    )
 
 
 def load_trace_bytes(data: bytes, path: str) -> Document:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from loom_core.formats.canonical import proxy_model_key, proxy_tool_key
@@ -27,8 +27,11 @@ _VOLATILE = re.compile(
 _REMINDER = re.compile(r"^\s*<(system-reminder|environment_details|context)\b", re.IGNORECASE)
 # Responses API agents (Codex) send their environment/instructions as user messages
 # wrapped in one tag; such a message is context, not something the user asked.
-_WRAPPED = re.compile(r"^\s*<(environment_context|user_instructions|system-reminder|"
-                      r"environment_details|context)\b[\s\S]*>\s*$", re.IGNORECASE)
+_WRAPPED = re.compile(
+    r"^\s*<(environment_context|user_instructions|system-reminder|"
+    r"environment_details|context)\b[\s\S]*>\s*$",
+    re.IGNORECASE,
+)
 
 
 @lru_cache(maxsize=64)
@@ -45,8 +48,11 @@ def flatten(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content if isinstance(b, dict)
-                       and isinstance(b.get("text", ""), str))
+        return "".join(
+            b.get("text", "")
+            for b in content
+            if isinstance(b, dict) and isinstance(b.get("text", ""), str)
+        )
     return ""
 
 
@@ -58,8 +64,10 @@ def is_openai(response: dict[str, Any]) -> bool:
 def is_responses(response: dict[str, Any]) -> bool:
     """An OpenAI Responses API object (``object: "response"``, an ``output`` list)."""
     return response.get("object") == "response" or (
-        isinstance(response.get("output"), list) and "choices" not in response
-        and "content" not in response)
+        isinstance(response.get("output"), list)
+        and "choices" not in response
+        and "content" not in response
+    )
 
 
 def dialect_of(response: dict[str, Any]) -> str:
@@ -114,8 +122,11 @@ def _responses_result(response: dict[str, Any]) -> tuple[str, list[dict[str, Any
         if not isinstance(item, dict):
             continue
         if item.get("type") == "message":
-            text += "".join(p.get("text") or "" for p in item.get("content") or []
-                            if isinstance(p, dict) and p.get("type") == "output_text")
+            text += "".join(
+                p.get("text") or ""
+                for p in item.get("content") or []
+                if isinstance(p, dict) and p.get("type") == "output_text"
+            )
         elif str(item.get("type") or "").endswith("_call") and item.get("call_id"):
             calls.append(_responses_call(item))
     return text, calls
@@ -126,37 +137,62 @@ def response_to_result(response: dict[str, Any]) -> dict[str, Any]:
     if is_responses(response):
         text, calls = _responses_result(response)
         usage = response.get("usage") or {}
-        tokens = {"input_tokens": usage.get("input_tokens", 0) or 0,
-                  "output_tokens": usage.get("output_tokens", 0) or 0}
+        tokens = {
+            "input_tokens": usage.get("input_tokens", 0) or 0,
+            "output_tokens": usage.get("output_tokens", 0) or 0,
+        }
     elif is_openai(response):
         choices = response.get("choices") or [{}]
         message = (choices[0] or {}).get("message") or {}
         text = message["content"] if isinstance(message.get("content"), str) else ""
-        calls = [{"id": c.get("id") or "", "name": (c.get("function") or {}).get("name") or "",
-                  "input": decode_args((c.get("function") or {}).get("arguments"))}
-                 for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+        calls = [
+            {
+                "id": c.get("id") or "",
+                "name": (c.get("function") or {}).get("name") or "",
+                "input": decode_args((c.get("function") or {}).get("arguments")),
+            }
+            for c in message.get("tool_calls") or []
+            if isinstance(c, dict)
+        ]
         usage = response.get("usage") or {}
-        tokens = {"input_tokens": usage.get("prompt_tokens", 0) or 0,
-                  "output_tokens": usage.get("completion_tokens", 0) or 0}
+        tokens = {
+            "input_tokens": usage.get("prompt_tokens", 0) or 0,
+            "output_tokens": usage.get("completion_tokens", 0) or 0,
+        }
     else:
         blocks = [b for b in response.get("content") or [] if isinstance(b, dict)]
         text = "".join(b.get("text") or "" for b in blocks if b.get("type") == "text")
-        calls = [{"id": b.get("id") or "", "name": b.get("name") or "",
-                  "input": b.get("input") if isinstance(b.get("input"), dict) else {}}
-                 for b in blocks if b.get("type") == "tool_use"]
+        calls = [
+            {
+                "id": b.get("id") or "",
+                "name": b.get("name") or "",
+                "input": b.get("input") if isinstance(b.get("input"), dict) else {},
+            }
+            for b in blocks
+            if b.get("type") == "tool_use"
+        ]
         usage = response.get("usage") or {}
-        tokens = {"input_tokens": usage.get("input_tokens", 0) or 0,
-                  "output_tokens": usage.get("output_tokens", 0) or 0}
-    return {"text": text, "tool_calls": calls,
-            "stop_reason": "tool_use" if calls else "end_turn", "usage": tokens}
+        tokens = {
+            "input_tokens": usage.get("input_tokens", 0) or 0,
+            "output_tokens": usage.get("output_tokens", 0) or 0,
+        }
+    return {
+        "text": text,
+        "tool_calls": calls,
+        "stop_reason": "tool_use" if calls else "end_turn",
+        "usage": tokens,
+    }
 
 
 def _episode_of(content: Any) -> str:
     """The user text a message contributes (§6.4): reminders dropped unless all are."""
     if isinstance(content, str):
         return content
-    texts = [b.get("text") or "" for b in content or []  # input_text: Responses API parts
-             if isinstance(b, dict) and b.get("type") in ("text", "input_text") and b.get("text")]
+    texts = [
+        b.get("text") or ""
+        for b in content or []  # input_text: Responses API parts
+        if isinstance(b, dict) and b.get("type") in ("text", "input_text") and b.get("text")
+    ]
     kept = [t for t in texts if not _REMINDER.match(t)] or texts
     return kept[-1] if kept else ""
 
@@ -191,8 +227,16 @@ class WireRecorder:
     _seen_results: set[str] = field(default_factory=set)
 
     def _add(self, kind: str, key: str, result: Any, meta: dict[str, Any]) -> None:
-        self.log.append({"seq": len(self.log), "kind": kind, "key": key,
-                         "result": result, "depth": 0, "meta": meta})
+        self.log.append(
+            {
+                "seq": len(self.log),
+                "kind": kind,
+                "key": key,
+                "result": result,
+                "depth": 0,
+                "meta": meta,
+            }
+        )
 
     def _tool_result(self, tuid: str, content: Any) -> None:
         if not tuid or tuid in self._seen_results:
@@ -246,8 +290,12 @@ class WireRecorder:
                 self._episode(flatten(content) if openai else _episode_of(content))
         return system
 
-    def record(self, request: dict[str, Any], response: dict[str, Any],
-               shield_events: list[dict[str, Any]] | None = None) -> None:
+    def record(
+        self,
+        request: dict[str, Any],
+        response: dict[str, Any],
+        shield_events: list[dict[str, Any]] | None = None,
+    ) -> None:
         """Append one successful exchange (request as forwarded, response as delivered)."""
         dialect = dialect_of(response)
         if request.get("model"):
@@ -260,10 +308,16 @@ class WireRecorder:
         if system:
             self.system = system
             self.systems.setdefault(sys_hash, system)
-        tools = sorted(_tool_name(t, dialect) for t in request.get("tools") or []
-                       if isinstance(t, dict))
-        meta = {"sys_hash": sys_hash, "sys_head": system[:160], "tools": tools,
-                "model": request.get("model", ""), "msgs": _message_count(request, dialect)}
+        tools = sorted(
+            _tool_name(t, dialect) for t in request.get("tools") or [] if isinstance(t, dict)
+        )
+        meta = {
+            "sys_hash": sys_hash,
+            "sys_head": system[:160],
+            "tools": tools,
+            "model": request.get("model", ""),
+            "msgs": _message_count(request, dialect),
+        }
         result = response_to_result(response)
         for call in result["tool_calls"]:
             self._names[call["id"]] = call["name"]
@@ -277,9 +331,20 @@ class WireRecorder:
         """The proxy trace members in loom-harness's order (checksum added on save)."""
         episodes = self.episodes or [""]
         return {
-            "version": 2, "recorded_via": "proxy", "model": self.model, "system": self.system,
-            "systems": dict(self.systems), "prompt": episodes[0], "episodes": episodes,
-            "output": self.output, "truncated": False, "paused": False, "pending": None,
-            "pending_depth": 0, "stop_reason": "", "log": list(self.log), "wire": list(self.wire),
+            "version": 2,
+            "recorded_via": "proxy",
+            "model": self.model,
+            "system": self.system,
+            "systems": dict(self.systems),
+            "prompt": episodes[0],
+            "episodes": episodes,
+            "output": self.output,
+            "truncated": False,
+            "paused": False,
+            "pending": None,
+            "pending_depth": 0,
+            "stop_reason": "",
+            "log": list(self.log),
+            "wire": list(self.wire),
             "shield_events": list(self.shield_events),
         }

@@ -9,8 +9,8 @@ from __future__ import annotations
 import msgspec
 from pydantic import ValidationError
 
-from loom_core.formats.document import Document
 from loom_core.errors import LoadError
+from loom_core.formats.document import Document
 from loom_core.formats.schema import WirelogLine
 from loom_core.formats.wire import WireRecorder
 
@@ -38,7 +38,9 @@ def wirelog_recorder(data: bytes) -> tuple[WireRecorder, int]:
 
 def load_wirelog_bytes(data: bytes, path: str) -> Document:
     """Parse a wirelog into a :class:`Document` shaped like the trace it would become."""
-    from loom_core.formats.trace import load_trace_bytes  # the trace form is the one we already parse
+    from loom_core.formats.trace import (
+        load_trace_bytes,  # the trace form is the one we already parse
+    )
 
     recorder, skipped = wirelog_recorder(data)
     if not recorder.wire:
@@ -46,7 +48,13 @@ def load_wirelog_bytes(data: bytes, path: str) -> Document:
     trace = load_trace_bytes(msgspec.json.encode(recorder.to_trace()), path)
     warnings = (f"{skipped} unreadable line(s) skipped",) if skipped else ()
     return Document(
-        path=path, format="wirelog", header=trace.header, effects=trace.effects,
-        entries=trace.entries, wire=trace.wire, source=trace.source,
-        torn=bool(skipped), warnings=warnings,
+        path=path,
+        format="wirelog",
+        header=trace.header,
+        effects=trace.effects,
+        entries=trace.entries,
+        wire=trace.wire,
+        source=trace.source,
+        torn=bool(skipped),
+        warnings=warnings,
     )

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
-from loom_core.formats.document import Document
 from loom_core.fork.agent_rerun import agent_rerun
 from loom_core.fork.budget import SharedBudget, billed
 from loom_core.fork.rerun import run_fork
+from loom_core.formats.document import Document
 from loom_core.heal.repairs import Candidate
 from loom_core.providers.base import Provider
 
@@ -52,10 +53,18 @@ def _model(healer: Healer, cand: Candidate) -> tuple[dict[str, Any], str]:
         raise ValueError("the model re-run needs a provider")
     provider = healer.provider()
     try:
-        result = run_fork(healer.doc, healer.path, cand.step, cand.edit, provider,
-                          out=cand.path, max_turns=healer.opts.max_turns,
-                          reason=cand.edit.reason, cancel=cand.cancel,
-                          shared_budget=healer.budget)
+        result = run_fork(
+            healer.doc,
+            healer.path,
+            cand.step,
+            cand.edit,
+            provider,
+            out=cand.path,
+            max_turns=healer.opts.max_turns,
+            reason=cand.edit.reason,
+            cancel=cand.cancel,
+            shared_budget=healer.budget,
+        )
     finally:
         getattr(provider, "close", lambda: None)()
     cand.tokens = result.input_tokens + result.output_tokens
@@ -69,11 +78,11 @@ def _agent(healer: Healer, cand: Candidate) -> tuple[dict[str, Any], str]:
     if result.path is None:
         return {}, "cancelled" if result.cancelled else "error"
     branch = json.loads(Path(result.path).read_text(encoding="utf-8"))
-    tail = branch["log"][int(branch["fork"].get("edit_seq") or 0):]
-    cand.tokens = sum(billed((e.get("result") or {}).get("usage") or {})
-                      for e in tail if e.get("kind") == "model")
+    tail = branch["log"][int(branch["fork"].get("edit_seq") or 0) :]
+    cand.tokens = sum(
+        billed((e.get("result") or {}).get("usage") or {}) for e in tail if e.get("kind") == "model"
+    )
     if healer.budget is not None:
         healer.budget.charge(cand.tokens)  # spent through the agent's own client
     status = "cancelled" if result.cancelled else "error" if result.timed_out else "done"
     return branch, status
-

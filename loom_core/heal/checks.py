@@ -10,9 +10,9 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, cast
+from typing import cast
 
 Predicate = Callable[[str], bool]
 
@@ -43,25 +43,29 @@ class Check:
     def __call__(self, output: str) -> bool:
         return all(_safe(pred, output) for _, pred in self.parts)
 
-    def forbid(self, text: str) -> "Check":
+    def forbid(self, text: str) -> Check:
         self.parts.append((f"output lacks {text!r}", lambda out: text not in out))
         return self
 
-    def require(self, text: str) -> "Check":
+    def require(self, text: str) -> Check:
         self.parts.append((f"output contains {text!r}", lambda out: text in out))
         return self
 
-    def regex(self, pattern: str) -> "Check":
+    def regex(self, pattern: str) -> Check:
         try:
             compiled = re.compile(pattern)
         except re.error as err:
-            raise CheckError("--regex", f"{pattern!r}: {err}",
-                             f"the regular expression {pattern!r} is not valid: {err}") from err
-        self.parts.append((f"output matches /{pattern}/",
-                           lambda out: compiled.search(out) is not None))
+            raise CheckError(
+                "--regex",
+                f"{pattern!r}: {err}",
+                f"the regular expression {pattern!r} is not valid: {err}",
+            ) from err
+        self.parts.append(
+            (f"output matches /{pattern}/", lambda out: compiled.search(out) is not None)
+        )
         return self
 
-    def function(self, spec: str) -> "Check":
+    def function(self, spec: str) -> Check:
         self.parts.append((f"{spec}(output)", load_function(spec)))
         return self
 
@@ -78,15 +82,17 @@ def load_function(spec: str) -> Predicate:
     """``module:function`` (the current directory importable, as ``python -m`` does)."""
     module, sep, name = spec.partition(":")
     if not sep or not module or not name:
-        raise _function_error(spec, "expected MODULE:FUNCTION",
-                              "write it as module:function, e.g. mychecks:is_good")
+        raise _function_error(
+            spec, "expected MODULE:FUNCTION", "write it as module:function, e.g. mychecks:is_good"
+        )
     if "" not in sys.path and "." not in sys.path:
         sys.path.insert(0, "")
     try:
         func = getattr(importlib.import_module(module), name)
     except ImportError as err:
-        raise _function_error(spec, f"cannot import {module}: {err}",
-                              f"cannot import {module}: {err}") from err
+        raise _function_error(
+            spec, f"cannot import {module}: {err}", f"cannot import {module}: {err}"
+        ) from err
     except AttributeError as err:
         raise _function_error(spec, f"{module} has no {name}", f"{module} has no {name}") from err
     if not callable(func):
@@ -98,8 +104,12 @@ def _function_error(spec: str, cause: str, plain: str) -> CheckError:
     return CheckError("--check", f"{spec!r}: {cause}", f"the function {spec!r}: {plain}")
 
 
-def build_check(forbid: Sequence[str] = (), require: Sequence[str] = (), regex: Sequence[str] = (),
-                functions: Sequence[str] = ()) -> Check:
+def build_check(
+    forbid: Sequence[str] = (),
+    require: Sequence[str] = (),
+    regex: Sequence[str] = (),
+    functions: Sequence[str] = (),
+) -> Check:
     check = Check()
     for text in forbid:
         check.forbid(text)
@@ -110,6 +120,9 @@ def build_check(forbid: Sequence[str] = (), require: Sequence[str] = (), regex: 
     for spec in functions:
         check.function(spec)
     if not check.parts:
-        raise CheckError("", "a check is needed: --forbid, --require, --regex or --check",
-                         "a check is needed: fill in at least one of the fields above")
+        raise CheckError(
+            "",
+            "a check is needed: --forbid, --require, --regex or --check",
+            "a check is needed: fill in at least one of the fields above",
+        )
     return check

@@ -22,24 +22,39 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from loom_core.formats.document import Document
 from loom_core.fork.budget import SharedBudget
 from loom_core.fork.point import context_index, find_model_effect
-from loom_core.providers.base import CancelToken, Provider
-from loom_core.runs_dir import free_path
+from loom_core.formats.document import Document
 from loom_core.formats.save import save_dict
-from loom_core.heal.checks import Check
-from loom_core.heal.repairs import (CANCELLED, ERROR, FAILED, PASSED, PAUSED, QUEUED, RUNNING,
-                                    SKIPPED, Candidate, plan_candidates)
 from loom_core.heal.attempt import attempt
-from loom_core.providers.base import Cancelled
+from loom_core.heal.checks import Check
+from loom_core.heal.repairs import (
+    CANCELLED,
+    ERROR,
+    FAILED,
+    PASSED,
+    PAUSED,
+    QUEUED,
+    RUNNING,
+    SKIPPED,
+    Candidate,
+    plan_candidates,
+)
+from loom_core.providers.base import Cancelled, CancelToken, Provider
+from loom_core.runs_dir import free_path
 
 OnUpdate = Callable[[Candidate], None]
-ALREADY_PASSES, HEALED, NO_WINNER, NO_REPAIRS = "already_passes", "healed", "no_winner", "no_repairs"
+ALREADY_PASSES, HEALED, NO_WINNER, NO_REPAIRS = (
+    "already_passes",
+    "healed",
+    "no_winner",
+    "no_repairs",
+)
 
 
 class LinkedToken(CancelToken):
@@ -92,15 +107,20 @@ class HealResult:
         return sum(c.tokens for c in self.candidates)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "check": self.check, "tokens": self.tokens,
-                "winner": self.winner.label if self.winner else None,
-                "winner_path": self.winner.path if self.winner else None,
-                "regression": self.regression,
-                "candidates": [c.to_dict() for c in self.candidates]}
+        return {
+            "status": self.status,
+            "check": self.check,
+            "tokens": self.tokens,
+            "winner": self.winner.label if self.winner else None,
+            "winner_path": self.winner.path if self.winner else None,
+            "regression": self.regression,
+            "candidates": [c.to_dict() for c in self.candidates],
+        }
 
 
-def plan_repairs(doc: Document, path: str | Path, findings: Any,
-                 options: HealOptions | None = None) -> list[Candidate]:
+def plan_repairs(
+    doc: Document, path: str | Path, findings: Any, options: HealOptions | None = None
+) -> list[Candidate]:
     """The candidate repairs for ``findings``, cheapest first; nothing runs.
 
     A plain function because planning needs no provider, check or output folder: the
@@ -114,10 +134,17 @@ def plan_repairs(doc: Document, path: str | Path, findings: Any,
 class Healer:
     """One heal of one run; :meth:`run` blocks (call it from a worker)."""
 
-    def __init__(self, doc: Document, path: str | Path, check: Check,
-                 provider: Callable[[], Provider] | None, out_dir: str | Path,
-                 options: HealOptions | None = None, cancel: CancelToken | None = None,
-                 on_update: OnUpdate | None = None) -> None:
+    def __init__(
+        self,
+        doc: Document,
+        path: str | Path,
+        check: Check,
+        provider: Callable[[], Provider] | None,
+        out_dir: str | Path,
+        options: HealOptions | None = None,
+        cancel: CancelToken | None = None,
+        on_update: OnUpdate | None = None,
+    ) -> None:
         self.doc, self.path, self.check = doc, str(path), check
         self.provider, self.out_dir = provider, Path(out_dir)
         self.opts = options or HealOptions()
@@ -144,8 +171,10 @@ class Healer:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         workers = 1 if self.opts.mode == "agent" else max(1, self.opts.concurrency)
         queue = list(enumerate(self.candidates))
-        threads = [threading.Thread(target=self._worker, args=(queue,), daemon=True,
-                                    name=f"heal-{k}") for k in range(min(workers, len(todo)))]
+        threads = [
+            threading.Thread(target=self._worker, args=(queue,), daemon=True, name=f"heal-{k}")
+            for k in range(min(workers, len(todo)))
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -227,10 +256,13 @@ def diverged_at(doc: Document, branch: dict[str, Any], step: int) -> int | None:
     log = branch.get("log") or []
     start = find_model_effect(doc, step)
     edit = next((i for i in range(start, len(log)) if log[i].get("kind") == "edit"), start - 1)
-    for k, entry in enumerate(log[edit + 1:]):
+    for k, entry in enumerate(log[edit + 1 :]):
         i = start + k
-        if i >= len(doc.effects) or entry.get("kind") != doc.effects[i].kind \
-                or entry.get("result") != doc.result(i):
+        if (
+            i >= len(doc.effects)
+            or entry.get("kind") != doc.effects[i].kind
+            or entry.get("result") != doc.result(i)
+        ):
             seq: int | None = entry.get("seq")  # the branch's JSON: an effect's seq is an int
             return seq
     return None

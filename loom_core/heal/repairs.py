@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loom_core.formats.document import Document
 from loom_core.fork.edits import Edit
 from loom_core.fork.plan import dry_run
+from loom_core.formats.document import Document
 from loom_core.providers.base import CancelToken
 
 QUEUED, RUNNING, PASSED, FAILED = "queued", "running", "passed", "failed"
@@ -47,11 +47,17 @@ class Candidate:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if k != "cancel"} | {
-            "targets": list(self.targets)}
+            "targets": list(self.targets)
+        }
 
 
-def plan_candidates(doc: Document, path: str | Path, findings: Any, max_turns: int,
-                    max_candidates: int | None = None) -> list[Candidate]:
+def plan_candidates(
+    doc: Document,
+    path: str | Path,
+    findings: Any,
+    max_turns: int,
+    max_candidates: int | None = None,
+) -> list[Candidate]:
     """Candidates for ``findings`` (a checkup's), deduplicated, cheapest first.
 
     A finding with nothing to redact, or never seen by a top-level model call, has
@@ -61,7 +67,9 @@ def plan_candidates(doc: Document, path: str | Path, findings: Any, max_turns: i
     """
     seen: set[tuple[int, ...]] = set()
     out: list[Candidate] = []
-    results = {e.seq for e in doc.effects if (e.kind or "").startswith("tool:") or e.kind == "human"}
+    results = {
+        e.seq for e in doc.effects if (e.kind or "").startswith("tool:") or e.kind == "human"
+    }
     for i, finding in enumerate(findings):
         # only results can be redacted; the same text in a model answer stays (it is the run)
         targets = tuple(sorted(t for t in finding.redact_targets if t in results))
@@ -77,4 +85,4 @@ def plan_candidates(doc: Document, path: str | Path, findings: Any, max_turns: i
         out.append(cand)
     order = sorted(range(len(out)), key=lambda k: (out[k].status == SKIPPED, out[k].estimate, k))
     ranked = [out[k] for k in order]
-    return ranked if max_candidates is None else ranked[:max(0, max_candidates)]
+    return ranked if max_candidates is None else ranked[: max(0, max_candidates)]

@@ -31,15 +31,16 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 import msgspec
 
 from loom_core.formats.document import Unfinished
+from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.journal import JournalState
 from loom_core.live.live_status import DEFAULT_IDLE_AFTER, REWRITTEN, RUNNING, WAITING, live_status
-from loom_core.formats.gc_pause import gc_paused
 from loom_core.live.writers import WriterWatch, writer_present
 
 _CHECK_BYTES = 4096  # how much of the start and of the end of what we read is re-checked
@@ -104,9 +105,13 @@ def _first_line_problem(block: bytes) -> str | None:
 class JournalFollower:
     """Reads what was appended to a journal since the last call; see the module docstring."""
 
-    def __init__(self, path: str | os.PathLike[str], idle_after: float = DEFAULT_IDLE_AFTER,
-                 clock: Callable[[], float] = time.monotonic,
-                 probe: Callable[[str], bool | None] = writer_present) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        idle_after: float = DEFAULT_IDLE_AFTER,
+        clock: Callable[[], float] = time.monotonic,
+        probe: Callable[[str], bool | None] = writer_present,
+    ) -> None:
         self.path = os.fspath(path)
         self.idle_after = idle_after
         self._clock = clock
@@ -153,8 +158,11 @@ class JournalFollower:
         with f:
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode):
-                return self._failed("is a directory, not a file" if stat.S_ISDIR(st.st_mode)
-                                    else "not a regular file")
+                return self._failed(
+                    "is a directory, not a file"
+                    if stat.S_ISDIR(st.st_mode)
+                    else "not a regular file"
+                )
             cleared, self._access_error = self._access_error is not None, None
             appeared = not self.exists
             rewritten = self._was_rewritten(f, st)
@@ -196,7 +204,8 @@ class JournalFollower:
         if _read_at(f, 0, len(self._first)) != self._first:
             return True
         return self._pos > len(self._first) and (
-            _read_at(f, self._pos - len(self._last), len(self._last)) != self._last)
+            _read_at(f, self._pos - len(self._last), len(self._last)) != self._last
+        )
 
     def _reset(self) -> None:
         self.state = JournalState()
@@ -207,7 +216,9 @@ class JournalFollower:
 
     # -- consuming bytes ---------------------------------------------------------
 
-    def _consume(self, data: bytes, rewritten: bool, appeared: bool, final: bool) -> JournalUpdate | None:
+    def _consume(
+        self, data: bytes, rewritten: bool, appeared: bool, final: bool
+    ) -> JournalUpdate | None:
         before = len(self.state.effects)
         self._pos += len(data)
         if len(self._first) < _CHECK_BYTES:
@@ -265,23 +276,37 @@ class JournalFollower:
         why = self.writer.gone(idle, status == RUNNING) if status in (RUNNING, WAITING) else None
         if why is None:
             return status, ""
-        return live_status(state, idle, self.idle_after, rewritten=rewritten,
-                           writer_gone=True), why
+        return live_status(state, idle, self.idle_after, rewritten=rewritten, writer_gone=True), why
 
     def _report(self, rewritten: bool, before: int, changed: bool) -> JournalUpdate | None:
         status, detail = self._current_status(rewritten)
         torn = self.exists and bool(self._partial.strip())
         unreadable, self._unreadable = tuple(self._unreadable), []
-        problems = tuple(self.state.problems[self._warned:])
+        problems = tuple(self.state.problems[self._warned :])
         self._warned = len(self.state.problems)
-        if (not changed and not unreadable and not problems and status == self._status
-                and torn == self._torn and detail == self._detail):
+        if (
+            not changed
+            and not unreadable
+            and not problems
+            and status == self._status
+            and torn == self._torn
+            and detail == self._detail
+        ):
             return None
         self._status, self._torn, self._detail = status, torn, detail
         return JournalUpdate(
-            rewritten=rewritten, header=self.state.header,
-            new_effects=self.state.effects[before:], new_entries=self.state.entries[before:],
-            unfinished=self.state.unfinished(), torn=torn, exists=self.exists,
-            offset=self.offset, status=status, total_effects=len(self.state.effects),
-            error=self._access_error or self.error, unreadable=unreadable, problems=problems,
-            detail=detail)
+            rewritten=rewritten,
+            header=self.state.header,
+            new_effects=self.state.effects[before:],
+            new_entries=self.state.entries[before:],
+            unfinished=self.state.unfinished(),
+            torn=torn,
+            exists=self.exists,
+            offset=self.offset,
+            status=status,
+            total_effects=len(self.state.effects),
+            error=self._access_error or self.error,
+            unreadable=unreadable,
+            problems=problems,
+            detail=detail,
+        )

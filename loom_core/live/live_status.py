@@ -65,7 +65,7 @@ class _Answers:
 # effects each time would make following a long run quadratic. Keyed by the state's
 # identity with a weak reference (a JournalState is unhashable), so a reset state (a
 # new object) starts over and a dropped one is forgotten.
-_memo: dict[int, tuple["weakref.ref[JournalState]", _Answers]] = {}
+_memo: dict[int, tuple[weakref.ref[JournalState], _Answers]] = {}
 _memo_lock = threading.Lock()
 
 
@@ -102,9 +102,14 @@ def _episodes(state: JournalState) -> int:
     return len(episodes) if isinstance(episodes, list) else 1
 
 
-def live_status(state: JournalState | None, seconds_since_change: float,
-                idle_after: float = DEFAULT_IDLE_AFTER, *, rewritten: bool = False,
-                writer_gone: bool = False) -> str:
+def live_status(
+    state: JournalState | None,
+    seconds_since_change: float,
+    idle_after: float = DEFAULT_IDLE_AFTER,
+    *,
+    rewritten: bool = False,
+    writer_gone: bool = False,
+) -> str:
     """The run's status, one of :data:`STATUSES` (see the module docstring for the rules)."""
     if rewritten:
         return REWRITTEN

@@ -22,10 +22,11 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
-from loom_core.live.follow import JournalFollower, JournalUpdate
 from loom_core.formats.journal import JournalState
+from loom_core.live.follow import JournalFollower, JournalUpdate
 from loom_core.live.live_status import DEFAULT_IDLE_AFTER
 
 if TYPE_CHECKING:  # watchdog itself is imported only when a watch starts
@@ -87,9 +88,14 @@ class JournalTailer:
     :meth:`start` / :meth:`stop`; without a thread, call :meth:`poll_now`.
     """
 
-    def __init__(self, path: str | os.PathLike[str], on_update: Callable[[JournalUpdate], None],
-                 poll_interval: float = 0.5, use_watchdog: bool = True,
-                 idle_after: float = DEFAULT_IDLE_AFTER) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        on_update: Callable[[JournalUpdate], None],
+        poll_interval: float = 0.5,
+        use_watchdog: bool = True,
+        idle_after: float = DEFAULT_IDLE_AFTER,
+    ) -> None:
         self._follower = JournalFollower(path, idle_after)
         self._on_update = on_update
         self.poll_interval = poll_interval
@@ -131,8 +137,9 @@ class JournalTailer:
         if self._stopping.is_set():
             raise RuntimeError("a stopped JournalTailer cannot be restarted")
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, daemon=True,
-                                            name=f"loom-tail {os.path.basename(self.path)}")
+            self._thread = threading.Thread(
+                target=self._run, daemon=True, name=f"loom-tail {os.path.basename(self.path)}"
+            )
             self._thread.start()
 
     def stop(self, timeout: float | None = None) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 __all__ = ["PROBE_EVERY", "WriterWatch", "writer_present"]
 
@@ -90,8 +90,13 @@ class WriterWatch:
     processes and time, and are tested apart (``probe`` and ``clock`` injectable).
     """
 
-    def __init__(self, path: str, idle_after: float, clock: Callable[[], float],
-                 probe: Callable[[str], bool | None] = writer_present) -> None:
+    def __init__(
+        self,
+        path: str,
+        idle_after: float,
+        clock: Callable[[], float],
+        probe: Callable[[str], bool | None] = writer_present,
+    ) -> None:
         self.path = path
         self.idle_after = idle_after
         self._clock = clock
@@ -132,8 +137,10 @@ class WriterWatch:
         if self._looked_at is None or now - self._looked_at >= PROBE_EVERY:
             self._present, self._looked_at = self._probe(self.path), now
         if self._present is False:
-            return (f"no process on this machine has the journal open for writing, "
-                    f"and it has not changed for {idle:.0f} s")
+            return (
+                f"no process on this machine has the journal open for writing, "
+                f"and it has not changed for {idle:.0f} s"
+            )
         return None
 
     def due_in(self, idle: float) -> float:

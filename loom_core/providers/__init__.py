@@ -9,27 +9,32 @@ lazy imports here: heavy optional SDKs).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from loom_core.providers.base import Provider
 from loom_core.providers.names import DEFAULT_MODELS, PROVIDERS, default_model, guess_provider
 
-def make_provider(name: str, model: str = "", base_url: str | None = None,
-                  **opts: Any) -> Provider:
+
+def make_provider(name: str, model: str = "", base_url: str | None = None, **opts: Any) -> Provider:
     """A provider by its :data:`PROVIDERS` name. ``opts`` go to the constructor
     (SDK providers: ``api_key``, ``stream``, ``max_retries``, ``backoff``,
     ``max_backoff``, ``timeout``; ``openai`` also ``token_param``)."""
     if name == "anthropic":
         from loom_core.providers.anthropic_provider import AnthropicProvider
+
         return AnthropicProvider(model, base_url, **opts)
     if name == "openai":
         from loom_core.providers.openai_provider import OpenAIChatProvider
+
         return OpenAIChatProvider(model, base_url, **opts)
     if name == "openai-responses":
         from loom_core.providers.openai_provider import OpenAIResponsesProvider
+
         return OpenAIResponsesProvider(model, base_url, **opts)
     if name == "scripted":
         from loom_core.providers.scripted import ScriptedProvider
+
         return ScriptedProvider()
     raise ValueError(f"unknown provider {name!r} (known: {', '.join(PROVIDERS)})")
 

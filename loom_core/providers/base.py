@@ -58,8 +58,12 @@ class ModelReply:
 
     def result(self) -> dict[str, Any]:
         """The ``model`` effect result: exactly text, tool_calls, stop_reason, usage."""
-        return {"text": self.text, "tool_calls": self.tool_calls,
-                "stop_reason": self.stop_reason, "usage": self.usage}
+        return {
+            "text": self.text,
+            "tool_calls": self.tool_calls,
+            "stop_reason": self.stop_reason,
+            "usage": self.usage,
+        }
 
 
 class CancelToken:

@@ -32,26 +32,38 @@ def calls_of(item: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for call in item.get("tool_calls") or []:
         args = call.get("input")
-        out.append({"id": str(call.get("id") or ""), "name": str(call.get("name") or ""),
-                    "input": args if isinstance(args, dict) else {}})
+        out.append(
+            {
+                "id": str(call.get("id") or ""),
+                "name": str(call.get("name") or ""),
+                "input": args if isinstance(args, dict) else {},
+            }
+        )
     return out
 
 
 def _role(item: dict[str, Any], index: int) -> str:
     role = item.get("role")
     if role not in ROLES:
-        raise ProviderError(f"context item {index}: unknown role {role!r} "
-                            f"(expected one of {', '.join(ROLES)})")
+        raise ProviderError(
+            f"context item {index}: unknown role {role!r} (expected one of {', '.join(ROLES)})"
+        )
     return str(role)
 
 
 # -- Anthropic Messages ---------------------------------------------------------------
 
+
 def _anthropic_blocks(item: dict[str, Any], role: str) -> list[dict[str, Any]]:
     """The content blocks one Item contributes (empty text is dropped: the API rejects it)."""
     if role == "tool":
-        return [{"type": "tool_result", "tool_use_id": str(item.get("tool_call_id") or ""),
-                 "content": as_text(item.get("content"))}]
+        return [
+            {
+                "type": "tool_result",
+                "tool_use_id": str(item.get("tool_call_id") or ""),
+                "content": as_text(item.get("content")),
+            }
+        ]
     text = as_text(item.get("content"))
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     if role == "assistant":
@@ -85,11 +97,18 @@ def anthropic_messages(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def anthropic_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
-    return [{"name": t.name, **({"description": t.description} if t.description else {}),
-             "input_schema": t.schema} for t in tools]
+    return [
+        {
+            "name": t.name,
+            **({"description": t.description} if t.description else {}),
+            "input_schema": t.schema,
+        }
+        for t in tools
+    ]
 
 
 # -- OpenAI Chat Completions ----------------------------------------------------------
+
 
 def chat_messages(system: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Items -> Chat ``messages``: the system prompt first, assistant calls as
@@ -99,25 +118,49 @@ def chat_messages(system: str, items: list[dict[str, Any]]) -> list[dict[str, An
         role = _role(item, i)
         text = as_text(item.get("content"))
         if role == "tool":
-            out.append({"role": "tool", "tool_call_id": str(item.get("tool_call_id") or ""),
-                        "content": text})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": str(item.get("tool_call_id") or ""),
+                    "content": text,
+                }
+            )
         elif role == "assistant" and (calls := calls_of(item)):
-            out.append({"role": "assistant", "content": text or None, "tool_calls": [
-                {"id": c["id"], "type": "function",
-                 "function": {"name": c["name"], "arguments": json.dumps(c["input"])}}
-                for c in calls]})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": text or None,
+                    "tool_calls": [
+                        {
+                            "id": c["id"],
+                            "type": "function",
+                            "function": {"name": c["name"], "arguments": json.dumps(c["input"])},
+                        }
+                        for c in calls
+                    ],
+                }
+            )
         else:
             out.append({"role": role, "content": text})
     return out
 
 
 def chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
-    return [{"type": "function", "function": {
-        "name": t.name, **({"description": t.description} if t.description else {}),
-        "parameters": t.schema}} for t in tools]
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                **({"description": t.description} if t.description else {}),
+                "parameters": t.schema,
+            },
+        }
+        for t in tools
+    ]
 
 
 # -- OpenAI Responses -----------------------------------------------------------------
+
 
 def responses_input(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Items -> Responses ``input``: messages, then each assistant call as a
@@ -127,23 +170,42 @@ def responses_input(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         role = _role(item, i)
         text = as_text(item.get("content"))
         if role == "tool":
-            out.append({"type": "function_call_output",
-                        "call_id": str(item.get("tool_call_id") or ""), "output": text})
+            out.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": str(item.get("tool_call_id") or ""),
+                    "output": text,
+                }
+            )
             continue
         calls = calls_of(item) if role == "assistant" else []
         if text or not calls:
             out.append({"role": role, "content": text})
-        out += [{"type": "function_call", "call_id": c["id"], "name": c["name"],
-                 "arguments": json.dumps(c["input"])} for c in calls]
+        out += [
+            {
+                "type": "function_call",
+                "call_id": c["id"],
+                "name": c["name"],
+                "arguments": json.dumps(c["input"]),
+            }
+            for c in calls
+        ]
     return out
 
 
 def responses_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     # strict=False: recorded schemas are rarely written for strict mode (which
     # demands additionalProperties=false and every property required)
-    return [{"type": "function", "name": t.name,
-             **({"description": t.description} if t.description else {}),
-             "parameters": t.schema, "strict": False} for t in tools]
+    return [
+        {
+            "type": "function",
+            "name": t.name,
+            **({"description": t.description} if t.description else {}),
+            "parameters": t.schema,
+            "strict": False,
+        }
+        for t in tools
+    ]
 
 
 def decode_arguments(raw: str | None) -> dict[str, Any]:

@@ -15,15 +15,17 @@ import email.utils
 import os
 import random
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Mapping, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-from loom_core.providers.base import CancelToken, Cancelled, ModelReply, ModelRequest, ProviderError
+from loom_core.providers.base import Cancelled, CancelToken, ModelReply, ModelRequest, ProviderError
 
 T = TypeVar("T")
 RETRY_STATUS = frozenset({408, 409, 429})  # plus every 5xx (529 = Anthropic overloaded)
-RETRY_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error",
-                               "server_error", "rate_limit_exceeded"})
+RETRY_ERROR_TYPES = frozenset(
+    {"overloaded_error", "api_error", "rate_limit_error", "server_error", "rate_limit_exceeded"}
+)
 NO_KEY = "not-needed"  # what OpenAI-compatible local servers get when no key is set
 
 
@@ -42,7 +44,7 @@ class CallPolicy:
         when it gave one, else exponential back-off with jitter; always capped."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_backoff)
-        return min(self.max_backoff, self.backoff * 2.0 ** retry) * random.uniform(0.5, 1.0)
+        return min(self.max_backoff, self.backoff * 2.0**retry) * random.uniform(0.5, 1.0)
 
 
 @dataclass
@@ -64,11 +66,15 @@ class Endpoint:
         return self.api_key or NO_KEY
 
 
-def resolve_endpoint(key_var: str, url_var: str, api_key: str | None,
-                     base_url: str | None) -> Endpoint:
+def resolve_endpoint(
+    key_var: str, url_var: str, api_key: str | None, base_url: str | None
+) -> Endpoint:
     """Explicit arguments first, then the usual environment variables (empty = unset)."""
-    return Endpoint(key_var, api_key or os.environ.get(key_var) or None,
-                    base_url or os.environ.get(url_var) or None)
+    return Endpoint(
+        key_var,
+        api_key or os.environ.get(key_var) or None,
+        base_url or os.environ.get(url_var) or None,
+    )
 
 
 class CallFailed(Exception):
@@ -112,8 +118,9 @@ def _api_message(exc: Any) -> tuple[str, str]:
     return str(getattr(exc, "message", "") or exc), ""
 
 
-def classify(exc: BaseException, sdk: Any, transport: tuple[type[BaseException], ...] = ()
-             ) -> CallFailed | None:
+def classify(
+    exc: BaseException, sdk: Any, transport: tuple[type[BaseException], ...] = ()
+) -> CallFailed | None:
     """An exception from ``sdk`` (the ``anthropic`` or ``openai`` module) or from the
     HTTP transport mid-stream, as a classified failure; ``None`` = not ours (a bug)."""
     if isinstance(exc, CallFailed):
@@ -123,8 +130,11 @@ def classify(exc: BaseException, sdk: Any, transport: tuple[type[BaseException],
         status = exc.status_code
         if status < 400:  # an error event inside a 200 stream
             return CallFailed(f"stream error {kind or '?'}: {message}", kind in RETRY_ERROR_TYPES)
-        return CallFailed(f"HTTP {status}: {message}", status in RETRY_STATUS or status >= 500,
-                          retry_after(exc.response.headers))
+        return CallFailed(
+            f"HTTP {status}: {message}",
+            status in RETRY_STATUS or status >= 500,
+            retry_after(exc.response.headers),
+        )
     if isinstance(exc, sdk.APITimeoutError):
         return CallFailed("request timed out", True)
     if isinstance(exc, sdk.APIConnectionError):
@@ -140,9 +150,14 @@ def classify(exc: BaseException, sdk: Any, transport: tuple[type[BaseException],
     return None
 
 
-def call_with_retries(attempt: Callable[[], T], *, label: str, policy: CallPolicy,
-                      cancel: CancelToken,
-                      classify: Callable[[BaseException], CallFailed | None]) -> T:
+def call_with_retries(
+    attempt: Callable[[], T],
+    *,
+    label: str,
+    policy: CallPolicy,
+    cancel: CancelToken,
+    classify: Callable[[BaseException], CallFailed | None],
+) -> T:
     """Run ``attempt`` until it succeeds, fails for good, or ``cancel`` is set.
 
     Raises :class:`Cancelled` on cancel and ``ProviderError("<label>: <cause>")``
@@ -162,8 +177,9 @@ def call_with_retries(attempt: Callable[[], T], *, label: str, policy: CallPolic
             if not failure.retryable:
                 raise ProviderError(f"{label}: {failure.message}") from exc
             if retry >= policy.max_retries:
-                raise ProviderError(f"{label}: {failure.message} "
-                                    f"(gave up after {retry + 1} attempts)") from exc
+                raise ProviderError(
+                    f"{label}: {failure.message} (gave up after {retry + 1} attempts)"
+                ) from exc
         if cancel.wait(policy.delay(retry, failure.retry_after)):
             raise Cancelled(f"{label}: cancelled while waiting to retry")
         retry += 1
@@ -192,9 +208,18 @@ class SdkProvider(Generic[ClientT]):
     url_var = ""
     default_model = ""
 
-    def __init__(self, model: str = "", base_url: str | None = None, api_key: str | None = None,
-                 *, stream: bool = True, max_retries: int = 4, backoff: float = 0.5,
-                 max_backoff: float = 30.0, timeout: float = 120.0) -> None:
+    def __init__(
+        self,
+        model: str = "",
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        stream: bool = True,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        timeout: float = 120.0,
+    ) -> None:
         self.model = model
         self.endpoint = resolve_endpoint(self.key_var, self.url_var, api_key, base_url)
         self.policy = CallPolicy(stream, max_retries, backoff, max_backoff, timeout)
@@ -222,8 +247,13 @@ class SdkProvider(Generic[ClientT]):
             raise ProviderError(f"{label}: {why}")
         params = self._params(request, model)
         once = self._stream if self.policy.stream else self._create
-        return call_with_retries(lambda: once(params, cancel), label=label, policy=self.policy,
-                                 cancel=cancel, classify=self._classify)
+        return call_with_retries(
+            lambda: once(params, cancel),
+            label=label,
+            policy=self.policy,
+            cancel=cancel,
+            classify=self._classify,
+        )
 
     def _params(self, request: ModelRequest, model: str) -> dict[str, Any]:
         raise NotImplementedError

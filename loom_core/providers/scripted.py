@@ -10,8 +10,9 @@ so the code under test is exactly the code a real fork runs.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from loom_core.providers.base import CancelToken, ModelReply, ModelRequest, ProviderError
 
@@ -46,14 +47,24 @@ def as_reply(value: ModelReply | dict[str, Any], request: ModelRequest, n: int) 
     for k, call in enumerate(value.get("tool_calls") or []):
         args = call.get("input")
         call_id = str(call.get("id") or f"call_{len(request.messages)}_{k}")
-        calls.append({"id": call_id, "name": str(call["name"]),
-                      "input": copy.deepcopy(args) if isinstance(args, dict) else {}})
-    usage = value.get("usage") or {"input_tokens": request_tokens(request),
-                                   "output_tokens": _estimate(text)}
-    return ModelReply(text=text, tool_calls=calls,
-                      stop_reason=str(value.get("stop_reason") or
-                                      ("tool_use" if calls else "end_turn")),
-                      usage=dict(usage), model=str(value.get("model") or request.model))
+        calls.append(
+            {
+                "id": call_id,
+                "name": str(call["name"]),
+                "input": copy.deepcopy(args) if isinstance(args, dict) else {},
+            }
+        )
+    usage = value.get("usage") or {
+        "input_tokens": request_tokens(request),
+        "output_tokens": _estimate(text),
+    }
+    return ModelReply(
+        text=text,
+        tool_calls=calls,
+        stop_reason=str(value.get("stop_reason") or ("tool_use" if calls else "end_turn")),
+        usage=dict(usage),
+        model=str(value.get("model") or request.model),
+    )
 
 
 class ScriptedProvider:
@@ -65,9 +76,13 @@ class ScriptedProvider:
 
     name = "scripted"
 
-    def __init__(self, replies: Iterable[ModelReply | dict[str, Any] | BaseException] = (),
-                 responder: Responder | None = None, model: str = "scripted",
-                 text: str = DEFAULT_TEXT) -> None:
+    def __init__(
+        self,
+        replies: Iterable[ModelReply | dict[str, Any] | BaseException] = (),
+        responder: Responder | None = None,
+        model: str = "scripted",
+        text: str = DEFAULT_TEXT,
+    ) -> None:
         self.replies: list[Any] = list(replies)
         self.responder = responder
         self.model = model
@@ -83,8 +98,12 @@ class ScriptedProvider:
         if cancel is not None:
             cancel.check()
         # kept as sent: the caller goes on growing its own list, so copy the list and Items
-        request = replace(request, messages=[dict(m) for m in request.messages],
-                          tools=list(request.tools), model=request.model or self.model)
+        request = replace(
+            request,
+            messages=[dict(m) for m in request.messages],
+            tools=list(request.tools),
+            model=request.model or self.model,
+        )
         n = len(self.requests)
         self.requests.append(request)
         if self.replies:

@@ -31,13 +31,19 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 def add_proxy_commands(sub: Any) -> None:
     """Register ``proxy`` and ``record`` on the main parser's subparsers."""
-    p = sub.add_parser("proxy", help="recording (or replaying) proxy in front of a model API",
-                       description="Forward model API calls to --target and record every "
-                                   "completed exchange as a loom trace.")
+    p = sub.add_parser(
+        "proxy",
+        help="recording (or replaying) proxy in front of a model API",
+        description="Forward model API calls to --target and record every "
+        "completed exchange as a loom trace.",
+    )
     add_proxy_flags(p)
     p.set_defaults(func=cmd_proxy)
-    p = sub.add_parser("record", help="run a command with its model API calls recorded",
-                       usage="python -m loom_core record [flags] -- COMMAND...")
+    p = sub.add_parser(
+        "record",
+        help="run a command with its model API calls recorded",
+        usage="python -m loom_core record [flags] -- COMMAND...",
+    )
     add_proxy_flags(p, record=True)
     p.add_argument("command", nargs=argparse.REMAINDER, help="the command, after --")
     p.set_defaults(func=cmd_record, parser=p)

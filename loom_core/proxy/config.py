@@ -43,8 +43,15 @@ class ShieldFlags:
     @property
     def requested(self) -> bool:
         """True when any shield flag asks for screening."""
-        return bool(self.deny or self.allow or self.confirm or self.rules or self.profiles
-                    or self.policies or self.default not in (None, "allow"))
+        return bool(
+            self.deny
+            or self.allow
+            or self.confirm
+            or self.rules
+            or self.profiles
+            or self.policies
+            or self.default not in (None, "allow")
+        )
 
 
 @dataclass
@@ -122,27 +129,57 @@ def port_number(text: str) -> int:
 def add_proxy_flags(p: argparse.ArgumentParser, record: bool = False) -> None:
     """The flags shared by ``proxy`` and ``record`` (``record`` has no ``--replay``)."""
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=port_number, default=0 if record else 8788,
-                   help="port to listen on; 0 = pick a free one (printed at startup)")
-    p.add_argument("--target", default=DEFAULT_TARGET,
-                   help="upstream base URL without /v1; the request path is appended verbatim")
-    p.add_argument("--save", default=DEFAULT_SAVE, help="trace to write (default %(default)s); "
-                   "an existing one is refused unless --force")
+    p.add_argument(
+        "--port",
+        type=port_number,
+        default=0 if record else 8788,
+        help="port to listen on; 0 = pick a free one (printed at startup)",
+    )
+    p.add_argument(
+        "--target",
+        default=DEFAULT_TARGET,
+        help="upstream base URL without /v1; the request path is appended verbatim",
+    )
+    p.add_argument(
+        "--save",
+        default=DEFAULT_SAVE,
+        help="trace to write (default %(default)s); an existing one is refused unless --force",
+    )
     p.add_argument("--force", action="store_true", help="replace an existing --save trace")
     if not record:
-        p.add_argument("--replay", metavar="FILE",
-                       help="serve FILE's recorded responses in order; no upstream calls")
-    p.add_argument("--max-body-mb", type=float, default=64.0,
-                   help="refuse larger request bodies with 413 (0 = no cap)")
-    p.add_argument("--upstream-timeout", type=float, default=600.0,
-                   help="seconds to wait for the upstream to connect / send the next bytes")
-    p.add_argument("--event-loop", choices=LOOP_CHOICES, default="auto",
-                   help="event loop: uvloop where installed (auto, the default) or the "
-                        "standard asyncio loop")
-    p.add_argument("--scrub", action="store_true",
-                   help="redact secret-shaped strings in what is stored (the client gets real values)")
-    p.add_argument("--ready-file", metavar="PATH",
-                   help="write {port, pid, journal, save, ...} as JSON once listening")
+        p.add_argument(
+            "--replay",
+            metavar="FILE",
+            help="serve FILE's recorded responses in order; no upstream calls",
+        )
+    p.add_argument(
+        "--max-body-mb",
+        type=float,
+        default=64.0,
+        help="refuse larger request bodies with 413 (0 = no cap)",
+    )
+    p.add_argument(
+        "--upstream-timeout",
+        type=float,
+        default=600.0,
+        help="seconds to wait for the upstream to connect / send the next bytes",
+    )
+    p.add_argument(
+        "--event-loop",
+        choices=LOOP_CHOICES,
+        default="auto",
+        help="event loop: uvloop where installed (auto, the default) or the standard asyncio loop",
+    )
+    p.add_argument(
+        "--scrub",
+        action="store_true",
+        help="redact secret-shaped strings in what is stored (the client gets real values)",
+    )
+    p.add_argument(
+        "--ready-file",
+        metavar="PATH",
+        help="write {port, pid, journal, save, ...} as JSON once listening",
+    )
     p.add_argument("--save-interval", type=float, default=2.0, help=argparse.SUPPRESS)
     if not record:
         _add_fork_flags(p)
@@ -150,13 +187,22 @@ def add_proxy_flags(p: argparse.ArgumentParser, record: bool = False) -> None:
     g.add_argument("--deny", action="append", default=[], metavar="PATTERN")
     g.add_argument("--allow", action="append", default=[], metavar="PATTERN")
     g.add_argument("--confirm", action="append", default=[], metavar="PATTERN")
-    g.add_argument("--rule", action="append", default=[], metavar="RULE",
-                   help="sequence rule: 'after GLOB: deny GLOB, ...' or 'taint GLOB: ...'")
+    g.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="sequence rule: 'after GLOB: deny GLOB, ...' or 'taint GLOB: ...'",
+    )
     g.add_argument("--profile", action="append", default=[], metavar="NAME")
     g.add_argument("--policy", action="append", default=[], metavar="FILE")
     g.add_argument("--shield-default", choices=SHIELD_DEFAULTS, default=None)
-    g.add_argument("--confirm-timeout", type=float, default=300.0,
-                   help="seconds a held call waits for a decision before it is denied")
+    g.add_argument(
+        "--confirm-timeout",
+        type=float,
+        default=300.0,
+        help="seconds a held call waits for a decision before it is denied",
+    )
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -171,27 +217,55 @@ def _json_object(text: str) -> dict[str, Any]:
 
 def _add_fork_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("fork mode (re-run an agent from a step of a recording)")
-    g.add_argument("--fork-from", metavar="TRACE",
-                   help="serve TRACE's model calls before the fork point from the recording "
-                        "(matched by request content), forward the rest live, edited")
-    g.add_argument("--fork-at", type=int, default=0, metavar="N",
-                   help="the fork model call: its index among TRACE's model calls")
-    g.add_argument("--fork-edit", type=_json_object, metavar="JSON",
-                   help='the edit, e.g. \'{"inject": "...", "system": "...", "model": "..."}\'')
+    g.add_argument(
+        "--fork-from",
+        metavar="TRACE",
+        help="serve TRACE's model calls before the fork point from the recording "
+        "(matched by request content), forward the rest live, edited",
+    )
+    g.add_argument(
+        "--fork-at",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the fork model call: its index among TRACE's model calls",
+    )
+    g.add_argument(
+        "--fork-edit",
+        type=_json_object,
+        metavar="JSON",
+        help='the edit, e.g. \'{"inject": "...", "system": "...", "model": "..."}\'',
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> ProxyConfig:
     """Build the config from parsed flags (see :func:`add_proxy_flags`)."""
-    shield = ShieldFlags(deny=list(args.deny), allow=list(args.allow),
-                          confirm=list(args.confirm), rules=list(args.rule),
-                          profiles=list(args.profile), policies=list(args.policy),
-                          default=args.shield_default, confirm_timeout=args.confirm_timeout)
-    return ProxyConfig(host=args.host, port=args.port, target=args.target.rstrip("/"),
-                       save=args.save, replay=getattr(args, "replay", None),
-                       max_body_mb=args.max_body_mb, upstream_timeout=args.upstream_timeout,
-                       event_loop=args.event_loop,
-                       scrub=args.scrub, ready_file=args.ready_file,
-                       save_interval=args.save_interval, freeze_gc=True, shield=shield,
-                       fork_from=getattr(args, "fork_from", None),
-                       fork_at=getattr(args, "fork_at", 0),
-                       fork_edit=getattr(args, "fork_edit", None), force=args.force)
+    shield = ShieldFlags(
+        deny=list(args.deny),
+        allow=list(args.allow),
+        confirm=list(args.confirm),
+        rules=list(args.rule),
+        profiles=list(args.profile),
+        policies=list(args.policy),
+        default=args.shield_default,
+        confirm_timeout=args.confirm_timeout,
+    )
+    return ProxyConfig(
+        host=args.host,
+        port=args.port,
+        target=args.target.rstrip("/"),
+        save=args.save,
+        replay=getattr(args, "replay", None),
+        max_body_mb=args.max_body_mb,
+        upstream_timeout=args.upstream_timeout,
+        event_loop=args.event_loop,
+        scrub=args.scrub,
+        ready_file=args.ready_file,
+        save_interval=args.save_interval,
+        freeze_gc=True,
+        shield=shield,
+        fork_from=getattr(args, "fork_from", None),
+        fork_at=getattr(args, "fork_at", 0),
+        fork_edit=getattr(args, "fork_edit", None),
+        force=args.force,
+    )

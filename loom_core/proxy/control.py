@@ -51,9 +51,9 @@ from typing import Any
 
 from aiohttp import web
 
-from loom_core.proxy.running_proxies import runtime_dir  # where loom approve looks too
 from loom_core.proxy.decide_body import BadBody, decide_body
 from loom_core.proxy.hooks import Exchange, Screen, Screened
+from loom_core.proxy.running_proxies import runtime_dir  # where loom approve looks too
 from loom_core.proxy.upstream import json_error
 
 PENDING, DECIDE = "/loom/shield/pending", "/loom/shield/decide"
@@ -156,9 +156,13 @@ class ControlPlane:
 
         try:
             self.approvals.decide(
-                body.get("id") or "", body.get("decision") or "", by=body.get("by"),
-                reason=body.get("reason"), edited_input=body.get("edited_input"),
-                always_allow=body.get("always_allow"))
+                body.get("id") or "",
+                body.get("decision") or "",
+                by=body.get("by"),
+                reason=body.get("reason"),
+                edited_input=body.get("edited_input"),
+                always_allow=body.get("always_allow"),
+            )
         except ApprovalRejected:
             return json_error(404, f"no pending approval {body.get('id')!r}")  # harness's words
         return web.json_response({"ok": True})
@@ -209,7 +213,10 @@ class ControlledScreen:
 def with_control_plane(screen: Any) -> Any:
     """``screen`` with the control plane when it has an approvals registry and no
     routes of its own; otherwise ``screen`` unchanged (None stays None)."""
-    if screen is None or getattr(screen, "approvals", None) is None \
-            or getattr(screen, "add_routes", None) is not None:
+    if (
+        screen is None
+        or getattr(screen, "approvals", None) is None
+        or getattr(screen, "add_routes", None) is not None
+    ):
         return screen
     return ControlledScreen(screen)

@@ -17,8 +17,9 @@ import json
 import socket
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -72,8 +73,11 @@ class ControlClient:
 
     def _request(self, path: str, body: dict[str, Any] | None = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(f"http://{self.host}:{self.port}{path}", data=data,
-                                     method="GET" if body is None else "POST")
+        req = urllib.request.Request(
+            f"http://{self.host}:{self.port}{path}",
+            data=data,
+            method="GET" if body is None else "POST",
+        )
         req.add_header("content-type", "application/json")
         if self.token:
             req.add_header("x-loom-token", self.token)
@@ -90,14 +94,24 @@ class ControlClient:
         answer = self._request("/loom/shield/pending")
         return [PendingCall.model_validate(p) for p in (answer or {}).get("pending", [])]
 
-    def decide(self, call_id: str, approve: bool, by: str | None = None,
-               reason: str | None = None, edited_input: Any = None,
-               always_allow: str | None = None) -> None:
+    def decide(
+        self,
+        call_id: str,
+        approve: bool,
+        by: str | None = None,
+        reason: str | None = None,
+        edited_input: Any = None,
+        always_allow: str | None = None,
+    ) -> None:
         """Approve or deny ``call_id``. ``reason``/``edited_input``/``always_allow`` are our
         additive keys: loom-harness's proxy ignores them; ours records and applies them."""
         body: dict[str, Any] = {"id": call_id, "decision": "approve" if approve else "deny"}
-        for key, value in (("by", by), ("reason", reason), ("edited_input", edited_input),
-                           ("always_allow", always_allow)):
+        for key, value in (
+            ("by", by),
+            ("reason", reason),
+            ("edited_input", edited_input),
+            ("always_allow", always_allow),
+        ):
             if value is not None:
                 body[key] = value
         self._request("/loom/shield/decide", body)
@@ -118,8 +132,11 @@ class ControlClient:
             status, headers, body = reader.head(self.timeout)
             if status != 200 or "text/event-stream" not in headers.get("content-type", ""):
                 body += reader.rest(self.timeout, headers.get("content-length", ""), len(body))
-                raise NoEventStream(status, _json_error(body) or f"no event stream on "
-                                    f"{self.host}:{self.port} (HTTP {status})")
+                raise NoEventStream(
+                    status,
+                    _json_error(body)
+                    or f"no event stream on {self.host}:{self.port} (HTTP {status})",
+                )
             yield from _sse(reader, body)
 
     def _open_stream(self) -> socket.socket:
@@ -127,18 +144,19 @@ class ControlClient:
         try:
             sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
         except OSError as err:
-            raise ControlError(0, f"no proxy answering on {self.host}:{self.port} ({err})") \
-                from err
-        lines = [f"GET {EVENTS_PATH} HTTP/1.0", f"Host: {self.host}:{self.port}",
-                 "Accept: text/event-stream"]
+            raise ControlError(0, f"no proxy answering on {self.host}:{self.port} ({err})") from err
+        lines = [
+            f"GET {EVENTS_PATH} HTTP/1.0",
+            f"Host: {self.host}:{self.port}",
+            "Accept: text/event-stream",
+        ]
         if self.token:
             lines.append(f"x-loom-token: {self.token}")
         try:
             sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
         except OSError as err:
             sock.close()
-            raise ControlError(0, f"no proxy answering on {self.host}:{self.port} ({err})") \
-                from err
+            raise ControlError(0, f"no proxy answering on {self.host}:{self.port} ({err})") from err
         return sock
 
 
@@ -176,7 +194,7 @@ class _Reader:
         while not self.cancelled():
             try:
                 return self.sock.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 waited += POLL_S
                 if waited >= (self.idle if limit is None else limit):
                     raise _Silent(0, f"the proxy went silent for {waited:.0f} s") from None

@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 MAX_DEPTH = 64  # arrays/objects inside the body, counting the body itself
-_INT_RANGE = (-(2 ** 63), 2 ** 64 - 1)  # what msgspec (our readers) can decode
+_INT_RANGE = (-(2**63), 2**64 - 1)  # what msgspec (our readers) can decode
 _TEXT_KEYS = ("id", "decision", "by", "reason", "always_allow")
 
 

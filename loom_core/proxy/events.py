@@ -142,9 +142,13 @@ class EventHub:
     # -- serving --------------------------------------------------------------------
     def hello(self) -> dict[str, Any]:
         approvals = getattr(self.screen, "approvals", None)
-        return {"proxy": "loom_core", "version": 1, "shield": approvals is not None,
-                "exchanges": self.session.exchanges if self.session is not None else 0,
-                "pending": approvals.pending() if approvals is not None else []}
+        return {
+            "proxy": "loom_core",
+            "version": 1,
+            "shield": approvals is not None,
+            "exchanges": self.session.exchanges if self.session is not None else 0,
+            "pending": approvals.pending() if approvals is not None else [],
+        }
 
     def _refused(self, request: web.Request) -> web.Response | None:
         control = getattr(self.screen, "control", None)
@@ -161,8 +165,9 @@ class EventHub:
             return refused
         if self.closed:
             return json_error(503, "the proxy is stopping")
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                               "Cache-Control": "no-cache"})
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
         await response.prepare(request)
         sub = _Subscriber(asyncio.Queue(max(1, self.queue_size)), request.transport)
         sub.queue.put_nowait(frame("hello", self.hello()))  # no await since the snapshot
@@ -179,7 +184,7 @@ class EventHub:
         while True:
             try:
                 data = await asyncio.wait_for(sub.queue.get(), self.keepalive)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 data = b": keep-alive\n\n"
             if data is None:
                 return
@@ -224,9 +229,16 @@ class ShieldFeed:
         session = self.hub.session
         if session is not None and getattr(session, "scrub", False):
             entry = scrub_value(entry)  # exactly what the trace will hold
-        out = {"id": verdict.approval_id, "tool": verdict.tool,
-               "decision": "timeout" if verdict.via == "timeout" else
-               "approve" if verdict.allowed else "deny", "via": verdict.via}
+        out = {
+            "id": verdict.approval_id,
+            "tool": verdict.tool,
+            "decision": "timeout"
+            if verdict.via == "timeout"
+            else "approve"
+            if verdict.allowed
+            else "deny",
+            "via": verdict.via,
+        }
         if entry.get("by"):
             out["by"] = entry["by"]
         if verdict.reason and not verdict.allowed:
@@ -242,9 +254,13 @@ class ShieldFeed:
         elif change == "decided" and (approval.state == "cancelled" or not self.tapped):
             gone = approval.state == "cancelled"
             decision = {"approved": "approve", "denied": "deny"}.get(approval.state, "timeout")
-            out = {"id": approval.id, "tool": approval.tool,
-                   "decision": "client-gone" if gone else decision,
-                   "via": None if gone else approval.via, "shield_event": None}
+            out = {
+                "id": approval.id,
+                "tool": approval.tool,
+                "decision": "client-gone" if gone else decision,
+                "via": None if gone else approval.via,
+                "shield_event": None,
+            }
             if approval.decided_by and not gone:
                 out["by"] = approval.decided_by
             if approval.reason and approval.state == "denied":

@@ -11,7 +11,8 @@ wherever it cannot be imported; ``--event-loop asyncio`` forces the standard loo
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Coroutine, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -42,8 +43,9 @@ def loop_name(loop: asyncio.AbstractEventLoop) -> str:
     return "uvloop" if type(loop).__module__.startswith("uvloop") else "asyncio"
 
 
-def run_on(main: Coroutine[Any, Any, T],
-           factory: Callable[[], asyncio.AbstractEventLoop] | None) -> T:
+def run_on(
+    main: Coroutine[Any, Any, T], factory: Callable[[], asyncio.AbstractEventLoop] | None
+) -> T:
     """``asyncio.run(main)`` on a loop from ``factory`` (None: the standard loop)."""
     if factory is None:
         return asyncio.run(main)

@@ -34,17 +34,26 @@ import copy
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from aiohttp import web
 
 from loom_core.fork.edits import Edit
 from loom_core.formats.wire import dialect_of, proxy_sys_hash
 from loom_core.proxy.config import ProxyConfig, SessionPaths
-from loom_core.proxy.forkwire import (ForkError, check_agent_edit, conversation, merge_note,
-                                      reapply_note, redact_results, request_digest, set_sampling,
-                                      set_system)
+from loom_core.proxy.forkwire import (
+    ForkError,
+    check_agent_edit,
+    conversation,
+    merge_note,
+    reapply_note,
+    redact_results,
+    request_digest,
+    set_sampling,
+    set_system,
+)
 from loom_core.proxy.reconstruct import path_dialect
 from loom_core.proxy.sidecar import read_sidecar, thread_key
 from loom_core.proxy.synthesize import synthesize
@@ -104,8 +113,10 @@ class ForkSource:
         data = _read_trace(self.path)
         self.wire: list[dict[str, Any]] = data["wire"]
         if not 0 <= n < len(self.wire):
-            raise ForkError(f"{path}: fork exchange {n} is out of range (the recording has "
-                            f"{len(self.wire)} model call(s))")
+            raise ForkError(
+                f"{path}: fork exchange {n} is out of range (the recording has "
+                f"{len(self.wire)} model call(s))"
+            )
         check_agent_edit(edit)
         self.n, self.edit = n, edit
         self.redact_ids = _redact_ids(data.get("log"), list(edit.redact), self.path)
@@ -129,8 +140,9 @@ class ForkSource:
         self.events: list[dict[str, Any]] = []
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
 
-    def route(self, path: str, body: bytes, request: dict[str, Any],
-              session: Any) -> web.StreamResponse | tuple[bytes, dict[str, Any]]:
+    def route(
+        self, path: str, body: bytes, request: dict[str, Any], session: Any
+    ) -> web.StreamResponse | tuple[bytes, dict[str, Any]]:
         """A reply served (and recorded in ``session``) from the recording, or the
         ``(body, request)`` to forward live -- edited from the fork point on."""
         bare = path.split("?", 1)[0].rstrip("/")
@@ -142,17 +154,23 @@ class ForkSource:
             k = self._match(i, request, dialect)
             if k is not None:
                 return self._serve(bare, request, k, session)
-            if self.fork_digest is None or i >= self.n \
-                    or request_digest(request, dialect) == self.fork_digest:
+            if (
+                self.fork_digest is None
+                or i >= self.n
+                or request_digest(request, dialect) == self.fork_digest
+            ):
                 self.reached = True
                 self._event("fork.point", request=i, exchange=getattr(session, "exchanges", 0))
             else:
                 self.diverged.append(i)
                 self.live += 1
                 self._event("fork.diverged", request=i, fork_at=self.n)
-                print(f"loom proxy: fork: model call #{i} does not match the recording before "
-                      f"the fork point (exchange {self.n}); forwarded live", file=sys.stderr,
-                      flush=True)
+                print(
+                    f"loom proxy: fork: model call #{i} does not match the recording before "
+                    f"the fork point (exchange {self.n}); forwarded live",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 return body, request
         edited = self._apply(path, dialect, request)
         self.live += 1
@@ -170,8 +188,11 @@ class ForkSource:
         session.record(path, dialect_of(response), request, response, [], 0.0)
         self.served += 1
         if request.get("stream"):
-            return web.Response(body=synthesize(response), content_type="text/event-stream",
-                                headers={"cache-control": "no-cache"})
+            return web.Response(
+                body=synthesize(response),
+                content_type="text/event-stream",
+                headers={"cache-control": "no-cache"},
+            )
         return web.Response(body=json.dumps(response).encode(), content_type="application/json")
 
     def _apply(self, path: str, dialect: str, request: dict[str, Any]) -> dict[str, Any]:
@@ -205,8 +226,14 @@ class ForkSource:
 
     def stats(self) -> dict[str, Any]:
         """Counters for a status view and the branch's provenance."""
-        return {"fork_at": self.n, "matching": self.matching, "served": self.served,
-                "live": self.live, "reached": self.reached, "diverged": list(self.diverged)}
+        return {
+            "fork_at": self.n,
+            "matching": self.matching,
+            "served": self.served,
+            "live": self.live,
+            "reached": self.reached,
+            "diverged": list(self.diverged),
+        }
 
 
 def fork_source(config: ProxyConfig) -> ForkSource | None:

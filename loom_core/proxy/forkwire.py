@@ -53,13 +53,20 @@ def _responses_turns(request: dict[str, Any]) -> tuple[str, list[dict[str, Any]]
         elif kind.endswith("_call_output"):
             turn = _turn("tool", "")
             out = item.get("output")
-            turn["results"].append([item.get("call_id"), out if isinstance(out, str) else flatten(out)])
+            turn["results"].append(
+                [item.get("call_id"), out if isinstance(out, str) else flatten(out)]
+            )
             turns.append(turn)
         else:
             turn = _turn("assistant", "")
             if kind.endswith("_call"):
-                turn["calls"].append([item.get("call_id"), item.get("name") or kind,
-                                      _args(item.get("arguments", item.get("input")))])
+                turn["calls"].append(
+                    [
+                        item.get("call_id"),
+                        item.get("name") or kind,
+                        _args(item.get("arguments", item.get("input"))),
+                    ]
+                )
             turns.append(turn)
     return system, turns
 
@@ -81,9 +88,15 @@ def conversation(request: dict[str, Any], dialect: str) -> tuple[str, list[dict[
             continue
         turn = _turn(role, flatten(content))
         if dialect == "openai":
-            turn["calls"] = [[c.get("id"), (c.get("function") or {}).get("name"),
-                              _args((c.get("function") or {}).get("arguments"))]
-                             for c in msg.get("tool_calls") or [] if isinstance(c, dict)]
+            turn["calls"] = [
+                [
+                    c.get("id"),
+                    (c.get("function") or {}).get("name"),
+                    _args((c.get("function") or {}).get("arguments")),
+                ]
+                for c in msg.get("tool_calls") or []
+                if isinstance(c, dict)
+            ]
             if role == "tool":
                 turn["results"], turn["text"] = [[msg.get("tool_call_id"), turn["text"]]], ""
         elif isinstance(content, list):
@@ -99,13 +112,17 @@ def conversation(request: dict[str, Any], dialect: str) -> tuple[str, list[dict[
 def request_digest(request: dict[str, Any], dialect: str) -> str:
     """The content identity of a model request (16 hex; see the module docstring)."""
     system, turns = conversation(request, dialect)
-    tools = sorted(str((t.get("function") or t).get("name") or t.get("type") or "")
-                   for t in request.get("tools") or [] if isinstance(t, dict))
+    tools = sorted(
+        str((t.get("function") or t).get("name") or t.get("type") or "")
+        for t in request.get("tools") or []
+        if isinstance(t, dict)
+    )
     text = json.dumps([proxy_sys_hash(system), turns, tools], sort_keys=True, default=str)
     return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
 # -- edits on a wire request (in place, on a copy the caller made) --------------------
+
 
 def _history(request: dict[str, Any], dialect: str) -> str:
     return "input" if dialect == "responses" else "messages"
@@ -129,8 +146,11 @@ def merge_note(request: dict[str, Any], dialect: str, note: str) -> tuple[str, i
     if not isinstance(items, list):
         items = request[key] = []
     last = items[-1] if items else None
-    if isinstance(last, dict) and last.get("role") == "user" \
-            and (last.get("type") or "message") == "message":
+    if (
+        isinstance(last, dict)
+        and last.get("role") == "user"
+        and (last.get("type") or "message") == "message"
+    ):
         _append_text(last, note, dialect)
         return "merge", len(items) - 1
     items.append({"role": "user", "content": note})
@@ -143,8 +163,12 @@ def reapply_note(request: dict[str, Any], dialect: str, note: str, spot: tuple[s
     items = request.get(_history(request, dialect))
     if not isinstance(items, list):
         return
-    if mode == "merge" and index < len(items) and isinstance(items[index], dict) \
-            and items[index].get("role") == "user":
+    if (
+        mode == "merge"
+        and index < len(items)
+        and isinstance(items[index], dict)
+        and items[index].get("role") == "user"
+    ):
         _append_text(items[index], note, dialect)
     elif mode == "insert" and index <= len(items):
         items.insert(index, {"role": "user", "content": note})
@@ -155,8 +179,9 @@ def set_system(request: dict[str, Any], dialect: str, text: str) -> None:
     if dialect == "anthropic":
         request["system"] = text
         return
-    if dialect == "responses" and (request.get("instructions") or
-                                   not isinstance(request.get("input"), list)):
+    if dialect == "responses" and (
+        request.get("instructions") or not isinstance(request.get("input"), list)
+    ):
         request["instructions"] = text
         return
     items = request.setdefault(_history(request, dialect), [])
@@ -177,13 +202,19 @@ def redact_results(request: dict[str, Any], dialect: str, ids: set[str], text: s
             continue
         if dialect == "openai" and m.get("role") == "tool" and m.get("tool_call_id") in ids:
             m["content"] = text
-        elif dialect == "responses" and str(m.get("type") or "").endswith("_call_output") \
-                and m.get("call_id") in ids:
+        elif (
+            dialect == "responses"
+            and str(m.get("type") or "").endswith("_call_output")
+            and m.get("call_id") in ids
+        ):
             m["output"] = text
         elif dialect == "anthropic" and isinstance(m.get("content"), list):
             for b in m["content"]:
-                if isinstance(b, dict) and b.get("type") == "tool_result" \
-                        and b.get("tool_use_id") in ids:
+                if (
+                    isinstance(b, dict)
+                    and b.get("type") == "tool_result"
+                    and b.get("tool_use_id") in ids
+                ):
                     b["content"] = text
 
 
@@ -194,7 +225,8 @@ def set_sampling(request: dict[str, Any], dialect: str, edit: Edit) -> None:
         request["temperature"] = edit.temperature
     if edit.max_tokens is not None:
         key = {"anthropic": "max_tokens", "responses": "max_output_tokens"}.get(dialect) or (
-            "max_completion_tokens" if "max_completion_tokens" in request else "max_tokens")
+            "max_completion_tokens" if "max_completion_tokens" in request else "max_tokens"
+        )
         request[key] = edit.max_tokens
 
 
@@ -203,18 +235,34 @@ def check_agent_edit(edit: Edit) -> None:
     bad = [name for name in UNSUPPORTED if getattr(edit, name) not in (None, [])]
     bad += ["tools"] if edit.tools == [] else []  # [] = no tools offered: still a tools edit
     if bad:
-        raise ForkError(f"the agent re-run cannot apply a {'/'.join(bad)} edit (the agent "
-                        "builds its own messages and tools); use the model re-run")
+        raise ForkError(
+            f"the agent re-run cannot apply a {'/'.join(bad)} edit (the agent "
+            "builds its own messages and tools); use the model re-run"
+        )
 
 
-def _item(role: str, content: str, source: str, calls: Sequence[Any] = (), call_id: str = "",
-          name: str = "") -> dict[str, Any]:
+def _item(
+    role: str,
+    content: str,
+    source: str,
+    calls: Sequence[Any] = (),
+    call_id: str = "",
+    name: str = "",
+) -> dict[str, Any]:
     """One Item dict of an ``edit`` snapshot, members in loom-harness's order (§1.3)."""
-    return {"role": role, "content": content, "source": source, "pinned": False,
-            "tokens": max(1, len(content) // 4),
-            "tool_calls": [{"id": str(i or ""), "name": str(n or ""),
-                            "input": a if isinstance(a, dict) else {}} for i, n, a in calls],
-            "tool_call_id": call_id, "name": name}
+    return {
+        "role": role,
+        "content": content,
+        "source": source,
+        "pinned": False,
+        "tokens": max(1, len(content) // 4),
+        "tool_calls": [
+            {"id": str(i or ""), "name": str(n or ""), "input": a if isinstance(a, dict) else {}}
+            for i, n, a in calls
+        ],
+        "tool_call_id": call_id,
+        "name": name,
+    }
 
 
 def snapshot_items(request: dict[str, Any], dialect: str, note: str | None) -> list[dict[str, Any]]:
@@ -226,12 +274,14 @@ def snapshot_items(request: dict[str, Any], dialect: str, note: str | None) -> l
         for cid, name, _args in turn["calls"]:
             names[str(cid)] = str(name or "")
         for cid, text in turn["results"]:
-            items.append(_item("tool", text, "tool", call_id=str(cid or ""),
-                               name=names.get(str(cid), "")))
+            items.append(
+                _item("tool", text, "tool", call_id=str(cid or ""), name=names.get(str(cid), ""))
+            )
         if turn["role"] == "assistant":
             items.append(_item("assistant", turn["text"], "assistant", turn["calls"]))
         elif turn["text"] or not turn["results"]:
             marked = bool(note) and turn["text"].endswith(note or "")
-            items.append(_item(turn["role"] or "user", turn["text"],
-                               "fork-edit" if marked else "episode"))
+            items.append(
+                _item(turn["role"] or "user", turn["text"], "fork-edit" if marked else "episode")
+            )
     return items

@@ -92,22 +92,29 @@ def load_screen(config: ShieldFlags) -> Screen | None:
         # closed with one line rather than crash at import.
         engine = importlib.import_module("loom_core.shield")
     except ImportError as err:
-        raise ShieldUnavailable(f"shield flags were given but the shield engine cannot be "
-                                f"loaded ({err}); refusing to relay unscreened calls") from err
+        raise ShieldUnavailable(
+            f"shield flags were given but the shield engine cannot be "
+            f"loaded ({err}); refusing to relay unscreened calls"
+        ) from err
     factory = getattr(engine, "build_screen", None)
     if factory is None:
-        raise ShieldUnavailable("shield flags were given but this build has no shield engine; "
-                                "refusing to relay unscreened calls")
+        raise ShieldUnavailable(
+            "shield flags were given but this build has no shield engine; "
+            "refusing to relay unscreened calls"
+        )
     try:
         screen: Screen | None = factory(config)
     except (OSError, ValueError):
         raise  # a bad policy or rule: the CLI says which (exit 2)
     except Exception as err:  # noqa: BLE001 - any failure to build means no screening
-        raise ShieldUnavailable(f"the shield could not be built ({type(err).__name__}: {err}); "
-                                f"refusing to relay unscreened calls") from err
+        raise ShieldUnavailable(
+            f"the shield could not be built ({type(err).__name__}: {err}); "
+            f"refusing to relay unscreened calls"
+        ) from err
     if screen is None:
-        raise ShieldUnavailable("shield flags were given but they make no shield; "
-                                "refusing to relay unscreened calls")
+        raise ShieldUnavailable(
+            "shield flags were given but they make no shield; refusing to relay unscreened calls"
+        )
     for warning in getattr(screen, "warnings", ()) or ():
         print(f"loom proxy: shield: {warning}", file=sys.stderr, flush=True)
     return screen

@@ -29,15 +29,37 @@ from typing import Any
 from loom_core.proxy.sse_bulk import decode_all, split_events, split_rest
 from loom_core.proxy.stream_acc import AnthropicStream, ChatStream, ResponsesStream
 
-__all__ = ["AnthropicStream", "ChatStream", "ResponsesStream", "StreamReconstructor",
-           "path_dialect", "reconstruct", "sniff_dialect"]
+__all__ = [
+    "AnthropicStream",
+    "ChatStream",
+    "ResponsesStream",
+    "StreamReconstructor",
+    "path_dialect",
+    "reconstruct",
+    "sniff_dialect",
+]
 
-ANTHROPIC_EVENTS = frozenset(("message_start", "content_block_start", "content_block_delta",
-                              "content_block_stop", "message_delta", "message_stop", "ping"))
+ANTHROPIC_EVENTS = frozenset(
+    (
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "ping",
+    )
+)
 # Every final event (and every failure event) of the three dialects names one of these;
 # bytes without any of them cannot complete one, so they are kept unparsed until one comes.
-MARKERS = (b"message_stop", b"[DONE]", b"response.completed", b"response.incomplete",
-           b"response.failed", b"error")
+MARKERS = (
+    b"message_stop",
+    b"[DONE]",
+    b"response.completed",
+    b"response.incomplete",
+    b"response.failed",
+    b"error",
+)
 _TAIL = max(map(len, MARKERS)) - 1  # bytes kept before a chunk searched too (split marker)
 _FLUSH = 1 << 20  # parse (and drop) what a marker-less stream holds past this many bytes
 
@@ -45,9 +67,14 @@ _FLUSH = 1 << 20  # parse (and drop) what a marker-less stream holds past this m
 def may_end(data: bytes | bytearray) -> bool:
     """True when ``data`` names a final (or failure) event: it may complete the stream."""
     find = data.find  # (find is twice as fast as ``in`` on short bytes)
-    return (find(b"message_stop") >= 0 or find(b"[DONE]") >= 0 or find(b"error") >= 0
-            or find(b"response.completed") >= 0 or find(b"response.incomplete") >= 0
-            or find(b"response.failed") >= 0)
+    return (
+        find(b"message_stop") >= 0
+        or find(b"[DONE]") >= 0
+        or find(b"error") >= 0
+        or find(b"response.completed") >= 0
+        or find(b"response.incomplete") >= 0
+        or find(b"response.failed") >= 0
+    )
 
 
 def sniff_dialect(path: str, data: Any) -> str:
@@ -104,7 +131,7 @@ class StreamReconstructor:
             return True
         # A marker may begin in earlier reads (none spans a blank line, so none begins
         # before _buf): search the chunk and the end of what came before it.
-        self._wary = may_end(buf[-len(chunk) - _TAIL:])
+        self._wary = may_end(buf[-len(chunk) - _TAIL :])
         if not self._wary and len(buf) > _FLUSH:
             self.parse()  # bound the memory of a long stream (no marker: cannot end here)
         return self._wary or self.terminal_at is not None
@@ -141,7 +168,10 @@ class StreamReconstructor:
                 return
             self.dialect = sniff_dialect(self.path, events[first])
             kinds: dict[str, type[AnthropicStream | ChatStream | ResponsesStream]] = {
-                "anthropic": AnthropicStream, "openai": ChatStream, "responses": ResponsesStream}
+                "anthropic": AnthropicStream,
+                "openai": ChatStream,
+                "responses": ResponsesStream,
+            }
             self.acc = kinds[self.dialect]()
         end = self.acc.feed_all(events, first)
         if end >= 0:

@@ -21,7 +21,7 @@ import platform
 import signal
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from loom_core.proxy.config import ProxyConfig
@@ -55,14 +55,20 @@ def collect_workspace(argv: list[str], dialect: str) -> dict[str, Any]:
     """§6.9 members: cwd, os, python, recorded_at, argv, dialect, and git when in a repo."""
     cwd = os.getcwd()
     info: dict[str, Any] = {
-        "cwd": cwd, "os": f"{platform.system()} {platform.release()}",
+        "cwd": cwd,
+        "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
-        "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "argv": list(argv), "dialect": dialect}
+        "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "argv": list(argv),
+        "dialect": dialect,
+    }
     commit = _git(["rev-parse", "HEAD"], cwd)
     if commit:
-        info["git"] = {"commit": commit, "branch": _git(["rev-parse", "--abbrev-ref", "HEAD"], cwd),
-                       "dirty": bool(_git(["status", "--porcelain"], cwd))}
+        info["git"] = {
+            "commit": commit,
+            "branch": _git(["rev-parse", "--abbrev-ref", "HEAD"], cwd),
+            "dirty": bool(_git(["status", "--porcelain"], cwd)),
+        }
     return info
 
 
@@ -86,8 +92,9 @@ async def record(config: ProxyConfig, argv: list[str]) -> int:
     loop = asyncio.get_running_loop()
     try:
         try:
-            child = await asyncio.create_subprocess_exec(*argv, env=child_env(dict(os.environ),
-                                                                              proxy.url))
+            child = await asyncio.create_subprocess_exec(
+                *argv, env=child_env(dict(os.environ), proxy.url)
+            )
         except OSError as err:
             print(f"error: cannot run {argv[0]}: {err.strerror or err}", file=sys.stderr)
             return 127
@@ -106,8 +113,9 @@ async def record(config: ProxyConfig, argv: list[str]) -> int:
         await proxy.close()
     if session is not None:
         log = session.recorder.log
-        tokens = sum(sum((e["result"].get("usage") or {}).values()) for e in log
-                     if e["kind"] == "model")
+        tokens = sum(
+            sum((e["result"].get("usage") or {}).values()) for e in log if e["kind"] == "model"
+        )
         print(f"recorded {len(log)} step(s), {tokens} tokens -> {config.save}", file=sys.stderr)
     return code if code >= 0 else 128 - code
 

@@ -25,7 +25,7 @@ Failures (decided, and tested):
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import aiohttp
 from aiohttp import web
@@ -40,8 +40,11 @@ def client_gone(request: web.Request) -> bool:
     return transport is None or transport.is_closing()
 
 
-async def relay_stream(request: web.Request, upstream: aiohttp.ClientResponse,
-                       on_complete: Callable[[StreamReconstructor], None]) -> web.StreamResponse:
+async def relay_stream(
+    request: web.Request,
+    upstream: aiohttp.ClientResponse,
+    on_complete: Callable[[StreamReconstructor], None],
+) -> web.StreamResponse:
     """Relay ``upstream`` (an SSE response) to the client; see the module docstring."""
     recon = StreamReconstructor(request.path_qs)
     reply = web.StreamResponse(status=upstream.status, headers=response_headers(upstream.headers))
@@ -80,8 +83,11 @@ async def relay_stream(request: web.Request, upstream: aiohttp.ClientResponse,
     return reply
 
 
-def _complete(request: web.Request, recon: StreamReconstructor,
-              on_complete: Callable[[StreamReconstructor], None]) -> None:
+def _complete(
+    request: web.Request,
+    recon: StreamReconstructor,
+    on_complete: Callable[[StreamReconstructor], None],
+) -> None:
     if recon.finished and not client_gone(request):
         on_complete(recon)
 

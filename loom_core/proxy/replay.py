@@ -49,6 +49,9 @@ class ReplaySource:
         response = self.wire[self.served]
         self.served += 1
         if request is not None and request.get("stream"):
-            return web.Response(body=synthesize(response), content_type="text/event-stream",
-                                headers={"cache-control": "no-cache"})
+            return web.Response(
+                body=synthesize(response),
+                content_type="text/event-stream",
+                headers={"cache-control": "no-cache"},
+            )
         return web.Response(body=json.dumps(response).encode(), content_type="application/json")

@@ -41,8 +41,8 @@ from aiohttp import web
 
 from loom_core.formats.save import atomic_write_bytes
 from loom_core.proxy.config import ProxyConfig, SessionPaths
-from loom_core.proxy.evloop import loop_factory, loop_name, run_on
 from loom_core.proxy.control import with_control_plane
+from loom_core.proxy.evloop import loop_factory, loop_name, run_on
 from loom_core.proxy.forkmode import ForkSource, fork_source
 from loom_core.proxy.hooks import Screen, load_screen
 from loom_core.proxy.replay import ReplaySource
@@ -88,10 +88,13 @@ class RunningProxy:
             Path(self.config.ready_file).unlink(missing_ok=True)
 
 
-async def start_proxy(config: ProxyConfig, screen: Screen | None = None,
-                      workspace: dict[str, Any] | None = None,
-                      announce: TextIO | None = None,
-                      fork: ForkSource | None = None) -> RunningProxy:
+async def start_proxy(
+    config: ProxyConfig,
+    screen: Screen | None = None,
+    workspace: dict[str, Any] | None = None,
+    announce: TextIO | None = None,
+    fork: ForkSource | None = None,
+) -> RunningProxy:
     """Bind, start and announce a proxy. ``screen`` overrides the one the flags load;
     ``fork`` a fork source already built (else ``--fork-from`` builds one).
 
@@ -110,12 +113,14 @@ async def start_proxy(config: ProxyConfig, screen: Screen | None = None,
     session = None
     try:
         if replay is None:
-            session = RecordingSession(config.save, config.target, config.scrub,
-                                       config.save_interval, config.freeze_gc)
+            session = RecordingSession(
+                config.save, config.target, config.scrub, config.save_interval, config.freeze_gc
+            )
             session.workspace = workspace
         server = ProxyServer(config, session, None if replay else screen, replay, fork=fork)
-        runner = web.AppRunner(server.app, handler_cancellation=True, access_log=None,
-                               shutdown_timeout=SHUTDOWN_GRACE)
+        runner = web.AppRunner(
+            server.app, handler_cancellation=True, access_log=None, shutdown_timeout=SHUTDOWN_GRACE
+        )
         await runner.setup()
     except BaseException:
         sock.close()
@@ -151,27 +156,37 @@ def ready_info(proxy: RunningProxy) -> dict[str, Any]:
         return None if p is None else os.path.abspath(p)
 
     token = getattr(proxy.server.screen, "token_file", None)
-    return {"version": 1, "pid": os.getpid(), "host": proxy.config.host, "port": proxy.port,
-            "url": proxy.url, "target": proxy.config.target,
-            "save": absolute(s.paths.save) if s else None,
-            "journal": absolute(s.paths.journal) if s else None,
-            "exchanges": absolute(s.paths.exchanges) if s else None,
-            "replay": absolute(Path(proxy.config.replay)) if proxy.config.replay else None,
-            "token_file": str(token) if token else None,
-            "recovered": absolute(s.recovered) if s and s.recovered else None,
-            "event_loop": loop_name(asyncio.get_running_loop())}
+    return {
+        "version": 1,
+        "pid": os.getpid(),
+        "host": proxy.config.host,
+        "port": proxy.port,
+        "url": proxy.url,
+        "target": proxy.config.target,
+        "save": absolute(s.paths.save) if s else None,
+        "journal": absolute(s.paths.journal) if s else None,
+        "exchanges": absolute(s.paths.exchanges) if s else None,
+        "replay": absolute(Path(proxy.config.replay)) if proxy.config.replay else None,
+        "token_file": str(token) if token else None,
+        "recovered": absolute(s.recovered) if s and s.recovered else None,
+        "event_loop": loop_name(asyncio.get_running_loop()),
+    }
 
 
 def banner(proxy: RunningProxy) -> str:
     """loom-harness's startup line, plus the OpenAI hint (ours serves both dialects)."""
-    mode = (f"replaying {proxy.config.replay}" if proxy.config.replay
-            else f"recording -> {proxy.config.save}")
+    mode = (
+        f"replaying {proxy.config.replay}"
+        if proxy.config.replay
+        else f"recording -> {proxy.config.save}"
+    )
     if proxy.config.fork_from:
-        mode = (f"forking {proxy.config.fork_from} at model call {proxy.config.fork_at}, "
-                + mode)
-    return (f"loom proxy on {proxy.url} ({mode})\n"
-            f"  export ANTHROPIC_BASE_URL={proxy.url}\n"
-            f"  export OPENAI_BASE_URL={proxy.url}/v1")
+        mode = f"forking {proxy.config.fork_from} at model call {proxy.config.fork_at}, " + mode
+    return (
+        f"loom proxy on {proxy.url} ({mode})\n"
+        f"  export ANTHROPIC_BASE_URL={proxy.url}\n"
+        f"  export OPENAI_BASE_URL={proxy.url}/v1"
+    )
 
 
 def stop_on_signals(stop: asyncio.Event) -> None:
@@ -196,8 +211,11 @@ async def serve(config: ProxyConfig) -> int:
         await proxy.close()
     s = proxy.session
     if s is not None:
-        print(f"loom proxy: stopped; {s.exchanges} exchange(s) -> {config.save}",
-              file=sys.stderr, flush=True)
+        print(
+            f"loom proxy: stopped; {s.exchanges} exchange(s) -> {config.save}",
+            file=sys.stderr,
+            flush=True,
+        )
     return 0
 
 

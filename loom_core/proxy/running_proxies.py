@@ -65,8 +65,9 @@ def running_proxies(folder: Path | None = None) -> list[FoundProxy]:
 
     Blocking (one loopback connect per token file): call it off the GUI thread.
     """
-    return [FoundProxy(port, path, mtime) for port, path, mtime in token_files(folder)
-            if _answers(port)]
+    return [
+        FoundProxy(port, path, mtime) for port, path, mtime in token_files(folder) if _answers(port)
+    ]
 
 
 def only_running_port(folder: Path | None = None) -> int:
@@ -76,8 +77,9 @@ def only_running_port(folder: Path | None = None) -> int:
         return found[0].port
     where = folder or runtime_dir()
     if not found:
-        raise LookupError(f"no proxy with a shield is running on this machine (no live "
-                          f"token file in {where}); give --port")
+        raise LookupError(
+            f"no proxy with a shield is running on this machine (no live "
+            f"token file in {where}); give --port"
+        )
     ports = ", ".join(str(f.port) for f in found)
-    raise LookupError(f"{len(found)} proxies are running (ports {ports}); choose one with "
-                      f"--port")
+    raise LookupError(f"{len(found)} proxies are running (ports {ports}); choose one with --port")

@@ -16,8 +16,13 @@ from typing import Any
 # (kind, pattern); specific shapes before generic ones. A pattern with a group named
 # "keep" keeps that prefix (the name of an assignment, the user of a URL).
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("private-key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?"
-                               r"-----END [A-Z0-9 ]*PRIVATE KEY-----")),
+    (
+        "private-key",
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?"
+            r"-----END [A-Z0-9 ]*PRIVATE KEY-----"
+        ),
+    ),
     ("anthropic-key", re.compile(r"sk-ant-[A-Za-z0-9_\-]{16,}")),
     ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
     ("aws-key-id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
@@ -25,13 +30,19 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
     ("bearer", re.compile(r"(?P<keep>\b[Bb]earer\s+)[A-Za-z0-9._~+/=\-]{16,}")),
     ("url-password", re.compile(r"(?P<keep>\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]+:)[^/\s@]+(?=@)")),
-    ("credential-assignment", re.compile(
-        r"(?i)(?P<keep>\b(?:[a-z0-9]+[_\-])*(?:password|passwd|pwd|secret|api[_\-]?key"
-        r"|access[_\-]?key|secret[_\-]?key|auth[_\-]?token|access[_\-]?token|token)"
-        r"[\"']?\s*[=:]\s*[\"']?)(?!\[scrubbed:)[^\s\"',;]{8,}")),
+    (
+        "credential-assignment",
+        re.compile(
+            r"(?i)(?P<keep>\b(?:[a-z0-9]+[_\-])*(?:password|passwd|pwd|secret|api[_\-]?key"
+            r"|access[_\-]?key|secret[_\-]?key|auth[_\-]?token|access[_\-]?token|token)"
+            r"[\"']?\s*[=:]\s*[\"']?)(?!\[scrubbed:)[^\s\"',;]{8,}"
+        ),
+    ),
 ]
-_PREFILTER = re.compile(r"(?i)sk-|akia|asia|gh[pousr]_|github_pat_|eyj|bearer|private key|://"
-                        r"|passw|pwd|secret|api.?key|access.?key|token")
+_PREFILTER = re.compile(
+    r"(?i)sk-|akia|asia|gh[pousr]_|github_pat_|eyj|bearer|private key|://"
+    r"|passw|pwd|secret|api.?key|access.?key|token"
+)
 
 
 def scrub_text(text: str) -> str:

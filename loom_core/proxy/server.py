@@ -44,8 +44,15 @@ from loom_core.proxy.relay import client_gone, relay_stream
 from loom_core.proxy.replay import ReplaySource
 from loom_core.proxy.session import RecordingSession
 from loom_core.proxy.synthesize import synthesize
-from loom_core.proxy.upstream import (UPSTREAM_ERRORS, client_session, env_proxy, failure_reply,
-                                      json_error, request_headers, response_headers)
+from loom_core.proxy.upstream import (
+    UPSTREAM_ERRORS,
+    client_session,
+    env_proxy,
+    failure_reply,
+    json_error,
+    request_headers,
+    response_headers,
+)
 from loom_core.proxy.watchdog import Watchdog
 
 _decode = msgspec.json.Decoder()
@@ -62,9 +69,14 @@ def _json_object(raw: bytes) -> dict[str, Any] | None:
 class ProxyServer:
     """One proxy: the app plus what it forwards to and records into."""
 
-    def __init__(self, config: ProxyConfig, session: RecordingSession | None = None,
-                 screen: Screen | None = None, replay: ReplaySource | None = None,
-                 fork: ForkSource | None = None) -> None:
+    def __init__(
+        self,
+        config: ProxyConfig,
+        session: RecordingSession | None = None,
+        screen: Screen | None = None,
+        replay: ReplaySource | None = None,
+        fork: ForkSource | None = None,
+    ) -> None:
         self.config = config
         self.session = session
         self.screen = screen
@@ -96,11 +108,17 @@ class ProxyServer:
     async def status(self, _request: web.Request) -> web.Response:
         """``GET /loom/proxy``: what this proxy is doing (for the GUI; no secrets)."""
         s = self.session
-        return web.json_response({
-            "proxy": "loom_core", "pid": os.getpid(), "replay": self.config.replay,
-            "exchanges": s.exchanges if s else 0, "upstream_calls": self.upstream_calls,
-            "save": str(s.paths.save) if s else None,
-            "journal": str(s.paths.journal) if s else None})
+        return web.json_response(
+            {
+                "proxy": "loom_core",
+                "pid": os.getpid(),
+                "replay": self.config.replay,
+                "exchanges": s.exchanges if s else 0,
+                "upstream_calls": self.upstream_calls,
+                "save": str(s.paths.save) if s else None,
+                "journal": str(s.paths.journal) if s else None,
+            }
+        )
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         if request.path.startswith("/loom/"):  # our namespace: never forwarded upstream
@@ -135,8 +153,10 @@ class ProxyServer:
 
     def _too_large(self, size: int | None) -> web.Response:
         what = "request body" if size is None else f"request body {size} bytes"
-        return json_error(413, f"{what} exceeds the proxy cap "
-                               f"({self.config.max_body}); raise it with --max-body-mb")
+        return json_error(
+            413,
+            f"{what} exceeds the proxy cap ({self.config.max_body}); raise it with --max-body-mb",
+        )
 
     async def _passthrough(self, request: web.Request, body: bytes) -> web.StreamResponse:
         """Forward anything that is not recorded; stream the answer back unchanged."""
@@ -146,37 +166,49 @@ class ProxyServer:
         try:
             with self.watchdog.watching(request.transport):
                 async with self.client.request(
-                        request.method, self.config.target + request.path_qs,
-                        data=body or None, headers=request_headers(request.headers),
-                        allow_redirects=False, **self.via) as up:
+                    request.method,
+                    self.config.target + request.path_qs,
+                    data=body or None,
+                    headers=request_headers(request.headers),
+                    allow_redirects=False,
+                    **self.via,
+                ) as up:
                     got_headers = True
                     return await relay_plain(request, up)
         except UPSTREAM_ERRORS as exc:
-            return failure_reply(exc, self.config.target, self.config.upstream_timeout,
-                                 got_headers)
+            return failure_reply(exc, self.config.target, self.config.upstream_timeout, got_headers)
 
-    async def _forward(self, request: web.Request, body: bytes,
-                       parsed: dict[str, Any]) -> web.StreamResponse:
+    async def _forward(
+        self, request: web.Request, body: bytes, parsed: dict[str, Any]
+    ) -> web.StreamResponse:
         assert self.client is not None
-        exchange = Exchange(request.path_qs, parsed, path_dialect(request.path),
-                            bool(parsed.get("stream")))
+        exchange = Exchange(
+            request.path_qs, parsed, path_dialect(request.path), bool(parsed.get("stream"))
+        )
         events = list(self.screen.observe_request(exchange)) if self.screen else []
         started = time.monotonic()
         self.upstream_calls += 1
         got_headers = False
         try:
             with self.watchdog.watching(request.transport):
-                async with self.client.post(self.config.target + request.path_qs, data=body,
-                                            headers=request_headers(request.headers),
-                                            allow_redirects=False, **self.via) as up:
+                async with self.client.post(
+                    self.config.target + request.path_qs,
+                    data=body,
+                    headers=request_headers(request.headers),
+                    allow_redirects=False,
+                    **self.via,
+                ) as up:
                     got_headers = True
                     if not 200 <= up.status < 300:
                         return await relay_plain(request, up)  # errors: faithful, not recorded
                     if up.content_type == "text/event-stream":
                         if self.screen is None:
+
                             def done(recon: StreamReconstructor) -> None:
-                                self._persist(exchange, recon.dialect, recon.result(), events,
-                                              started)
+                                self._persist(
+                                    exchange, recon.dialect, recon.result(), events, started
+                                )
+
                             return await relay_stream(request, up, done)
                         return await self._screened_stream(request, up, exchange, events, started)
                     raw = await up.read()
@@ -184,12 +216,17 @@ class ProxyServer:
         except UPSTREAM_ERRORS as exc:
             if client_gone(request):
                 return web.Response(status=499)  # nobody to answer; nothing recorded
-            return failure_reply(exc, self.config.target, self.config.upstream_timeout,
-                                 got_headers)
+            return failure_reply(exc, self.config.target, self.config.upstream_timeout, got_headers)
 
-    async def _json_reply(self, request: web.Request, up: aiohttp.ClientResponse, raw: bytes,
-                          exchange: Exchange, events: list[dict[str, Any]],
-                          started: float) -> web.Response:
+    async def _json_reply(
+        self,
+        request: web.Request,
+        up: aiohttp.ClientResponse,
+        raw: bytes,
+        exchange: Exchange,
+        events: list[dict[str, Any]],
+        started: float,
+    ) -> web.Response:
         response = _json_object(raw)
         dialect = model_dialect(response)
         headers = response_headers(up.headers)
@@ -204,9 +241,14 @@ class ProxyServer:
             self._persist(exchange, dialect, response, events, started)
         return web.Response(body=raw, status=up.status, headers=headers)
 
-    async def _screened_stream(self, request: web.Request, up: aiohttp.ClientResponse,
-                               exchange: Exchange, events: list[dict[str, Any]],
-                               started: float) -> web.Response:
+    async def _screened_stream(
+        self,
+        request: web.Request,
+        up: aiohttp.ClientResponse,
+        exchange: Exchange,
+        events: list[dict[str, Any]],
+        started: float,
+    ) -> web.Response:
         """With a screen a stream is judged whole before the client sees any of it."""
         assert self.screen is not None
         raw = await up.read()
@@ -215,24 +257,33 @@ class ProxyServer:
         if response is not None:
             screened = await self.screen.screen_response(exchange, response)
             if not client_gone(request):
-                self._persist(exchange, dialect, screened.response, events + screened.events,
-                              started)
+                self._persist(
+                    exchange, dialect, screened.response, events + screened.events, started
+                )
             if screened.changed:
                 raw = synthesize(screened.response)
         return web.Response(body=raw, status=up.status, headers=headers)
 
-    def _persist(self, exchange: Exchange, dialect: str, response: dict[str, Any],
-                 events: list[dict[str, Any]], started: float) -> None:
+    def _persist(
+        self,
+        exchange: Exchange,
+        dialect: str,
+        response: dict[str, Any],
+        events: list[dict[str, Any]],
+        started: float,
+    ) -> None:
         assert self.session is not None
         path = exchange.path.split("?", 1)[0]
-        self.session.record(path, dialect, exchange.request, response, events,
-                            (time.monotonic() - started) * 1000)
+        self.session.record(
+            path, dialect, exchange.request, response, events, (time.monotonic() - started) * 1000
+        )
 
 
 async def relay_plain(request: web.Request, up: aiohttp.ClientResponse) -> web.StreamResponse:
     """Relay status, headers and body as they come; a torn body aborts the client's too."""
-    reply = web.StreamResponse(status=up.status, reason=up.reason,
-                               headers=response_headers(up.headers))
+    reply = web.StreamResponse(
+        status=up.status, reason=up.reason, headers=response_headers(up.headers)
+    )
     await reply.prepare(request)
     try:
         async for chunk in up.content.iter_any():

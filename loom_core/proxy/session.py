@@ -24,8 +24,9 @@ import asyncio
 import contextlib
 import gc
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from loom_core.formats.journal_writer import JournalWriter
 from loom_core.formats.save import save_dict
@@ -35,15 +36,20 @@ from loom_core.proxy.scrub import scrub_value
 from loom_core.proxy.sidecar import SidecarWriter, read_sidecar
 from loom_core.proxy.tracefile import TraceFile
 
-
 SLICE = 4  # entries serialized per event-loop turn by the trace writer (~0.2 ms)
 
 
 class RecordingSession:
     """Turns completed exchanges into effects and keeps every file up to date."""
 
-    def __init__(self, save: str | Path, target: str = "", scrub: bool = False,
-                 save_interval: float = 2.0, freeze_gc: bool = False) -> None:
+    def __init__(
+        self,
+        save: str | Path,
+        target: str = "",
+        scrub: bool = False,
+        save_interval: float = 2.0,
+        freeze_gc: bool = False,
+    ) -> None:
         self.paths = SessionPaths.of(save)
         self.freeze_gc = freeze_gc
         self.scrub = scrub
@@ -74,22 +80,35 @@ class RecordingSession:
         if self._saver is None:
             self._saver = asyncio.get_running_loop().create_task(self._save_loop())
 
-    def record(self, path: str, dialect: str, request: dict[str, Any], response: dict[str, Any],
-               events: list[dict[str, Any]], ms: float) -> bool:
+    def record(
+        self,
+        path: str,
+        dialect: str,
+        request: dict[str, Any],
+        response: dict[str, Any],
+        events: list[dict[str, Any]],
+        ms: float,
+    ) -> bool:
         """Append one completed exchange to every file; False if it could not be recorded."""
         if self._closed:
             return False
         if self.scrub:
-            request, response, events = (scrub_value(request), scrub_value(response),
-                                         scrub_value(events))
+            request, response, events = (
+                scrub_value(request),
+                scrub_value(response),
+                scrub_value(events),
+            )
         first_new = len(self.recorder.log)
         n = len(self.recorder.wire)
         try:
             self.recorder.record(request, response, events)
         except (TypeError, AttributeError, KeyError, IndexError, ValueError) as err:
             del self.recorder.log[first_new:]  # not shaped like its dialect: leave no half
-            print(f"loom proxy: exchange not recorded ({type(err).__name__}: {err})",
-                  file=sys.stderr, flush=True)
+            print(
+                f"loom proxy: exchange not recorded ({type(err).__name__}: {err})",
+                file=sys.stderr,
+                flush=True,
+            )
             return False
         self.dialects.add(dialect)
         self.sidecar.exchange(n, path, dialect, request, response, events, ms)
@@ -107,20 +126,36 @@ class RecordingSession:
             self._announce(n, path, dialect, request, events, first_new)
         return True
 
-    def _announce(self, n: int, path: str, dialect: str, request: dict[str, Any],
-                  events: list[dict[str, Any]], first_new: int) -> None:
+    def _announce(
+        self,
+        n: int,
+        path: str,
+        dialect: str,
+        request: dict[str, Any],
+        events: list[dict[str, Any]],
+        first_new: int,
+    ) -> None:
         """Tell listeners about a recorded exchange; a failing listener never undoes it."""
         total = len(self.recorder.log)
-        summary = {"n": n, "path": path, "dialect": dialect,
-                   "model": str(request.get("model") or self.recorder.model or ""),
-                   "shield_events": events, "effects": total, "new_effects": total - first_new,
-                   "exchanges": n + 1}
+        summary = {
+            "n": n,
+            "path": path,
+            "dialect": dialect,
+            "model": str(request.get("model") or self.recorder.model or ""),
+            "shield_events": events,
+            "effects": total,
+            "new_effects": total - first_new,
+            "exchanges": n + 1,
+        }
         for listener in list(self.listeners):
             try:
                 listener(summary)
             except Exception as err:  # noqa: BLE001 - the exchange is on disk already
-                print(f"loom proxy: exchange listener failed ({type(err).__name__}: {err})",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"loom proxy: exchange listener failed ({type(err).__name__}: {err})",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     def trace(self) -> dict[str, Any]:
         """The trace as it stands (a snapshot: later exchanges do not change it)."""
@@ -153,8 +188,11 @@ class RecordingSession:
             try:
                 await asyncio.to_thread(self.tracefile.write_chunks, *self.tracefile.chunks(data))
             except OSError as err:
-                print(f"loom proxy: cannot write {self.paths.save}: {err}", file=sys.stderr,
-                      flush=True)
+                print(
+                    f"loom proxy: cannot write {self.paths.save}: {err}",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     async def close(self) -> None:
         """Final trace write, end marker, close files. Idempotent."""
@@ -182,8 +220,10 @@ def check_save(paths: SessionPaths, force: bool) -> None:
     its exchanges aside (``.recovered``), so restarting with the same ``--save`` loses nothing."""
     if force or not paths.save.exists() or _crashed(paths):
         return
-    raise ValueError(f"{paths.save}: already exists; nothing was written (pass --force to "
-                     "replace it, or choose another --save)")
+    raise ValueError(
+        f"{paths.save}: already exists; nothing was written (pass --force to "
+        "replace it, or choose another --save)"
+    )
 
 
 def _crashed(paths: SessionPaths) -> bool:
@@ -210,8 +250,11 @@ def recover_previous(paths: SessionPaths) -> Path | None:
             recorder.record(x.request, x.response, x.shield_events)
     target = _unused(paths.recovered)
     save_dict(recorder.to_trace(), target)
-    print(f"loom: recovered a crashed session's {len(recorder.wire)} exchange(s) -> {target}",
-          file=sys.stderr, flush=True)
+    print(
+        f"loom: recovered a crashed session's {len(recorder.wire)} exchange(s) -> {target}",
+        file=sys.stderr,
+        flush=True,
+    )
     return target
 
 
@@ -219,8 +262,11 @@ def _unused(path: Path) -> Path:
     """``path``, or ``name-2``, ``name-3``… when it exists (never clobber a recovery)."""
     if not path.exists():
         return path
-    stem, suffix = (str(path)[: -len(".loom.json")], ".loom.json") \
-        if str(path).endswith(".loom.json") else (str(path), "")
+    stem, suffix = (
+        (str(path)[: -len(".loom.json")], ".loom.json")
+        if str(path).endswith(".loom.json")
+        else (str(path), "")
+    )
     for i in range(2, 10_000):
         candidate = Path(f"{stem}-{i}{suffix}")
         if not candidate.exists():

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
 import msgspec
 
@@ -59,8 +60,9 @@ def _common_prefix(a: list[Any], b: list[Any]) -> int:
     return i
 
 
-def encode_request(request: dict[str, Any], n: int,
-                   base: tuple[int, dict[str, Any]] | None) -> dict[str, Any]:
+def encode_request(
+    request: dict[str, Any], n: int, base: tuple[int, dict[str, Any]] | None
+) -> dict[str, Any]:
     """The delta of ``request`` against ``base`` = (exchange index, full request)."""
     hist = history_member(request)
     items = request.get(hist, []) if hist else []
@@ -68,14 +70,26 @@ def encode_request(request: dict[str, Any], n: int,
         bn, prev = base
         prev_hist = history_member(prev)
         keep = _common_prefix(prev.get(prev_hist) or [], items) if hist and prev_hist == hist else 0
-        changed = {k: v for k, v in request.items()
-                   if k != hist and (k not in prev or prev[k] != v)}
+        changed = {
+            k: v for k, v in request.items() if k != hist and (k not in prev or prev[k] != v)
+        }
         if keep or len(changed) < len(request) - (1 if hist else 0):
-            return {"base": bn, "keys": list(request), "set": changed, "hist": hist,
-                    "keep": keep, "append": items[keep:]}
-    return {"base": None, "keys": list(request),
-            "set": {k: v for k, v in request.items() if k != hist},
-            "hist": hist, "keep": 0, "append": list(items)}
+            return {
+                "base": bn,
+                "keys": list(request),
+                "set": changed,
+                "hist": hist,
+                "keep": keep,
+                "append": items[keep:],
+            }
+    return {
+        "base": None,
+        "keys": list(request),
+        "set": {k: v for k, v in request.items() if k != hist},
+        "hist": hist,
+        "keep": 0,
+        "append": list(items),
+    }
 
 
 def decode_request(delta: dict[str, Any], base: dict[str, Any] | None) -> dict[str, Any]:
@@ -112,17 +126,43 @@ class SidecarWriter:
         self._file: IO[bytes] | None = open(self.path, "wb")
         self._last: dict[bytes, tuple[int, dict[str, Any]]] = {}
         self.count = 0
-        self._line({"type": "session", "format": FORMAT, "version": VERSION,
-                    "started_at": time.time(), "target": target, "scrubbed": scrubbed})
+        self._line(
+            {
+                "type": "session",
+                "format": FORMAT,
+                "version": VERSION,
+                "started_at": time.time(),
+                "target": target,
+                "scrubbed": scrubbed,
+            }
+        )
 
-    def exchange(self, n: int, path: str, dialect: str, request: dict[str, Any],
-                 response: dict[str, Any], events: list[dict[str, Any]], ms: float) -> None:
+    def exchange(
+        self,
+        n: int,
+        path: str,
+        dialect: str,
+        request: dict[str, Any],
+        response: dict[str, Any],
+        events: list[dict[str, Any]],
+        ms: float,
+    ) -> None:
         key = thread_key(path, request)
         delta = encode_request(request, n, self._last.get(key))
         self._last[key] = (n, request)
-        self._line({"type": "exchange", "n": n, "ts": time.time(), "ms": round(ms, 3),
-                    "path": path, "dialect": dialect, "request": delta, "response": response,
-                    "shield_events": events})
+        self._line(
+            {
+                "type": "exchange",
+                "n": n,
+                "ts": time.time(),
+                "ms": round(ms, 3),
+                "path": path,
+                "dialect": dialect,
+                "request": delta,
+                "response": response,
+                "shield_events": events,
+            }
+        )
         self.count += 1
 
     def close(self, clean: bool) -> None:
@@ -201,10 +241,18 @@ def parse_sidecar(data: bytes) -> Sidecar:
                 request = decode_request(delta, full[base] if base is not None else None)
                 n = int(obj["n"])
                 full[n] = request
-                out.exchanges.append(SidecarExchange(
-                    n, float(obj.get("ts", 0)), float(obj.get("ms", 0)), str(obj.get("path", "")),
-                    str(obj.get("dialect", "")), request, obj["response"],
-                    list(obj.get("shield_events") or [])))
+                out.exchanges.append(
+                    SidecarExchange(
+                        n,
+                        float(obj.get("ts", 0)),
+                        float(obj.get("ms", 0)),
+                        str(obj.get("path", "")),
+                        str(obj.get("dialect", "")),
+                        request,
+                        obj["response"],
+                        list(obj.get("shield_events") or []),
+                    )
+                )
             except (KeyError, TypeError, ValueError, AttributeError):
                 out.skipped += 1
         else:

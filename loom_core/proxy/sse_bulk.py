@@ -95,7 +95,7 @@ def _payload(block: bytes) -> bytes | None:
     if block.startswith(b"event: "):  # Anthropic's and Responses': event line + data line
         nl = block.find(b"\n")
         if nl > 0 and block.startswith(b"data: ", nl + 1) and block.find(b"\n", nl + 1) < 0:
-            return block[nl + 7:]
+            return block[nl + 7 :]
     values = [v for v in map(_data_value, block.split(b"\n")) if v is not None]
     return b"\n".join(values) if values else None
 

@@ -113,8 +113,12 @@ class AnthropicStream:
 
     def result(self) -> dict[str, Any]:
         content = [self._merge(i) for i in sorted(self.blocks)]
-        return {**self.envelope, "content": content,
-                "stop_reason": self.envelope.get("stop_reason"), "usage": self.usage}
+        return {
+            **self.envelope,
+            "content": content,
+            "stop_reason": self.envelope.get("stop_reason"),
+            "usage": self.usage,
+        }
 
 
 class ChatStream:
@@ -180,11 +184,19 @@ class ChatStream:
             calls = self.calls.get(index) or {}
             if calls:
                 message["tool_calls"] = [
-                    {"id": calls[i]["id"], "type": "function", "function": {
-                        "name": calls[i]["name"], "arguments": "".join(calls[i]["args"])}}
-                    for i in sorted(calls)]
-            choices.append({"index": index, "message": message,
-                            "finish_reason": slot["finish"] or "stop"})
+                    {
+                        "id": calls[i]["id"],
+                        "type": "function",
+                        "function": {
+                            "name": calls[i]["name"],
+                            "arguments": "".join(calls[i]["args"]),
+                        },
+                    }
+                    for i in sorted(calls)
+                ]
+            choices.append(
+                {"index": index, "message": message, "finish_reason": slot["finish"] or "stop"}
+            )
         head = {k: self.head[k] for k in ("id",) if k in self.head}
         head["object"] = "chat.completion"
         head.update((k, self.head[k]) for k in ("created", "model") if k in self.head)
@@ -209,8 +221,9 @@ class ResponsesStream:
         kind, index = str(ev.get("type") or ""), ev.get("output_index")
         if kind in ("response.created", "response.in_progress", "response.queued"):
             self.snapshot = ev.get("response") or {}
-        elif kind in ("response.output_item.added", "response.output_item.done") \
-                and isinstance(index, int):
+        elif kind in ("response.output_item.added", "response.output_item.done") and isinstance(
+            index, int
+        ):
             self.items[index] = ev.get("item") or {}
         elif kind == "response.content_part.added" and index in self.items:
             self.items[index].setdefault("content", []).append(ev.get("part") or {})

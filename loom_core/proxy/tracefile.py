@@ -65,14 +65,15 @@ class TraceFile:
             items = data.get(member) or []
             if len(items) < self._count[member]:
                 raise ValueError(f"{member} shrank: the trace is append-only")
-            for item in items[self._count[member]:]:
+            for item in items[self._count[member] :]:
                 if budget is not None:
                     if budget <= 0:
                         return False
                     budget -= 1
                 first = not self._count[member]
                 self._canonical[member] += (b"" if first else b", ") + json.dumps(
-                    item, sort_keys=True, default=str).encode("ascii")
+                    item, sort_keys=True, default=str
+                ).encode("ascii")
                 self._pretty[member] += (b"    " if first else b",\n    ") + _pretty(item, 2)
                 self._count[member] += 1
         return True
@@ -110,8 +111,9 @@ class TraceFile:
             digest.update(chunk)
         checksum = CHECKSUM_PREFIX + digest.hexdigest()
         tail = b'  "checksum": ' + json.dumps(checksum).encode() + b"\n}"
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
-                                   dir=self.path.parent or ".")
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent or "."
+        )
         try:
             with os.fdopen(fd, "wb") as fh:
                 for chunk in [*text, tail]:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -24,22 +25,39 @@ from yarl import URL
 
 from loom_core.proxy.watchdog import WatchedResponse
 
-HOP_BY_HOP = frozenset(("connection", "keep-alive", "proxy-connection", "proxy-authenticate",
-                        "proxy-authorization", "te", "trailer", "trailers",
-                        "transfer-encoding", "upgrade"))
-_OWNED_REQUEST = frozenset(("host", "content-length", "content-encoding", "accept-encoding",
-                            "expect"))
+HOP_BY_HOP = frozenset(
+    (
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+    )
+)
+_OWNED_REQUEST = frozenset(
+    ("host", "content-length", "content-encoding", "accept-encoding", "expect")
+)
 _OWNED_RESPONSE = frozenset(("content-length", "content-encoding", "date", "server"))
 
 
 def _connection_listed(headers: CIMultiDictProxy[str]) -> set[str]:
     """Header names the ``Connection`` header declares hop-by-hop."""
-    return {t.strip().lower() for value in headers.getall("connection", [])
-            for t in value.split(",") if t.strip()}
+    return {
+        t.strip().lower()
+        for value in headers.getall("connection", [])
+        for t in value.split(",")
+        if t.strip()
+    }
 
 
-def _filter(items: Iterable[tuple[str, str]], drop: frozenset[str],
-            listed: set[str]) -> list[tuple[str, str]]:
+def _filter(
+    items: Iterable[tuple[str, str]], drop: frozenset[str], listed: set[str]
+) -> list[tuple[str, str]]:
     out = []
     for name, value in items:
         low = name.lower()
@@ -67,8 +85,11 @@ def client_session(timeout: float) -> aiohttp.ClientSession:
         connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
         timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=None),
         response_class=WatchedResponse,
-        auto_decompress=True, trust_env=False, skip_auto_headers=("User-Agent",),
-        cookie_jar=aiohttp.DummyCookieJar())
+        auto_decompress=True,
+        trust_env=False,
+        skip_auto_headers=("User-Agent",),
+        cookie_jar=aiohttp.DummyCookieJar(),
+    )
 
 
 def env_proxy(target: str) -> dict[str, Any]:
@@ -86,8 +107,11 @@ def env_proxy(target: str) -> dict[str, Any]:
 
 def json_error(status: int, message: str, **extra: object) -> web.Response:
     """A JSON error reply of the proxy itself (loom-harness's ``{"error": …}`` shape)."""
-    return web.Response(status=status, content_type="application/json",
-                        body=json.dumps({"error": message, **extra}).encode())
+    return web.Response(
+        status=status,
+        content_type="application/json",
+        body=json.dumps({"error": message, **extra}).encode(),
+    )
 
 
 def failure_reply(exc: BaseException, target: str, timeout: float, started: bool) -> web.Response:

@@ -29,9 +29,10 @@ watch when aiohttp starts waiting for the head, after the request was sent, as
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Iterator
+from typing import Any
 
 import aiohttp
 

@@ -33,13 +33,22 @@ def config_from_proxy_flags(flags: ShieldFlags | ShieldConfig) -> ShieldConfig |
         return flags
     profiles, policies = list(flags.profiles), list(flags.policies)
     config = ShieldConfig.from_flags(
-        profile=profiles[-1] if profiles else "", policy=policies[-1] if policies else None,
-        deny=flags.deny, allow=flags.allow, confirm=flags.confirm, rule=flags.rules,
-        shield_default=flags.default or "allow", confirm_timeout=flags.confirm_timeout,
-        require_approver=flags.require_approver, break_glass=flags.break_glass)
-    extra = [f"--{name} given {len(values)} times; only the last one ({values[-1]}) is used"
-             for name, values in (("profile", profiles), ("policy", policies))
-             if len(values) > 1]
+        profile=profiles[-1] if profiles else "",
+        policy=policies[-1] if policies else None,
+        deny=flags.deny,
+        allow=flags.allow,
+        confirm=flags.confirm,
+        rule=flags.rules,
+        shield_default=flags.default or "allow",
+        confirm_timeout=flags.confirm_timeout,
+        require_approver=flags.require_approver,
+        break_glass=flags.break_glass,
+    )
+    extra = [
+        f"--{name} given {len(values)} times; only the last one ({values[-1]}) is used"
+        for name, values in (("profile", profiles), ("policy", policies))
+        if len(values) > 1
+    ]
     if config is not None and extra:
         config = config.model_copy(update={"warnings": (*config.warnings, *extra)})
     return config
@@ -78,8 +87,9 @@ class ProxyScreen:
     async def screen_response(self, exchange: Any, response: dict[str, Any]) -> Any:
         """Screen; cancelling this (client gone) cancels the held approval and re-raises."""
         result = await self.shield.screen_async(response, self.wait)
-        return Screened(response=result.body, events=result.events,
-                        changed=result.body is not response)
+        return Screened(
+            response=result.body, events=result.events, changed=result.body is not response
+        )
 
 
 def build_screen(flags: ShieldFlags | ShieldConfig, **shield_options: Any) -> ProxyScreen | None:

@@ -84,8 +84,13 @@ class PendingApproval:
 
     def listing(self, now: float) -> dict[str, Any]:
         """One entry of ``GET /loom/shield/pending``, in loom-harness's shape."""
-        out = {"id": self.id, "tool": self.tool, "input": self.input, "rule": self.rule,
-               "age_s": round(now - self.created, 1)}
+        out = {
+            "id": self.id,
+            "tool": self.tool,
+            "input": self.input,
+            "rule": self.rule,
+            "age_s": round(now - self.created, 1),
+        }
         if self.required > 1:
             out.update(approvals=list(self.approvals), required=self.required)
         return out
@@ -93,9 +98,13 @@ class PendingApproval:
     def describe(self, now: float) -> dict[str, Any]:
         """Everything a GUI card or an event stream needs (our format, additive)."""
         out = self.listing(now)
-        out.update(signature=signature(self.tool, self.input), state=self.state,
-                   approvals=list(self.approvals), required=self.required,
-                   timeout_s=round(self.remaining(now), 1))
+        out.update(
+            signature=signature(self.tool, self.input),
+            state=self.state,
+            approvals=list(self.approvals),
+            required=self.required,
+            timeout_s=round(self.remaining(now), 1),
+        )
         out.update({"edited_input": self.edited_input} if self.edited else {})
         out.update({"via": self.via, "by": self.decided_by} if self.done else {})
         out.update({"reason": self.reason} if self.reason else {})
@@ -109,11 +118,17 @@ def _kind(value: Any) -> type | None:
 class Approvals:
     """The pending approvals of one shield session (thread-safe, never blocks)."""
 
-    def __init__(self, *, timeout: float = 300.0, approvers: Mapping[str, Any] | None = None,
-                 break_glass: tuple[str, ...] | list[str] = (),
-                 clock: Callable[[], float] = time.time, new_id: Callable[[], str] | None = None,
-                 edit_check: Callable[[str, Any], str | None] | None = None,
-                 on_change: Listener | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        timeout: float = 300.0,
+        approvers: Mapping[str, Any] | None = None,
+        break_glass: tuple[str, ...] | list[str] = (),
+        clock: Callable[[], float] = time.time,
+        new_id: Callable[[], str] | None = None,
+        edit_check: Callable[[str, Any], str | None] | None = None,
+        on_change: Listener | None = None,
+    ) -> None:
         self.timeout = timeout
         self.approvers = dict(approvers or {})  # pattern -> ApproverSpec (names, min)
         self.break_glass = tuple(break_glass)
@@ -130,8 +145,11 @@ class Approvals:
         """Of the matching approver specs, the one needing most approvals (the first such)."""
         best = None
         for pattern, spec in self.approvers.items():
-            hit = (call_matches(pattern, tool, tool_input) if pattern.startswith("cap:") else
-                   fnmatchcase(tool, pattern) or fnmatchcase(signature(tool, tool_input), pattern))
+            hit = (
+                call_matches(pattern, tool, tool_input)
+                if pattern.startswith("cap:")
+                else fnmatchcase(tool, pattern) or fnmatchcase(signature(tool, tool_input), pattern)
+            )
             if hit and (best is None or spec.min > best.min):
                 best = spec
         return best
@@ -177,9 +195,15 @@ class Approvals:
                     break
             else:
                 raise RuntimeError("could not find a free approval id")
-            approval = PendingApproval(new_id, tool, tool_input, rule, created=now,
-                                       deadline=now + self.timeout,
-                                       required=self.required_approvals(tool, tool_input))
+            approval = PendingApproval(
+                new_id,
+                tool,
+                tool_input,
+                rule,
+                created=now,
+                deadline=now + self.timeout,
+                required=self.required_approvals(tool, tool_input),
+            )
             self._items[new_id] = approval
         self._emit(approval, "created")
         return approval
@@ -187,9 +211,15 @@ class Approvals:
     def get(self, approval_id: str) -> PendingApproval | None:
         return self._items.get(approval_id)
 
-    def decide(self, approval_id: str, decision: str, by: str | None = None,
-               reason: str | None = None, edited_input: Any = None,
-               always_allow: str | None = None) -> str:
+    def decide(
+        self,
+        approval_id: str,
+        decision: str,
+        by: str | None = None,
+        reason: str | None = None,
+        edited_input: Any = None,
+        always_allow: str | None = None,
+    ) -> str:
         """Record one operator decision; returns ``"decided"`` or ``"recorded"`` (chain
         not yet complete). Raises ``ApprovalRejected``.
 
@@ -203,22 +233,31 @@ class Approvals:
         """
         who = by or ""
         with self._lock:
-            change = self._decide_locked(approval_id, decision == "approve", who, reason,
-                                         edited_input, always_allow)
+            change = self._decide_locked(
+                approval_id, decision == "approve", who, reason, edited_input, always_allow
+            )
             approval = self._items[approval_id]
         self._emit(approval, change)
         if change == "decided" and approval.state == TIMEOUT:
             raise ApprovalRejected(approval_id, "timed-out", f"approval {approval_id} timed out")
         return "decided" if change == "decided" else "recorded"
 
-    def _decide_locked(self, approval_id: str, approve: bool, who: str, reason: str | None,
-                       edited_input: Any, always_allow: str | None) -> str:
+    def _decide_locked(
+        self,
+        approval_id: str,
+        approve: bool,
+        who: str,
+        reason: str | None,
+        edited_input: Any,
+        always_allow: str | None,
+    ) -> str:
         p = self._items.get(approval_id)
         if p is None:
             raise ApprovalRejected(approval_id, "unknown", f"no pending approval {approval_id!r}")
         if p.done:
-            raise ApprovalRejected(approval_id, "decided", f"approval {approval_id} is already "
-                                                          f"{p.state}")
+            raise ApprovalRejected(
+                approval_id, "decided", f"approval {approval_id} is already {p.state}"
+            )
         if self._clock() >= p.deadline:
             p.state = TIMEOUT
             return "decided"
@@ -226,10 +265,14 @@ class Approvals:
             p.state, p.decided_by, p.reason = DENIED, who, (reason or None)
             return "decided"
         if not self.approver_allowed(p.tool, p.input, who):
-            raise ApprovalRejected(approval_id, "not-permitted",
-                                   f"{who or 'an anonymous operator'} may not approve {p.tool}")
-        if always_allow is not None and (not isinstance(always_allow, str)
-                                         or not always_allow.strip()):
+            raise ApprovalRejected(
+                approval_id,
+                "not-permitted",
+                f"{who or 'an anonymous operator'} may not approve {p.tool}",
+            )
+        if always_allow is not None and (
+            not isinstance(always_allow, str) or not always_allow.strip()
+        ):
             raise ApprovalRejected(approval_id, "bad-edit", "always_allow must be a pattern")
         if edited_input is not None:  # checked before anything changes
             self._check_edit(p, edited_input)
@@ -250,8 +293,11 @@ class Approvals:
 
     def _check_edit(self, p: PendingApproval, edited: Any) -> None:
         if _kind(edited) is not _kind(p.input if p.input is not None else {}):
-            raise ApprovalRejected(p.id, "bad-edit", f"edited input must be a "
-                                   f"{type(p.input).__name__} like the original")
+            raise ApprovalRejected(
+                p.id,
+                "bad-edit",
+                f"edited input must be a {type(p.input).__name__} like the original",
+            )
         try:
             json.dumps(edited, allow_nan=False)
         except (TypeError, ValueError) as e:

@@ -33,19 +33,27 @@ class Shield:
     touch from others.
     """
 
-    def __init__(self, config: ShieldConfig | None = None, *,
-                 clock: Callable[[], float] = time.time,
-                 new_id: Callable[[], str] | None = None,
-                 on_change: Callable[[PendingApproval, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        config: ShieldConfig | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        new_id: Callable[[], str] | None = None,
+        on_change: Callable[[PendingApproval, str], None] | None = None,
+    ) -> None:
         self.config = config or ShieldConfig()
         self.clock = clock
         self.tripwires = Tripwires.parse(list(self.config.sequence))
         self.session_allow: list[str] = []  # "always allow" patterns added by operators
-        self.approvals = Approvals(timeout=self.config.confirm_timeout,
-                                   approvers=self.config.require_approver,
-                                   break_glass=self.config.break_glass, clock=clock,
-                                   new_id=new_id, edit_check=self._edit_problem,
-                                   on_change=self._on_approval)
+        self.approvals = Approvals(
+            timeout=self.config.confirm_timeout,
+            approvers=self.config.require_approver,
+            break_glass=self.config.break_glass,
+            clock=clock,
+            new_id=new_id,
+            edit_check=self._edit_problem,
+            on_change=self._on_approval,
+        )
         if on_change is not None:  # e.g. the proxy's event stream of pending/decided calls
             self.approvals.subscribe(on_change)
 
@@ -56,8 +64,11 @@ class Shield:
 
         Returns ``(action, pattern)``; ``(default, "")`` when nothing matched.
         """
-        groups = ((self.config.deny, "deny"), ((*self.config.allow, *self.session_allow), "allow"),
-                  (self.config.confirm, "confirm"))
+        groups = (
+            (self.config.deny, "deny"),
+            ((*self.config.allow, *self.session_allow), "allow"),
+            (self.config.confirm, "confirm"),
+        )
         for patterns, action in groups:
             for pattern in patterns:
                 if call_matches(pattern, name, tool_input):
@@ -111,9 +122,15 @@ class Shield:
         if decision.action == "allow":
             verdict = Verdict(name, tool_input, True, decision, None, "", tool_input)
         elif decision.action == "deny":
-            verdict = Verdict(name, tool_input, False, decision,
-                              deny_event(ts, name, tool_input, decision), decision.via,
-                              tool_input)
+            verdict = Verdict(
+                name,
+                tool_input,
+                False,
+                decision,
+                deny_event(ts, name, tool_input, decision),
+                decision.via,
+                tool_input,
+            )
         else:
             approval = self.approvals.create(name, tool_input, decision.label)
             try:
@@ -126,8 +143,17 @@ class Shield:
             approval = self.approvals.settle(approval.id)
             event = confirm_event(ts, decision, approval)
             runs = approval.edited_input if approval.approved and approval.edited else tool_input
-            verdict = Verdict(name, tool_input, approval.approved, decision, event,
-                              event["via"], runs, approval.reason, approval.id)
+            verdict = Verdict(
+                name,
+                tool_input,
+                approval.approved,
+                decision,
+                event,
+                event["via"],
+                runs,
+                approval.reason,
+                approval.id,
+            )
         if verdict.allowed:
             self.note_allowed(name, verdict.executed_input)
         return verdict
@@ -138,8 +164,9 @@ class Shield:
         """The raw screening generator: yields each held call's approval in order."""
         return screen_steps(response, self.screen_call)
 
-    def screen(self, response: dict[str, Any],
-               wait: Callable[[PendingApproval], None] | None = None) -> ScreenResult:
+    def screen(
+        self, response: dict[str, Any], wait: Callable[[PendingApproval], None] | None = None
+    ) -> ScreenResult:
         """Screen synchronously. ``wait(approval)`` returns once the approval is
         decided or its time is up (it may decide it itself, as tests do); with
         no ``wait`` every held call times out at once.
@@ -157,8 +184,9 @@ class Shield:
         finally:
             steps.close()
 
-    async def screen_async(self, response: dict[str, Any],
-                           wait: Callable[[PendingApproval], Awaitable[None]]) -> ScreenResult:
+    async def screen_async(
+        self, response: dict[str, Any], wait: Callable[[PendingApproval], Awaitable[None]]
+    ) -> ScreenResult:
         """Screen from an event loop; ``wait`` is awaited for each held call.
 
         Cancelling the task cancels the pending approval (see ``screen_call``).

@@ -15,8 +15,10 @@ from typing import Any
 from loom_core.shield.approvals import PendingApproval
 from loom_core.shield.match import signature
 
-NOTICE_TAIL = ("The call was not executed. Do not retry it; continue without it or explain "
-               "to the user that the action was blocked by policy.")
+NOTICE_TAIL = (
+    "The call was not executed. Do not retry it; continue without it or explain "
+    "to the user that the action was blocked by policy."
+)
 
 
 @dataclass(frozen=True)
@@ -68,8 +70,11 @@ def base_event(ts: float, tool: str, tool_input: Any, rule: str) -> dict[str, An
 
 def deny_event(ts: float, tool: str, tool_input: Any, decision: Decision) -> dict[str, Any]:
     """A static, default or sequence deny: ``ts, tool, input, rule, action, via``."""
-    return {**base_event(ts, tool, tool_input, decision.rule), "action": "deny",
-            "via": decision.via}
+    return {
+        **base_event(ts, tool, tool_input, decision.rule),
+        "action": "deny",
+        "via": decision.via,
+    }
 
 
 def taint_event(ts: float, raw_rule: str) -> dict[str, Any]:
@@ -84,8 +89,12 @@ def confirm_event(ts: float, decision: Decision, approval: PendingApproval) -> d
     via = approval.via
     if decision.sequence and via == "operator":
         via = "sequence-operator"
-    event = {**base_event(ts, approval.tool, approval.input, decision.rule), "id": approval.id,
-             "action": "approve" if approval.approved else "deny", "via": via}
+    event = {
+        **base_event(ts, approval.tool, approval.input, decision.rule),
+        "id": approval.id,
+        "action": "approve" if approval.approved else "deny",
+        "via": via,
+    }
     if approval.decided_by and via != "timeout":
         event["by"] = approval.decided_by
     if approval.reason and not approval.approved:

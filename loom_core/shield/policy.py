@@ -21,8 +21,18 @@ from loom_core.shield.sequence import parse_sequence_rule
 from loom_core.shield.yaml_subset import YamlSubsetError, parse_yaml_subset
 
 LIST_KEYS = ("allow", "confirm", "deny", "sequence", "break_glass")
-KNOWN_KEYS = frozenset({"default", "profile", "profiles", "require_approver",
-                        "description", "version", "name", *LIST_KEYS})
+KNOWN_KEYS = frozenset(
+    {
+        "default",
+        "profile",
+        "profiles",
+        "require_approver",
+        "description",
+        "version",
+        "name",
+        *LIST_KEYS,
+    }
+)
 MAX_POLICY_BYTES = 1 << 20
 
 
@@ -38,7 +48,7 @@ class ApproverSpec(BaseModel):
     min: int = 1
 
     @classmethod
-    def coerce(cls, value: Any) -> "ApproverSpec":
+    def coerce(cls, value: Any) -> ApproverSpec:
         """From ``[names]``, ``{"names": [...], "min": N}`` or the flag text ``[N:]a,b``.
 
         ``min`` below 1 counts as 1, as in loom-harness.
@@ -77,8 +87,9 @@ def parse_policy_text(text: str, source: str, use_pyyaml: bool | None = None) ->
         try:
             return json.loads(text)
         except json.JSONDecodeError as e:
-            raise PolicyFileError(source, f"invalid JSON: {e.msg} (line {e.lineno}, "
-                                          f"column {e.colno})") from None
+            raise PolicyFileError(
+                source, f"invalid JSON: {e.msg} (line {e.lineno}, column {e.colno})"
+            ) from None
     if use_pyyaml is not False:
         try:
             # optional, used only when installed; its stubs (types-PyYAML) are no dependency
@@ -101,13 +112,14 @@ def _pattern_list(value: Any, key: str, source: str) -> list[str]:
     if value is None or value == {}:
         return []  # an empty block: nothing to add (never "wipe the profile's list")
     if not isinstance(value, list):
-        raise PolicyFileError(source, f"{key!r} must be a list of patterns, got "
-                                      f"{type(value).__name__} {value!r}")
+        raise PolicyFileError(
+            source, f"{key!r} must be a list of patterns, got {type(value).__name__} {value!r}"
+        )
     out = []
     for item in value:
         if isinstance(item, dict) and len(item) == 1:
             # PyYAML reads an unquoted "- after X: deny Y" as {"after X": "deny Y"}.
-            (k, v), = item.items()
+            ((k, v),) = item.items()
             if isinstance(v, (str, int, float)):
                 item = f"{k}: {v}"
         if not isinstance(item, str) or not item.strip():
@@ -120,8 +132,10 @@ def _approvers(value: Any, source: str) -> dict[str, Any]:
     if value is None or value == {}:
         return {}
     if not isinstance(value, dict):
-        raise PolicyFileError(source, "'require_approver' must map a pattern to approver names, "
-                                      f"got {type(value).__name__}")
+        raise PolicyFileError(
+            source,
+            f"'require_approver' must map a pattern to approver names, got {type(value).__name__}",
+        )
     out = {}
     for pattern, spec in value.items():
         try:
@@ -134,13 +148,17 @@ def _approvers(value: Any, source: str) -> dict[str, Any]:
 def check_document(data: Any, source: str) -> tuple[dict[str, Any], list[str]]:
     """Validate and normalise one policy document; returns it and warnings."""
     if not isinstance(data, dict):
-        raise PolicyFileError(source, "expected a mapping of settings (default, allow, confirm, "
-                                      f"deny, sequence, profile...), got {type(data).__name__}")
+        raise PolicyFileError(
+            source,
+            "expected a mapping of settings (default, allow, confirm, "
+            f"deny, sequence, profile...), got {type(data).__name__}",
+        )
     doc: dict[str, Any] = dict(data)
     warnings = [f"{source}: unknown key {k!r} ignored" for k in doc if k not in KNOWN_KEYS]
     if doc.get("default") is not None and doc["default"] not in ("allow", "confirm", "deny"):
-        raise PolicyFileError(source, f"'default' must be allow, confirm or deny, got "
-                                      f"{doc['default']!r}")
+        raise PolicyFileError(
+            source, f"'default' must be allow, confirm or deny, got {doc['default']!r}"
+        )
     for key in ("profile", "description", "name"):
         if doc.get(key) is not None and not isinstance(doc[key], str):
             raise PolicyFileError(source, f"{key!r} must be a string, got {doc[key]!r}")
@@ -169,18 +187,24 @@ def _pick_profile(data: dict[str, Any], source: str, pick: str) -> tuple[Any, bo
     chosen = pick or data.get("profile")
     if chosen:
         if chosen not in profiles:
-            raise PolicyFileError(source, f"profile {chosen!r} is not in this file (it has: "
-                                          f"{', '.join(map(str, profiles))})")
+            raise PolicyFileError(
+                source,
+                f"profile {chosen!r} is not in this file (it has: {', '.join(map(str, profiles))})",
+            )
         return profiles[chosen], bool(pick)
     if len(profiles) == 1:
         return next(iter(profiles.values())), False
     names = ", ".join(map(str, profiles))
-    raise PolicyFileError(source, f"holds {len(profiles)} profiles ({names}); choose one with a "
-                                  "top-level 'profile: NAME' or with --profile")
+    raise PolicyFileError(
+        source,
+        f"holds {len(profiles)} profiles ({names}); choose one with a "
+        "top-level 'profile: NAME' or with --profile",
+    )
 
 
-def load_policy_file(path: str | Path, pick: str = "",
-                     use_pyyaml: bool | None = None) -> tuple[dict[str, Any], list[str], bool]:
+def load_policy_file(
+    path: str | Path, pick: str = "", use_pyyaml: bool | None = None
+) -> tuple[dict[str, Any], list[str], bool]:
     """Read, parse and check a policy file: (document, warnings, whether ``pick`` was used)."""
     source = str(path)
     try:
@@ -188,8 +212,9 @@ def load_policy_file(path: str | Path, pick: str = "",
     except OSError as e:
         raise PolicyFileError(source, f"cannot read the policy file: {e.strerror or e}") from None
     if len(raw) > MAX_POLICY_BYTES:
-        raise PolicyFileError(source, f"policy file is {len(raw)} bytes; the limit is "
-                                      f"{MAX_POLICY_BYTES}")
+        raise PolicyFileError(
+            source, f"policy file is {len(raw)} bytes; the limit is {MAX_POLICY_BYTES}"
+        )
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -201,8 +226,9 @@ def load_policy_file(path: str | Path, pick: str = "",
         used = False
     doc, warnings = check_document(data, source)
     if "profiles" in doc:
-        warnings.append(f"{source}: 'profiles' is ignored when the file also has other "
-                        "top-level settings")
+        warnings.append(
+            f"{source}: 'profiles' is ignored when the file also has other top-level settings"
+        )
     return doc, warnings, used
 
 
@@ -219,13 +245,15 @@ def merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 def _builtin(name: str, what: str) -> dict[str, Any]:
     if name not in PROFILES:
-        raise ShieldConfigError(f"{what} {name!r} (built-in profiles: "
-                                f"{', '.join(profile_names())})")
+        raise ShieldConfigError(
+            f"{what} {name!r} (built-in profiles: {', '.join(profile_names())})"
+        )
     return get_profile(name)
 
 
-def resolve_policy(profile: str = "", policy_path: str | Path | None = None,
-                   use_pyyaml: bool | None = None) -> tuple[dict[str, Any], list[str]]:
+def resolve_policy(
+    profile: str = "", policy_path: str | Path | None = None, use_pyyaml: bool | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """``--profile`` and/or ``--policy`` -> one document, plus warnings.
 
     A built-in ``profile`` is the base; a file extends it, and a file's own
@@ -243,14 +271,19 @@ def resolve_policy(profile: str = "", policy_path: str | Path | None = None,
     if policy_path:
         loaded, warnings, used = load_policy_file(policy_path, pick, use_pyyaml)
         if pick and not used:
-            raise ShieldConfigError(f"unknown profile {pick!r}: neither built-in "
-                                    f"({', '.join(profile_names())}) nor in {policy_path}")
+            raise ShieldConfigError(
+                f"unknown profile {pick!r}: neither built-in "
+                f"({', '.join(profile_names())}) nor in {policy_path}"
+            )
         named = loaded.get("profile")
         if named:
             if named not in PROFILES:
-                raise PolicyFileError(str(policy_path), f"extends unknown profile {named!r} "
-                                                        f"(built-in profiles: "
-                                                        f"{', '.join(profile_names())})")
+                raise PolicyFileError(
+                    str(policy_path),
+                    f"extends unknown profile {named!r} "
+                    f"(built-in profiles: "
+                    f"{', '.join(profile_names())})",
+                )
             base = get_profile(named)
             doc = merge(base, doc) if doc else base
         doc = merge(doc, loaded)

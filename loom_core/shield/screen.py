@@ -53,7 +53,8 @@ def dialect_of(response: Any) -> str:
     if "choices" in response:
         return "openai"
     if response.get("object") == "response" or (
-            isinstance(response.get("output"), list) and "content" not in response):
+        isinstance(response.get("output"), list) and "content" not in response
+    ):
         return "responses"
     if "candidates" in response:
         return "gemini"
@@ -107,8 +108,9 @@ def _with_notices(content: Any, notices: list[str]) -> Any:
     return "\n".join(filter(None, [content or "", *notices]))
 
 
-def _openai_choice(choice: Any, call_steps: CallSteps, verdicts: list[Verdict]) -> Generator[
-        PendingApproval, None, tuple[Any, bool]]:
+def _openai_choice(
+    choice: Any, call_steps: CallSteps, verdicts: list[Verdict]
+) -> Generator[PendingApproval, None, tuple[Any, bool]]:
     if not isinstance(choice, dict):
         return choice, False
     message = choice.get("message") or {}
@@ -119,8 +121,9 @@ def _openai_choice(choice: Any, call_steps: CallSteps, verdicts: list[Verdict]) 
             continue  # junk entries are dropped when the choice is rewritten (as loom does)
         fn = call.get("function") or {}
         args = fn.get("arguments") if isinstance(fn, dict) else None
-        verdict = yield from call_steps(_name(fn.get("name") if isinstance(fn, dict) else ""),
-                                   _parse_args(args))
+        verdict = yield from call_steps(
+            _name(fn.get("name") if isinstance(fn, dict) else ""), _parse_args(args)
+        )
         verdicts.append(verdict)
         if not verdict.allowed:
             notices.append(notice_for(verdict))
@@ -162,8 +165,11 @@ def _responses_call(item: dict[str, Any]) -> tuple[str, Any, Callable[[Any], dic
     kind = item.get("type")
     if kind == "function_call":
         args = item.get("arguments")
-        return (_name(item.get("name")), _parse_args(args),
-                lambda new: {**item, "arguments": _dump_args(args, new)})
+        return (
+            _name(item.get("name")),
+            _parse_args(args),
+            lambda new: {**item, "arguments": _dump_args(args, new)},
+        )
     if kind == "custom_tool_call":
         return _name(item.get("name")), item.get("input") or "", lambda new: {**item, "input": new}
     return "local_shell", item.get("action") or {}, lambda new: {**item, "action": new}
@@ -173,8 +179,12 @@ _RESPONSES_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 
 
 def _notice_item(text: str) -> dict[str, Any]:
-    return {"type": "message", "role": "assistant", "status": "completed",
-            "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    return {
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
 
 
 def _responses(response: dict[str, Any], call_steps: CallSteps, verdicts: list[Verdict]) -> Steps:
@@ -212,9 +222,11 @@ def screen_steps(response: dict[str, Any], call_steps: CallSteps) -> Steps:
     return ScreenResult(result.body, events, verdicts)
 
 
-def screen_response(response: dict[str, Any],
-                    decide: Callable[[str, Any], Verdict]) -> ScreenResult:
+def screen_response(
+    response: dict[str, Any], decide: Callable[[str, Any], Verdict]
+) -> ScreenResult:
     """Screen with a plain callback ``decide(name, input) -> Verdict`` (no holding)."""
+
     def call_steps(name: str, tool_input: Any) -> Generator[PendingApproval, None, Verdict]:
         return decide(name, tool_input)
         yield  # pragma: no cover -- makes this a generator that never yields

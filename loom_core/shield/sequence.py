@@ -42,7 +42,8 @@ def _consequences(tail: str) -> list[tuple[str, str]]:
         if action not in SEQUENCE_ACTIONS or not pattern.strip():
             raise ValueError(
                 f"each consequence is 'deny <glob>' or 'confirm <glob>'; "
-                f"{part.strip()!r} is neither")
+                f"{part.strip()!r} is neither"
+            )
         out.append((action, pattern.strip()))
     return out
 
@@ -60,17 +61,19 @@ def parse_sequence_rule(raw: str) -> SequenceRule:
     start = 0
     while (colon := raw.find(":", start)) != -1:
         start = colon + 1
-        head, tail = raw[:colon].strip(), raw[colon + 1:]
+        head, tail = raw[:colon].strip(), raw[colon + 1 :]
         kind, _, trigger = head.partition(" ")
         if kind not in ("after", "taint"):
             if first_error is None:
                 first_error = ValueError(
                     f"a sequence rule begins 'after <call glob>:' or 'taint <text glob>:' "
-                    f"({raw!r} does not)")
+                    f"({raw!r} does not)"
+                )
             continue
         if not trigger.strip():
             first_error = first_error or ValueError(
-                f"a sequence rule reads '<trigger>: <consequences>'; {raw!r} does not")
+                f"a sequence rule reads '<trigger>: <consequences>'; {raw!r} does not"
+            )
             continue
         try:
             consequences = _consequences(tail)
@@ -81,11 +84,13 @@ def parse_sequence_rule(raw: str) -> SequenceRule:
     if first_error is None:
         if raw.strip().startswith(("after ", "taint ")):
             first_error = ValueError(
-                f"a sequence rule reads '<trigger>: <consequences>'; {raw!r} does not")
+                f"a sequence rule reads '<trigger>: <consequences>'; {raw!r} does not"
+            )
         else:
             first_error = ValueError(
                 f"a sequence rule begins 'after <call glob>:' or 'taint <text glob>:' "
-                f"({raw!r} does not)")
+                f"({raw!r} does not)"
+            )
     raise first_error
 
 
@@ -112,8 +117,11 @@ def tool_result_texts(request: Any) -> list[str]:
             if isinstance(inner, str):
                 texts.append(inner)
             elif isinstance(inner, list):
-                texts.extend(b.get("text", "") for b in inner
-                             if isinstance(b, dict) and b.get("type") == "text")
+                texts.extend(
+                    b.get("text", "")
+                    for b in inner
+                    if isinstance(b, dict) and b.get("type") == "text"
+                )
     return texts
 
 
@@ -124,7 +132,7 @@ class Tripwires:
     rules: list[SequenceRule] = field(default_factory=list)
 
     @classmethod
-    def parse(cls, raws: list[str]) -> "Tripwires":
+    def parse(cls, raws: list[str]) -> Tripwires:
         return cls([parse_sequence_rule(r) for r in raws])
 
     def gate(self, name: str, tool_input: Any) -> tuple[str, str, str] | None:
@@ -146,8 +154,11 @@ class Tripwires:
     def note_allowed(self, name: str, tool_input: Any) -> None:
         """An allowed call arms every ``after`` rule it matches (once)."""
         for rule in self.rules:
-            if rule.kind == "after" and not rule.armed and call_matches(
-                    rule.trigger, name, tool_input):
+            if (
+                rule.kind == "after"
+                and not rule.armed
+                and call_matches(rule.trigger, name, tool_input)
+            ):
                 rule.armed = True
                 rule.evidence = signature(name, tool_input)[:200]
 

@@ -20,9 +20,26 @@ from typing import Any
 
 MAX_DEPTH = 16
 
-_ESCAPES = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v",
-            "f": "\f", "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\",
-            "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029"}
+_ESCAPES = {
+    "0": "\0",
+    "a": "\a",
+    "b": "\b",
+    "t": "\t",
+    "\t": "\t",
+    "n": "\n",
+    "v": "\v",
+    "f": "\f",
+    "r": "\r",
+    "e": "\x1b",
+    " ": " ",
+    '"': '"',
+    "/": "/",
+    "\\": "\\",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
+}
 _HEX = {"x": 2, "u": 4, "U": 8}
 
 
@@ -42,11 +59,11 @@ def _double(s: str, line: int) -> tuple[str, str]:
     while i < len(s):
         c = s[i]
         if c == '"':
-            return "".join(out), s[i + 1:]
+            return "".join(out), s[i + 1 :]
         if c == "\\":
-            nxt = s[i + 1:i + 2]
+            nxt = s[i + 1 : i + 2]
             if nxt in _HEX:
-                digits = s[i + 2:i + 2 + _HEX[nxt]]
+                digits = s[i + 2 : i + 2 + _HEX[nxt]]
                 try:
                     out.append(chr(int(digits, 16)))
                 except ValueError:
@@ -60,23 +77,25 @@ def _double(s: str, line: int) -> tuple[str, str]:
             continue
         out.append(c)
         i += 1
-    raise YamlSubsetError(line, "unterminated double-quoted string (quotes must close on "
-                                "the same line)")
+    raise YamlSubsetError(
+        line, "unterminated double-quoted string (quotes must close on the same line)"
+    )
 
 
 def _single(s: str, line: int) -> tuple[str, str]:
     out, i = [], 1
     while i < len(s):
         if s[i] == "'":
-            if s[i + 1:i + 2] == "'":
+            if s[i + 1 : i + 2] == "'":
                 out.append("'")
                 i += 2
                 continue
-            return "".join(out), s[i + 1:]
+            return "".join(out), s[i + 1 :]
         out.append(s[i])
         i += 1
-    raise YamlSubsetError(line, "unterminated single-quoted string (quotes must close on "
-                                "the same line)")
+    raise YamlSubsetError(
+        line, "unterminated single-quoted string (quotes must close on the same line)"
+    )
 
 
 def _strip_comment(s: str) -> str:
@@ -97,8 +116,9 @@ def _scalar(s: str, line: int) -> Any:
     if s in ("[]", "{}"):
         return [] if s == "[]" else {}
     if s[0] in "[{":
-        raise YamlSubsetError(line, "flow-style [..]/{..} collections are not supported; "
-                                    "write one '- item' per line")
+        raise YamlSubsetError(
+            line, "flow-style [..]/{..} collections are not supported; write one '- item' per line"
+        )
     if s[0] in "|>":
         raise YamlSubsetError(line, "block scalars (| and >) are not supported")
     if s[0] in "&!%@`":
@@ -116,7 +136,7 @@ def _split_key(content: str, line: int) -> tuple[str, str]:
         return key, rest[1:].strip()
     for i, c in enumerate(content):
         if c == ":" and (i + 1 == len(content) or content[i + 1] in " \t"):
-            return content[:i].rstrip(), content[i + 1:].strip()
+            return content[:i].rstrip(), content[i + 1 :].strip()
         if c == "#" and i and content[i - 1] == " ":
             break
     raise YamlSubsetError(line, f"expected 'key: value' or '- item', got {content!r}")
@@ -152,8 +172,11 @@ class _Reader:
                 break
             value = content[1:].strip()
             if not value or value.startswith("#"):
-                raise YamlSubsetError(number, "nested lists or mappings inside a list are not "
-                                              "supported; put the value after '- '")
+                raise YamlSubsetError(
+                    number,
+                    "nested lists or mappings inside a list are not "
+                    "supported; put the value after '- '",
+                )
             out.append(_scalar(value, number))
             self.i += 1
         return out
@@ -167,8 +190,9 @@ class _Reader:
             if ind > indent:
                 raise YamlSubsetError(number, "unexpected indentation")
             if _is_item(content):
-                raise YamlSubsetError(number, f"list item where a 'key: value' was expected: "
-                                              f"{content!r}")
+                raise YamlSubsetError(
+                    number, f"list item where a 'key: value' was expected: {content!r}"
+                )
             key, value = _split_key(content, number)
             if key in out:
                 raise YamlSubsetError(number, f"duplicate key {key!r}")

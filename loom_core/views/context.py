@@ -14,7 +14,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -38,7 +38,9 @@ class AgentContext:
     agent: str
     depth: int
     items: list[Item] = field(default_factory=list)
-    pending: list[tuple[str, str, int]] = field(default_factory=list)  # (call_id, name, model effect), call order
+    pending: list[tuple[str, str, int]] = field(
+        default_factory=list
+    )  # (call_id, name, model effect), call order
     last_model: int = -1
     awaiting_episode: bool = False
     sys_hash: str | None = None
@@ -150,15 +152,24 @@ class _Builder:
 
     def replace(self, ctx: AgentContext, items: list[Item]) -> AgentContext:
         """Compaction or an edit replaced the context: start a new list (old frames keep theirs)."""
-        return AgentContext(ctx.agent, ctx.depth, items, ctx.pending, ctx.last_model,
-                            ctx.awaiting_episode, ctx.sys_hash, ctx.delegation, ctx.tool_names)
+        return AgentContext(
+            ctx.agent,
+            ctx.depth,
+            items,
+            ctx.pending,
+            ctx.last_model,
+            ctx.awaiting_episode,
+            ctx.sys_hash,
+            ctx.delegation,
+            ctx.tool_names,
+        )
 
 
 def _clock_line(ts: Any) -> str | None:
     if not isinstance(ts, (int, float)):
         return None
     try:
-        stamp = datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        stamp = datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
     except (OverflowError, OSError, ValueError):  # a hand-edited time far out of range
         return None
     return f"Current datetime: {stamp}"
@@ -239,11 +250,18 @@ class _HarnessBuilder(_Builder):
         # like the harness, pinned items of the dropped part stay: earlier summaries
         # (and snapshot items an edit marked pinned), ahead of the new summary
         head = ctx.items[: len(ctx.items) - len(tail)]
-        pinned = [it for it in head if (it[0] == "text" and it[2] == "compaction")
-                  or (it[0] == "snapshot" and it[1].get("pinned"))]
+        pinned = [
+            it
+            for it in head
+            if (it[0] == "text" and it[2] == "compaction")
+            or (it[0] == "snapshot" and it[1].get("pinned"))
+        ]
         summary = decode_raw(self.doc.effects[i].result) if self.doc.effects[i].result else ""
-        items = [*pinned, ("text", f"Summary of earlier conversation: {summary}", "compaction",
-                           "user"), *tail]
+        items = [
+            *pinned,
+            ("text", f"Summary of earlier conversation: {summary}", "compaction", "user"),
+            *tail,
+        ]
         self.stack[-1] = self.replace(ctx, items)
 
 

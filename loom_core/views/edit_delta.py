@@ -16,11 +16,12 @@ same message.
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
 
-from loom_core.views.context import AgentContext, ContextIndex
 from loom_core.diff.align import align, intern_tokens
+from loom_core.views.context import AgentContext, ContextIndex
 from loom_core.views.frames import Frame, Message, message_of
 
 NEW, INJECTED, REPLACED, REDACTED = "new", "injected", "replaced", "redacted"
@@ -47,8 +48,9 @@ class EditDelta:
 
     def summary(self) -> str:
         """``injected 1 message, redacted 1`` (or ``no message changed``)."""
-        parts = [f"{verb} {n} message{'s' if n != 1 else ''}"
-                 for verb, n in self.changes().items() if n]
+        parts = [
+            f"{verb} {n} message{'s' if n != 1 else ''}" for verb, n in self.changes().items() if n
+        ]
         return ", ".join(parts) or "no message changed"
 
 
@@ -73,8 +75,9 @@ def _messages(index: ContextIndex, ctx: AgentContext, n: int) -> list[Message]:
     return [message_of(index, item) for item in ctx.items[:n]]
 
 
-def edit_delta(index: ContextIndex, old: AgentContext, new: AgentContext,
-               n: int | None = None) -> EditDelta | None:
+def edit_delta(
+    index: ContextIndex, old: AgentContext, new: AgentContext, n: int | None = None
+) -> EditDelta | None:
     """The delta of ``new`` (its first ``n`` messages) against ``old``, the list it replaced.
 
     Messages of ``old`` the agent's previous model call did not see are marked NEW.
@@ -108,8 +111,15 @@ def edit_delta(index: ContextIndex, old: AgentContext, new: AgentContext,
     return delta
 
 
-def _settle(delta: EditDelta, new: AgentContext, after: list[Message], dropped: list[Message],
-            added: list[int], at: int, deletes: bool) -> None:
+def _settle(
+    delta: EditDelta,
+    new: AgentContext,
+    after: list[Message],
+    dropped: list[Message],
+    added: list[int],
+    at: int,
+    deletes: bool,
+) -> None:
     """Mark a run of unpartnered messages: an injected one as such, one that took the place
     of an old message of its role as rewritten, the old ones left as removed (when the edit
     deleted messages at all). Anything else is a part of a recorded request the log never
@@ -134,8 +144,11 @@ def _injected(item: Any) -> bool:
 
     Any other message only in the edited list is not called injected: a proxy branch's
     list is the exact recorded request, which holds parts the log never stored."""
-    return item[0] == "snapshot" and isinstance(item[1], dict) and \
-        item[1].get("source") == INJECT_SOURCE
+    return (
+        item[0] == "snapshot"
+        and isinstance(item[1], dict)
+        and item[1].get("source") == INJECT_SOURCE
+    )
 
 
 def _deletes(index: ContextIndex) -> bool:
@@ -144,8 +157,9 @@ def _deletes(index: ContextIndex) -> bool:
     fork = (getattr(index.doc.header, "model_extra", None) or {}).get("fork")
     edit = fork.get("edit") if isinstance(fork, dict) else None
     ops = edit.get("messages") if isinstance(edit, dict) else None
-    return isinstance(ops, list) and any(isinstance(op, dict) and op.get("op") == "delete"
-                                         for op in ops)
+    return isinstance(ops, list) and any(
+        isinstance(op, dict) and op.get("op") == "delete" for op in ops
+    )
 
 
 def delta_of_edit(index: ContextIndex, effect: int) -> EditDelta | None:

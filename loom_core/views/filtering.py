@@ -18,15 +18,27 @@ from __future__ import annotations
 import json
 import re
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Callable
 
-from loom_core.views.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, K_EPISODE, K_TOOL,
-                                      KINDS, Timeline)
+from loom_core.views.timeline import (
+    F_BLOCKED,
+    F_DENIED,
+    F_ERROR,
+    F_SHIELD,
+    K_EPISODE,
+    K_TOOL,
+    KINDS,
+    Timeline,
+)
 
-_FLAGS = {"error": F_ERROR | F_BLOCKED | F_DENIED, "blocked": F_BLOCKED | F_DENIED,
-          "denied": F_DENIED, "shield": F_SHIELD}
+_FLAGS = {
+    "error": F_ERROR | F_BLOCKED | F_DENIED,
+    "blocked": F_BLOCKED | F_DENIED,
+    "denied": F_DENIED,
+    "shield": F_SHIELD,
+}
 _CALL_FLAGS = F_BLOCKED | F_DENIED  # a model step carries these of the calls it made
 KEYS = ("kind", "tool", "agent", "is")
 IS_VALUES = (*_FLAGS, "subagent")
@@ -49,8 +61,15 @@ class Query:
 
     @property
     def empty(self) -> bool:
-        return not (self.kinds or self.tools or self.agents or self.flags or self.subagent
-                    or self.texts or self.nothing)
+        return not (
+            self.kinds
+            or self.tools
+            or self.agents
+            or self.flags
+            or self.subagent
+            or self.texts
+            or self.nothing
+        )
 
 
 def _listing(values: tuple[str, ...] | list[str], suffix: str = "") -> str:
@@ -82,8 +101,13 @@ def _is(q: Query, value: str) -> None:
 
 def _key_value(q: Query, key: str, value: str) -> None:
     if not value:
-        hint = (_listing(KINDS) if key == "kind" else _listing(IS_VALUES) if key == "is"
-                else "a name (* and ? are wildcards)")
+        hint = (
+            _listing(KINDS)
+            if key == "kind"
+            else _listing(IS_VALUES)
+            if key == "is"
+            else "a name (* and ? are wildcards)"
+        )
         q.problems.append(f"{key}: needs a value: {hint}")
     elif key == "kind":
         _kind(q, value)
@@ -108,8 +132,10 @@ def parse_query(text: str) -> Query:
             _key_value(q, key.lower(), value)
             continue
         if colon and value and _KEY.fullmatch(key):
-            q.problems.append(f"unknown key “{key}:” (searched as text); keys are "
-                              f"{_listing(KEYS, ':')}; put text with a colon in quotes")
+            q.problems.append(
+                f"unknown key “{key}:” (searched as text); keys are "
+                f"{_listing(KEYS, ':')}; put text with a colon in quotes"
+            )
         q.texts.append(term.lower())
     return q
 
@@ -157,8 +183,11 @@ def _matches(tl: Timeline, step: int, q: Query, needles: list[list[bytes]]) -> b
     return True
 
 
-def filter_steps(tl: Timeline, text: str, cancelled: Callable[[], bool] = lambda: False,
-                 ) -> array[int] | None:
+def filter_steps(
+    tl: Timeline,
+    text: str,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> array[int] | None:
     """Steps matching ``text`` in order, or ``None`` when the query is empty (show all)."""
     q = parse_query(text)
     if q.empty:

@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from loom_core.views.context import AgentContext, ContextIndex, Item
 from loom_core.formats.document import text_and_calls
+from loom_core.views.context import AgentContext, ContextIndex, Item
 
 _generic = msgspec.json.Decoder()
 
@@ -112,8 +112,16 @@ def _materialise(index: ContextIndex, item: Item) -> Message:
     if source == "snapshot":
         snap_calls = text_and_calls({"tool_calls": ref.get("tool_calls")})[1]
         content = str(ref.get("content") or "")  # also the raw result: what the model saw
-        return Message(str(ref.get("role") or "user"), content, "edit", None, tuple(snap_calls),
-                       str(ref.get("tool_call_id") or ""), str(ref.get("name") or ""), content)
+        return Message(
+            str(ref.get("role") or "user"),
+            content,
+            "edit",
+            None,
+            tuple(snap_calls),
+            str(ref.get("tool_call_id") or ""),
+            str(ref.get("name") or ""),
+            content,
+        )
     raise ValueError(f"unknown context item {source!r}")
 
 
@@ -158,12 +166,19 @@ def neutral_messages(frame: Frame) -> list[dict[str, Any]]:
             if m.tool_calls:
                 msg["tool_calls"] = [
                     f"ToolCall(id={c.get('id')!r}, name={c.get('name')!r}, input={c.get('input')!r})"
-                    for c in m.tool_calls]
+                    for c in m.tool_calls
+                ]
             out.append(msg)
         elif m.role == "tool":
             content = m.raw_result if m.source != "subagent" else m.text
-            out.append({"role": "tool", "tool_call_id": m.call_id, "name": m.name,
-                        "content": content if isinstance(content, str) else str(content)})
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": m.call_id,
+                    "name": m.name,
+                    "content": content if isinstance(content, str) else str(content),
+                }
+            )
         else:
             out.append({"role": "user", "content": m.text})
     return out

@@ -58,10 +58,16 @@ def normalise(model: str) -> str:
 
 
 def _usd(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value < 0:
-        raise ValueError(f"{what} must be a non-negative number of USD per million tokens, "
-                         f"not {json.dumps(value)}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ValueError(
+            f"{what} must be a non-negative number of USD per million tokens, "
+            f"not {json.dumps(value)}"
+        )
     return float(value)
 
 
@@ -71,8 +77,9 @@ def _entry(model: str, value: Any) -> TokenRates:
     if isinstance(value, dict) and "input" in value and "output" in value:
         unknown = sorted(set(value) - set(_PARTS))
         if unknown:
-            raise ValueError(f"{model!r} has unknown rate {unknown[0]!r} "
-                             f"(known: {', '.join(_PARTS)})")
+            raise ValueError(
+                f"{model!r} has unknown rate {unknown[0]!r} (known: {', '.join(_PARTS)})"
+            )
         return TokenRates(**{k: _usd(v, f"{model!r} {k}") for k, v in value.items()})
     raise ValueError(f"{model!r} must be [input, output] or an object with input and output")
 

@@ -31,8 +31,16 @@ from typing import Any, NamedTuple
 
 from loom_core.views.price_file import TokenRates, load_overrides, normalise
 
-__all__ = ["TokenUsage", "Rates", "call_cost", "rates_of", "is_offline", "provenance",
-           "OFFLINE_MODELS", "normalise"]
+__all__ = [
+    "TokenUsage",
+    "Rates",
+    "call_cost",
+    "rates_of",
+    "is_offline",
+    "provenance",
+    "OFFLINE_MODELS",
+    "normalise",
+]
 
 # Models that answer offline: the scripted provider, and the demo's fake Anthropic
 # server (loom_core.demo.agent.MODEL; a test keeps the two in step).
@@ -40,11 +48,20 @@ OFFLINE_MODELS = frozenset({"scripted", "claude-demo-1"})
 
 _PER_M = 1e6
 # usage unit -> the unit it is a part of (genai-prices' decomposition)
-_PARENT = {"cache_read": "input", "cache_write": "input", "cache_write_1h": "cache_write",
-           "reasoning": "output"}
-_PRICE_KEYS = {"input": "input_mtok", "output": "output_mtok", "cache_read": "cache_read_mtok",
-               "cache_write": "cache_write_mtok", "cache_write_1h": "cache_write_1h_mtok",
-               "reasoning": "output_reasoning_mtok"}
+_PARENT = {
+    "cache_read": "input",
+    "cache_write": "input",
+    "cache_write_1h": "cache_write",
+    "reasoning": "output",
+}
+_PRICE_KEYS = {
+    "input": "input_mtok",
+    "output": "output_mtok",
+    "cache_read": "cache_read_mtok",
+    "cache_write": "cache_write_mtok",
+    "cache_write_1h": "cache_write_1h_mtok",
+    "reasoning": "output_reasoning_mtok",
+}
 # price keys whose usage we never report (their count is 0, so they add nothing)
 _ZERO_KEYS = frozenset({"web_searches_kcount", "storage_searches_kcount"})
 
@@ -96,8 +113,11 @@ class Rates:
     def cost(self, usage: TokenUsage) -> float:
         total_input = usage.input
         if not usage.detailed:  # the usual step: plain input and output
-            return (self.per_request + _at(self.input, total_input) * total_input
-                    + _at(self.output, total_input) * usage.output)
+            return (
+                self.per_request
+                + _at(self.input, total_input) * total_input
+                + _at(self.output, total_input) * usage.output
+            )
         usd = self.per_request
         for unit, rate, inner in self.plan:
             count = getattr(usage, unit) - sum(getattr(usage, p) for p in inner)
@@ -141,8 +161,10 @@ def _rate(value: Any) -> Rate | None:
     if value is None:
         return None
     if isinstance(value, TieredPrices):
-        return (float(value.base) / _PER_M,
-                tuple((int(t.start), float(t.price) / _PER_M) for t in value.tiers))
+        return (
+            float(value.base) / _PER_M,
+            tuple((int(t.start), float(t.price) / _PER_M) for t in value.tiers),
+        )
     return (float(value) / _PER_M, ())
 
 
@@ -174,7 +196,9 @@ def _from_database(model: str) -> Rates | Any | None:
     per_request = float(kcount or 0) / 1000
     # input and output are priced (checked above), so they get a Rate, not None
     rates: dict[str, Any] = {u: _rate(getattr(price, k)) for u, k in _PRICE_KEYS.items()}
-    return Rates(**rates, per_request=per_request, source=f"genai-prices {_VERSION}: {prov.id}/{info.id}")
+    return Rates(
+        **rates, per_request=per_request, source=f"genai-prices {_VERSION}: {prov.id}/{info.id}"
+    )
 
 
 _PRICED_AT = datetime.now(UTC)  # one "today" per process: every view prices alike
@@ -194,9 +218,14 @@ def _from_override(r: TokenRates) -> Rates:
     def rate(v: float | None) -> Rate | None:
         return None if v is None else (v / _PER_M, ())
 
-    return Rates(input=(r.input / _PER_M, ()), output=(r.output / _PER_M, ()),
-                 cache_read=rate(r.cache_read), cache_write=rate(r.cache_write),
-                 reasoning=rate(r.reasoning), source=f"override file {load_overrides().path}")
+    return Rates(
+        input=(r.input / _PER_M, ()),
+        output=(r.output / _PER_M, ()),
+        cache_read=rate(r.cache_read),
+        cache_write=rate(r.cache_write),
+        reasoning=rate(r.reasoning),
+        source=f"override file {load_overrides().path}",
+    )
 
 
 def is_offline(model: object) -> bool:
@@ -230,11 +259,17 @@ def _slow_cost(found: Any, usage: TokenUsage) -> float | None:
 
     provider, info = found
     try:
-        calc = info.calc_price(Usage(input_tokens=usage.input, output_tokens=usage.output,
-                                     cache_read_tokens=usage.cache_read,
-                                     cache_write_tokens=usage.cache_write,
-                                     output_reasoning_tokens=usage.reasoning),
-                               provider, genai_request_timestamp=_PRICED_AT)
+        calc = info.calc_price(
+            Usage(
+                input_tokens=usage.input,
+                output_tokens=usage.output,
+                cache_read_tokens=usage.cache_read,
+                cache_write_tokens=usage.cache_write,
+                output_reasoning_tokens=usage.reasoning,
+            ),
+            provider,
+            genai_request_timestamp=_PRICED_AT,
+        )
     except ValueError:  # usage its price cannot decompose
         return None
     value = float(calc.total_price)

@@ -119,8 +119,10 @@ def token_usage(usage: Any) -> TokenUsage:
         return TokenUsage(_n(usage.get("input_tokens")), _n(usage.get("output_tokens")))
     if "prompt_tokens" in usage and "input_tokens" not in usage:  # OpenAI Chat, as sent
         inp, out = _n(usage.get("prompt_tokens")), _n(usage.get("completion_tokens"))
-        read, write = (_part(usage, "prompt_tokens_details", "cached_tokens"),
-                       _part(usage, "prompt_tokens_details", "cache_write_tokens"))
+        read, write = (
+            _part(usage, "prompt_tokens_details", "cached_tokens"),
+            _part(usage, "prompt_tokens_details", "cache_write_tokens"),
+        )
         hour, reasoning = 0, _part(usage, "completion_tokens_details", "reasoning_tokens")
     else:
         inp, out = _n(usage.get("input_tokens")), _n(usage.get("output_tokens"))

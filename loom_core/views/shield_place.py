@@ -87,8 +87,14 @@ class Placer:
             where = None
             if event.tool:
                 claim = _claim(event)
-                where = next((k for k in range(cursor, len(model_steps))
-                              if taken[(k, claim)] < self.count(model_steps[k], event)), None)
+                where = next(
+                    (
+                        k
+                        for k in range(cursor, len(model_steps))
+                        if taken[(k, claim)] < self.count(model_steps[k], event)
+                    ),
+                    None,
+                )
                 if where is not None:
                     taken[(where, claim)] += 1
                     cursor = where

@@ -15,18 +15,34 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
-from loom_core.formats.document import text_and_calls
 from loom_core.fork.edits import edit_summary
-from loom_core.views.timeline import (F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, F_SHIELD,
-                                      F_UNFINISHED, K_EPISODE, K_MODEL, Timeline)
+from loom_core.formats.document import text_and_calls
 from loom_core.views.pricing import OFFLINE_TEXT, format_usd
+from loom_core.views.timeline import (
+    F_BLOCKED,
+    F_DENIED,
+    F_DRYRUN,
+    F_ERROR,
+    F_SHIELD,
+    F_UNFINISHED,
+    K_EPISODE,
+    K_MODEL,
+    Timeline,
+)
 
 SUMMARY_CHARS = 160  # a row's summary, in the step list and in ``steps``
-FLAG_NAMES = ((F_ERROR, "error"), (F_BLOCKED, "blocked"), (F_DRYRUN, "dry-run"),
-              (F_SHIELD, "shield"), (F_DENIED, "denied"), (F_UNFINISHED, "unfinished"))
+FLAG_NAMES = (
+    (F_ERROR, "error"),
+    (F_BLOCKED, "blocked"),
+    (F_DRYRUN, "dry-run"),
+    (F_SHIELD, "shield"),
+    (F_DENIED, "denied"),
+    (F_UNFINISHED, "unfinished"),
+)
 PROMPT_LABEL = "user prompt"  # what a user-episode row is called where a step has its number
 
 
@@ -64,6 +80,7 @@ def step_summary(tl: Timeline, step: int, limit: int = 120) -> str:
 
 # -- the one number ------------------------------------------------------------------------
 
+
 def effect_seq(effects: Any, index: int) -> int:
     """The ``seq`` of effect ``index`` as loom-harness reads it (a missing one is 0), its
     log position when the file says ``null`` (a valid log has ``seq`` == position, §1.2)."""
@@ -97,6 +114,7 @@ def step_label(tl: Timeline, step: int) -> str:
 
 
 # -- the row -------------------------------------------------------------------------------
+
 
 def flag_marks(flags: int) -> str:
     """The signs a row's summary starts with: ✖ error, ⊘ blocked, ◆ denied by the shield,
@@ -144,12 +162,19 @@ class StepRow:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (an unpriced cost is ``null``; shield events as recorded)."""
-        return {"row": self.row, "seq": self.seq, "kind": self.kind, "depth": self.depth,
-                "agent": self.agent, "summary": self.summary, "tokens": self.tokens,
-                "cost": None if math.isnan(self.cost) else self.cost,
-                **({"offline": True} if self.offline else {}),
-                "flags": self.flag_names,
-                "shield": [{"index": i, **_event_dict(e)} for i, e in self.shield]}
+        return {
+            "row": self.row,
+            "seq": self.seq,
+            "kind": self.kind,
+            "depth": self.depth,
+            "agent": self.agent,
+            "summary": self.summary,
+            "tokens": self.tokens,
+            "cost": None if math.isnan(self.cost) else self.cost,
+            **({"offline": True} if self.offline else {}),
+            "flags": self.flag_names,
+            "shield": [{"index": i, **_event_dict(e)} for i, e in self.shield],
+        }
 
 
 def _event_dict(event: Any) -> dict[str, Any]:
@@ -157,16 +182,25 @@ def _event_dict(event: Any) -> dict[str, Any]:
     return dump(mode="json") if dump is not None else dict(event)
 
 
-def step_row(tl: Timeline, step: int, limit: int = SUMMARY_CHARS,
-             summary: str | None = None) -> StepRow:
+def step_row(
+    tl: Timeline, step: int, limit: int = SUMMARY_CHARS, summary: str | None = None
+) -> StepRow:
     """List row ``step`` (``summary``: an already computed ``step_summary`` of it)."""
     events = tl.doc.header.shield_events or []
     placed = tuple((i, events[i]) for i in tl.shield_at.get(step, ()) if 0 <= i < len(events))
-    return StepRow(step, step_seq(tl, step), tl.kind_name(step), tl.depth[step],
-                   tl.agents[tl.agent[step]],
-                   step_summary(tl, step, limit) if summary is None else summary,
-                   tl.tokens_in[step] + tl.tokens_out[step], tl.cost[step], tl.flags[step], placed,
-                   step < len(tl.offline) and bool(tl.offline[step]))
+    return StepRow(
+        step,
+        step_seq(tl, step),
+        tl.kind_name(step),
+        tl.depth[step],
+        tl.agents[tl.agent[step]],
+        step_summary(tl, step, limit) if summary is None else summary,
+        tl.tokens_in[step] + tl.tokens_out[step],
+        tl.cost[step],
+        tl.flags[step],
+        placed,
+        step < len(tl.offline) and bool(tl.offline[step]),
+    )
 
 
 def step_rows(tl: Timeline, limit: int = SUMMARY_CHARS) -> Iterator[StepRow]:

@@ -13,9 +13,9 @@ import msgspec
 
 from loom_core.formats.document import Document
 from loom_core.formats.fastschema import decoder, fast_struct
+from loom_core.formats.schema import ModelResult
 from loom_core.views.pricing import provenance
 from loom_core.views.run_cost import RunPricer
-from loom_core.formats.schema import ModelResult
 
 _usage_only = decoder(fast_struct(ModelResult, frozenset({"text", "tool_calls"})))
 

@@ -12,19 +12,31 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable
-from itertools import accumulate
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
-from loom_core.views.context import ContextIndex, ContextWalker
 from loom_core.formats.document import Document
+from loom_core.views.context import ContextIndex, ContextWalker
+from loom_core.views.pricing import OFFLINE_TEXT, cost_words, format_usd
 from loom_core.views.run_cost import RunPricer
 from loom_core.views.shield_place import place_shield_events
-from loom_core.views.pricing import OFFLINE_TEXT, cost_words, format_usd
 
 # kind codes: index into KINDS (colour and filtering use them)
-KINDS = ("episode", "model", "tool", "human", "time", "memory", "compact", "edit",
-         "sample", "choose", "critic", "other")
+KINDS = (
+    "episode",
+    "model",
+    "tool",
+    "human",
+    "time",
+    "memory",
+    "compact",
+    "edit",
+    "sample",
+    "choose",
+    "critic",
+    "other",
+)
 K_EPISODE, K_MODEL, K_TOOL, K_HUMAN = 0, 1, 2, 3
 _CODE = {k: i for i, k in enumerate(KINDS)}
 
@@ -130,7 +142,7 @@ class Timeline:
                     return to_step(i)
                 start = i + 1
 
-        nxt = find(self.kind[step + 1:], lambda i: step + 1 + i)
+        nxt = find(self.kind[step + 1 :], lambda i: step + 1 + i)
         prev = find(self.kind[:step][::-1], lambda i: step - 1 - i)
         return prev, nxt
 
@@ -148,14 +160,16 @@ class _AgentNames:
         if meta.sys_hash:
             if meta.sys_hash not in self.by_hash:
                 first = not self.by_hash
-                self.by_hash[meta.sys_hash] = "main" if first else (
-                    meta.sys_role or f"agent {meta.sys_hash[:6]}")
+                self.by_hash[meta.sys_hash] = (
+                    "main" if first else (meta.sys_role or f"agent {meta.sys_hash[:6]}")
+                )
             return self.by_hash[meta.sys_hash]
         return "main" if self.proxy else ""
 
 
-def _step_order(start: int, end: int, episode_before: dict[int, list[int]],
-                final: bool) -> tuple[list[int], list[int]]:
+def _step_order(
+    start: int, end: int, episode_before: dict[int, list[int]], final: bool
+) -> tuple[list[int], list[int]]:
     """Interleave episodes into effects ``start..end``: (effect_of, episode_of) per step.
 
     Episodes placed before effect ``end`` itself belong to this range only when the
@@ -177,8 +191,9 @@ def _step_order(start: int, end: int, episode_before: dict[int, list[int]],
     return effect_of, episode_of
 
 
-def _costs(pricer: RunPricer, effects: list[int],
-           codes: list[int]) -> tuple[list[float], list[int], bool]:
+def _costs(
+    pricer: RunPricer, effects: list[int], codes: list[int]
+) -> tuple[list[float], list[int], bool]:
     """Per-step USD (NaN when the model is unpriced), offline marks, and whether the
     total is known. Every face prices a step through the same :class:`RunPricer`."""
     costs = [0.0] * len(effects)
@@ -209,16 +224,18 @@ class TimelineBuilder:
         self._codes: dict[str, int] = {}
         self._pricer = RunPricer(doc)
 
-    def extend(self, upto: int | None = None, final: bool = False,
-               unfinished: bool = False) -> range:
+    def extend(
+        self, upto: int | None = None, final: bool = False, unfinished: bool = False
+    ) -> range:
         """Add steps for effects not yet seen (up to ``upto``); returns the new step range."""
         tl, doc = self.tl, self.tl.doc
         first_step = len(tl)
         new = self.walker.extend(upto)
         if final and upto is None:
             self.walker.finish()
-        effect_of, episode_of = _step_order(new.start, new.stop, self.walker.index.episode_before,
-                                            final)
+        effect_of, episode_of = _step_order(
+            new.start, new.stop, self.walker.index.episode_before, final
+        )
         self._append(doc, effect_of, episode_of)
         steps = range(first_step, len(tl))
         for s in steps:
@@ -232,23 +249,33 @@ class TimelineBuilder:
     def _append(self, doc: Document, effect_of: list[int], episode_of: list[int]) -> None:
         tl, ctx, effects = self.tl, self.walker.index, doc.effects
         codes_cache = self._codes
-        codes = [K_EPISODE if e < 0 else codes_cache[effects[e].kind or ""]
-                 if (effects[e].kind or "") in codes_cache
-                 else codes_cache.setdefault(effects[e].kind or "", kind_code(effects[e].kind or ""))
-                 for e in effect_of]
+        codes = [
+            K_EPISODE
+            if e < 0
+            else codes_cache[effects[e].kind or ""]
+            if (effects[e].kind or "") in codes_cache
+            else codes_cache.setdefault(effects[e].kind or "", kind_code(effects[e].kind or ""))
+            for e in effect_of
+        ]
         depths = [0 if e < 0 else min(max(effects[e].depth or 0, 0), 0xFFFF) for e in effect_of]
         metas, label, ids = ctx.metas, self._label, self._agent_ids
-        agents = [ids.setdefault("user" if e < 0 else (metas[e].agent or label(metas[e])), len(ids))
-                  for e in effect_of]
+        agents = [
+            ids.setdefault("user" if e < 0 else (metas[e].agent or label(metas[e])), len(ids))
+            for e in effect_of
+        ]
         ins, outs = ctx.tokens_in, ctx.tokens_out
         t_in = [0 if e < 0 else ins[e] for e in effect_of]
         t_out = [0 if e < 0 else outs[e] for e in effect_of]
-        flags = [result_flags(effects[e].result) if c == K_TOOL else 0
-                 for e, c in zip(effect_of, codes, strict=True)]
+        flags = [
+            result_flags(effects[e].result) if c == K_TOOL else 0
+            for e, c in zip(effect_of, codes, strict=True)
+        ]
         costs, offline, known = _costs(self._pricer, effect_of, codes)
         eps = doc.episodes
-        sizes = [len(eps[ep]) if e < 0 else _nbytes(effects[e].result)
-                 for e, ep in zip(effect_of, episode_of, strict=True)]
+        sizes = [
+            len(eps[ep]) if e < 0 else _nbytes(effects[e].result)
+            for e, ep in zip(effect_of, episode_of, strict=True)
+        ]
         last_tokens = tl.cum_tokens[-1] if len(tl.cum_tokens) else 0
         last_cost = tl.cum_cost[-1] if len(tl.cum_cost) else 0.0
         tl.effect_of.extend(array("i", effect_of))
@@ -258,13 +285,20 @@ class TimelineBuilder:
         tl.agent.extend(array("H", agents))
         tl.tokens_in.extend(array("q", t_in))
         tl.tokens_out.extend(array("q", t_out))
-        tl.cum_tokens.extend(array("q", accumulate((a + b for a, b in zip(t_in, t_out, strict=True)),
-                                                   initial=last_tokens))[1:])
+        tl.cum_tokens.extend(
+            array(
+                "q",
+                accumulate((a + b for a, b in zip(t_in, t_out, strict=True)), initial=last_tokens),
+            )[1:]
+        )
         tl.cost.extend(array("d", costs))
         tl.offline.extend(array("B", offline))
         tl.offline_steps += sum(offline)
-        tl.cum_cost.extend(array("d", accumulate((0.0 if math.isnan(c) else c for c in costs),
-                                                 initial=last_cost))[1:])
+        tl.cum_cost.extend(
+            array("d", accumulate((0.0 if math.isnan(c) else c for c in costs), initial=last_cost))[
+                1:
+            ]
+        )
         tl.flags.extend(array("B", flags))
         tl.size.extend(array("q", sizes))
         tl.cost_known = tl.cost_known and known
@@ -277,7 +311,9 @@ def build_timeline(doc: Document) -> Timeline:
     builder = TimelineBuilder(doc)
     builder.extend(final=True, unfinished=bool(doc.unfinished))
     tl = builder.tl
-    tl.shield_at = place_shield_events(doc, tl, [s for s in range(len(tl)) if tl.kind[s] == K_MODEL])
+    tl.shield_at = place_shield_events(
+        doc, tl, [s for s in range(len(tl)) if tl.kind[s] == K_MODEL]
+    )
     for step, events in tl.shield_at.items():
         tl.flags[step] |= F_SHIELD
         if any(doc.shield_events[e].action == "deny" for e in events):

@@ -17,11 +17,23 @@ from loom_core.formats.document import text_and_calls
 from loom_core.views.edit_delta import NEW, EditDelta, frame_delta
 from loom_core.views.frames import Frame, Message, frame_at
 from loom_core.views.steps import call_text, step_label
-from loom_core.views.timeline import (F_BLOCKED, F_DENIED, F_DRYRUN, F_ERROR, K_EPISODE, K_MODEL,
-                                      Timeline)
-
-from loom_desktop.document.edit_html import (EDIT_BG, EDIT_RULE, edit_step_html, mark_tag,
-                                             removed_html, was_html)
+from loom_core.views.timeline import (
+    F_BLOCKED,
+    F_DENIED,
+    F_DRYRUN,
+    F_ERROR,
+    K_EPISODE,
+    K_MODEL,
+    Timeline,
+)
+from loom_desktop.document.edit_html import (
+    EDIT_BG,
+    EDIT_RULE,
+    edit_step_html,
+    mark_tag,
+    removed_html,
+    was_html,
+)
 from loom_desktop.document.shield_html import shield_line_html
 from loom_desktop.style import ERROR_COLOR, KIND_COLORS, NEW_BG, NEW_RULE, SHIELD_COLOR
 
@@ -98,8 +110,10 @@ def folded(text: Any, key: str, state: ViewState, limit: int = FOLD, bg: str = "
     if len(text) <= limit or key in state.expanded:
         return f"<pre{style}>{esc(text)}</pre>"
     rest = len(text) - limit
-    return (f"<pre{style}>{esc(text[:limit])}…</pre>"
-            f"<p{style}><a href='loom:expand:{key}'>show {rest:,} more characters</a></p>")
+    return (
+        f"<pre{style}>{esc(text[:limit])}…</pre>"
+        f"<p{style}><a href='loom:expand:{key}'>show {rest:,} more characters</a></p>"
+    )
 
 
 def pretty(value: Any) -> str:
@@ -115,11 +129,22 @@ def pretty(value: Any) -> str:
         return raw_text(value)
 
 
-def _message(m: Message, k: int, new: bool, state: ViewState, first_new: int,
-             marked: bool = False, mark: str = "", was: Message | None = None) -> str:
+def _message(
+    m: Message,
+    k: int,
+    new: bool,
+    state: ViewState,
+    first_new: int,
+    marked: bool = False,
+    mark: str = "",
+    was: Message | None = None,
+) -> str:
     """One message; ``mark`` (an edit's mark, see :mod:`.edit_html`) replaces the NEW tag."""
-    who = m.role + (f" · {m.name}" if m.name else "") + (f" ({m.source})" if m.source not in (
-        "episode", "assistant", "tool", "edit") else "")  # edit: any message of a snapshot
+    who = (
+        m.role
+        + (f" · {m.name}" if m.name else "")
+        + (f" ({m.source})" if m.source not in ("episode", "assistant", "tool", "edit") else "")
+    )  # edit: any message of a snapshot
     tag = mark_tag(mark) if mark else " <span class='tag'>NEW</span>" if new else ""
     edited = bool(mark) and mark != NEW
     if marked:
@@ -129,25 +154,37 @@ def _message(m: Message, k: int, new: bool, state: ViewState, first_new: int,
     # as slowly: a message is a tinted header paragraph and tinted text blocks.
     bg = HIGHLIGHT_BG if marked else EDIT_BG if edited else NEW_BG if new else "#f7f9fa"
     body = folded(text, f"m{k}", state, FOLD if new or marked else OLD_FOLD, bg) if m.text else ""
-    calls = "".join(f"<pre style='background-color:{bg}'>→ {esc(call_text(c))}</pre>"
-                    for c in m.tool_calls)
-    rule = (HIGHLIGHT_RULE if marked else EDIT_RULE if edited else NEW_RULE if new
-            else ROLE_RULE.get(m.role, "#90a4ae"))
+    calls = "".join(
+        f"<pre style='background-color:{bg}'>→ {esc(call_text(c))}</pre>" for c in m.tool_calls
+    )
+    rule = (
+        HIGHLIGHT_RULE
+        if marked
+        else EDIT_RULE
+        if edited
+        else NEW_RULE
+        if new
+        else ROLE_RULE.get(m.role, "#90a4ae")
+    )
     if was is not None:
         body = was_html(was) + body
     anchor = "<a name='new'></a>" if new and k == first_new else ""
     mark = "<a name='finding'></a>" if marked else ""  # inside the <p>: kept by Qt's toHtml
-    return (f"{anchor}<p style='background-color:{bg}; margin-top:6px'>"
-            f"{mark}<span style='color:{rule}'>▌</span><span class='role'>{esc(who)}</span>{tag}</p>"
-            f"{body}{calls}")
+    return (
+        f"{anchor}<p style='background-color:{bg}; margin-top:6px'>"
+        f"{mark}<span style='color:{rule}'>▌</span><span class='role'>{esc(who)}</span>{tag}</p>"
+        f"{body}{calls}"
+    )
 
 
 def _frame_html(frame: Frame, state: ViewState) -> list[str]:
     system, complete = frame.system()
     tools, offered = frame.tools()
-    out = ["<div class='sec'>System prompt "
-           f"<a href='loom:system'>{'hide' if state.system_open else 'show'}</a>"
-           f"{'' if complete else ' (only its first 160 characters were recorded)'}</div>"]
+    out = [
+        "<div class='sec'>System prompt "
+        f"<a href='loom:system'>{'hide' if state.system_open else 'show'}</a>"
+        f"{'' if complete else ' (only its first 160 characters were recorded)'}</div>"
+    ]
     if state.system_open:
         out.append(folded(system, "system", state))
     label = "Tools offered" if offered else "Tools (offer not recorded; seen in use)"
@@ -155,13 +192,13 @@ def _frame_html(frame: Frame, state: ViewState) -> list[str]:
     n = len(frame)
     delta = frame_delta(frame)
     new_from, fresh, note = _news(frame, delta)
-    out.append(f"<div class='sec'>Messages the model saw ({n}; "
-               f"{fresh} new){esc(note)}</div>")
+    out.append(f"<div class='sec'>Messages the model saw ({n}; {fresh} new){esc(note)}</div>")
     first = 0 if state.show_all else max(0, max(new_from, n - MAX_NEW) - CONTEXT_TAIL)
     marked = highlighted_item(frame.ctx.items, n, state)
     if first:
-        out.append(f"<div class='hdr'>… {first:,} earlier messages "
-                   "<a href='loom:all'>show all</a></div>")
+        out.append(
+            f"<div class='hdr'>… {first:,} earlier messages <a href='loom:all'>show all</a></div>"
+        )
     if marked is not None and marked < first:  # the flagged item is shown even when old
         out.append(_message(frame.message(marked), marked, False, state, new_from, True))
         out.append("<div class='hdr'>…</div>")
@@ -169,9 +206,18 @@ def _frame_html(frame: Frame, state: ViewState) -> list[str]:
     for k in range(first, n):
         out.extend(removed.get(k, ()))
         mark = delta.marks.get(k, "") if delta is not None else ""
-        out.append(_message(frame.message(k), k, k >= new_from and (delta is None or bool(mark)),
-                            state, new_from, k == marked, mark,
-                            None if delta is None else delta.was.get(k)))
+        out.append(
+            _message(
+                frame.message(k),
+                k,
+                k >= new_from and (delta is None or bool(mark)),
+                state,
+                new_from,
+                k == marked,
+                mark,
+                None if delta is None else delta.was.get(k),
+            )
+        )
     out.extend(removed.get(n, ()))
     return out
 
@@ -201,8 +247,10 @@ def _response_html(tl: Timeline, effect: int, state: ViewState) -> list[str]:
         return out + [f"<div>{WRONG_TYPE}</div>", folded(pretty(value), "response", state)]
     text, calls = value.get("text"), value.get("tool_calls") or []
     if text:
-        out.append(("" if isinstance(text, str) else f"<div>text {WRONG_TYPE}</div>")
-                   + folded(text, "response", state))
+        out.append(
+            ("" if isinstance(text, str) else f"<div>text {WRONG_TYPE}</div>")
+            + folded(text, "response", state)
+        )
     if not isinstance(calls, list):
         out.append(f"<div>tool_calls {WRONG_TYPE}</div>" + folded(pretty(calls), "calls", state))
         calls = []
@@ -231,20 +279,39 @@ def _tool_html(tl: Timeline, step: int, state: ViewState) -> list[str]:
     caller = tl.call_of.get(step)
     if caller is not None:
         call = _find_call(tl, caller, step)
-        out.append(f"<div class='sec'>Call (made at <a href='loom:step:{caller}'>"
-                   f"{step_label(tl, caller)}</a>)</div>")  # the link names the row
+        out.append(
+            f"<div class='sec'>Call (made at <a href='loom:step:{caller}'>"
+            f"{step_label(tl, caller)}</a>)</div>"
+        )  # the link names the row
         if call is not None:
-            out.append(f"<pre>{esc(call.get('name', ''))}({esc(pretty(call.get('input', {})))})</pre>")
+            out.append(
+                f"<pre>{esc(call.get('name', ''))}({esc(pretty(call.get('input', {})))})</pre>"
+            )
     flags = tl.flags[step]
-    status = ("ERROR" if flags & F_ERROR else "BLOCKED" if flags & F_BLOCKED
-              else "DRY-RUN" if flags & F_DRYRUN else "")
+    status = (
+        "ERROR"
+        if flags & F_ERROR
+        else "BLOCKED"
+        if flags & F_BLOCKED
+        else "DRY-RUN"
+        if flags & F_DRYRUN
+        else ""
+    )
     badge = f" <span class='err'>{status}</span>" if status else ""
     if effect == state.highlight:
-        badge += (f"<a name='finding'></a> <span style='color:{HIGHLIGHT_RULE}; "
-                  f"font-weight:bold'>{HIGHLIGHT_MARK}</span>")
+        badge += (
+            f"<a name='finding'></a> <span style='color:{HIGHLIGHT_RULE}; "
+            f"font-weight:bold'>{HIGHLIGHT_MARK}</span>"
+        )
     out.append(f"<div class='sec'>Result of {esc(kind)}{badge}</div>")
-    out.append(folded(pretty(tl.doc.result(effect)), "result", state,
-                      bg=HIGHLIGHT_BG if effect == state.highlight else ""))
+    out.append(
+        folded(
+            pretty(tl.doc.result(effect)),
+            "result",
+            state,
+            bg=HIGHLIGHT_BG if effect == state.highlight else "",
+        )
+    )
     return out
 
 
@@ -278,8 +345,10 @@ def step_html(tl: Timeline, step: int, state: ViewState) -> str:
     """The whole context-view page for ``step``."""
     body = [_header(tl, step)]
     if tl.kind[step] == K_EPISODE:
-        body += ["<div class='sec'>User</div>",
-                 folded(tl.doc.episodes[tl.episode_of[step]], "episode", state)]
+        body += [
+            "<div class='sec'>User</div>",
+            folded(tl.doc.episodes[tl.episode_of[step]], "episode", state),
+        ]
     elif tl.kind[step] == K_MODEL:
         frame = frame_at(tl.context, tl.effect_of[step]) if tl.context else None
         if frame is not None:
@@ -290,10 +359,14 @@ def step_html(tl: Timeline, step: int, state: ViewState) -> str:
     elif tl.kind_name(step) == "edit":
         body += edit_step_html(tl, step)
     else:
-        body += [f"<div class='sec'>Result</div>",
-                 folded(pretty(tl.doc.result(tl.effect_of[step])), "result", state)]
+        body += [
+            "<div class='sec'>Result</div>",
+            folded(pretty(tl.doc.result(tl.effect_of[step])), "result", state),
+        ]
     body += _shield_html(tl, step)
     if tl.flags[step] & F_DENIED:
-        body.append("<div class='hdr'>Denied calls never ran: the shield removed them from "
-                    "the response, so they exist only in shield_events.</div>")
+        body.append(
+            "<div class='hdr'>Denied calls never ran: the shield removed them from "
+            "the response, so they exist only in shield_events.</div>"
+        )
     return f"<html><head><style>{CSS}</style></head><body>{''.join(body)}</body></html>"

@@ -17,11 +17,17 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from loom_core.live.live_status import CRASHED, ENDED, FINISHED, HUMAN, REWRITTEN, STOPPED
 
-_STYLE = ("QLabel { background: #fff3e0; color: #5d4037; border: 1px solid #ffb74d;"
-          " padding: 4px 8px; }")
+_STYLE = (
+    "QLabel { background: #fff3e0; color: #5d4037; border: 1px solid #ffb74d; padding: 4px 8px; }"
+)
 _TOOLTIP_LINES = 20
-_COLORS = {FINISHED: "#546e7a", HUMAN: "#ef6c00", CRASHED: "#c62828", REWRITTEN: "#6a1b9a",
-           STOPPED: "#c62828"}
+_COLORS = {
+    FINISHED: "#546e7a",
+    HUMAN: "#ef6c00",
+    CRASHED: "#c62828",
+    REWRITTEN: "#6a1b9a",
+    STOPPED: "#c62828",
+}
 
 
 class LiveBar(QWidget):
@@ -43,8 +49,10 @@ class LiveBar(QWidget):
         for w in (self.dot, self.status):
             lay.addWidget(w)
         self.rewrites = QLabel()
-        self.rewrites.setToolTip("loom-harness rewrites the journal when a run is resumed, "
-                                 "recovered or forked; the tab then follows the new run")
+        self.rewrites.setToolTip(
+            "loom-harness rewrites the journal when a run is resumed, "
+            "recovered or forked; the tab then follows the new run"
+        )
         lay.addWidget(self.rewrites)
         lay.addStretch(1)
         lay.addWidget(self.follow)
@@ -99,12 +107,16 @@ class ProblemBanner(QLabel):
         if self.lines:
             number, cause = self.lines[-1]
             if len(self.lines) == 1:
-                parts.append(f"⚠ Line {number} of the journal cannot be read: {cause}. It is "
-                             "skipped; the lines before and after it are shown.")
+                parts.append(
+                    f"⚠ Line {number} of the journal cannot be read: {cause}. It is "
+                    "skipped; the lines before and after it are shown."
+                )
             else:
-                parts.append(f"⚠ {len(self.lines)} lines of the journal cannot be read; the "
-                             f"last is line {number}: {cause}. They are skipped; the lines "
-                             "around them are shown.")
+                parts.append(
+                    f"⚠ {len(self.lines)} lines of the journal cannot be read; the "
+                    f"last is line {number}: {cause}. They are skipped; the lines "
+                    "around them are shown."
+                )
         if self.notes:
             more = f" (and {len(self.notes) - 1} more)" if len(self.notes) > 1 else ""
             parts.append(f"⚠ {self.notes[-1]}{more}")

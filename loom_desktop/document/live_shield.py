@@ -112,15 +112,18 @@ class LiveShield:
         if tl is not self._tl or self._placer is None:
             self._tl, self._placer, self._model_steps, self.events = tl, Placer(tl), [], []
         seen = len(self._model_steps)
-        self._model_steps.extend(s for s in range(self._model_steps[-1] + 1 if seen else 0,
-                                                  len(tl)) if tl.kind[s] == K_MODEL)
+        self._model_steps.extend(
+            s
+            for s in range(self._model_steps[-1] + 1 if seen else 0, len(tl))
+            if tl.kind[s] == K_MODEL
+        )
         if len(self._model_steps) == seen:
             return set()  # events are taken with their exchange's model step
         if self.source.read():
             self.events = []
         ready = self.source.by_exchange[: len(self._model_steps)]
         flat = [e for events in ready for e in events]
-        self.events.extend(ShieldEvent.model_validate(e) for e in flat[len(self.events):])
+        self.events.extend(ShieldEvent.model_validate(e) for e in flat[len(self.events) :])
         tl.doc.header.shield_events = self.events  # what the context view names
         return self._apply(tl, self._placer.place(self.events, self._model_steps))
 

@@ -32,11 +32,10 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from loom_core.formats.document import Document
 from loom_core.formats.journal import JournalState, journal_document
-from loom_core.live.live_status import FINISHED, STOPPED
 from loom_core.formats.save import save_document
+from loom_core.live.live_status import FINISHED, STOPPED
 from loom_core.live.tail import JournalTailer, JournalUpdate
 from loom_core.views.timeline import TimelineBuilder
-
 from loom_desktop.document.live_banner import LiveBar, ProblemBanner
 from loom_desktop.document.live_shield import LiveShield
 from loom_desktop.document.session import Session
@@ -74,6 +73,7 @@ class LiveHost(QWidget):
     def render_now(self) -> None:
         """Draw the current step's context without waiting for the debounce."""
         raise NotImplementedError
+
 
 SLICE = 500  # effects indexed per event-loop turn (a few ms of work)
 UI_MS = 100  # the live bar and listeners of ``changed`` at most 10 times a second
@@ -171,8 +171,10 @@ class LiveController(QObject):
                 self.apply(update)
             except Exception as err:  # noqa: BLE001 - never into Qt: say it, keep what we had
                 log.exception("live tab %s: an update could not be applied", self.view.path)
-                self.banner.add_note(f"An update of the journal could not be shown "
-                                     f"({type(err).__name__}: {err}); later lines are followed.")
+                self.banner.add_note(
+                    f"An update of the journal could not be shown "
+                    f"({type(err).__name__}: {err}); later lines are followed."
+                )
         self._index_slice()
 
     def apply(self, update: JournalUpdate) -> None:
@@ -190,8 +192,11 @@ class LiveController(QObject):
             # The header came after the rewrite was seen (the file was caught empty):
             # episodes decide where user steps go, so index the run again with it.
             assert self.doc.entries is not None
-            self._reset(update.header, self.doc.effects + list(update.new_effects),
-                        self.doc.entries + list(update.new_entries))
+            self._reset(
+                update.header,
+                self.doc.effects + list(update.new_effects),
+                self.doc.entries + list(update.new_entries),
+            )
         else:
             self.doc.effects.extend(update.new_effects)
             assert self.doc.entries is not None
@@ -208,8 +213,7 @@ class LiveController(QObject):
             self.banner.add_note(problem)
         self.bar.show_status(self.status, self.status not in (FINISHED, STOPPED), self.detail)
 
-    def _reset(self, header: dict[str, Any] | None, effects: list[Any],
-               entries: list[Any]) -> None:
+    def _reset(self, header: dict[str, Any] | None, effects: list[Any], entries: list[Any]) -> None:
         self._stuck = False
         state = JournalState(header=header, effects=effects, entries=entries)
         self.doc = self.view.doc = journal_document(state, self.view.path)
@@ -237,8 +241,10 @@ class LiveController(QObject):
         except Exception as err:  # noqa: BLE001 - never into Qt: say it, keep what we had
             log.exception("live tab %s: indexing failed", self.view.path)
             self._stuck, last = True, True
-            self.banner.add_note(f"Only the first {builder.walker.done} effects can be shown; "
-                                 f"the next one fails ({type(err).__name__}: {err}).")
+            self.banner.add_note(
+                f"Only the first {builder.walker.done} effects can be shown; "
+                f"the next one fails ({type(err).__name__}: {err})."
+            )
         if len(builder.tl) > before:
             self.view.timeline_grew()  # rows and their count appear now
             self._repaint(self.shield.refresh(builder.tl))
@@ -253,8 +259,7 @@ class LiveController(QObject):
         """Rows whose shield decisions changed (the plot follows with its next refresh)."""
         model = self.view.model
         for row in filter(lambda r: r >= 0, map(model.row_of, steps)):
-            model.dataChanged.emit(model.index(row, 0),
-                                   model.index(row, model.columnCount() - 1))
+            model.dataChanged.emit(model.index(row, 0), model.index(row, model.columnCount() - 1))
 
     def _refresh_ui(self) -> None:
         if not self._plot_clock.isValid() or self._plot_clock.elapsed() >= PLOT_MS:
@@ -305,8 +310,9 @@ class LiveController(QObject):
     # -- saving ------------------------------------------------------------------------
     def save_dialog(self) -> None:
         suggested = str(Path(self.view.path).with_suffix("")) + ".loom.json"
-        path, _ = QFileDialog.getSaveFileName(self.view, "Save run as trace", suggested,
-                                              "Loom traces (*.loom.json)")
+        path, _ = QFileDialog.getSaveFileName(
+            self.view, "Save run as trace", suggested, "Loom traces (*.loom.json)"
+        )
         if not path:
             return
         try:
@@ -322,8 +328,13 @@ class LiveController(QObject):
         window = self.view.window()
         if not isinstance(window, WindowServices):
             if error:  # a tab outside a main window (tests): the dialog all the same
-                box = QMessageBox(QMessageBox.Icon.Critical, "Cannot save the run", message,
-                                  QMessageBox.StandardButton.Ok, window)
+                box = QMessageBox(
+                    QMessageBox.Icon.Critical,
+                    "Cannot save the run",
+                    message,
+                    QMessageBox.StandardButton.Ok,
+                    window,
+                )
                 box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
                 box.open()
             return
@@ -336,9 +347,12 @@ class LiveController(QObject):
         if self.doc is None:
             raise ValueError("nothing recorded yet")
         assert self.doc.entries is not None
-        state = JournalState(header=self.header, effects=list(self.doc.effects),
-                             entries=list(self.doc.entries),
-                             pending={u.seq: u for u in self.unfinished})
+        state = JournalState(
+            header=self.header,
+            effects=list(self.doc.effects),
+            entries=list(self.doc.entries),
+            pending={u.seq: u for u in self.unfinished},
+        )
         return journal_document(state, self.view.path)
 
     def save_to(self, path: str) -> dict[str, Any]:

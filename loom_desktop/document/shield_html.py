@@ -40,8 +40,10 @@ def shield_line_html(event: Any) -> str:
     if not event.tool:
         what = "(no call)"
     elif edited:
-        what = (f"{_call(event.tool, ran)} <span class='edited'>{EDITED_MARK}</span>"
-                f" — the model asked {_call(event.tool, event.input)}")
+        what = (
+            f"{_call(event.tool, ran)} <span class='edited'>{EDITED_MARK}</span>"
+            f" — the model asked {_call(event.tool, event.input)}"
+        )
     else:
         what = _call(event.tool, event.input)
     tail = []

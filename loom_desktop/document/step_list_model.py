@@ -23,7 +23,6 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics
 from loom_core.views.pricing import format_usd
 from loom_core.views.steps import SUMMARY_CHARS, StepRow, flag_marks, step_row, step_summary
 from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, Timeline
-
 from loom_desktop.style import kind_color
 
 COLUMNS = ("#", "Kind", "Agent", "Summary", "Tokens", "Cost")
@@ -41,8 +40,13 @@ _Index = QModelIndex | QPersistentModelIndex
 
 # the widest usual cell of each fixed column: widths follow the font, so at any font size
 # tokens and cost fit beside a readable summary instead of needing a horizontal scroll
-_SAMPLE_CELLS = {COL_STEP: "99999", COL_KIND: "tool:write_file", COL_AGENT: "reviewer",
-                 COL_TOKENS: "99,999", COL_COST: "$0 offline"}
+_SAMPLE_CELLS = {
+    COL_STEP: "99999",
+    COL_KIND: "tool:write_file",
+    COL_AGENT: "reviewer",
+    COL_TOKENS: "99,999",
+    COL_COST: "$0 offline",
+}
 
 
 def column_widths(metrics: QFontMetrics) -> dict[int, int]:
@@ -115,8 +119,9 @@ class StepListModel(QAbstractTableModel):
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         return None

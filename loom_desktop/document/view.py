@@ -10,24 +10,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QProcess, QTimer, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QLineEdit, QSplitter,
-                               QStyle, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtCore import QProcess, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QStyle,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from loom_core.errors import LoadError
 from loom_core.formats.loader import sniff_format
 from loom_core.formats.progressive import Cancelled, Loaded, load_progressive
-from loom_core.views.filtering import filter_message, filter_steps
 from loom_core.formats.trace import checksum_state
-
+from loom_core.views.filtering import filter_message, filter_steps
+from loom_desktop.document.live_view import LiveController, LiveHost
+from loom_desktop.document.session import Session
+from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
 from loom_desktop.infra import gc_policy
 from loom_desktop.infra.child import module_command
-from loom_desktop.keys import FILTER_KEYS, STEP_KEYS, bind
-from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
-from loom_desktop.document.session import Session
-from loom_desktop.widgets.context_view import ContextView
 from loom_desktop.infra.workers import Task
-from loom_desktop.document.live_view import LiveController, LiveHost
+from loom_desktop.keys import FILTER_KEYS, STEP_KEYS, bind
+from loom_desktop.widgets.context_view import ContextView
 
 PLAY_MS = 400
 STEP_LIST_MIN_CHARS = 36  # widths in average characters: they follow the font
@@ -77,7 +85,9 @@ class DocumentView(LiveHost):
     # -- layout -----------------------------------------------------------------------
     def _build(self) -> None:
         self.timeline_widget: Any = None  # built after the first paint (see ensure_timeline)
-        self.filter_box = QLineEdit(placeholderText="Filter: text, kind:model, tool:read*, is:error…")
+        self.filter_box = QLineEdit(
+            placeholderText="Filter: text, kind:model, tool:read*, is:error…"
+        )
         self.filter_box.setClearButtonEnabled(True)
         self.filter_note = QLabel(wordWrap=True)  # problems, no match, counts
         self.filter_note.setVisible(False)
@@ -91,7 +101,9 @@ class DocumentView(LiveHost):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.verticalHeader().setDefaultSectionSize(22)
-        self.table.horizontalHeader().setSectionResizeMode(COL_SUMMARY, QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setSectionResizeMode(
+            COL_SUMMARY, QHeaderView.ResizeMode.Stretch
+        )
         widths = column_widths(self.table.fontMetrics())
         for col, width in widths.items():
             self.table.setColumnWidth(col, width)
@@ -134,7 +146,8 @@ class DocumentView(LiveHost):
         s.step_changed.connect(self._on_step)
         self.context_view.step_link_clicked.connect(s.set_step)
         self.table.selectionModel().currentRowChanged.connect(
-            lambda cur, _prev: s.set_step(self.model.step_at(cur.row())) if cur.isValid() else None)
+            lambda cur, _prev: s.set_step(self.model.step_at(cur.row())) if cur.isValid() else None
+        )
         self._filter_timer = QTimer(self, singleShot=True, interval=150)
         self._filter_timer.timeout.connect(self._run_filter)
         self.filter_box.textChanged.connect(lambda _t: self._filter_timer.start())
@@ -143,13 +156,25 @@ class DocumentView(LiveHost):
         self._shown: tuple[Any, int] | None = None  # (timeline, step) the context view shows
         self.play_timer = QTimer(self, interval=PLAY_MS)
         self.play_timer.timeout.connect(self._play_tick)
-        bind(self, STEP_KEYS, {"Left": lambda: s.move(-1), "Right": lambda: s.move(1),
-                               "Home": lambda: s.set_step(0), "End": self.go_end,
-                               "Space": self.toggle_play, ".": lambda: self.jump_same_kind(1),
-                               ",": lambda: self.jump_same_kind(-1)})
+        bind(
+            self,
+            STEP_KEYS,
+            {
+                "Left": lambda: s.move(-1),
+                "Right": lambda: s.move(1),
+                "Home": lambda: s.set_step(0),
+                "End": self.go_end,
+                "Space": self.toggle_play,
+                ".": lambda: self.jump_same_kind(1),
+                ",": lambda: self.jump_same_kind(-1),
+            },
+        )
         # Ctrl+F is the window's View ▸ Filter Steps: a second binding here made both dead.
-        bind(self.filter_box, FILTER_KEYS, {"Return": self._filter_entered,
-                                            "Escape": self._filter_escaped})
+        bind(
+            self.filter_box,
+            FILTER_KEYS,
+            {"Return": self._filter_entered, "Escape": self._filter_escaped},
+        )
         self.filter_box.returnPressed.connect(self._filter_entered)  # the keypad's Enter
 
     def ensure_timeline(self) -> None:
@@ -193,7 +218,8 @@ class DocumentView(LiveHost):
             return
         path = self.path
         self._load_task.start(
-            lambda ctx: load_progressive(path, ctx.partial, ctx.progress, ctx.cancelled))
+            lambda ctx: load_progressive(path, ctx.partial, ctx.progress, ctx.cancelled)
+        )
 
     def start_live(self, poll_interval: float = 0.5) -> None:
         """Follow the journal as it is written (it may not exist yet)."""
@@ -279,7 +305,8 @@ class DocumentView(LiveHost):
         self._stop_checksum()
         proc = QProcess(self)
         proc.finished.connect(
-            lambda *_: self._on_checksum(proc) if proc is self._checksum_proc else None)
+            lambda *_: self._on_checksum(proc) if proc is self._checksum_proc else None
+        )
         self._checksum_proc = proc
         proc.start(*module_command("loom_core", "checksum", self.path))
 
@@ -327,8 +354,9 @@ class DocumentView(LiveHost):
         sel = self.table.selectionModel()
         if sel.currentIndex().row() != row:
             self.table.blockSignals(True)
-            sel.setCurrentIndex(self.model.index(row, 0),
-                                sel.SelectionFlag.ClearAndSelect | sel.SelectionFlag.Rows)
+            sel.setCurrentIndex(
+                self.model.index(row, 0), sel.SelectionFlag.ClearAndSelect | sel.SelectionFlag.Rows
+            )
             self.table.blockSignals(False)
         return True
 
@@ -341,8 +369,12 @@ class DocumentView(LiveHost):
     def shows_current(self) -> bool:
         """Whether the context view shows the current step and no render is pending."""
         shown = self._shown
-        return (not self._render_timer.isActive() and shown is not None
-                and shown[0] is self.session.timeline and shown[1] == self.session.step)
+        return (
+            not self._render_timer.isActive()
+            and shown is not None
+            and shown[0] is self.session.timeline
+            and shown[1] == self.session.step
+        )
 
     def render_now(self) -> None:
         """Render the context of the current step now, in this slot."""

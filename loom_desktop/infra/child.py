@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import runpy
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 RUN_MODULE = "--run-module"
 

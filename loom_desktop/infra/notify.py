@@ -49,7 +49,8 @@ class HeldNotifier(QObject):
         """Follow ``panel``'s connection (an :class:`~loom_desktop.features.proxy.approvals_panel.ApprovalsPanel`)."""
         self._seen[panel] = set()
         panel.connection.pending_changed.connect(
-            lambda calls, p=panel: self._on_pending(p, list(calls)))
+            lambda calls, p=panel: self._on_pending(p, list(calls))
+        )
         panel.destroyed.connect(lambda *_a, p=panel: self._seen.pop(p, None))
 
     def in_background(self) -> bool:
@@ -69,8 +70,10 @@ class HeldNotifier(QObject):
     def notify(self, panel: Any, call: PendingCall) -> None:
         """One notification for ``call``: a tray message, else a taskbar alert."""
         label = getattr(panel.connection, "label", "")
-        text = (f"{call.tool} is waiting for approval (rule {call.rule or '(default)'}) "
-                f"on proxy {label}")
+        text = (
+            f"{call.tool} is waiting for approval (rule {call.rule or '(default)'}) "
+            f"on proxy {label}"
+        )
         self.sent.append((call.id, text))
         self._last = (panel, call.id)
         tray = self._tray()
@@ -78,8 +81,9 @@ class HeldNotifier(QObject):
             QApplication.alert(self.window)
             return
         tray.show()
-        tray.showMessage("Loom: tool call held", text, QSystemTrayIcon.MessageIcon.Information,
-                         SHOW_MS)
+        tray.showMessage(
+            "Loom: tool call held", text, QSystemTrayIcon.MessageIcon.Information, SHOW_MS
+        )
 
     def _tray(self) -> Tray | None:
         if self.tray is None and QSystemTrayIcon.isSystemTrayAvailable():

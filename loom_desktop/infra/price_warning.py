@@ -19,9 +19,11 @@ def price_file_message() -> str | None:
     problem = load_overrides().problem
     if problem is None:
         return None
-    return (f"The price file {problem.path} was not used:\n\n{problem.cause}\n\n"
-            "Costs are shown with the bundled genai-prices database instead. "
-            "Fix the file (or unset LOOM_DESKTOP_PRICES) and restart to use your prices.")
+    return (
+        f"The price file {problem.path} was not used:\n\n{problem.cause}\n\n"
+        "Costs are shown with the bundled genai-prices database instead. "
+        "Fix the file (or unset LOOM_DESKTOP_PRICES) and restart to use your prices."
+    )
 
 
 def warn_bad_prices(window: QWidget, shown: list[str]) -> None:
@@ -30,7 +32,12 @@ def warn_bad_prices(window: QWidget, shown: list[str]) -> None:
     if message is None:
         return
     shown.append(message)
-    box = QMessageBox(QMessageBox.Icon.Warning, "Price file not used", message,
-                      QMessageBox.StandardButton.Ok, window)
+    box = QMessageBox(
+        QMessageBox.Icon.Warning,
+        "Price file not used",
+        message,
+        QMessageBox.StandardButton.Ok,
+        window,
+    )
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()

@@ -18,8 +18,9 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 class WindowServices(Protocol):
     """Report an error, say something in the status bar."""
 
-    def report_error(self, title: str, message: str, parent: QWidget | None = None,
-                     details: str = "") -> QMessageBox:
+    def report_error(
+        self, title: str, message: str, parent: QWidget | None = None, details: str = ""
+    ) -> QMessageBox:
         """Show a (non-blocking) error dialog naming the file and the cause over ``parent``
         (default: the window) and keep ``message`` (with ``details``, which the dialog shows
         as its informative text) in the window's error log; returns the open dialog."""

@@ -60,8 +60,9 @@ def decode(line: bytes) -> tuple[list[str], str | None]:
     return paths, token if isinstance(token, str) else None
 
 
-def hand_over(name: str, paths: list[str], connect_ms: int = CONNECT_MS,
-              answer_ms: int = ANSWER_MS) -> bool | None:
+def hand_over(
+    name: str, paths: list[str], connect_ms: int = CONNECT_MS, answer_ms: int = ANSWER_MS
+) -> bool | None:
     """Give ``paths`` to the instance serving ``name``.
 
     True: it took them. False: nobody is serving (no socket, or a stale one).
@@ -169,6 +170,8 @@ def _ask(name: str, paths: list[str]) -> bool | None:
     """``hand_over``, returning False to go on, True or None to stop (with a note for None)."""
     handed = hand_over(name, paths)
     if handed is None:
-        print("loom-desktop: the running instance did not answer; opening a new window",
-              file=sys.stderr)
+        print(
+            "loom-desktop: the running instance did not answer; opening a new window",
+            file=sys.stderr,
+        )
     return handed

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
 
 class _Relay(QObject):
     """Carries results from the pool thread to the GUI thread (queued connections)."""
@@ -37,8 +39,9 @@ class TaskContext:
 
 
 class _Runnable(QRunnable):
-    def __init__(self, relay: _Relay, generation: int, fn: Callable[..., Any],
-                 cancel: threading.Event) -> None:
+    def __init__(
+        self, relay: _Relay, generation: int, fn: Callable[..., Any], cancel: threading.Event
+    ) -> None:
         super().__init__()
         self.relay, self.generation, self.fn, self.cancel = relay, generation, fn, cancel
         self.setAutoDelete(True)

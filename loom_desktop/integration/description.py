@@ -17,14 +17,14 @@ from loom_desktop import __version__
 class FileType:
     """A document type the app opens."""
 
-    mime_type: str          # freedesktop MIME type (ours: an x- type)
-    parent_mime: str        # what it is a kind of, so JSON tools still offer themselves
-    suffix: str             # the full compound suffix, without the leading dot
-    description: str        # what file managers call it
-    uti: str                # macOS exported Uniform Type Identifier
-    parent_uti: str         # the UTI it conforms to
-    prog_id: str            # Windows versioned ProgID
-    glob_weight: int = 60   # shared-mime-info default is 50: beat plain *.json outright
+    mime_type: str  # freedesktop MIME type (ours: an x- type)
+    parent_mime: str  # what it is a kind of, so JSON tools still offer themselves
+    suffix: str  # the full compound suffix, without the leading dot
+    description: str  # what file managers call it
+    uti: str  # macOS exported Uniform Type Identifier
+    parent_uti: str  # the UTI it conforms to
+    prog_id: str  # Windows versioned ProgID
+    glob_weight: int = 60  # shared-mime-info default is 50: beat plain *.json outright
 
     @property
     def glob(self) -> str:
@@ -40,9 +40,9 @@ class FileType:
 class AppInfo:
     """The application as launchers, docks and Explorer show it."""
 
-    name: str               # the human name
-    app_id: str             # desktop file basename, icon name, executable name
-    bundle_id: str          # macOS CFBundleIdentifier (reverse DNS)
+    name: str  # the human name
+    app_id: str  # desktop file basename, icon name, executable name
+    bundle_id: str  # macOS CFBundleIdentifier (reverse DNS)
     generic_name: str
     comment: str
     categories: tuple[str, ...]

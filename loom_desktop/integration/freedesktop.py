@@ -18,8 +18,9 @@ RESERVED = set(" \t\n\"'\\><~|&;$*?#()`")
 
 def string_escape(value: str) -> str:
     """The escaping every desktop-entry string value gets."""
-    return (value.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
-            .replace("\r", "\\r"))
+    return (
+        value.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+    )
 
 
 def string_unescape(value: str) -> str:
@@ -117,11 +118,15 @@ def mime_package(app: AppInfo) -> str:
             f"    <comment>{escape(t.description)}</comment>\n"
             f"    <sub-class-of type={quoteattr(t.parent_mime)}/>\n"
             f"    <icon name={quoteattr(icon_name(t.mime_type))}/>\n"
-            f"    <glob pattern={quoteattr(t.glob)} weight=\"{t.glob_weight}\"/>\n"
-            "  </mime-type>\n")
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            '<mime-info xmlns="http://www.freedesktop.org/standards/shared-mime-info">\n'
-            + "".join(types) + "</mime-info>\n")
+            f'    <glob pattern={quoteattr(t.glob)} weight="{t.glob_weight}"/>\n'
+            "  </mime-type>\n"
+        )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<mime-info xmlns="http://www.freedesktop.org/standards/shared-mime-info">\n'
+        + "".join(types)
+        + "</mime-info>\n"
+    )
 
 
 def icon_name(mime_type: str) -> str:

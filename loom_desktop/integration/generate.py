@@ -31,8 +31,11 @@ def outputs() -> dict[str, bytes]:
 
 
 def stale(root: Path = REPO) -> list[str]:
-    return [rel for rel, data in outputs().items()
-            if not (root / rel).is_file() or (root / rel).read_bytes() != data]
+    return [
+        rel
+        for rel, data in outputs().items()
+        if not (root / rel).is_file() or (root / rel).read_bytes() != data
+    ]
 
 
 def write(root: Path = REPO) -> list[str]:

@@ -18,8 +18,16 @@ from loom_desktop.integration.description import APP, ICON_SIZES
 ICO_SIZES = (16, 24, 32, 48, 64, 128, 256)
 # ICNS element types that hold PNG data, by pixel size (the @2x ones reuse a bigger PNG).
 ICNS_TYPES = (
-    (b"icp4", 16), (b"icp5", 32), (b"icp6", 64), (b"ic07", 128), (b"ic08", 256),
-    (b"ic09", 512), (b"ic11", 32), (b"ic12", 64), (b"ic13", 256), (b"ic14", 512),
+    (b"icp4", 16),
+    (b"icp5", 32),
+    (b"icp6", 64),
+    (b"ic07", 128),
+    (b"ic08", 256),
+    (b"ic09", 512),
+    (b"ic11", 32),
+    (b"ic12", 64),
+    (b"ic13", 256),
+    (b"ic14", 512),
 )
 
 
@@ -67,8 +75,11 @@ def ico_bytes(pngs: dict[int, bytes]) -> bytes:
 
 def icns_bytes(pngs: dict[int, bytes]) -> bytes:
     """A macOS ICNS whose elements are PNGs."""
-    body = b"".join(kind + struct.pack(">I", 8 + len(pngs[size])) + pngs[size]
-                    for kind, size in ICNS_TYPES if size in pngs)
+    body = b"".join(
+        kind + struct.pack(">I", 8 + len(pngs[size])) + pngs[size]
+        for kind, size in ICNS_TYPES
+        if size in pngs
+    )
     return b"icns" + struct.pack(">I", 8 + len(body)) + body
 
 

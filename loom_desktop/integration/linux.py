@@ -19,19 +19,36 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from loom_desktop.resources import resources_dir
 from loom_desktop.integration.description import APP, ICON_SIZES
-from loom_desktop.integration.freedesktop import (desktop_entry, drop_associations, has_entries,
-                                                  icon_name, mime_package)
+from loom_desktop.integration.freedesktop import (
+    desktop_entry,
+    drop_associations,
+    has_entries,
+    icon_name,
+    mime_package,
+)
+from loom_desktop.resources import resources_dir
 
 TOOL_TIMEOUT = 60  # seconds; these tools finish in well under one
 # What update-mime-database writes beside packages/; removed once no package is left.
-MIME_DATABASE = ("XMLnamespaces", "aliases", "generic-icons", "globs", "globs2", "icons",
-                 "magic", "mime.cache", "subclasses", "treemagic", "types", "version")
+MIME_DATABASE = (
+    "XMLnamespaces",
+    "aliases",
+    "generic-icons",
+    "globs",
+    "globs2",
+    "icons",
+    "magic",
+    "mime.cache",
+    "subclasses",
+    "treemagic",
+    "types",
+    "version",
+)
 
 Say = Callable[[str], None]
 
@@ -77,20 +94,27 @@ class Layout:
     def icon_files(self) -> dict[Path, Path]:
         """Installed icon path -> bundled source, for the app and for each document type."""
         source = resources_dir() / "icons"
-        names = [("apps", APP.app_id)] + [("mimetypes", icon_name(t.mime_type))
-                                          for t in APP.file_types]
+        names = [("apps", APP.app_id)] + [
+            ("mimetypes", icon_name(t.mime_type)) for t in APP.file_types
+        ]
         files = {}
         for context, name in names:
             for size in ICON_SIZES:
                 files[self.hicolor / f"{size}x{size}" / context / f"{name}.png"] = (
-                    source / f"{APP.app_id}-{size}.png")
-            files[self.hicolor / "scalable" / context / f"{name}.svg"] = source / f"{APP.app_id}.svg"
+                    source / f"{APP.app_id}-{size}.png"
+                )
+            files[self.hicolor / "scalable" / context / f"{name}.svg"] = (
+                source / f"{APP.app_id}.svg"
+            )
         return files
 
     def env(self) -> dict[str, str]:
         """The environment for the tools, so they see this layout and no desktop's defaults."""
-        return {**os.environ, "XDG_DATA_HOME": str(self.data_home),
-                "XDG_CONFIG_HOME": str(self.config_home)}
+        return {
+            **os.environ,
+            "XDG_DATA_HOME": str(self.data_home),
+            "XDG_CONFIG_HOME": str(self.config_home),
+        }
 
 
 def launch_command() -> list[str]:
@@ -109,8 +133,9 @@ def _tool(args: list[str], layout: Layout, say: Say) -> bool:
         say(f"{args[0]} not found (skipped); install it and run this again to refresh")
         return False
     try:
-        proc = subprocess.run(args, env=layout.env(), capture_output=True, text=True,
-                              timeout=TOOL_TIMEOUT)
+        proc = subprocess.run(
+            args, env=layout.env(), capture_output=True, text=True, timeout=TOOL_TIMEOUT
+        )
     except subprocess.TimeoutExpired:
         say(f"{args[0]} took over {TOOL_TIMEOUT} s (skipped)")
         return False
@@ -126,8 +151,7 @@ def _write(path: Path, data: bytes) -> None:
     tmp.replace(path)
 
 
-def install(layout: Layout | None = None, command: list[str] | None = None,
-            say: Say = _say) -> int:
+def install(layout: Layout | None = None, command: list[str] | None = None, say: Say = _say) -> int:
     """Install the desktop entry, icons and MIME type, and become the default handler."""
     layout = layout or Layout.from_env()
     for target, source in layout.icon_files().items():
@@ -137,8 +161,10 @@ def install(layout: Layout | None = None, command: list[str] | None = None,
     _refresh(layout, say)
     for file_type in APP.file_types:
         _tool(["xdg-mime", "default", APP.desktop_file, file_type.mime_type], layout, say)
-    say(f"installed {layout.desktop_file} and {', '.join(t.glob for t in APP.file_types)} "
-        f"as {', '.join(t.mime_type for t in APP.file_types)}")
+    say(
+        f"installed {layout.desktop_file} and {', '.join(t.glob for t in APP.file_types)} "
+        f"as {', '.join(t.mime_type for t in APP.file_types)}"
+    )
     return 0
 
 

@@ -22,29 +22,37 @@ MINIMUM_MACOS = "11.0"
 
 def info_plist(app: AppInfo) -> dict[str, Any]:
     icon = f"{app.app_id}.icns"
-    documents: list[dict[str, Any]] = [{
-        "CFBundleTypeName": t.description,
-        "CFBundleTypeRole": "Viewer",
-        "LSHandlerRank": "Owner",
-        "LSItemContentTypes": [t.uti],
-        "CFBundleTypeIconFile": icon,
-    } for t in app.file_types]
-    documents.append({
-        "CFBundleTypeName": "JSON document",
-        "CFBundleTypeRole": "Viewer",
-        "LSHandlerRank": "Alternate",
-        "LSItemContentTypes": sorted({t.parent_uti for t in app.file_types}),
-    })
-    exported = [{
-        "UTTypeIdentifier": t.uti,
-        "UTTypeDescription": t.description,
-        "UTTypeConformsTo": [t.parent_uti],
-        "UTTypeIconFile": icon,
-        "UTTypeTagSpecification": {
-            "public.filename-extension": [t.suffix],
-            "public.mime-type": [t.mime_type],
-        },
-    } for t in app.file_types]
+    documents: list[dict[str, Any]] = [
+        {
+            "CFBundleTypeName": t.description,
+            "CFBundleTypeRole": "Viewer",
+            "LSHandlerRank": "Owner",
+            "LSItemContentTypes": [t.uti],
+            "CFBundleTypeIconFile": icon,
+        }
+        for t in app.file_types
+    ]
+    documents.append(
+        {
+            "CFBundleTypeName": "JSON document",
+            "CFBundleTypeRole": "Viewer",
+            "LSHandlerRank": "Alternate",
+            "LSItemContentTypes": sorted({t.parent_uti for t in app.file_types}),
+        }
+    )
+    exported = [
+        {
+            "UTTypeIdentifier": t.uti,
+            "UTTypeDescription": t.description,
+            "UTTypeConformsTo": [t.parent_uti],
+            "UTTypeIconFile": icon,
+            "UTTypeTagSpecification": {
+                "public.filename-extension": [t.suffix],
+                "public.mime-type": [t.mime_type],
+            },
+        }
+        for t in app.file_types
+    ]
     return {
         "CFBundleDevelopmentRegion": "en",
         "CFBundleDisplayName": app.name,

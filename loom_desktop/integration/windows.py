@@ -38,8 +38,10 @@ def _keys(app: AppInfo, exe: str) -> list[tuple[str, str, str]]:
         ]
     application = rf"Applications\{app.executable}.exe"
     keys.append((application, "FriendlyAppName", app.name))
-    keys += [(rf"{application}\SupportedTypes", ext, "")
-             for ext in sorted({t.windows_extension for t in app.file_types})]
+    keys += [
+        (rf"{application}\SupportedTypes", ext, "")
+        for ext in sorted({t.windows_extension for t in app.file_types})
+    ]
     keys.append((rf"{application}\shell\open\command", "", command))
     return keys
 
@@ -67,8 +69,13 @@ def reg_register(app: AppInfo, install_dir: str = DEFAULT_DIR) -> str:
 def reg_unregister(app: AppInfo) -> str:
     lines = ["Windows Registry Editor Version 5.00", ""]
     for t in app.file_types:
-        lines += [rf"[-{CLASSES}\{t.prog_id}]", "",
-                  rf"[{CLASSES}\{t.windows_extension}\OpenWithProgids]", f'"{t.prog_id}"=-', ""]
+        lines += [
+            rf"[-{CLASSES}\{t.prog_id}]",
+            "",
+            rf"[{CLASSES}\{t.windows_extension}\OpenWithProgids]",
+            f'"{t.prog_id}"=-',
+            "",
+        ]
     lines.append(rf"[-{CLASSES}\Applications\{app.executable}.exe]")
     return "\r\n".join(lines) + "\r\n"
 
@@ -113,6 +120,8 @@ def inno_setup(app: AppInfo) -> str:
         owned = key.startswith(tuple(t.prog_id for t in app.file_types)) or "Applications" in key
         flag = "uninsdeletekey" if owned else "uninsdeletevalue"
         subkey = _iss(rf"Software\Classes\{key}")
-        lines.append(f"Root: HKCU; Subkey: {subkey}; ValueType: string; "
-                     f"ValueName: {_iss(name)}; ValueData: {_iss(data)}; Flags: {flag}")
+        lines.append(
+            f"Root: HKCU; Subkey: {subkey}; ValueType: string; "
+            f"ValueName: {_iss(name)}; ValueData: {_iss(data)}; Flags: {flag}"
+        )
     return "\r\n".join(lines) + "\r\n"

@@ -16,7 +16,6 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QGraphicsItem
 
-
 EMPTY_TOP = 100.0  # tokens an empty timeline's axis spans (not the -1..1 of nothing)
 
 
@@ -33,8 +32,9 @@ class BarsItem(pg.GraphicsObject):
         self.lane = 1.0
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
-    def set_data(self, heights: np.ndarray, kinds: np.ndarray, depths: np.ndarray,
-                 lane: float) -> None:
+    def set_data(
+        self, heights: np.ndarray, kinds: np.ndarray, depths: np.ndarray, lane: float
+    ) -> None:
         self.prepareGeometryChange()
         self.heights, self.kinds, self.depths, self.lane = heights, kinds, depths, lane
         self.update()
@@ -67,7 +67,7 @@ class BarsItem(pg.GraphicsObject):
         depths = self.depths[first:last]
         starts = np.arange(0, len(heights), binsize)
         if binsize > 1:
-            tallest = np.array([s + int(np.argmax(heights[s:s + binsize])) for s in starts])
+            tallest = np.array([s + int(np.argmax(heights[s : s + binsize])) for s in starts])
             depth = np.maximum.reduceat(depths, starts)
         else:
             tallest, depth = starts, depths
@@ -77,11 +77,17 @@ class BarsItem(pg.GraphicsObject):
         for code in np.unique(kinds[tallest]):
             pick = kinds[tallest] == code
             painter.setBrush(self.colors[int(code)])
-            painter.drawRects([QRectF(x, 0.0, width, h) for x, h in
-                               zip(xs[pick].tolist(), heights[tallest][pick].tolist(), strict=True) if h > 0])
+            painter.drawRects(
+                [
+                    QRectF(x, 0.0, width, h)
+                    for x, h in zip(xs[pick].tolist(), heights[tallest][pick].tolist(), strict=True)
+                    if h > 0
+                ]
+            )
         for d, color in enumerate(self.lane_colors, start=1):
             on = depth >= d
             if on.any():
                 painter.setBrush(color)
-                painter.drawRects([QRectF(x, -self.lane * d, width, self.lane * 0.7)
-                                   for x in xs[on].tolist()])
+                painter.drawRects(
+                    [QRectF(x, -self.lane * d, width, self.lane * 0.7) for x in xs[on].tolist()]
+                )

@@ -13,7 +13,6 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QTextBrowser, QWidget
 
 from loom_core.views.timeline import Timeline
-
 from loom_desktop.document.context_html import ViewState, step_html
 
 RAW_LIMIT = 200_000
@@ -44,9 +43,11 @@ class ContextView(QTabWidget):
         """Render ``step``; unfolding state survives only while the step stays the same."""
         moved = step != self.step or timeline is not self.timeline
         if moved:  # what the doctor panel points at stays marked in later frames too
-            self.state = ViewState(system_open=self.state.system_open,
-                                   highlight=self.state.highlight,
-                                   highlight_episode=self.state.highlight_episode)
+            self.state = ViewState(
+                system_open=self.state.system_open,
+                highlight=self.state.highlight,
+                highlight_episode=self.state.highlight_episode,
+            )
         self.timeline, self.step = timeline, step
         self._render()
         if moved:
@@ -89,8 +90,9 @@ class ContextView(QTabWidget):
             return ""
         effect = tl.effect_of[self.step]
         if effect < 0:
-            return json.dumps({"episode": tl.doc.episodes[tl.episode_of[self.step]]},
-                              indent=2, ensure_ascii=False)
+            return json.dumps(
+                {"episode": tl.doc.episodes[tl.episode_of[self.step]]}, indent=2, ensure_ascii=False
+            )
         value = json.loads(tl.doc.raw_entry(effect))
         return json.dumps(value, indent=2, ensure_ascii=False)
 

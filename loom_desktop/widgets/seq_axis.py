@@ -72,8 +72,12 @@ class SeqAxis(pg.AxisItem):
             levels.append((1.0, self._rows[shown].astype(np.float64).tolist()))
         return levels
 
-    def tickStrings(self, values: list[float], scale: float,  # noqa: N802
-                    spacing: float) -> list[str]:
+    def tickStrings(
+        self,
+        values: list[float],
+        scale: float,  # noqa: N802
+        spacing: float,
+    ) -> list[str]:
         out = []
         for v in values:
             row = int(round(v))
@@ -86,6 +90,9 @@ def step_tip(tl: Timeline, row: int) -> str:
     """The timeline's tooltip for a row: its step number, kind, tokens, cost and summary."""
     tokens = tl.tokens_in[row] + tl.tokens_out[row]
     cost = tl.cost_text(row)  # the step list's and status bar's words for the same step
-    parts = [step_label(tl, row), tl.kind_name(row)] + ([f"{tokens:,} tokens"] if tokens else []) \
+    parts = (
+        [step_label(tl, row), tl.kind_name(row)]
+        + ([f"{tokens:,} tokens"] if tokens else [])
         + ([cost] if cost else [])
+    )
     return " · ".join(parts) + "\n" + step_summary(tl, row, 100)

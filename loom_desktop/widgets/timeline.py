@@ -8,7 +8,8 @@ calls and shield decisions are markers above their bar.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -16,10 +17,15 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from loom_core.views.timeline import (F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, Timeline)
-
-from loom_desktop.style import (BLOCKED_COLOR, DEPTH_COLORS, ERROR_COLOR, KIND_COLORS, SHIELD_COLOR,
-                                 severity_color)
+from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, Timeline
+from loom_desktop.style import (
+    BLOCKED_COLOR,
+    DEPTH_COLORS,
+    ERROR_COLOR,
+    KIND_COLORS,
+    SHIELD_COLOR,
+    severity_color,
+)
 from loom_desktop.widgets.bars import EMPTY_TOP, BarsItem
 from loom_desktop.widgets.seq_axis import SeqAxis, step_tip
 from loom_desktop.widgets.timeline_legend import TimelineLegend
@@ -27,10 +33,18 @@ from loom_desktop.widgets.timeline_legend import TimelineLegend
 BAR_ALPHA = 200
 INITIAL_SPAN = 400  # steps visible at first on a long run
 LANE = 0.06  # depth lane height as a fraction of the tallest visible bar
-_MARKS = ((F_ERROR, "x", ERROR_COLOR), (F_BLOCKED, "t", BLOCKED_COLOR),
-          (F_DENIED, "d", ERROR_COLOR), (F_SHIELD, "star", SHIELD_COLOR))
-_MARK_WORDS = {F_ERROR: "error", F_BLOCKED: "blocked call", F_DENIED: "denied",
-               F_SHIELD: "shield decision"}
+_MARKS = (
+    (F_ERROR, "x", ERROR_COLOR),
+    (F_BLOCKED, "t", BLOCKED_COLOR),
+    (F_DENIED, "d", ERROR_COLOR),
+    (F_SHIELD, "star", SHIELD_COLOR),
+)
+_MARK_WORDS = {
+    F_ERROR: "error",
+    F_BLOCKED: "blocked call",
+    F_DENIED: "denied",
+    F_SHIELD: "shield decision",
+}
 COST_PEN = ("#ef6c00", 2)  # the cumulative cost line (and its legend sample)
 EMPTY_SPAN = 10  # steps an empty timeline spans (a live run's first steps fill it)
 
@@ -74,34 +88,47 @@ class TimelineWidget(pg.PlotWidget):
         plot.setLabel("left", "tokens")
         plot.getAxis("left").enableAutoSIPrefix(False)  # token counts are never "x1e+06"
         plot.getViewBox().setAutoVisible(y=True)
-        self.bars = BarsItem([self._fill(KIND_COLORS[name]) for name in KINDS],
-                             [QColor(c) for c in DEPTH_COLORS])
+        self.bars = BarsItem(
+            [self._fill(KIND_COLORS[name]) for name in KINDS], [QColor(c) for c in DEPTH_COLORS]
+        )
         plot.addItem(self.bars)
         self.markers = {bit: self._marker(plot, symbol, color) for bit, symbol, color in _MARKS}
         self.held = self._marker(plot, "o", BLOCKED_COLOR)  # where a held call's step will go
         self.findings = pg.ScatterPlotItem(size=15, pxMode=True, symbol=_flag())  # doctor's
         plot.addItem(self.findings)
-        self.cursor = pg.InfiniteLine(0, angle=90, movable=True, pen=pg.mkPen("#111", width=2),
-                                      hoverPen=pg.mkPen("#e53935", width=3))
+        self.cursor = pg.InfiniteLine(
+            0,
+            angle=90,
+            movable=True,
+            pen=pg.mkPen("#111", width=2),
+            hoverPen=pg.mkPen("#e53935", width=3),
+        )
         plot.addItem(self.cursor, ignoreBounds=True)  # moving it must not re-run auto-range
         self.cursor.sigPositionChanged.connect(self._cursor_moved)
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._hovered)
         self._cost_view, self.cost_curve = self._cost_axis(plot)
         self.legend = TimelineLegend(
-            plot, KIND_COLORS, [(bit, sym, color, _MARK_WORDS[bit]) for bit, sym, color in _MARKS],
-            pg.mkPen(COST_PEN[0], width=COST_PEN[1]))
+            plot,
+            KIND_COLORS,
+            [(bit, sym, color, _MARK_WORDS[bit]) for bit, sym, color in _MARKS],
+            pg.mkPen(COST_PEN[0], width=COST_PEN[1]),
+        )
         # Cache everything static as pixmaps: moving the cursor then repaints only itself.
-        for item in (*(plot.getAxis(a) for a in ("left", "bottom", "right")),
-                     *self.markers.values(), self.cost_curve.curve):
+        for item in (
+            *(plot.getAxis(a) for a in ("left", "bottom", "right")),
+            *self.markers.values(),
+            self.cost_curve.curve,
+        ):
             item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     # -- construction ---------------------------------------------------------------
     @staticmethod
     def _marker(plot: pg.PlotItem, symbol: str, color: str) -> pg.ScatterPlotItem:
         """One scatter item per marker kind: uniform symbol and brush keep setData vectorised."""
-        item = pg.ScatterPlotItem(size=11, pxMode=True, symbol=symbol,
-                                  brush=pg.mkBrush(color), pen=pg.mkPen(color))
+        item = pg.ScatterPlotItem(
+            size=11, pxMode=True, symbol=symbol, brush=pg.mkBrush(color), pen=pg.mkPen(color)
+        )
         plot.addItem(item)
         return item
 
@@ -127,7 +154,8 @@ class TimelineWidget(pg.PlotWidget):
         curve.setDownsampling(auto=True, method="peak")
         view.addItem(curve)
         plot.getViewBox().sigResized.connect(
-            lambda: view.setGeometry(plot.getViewBox().sceneBoundingRect()))
+            lambda: view.setGeometry(plot.getViewBox().sceneBoundingRect())
+        )
         return view, curve
 
     # -- data -----------------------------------------------------------------------
@@ -140,8 +168,7 @@ class TimelineWidget(pg.PlotWidget):
         tokens = _copy(tl.tokens_in, np.int64) + _copy(tl.tokens_out, np.int64)
         height = np.where(tokens > 0, tokens, _copy(tl.size, np.int64) / 4.0)
         lane = max(float(height.max(initial=1.0)) * LANE, 1.0)
-        self.bars.set_data(height, _copy(tl.kind, np.uint8),
-                           _copy(tl.depth, np.uint16), lane)
+        self.bars.set_data(height, _copy(tl.kind, np.uint8), _copy(tl.depth, np.uint16), lane)
         self._set_markers(tl, height)
         self._set_cost(tl)
         self.cursor.setVisible(n > 0)
@@ -201,8 +228,12 @@ class TimelineWidget(pg.PlotWidget):
         colors = [severity_color(sev) for _, sev in marks]
         brushes = {c: pg.mkBrush(c) for c in set(colors)}
         pens = {c: pg.mkPen(QColor(c).darker(140)) for c in set(colors)}
-        self.findings.setData(x=steps.astype(np.float64), y=heights[steps] + 3 * lift,
-                              brush=[brushes[c] for c in colors], pen=[pens[c] for c in colors])
+        self.findings.setData(
+            x=steps.astype(np.float64),
+            y=heights[steps] + 3 * lift,
+            brush=[brushes[c] for c in colors],
+            pen=[pens[c] for c in colors],
+        )
 
     def _user_ranged(self, *_args: object) -> None:
         self._auto_range = False
@@ -249,5 +280,6 @@ class TimelineWidget(pg.PlotWidget):
         row = self.row_at(scene_pos)
         if row != self._tip_row:  # a payload is decoded once per row, not per mouse move
             self._tip_row = row
-            self.setToolTip("" if row is None or self.timeline is None
-                            else step_tip(self.timeline, row))
+            self.setToolTip(
+                "" if row is None or self.timeline is None else step_tip(self.timeline, row)
+            )

@@ -9,7 +9,8 @@ one does nothing (pyqtgraph's default would hide the item).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -31,30 +32,38 @@ class _Sample(pg.graphicsItems.LegendItem.ItemSample):
 class TimelineLegend:
     """Entries for the kinds and markers present in a timeline, plus the cost line."""
 
-    def __init__(self, plot: pg.PlotItem, kind_colors: dict[str, str],
-                 marks: Sequence[tuple[int, str, str, str]], line_pen: Any) -> None:
+    def __init__(
+        self,
+        plot: pg.PlotItem,
+        kind_colors: dict[str, str],
+        marks: Sequence[tuple[int, str, str, str]],
+        line_pen: Any,
+    ) -> None:
         """``marks``: (flag bit, pyqtgraph symbol, colour, words) per marker kind."""
         self.legend = pg.LegendItem(horSpacing=6, labelTextSize="8pt", sampleType=_Sample)
         # a row of its own under the step axis: never over the bars
         plot.layout.addItem(self.legend, 4, 1)
         self.legend.setVisible(False)
         self._kinds = {k: self._swatch("s", kind_colors[k.split(":")[0]]) for k in KINDS}
-        self._marks = [(bit, self._swatch(symbol, color), words)
-                       for bit, symbol, color, words in marks]
+        self._marks = [
+            (bit, self._swatch(symbol, color), words) for bit, symbol, color, words in marks
+        ]
         self._line = pg.PlotDataItem(pen=line_pen)
         self.entries: tuple[str, ...] = ()
 
     @staticmethod
     def _swatch(symbol: Any, color: str) -> pg.ScatterPlotItem:
-        return pg.ScatterPlotItem(size=10, symbol=symbol, brush=pg.mkBrush(color),
-                                  pen=pg.mkPen(QColor(color).darker(120)))
+        return pg.ScatterPlotItem(
+            size=10, symbol=symbol, brush=pg.mkBrush(color), pen=pg.mkPen(QColor(color).darker(120))
+        )
 
     def update(self, tl: Timeline, line_words: str) -> None:
         """Show the kinds and markers ``tl`` has, and the line as ``line_words``."""
         codes = set(np.unique(np.frombuffer(tl.kind, np.uint8)).tolist()) if len(tl) else set()
         flags = int(np.bitwise_or.reduce(np.frombuffer(tl.flags, np.uint8))) if len(tl) else 0
-        items = [(self._kinds[KINDS[c]], _KIND_WORDS.get(KINDS[c], KINDS[c]))
-                 for c in sorted(codes)]
+        items = [
+            (self._kinds[KINDS[c]], _KIND_WORDS.get(KINDS[c], KINDS[c])) for c in sorted(codes)
+        ]
         items += [(sample, words) for bit, sample, words in self._marks if flags & bit]
         if len(tl):
             items.append((self._line, line_words))

@@ -17,11 +17,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def core(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """``python -m loom_core ARGS`` from the repository root."""
-    return subprocess.run([sys.executable, "-m", "loom_core", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, encoding="utf-8", timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "loom_core", *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+    )
 
 
 def loom(*args: str | Path) -> subprocess.CompletedProcess[str]:
     """loom-harness's own ``loom ARGS`` console script (the reference reader)."""
-    return subprocess.run([str(LOOM), *map(str, args)], capture_output=True, text=True,
-                          encoding="utf-8", timeout=120)
+    return subprocess.run(
+        [str(LOOM), *map(str, args)], capture_output=True, text=True, encoding="utf-8", timeout=120
+    )

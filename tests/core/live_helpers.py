@@ -12,33 +12,61 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from loom_core.live.follow import JournalUpdate
 from loom_core.formats.loader import load
+from loom_core.live.follow import JournalUpdate
 
 
 def header(*episodes: str, model: str = "scripted", system: str = "You test.") -> bytes:
-    return (json.dumps({"type": "header", "version": 1, "model": model, "system": system,
-                        "episodes": list(episodes)}) + "\n").encode()
+    return (
+        json.dumps(
+            {
+                "type": "header",
+                "version": 1,
+                "model": model,
+                "system": system,
+                "episodes": list(episodes),
+            }
+        )
+        + "\n"
+    ).encode()
 
 
 def intent(seq: int, kind: str, depth: int = 0) -> bytes:
-    return (json.dumps({"type": "intent", "seq": seq, "kind": kind, "key": f"{seq:012x}",
-                        "depth": depth}) + "\n").encode()
+    return (
+        json.dumps(
+            {"type": "intent", "seq": seq, "kind": kind, "key": f"{seq:012x}", "depth": depth}
+        )
+        + "\n"
+    ).encode()
 
 
 def effect(seq: int, kind: str, result: Any, depth: int = 0) -> bytes:
-    return (json.dumps({"type": "effect", "seq": seq, "kind": kind, "key": f"{seq:012x}",
-                        "result": result, "depth": depth}) + "\n").encode()
+    return (
+        json.dumps(
+            {
+                "type": "effect",
+                "seq": seq,
+                "kind": kind,
+                "key": f"{seq:012x}",
+                "result": result,
+                "depth": depth,
+            }
+        )
+        + "\n"
+    ).encode()
 
 
 def model_result(text: str, calls: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {"text": text, "tool_calls": [{"id": f"c{i}", "name": n, "input": {}}
-                                         for i, n in enumerate(calls)],
-            "stop_reason": "tool_use" if calls else "end_turn",
-            "usage": {"input_tokens": 10, "output_tokens": 2}}
+    return {
+        "text": text,
+        "tool_calls": [{"id": f"c{i}", "name": n, "input": {}} for i, n in enumerate(calls)],
+        "stop_reason": "tool_use" if calls else "end_turn",
+        "usage": {"input_tokens": 10, "output_tokens": 2},
+    }
 
 
 def tool_pairs(start: int, count: int, name: str = "tick") -> list[bytes]:
@@ -91,11 +119,13 @@ class Mirror:
         except Exception:  # mid-write or missing: not (yet) comparable
             return False
         with self.lock:
-            return (self.entries == [bytes(raw) for raw in doc.entries]
-                    and self.unfinished == [(u.seq, u.kind, u.depth) for u in doc.unfinished]
-                    and self.header is not None
-                    and self.header.get("episodes") == doc.episodes
-                    and self.header.get("model") == doc.header.model)
+            return (
+                self.entries == [bytes(raw) for raw in doc.entries]
+                and self.unfinished == [(u.seq, u.kind, u.depth) for u in doc.unfinished]
+                and self.header is not None
+                and self.header.get("episodes") == doc.episodes
+                and self.header.get("model") == doc.header.model
+            )
 
 
 def wait_until(condition: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
@@ -128,8 +158,9 @@ class WriterThread:
             self._steps.append(step)
             target = self._done + len(self._steps)
             self._ready.notify_all()
-            if not self._ready.wait_for(lambda: self._done >= target or self._error is not None,
-                                        timeout):
+            if not self._ready.wait_for(
+                lambda: self._done >= target or self._error is not None, timeout
+            ):
                 raise AssertionError("writer step timed out")
         if self._error is not None:
             raise self._error

@@ -20,7 +20,9 @@ GUI_PREFIXES = ("PySide6", "shiboken6", "pyqtgraph", "PyQt")
 PACKAGE = Path(loom_core.__file__).parent
 SAMPLE = PACKAGE.parent / "resources" / "sample.loom.json"
 
-PROBE = f"GUI_PREFIXES = {GUI_PREFIXES!r}\n" + """
+PROBE = (
+    f"GUI_PREFIXES = {GUI_PREFIXES!r}\n"
+    + """
 import contextlib, importlib, io, json, pkgutil, sys
 import loom_core
 from loom_core.cli.entry import main
@@ -35,17 +37,27 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
 gui = sorted(m for m in sys.modules if m.split(".")[0].startswith(GUI_PREFIXES))
 print(json.dumps({"imported": names, "codes": codes, "gui": gui}))
 """
+)
 
 
 def test_no_gui_module_is_imported(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-c", PROBE, str(SAMPLE), str(tmp_path / "o.json")],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, str(SAMPLE), str(tmp_path / "o.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["gui"] == []
     assert report["codes"] == [0, 0, 0, 0]
-    files = [p for p in PACKAGE.rglob("*.py")
-             if p.stem != "__main__" and p != PACKAGE / "__init__.py"]
-    on_disk = {".".join(("loom_core", *p.relative_to(PACKAGE).with_suffix("").parts))
-               .removesuffix(".__init__") for p in files}
+    files = [
+        p for p in PACKAGE.rglob("*.py") if p.stem != "__main__" and p != PACKAGE / "__init__.py"
+    ]
+    on_disk = {
+        ".".join(("loom_core", *p.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(
+            ".__init__"
+        )
+        for p in files
+    }
     assert on_disk <= set(report["imported"])  # every module was really imported

@@ -15,8 +15,11 @@ _COMMAND = re.compile(r"python -m loom_core (\w[\w-]*)")
 
 def test_readme_says_where_the_commands_run_before_the_first_one() -> None:
     text = README.read_text(encoding="utf-8")
-    first = min(m.start() for m in re.finditer(r"```sh\n(.*?)```", text, re.DOTALL)
-                if "python -m loom_core" in m.group(1))
+    first = min(
+        m.start()
+        for m in re.finditer(r"```sh\n(.*?)```", text, re.DOTALL)
+        if "python -m loom_core" in m.group(1)
+    )
     before = text[:first]
     assert ". .venv/bin/activate" in before and ".venv/bin/python -m loom_core" in before
 
@@ -30,6 +33,11 @@ def test_every_readme_command_exists_and_runs_through_the_venv_python() -> None:
     example = re.search(r"`(\.venv/bin/python -m loom_core summary [^`]+)`", text)
     assert example is not None
     args = example.group(1).split()[3:]  # what follows "python -m loom_core"
-    done = subprocess.run([sys.executable, "-m", "loom_core", *args], capture_output=True, text=True,
-                          cwd=README.parent, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "loom_core", *args],
+        capture_output=True,
+        text=True,
+        cwd=README.parent,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr

@@ -7,16 +7,16 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("PYQTGRAPH_QT_LIB", "PySide6")
 
+from collections.abc import Iterator  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Iterator  # noqa: E402
 
 import pytest  # noqa: E402
 
 import loom_desktop  # noqa: E402,F401
 from loom_desktop.app import LoomApplication  # noqa: E402
+from loom_desktop.infra.workers import wait_for_pool  # noqa: E402
 from loom_desktop.main_window import MainWindow  # noqa: E402
 from loom_desktop.resources import sample_trace  # noqa: E402
-from loom_desktop.infra.workers import wait_for_pool  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -61,8 +61,7 @@ def open_and_wait(qtbot):
 
     def run(window: MainWindow, path: Path | str):
         view = window.open_path(str(path))
-        qtbot.waitUntil(lambda: view.complete and view.timeline_widget is not None,
-                        timeout=20_000)
+        qtbot.waitUntil(lambda: view.complete and view.timeline_widget is not None, timeout=20_000)
         return view
 
     return run

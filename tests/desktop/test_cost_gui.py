@@ -13,17 +13,16 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from loom_core.views import price_file, pricing
 from loom_core.diff import compare
 from loom_core.formats.loader import load
 from loom_core.formats.save import save_dict
+from loom_core.views import price_file, pricing
 from loom_core.views.timeline import K_MODEL, build_timeline
-from loom_desktop.main_window import MainWindow
-from loom_desktop.features.compare.model import COL_D_COST, CompareModel, signed_cost
 from loom_desktop.document.step_list_model import COL_COST
+from loom_desktop.features.compare.model import COL_D_COST, CompareModel, signed_cost
+from loom_desktop.main_window import MainWindow
 from loom_desktop.widgets.seq_axis import step_tip
 from loom_desktop.widgets.timeline import EMPTY_SPAN, TimelineWidget
-
 from tests.core.diff.tracegen import model, write
 from tests.core.views.test_cost_views import ANTHROPIC_USAGE, harness_run
 
@@ -33,8 +32,9 @@ def cached_run(tmp_path: Path) -> Path:
     return write(tmp_path / "cached.loom.json", harness_run())
 
 
-def test_a_step_has_one_cost_everywhere(qtbot, open_and_wait, window: MainWindow,
-                                        cached_run: Path, tmp_path: Path) -> None:
+def test_a_step_has_one_cost_everywhere(
+    qtbot, open_and_wait, window: MainWindow, cached_run: Path, tmp_path: Path
+) -> None:
     view = open_and_wait(window, cached_run)
     tl = view.session.timeline
     step = tl.step_of_effect[0]  # the call with cache writes and reads
@@ -57,11 +57,13 @@ def test_a_step_has_one_cost_everywhere(qtbot, open_and_wait, window: MainWindow
     m.set_diff(compare(load(cached_run), other.doc))
     row = next(r for r in range(m.rowCount()) if m.diff.rows[r].a == 0)
     assert m.index(row, COL_D_COST).data() == signed_cost(
-        other.cost[other.step_of_effect[0]] - ANTHROPIC_USAGE[0][1])
+        other.cost[other.step_of_effect[0]] - ANTHROPIC_USAGE[0][1]
+    )
 
 
-def test_an_offline_run_says_it_costs_nothing(qtbot, open_and_wait, window: MainWindow,
-                                              tmp_path: Path) -> None:
+def test_an_offline_run_says_it_costs_nothing(
+    qtbot, open_and_wait, window: MainWindow, tmp_path: Path
+) -> None:
     path = write(tmp_path / "scripted.loom.json", harness_run(), model_id="scripted")
     view = open_and_wait(window, path)
     tl = view.session.timeline
@@ -72,8 +74,9 @@ def test_an_offline_run_says_it_costs_nothing(qtbot, open_and_wait, window: Main
     assert window.status_labels["cost"].text() == "cost $0 / $0 offline"
 
 
-def test_a_malformed_price_file_is_shown_in_a_dialog(qtbot, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_malformed_price_file_is_shown_in_a_dialog(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bad = tmp_path / "prices.json"
     bad.write_text('{"my-model": [1]}')
     monkeypatch.setenv(price_file.OVERRIDE_ENV, str(bad))
@@ -110,16 +113,18 @@ def test_timeline_legend_and_plain_usd_axis(qtbot, tmp_path: Path) -> None:
     w.set_timeline(build_timeline(load(tmp_path / "s.loom.json")))
     w.show()
     qtbot.waitExposed(w)
-    assert {"model", "tool", "prompt", "shield decision", "blocked call",
-            "cumulative cost"} <= set(w.legend.entries)
+    assert {"model", "tool", "prompt", "shield decision", "blocked call", "cumulative cost"} <= set(
+        w.legend.entries
+    )
     assert w.legend.legend.isVisible()
     left, _bottom, right = _axes(w)
     assert right.labelText == "cost (USD)" and right.labelUnits == ""
     for axis in (left, right):  # the sample costs cents: no "m$", no "x0.001"
         assert axis.autoSIPrefixScale == 1.0 and axis.labelUnitPrefix == ""
     # an unknown price: the line is tokens, and the legend says so
-    w.set_timeline(build_timeline(load(write(tmp_path / "u.loom.json",
-                                             [model("hi", [], 100, 10)], "my-llm"))))
+    w.set_timeline(
+        build_timeline(load(write(tmp_path / "u.loom.json", [model("hi", [], 100, 10)], "my-llm")))
+    )
     assert right.labelText == "tokens (no price)"
     assert "cumulative tokens (cost unknown)" in w.legend.entries
 
@@ -130,9 +135,23 @@ def test_empty_and_one_step_timelines_have_a_sane_range(qtbot, tmp_path: Path) -
     w.resize(900, 240)
     w.show()
     empty = tmp_path / "e.loom.json"
-    save_dict({"version": 2, "model": "claude-sonnet-4-5", "system": "", "prompt": "",
-               "episodes": [], "output": "", "truncated": False, "paused": False,
-               "pending": None, "pending_depth": 0, "stop_reason": "", "log": []}, empty)
+    save_dict(
+        {
+            "version": 2,
+            "model": "claude-sonnet-4-5",
+            "system": "",
+            "prompt": "",
+            "episodes": [],
+            "output": "",
+            "truncated": False,
+            "paused": False,
+            "pending": None,
+            "pending_depth": 0,
+            "stop_reason": "",
+            "log": [],
+        },
+        empty,
+    )
     w.set_timeline(build_timeline(load(empty)))
     assert not len(w.timeline)
     (x0, x1), (y0, y1) = w.getPlotItem().getViewBox().viewRange()
@@ -152,8 +171,7 @@ def test_empty_and_one_step_timelines_have_a_sane_range(qtbot, tmp_path: Path) -
     assert right.autoSIPrefixScale == 1.0  # $0.00045: no "µ$" either
 
 
-def test_a_timeline_that_starts_empty_shows_its_bars_once_they_come(qtbot,
-                                                                    tmp_path: Path) -> None:
+def test_a_timeline_that_starts_empty_shows_its_bars_once_they_come(qtbot, tmp_path: Path) -> None:
     """A live run starts with no step; its first bars (and the markers above them) must
     not be cut at the empty timeline's fixed height."""
     w = TimelineWidget()
@@ -161,11 +179,24 @@ def test_a_timeline_that_starts_empty_shows_its_bars_once_they_come(qtbot,
     w.resize(900, 240)
     w.show()
     empty = tmp_path / "e.loom.json"
-    save_dict({"version": 2, "model": "claude-sonnet-4-5", "system": "", "prompt": "",
-               "episodes": [], "output": "", "truncated": False, "paused": False,
-               "pending": None, "pending_depth": 0, "stop_reason": "", "log": []}, empty)
+    save_dict(
+        {
+            "version": 2,
+            "model": "claude-sonnet-4-5",
+            "system": "",
+            "prompt": "",
+            "episodes": [],
+            "output": "",
+            "truncated": False,
+            "paused": False,
+            "pending": None,
+            "pending_depth": 0,
+            "stop_reason": "",
+            "log": [],
+        },
+        empty,
+    )
     w.set_timeline(build_timeline(load(empty)))
     grown = write(tmp_path / "grown.loom.json", [model("hi", [], 5000, 700)])
     w.set_timeline(build_timeline(load(grown)))
-    qtbot.waitUntil(lambda: w.getPlotItem().getViewBox().viewRange()[1][1] >= 5700,
-                    timeout=5_000)
+    qtbot.waitUntil(lambda: w.getPlotItem().getViewBox().viewRange()[1][1] >= 5700, timeout=5_000)

@@ -19,8 +19,8 @@ from loom_core.views.timeline import Timeline, build_timeline
 from loom_desktop.document.context_html import WRONG_TYPE, ViewState, step_html
 from loom_desktop.main_window import MainWindow
 from tests.core.fuzz.strategies import mutated
-from tests.core.fuzz.test_fuzz import FUZZ, REGRESSIONS
 from tests.core.fuzz.surfaces import exercise
+from tests.core.fuzz.test_fuzz import FUZZ, REGRESSIONS
 
 H = b'{"version": 2, "log": []'
 BAD = {  # family -> (content, words the dialog must show)
@@ -45,8 +45,9 @@ def _render_all(path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("family", sorted(BAD))
-def test_a_bad_file_gives_the_dialog(qtbot, window: MainWindow, tmp_path: Path,
-                                     family: str) -> None:
+def test_a_bad_file_gives_the_dialog(
+    qtbot, window: MainWindow, tmp_path: Path, family: str
+) -> None:
     content, words = BAD[family]
     path = tmp_path / f"{family}.loom.json"
     path.write_bytes(content)
@@ -58,13 +59,30 @@ def test_a_bad_file_gives_the_dialog(qtbot, window: MainWindow, tmp_path: Path,
     assert window.tabs.count() == 0
 
 
-def test_wrongly_typed_values_open_and_are_marked(qtbot, window: MainWindow, open_and_wait,
-                                                  tmp_path: Path) -> None:
+def test_wrongly_typed_values_open_and_are_marked(
+    qtbot, window: MainWindow, open_and_wait, tmp_path: Path
+) -> None:
     path = tmp_path / "typed.loom.json"
-    path.write_text(json.dumps({"version": 2, "episodes": ["hi"], "log": [
-        {"seq": 0, "kind": "model", "result": {"text": True, "tool_calls": 5}},
-        {"seq": 1, "kind": "model", "result": {"text": "t", "tool_calls": [
-            {"id": "a", "name": ["x"], "input": {}}]}, "meta": {"tools": 5}}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "version": 2,
+                "episodes": ["hi"],
+                "log": [
+                    {"seq": 0, "kind": "model", "result": {"text": True, "tool_calls": 5}},
+                    {
+                        "seq": 1,
+                        "kind": "model",
+                        "result": {
+                            "text": "t",
+                            "tool_calls": [{"id": "a", "name": ["x"], "input": {}}],
+                        },
+                        "meta": {"tools": 5},
+                    },
+                ],
+            }
+        )
+    )
     view = open_and_wait(window, path)
     assert view.doc is not None and len(view.doc.effects) == 2 and not window.failures
     label = window.status_labels["format"]  # the status bar marks them, the tooltip names them
@@ -82,6 +100,7 @@ def test_kept_regressions_render(path: Path, tmp_path: Path) -> None:
 
 @FUZZ
 @given(mutated("types"))
-def test_context_html_takes_any_value(tmp_path_factory: pytest.TempPathFactory,
-                                      data: bytes) -> None:
+def test_context_html_takes_any_value(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
     exercise(data, tmp_path_factory.mktemp("html"), cli=False, render=_render)

@@ -4,24 +4,26 @@ are all on screen, also with a larger UI font."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
-from loom_desktop.main_window import MainWindow
 from loom_desktop.document.step_list_model import COL_COST, COL_TOKENS
 from loom_desktop.features.proxy.manager import ProxyInfoDock
+from loom_desktop.main_window import MainWindow
 from tests.core.proxy.test_control_client import _free_port
 
 
 def _inside(widget: QWidget, window: MainWindow) -> bool:
     """The whole widget lies inside the window, and is as wide as its text needs."""
     top_left = widget.mapTo(window, widget.rect().topLeft())
-    return (window.rect().contains(QRect(top_left, widget.size()))
-            and widget.width() >= widget.sizeHint().width())
+    return (
+        window.rect().contains(QRect(top_left, widget.size()))
+        and widget.width() >= widget.sizeHint().width()
+    )
 
 
 @pytest.fixture
@@ -37,14 +39,20 @@ def big_font(qapp) -> Iterator[None]:
 
 @pytest.mark.parametrize("size", [(1000, 700), (800, 600)])
 def test_panels_neither_grow_the_window_nor_squeeze_the_step_list(
-        qtbot, open_and_wait, window: MainWindow, sample: Path, size: tuple[int, int]) -> None:
+    qtbot, open_and_wait, window: MainWindow, sample: Path, size: tuple[int, int]
+) -> None:
     window.resize(*size)
     view = open_and_wait(window, sample)
     panel = window.attach_proxy(_free_port())  # its long "no proxy answering" error, too
     second = window.attach_proxy(_free_port())  # a second proxy's queue
     qtbot.waitUntil(lambda: "no proxy answering" in panel.status.text(), timeout=10_000)
-    info = {"host": "127.0.0.1", "port": 1, "url": "http://127.0.0.1:1",
-            "target": "https://api.anthropic.com", "save": "/somewhere/session.loom.json"}
+    info = {
+        "host": "127.0.0.1",
+        "port": 1,
+        "url": "http://127.0.0.1:1",
+        "target": "https://api.anthropic.com",
+        "save": "/somewhere/session.loom.json",
+    }
     proxy_dock = ProxyInfoDock(info, "anthropic", window)  # what Proxy ▸ Start adds at the bottom
     window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, proxy_dock)
     window.doctor.toggleViewAction().trigger()  # View ▸ Doctor, beside the proxy's panel
@@ -68,8 +76,9 @@ def test_panels_neither_grow_the_window_nor_squeeze_the_step_list(
             connection.stop()
 
 
-def test_status_bar_tokens_and_cost_fit_at_1000x700(qtbot, big_font, open_and_wait, window: MainWindow,
-                                                    sample: Path) -> None:
+def test_status_bar_tokens_and_cost_fit_at_1000x700(
+    qtbot, big_font, open_and_wait, window: MainWindow, sample: Path
+) -> None:
     window.resize(1000, 700)
     view = open_and_wait(window, sample)
     qtbot.waitUntil(lambda: view.checksum == "valid", timeout=20_000)
@@ -85,8 +94,9 @@ def test_status_bar_tokens_and_cost_fit_at_1000x700(qtbot, big_font, open_and_wa
     assert "MISMATCH" in labels["checksum"].text() and "modified" in labels["checksum"].toolTip()
 
 
-def test_held_call_message_fits_beside_the_status_figures(qtbot, open_and_wait, window: MainWindow,
-                                                          sample: Path) -> None:
+def test_held_call_message_fits_beside_the_status_figures(
+    qtbot, open_and_wait, window: MainWindow, sample: Path
+) -> None:
     window.resize(1000, 700)
     view = open_and_wait(window, sample)
     qtbot.waitUntil(lambda: view.checksum == "valid", timeout=20_000)

@@ -12,8 +12,9 @@ from loom_core.views.timeline import F_DENIED, F_ERROR, K_MODEL
 from loom_desktop.main_window import MainWindow
 
 
-
-def test_opens_sample_and_shows_status(qtbot, open_and_wait, window: MainWindow, sample: Path) -> None:
+def test_opens_sample_and_shows_status(
+    qtbot, open_and_wait, window: MainWindow, sample: Path
+) -> None:
     view = open_and_wait(window, sample)
     tl = view.session.timeline
     assert view.model.rowCount() == len(tl) == 30
@@ -57,7 +58,9 @@ def test_space_plays_and_pauses(qtbot, open_and_wait, window: MainWindow, sample
     assert not view.play_timer.isActive()
 
 
-def test_filter_by_kind_tool_and_text(qtbot, open_and_wait, window: MainWindow, sample: Path) -> None:
+def test_filter_by_kind_tool_and_text(
+    qtbot, open_and_wait, window: MainWindow, sample: Path
+) -> None:
     view = open_and_wait(window, sample)
     qtbot.keyClicks(view.filter_box, "is:error")
     qtbot.waitUntil(lambda: view.model.rows is not None, timeout=5000)
@@ -75,20 +78,25 @@ def test_filter_by_kind_tool_and_text(qtbot, open_and_wait, window: MainWindow, 
     assert view.model.rowCount() == len(tl) and view.filter_note.isHidden()
 
 
-def test_filter_says_what_is_wrong_and_when_nothing_matches(qtbot, open_and_wait, window: MainWindow,
-                                                            sample: Path) -> None:
+def test_filter_says_what_is_wrong_and_when_nothing_matches(
+    qtbot, open_and_wait, window: MainWindow, sample: Path
+) -> None:
     view = open_and_wait(window, sample)
     note = view.filter_note
     view.filter_box.setText("kind:modle")
     qtbot.waitUntil(lambda: note.isVisible(), timeout=5000)
     assert view.model.rowCount() == 0  # not every step, as if the typo were not there
-    assert "modle" in note.text() and "model, tool" in note.text() and "#c62828" in note.styleSheet()
+    assert (
+        "modle" in note.text() and "model, tool" in note.text() and "#c62828" in note.styleSheet()
+    )
     view.filter_box.setText("no such text anywhere")
     qtbot.waitUntil(lambda: "no step matches “no such text anywhere”" in note.text(), timeout=5000)
     assert view.model.rowCount() == 0
 
 
-def test_context_view_shows_frame_delta_and_tool_result(qtbot, open_and_wait, window: MainWindow, sample: Path) -> None:
+def test_context_view_shows_frame_delta_and_tool_result(
+    qtbot, open_and_wait, window: MainWindow, sample: Path
+) -> None:
     view = open_and_wait(window, sample)
     tl = view.session.timeline
     denied = next(s for s in range(len(tl)) if tl.flags[s] & F_DENIED)
@@ -111,8 +119,9 @@ def test_context_view_shows_frame_delta_and_tool_result(qtbot, open_and_wait, wi
     assert raw["kind"] == "tool:run_tests" and raw["result"].startswith("ERROR:")
 
 
-def test_bad_file_gives_dialog_and_other_tabs_keep_working(qtbot, open_and_wait, window: MainWindow, sample: Path,
-                                                          tmp_path: Path) -> None:
+def test_bad_file_gives_dialog_and_other_tabs_keep_working(
+    qtbot, open_and_wait, window: MainWindow, sample: Path, tmp_path: Path
+) -> None:
     good = open_and_wait(window, sample)
     bad = tmp_path / "broken.loom.json"
     bad.write_text('{"version": 2, "log": [')
@@ -142,7 +151,8 @@ def test_recent_files_and_geometry_persist(qtbot, open_and_wait, sample: Path) -
 
 
 def test_enter_goes_from_the_filter_to_the_first_match_and_escape_clears(
-        qtbot, open_and_wait, window: MainWindow, sample: Path) -> None:
+    qtbot, open_and_wait, window: MainWindow, sample: Path
+) -> None:
     view = open_and_wait(window, sample)
     window.activateWindow()
     view.filter_box.setFocus()

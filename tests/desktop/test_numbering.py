@@ -16,8 +16,8 @@ from loom_core.views.steps import step_of_seq
 from loom_core.views.timeline import F_BLOCKED, F_ERROR, F_SHIELD, build_timeline
 from loom_desktop.__main__ import screenshot
 from loom_desktop.document.context_html import ViewState, step_html
-from loom_desktop.main_window import MainWindow
 from loom_desktop.document.step_list_model import COL_STEP, StepListModel
+from loom_desktop.main_window import MainWindow
 from loom_desktop.widgets.timeline import TimelineWidget
 
 REVIEWER_CALL = 14  # the sample's delegation to the reviewer: list row 15 (after the prompt)
@@ -34,8 +34,9 @@ def test_step_list_numbers_steps_by_seq_and_prompts_not_at_all(sample: Path) -> 
     assert [n for n in numbers if n] == [str(e.seq) for e in tl.doc.effects]
 
 
-def test_status_bar_and_context_header_name_the_seq(open_and_wait, window: MainWindow,
-                                                    sample: Path) -> None:
+def test_status_bar_and_context_header_name_the_seq(
+    open_and_wait, window: MainWindow, sample: Path
+) -> None:
     view = open_and_wait(window, sample)
     tl = view.session.timeline
     view.session.set_step(step_of_seq(tl, REVIEWER_CALL))
@@ -76,14 +77,14 @@ def test_timeline_axis_labels_seqs_at_their_steps_rows(qtbot, sample: Path) -> N
     at = view.mapViewToScene(QPointF(float(step_of_seq(tl, REVIEWER_CALL)), 100.0))
     widget._hovered(at)
     cost = tl.cost_text(step_of_seq(tl, REVIEWER_CALL))  # the step list's words for it
-    assert widget.toolTip().startswith(f"step {REVIEWER_CALL} · model · 3,337 tokens · {cost}\n"
-                                       "calls reviewer")
+    assert widget.toolTip().startswith(
+        f"step {REVIEWER_CALL} · model · 3,337 tokens · {cost}\ncalls reviewer"
+    )
     widget._hovered(view.mapViewToScene(QPointF(24.0, 10.0)))
     assert widget.toolTip().startswith("user prompt · episode\nThanks.")
 
 
-def test_screenshot_step_is_a_seq(window: MainWindow, sample: Path, tmp_path: Path,
-                                  capsys) -> None:
+def test_screenshot_step_is_a_seq(window: MainWindow, sample: Path, tmp_path: Path, capsys) -> None:
     assert screenshot(window, [str(sample)], str(tmp_path / "a.png"), FOLLOW_UP, "900x600") == 0
     view = window.current()
     assert view.session.step == 25 and view.session.timeline.effect_of[25] == FOLLOW_UP
@@ -98,8 +99,19 @@ def test_timeline_axis_of_a_log_with_odd_seqs(qtbot, tmp_path: Path) -> None:
     import json
 
     path = tmp_path / "odd.loom.json"
-    path.write_text(json.dumps({"prompt": "p", "output": "", "log": [
-        {"seq": 2, "kind": "model"}, {"seq": None, "kind": "model"}, {"seq": 0, "kind": "model"}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "prompt": "p",
+                "output": "",
+                "log": [
+                    {"seq": 2, "kind": "model"},
+                    {"seq": None, "kind": "model"},
+                    {"seq": 0, "kind": "model"},
+                ],
+            }
+        )
+    )
     tl = build_timeline(load(path))
     widget = TimelineWidget()
     qtbot.addWidget(widget)
@@ -112,10 +124,9 @@ def test_timeline_axis_of_a_log_with_odd_seqs(qtbot, tmp_path: Path) -> None:
 
 def test_doctor_column_names_steps_by_seq_and_a_prompt_as_a_prompt(tmp_path: Path) -> None:
     """The panel's Step column says what ``doctor`` says: the seq, or the user prompt."""
-    from loom_core.doctor import checkup
     from loom_core.cli.doctor import where
+    from loom_core.doctor import checkup
     from loom_desktop.features.doctor.findings_model import F_STEP, FindingsModel, locate
-
     from tests.core.doctor.traces import WORDS, Trace
 
     text = " ".join(WORDS[:8])

@@ -13,8 +13,8 @@ import pytest
 import shiboken6
 from PySide6.QtWidgets import QFileDialog
 
-from loom_core.live.live_status import FINISHED
 from loom_core.formats.loader import load
+from loom_core.live.live_status import FINISHED
 from loom_desktop.dialogs import watch_file_dialog
 from loom_desktop.main_window import MainWindow
 from tests.core.clis import core
@@ -22,8 +22,9 @@ from tests.core.live_helpers import effect, header, model_result
 
 
 @pytest.mark.parametrize("content", [b"", b"  \n\n"])
-def test_an_empty_trace_opened_is_an_error_dialog(qtbot, window: MainWindow, tmp_path: Path,
-                                                  content: bytes) -> None:
+def test_an_empty_trace_opened_is_an_error_dialog(
+    qtbot, window: MainWindow, tmp_path: Path, content: bytes
+) -> None:
     path = tmp_path / "run.loom.json"
     path.write_bytes(content)
     view = window.open_path(str(path))
@@ -36,7 +37,8 @@ def test_an_empty_trace_opened_is_an_error_dialog(qtbot, window: MainWindow, tmp
 
 
 def test_an_empty_file_is_followed_when_watched_or_named_like_a_journal(
-        qtbot, window: MainWindow, tmp_path: Path) -> None:
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     trace, journal = tmp_path / "run.loom.json", tmp_path / "run.journal.jsonl"
     trace.write_bytes(b"")
     journal.write_bytes(b"")  # a proxy's journal starts empty
@@ -47,10 +49,20 @@ def test_an_empty_file_is_followed_when_watched_or_named_like_a_journal(
     assert not window.failures
 
 
-@pytest.mark.parametrize("command", [["summary"], ["summary", "--json"], ["doctor"],
-                                     ["checksum"], ["steps"], ["convert", "-o", "{out}"]])
-def test_cli_commands_on_an_empty_file_exit_2_with_one_line(tmp_path: Path,
-                                                            command: list[str]) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["summary"],
+        ["summary", "--json"],
+        ["doctor"],
+        ["checksum"],
+        ["steps"],
+        ["convert", "-o", "{out}"],
+    ],
+)
+def test_cli_commands_on_an_empty_file_exit_2_with_one_line(
+    tmp_path: Path, command: list[str]
+) -> None:
     path, out = tmp_path / "run.loom.json", tmp_path / "out.loom.json"
     path.write_bytes(b"")
     done = core(*[c.format(out=out) for c in command], path)
@@ -67,9 +79,9 @@ def test_the_watch_dialog_opens_and_says_watch(qtbot) -> None:
     assert dialog.labelText(QFileDialog.DialogLabel.Accept) == "Watch"
 
 
-def test_save_as_trace_says_where_and_a_failure_says_why(qtbot, window: MainWindow,
-                                                         tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_save_as_trace_says_where_and_a_failure_says_why(
+    qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "run.jsonl"
     path.write_bytes(header("go") + effect(0, "model", model_result("done")))
     view = window.open_path(str(path))

@@ -12,14 +12,20 @@ from loom_desktop.app import LoomApplication
 from loom_desktop.main_window import MainWindow
 
 
-def test_drop_opens_each_file_as_a_tab(qtbot, window: MainWindow, sample: Path,
-                                       tmp_path: Path) -> None:
+def test_drop_opens_each_file_as_a_tab(
+    qtbot, window: MainWindow, sample: Path, tmp_path: Path
+) -> None:
     other = tmp_path / "copy.loom.json"
     shutil.copy(sample, other)
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(sample)), QUrl.fromLocalFile(str(other))])
-    event = QDropEvent(QPointF(100, 100), Qt.DropAction.CopyAction, mime,
-                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    event = QDropEvent(
+        QPointF(100, 100),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     window.dropEvent(event)
     assert window.tabs.count() == 2
     assert [window.tabs.tabText(i) for i in range(2)] == ["sample.loom.json", "copy.loom.json"]
@@ -56,8 +62,9 @@ def test_file_open_event_is_queued_until_listening(qapp, sample: Path) -> None:
         qapp.open_requested.disconnect(opened.append)
 
 
-def test_timeline_click_and_row_selection_move_the_session(qtbot, open_and_wait, window: MainWindow,
-                                                           sample: Path) -> None:
+def test_timeline_click_and_row_selection_move_the_session(
+    qtbot, open_and_wait, window: MainWindow, sample: Path
+) -> None:
     view = open_and_wait(window, sample)
     view.timeline_widget.step_requested.emit(7)
     assert view.session.step == 7 and view.table.currentIndex().row() == 7

@@ -38,6 +38,7 @@ SPEC = PACKAGING / "loom-desktop.spec"
 
 # -- generated files ----------------------------------------------------------------------------
 
+
 def test_packaging_files_are_generated_from_the_description() -> None:
     assert generate.stale() == [], "run: python -m loom_desktop.integration.generate"
 
@@ -54,8 +55,11 @@ def test_info_plist_declares_an_exported_uti_we_view() -> None:
     assert exported["UTTypeIdentifier"] == TRACE.uti
     assert exported["UTTypeConformsTo"] == ["public.json"]
     assert exported["UTTypeTagSpecification"]["public.filename-extension"] == ["loom.json"]
-    assert all(d["LSHandlerRank"] == "Alternate" for d in plist["CFBundleDocumentTypes"]
-               if "public.json" in d["LSItemContentTypes"]), "plain JSON is offered, not claimed"
+    assert all(
+        d["LSHandlerRank"] == "Alternate"
+        for d in plist["CFBundleDocumentTypes"]
+        if "public.json" in d["LSItemContentTypes"]
+    ), "plain JSON is offered, not claimed"
     assert (ICONS / plist["CFBundleIconFile"]).is_file()
 
 
@@ -98,18 +102,26 @@ def test_windows_registration_is_per_user_and_does_not_steal_json() -> None:
 
 def test_inno_setup_installs_per_user_and_registers() -> None:
     text = (PACKAGING / "windows" / "loom-desktop.iss").read_text()
-    for line in ("PrivilegesRequired=lowest", "ChangesAssociations=yes", f"AppVersion={__version__}"):
+    for line in (
+        "PrivilegesRequired=lowest",
+        "ChangesAssociations=yes",
+        f"AppVersion={__version__}",
+    ):
         assert line in text.splitlines()
     registry = [ln for ln in text.splitlines() if ln.startswith("Root:")]
-    assert registry and all(ln.startswith("Root: HKCU; Subkey: \"Software\\Classes\\")
-                            for ln in registry)
-    assert any('shell\\open\\command"' in ln and '"""{app}\\loom-desktop.exe"" ""%1"""' in ln
-               for ln in registry)
+    assert registry and all(
+        ln.startswith('Root: HKCU; Subkey: "Software\\Classes\\') for ln in registry
+    )
+    assert any(
+        'shell\\open\\command"' in ln and '"""{app}\\loom-desktop.exe"" ""%1"""' in ln
+        for ln in registry
+    )
     assert any(".json\\OpenWithProgids" in ln and "uninsdeletevalue" in ln for ln in registry)
     assert (REPO / "resources" / "icons" / "loom-desktop.ico").is_file()
 
 
 # -- the icon and About -------------------------------------------------------------------------
+
 
 def test_icons_are_rendered_from_the_svg(qapp: LoomApplication) -> None:
     for size in ICON_SIZES:
@@ -118,11 +130,16 @@ def test_icons_are_rendered_from_the_svg(qapp: LoomApplication) -> None:
         assert image.hasAlphaChannel() and image.pixelColor(0, 0).alpha() == 0  # rounded corner
     fresh = QImage.fromData(render_png(ICONS / "loom-desktop.svg", 48))
     committed = QImage(str(ICONS / png_name(48)))
-    diff = sum(abs(fresh.pixelColor(x, y).value() - committed.pixelColor(x, y).value())
-               for x in range(48) for y in range(48)) / (48 * 48)
+    diff = sum(
+        abs(fresh.pixelColor(x, y).value() - committed.pixelColor(x, y).value())
+        for x in range(48)
+        for y in range(48)
+    ) / (48 * 48)
     assert diff < 2, "resources/icons is stale: python -m loom_desktop.integration.icons"
-    for name, sizes in (("loom-desktop.ico", ICO_SIZES),
-                        ("loom-desktop.icns", tuple(s for _k, s in ICNS_TYPES))):
+    for name, sizes in (
+        ("loom-desktop.ico", ICO_SIZES),
+        ("loom-desktop.icns", tuple(s for _k, s in ICNS_TYPES)),
+    ):
         reader = QImageReader(str(ICONS / name))
         assert reader.imageCount() == len(sizes), name
 
@@ -145,6 +162,7 @@ def test_app_and_about_show_the_icon_and_version(qtbot, qapp: LoomApplication) -
 
 # -- the frozen app -----------------------------------------------------------------------------
 
+
 def _spec_list(name: str) -> list[str]:
     for node in ast.parse(SPEC.read_text()).body:
         if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == name:
@@ -154,15 +172,25 @@ def _spec_list(name: str) -> list[str]:
 
 def test_spec_excludes_unused_qt_but_keeps_what_we_use() -> None:
     excluded = set(_spec_list("QT_UNUSED"))
-    for module in ("QtQml", "QtQuick", "QtWebEngineCore", "QtWebEngineWidgets", "QtDesigner",
-                   "QtTest"):
+    for module in (
+        "QtQml",
+        "QtQuick",
+        "QtWebEngineCore",
+        "QtWebEngineWidgets",
+        "QtDesigner",
+        "QtTest",
+    ):
         assert f"PySide6.{module}" in excluded
     for module in ("QtCore", "QtGui", "QtWidgets", "QtNetwork", "QtOpenGL", "QtOpenGLWidgets"):
         assert f"PySide6.{module}" not in excluded
-    ours = {m.group(1) for path in [*REPO.glob("loom_desktop/**/*.py"), *REPO.glob("loom_core/*.py")]
-            for m in re.finditer(r"PySide6\.(Qt\w+)", path.read_text())}
-    assert not {f"PySide6.{m}" for m in ours} & excluded - {"PySide6.QtSvg"}, \
+    ours = {
+        m.group(1)
+        for path in [*REPO.glob("loom_desktop/**/*.py"), *REPO.glob("loom_core/*.py")]
+        for m in re.finditer(r"PySide6\.(Qt\w+)", path.read_text())
+    }
+    assert not {f"PySide6.{m}" for m in ours} & excluded - {"PySide6.QtSvg"}, (
         "only the development-time icon renderer may use an excluded module (QtSvg)"
+    )
 
 
 BLOCKER = """
@@ -181,9 +209,13 @@ def test_app_runs_without_the_excluded_modules(tmp_path: Path, sample: Path) -> 
     """What the bundle leaves out, the app must not need: block it and take a screenshot."""
     code = f"BLOCKED = {set(_spec_list('QT_UNUSED'))!r}\n" + BLOCKER
     out = tmp_path / "blocked.png"
-    proc = subprocess.run([sys.executable, "-c", code, str(sample), "--screenshot", str(out)],
-                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(sample), "--screenshot", str(out)],
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert QImage(str(out)).width() == 1400
 
@@ -196,18 +228,35 @@ def _pyinstaller_available() -> bool:
     return True
 
 
-@pytest.mark.skipif(os.environ.get("LOOM_SKIP_PACKAGE_TEST") == "1",
-                    reason="LOOM_SKIP_PACKAGE_TEST=1: frozen-app smoke test skipped")
+@pytest.mark.skipif(
+    os.environ.get("LOOM_SKIP_PACKAGE_TEST") == "1",
+    reason="LOOM_SKIP_PACKAGE_TEST=1: frozen-app smoke test skipped",
+)
 def test_frozen_bundle_builds_and_runs_headless(tmp_path: Path, sample: Path) -> None:
     if not _pyinstaller_available():
         if os.environ.get("CI"):
             pytest.fail("PyInstaller missing in CI: .ci/run installs the 'package' extra")
         pytest.skip("PyInstaller not installed: pip install -e '.[package]' (or make package)")
     started = time.monotonic()
-    build = subprocess.run([sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
-                            "--distpath", str(tmp_path / "dist"), "--workpath",
-                            str(tmp_path / "work"), str(SPEC)],
-                           cwd=REPO, capture_output=True, text=True, timeout=900)
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "PyInstaller",
+            "--noconfirm",
+            "--log-level",
+            "WARN",
+            "--distpath",
+            str(tmp_path / "dist"),
+            "--workpath",
+            str(tmp_path / "work"),
+            str(SPEC),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert build.returncode == 0, build.stderr[-4000:]
     bundle = tmp_path / "dist" / "loom-desktop"
     binary = bundle / ("loom-desktop.exe" if sys.platform == "win32" else "loom-desktop")
@@ -219,18 +268,32 @@ def test_frozen_bundle_builds_and_runs_headless(tmp_path: Path, sample: Path) ->
         assert not [n for n in names if re.match(rf"(libQt6|Qt){unused}", n)], unused
     assert any(n.startswith("QtNetwork") for n in names), "the single-instance server needs it"
 
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen",
-           "LOOM_DESKTOP_CONFIG_DIR": str(tmp_path / "cfg")}
-    version = subprocess.run([str(binary), "--version"], env=env, capture_output=True, text=True,
-                             timeout=60)
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "LOOM_DESKTOP_CONFIG_DIR": str(tmp_path / "cfg"),
+    }
+    version = subprocess.run(
+        [str(binary), "--version"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert version.stdout.strip() == f"loom-desktop {__version__}", version.stderr
-    helper = subprocess.run([str(binary), "--run-module", "loom_core", "checksum", str(sample)],
-                            env=env, capture_output=True, text=True, timeout=60)
+    helper = subprocess.run(
+        [str(binary), "--run-module", "loom_core", "checksum", str(sample)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert helper.stdout.strip() == "valid", helper.stderr  # the checksum tab helper, frozen
     for args in ([str(sample), "--step", "9"], []):  # [] opens the bundled sample
         out = tmp_path / f"frozen{len(args)}.png"
-        run = subprocess.run([str(binary), *args, "--screenshot", str(out)], env=env,
-                             capture_output=True, text=True, timeout=120)
+        run = subprocess.run(
+            [str(binary), *args, "--screenshot", str(out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert run.returncode == 0, run.stderr
         image = QImage(str(out))
         assert (image.width(), image.height()) == (1400, 860)
@@ -244,15 +307,22 @@ def _frozen_hand_over(binary: Path, env: dict[str, str], tmp_path: Path, sample:
 
     name = f"loom-frozen-{os.getpid()}"
     env = {**env, ENV_NAME: name}
-    first = subprocess.Popen([str(binary)], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [str(binary)],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not _serving(name):
             assert first.poll() is None and time.monotonic() < deadline, "first instance died"
             time.sleep(0.1)
-        second = subprocess.run([str(binary), str(sample)], env=env, capture_output=True,
-                                text=True, timeout=60)
+        second = subprocess.run(
+            [str(binary), str(sample)], env=env, capture_output=True, text=True, timeout=60
+        )
         assert second.returncode == 0, second.stderr
         assert first.poll() is None
     finally:
@@ -273,7 +343,9 @@ def _serving(name: str) -> bool:
     return ok
 
 
-def test_helper_processes_run_in_a_frozen_app(monkeypatch: pytest.MonkeyPatch, sample: Path) -> None:
+def test_helper_processes_run_in_a_frozen_app(
+    monkeypatch: pytest.MonkeyPatch, sample: Path
+) -> None:
     """Frozen, ``sys.executable`` is the app: helpers go through ``--run-module``."""
     from loom_desktop.infra.child import RUN_MODULE, module_command
 
@@ -282,6 +354,7 @@ def test_helper_processes_run_in_a_frozen_app(monkeypatch: pytest.MonkeyPatch, s
     program, args = module_command("loom_core", "checksum", str(sample))
     assert program == sys.executable and args[:2] == [RUN_MODULE, "loom_core"]
     monkeypatch.undo()
-    done = subprocess.run([sys.executable, "-m", "loom_desktop", *args], capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "loom_desktop", *args], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and done.stdout.strip() == "valid", done.stderr

@@ -22,13 +22,22 @@ def _on_white(colour: str, alpha: int) -> str:
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run([sys.executable, "-m", "loom_desktop", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "loom_desktop", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _colours(image: QImage, step: int = 7) -> set[int]:
-    return {image.pixel(x, y) for x in range(0, image.width(), step)
-            for y in range(0, image.height(), step)}
+    return {
+        image.pixel(x, y)
+        for x in range(0, image.width(), step)
+        for y in range(0, image.height(), step)
+    }
 
 
 def _near(image: QImage, colour: str, tolerance: int = 40) -> int:
@@ -37,21 +46,27 @@ def _near(image: QImage, colour: str, tolerance: int = 40) -> int:
     for x in range(0, image.width(), 3):
         for y in range(0, image.height(), 3):
             c = QColor(image.pixel(x, y))
-            if (abs(c.red() - want.red()) + abs(c.green() - want.green())
-                    + abs(c.blue() - want.blue())) < tolerance:
+            if (
+                abs(c.red() - want.red())
+                + abs(c.green() - want.green())
+                + abs(c.blue() - want.blue())
+            ) < tolerance:
                 hits += 1
     return hits
 
 
 def test_screenshot_of_sample_is_a_real_picture(tmp_path: Path, sample: Path) -> None:
     out = tmp_path / "shot.png"
-    proc = _run(str(sample), "--screenshot", str(out), "--step", "14", "--size", "1200x760",
-                cwd=tmp_path)
+    proc = _run(
+        str(sample), "--screenshot", str(out), "--step", "14", "--size", "1200x760", cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1200, 760)
     assert len(_colours(image)) > 40, "the picture is (nearly) blank"
-    assert _near(image, _on_white(KIND_COLORS["model"], BAR_ALPHA)) > 200, "no model bars drawn in the timeline"
+    assert _near(image, _on_white(KIND_COLORS["model"], BAR_ALPHA)) > 200, (
+        "no model bars drawn in the timeline"
+    )
     assert _near(image, NEW_BG, 12) > 100, "the context view shows no highlighted new messages"
 
 

@@ -8,8 +8,8 @@ are a bug, because Qt then runs neither ("Ambiguous shortcut overload").
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from PySide6.QtCore import QObject, Qt
@@ -17,7 +17,7 @@ from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QWidget
 
 from loom_desktop.dialogs import show_shortcuts
-from loom_desktop.keys import on_keyboard, shown, sheet
+from loom_desktop.keys import on_keyboard, sheet, shown
 from loom_desktop.main_window import MainWindow
 from tests.core.proxy.test_control_client import _free_port
 
@@ -28,8 +28,11 @@ def _bindings(window: MainWindow) -> Iterator[tuple[QKeySequence, QObject, QWidg
     """(key, the action or shortcut, the widget whose focus makes it live)."""
     actions = {id(a): a for a in [*window.actions(), *window.findChildren(QAction)]}
     for action in actions.values():
-        scopes = ([window] if action.shortcutContext() in _WIDE else
-                  [w for w in action.associatedObjects() if isinstance(w, QWidget)])
+        scopes = (
+            [window]
+            if action.shortcutContext() in _WIDE
+            else [w for w in action.associatedObjects() if isinstance(w, QWidget)]
+        )
         for key in action.shortcuts():
             for scope in scopes:
                 yield key, action, scope
@@ -62,9 +65,12 @@ def busy(qtbot, window: MainWindow, open_and_wait, sample: Path) -> Iterator[Mai
 def test_no_key_is_bound_twice_where_both_are_live(busy: MainWindow) -> None:
     bindings = list(_bindings(busy))
     assert len(bindings) > 15
-    clashes = [(shown(k1), type(o1).__name__, type(o2).__name__, s1.objectName() or type(s1).__name__)
-               for i, (k1, o1, s1) in enumerate(bindings) for k2, o2, s2 in bindings[i + 1:]
-               if k1 == k2 and o1 is not o2 and _overlap(s1, s2)]
+    clashes = [
+        (shown(k1), type(o1).__name__, type(o2).__name__, s1.objectName() or type(s1).__name__)
+        for i, (k1, o1, s1) in enumerate(bindings)
+        for k2, o2, s2 in bindings[i + 1 :]
+        if k1 == k2 and o1 is not o2 and _overlap(s1, s2)
+    ]
     assert not clashes
 
 

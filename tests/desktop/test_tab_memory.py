@@ -19,8 +19,8 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QEvent
 
 from benchmarks.synth import write_synth
-from loom_desktop.infra import gc_policy
 from loom_desktop.document.view import DocumentView
+from loom_desktop.infra import gc_policy
 from loom_desktop.main_window import MainWindow
 
 TABS = 12
@@ -59,8 +59,9 @@ def open_close(qtbot, window: MainWindow, open_and_wait, path: Path) -> weakref.
     return doc
 
 
-def test_closing_big_tabs_returns_memory(qtbot, window: MainWindow, open_and_wait,
-                                         tmp_path: Path) -> None:
+def test_closing_big_tabs_returns_memory(
+    qtbot, window: MainWindow, open_and_wait, tmp_path: Path
+) -> None:
     path = write_synth(tmp_path / "big.loom.json", EFFECTS)
     open_close(qtbot, window, open_and_wait, path)  # warm up: caches, fonts, lazy imports
     tracemalloc.start()
@@ -79,8 +80,9 @@ def test_closing_big_tabs_returns_memory(qtbot, window: MainWindow, open_and_wai
     assert after - before < one // 10, (after - before, one)
 
 
-def test_cyclic_garbage_is_collected_after_a_tab_closes(qtbot, window: MainWindow,
-                                                       open_and_wait, tmp_path: Path) -> None:
+def test_cyclic_garbage_is_collected_after_a_tab_closes(
+    qtbot, window: MainWindow, open_and_wait, tmp_path: Path
+) -> None:
     path = write_synth(tmp_path / "run.loom.json", 200)
     node = Node()
     cycle = weakref.ref(node)

@@ -16,11 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QPushButton, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QWidget,
+)
 
 from loom_core.formats.document import Document
-
 from loom_desktop.features.compare.view import CompareView, Side
 from loom_desktop.features.fork.links import is_provenance, same_file
 from loom_desktop.infra.services import WindowServices
@@ -65,7 +73,10 @@ class CompareDialog(QDialog):
         self.views = window.documents()
         self.combo_a, self.combo_b = QComboBox(), QComboBox()
         form = QFormLayout(self)
-        for label, combo in (("Run &A (original):", self.combo_a), ("Run &B (compared):", self.combo_b)):
+        for label, combo in (
+            ("Run &A (original):", self.combo_a),
+            ("Run &B (compared):", self.combo_b),
+        ):
             combo.setMinimumWidth(360)
             for k, view in enumerate(self.views):  # data: the tab's index in ``views``
                 combo.addItem(Path(view.path).name, k)
@@ -81,8 +92,9 @@ class CompareDialog(QDialog):
             form.addRow(caption, row)
         swap = QPushButton("⇅ Swap A and B")
         swap.clicked.connect(self.swap)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                        | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Compare")
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
@@ -132,7 +144,8 @@ class CompareDialog(QDialog):
     def _update_ok(self) -> None:
         a, b = self.choice()
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(
-            a is not None and b is not None)
+            a is not None and b is not None
+        )
 
     def accept(self) -> None:
         a, b = self.choice()
@@ -142,7 +155,7 @@ class CompareDialog(QDialog):
         self.result_view = self.window_.open_compare(a, b)
 
     @classmethod
-    def ask(cls, window: Any) -> "CompareDialog":
+    def ask(cls, window: Any) -> CompareDialog:
         """Show the dialog (window-modal, non-blocking); OK opens the Compare tab."""
         dialog = cls(window)
         dialog.open()
@@ -161,16 +174,19 @@ def open_compare_tab(window: Any, a: Any, b: Any) -> CompareView | None:
         if isinstance(side, (str, Path)):
             sides.append(str(side))
         elif getattr(side, "doc", None) is None or not getattr(side, "complete", False):
-            report_error(window, f"Cannot compare {getattr(side, 'path', side)}\n\n"
-                                 "the document is not loaded yet")
+            report_error(
+                window,
+                f"Cannot compare {getattr(side, 'path', side)}\n\nthe document is not loaded yet",
+            )
             return None
         else:
             sides.append(side.doc)
     view = CompareView(sides[0], sides[1], window)
     view.failed.connect(lambda path, cause: _failed(window, view, path, cause))
     index = window.tabs.addTab(view, view.title)
-    window.tabs.setTabToolTip(index, "\n".join(s.path if isinstance(s, Document) else s
-                                               for s in sides))
+    window.tabs.setTabToolTip(
+        index, "\n".join(s.path if isinstance(s, Document) else s for s in sides)
+    )
     window.tabs.setCurrentIndex(index)
     view.start()
     return view

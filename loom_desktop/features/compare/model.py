@@ -17,12 +17,21 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from loom_core.diff import (EDITED, IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RESULTS, STATUSES,
-                            Change, RunDiff)
-from loom_core.formats.document import Document, text_and_calls
+from loom_core.diff import (
+    EDITED,
+    IDENTICAL,
+    INPUTS,
+    KINDS,
+    ONLY_A,
+    ONLY_B,
+    RESULTS,
+    STATUSES,
+    Change,
+    RunDiff,
+)
 from loom_core.fork.edits import edit_summary
+from loom_core.formats.document import Document, text_and_calls
 from loom_core.views.steps import call_text, clip, effect_seq
-
 from loom_desktop.document.step_list_model import format_cost
 
 COLUMNS = ("A #", "A step", "Status", "B #", "B step", "Δ tokens", "Δ cost")
@@ -36,15 +45,27 @@ _CACHE = 4096
 
 # status -> (strong colour: status cell and header; light tint: the row's step cells)
 STATUS_COLORS: dict[str, tuple[str, str]] = {
-    IDENTICAL: ("#9e9e9e", ""), RESULTS: ("#ffb300", "#fff5d6"), INPUTS: ("#f57c00", "#ffe6cc"),
-    KINDS: ("#e53935", "#ffd9d7"), ONLY_A: ("#5c6bc0", "#e3e6f7"), ONLY_B: ("#00897b", "#d7f1ee"),
+    IDENTICAL: ("#9e9e9e", ""),
+    RESULTS: ("#ffb300", "#fff5d6"),
+    INPUTS: ("#f57c00", "#ffe6cc"),
+    KINDS: ("#e53935", "#ffd9d7"),
+    ONLY_A: ("#5c6bc0", "#e3e6f7"),
+    ONLY_B: ("#00897b", "#d7f1ee"),
     EDITED: ("#d81b60", "#fce4ec"),  # the timeline's edit colour: the fork point
 }
-STATUS_LABELS = {IDENTICAL: "identical", RESULTS: "results differ", INPUTS: "inputs differ",
-                 KINDS: "kinds differ", ONLY_A: "only in A", ONLY_B: "only in B",
-                 EDITED: "edited"}  # inputs differ: the context was edited before this call
-EDITED_TIP = ("The fork point: the context of this model call was edited (the edit is the "
-              "row above), so its inputs differ from the other run's call here")
+STATUS_LABELS = {
+    IDENTICAL: "identical",
+    RESULTS: "results differ",
+    INPUTS: "inputs differ",
+    KINDS: "kinds differ",
+    ONLY_A: "only in A",
+    ONLY_B: "only in B",
+    EDITED: "edited",
+}  # inputs differ: the context was edited before this call
+EDITED_TIP = (
+    "The fork point: the context of this model call was edited (the edit is the "
+    "row above), so its inputs differ from the other run's call here"
+)
 CHEAPER, DEARER = "#2e7d32", "#c62828"  # B spends less / more than A
 _Q = {s: (QColor(c), QColor(t) if t else None) for s, (c, t) in STATUS_COLORS.items()}
 _WHITE, _DARK, _MUTED = QColor("#ffffff"), QColor("#3e2723"), QColor(STATUS_COLORS[IDENTICAL][0])
@@ -89,21 +110,33 @@ def _color(text: str, color: str, bold: bool = False) -> str:
 def header_html(diff: RunDiff) -> str:
     """The identical prefix and the first divergence, or that the runs are identical."""
     if diff.identical:
-        return (f"<b>The runs are identical</b>: {len(diff.rows):,} aligned steps with the same "
-                "kinds, inputs and results.")
+        return (
+            f"<b>The runs are identical</b>: {len(diff.rows):,} aligned steps with the same "
+            "kinds, inputs and results."
+        )
     d = diff.first_divergence
     assert d is not None
-    where = " ⟷ ".join(s for s in (f"A step {d.a_seq}" if d.a_seq is not None else "",
-                                   f"B step {d.b_seq}" if d.b_seq is not None else "") if s)
-    return (f"Identical prefix: <b>{diff.identical_prefix:,}</b> step(s) · First divergence: "
-            f"<b>{where}</b> — "
-            + _color(STATUS_LABELS[d.status], STATUS_COLORS[d.status][0], True))
+    where = " ⟷ ".join(
+        s
+        for s in (
+            f"A step {d.a_seq}" if d.a_seq is not None else "",
+            f"B step {d.b_seq}" if d.b_seq is not None else "",
+        )
+        if s
+    )
+    return (
+        f"Identical prefix: <b>{diff.identical_prefix:,}</b> step(s) · First divergence: "
+        f"<b>{where}</b> — " + _color(STATUS_LABELS[d.status], STATUS_COLORS[d.status][0], True)
+    )
 
 
 def counts_html(diff: RunDiff) -> str:
     """Rows per status, each in its colour."""
-    return " &nbsp; ".join(_color(f"● {n:,} {STATUS_LABELS[s]}", STATUS_COLORS[s][0], s != IDENTICAL)
-                           for s in STATUSES if (n := diff.totals.statuses.get(s, 0)))
+    return " &nbsp; ".join(
+        _color(f"● {n:,} {STATUS_LABELS[s]}", STATUS_COLORS[s][0], s != IDENTICAL)
+        for s in STATUSES
+        if (n := diff.totals.statuses.get(s, 0))
+    )
 
 
 def totals_html(diff: RunDiff) -> str:
@@ -112,17 +145,15 @@ def totals_html(diff: RunDiff) -> str:
 
     def side(name: str, s: Any) -> str:
         cost = "cost unknown" if s.cost is None else format_cost(s.cost) or "$0"
-        return (f"<b>{name}</b>: {s.input_tokens:,} in / {s.output_tokens:,} out tokens · {cost}")
+        return f"<b>{name}</b>: {s.input_tokens:,} in / {s.output_tokens:,} out tokens · {cost}"
 
     d = t.delta
     tokens = d.input_tokens + d.output_tokens
     sign = d.cost if d.cost is not None and abs(d.cost) >= 5e-7 else tokens
     color = CHEAPER if sign < 0 else DEARER if sign > 0 else "#616161"
     verdict = "B is cheaper" if sign < 0 else "B is dearer" if sign > 0 else "same spend"
-    delta = (f"Δ B−A: {signed(tokens) or '±0'} tokens · {signed_cost(d.cost) or '±$0'} "
-             f"({verdict})")
+    delta = f"Δ B−A: {signed(tokens) or '±0'} tokens · {signed_cost(d.cost) or '±$0'} ({verdict})"
     return f"{side('A', t.a)} &nbsp;│&nbsp; {side('B', t.b)} &nbsp;│&nbsp; {_color(delta, color, True)}"
-
 
 
 class CompareModel(QAbstractTableModel):
@@ -150,7 +181,9 @@ class CompareModel(QAbstractTableModel):
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _R.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = _R.DisplayRole
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == _R.DisplayRole:
             return COLUMNS[section]
         return None
@@ -261,7 +294,9 @@ class ChangeListModel(QAbstractTableModel):
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(CHANGE_COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _R.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = _R.DisplayRole
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == _R.DisplayRole:
             return CHANGE_COLUMNS[section]
         return None

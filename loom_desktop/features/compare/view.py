@@ -12,26 +12,48 @@ from __future__ import annotations
 import html
 from array import array
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QPen
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel,
-                               QProgressBar, QPushButton, QSplitter, QStyle, QStyledItemDelegate,
-                               QTableView, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QStyle,
+    QStyledItemDelegate,
+    QTableView,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from loom_core.diff import IDENTICAL, PairDetail, RunDiff, WordOp, compare, pair_detail
-from loom_core.formats.document import Document
 from loom_core.errors import LoadError
+from loom_core.formats.document import Document
 from loom_core.formats.loader import load
-
-from loom_desktop.keys import COMPARE_KEYS, bind
-from loom_desktop.features.compare.model import (COL_A, COL_A_SEQ, COL_B, COL_B_SEQ, COL_STATUS,
-                                                 STATUS_LABELS, ChangeListModel, CompareModel,
-                                                 counts_html, header_html, totals_html)
+from loom_desktop.features.compare.model import (
+    COL_A,
+    COL_A_SEQ,
+    COL_B,
+    COL_B_SEQ,
+    COL_STATUS,
+    STATUS_LABELS,
+    ChangeListModel,
+    CompareModel,
+    counts_html,
+    header_html,
+    totals_html,
+)
 from loom_desktop.infra.workers import Task
+from loom_desktop.keys import COMPARE_KEYS, bind
 
 Side = Document | str  # a loaded run, or a path to load in the worker
 MAX_HTML_CHARS = 100_000  # per side: a giant tool result is cut, not handed whole to Qt
@@ -45,7 +67,7 @@ class Compared:
 
     diff: RunDiff
     differences: array[int]
-    first: "PairView | None"
+    first: PairView | None
 
 
 @dataclass(frozen=True)
@@ -72,16 +94,26 @@ def diff_html(ops: Sequence[WordOp], side: str, text: str | None) -> str:
             break
         size += len(chunk)
         escaped = html.escape(chunk)
-        parts.append(escaped if op.op == "equal" else
-                     f'<span style="{_DEL if side == "a" else _INS}">{escaped}</span>')
-    return ('<div style="white-space:pre-wrap;font-family:monospace">'
-            + ("".join(parts) or "<i>(empty)</i>") + "</div>")
+        parts.append(
+            escaped
+            if op.op == "equal"
+            else f'<span style="{_DEL if side == "a" else _INS}">{escaped}</span>'
+        )
+    return (
+        '<div style="white-space:pre-wrap;font-family:monospace">'
+        + ("".join(parts) or "<i>(empty)</i>")
+        + "</div>"
+    )
 
 
 def _pair_view(diff: RunDiff, row: int) -> PairView:
     detail = pair_detail(diff, row)
-    return PairView(row, detail, diff_html(detail.text_diff, "a", detail.a_text),
-                    diff_html(detail.text_diff, "b", detail.b_text))
+    return PairView(
+        row,
+        detail,
+        diff_html(detail.text_diff, "a", detail.a_text),
+        diff_html(detail.text_diff, "b", detail.b_text),
+    )
 
 
 def _load(side: Side) -> Document:
@@ -138,7 +170,10 @@ class CompareView(QWidget):
         self._detail_task = Task(self)
         self._detail_task.finished.connect(self._show_pair)
         self._detail_task.failed.connect(
-            lambda exc: self.pair_label.setText(f"Cannot diff this pair: {type(exc).__name__}: {exc}"))
+            lambda exc: self.pair_label.setText(
+                f"Cannot diff this pair: {type(exc).__name__}: {exc}"
+            )
+        )
 
     # -- layout -----------------------------------------------------------------------
     def _build(self) -> None:
@@ -146,8 +181,9 @@ class CompareView(QWidget):
         self.busy_bar = QProgressBar(minimum=0, maximum=0)
         self.busy_bar.setMaximumWidth(160)
         rich = Qt.TextFormat.RichText
-        self.header_label, self.counts_label, self.totals_label = (QLabel(textFormat=rich)
-                                                                   for _ in range(3))
+        self.header_label, self.counts_label, self.totals_label = (
+            QLabel(textFormat=rich) for _ in range(3)
+        )
         self.first_button = QPushButton("Go to first divergence")
         self.first_button.setEnabled(False)
         self.first_button.clicked.connect(self.go_first_divergence)
@@ -252,14 +288,19 @@ class CompareView(QWidget):
         self.text_b.setHtml(pair.html_b)
         changes = [("arguments", c) for c in d.args_diff] + [("result", c) for c in d.result_diff]
         self.changes_model.set_changes(changes)
-        self.pair_label.setText(f"{self._pair_name(pair.row)} · {STATUS_LABELS[d.row.status]} · "
-                                f"{len(changes)} structural change(s)")
+        self.pair_label.setText(
+            f"{self._pair_name(pair.row)} · {STATUS_LABELS[d.row.status]} · "
+            f"{len(changes)} structural change(s)"
+        )
         self.detail_shown.emit(pair.row)
 
     def _pair_name(self, row: int) -> str:
         """``A step 14 ⟷ B step 14``: the aligned pair by its steps' seqs (a row is no step)."""
-        names = [f"{side} step {seq}" for side, col in (("A", COL_A_SEQ), ("B", COL_B_SEQ))
-                 if (seq := self.model.index(row, col).data())]
+        names = [
+            f"{side} step {seq}"
+            for side, col in (("A", COL_A_SEQ), ("B", COL_B_SEQ))
+            if (seq := self.model.index(row, col).data())
+        ]
         return " ⟷ ".join(names)
 
     # -- navigation ---------------------------------------------------------------------

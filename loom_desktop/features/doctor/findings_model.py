@@ -9,7 +9,8 @@ steps by ``seq`` (as the panel shows them), and user prompts are rows of the lis
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
@@ -25,6 +26,7 @@ _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
 # -- where a finding is ------------------------------------------------------------------
+
 
 def _row(tl: Any, seq: int | None) -> int | None:
     return None if seq is None or tl is None else step_of_seq(tl, seq)
@@ -75,8 +77,9 @@ class FindingsModel(QAbstractTableModel):
         self.findings: tuple[Any, ...] = ()
         self.steps: list[tuple[int | None, int | None]] = []  # (entered, jump) per finding
 
-    def set_findings(self, findings: Sequence[Any],
-                     steps: Sequence[tuple[int | None, int | None]]) -> None:
+    def set_findings(
+        self, findings: Sequence[Any], steps: Sequence[tuple[int | None, int | None]]
+    ) -> None:
         self.beginResetModel()
         self.findings = tuple(findings)
         self.steps = list(steps)
@@ -94,8 +97,12 @@ class FindingsModel(QAbstractTableModel):
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008, N802
         return 0 if parent.isValid() else len(FINDING_COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
-                   role: int = _DISPLAY) -> Any:
+    def headerData(
+        self,
+        section: int,
+        orientation: Qt.Orientation,  # noqa: N802
+        role: int = _DISPLAY,
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == _DISPLAY:
             return FINDING_COLUMNS[section]
         return None
@@ -140,12 +147,27 @@ class FindingsModel(QAbstractTableModel):
 
 # -- the heal's candidates --------------------------------------------------------------
 
-CANDIDATE_COLUMNS = ("Repair", "Finding", "Fork at", "Estimate", "Status", "Tokens",
-                     "Diverged at", "Check")
+CANDIDATE_COLUMNS = (
+    "Repair",
+    "Finding",
+    "Fork at",
+    "Estimate",
+    "Status",
+    "Tokens",
+    "Diverged at",
+    "Check",
+)
 C_LABEL, C_FINDING, C_STEP, C_ESTIMATE, C_STATUS, C_TOKENS, C_DIVERGED, C_CHECK = range(8)
-STATUS_COLORS = {"passed": "#2e7d32", "failed": "#c62828", "error": "#c62828",
-                 "running": "#1565c0", "paused": "#ef6c00", "cancelled": "#757575",
-                 "skipped": "#757575", "queued": "#555555"}
+STATUS_COLORS = {
+    "passed": "#2e7d32",
+    "failed": "#c62828",
+    "error": "#c62828",
+    "running": "#1565c0",
+    "paused": "#ef6c00",
+    "cancelled": "#757575",
+    "skipped": "#757575",
+    "queued": "#555555",
+}
 
 
 class CandidatesModel(QAbstractTableModel):
@@ -177,8 +199,12 @@ class CandidatesModel(QAbstractTableModel):
     def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008, N802
         return 0 if parent.isValid() else len(CANDIDATE_COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802
-                   role: int = _DISPLAY) -> Any:
+    def headerData(
+        self,
+        section: int,
+        orientation: Qt.Orientation,  # noqa: N802
+        role: int = _DISPLAY,
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == _DISPLAY:
             return CANDIDATE_COLUMNS[section]
         return None
@@ -207,9 +233,11 @@ class CandidatesModel(QAbstractTableModel):
         if col == C_ESTIMATE:
             return f"~{c.estimate:,}"
         if col == C_STATUS:
-            return c.status + (f" ({c.error})" if c.error and c.status in ("error", "skipped",
-                                                                           "failed", "paused")
-                               else "")
+            return c.status + (
+                f" ({c.error})"
+                if c.error and c.status in ("error", "skipped", "failed", "paused")
+                else ""
+            )
         if col == C_TOKENS:
             return f"{c.tokens:,}" if c.tokens else ""
         if col == C_DIVERGED:

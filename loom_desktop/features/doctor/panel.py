@@ -16,11 +16,26 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QHBoxLayout, QHeaderView, QLabel,
-                               QMenu, QMessageBox, QPushButton, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDockWidget,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
-from loom_desktop.features.doctor.findings_model import (F_MESSAGE, FindingsModel, locate,
-                                                         marked_effect)
+from loom_desktop.features.doctor.findings_model import (
+    F_MESSAGE,
+    FindingsModel,
+    locate,
+    marked_effect,
+)
 from loom_desktop.infra.workers import Task
 
 SHORTCUT = "Ctrl+Shift+K"
@@ -89,7 +104,8 @@ class DoctorPanel(QDockWidget):
         for col, width in ((0, 80), (1, 110), (2, 50), (3, 70), (4, 60), (6, 380)):
             self.table.setColumnWidth(col, width)
         self.table.selectionModel().currentRowChanged.connect(
-            lambda cur, _prev: self.jump(cur.row()) if cur.isValid() else None)
+            lambda cur, _prev: self.jump(cur.row()) if cur.isValid() else None
+        )
         self.table.clicked.connect(self._clicked)
         lay = QVBoxLayout(body)
         lay.setContentsMargins(4, 2, 4, 2)
@@ -125,8 +141,12 @@ class DoctorPanel(QDockWidget):
             view.loaded.connect(lambda v=view: self._view_loaded(v))
             view.destroyed.connect(lambda _o=None, k=key: self._forget(k))
         if view is None or view.doc is None:
-            self._show(None, "open a run to check its context" if view is None
-                       else "waiting for the run to load…")
+            self._show(
+                None,
+                "open a run to check its context"
+                if view is None
+                else "waiting for the run to load…",
+            )
         elif id(view) in self.results:
             self._show(view)
         elif view.live is not None:
@@ -171,8 +191,12 @@ class DoctorPanel(QDockWidget):
             view.context_view.highlight_effect(None)  # the old mark may point at a stale item
         view.ensure_timeline()
         view.timeline_widget.set_findings(
-            [(entered, f.severity) for f, (entered, _j) in zip(result.findings, steps, strict=True)
-             if entered is not None])
+            [
+                (entered, f.severity)
+                for f, (entered, _j) in zip(result.findings, steps, strict=True)
+                if entered is not None
+            ]
+        )
         if view is self.current_view():
             self._show(view)
 
@@ -194,10 +218,16 @@ class DoctorPanel(QDockWidget):
             return
         result, steps = self.results[id(view)]
         self.model.set_findings(result.findings, steps)
-        self.summary.setText(summary_text(result) + (" — click one to see it in context"
-                                                     if result.findings else ""))
-        color = "#c62828" if any(f.severity == "high" for f in result.findings) else \
-            "#8d6e00" if result.findings else "#2e7d32"
+        self.summary.setText(
+            summary_text(result) + (" — click one to see it in context" if result.findings else "")
+        )
+        color = (
+            "#c62828"
+            if any(f.severity == "high" for f in result.findings)
+            else "#8d6e00"
+            if result.findings
+            else "#2e7d32"
+        )
         self.summary.setStyleSheet(f"font-weight: bold; color: {color};")
 
     # -- jumping ---------------------------------------------------------------------------
@@ -208,8 +238,9 @@ class DoctorPanel(QDockWidget):
         if view is None or finding is None or step is None:
             return
         episode = finding.episode if finding.effect is None else None
-        view.show_context_item(step, marked_effect(finding, view.doc, view.session.timeline),
-                               episode)
+        view.show_context_item(
+            step, marked_effect(finding, view.doc, view.session.timeline), episode
+        )
 
     def _clicked(self, index: QModelIndex) -> None:
         """A click on the current row again (the user scrolled away meanwhile)."""
@@ -228,13 +259,16 @@ class DoctorPanel(QDockWidget):
         if view is None or view.doc is None or not view.complete:
             return self.notice("Heal: open a trace and wait until it is loaded.")
         if view.doc.format != "trace":
-            return self.notice("Heal: this run is still being recorded (or is not a trace); "
-                               "save it as a trace to heal it.")
+            return self.notice(
+                "Heal: this run is still being recorded (or is not a trace); "
+                "save it as a trace to heal it."
+            )
         cached = self.results.get(id(view))
         dialog = HealDialog(self.window_, view, cached[0].findings if cached else None)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.destroyed.connect(
-            lambda _o=None, d=dialog: self.dialogs.remove(d) if d in self.dialogs else None)
+            lambda _o=None, d=dialog: self.dialogs.remove(d) if d in self.dialogs else None
+        )
         self.dialogs.append(dialog)
         dialog.load()
         dialog.show()
@@ -242,8 +276,9 @@ class DoctorPanel(QDockWidget):
 
     def notice(self, text: str) -> None:
         self.notices.append(text)
-        box = QMessageBox(QMessageBox.Icon.Information, "Heal", text,
-                          QMessageBox.StandardButton.Ok, self.window_)
+        box = QMessageBox(
+            QMessageBox.Icon.Information, "Heal", text, QMessageBox.StandardButton.Ok, self.window_
+        )
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         return None

@@ -16,7 +16,6 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
 from loom_core.views.steps import step_seq
-
 from loom_desktop.features.fork.tabs import BranchTabs
 
 MENU_TEXT = "Fork from Here…"
@@ -56,7 +55,8 @@ class ForkActions(QObject):
         # hold the tab (that kept a closed tab's whole run in memory)
         tab = weakref.ref(view)
         QTimer.singleShot(
-            50, view, lambda: self._plot_menu(v) if (v := tab()) is not None else None)
+            50, view, lambda: self._plot_menu(v) if (v := tab()) is not None else None
+        )
 
     def _plot_menu(self, view: Any) -> None:
         """Fork from the cursor's step via the timeline's own context menu."""
@@ -68,7 +68,8 @@ class ForkActions(QObject):
             menu.addSeparator()
             tab = weakref.ref(view)  # the plot's menu may outlive the tab: it must not hold it
             menu.addAction(MENU_TEXT).triggered.connect(
-                lambda _c=False: (v := tab()) is not None and self.fork_from_here(v))
+                lambda _c=False: (v := tab()) is not None and self.fork_from_here(v)
+            )
 
     # -- checks ----------------------------------------------------------------------------
     def why_not(self, view: Any, step: int) -> tuple[int | None, str]:
@@ -78,8 +79,10 @@ class ForkActions(QObject):
         if doc is None or tl is None or not getattr(view, "complete", False):
             return None, "open a trace and wait until it is loaded"
         if doc.format != "trace":
-            return None, ("this run is still being recorded (or is not a trace); save it as a "
-                          "trace to fork it")
+            return None, (
+                "this run is still being recorded (or is not a trace); save it as a "
+                "trace to fork it"
+            )
         if not 0 <= step < len(tl):
             return None, "pick a model step"
         index, seq = tl.effect_of[step], step_seq(tl, step)
@@ -90,8 +93,10 @@ class ForkActions(QObject):
             return None, f"step {seq} is a {kind} step: pick a model step to fork from"
         depth = doc.effects[index].depth or 0
         if depth:
-            return None, (f"step {seq} is a sub-agent's model step (depth {depth}): only "
-                          "top-level model steps can be forked")
+            return None, (
+                f"step {seq} is a sub-agent's model step (depth {depth}): only "
+                "top-level model steps can be forked"
+            )
         return seq, ""
 
     def step_menu(self, view: Any, step: int) -> QMenu:
@@ -134,7 +139,8 @@ class ForkActions(QObject):
         doc = view.doc  # the tab may be closed before the dialog starts anything
         dialog.start_requested.connect(lambda job: self.tabs.start(job, doc))
         dialog.destroyed.connect(
-            lambda: self.dialogs.remove(dialog) if dialog in self.dialogs else None)
+            lambda: self.dialogs.remove(dialog) if dialog in self.dialogs else None
+        )
         self.dialogs.append(dialog)
         dialog.load()
         dialog.open()
@@ -143,8 +149,13 @@ class ForkActions(QObject):
     def notice(self, text: str) -> None:
         """Explain why nothing opened (non-blocking box; kept in :attr:`notices`)."""
         self.notices.append(text)
-        box = QMessageBox(QMessageBox.Icon.Information, "Fork from here", text,
-                          QMessageBox.StandardButton.Ok, self.window)
+        box = QMessageBox(
+            QMessageBox.Icon.Information,
+            "Fork from here",
+            text,
+            QMessageBox.StandardButton.Ok,
+            self.window,
+        )
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
         self.last_notice = box

@@ -16,16 +16,33 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QComboBox, QFrame, QGridLayout, QHBoxLayout, QLabel, QMenu,
-                               QPlainTextEdit, QPushButton, QSizePolicy, QToolButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
-from loom_desktop.features.fork.runner import NOTHING
 from loom_desktop.features.fork.links import BranchInfo, status_text
+from loom_desktop.features.fork.runner import NOTHING
 
 BAR_STYLE = "BranchBar, BranchesBar { background: #f3e5f5; border-bottom: 1px solid #ce93d8; }"
-_STATUS_COLORS = {"done": "#2e7d32", "running": "#1565c0", "needs_tool_result": "#ef6c00",
-                  "error": "#c62828", "failed": "#c62828", "cancelled": "#6d4c41"}
+_STATUS_COLORS = {
+    "done": "#2e7d32",
+    "running": "#1565c0",
+    "needs_tool_result": "#ef6c00",
+    "error": "#c62828",
+    "failed": "#c62828",
+    "cancelled": "#6d4c41",
+}
 TEXT, JSON = "Plain text", "JSON"
 
 
@@ -42,8 +59,14 @@ class BranchBar(QFrame):
     continue_requested = Signal(object)  # the tool result (NOTHING: continue without one)
     stop_requested = Signal()
 
-    def __init__(self, parent_name: str, seq: int, edit: str, mode: str = "model",
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        parent_name: str,
+        seq: int,
+        edit: str,
+        mode: str = "model",
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setStyleSheet(BAR_STYLE)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)  # no growth
@@ -68,8 +91,14 @@ class BranchBar(QFrame):
         self.pending.stop_requested.connect(self.stop_requested)
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
-        for w in (self.detail, self.where, self.parent_btn, self.compare_btn, self.retry_btn,
-                  self.cancel_btn):
+        for w in (
+            self.detail,
+            self.where,
+            self.parent_btn,
+            self.compare_btn,
+            self.retry_btn,
+            self.cancel_btn,
+        ):
             top.addWidget(w)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 4, 8, 4)
@@ -77,8 +106,9 @@ class BranchBar(QFrame):
         lay.addWidget(self.pending)
         self.set_status("running")
 
-    def set_status(self, status: str, pending: dict[str, Any] | None = None,
-                   error: str | None = None) -> None:
+    def set_status(
+        self, status: str, pending: dict[str, Any] | None = None, error: str | None = None
+    ) -> None:
         """Show ``status`` (a branch status, ``running`` or ``failed``)."""
         self.status = status
         words = status_text(status)
@@ -87,7 +117,8 @@ class BranchBar(QFrame):
         color = _STATUS_COLORS.get(status, "#424242")
         self.title.setText(
             f"↳ Branch of <a href='parent'>{_esc(self.parent_name)}</a> at step {self.seq}"
-            f" — {_esc(self.edit)} — <b style='color:{color}'>{_esc(words)}</b>")
+            f" — {_esc(self.edit)} — <b style='color:{color}'>{_esc(words)}</b>"
+        )
         running = status == "running"
         self.cancel_btn.setVisible(running)
         self.compare_btn.setEnabled(not running)
@@ -101,8 +132,9 @@ class BranchBar(QFrame):
     def set_path(self, path: str) -> None:
         """Say where the branch is saved: its folder on the bar, the whole path as tooltip."""
         folder, home = str(Path(path).parent), str(Path.home())
-        shown = "~" + folder[len(home):] if folder == home or folder.startswith(home + "/") \
-            else folder
+        shown = (
+            "~" + folder[len(home) :] if folder == home or folder.startswith(home + "/") else folder
+        )
         self.where.setText(f"saved in {shown}")
         self.where.setToolTip(path)
         self.title.setToolTip(path)
@@ -128,7 +160,8 @@ class PendingCall(QFrame):
         self.label = QLabel(wordWrap=True)
         self.args = QPlainTextEdit(readOnly=True)
         self.result = QPlainTextEdit(
-            placeholderText="The tool's result, as the tool would return it")
+            placeholderText="The tool's result, as the tool would return it"
+        )
         for box in (self.args, self.result):
             box.setMaximumHeight(110)
         self.kind = QComboBox()
@@ -158,10 +191,12 @@ class PendingCall(QFrame):
 
     def show_call(self, call: dict[str, Any]) -> None:
         self.call = call
-        self.label.setText(f"<b>Waiting for a tool result:</b> the branch called "
-                           f"<b>{_esc(str(call.get('name')))}</b> "
-                           f"(call {_esc(str(call.get('id')))}),"
-                           " which the parent never made. Supply its result, or stop here.")
+        self.label.setText(
+            f"<b>Waiting for a tool result:</b> the branch called "
+            f"<b>{_esc(str(call.get('name')))}</b> "
+            f"(call {_esc(str(call.get('id')))}),"
+            " which the parent never made. Supply its result, or stop here."
+        )
         self.args.setPlainText(json.dumps(call.get("input"), indent=2, ensure_ascii=False))
 
     def value(self) -> Any:

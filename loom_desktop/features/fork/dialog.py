@@ -17,16 +17,25 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QGroupBox, QLabel, QListWidget,
-                               QListWidgetItem, QPlainTextEdit, QSplitter, QTabWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QGroupBox,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from loom_core.fork.edits import Edit
-
 from loom_desktop.features.fork import runner as fork_runner
-from loom_desktop.features.fork.runner import ForkJob
 from loom_desktop.features.fork.draft import ForkDraft
 from loom_desktop.features.fork.messages import MessageEditor
+from loom_desktop.features.fork.runner import ForkJob
 from loom_desktop.features.fork.settings import BAD_STYLE, RunSettings, plan_text
 from loom_desktop.features.fork.work import estimate, read_fork_point
 from loom_desktop.infra.workers import Task
@@ -64,8 +73,10 @@ class ForkDialog(QDialog):
     def _build(self) -> None:
         self.header = QLabel(f"Reading the context at step {self.seq}…", wordWrap=True)
         self.messages = MessageEditor()
-        self.note = QPlainTextEdit(placeholderText="A note to add after the context, as a "
-                                                   "user message (e.g. a hint or a correction)")
+        self.note = QPlainTextEdit(
+            placeholderText="A note to add after the context, as a "
+            "user message (e.g. a hint or a correction)"
+        )
         self.note.setMaximumHeight(70)
         self.system = QPlainTextEdit()
         self.tools = QListWidget()
@@ -97,8 +108,9 @@ class ForkDialog(QDialog):
         split.addWidget(right)
         split.setSizes([700, 460])
         self.buttons = QDialogButtonBox()
-        self.start_btn = self.buttons.addButton("Start fork",
-                                                QDialogButtonBox.ButtonRole.AcceptRole)
+        self.start_btn = self.buttons.addButton(
+            "Start fork", QDialogButtonBox.ButtonRole.AcceptRole
+        )
         self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.start_btn.setEnabled(False)
         self.buttons.accepted.connect(self.start)
@@ -121,13 +133,18 @@ class ForkDialog(QDialog):
     def _on_context(self, found: dict[str, Any]) -> None:
         ctx = found["ctx"]
         self.draft = ForkDraft(ctx)
-        source = ("from the exact request the proxy recorded" if ctx.source == "request"
-                  else "reconstructed from the log (tools known by name only)"
-                  if ctx.style == "harness" else "reconstructed from the log")
+        source = (
+            "from the exact request the proxy recorded"
+            if ctx.source == "request"
+            else "reconstructed from the log (tools known by name only)"
+            if ctx.style == "harness"
+            else "reconstructed from the log"
+        )
         self.header.setText(
             f"<b>Fork {Path(self.path).name} at step {self.seq}</b> · model call, turn "
             f"{ctx.turn} · {len(ctx.messages)} message(s), context "
-            f"{source}. Steps before it replay free; the tail runs again.")
+            f"{source}. Steps before it replay free; the tail runs again."
+        )
         self.messages.set_draft(self.draft)
         self.system.setPlainText(ctx.system)
         for tool in ctx.tools:
@@ -184,9 +201,15 @@ class ForkDialog(QDialog):
         self.warnings.setText("⚠ " + "; ".join(warn) if warn else "")
         self.warnings.setVisible(bool(warn))
         name, url = self.settings.provider_name(), self.settings.base_url_text()
-        args = (self.doc, self.path, self.seq, self.edit(), self.settings.max_turns.value(),
-                lambda: fork_runner.make_provider(name, "", url),
-                self.settings.mode() == "agent")
+        args = (
+            self.doc,
+            self.path,
+            self.seq,
+            self.edit(),
+            self.settings.max_turns.value(),
+            lambda: fork_runner.make_provider(name, "", url),
+            self.settings.mode() == "agent",
+        )
         self.estimate_label.setText("Estimating…")
         self._plan_task.start(lambda _c: estimate(*args))
 
@@ -212,22 +235,35 @@ class ForkDialog(QDialog):
 
     def _update_start(self) -> None:
         agent = self.settings.mode() == "agent"
-        self.start_btn.setEnabled(self.draft is not None and self.plan_error is None
-                                  and (agent or self.provider_ok))
+        self.start_btn.setEnabled(
+            self.draft is not None and self.plan_error is None and (agent or self.provider_ok)
+        )
 
     # -- starting ------------------------------------------------------------------------
     def job(self) -> ForkJob:
         s = self.settings
-        return ForkJob(self.path, self.seq, self.edit(), "", s.mode(), s.provider_name(),
-                       s.model_text(), s.base_url_text(), s.max_turns.value(),
-                       s.budget_tokens(), s.reason.text().strip(), folder=s.folder_text())
+        return ForkJob(
+            self.path,
+            self.seq,
+            self.edit(),
+            "",
+            s.mode(),
+            s.provider_name(),
+            s.model_text(),
+            s.base_url_text(),
+            s.max_turns.value(),
+            s.budget_tokens(),
+            s.reason.text().strip(),
+            folder=s.folder_text(),
+        )
 
     def start(self) -> None:
         if self.draft is None:
             return
         job = self.job()
         if job.mode == "agent" and not self.settings.confirm_agent(
-                "The agent's command will really run", "Start the agent re-run?"):
+            "The agent's command will really run", "Start the agent re-run?"
+        ):
             return
         self.start_requested.emit(job)
         self.accept()

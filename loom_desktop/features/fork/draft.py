@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from loom_core.fork.apply import INJECT_SOURCE
-from loom_core.fork.edits import REDACTED, Edit, MessageOp
 from loom_core.fork.context import ForkContext
+from loom_core.fork.edits import REDACTED, Edit, MessageOp
 from loom_core.providers.base import ToolSpec
 
 
@@ -69,8 +69,10 @@ class ForkDraft:
     def __init__(self, ctx: ForkContext) -> None:
         self.ctx = ctx
         origins = list(ctx.origins) + [None] * (len(ctx.messages) - len(ctx.origins))
-        self.rows = [DraftRow(dict(m), origins[k], True, str(m.get("content") or ""))
-                     for k, m in enumerate(ctx.messages)]
+        self.rows = [
+            DraftRow(dict(m), origins[k], True, str(m.get("content") or ""))
+            for k, m in enumerate(ctx.messages)
+        ]
         self.system = ctx.system
         self.tools_on = [True] * len(ctx.tools)
         self.note = ""  # injected as a user message after the context (Edit.inject)
@@ -122,8 +124,11 @@ class ForkDraft:
     # -- the edit -----------------------------------------------------------------------
     def redact_seqs(self) -> list[int]:
         """Seqs of redacted results that are neither deleted nor rewritten (those win)."""
-        seqs = {r.origin for r in self.rows
-                if r.redacted and r.original and not r.deleted and not r.edited}
+        seqs = {
+            r.origin
+            for r in self.rows
+            if r.redacted and r.original and not r.deleted and not r.edited
+        }
         return sorted(s for s in seqs if s is not None)
 
     def message_ops(self) -> list[MessageOp]:
@@ -151,13 +156,18 @@ class ForkDraft:
     def warnings(self) -> list[str]:
         """Edits model APIs reject: a tool call left without its result, or the reverse."""
         kept = [r for r in self.rows if not r.deleted]
-        calls = {str(c.get("id")) for r in kept if r.role == "assistant"
-                 for c in r.item.get("tool_calls") or []}
+        calls = {
+            str(c.get("id"))
+            for r in kept
+            if r.role == "assistant"
+            for c in r.item.get("tool_calls") or []
+        }
         answered = {str(r.item.get("tool_call_id")) for r in kept if r.role == "tool"}
         out = []
         if calls - answered:
-            out.append("a tool call is left without its result (redact the result instead "
-                       "of deleting it)")
+            out.append(
+                "a tool call is left without its result (redact the result instead of deleting it)"
+            )
         if answered - calls:
             out.append("a tool result is left without the call that asked for it")
         if any(not r.original and not r.text.strip() for r in self.rows):
@@ -168,9 +178,12 @@ class ForkDraft:
         """Only what changed compared with the context at the fork step (plus the reason)."""
         model = model.strip()
         tools = self.offered_tools()
-        return Edit(system=self.system if self.system != self.ctx.system else None,
-                    inject=self.note if self.note.strip() else None,
-                    redact=self.redact_seqs(), messages=self.message_ops(),
-                    model=model if model and model != self.ctx.model else None,
-                    tools=None if len(tools) == len(self.ctx.tools) else tools,
-                    reason=reason.strip())
+        return Edit(
+            system=self.system if self.system != self.ctx.system else None,
+            inject=self.note if self.note.strip() else None,
+            redact=self.redact_seqs(),
+            messages=self.message_ops(),
+            model=model if model and model != self.ctx.model else None,
+            tools=None if len(tools) == len(self.ctx.tools) else tools,
+            reason=reason.strip(),
+        )

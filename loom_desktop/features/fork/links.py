@@ -81,7 +81,12 @@ def fork_member(path: str | Path, tail: int = TAIL_BYTES) -> dict[str, Any] | No
             continue  # inside a string
         brace = text.find("{", at)
         colon = text.find(":", at)
-        if brace < 0 or colon < 0 or text[at + 6:colon].strip() or text[colon + 1:brace].strip():
+        if (
+            brace < 0
+            or colon < 0
+            or text[at + 6 : colon].strip()
+            or text[colon + 1 : brace].strip()
+        ):
             continue
         try:
             value, _ = decoder.raw_decode(text, brace)
@@ -126,10 +131,16 @@ def find_branches(parent: str | Path, limit: int = MAX_CANDIDATES) -> list[Branc
         if prov is None or not same_file(prov["parent"]["path"], parent):
             continue
         seq = prov.get("step")
-        found.append(BranchInfo(str(path), seq if isinstance(seq, int) else -1,
-                                str(prov.get("status") or ""), edit_text(prov),
-                                str(prov.get("mode") or "model"),
-                                str(prov.get("created_at") or "")))
+        found.append(
+            BranchInfo(
+                str(path),
+                seq if isinstance(seq, int) else -1,
+                str(prov.get("status") or ""),
+                edit_text(prov),
+                str(prov.get("mode") or "model"),
+                str(prov.get("created_at") or ""),
+            )
+        )
     return found
 
 

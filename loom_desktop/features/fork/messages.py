@@ -13,9 +13,19 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel,
-                               QPlainTextEdit, QPushButton, QSplitter, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from loom_desktop.features.fork.draft import ForkDraft
 
@@ -62,8 +72,10 @@ class MessageEditor(QWidget):
         self.delete_btn = QPushButton("Delete")
         self.redact_btn = QPushButton("Redact result")
         self.redact_btn.setCheckable(True)
-        self.redact_btn.setToolTip("Replace this tool result with a redaction note "
-                                   "(the call keeps its result, so the API accepts it)")
+        self.redact_btn.setToolTip(
+            "Replace this tool result with a redaction note "
+            "(the call keeps its result, so the API accepts it)"
+        )
         self.revert_btn = QPushButton("Revert")
         self._layout()
         self._loading = False
@@ -112,8 +124,13 @@ class MessageEditor(QWidget):
         assert self.draft is not None
         row = self.draft.rows[k]
         status = row.status()
-        cells = (str(k), row.role, row.source,
-                 preview(row.shown_text(), row.item.get("tool_calls")), status)
+        cells = (
+            str(k),
+            row.role,
+            row.source,
+            preview(row.shown_text(), row.item.get("tool_calls")),
+            status,
+        )
         font = QFont()
         font.setStrikeOut(status == "deleted")
         font.setItalic(status == "redacted")
@@ -156,10 +173,15 @@ class MessageEditor(QWidget):
         if r is None:
             self.caption.setText("")
         else:
-            where = f"recorded at step {r.origin}" if r.origin is not None else (
-                "inserted by you" if not r.original else "")
-            self.caption.setText(f"Message {row} · {r.role} · {r.source} {where}".rstrip()
-                                 + (" · deleted" if r.deleted else ""))
+            where = (
+                f"recorded at step {r.origin}"
+                if r.origin is not None
+                else ("inserted by you" if not r.original else "")
+            )
+            self.caption.setText(
+                f"Message {row} · {r.role} · {r.source} {where}".rstrip()
+                + (" · deleted" if r.deleted else "")
+            )
 
     # -- editing ---------------------------------------------------------------------------
     def _changed_row(self, row: int) -> None:

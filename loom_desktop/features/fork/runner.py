@@ -25,16 +25,25 @@ from PySide6.QtCore import QObject, Signal
 
 from loom_core.providers import make_provider as make_provider  # the seam tests replace
 from loom_core.runs_dir import free_path, runs_dir, stem_of
-
+from loom_desktop.features.fork.work import (
+    NOTHING,
+    ForkJob,
+    RunOutcome,
+    run_agent,
+    run_model,
+    run_resume,
+)
 from loom_desktop.infra.thread_runner import STOP_JOIN_S, Relay, ThreadRunner, failure_cause
-from loom_desktop.features.fork.work import (NOTHING, ForkJob, RunOutcome, run_agent, run_model,
-                                             run_resume)
 
 __all__ = ["NOTHING", "STOP_JOIN_S", "ForkJob", "ForkRunner", "RunOutcome", "branch_path"]
 
 
-def branch_path(parent: str | Path, step: int, taken: frozenset[str] | set[str] = frozenset(),
-                folder: Path | None = None) -> Path:
+def branch_path(
+    parent: str | Path,
+    step: int,
+    taken: frozenset[str] | set[str] = frozenset(),
+    folder: Path | None = None,
+) -> Path:
     """``<parent stem>.fork<step>[-n].loom.json`` in ``folder`` (default: the per-user runs
     folder, never the parent's), a name no file, journal or running branch has -- as the
     CLI's ``fork`` without ``-o`` names it."""
@@ -86,8 +95,9 @@ class ForkRunner(ThreadRunner):
                 run = run_model if job.mode == "model" else run_resume
                 outcome = run(job, self.doc, self.provider, self.token, self.count)
         except BaseException as exc:  # noqa: BLE001 - every failure is reported
-            outcome = RunOutcome("failed", job.out if Path(job.out).is_file() else None,
-                                 failure_cause(exc))
+            outcome = RunOutcome(
+                "failed", job.out if Path(job.out).is_file() else None, failure_cause(exc)
+            )
         self._relay.done.emit(outcome)
 
     def count(self, entry: dict[str, Any]) -> None:

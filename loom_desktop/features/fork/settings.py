@@ -11,13 +11,25 @@ import shlex
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QButtonGroup, QComboBox, QFileDialog, QFormLayout, QHBoxLayout,
-                               QLabel, QLineEdit, QMessageBox, QPushButton, QRadioButton,
-                               QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
-from loom_core.views.pricing import OFFLINE_TEXT
 from loom_core.providers import DEFAULT_MODELS, PROVIDERS
 from loom_core.runs_dir import runs_dir
+from loom_core.views.pricing import OFFLINE_TEXT
 
 OK_STYLE, BAD_STYLE = "color: #2e7d32;", "color: #c62828; font-weight: bold;"
 WARN_STYLE = "color: #8d2f00; background: #fff3e0; padding: 6px; border: 1px solid #ffb74d;"
@@ -39,16 +51,22 @@ def availability(provider: Any) -> tuple[bool, str]:
 
 def plan_text(plan: Any, budget: int | None = None) -> str:
     """The dry run in a few lines (free prefix, expected live calls, tokens, cost)."""
-    cost = (OFFLINE_TEXT if plan.offline else
-            "unknown (the model is not in the price table)" if plan.cost_usd is None
-            else f"~${plan.cost_usd:.4f}")
+    cost = (
+        OFFLINE_TEXT
+        if plan.offline
+        else "unknown (the model is not in the price table)"
+        if plan.cost_usd is None
+        else f"~${plan.cost_usd:.4f}"
+    )
     where = "the recorded request" if plan.source == "request" else "reconstructed from the log"
-    lines = [f"Replays free: {plan.replayed} step(s) before the fork point",
-             f"Runs live: ~{plan.live_calls} model call(s) (max {plan.max_turns})",
-             f"Tokens: ~{plan.total_tokens:,} ({plan.input_tokens:,} in / "
-             f"{plan.output_tokens:,} out)" + (f", capped at {budget:,}" if budget else ""),
-             f"Cost: {cost} on {plan.model or 'the provider default'}",
-             f"Context at the fork step: ~{plan.context_tokens:,} tokens ({where})"]
+    lines = [
+        f"Replays free: {plan.replayed} step(s) before the fork point",
+        f"Runs live: ~{plan.live_calls} model call(s) (max {plan.max_turns})",
+        f"Tokens: ~{plan.total_tokens:,} ({plan.input_tokens:,} in / "
+        f"{plan.output_tokens:,} out)" + (f", capped at {budget:,}" if budget else ""),
+        f"Cost: {cost} on {plan.model or 'the provider default'}",
+        f"Context at the fork step: ~{plan.context_tokens:,} tokens ({where})",
+    ]
     return "\n".join(lines)
 
 
@@ -65,7 +83,8 @@ class RunSettings(QWidget):
             self.provider.addItem(label, name)
             self.provider.setItemData(self.provider.count() - 1, label, 3)  # tooltip
         self.provider.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         self.provider.setMinimumContentsLength(28)
         self.base_url = QLineEdit(placeholderText="default endpoint (or the *_BASE_URL variable)")
         self.available = QLabel(wordWrap=True)
@@ -75,14 +94,18 @@ class RunSettings(QWidget):
         self.budget.setSpecialValueText("no limit")
         self.reason = QLineEdit(placeholderText="why this fork (kept in the branch)")
         self.folder = QLineEdit(placeholderText=f"{runs_dir()} (the per-user runs folder)")
-        self.folder.setToolTip("Where new runs are written; empty: the per-user runs folder "
-                               "(never beside the run they come from)")
+        self.folder.setToolTip(
+            "Where new runs are written; empty: the per-user runs folder "
+            "(never beside the run they come from)"
+        )
         self.folder_btn = QPushButton("Choose…")
         self.folder_btn.clicked.connect(self._choose_folder)
         self.model_mode = QRadioButton("Model re-run")
         self.model_mode.setChecked(True)
-        self.model_mode.setToolTip("Resend the edited context to a model; recorded tool "
-                                   "results are reused, new calls pause for you")
+        self.model_mode.setToolTip(
+            "Resend the edited context to a model; recorded tool "
+            "results are reused, new calls pause for you"
+        )
         self.agent_mode = QRadioButton("Agent re-run")
         self.modes = QButtonGroup(self)
         self.modes.addButton(self.model_mode)
@@ -93,8 +116,12 @@ class RunSettings(QWidget):
         self.workspace: tuple[list[str], str] | None = None
         self._layout()
         self.provider.currentIndexChanged.connect(self._provider_changed)
-        for signal in (self.base_url.textChanged, self.model.currentTextChanged,
-                       self.max_turns.valueChanged, self.budget.valueChanged):
+        for signal in (
+            self.base_url.textChanged,
+            self.model.currentTextChanged,
+            self.max_turns.valueChanged,
+            self.budget.valueChanged,
+        ):
             signal.connect(lambda *_: self.changed.emit())
         self.agent_mode.toggled.connect(self._mode_changed)
 
@@ -126,21 +153,29 @@ class RunSettings(QWidget):
         return self.folder.text().strip()
 
     def _choose_folder(self) -> None:
-        chosen = QFileDialog.getExistingDirectory(self, "Save new runs in",
-                                                  self.folder_text() or str(runs_dir()))
+        chosen = QFileDialog.getExistingDirectory(
+            self, "Save new runs in", self.folder_text() or str(runs_dir())
+        )
         if chosen:
             self.folder.setText(chosen)
 
     # -- filling ---------------------------------------------------------------------------
-    def set_context(self, recorded_model: str, provider: str,
-                    workspace: tuple[list[str], str] | None, why_no_agent: str) -> None:
+    def set_context(
+        self,
+        recorded_model: str,
+        provider: str,
+        workspace: tuple[list[str], str] | None,
+        why_no_agent: str,
+    ) -> None:
         """Prefill from the fork point: the provider that speaks like the parent, its model."""
         self.recorded_model, self.guessed = recorded_model, provider
         self.workspace = workspace
         self.agent_mode.setEnabled(workspace is not None)
         self.agent_mode.setToolTip(
             "Run the recorded command again against a fork proxy: its tools run for real"
-            if workspace is not None else why_no_agent)
+            if workspace is not None
+            else why_no_agent
+        )
         index = self.provider.findData(provider)
         self.provider.setCurrentIndex(max(index, 0))
         self._provider_changed()
@@ -167,7 +202,8 @@ class RunSettings(QWidget):
                 f"Command: <code>{_html(shlex.join(argv))}</code><br>"
                 f"In: <code>{_html(cwd)}</code><br>Its tools act for real (files, network, "
                 "anything it can do); the world is not rewound. The calls before the fork "
-                "point are answered from the recording; you will be asked to confirm.")
+                "point are answered from the recording; you will be asked to confirm."
+            )
         self.agent_note.setVisible(agent)
         for w in (self.provider, self.base_url, self.model, self.max_turns, self.budget):
             w.setEnabled(not agent)
@@ -178,11 +214,13 @@ class RunSettings(QWidget):
         says how it runs ("Each repair runs..."), ``question`` what Yes starts."""
         argv, cwd = self.workspace or ([], "")
         answer = QMessageBox.question(
-            self.window(), "Run the agent again?",
+            self.window(),
+            "Run the agent again?",
             f"{lead}, with its tools:\n\n  {shlex.join(argv)}\n  in {cwd}\n\n"
             f"Its tools act for real (files, network); nothing is rewound. {question}",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-            QMessageBox.StandardButton.No)
+            QMessageBox.StandardButton.No,
+        )
         return answer == QMessageBox.StandardButton.Yes
 
     def set_availability(self, ok: bool, text: str) -> None:

@@ -17,13 +17,26 @@ from PySide6.QtCore import QObject, QThreadPool, Signal
 from shiboken6 import isValid
 
 from loom_core.fork.edits import Edit
-
 from loom_desktop.features.fork.branch_bar import BranchBar, BranchesBar
-from loom_desktop.features.fork.runner import (STOP_JOIN_S, NOTHING, ForkJob, ForkRunner,
-                                               RunOutcome, branch_path)
-from loom_desktop.features.fork.links import (BranchInfo, branch_title, edit_row, edit_text,
-                                              find_branches, fork_member, is_provenance, row_of_seq,
-                                              same_file)
+from loom_desktop.features.fork.links import (
+    BranchInfo,
+    branch_title,
+    edit_row,
+    edit_text,
+    find_branches,
+    fork_member,
+    is_provenance,
+    row_of_seq,
+    same_file,
+)
+from loom_desktop.features.fork.runner import (
+    NOTHING,
+    STOP_JOIN_S,
+    ForkJob,
+    ForkRunner,
+    RunOutcome,
+    branch_path,
+)
 
 
 class _Relay(QObject):
@@ -50,19 +63,32 @@ class BranchTabs(QObject):
         """Run ``job``; its branch streams into a new tab (or into ``replace``'s place)."""
         if not job.out:
             taken = {r.job.out for r in self.runners}
-            job.out = str(branch_path(job.parent, job.step, taken,
-                                      Path(job.folder).expanduser() if job.folder else None))
+            job.out = str(
+                branch_path(
+                    job.parent,
+                    job.step,
+                    taken,
+                    Path(job.folder).expanduser() if job.folder else None,
+                )
+            )
         if job.stop:  # nothing streams: the tab just reloads when the file is rewritten
             view = replace
             bar = view.findChild(BranchBar)
         else:
             journal = Path(job.journal)
             journal.unlink(missing_ok=True)  # a previous run's: the tab must not show it first
-            view = self._swap(replace, str(journal)) if replace is not None else \
-                self.window.open_path(str(journal))
+            view = (
+                self._swap(replace, str(journal))
+                if replace is not None
+                else self.window.open_path(str(journal))
+            )
             self._title(view, "● " + branch_title(job.parent, job.step))
-            bar = BranchBar(Path(job.parent).name, job.step, job.edit.describe(),
-                            "agent" if job.mode == "agent" else "model")
+            bar = BranchBar(
+                Path(job.parent).name,
+                job.step,
+                job.edit.describe(),
+                "agent" if job.mode == "agent" else "model",
+            )
             bar.set_path(job.out)
             view.layout().insertWidget(0, bar)
             bar.parent_requested.connect(lambda: self.open_parent(job.parent, job.step))
@@ -103,13 +129,18 @@ class BranchTabs(QObject):
         kept = f"\n\nThe partial branch is kept: {trace}" if trace else ""
         if outcome.status == "error":
             who = f"{job.provider} {job.model}".strip()
-            self._error("Fork failed", f"The fork of {where} stopped: the provider {who} "
-                        f"failed.\n\n{outcome.error}{kept}")
+            self._error(
+                "Fork failed",
+                f"The fork of {where} stopped: the provider {who} failed.\n\n{outcome.error}{kept}",
+            )
         elif outcome.status == "failed":
             self._error("Cannot fork", f"Cannot fork {where}\n\n{outcome.error}{kept}")
         elif outcome.note and trace is None:
-            self._error("No branch", f"Agent re-run of {where}: {outcome.note}.\n\n"
-                        + "\n".join(outcome.output_tail[-8:]))
+            self._error(
+                "No branch",
+                f"Agent re-run of {where}: {outcome.note}.\n\n"
+                + "\n".join(outcome.output_tail[-8:]),
+            )
         words = f"Branch of {where}: {outcome.status}"
         words += f" ({outcome.note})" if outcome.note else ""
         self.window.show_status(words + (f" — {trace}" if trace else ""), 15_000)
@@ -168,8 +199,9 @@ class BranchTabs(QObject):
         self._title(view, branch_title(parent, seq))
         view.session.set_step(edit_row(view, prov) + 1)  # the first call that saw the edit
 
-    def resume(self, view: Any, prov: dict[str, Any], tool_result: Any = NOTHING,
-               stop: bool = False) -> ForkRunner | None:
+    def resume(
+        self, view: Any, prov: dict[str, Any], tool_result: Any = NOTHING, stop: bool = False
+    ) -> ForkRunner | None:
         """Continue the branch in ``view`` (with a tool result, or stop it) in the same tab."""
         if any(same_file(r.job.out, view.path) for r in self.runners):
             return None  # already running
@@ -179,9 +211,18 @@ class BranchTabs(QObject):
             edit = Edit.from_dict(dict(prov.get("edit") or {}))
         except (TypeError, ValueError):
             edit = Edit()
-        job = ForkJob(parent, int(prov.get("step") or 0), edit, view.path, "resume",
-                      provider or "scripted", str(prov.get("model") or ""), base_url,
-                      tool_result=tool_result, stop=stop)
+        job = ForkJob(
+            parent,
+            int(prov.get("step") or 0),
+            edit,
+            view.path,
+            "resume",
+            provider or "scripted",
+            str(prov.get("model") or ""),
+            base_url,
+            tool_result=tool_result,
+            stop=stop,
+        )
         return self.start(job, self._parent_doc(parent), replace=view)
 
     def _parent_doc(self, parent: str) -> Any:
@@ -189,8 +230,14 @@ class BranchTabs(QObject):
         return view.doc if view is not None and view.complete else None
 
     def _open_view(self, path: str) -> Any:
-        return next((v for v in self.window.documents() if v.doc is not None
-                     and v.doc.format == "trace" and same_file(v.path, path)), None)
+        return next(
+            (
+                v
+                for v in self.window.documents()
+                if v.doc is not None and v.doc.format == "trace" and same_file(v.path, path)
+            ),
+            None,
+        )
 
     def open_parent(self, parent: str, seq: int) -> Any:
         """Select (or open) the parent's tab, at the fork step."""

@@ -9,24 +9,25 @@ the core reports it); an agent re-run is journaled by its fork proxy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from loom_core.fork.edits import Edit
-from loom_core.formats.journal_writer import JournalWriter
-from loom_core.providers.base import CancelToken
-from loom_core.proxy.config import SessionPaths
 from loom_core.fork.agent_rerun import NOT_RECORDED, AgentRerunError, agent_rerun, plan_agent_rerun
+from loom_core.fork.edits import Edit
 from loom_core.fork.plan import dry_run
 from loom_core.fork.point import apply_edit, fork_context
 from loom_core.fork.prefix import prefix_episodes
 from loom_core.fork.rerun import run_fork
 from loom_core.fork.resume import load_branch, resume_fork
+from loom_core.formats.journal_writer import JournalWriter
 from loom_core.formats.loader import load
 from loom_core.formats.save import document_dict
+from loom_core.providers.base import CancelToken
 from loom_core.providers.names import guess_provider
 from loom_core.providers.scripted import ScriptedProvider
+from loom_core.proxy.config import SessionPaths
 from loom_core.proxy.forkwire import check_agent_edit
 from loom_desktop.features.fork.settings import availability
 
@@ -82,38 +83,60 @@ class RunOutcome:
 
 
 def _outcome(result: Any) -> RunOutcome:
-    return RunOutcome(result.status, result.path, result.error, result.pending_call,
-                      result.live_calls, result.input_tokens + result.output_tokens)
+    return RunOutcome(
+        result.status,
+        result.path,
+        result.error,
+        result.pending_call,
+        result.live_calls,
+        result.input_tokens + result.output_tokens,
+    )
 
 
 def _journaled(writer: JournalWriter, on_effect: OnEffect) -> OnEffect:
     def both(entry: dict[str, Any]) -> None:
         writer.effect(entry)
         on_effect(entry)
+
     return both
 
 
-def run_model(job: ForkJob, doc: Any, provider: ProviderFactory, cancel: CancelToken,
-              on_effect: OnEffect) -> RunOutcome:
+def run_model(
+    job: ForkJob, doc: Any, provider: ProviderFactory, cancel: CancelToken, on_effect: OnEffect
+) -> RunOutcome:
     """Re-run from ``job.step``; a bad fork point or edit raises before any provider."""
     doc = doc if doc is not None else load(job.parent)
     ctx = apply_edit(fork_context(doc, job.parent, job.step), job.edit)
     live = provider()
     try:
         with JournalWriter(job.journal) as journal:
-            journal.header(ctx.model, ctx.system, prefix_episodes(doc, ctx.index),
-                           (document_dict(doc).get("log") or [])[: ctx.index])
-            result = run_fork(doc, job.parent, job.step, job.edit, live, out=job.out,
-                              max_turns=job.max_turns, budget_tokens=job.budget_tokens,
-                              reason=job.reason, cancel=cancel,
-                              on_effect=_journaled(journal, on_effect))
+            journal.header(
+                ctx.model,
+                ctx.system,
+                prefix_episodes(doc, ctx.index),
+                (document_dict(doc).get("log") or [])[: ctx.index],
+            )
+            result = run_fork(
+                doc,
+                job.parent,
+                job.step,
+                job.edit,
+                live,
+                out=job.out,
+                max_turns=job.max_turns,
+                budget_tokens=job.budget_tokens,
+                reason=job.reason,
+                cancel=cancel,
+                on_effect=_journaled(journal, on_effect),
+            )
     finally:
         getattr(live, "close", lambda: None)()
     return _outcome(result)
 
 
-def run_resume(job: ForkJob, doc: Any, provider: ProviderFactory, cancel: CancelToken,
-               on_effect: OnEffect) -> RunOutcome:
+def run_resume(
+    job: ForkJob, doc: Any, provider: ProviderFactory, cancel: CancelToken, on_effect: OnEffect
+) -> RunOutcome:
     """Continue the branch at ``job.out`` (with ``job.tool_result``), or stop it."""
     if job.stop:  # nothing is called: no provider, no journal
         return _outcome(resume_fork(job.out, ScriptedProvider(), stop=True, parent=doc))
@@ -123,10 +146,20 @@ def run_resume(job: ForkJob, doc: Any, provider: ProviderFactory, cancel: Cancel
     live = provider()
     try:
         with JournalWriter(job.journal) as journal:
-            journal.header(branch.provenance.get("model") or "", str(request.get("system") or ""),
-                           branch.header.get("episodes") or [], branch.log)
-            result = resume_fork(job.out, live, **supplied, parent=doc, cancel=cancel,
-                                 on_effect=_journaled(journal, on_effect))
+            journal.header(
+                branch.provenance.get("model") or "",
+                str(request.get("system") or ""),
+                branch.header.get("episodes") or [],
+                branch.log,
+            )
+            result = resume_fork(
+                job.out,
+                live,
+                **supplied,
+                parent=doc,
+                cancel=cancel,
+                on_effect=_journaled(journal, on_effect),
+            )
     finally:
         getattr(live, "close", lambda: None)()
     return _outcome(result)
@@ -134,19 +167,37 @@ def run_resume(job: ForkJob, doc: Any, provider: ProviderFactory, cancel: Cancel
 
 def run_agent(job: ForkJob, cancel: CancelToken, on_line: Callable[[str], None]) -> RunOutcome:
     """Re-run the recorded command against a fork proxy (which journals the branch)."""
-    result = agent_rerun(job.parent, job.step, job.edit, job.out, cancel=cancel,
-                         on_line=on_line, timeout=job.timeout)
-    status = ("cancelled" if result.cancelled else "timeout" if result.timed_out
-              else str(result.fork.get("status") or "done"))
-    note = (f"the agent exited with code {result.exit_code}" if result.exit_code is not None
-            else "the agent was stopped")
+    result = agent_rerun(
+        job.parent, job.step, job.edit, job.out, cancel=cancel, on_line=on_line, timeout=job.timeout
+    )
+    status = (
+        "cancelled"
+        if result.cancelled
+        else "timeout"
+        if result.timed_out
+        else str(result.fork.get("status") or "done")
+    )
+    note = (
+        f"the agent exited with code {result.exit_code}"
+        if result.exit_code is not None
+        else "the agent was stopped"
+    )
     if result.path is None:
         note += "; it made no model call, so no branch was written"
-    return RunOutcome(status, str(result.path) if result.path else None, None, None,
-                      result.live, 0, note, list(result.output_tail))
+    return RunOutcome(
+        status,
+        str(result.path) if result.path else None,
+        None,
+        None,
+        result.live,
+        0,
+        note,
+        list(result.output_tail),
+    )
 
 
 # -- the dialog's workers ------------------------------------------------------------------
+
 
 def read_fork_point(doc: Any, path: str, seq: int) -> dict[str, Any]:
     """The context at ``seq``, the provider that speaks like the parent, and whether an
@@ -162,8 +213,15 @@ def read_fork_point(doc: Any, path: str, seq: int) -> dict[str, Any]:
     return {"ctx": ctx, "provider": guess_provider(ctx), "workspace": workspace, "why": why}
 
 
-def estimate(doc: Any, path: str, seq: int, edit: Edit, max_turns: int,
-             make: Callable[[], Any], agent: bool = False) -> dict[str, Any]:
+def estimate(
+    doc: Any,
+    path: str,
+    seq: int,
+    edit: Edit,
+    max_turns: int,
+    make: Callable[[], Any],
+    agent: bool = False,
+) -> dict[str, Any]:
     """The provider's availability line and the dry run (or why the edit cannot run;
     an agent re-run also refuses edits the agent's own loop would not see)."""
 

@@ -7,8 +7,9 @@ words per status; the dialog only decides *when* (buttons, runner, winner tab).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
@@ -47,7 +48,8 @@ class HealCandidates(QWidget):
         self.table.setTextElideMode(Qt.TextElideMode.ElideNone)
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.ResizeToContents)  # few rows: cheap
+            QHeaderView.ResizeMode.ResizeToContents
+        )  # few rows: cheap
         for col, width in _WIDTHS:
             self.table.setColumnWidth(col, width)
         self.plan_label = QLabel("Planning: checking the context…", wordWrap=True)
@@ -68,8 +70,10 @@ class HealCandidates(QWidget):
         self.model.set_candidates(plan.candidates)
         self.plan_label.setText(
             f"{len(plan.candidates)} repair(s) planned from {len(plan.findings)} finding(s). "
-            "Nothing is spent before Start." if plan.candidates else
-            "No repair to try: the checkup found nothing to redact.")
+            "Nothing is spent before Start."
+            if plan.candidates
+            else "No repair to try: the checkup found nothing to redact."
+        )
 
     def show_problem(self, cause: str) -> None:
         """Planning (or starting, or saving) failed: the cause where the plan's line is."""

@@ -15,15 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QPushButton,
-                               QVBoxLayout)
+from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from loom_core.heal.engine import HealOptions
-
 from loom_desktop.features.heal import runner as heal_runner
-from loom_desktop.features.heal.runner import (HealJob, HealPlan, HealRunner, out_dir_for,
-                                               plan_heal, probe, save_winner)
 from loom_desktop.features.heal.candidates import HealCandidates
+from loom_desktop.features.heal.runner import (
+    HealJob,
+    HealPlan,
+    HealRunner,
+    out_dir_for,
+    plan_heal,
+    probe,
+    save_winner,
+)
 from loom_desktop.features.heal.setup import BudgetBox, CheckForm
 from loom_desktop.infra.workers import Task
 
@@ -53,8 +58,10 @@ class HealDialog(QDialog):
         self._probe_task = Task(self)
         self._probe_task.finished.connect(self._on_probe)
         self._probe_task.failed.connect(lambda exc: self._on_probe((False, str(exc))))
-        self._timers = {name: QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
-                        for name in ("check", "plan", "probe")}
+        self._timers = {
+            name: QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+            for name in ("check", "plan", "probe")
+        }
         self._timers["check"].timeout.connect(self.validate)
         self._timers["plan"].timeout.connect(self.replan)
         self._timers["probe"].timeout.connect(self._probe)
@@ -62,10 +69,14 @@ class HealDialog(QDialog):
 
     # -- layout ------------------------------------------------------------------------
     def _build(self) -> None:
-        self.header = QLabel(wordWrap=True, text=(
-            f"<b>Heal {Path(self.path).name}</b>: each repair redacts one item the doctor "
-            "flagged and re-runs the run from the first model step that saw it; the "
-            "first-ranked branch whose output passes the check wins."))
+        self.header = QLabel(
+            wordWrap=True,
+            text=(
+                f"<b>Heal {Path(self.path).name}</b>: each repair redacts one item the doctor "
+                "flagged and re-runs the run from the first model step that saw it; the "
+                "first-ranked branch whose output passes the check wins."
+            ),
+        )
         self.check_form = CheckForm()
         self.fields, self.check_label = self.check_form.fields, self.check_form.label
         self.budget = BudgetBox()
@@ -137,13 +148,17 @@ class HealDialog(QDialog):
         self.candidates.show_plan(plan)
         if first:
             # prefilled like a fork of this run; its ``changed`` schedules the provider probe
-            self.settings.set_context(plan.recorded_model, plan.provider, plan.workspace,
-                                      plan.why_no_agent)
+            self.settings.set_context(
+                plan.recorded_model, plan.provider, plan.workspace, plan.why_no_agent
+            )
         self._update_buttons()
 
     def _probe(self) -> None:
-        args = (self.settings.provider_name(), self.settings.model_text(),
-                self.settings.base_url_text())
+        args = (
+            self.settings.provider_name(),
+            self.settings.model_text(),
+            self.settings.base_url_text(),
+        )
         self._probe_task.start(lambda _c: probe(*args))
 
     def _on_probe(self, found: tuple[bool, str]) -> None:
@@ -154,12 +169,17 @@ class HealDialog(QDialog):
     def _update_buttons(self) -> None:
         running = self.runner is not None and not self.runner.ended
         usable = self.settings.mode() == "agent" or self.provider_ok
-        self.start_btn.setEnabled(not running and self.plan is not None
-                                  and self.check is not None and usable
-                                  and not any(t.isActive() for t in self._timers.values()))
+        self.start_btn.setEnabled(
+            not running
+            and self.plan is not None
+            and self.check is not None
+            and usable
+            and not any(t.isActive() for t in self._timers.values())
+        )
         self.cancel_btn.setEnabled(running)
-        self.save_btn.setEnabled(not running and self.result is not None
-                                 and self.result.winner is not None)
+        self.save_btn.setEnabled(
+            not running and self.result is not None and self.result.winner is not None
+        )
 
     def options(self) -> HealOptions:
         return self.budget.options()
@@ -169,7 +189,8 @@ class HealDialog(QDialog):
         if self.plan is None or not self.validate():
             return
         if self.settings.mode() == "agent" and not self.settings.confirm_agent(
-                "Each repair runs the agent's command again, for real", "Start the heal?"):
+            "Each repair runs the agent's command again, for real", "Start the heal?"
+        ):
             return
         s = self.settings
         try:
@@ -177,9 +198,18 @@ class HealDialog(QDialog):
         except OSError as err:
             self._fail("Cannot start the heal", err)
             return
-        job = HealJob(self.doc, self.path, self.check, self.plan.findings, self.plan.candidates,
-                      out_dir, self.options(), s.provider_name(), s.model_text(),
-                      s.base_url_text())
+        job = HealJob(
+            self.doc,
+            self.path,
+            self.check,
+            self.plan.findings,
+            self.plan.candidates,
+            out_dir,
+            self.options(),
+            s.provider_name(),
+            s.model_text(),
+            s.base_url_text(),
+        )
         self.result = None
         self.candidates.show_running(self.plan.candidates, out_dir)
         self.runner = HealRunner(job, self)
@@ -252,4 +282,3 @@ class HealDialog(QDialog):
     def done(self, code: int) -> None:  # noqa: D401 - Qt API: every way of closing ends here
         self.shutdown()
         super().done(code)
-

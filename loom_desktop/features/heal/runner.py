@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
@@ -29,10 +30,9 @@ from loom_core.heal.engine import Healer, HealOptions, HealResult, plan_repairs,
 from loom_core.providers import checked_factory, make_provider
 from loom_core.providers.base import CancelToken
 from loom_core.runs_dir import free_dir, runs_dir, stem_of
-
-from loom_desktop.infra.thread_runner import Relay, ThreadRunner, failure_cause
 from loom_desktop.features.fork.settings import availability
 from loom_desktop.features.fork.work import read_fork_point
+from loom_desktop.infra.thread_runner import Relay, ThreadRunner, failure_cause
 
 
 @dataclass
@@ -64,7 +64,9 @@ class HealJob:
     base_url: str | None = None
 
 
-def plan_heal(doc: Any, path: str, findings: Sequence[Any] | None, options: HealOptions) -> HealPlan:
+def plan_heal(
+    doc: Any, path: str, findings: Sequence[Any] | None, options: HealOptions
+) -> HealPlan:
     """Worker: the checkup (unless the doctor panel already has it), the candidates
     cheapest first, and the fork facts the run settings are prefilled from."""
     total = 0
@@ -103,6 +105,7 @@ def out_dir_for(path: str | Path, folder: str | Path | None = None) -> Path:
 
 
 # -- for the dialog -----------------------------------------------------------------
+
 
 def pick_directory(parent: QWidget, start: str) -> str:
     """Ask where to save the regression trace (a seam: tests replace it)."""
@@ -165,10 +168,21 @@ class HealRunner(ThreadRunner):
     def _work(self) -> None:
         job = self.job
         try:
-            factory = None if job.options.mode == "agent" else provider_factory(
-                job.provider, job.model, job.base_url)
-            healer = Healer(job.doc, job.path, job.check, factory, job.out_dir, job.options,
-                            cancel=self.token, on_update=self._report)
+            factory = (
+                None
+                if job.options.mode == "agent"
+                else provider_factory(job.provider, job.model, job.base_url)
+            )
+            healer = Healer(
+                job.doc,
+                job.path,
+                job.check,
+                factory,
+                job.out_dir,
+                job.options,
+                cancel=self.token,
+                on_update=self._report,
+            )
             healer.candidates = [replace(c, cancel=CancelToken()) for c in job.candidates]
             result = healer.run(job.findings)
         except BaseException as exc:  # noqa: BLE001 - every failure is reported

@@ -12,21 +12,33 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from loom_core.heal.checks import CheckError, build_check
 from loom_core.heal.engine import HealOptions
-
 from loom_desktop.features.fork.settings import BAD_STYLE, OK_STYLE, RunSettings
 
-_FIELDS = (("forbid", "text the output must not contain"),
-           ("require", "text the output must contain"),
-           ("regex", "a regular expression the output must match"),
-           ("function", "module:function returning true for a good output"))
+_FIELDS = (
+    ("forbid", "text the output must not contain"),
+    ("require", "text the output must contain"),
+    ("regex", "a regular expression the output must match"),
+    ("function", "module:function returning true for a good output"),
+)
 # the rows finish the group's sentence "the healed run's final output must…"
-_ROWS = {"forbid": "Not contain", "require": "Contain", "regex": "Match (regex)",
-         "function": "Pass (function)"}
+_ROWS = {
+    "forbid": "Not contain",
+    "require": "Contain",
+    "regex": "Match (regex)",
+    "function": "Pass (function)",
+}
 
 
 class CheckForm(QGroupBox):
@@ -84,5 +96,10 @@ class BudgetBox(QGroupBox):
 
     def options(self) -> HealOptions:
         s = self.settings
-        return HealOptions(s.max_turns.value(), self.max_candidates.value(), s.budget_tokens(),
-                           self.concurrency.value(), s.mode())
+        return HealOptions(
+            s.max_turns.value(),
+            self.max_candidates.value(),
+            s.budget_tokens(),
+            self.concurrency.value(),
+            s.mode(),
+        )

@@ -10,20 +10,28 @@ Keys: ``a`` approve, ``d`` deny, ``e`` edit (typing in a text field wins).
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import (QDockWidget, QGridLayout, QLabel, QLineEdit,
-                               QListView, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from loom_core.proxy.control_client import PendingCall
 from loom_core.views.steps import effect_seq
-
 from loom_desktop.document.view import DocumentView
-from loom_desktop.keys import APPROVAL_KEYS, bind
 from loom_desktop.features.proxy.approvals_model import ApprovalsModel
 from loom_desktop.features.proxy.connection import ProxyConnection
+from loom_desktop.keys import APPROVAL_KEYS, bind
 
 
 def _button(text: str, slot: Callable[[], None]) -> QPushButton:
@@ -91,8 +99,15 @@ class ApprovalsPanel(QDockWidget):
         self.always_btn = _button("Always allow this tool", self.always_allow)
         for i, b in enumerate((self.approve_btn, self.deny_btn, self.edit_btn, self.always_btn)):
             buttons.addWidget(b, i // 2, i % 2)
-        for w in (self.status, self.list, self.title, self.countdown, self.args, self.reason,
-                  self.problem):
+        for w in (
+            self.status,
+            self.list,
+            self.title,
+            self.countdown,
+            self.args,
+            self.reason,
+            self.problem,
+        ):
             lay.addWidget(w)
         lay.addLayout(buttons)
         self.setWidget(body)
@@ -126,10 +141,13 @@ class ApprovalsPanel(QDockWidget):
         if view is None:
             return ""
         effects = getattr(getattr(view, "doc", None), "effects", None) or []
-        after = (f"after step {effect_seq(effects, len(effects) - 1)}" if effects
-                 else "that starts")  # named by seq, as the step list names it
-        return (f"<br>belongs to the model call {after} of "
-                f"<i>{view.path.rsplit('/', 1)[-1]}</i> (recorded once decided)")
+        after = (
+            f"after step {effect_seq(effects, len(effects) - 1)}" if effects else "that starts"
+        )  # named by seq, as the step list names it
+        return (
+            f"<br>belongs to the model call {after} of "
+            f"<i>{view.path.rsplit('/', 1)[-1]}</i> (recorded once decided)"
+        )
 
     def current(self) -> PendingCall | None:
         return self.model.call_at(self.list.currentIndex().row())
@@ -149,11 +167,16 @@ class ApprovalsPanel(QDockWidget):
             self.countdown.setText("")
             self.args.setPlainText("")
             return
-        self.title.setText(f"<b>{call.tool}</b> held by rule <code>{call.rule or '(default)'}</code>"
-                           + self._belongs_to())
+        self.title.setText(
+            f"<b>{call.tool}</b> held by rule <code>{call.rule or '(default)'}</code>"
+            + self._belongs_to()
+        )
         timeout = self.connection.confirm_timeout
-        self.countdown.setText(f"denied automatically in {max(0.0, timeout - call.age_s):.0f} s"
-                               if timeout else f"waiting for {call.age_s:.0f} s")
+        self.countdown.setText(
+            f"denied automatically in {max(0.0, timeout - call.age_s):.0f} s"
+            if timeout
+            else f"waiting for {call.age_s:.0f} s"
+        )
         if not (keep_edit and self.editing):
             self.editing = False
             self.args.setReadOnly(True)

@@ -14,11 +14,19 @@ import time
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFormLayout, QLabel, QListWidget,
-                               QListWidgetItem, QSpinBox, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from loom_core.proxy.running_proxies import FoundProxy, running_proxies, runtime_dir
-
 from loom_desktop.features.proxy.launcher import remembered_proxies
 from loom_desktop.infra.workers import Task
 
@@ -40,8 +48,11 @@ def describe(found: FoundProxy, ours: dict[int, dict[str, Any]], attached: set[i
     """One list line: where, since when, whose, and whether it is attached already."""
     started = time.strftime("%H:%M", time.localtime(found.started))
     info = ours.get(found.port)
-    whose = (f"started by Loom Desktop, recording to {info.get('save')}" if info
-             else "another proxy (e.g. loom proxy)")
+    whose = (
+        f"started by Loom Desktop, recording to {info.get('save')}"
+        if info
+        else "another proxy (e.g. loom proxy)"
+    )
     line = f"127.0.0.1:{found.port} · since {started} · {whose}"
     return line + (" · attached" if found.port in attached else "")
 
@@ -54,8 +65,9 @@ class AttachDialog(QDialog):
         self.setWindowTitle("Attach to a running proxy")
         self.attached = attached or set()
         self.found: list[FoundProxy] = []
-        self.status = QLabel(f"looking for proxies with a shield (token files in "
-                             f"{runtime_dir()})…", wordWrap=True)
+        self.status = QLabel(
+            f"looking for proxies with a shield (token files in {runtime_dir()})…", wordWrap=True
+        )
         self.list = QListWidget()
         self.list.currentRowChanged.connect(self._picked)
         self.list.itemDoubleClicked.connect(lambda _item: self.accept())
@@ -85,12 +97,16 @@ class AttachDialog(QDialog):
             item.setData(Qt.ItemDataRole.UserRole, proxy.port)
             self.list.addItem(item)
         if self.found:
-            self.status.setText(f"{len(self.found)} prox{'y' if len(self.found) == 1 else 'ies'}"
-                                f" with a shield running here:")
+            self.status.setText(
+                f"{len(self.found)} prox{'y' if len(self.found) == 1 else 'ies'}"
+                f" with a shield running here:"
+            )
             self.list.setCurrentRow(0)
         else:
-            self.status.setText(f"no proxy with a shield is running here (no live token file "
-                                f"in {runtime_dir()}); type the port of one elsewhere:")
+            self.status.setText(
+                f"no proxy with a shield is running here (no live token file "
+                f"in {runtime_dir()}); type the port of one elsewhere:"
+            )
 
     def _picked(self, row: int) -> None:
         if 0 <= row < len(self.found):

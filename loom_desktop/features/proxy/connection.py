@@ -22,7 +22,6 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from loom_core.proxy.control_client import ControlClient, ControlError, NoEventStream, PendingCall
-
 from loom_desktop.infra.workers import Task
 
 POLL_MS = 400
@@ -46,8 +45,12 @@ class ProxyConnection(QObject):
     exchange = Signal(object)
     _arrived = Signal(object)  # reader thread -> GUI thread (queued)
 
-    def __init__(self, client: ControlClient, confirm_timeout: float | None = None,
-                 parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        client: ControlClient,
+        confirm_timeout: float | None = None,
+        parent: QObject | None = None,
+    ) -> None:
         super().__init__(parent)
         self.client = client
         self.confirm_timeout = confirm_timeout  # for countdowns; None when unknown
@@ -78,9 +81,12 @@ class ProxyConnection(QObject):
         if self._reader is not None:
             return
         self._stop_reader = threading.Event()
-        self._reader = threading.Thread(target=self._read, args=(self._stop_reader,),
-                                        name=f"loom-proxy-events-{self.client.port}",
-                                        daemon=True)
+        self._reader = threading.Thread(
+            target=self._read,
+            args=(self._stop_reader,),
+            name=f"loom-proxy-events-{self.client.port}",
+            daemon=True,
+        )
         self._reader.start()
 
     def stop(self) -> None:
@@ -158,8 +164,10 @@ class ProxyConnection(QObject):
     def _emit_pending(self) -> None:
         """The held calls, their ages advanced locally since the proxy reported them."""
         now = time.monotonic()
-        calls = [call.model_copy(update={"age_s": round(call.age_s + now - seen, 1)})
-                 for call, seen in self._calls.values()]
+        calls = [
+            call.model_copy(update={"age_s": round(call.age_s + now - seen, 1)})
+            for call, seen in self._calls.values()
+        ]
         if calls and not self._tick.isActive():
             self._tick.start()
         elif not calls:

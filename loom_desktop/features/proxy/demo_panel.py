@@ -45,8 +45,9 @@ class DemoOutputDock(QDockWidget):
         color = {"stderr": "#c62828", "demo": "#546e7a"}.get(channel, "#212121")
         # Always markup: QTextEdit takes a line that does not look like HTML as plain
         # text, and would show the escapes (&quot;) literally.
-        self.text.append(f'<span style="color:{color}; white-space:pre-wrap">'
-                         f"{html.escape(text)}</span>")
+        self.text.append(
+            f'<span style="color:{color}; white-space:pre-wrap">{html.escape(text)}</span>'
+        )
 
     def show_state(self, text: str, failed: bool = False) -> None:
         self.state.setText(text)

@@ -24,11 +24,10 @@ from typing import Any
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
 
 from loom_core.demo import CONFIRM_PATTERN, FakeModelServer
-
 from loom_desktop.document.view import DocumentView
-from loom_desktop.infra.child import module_command
 from loom_desktop.features.proxy.demo_panel import DemoOutputDock
 from loom_desktop.features.proxy.launcher import ProxySpec
+from loom_desktop.infra.child import module_command
 
 TAIL_LINES = 12  # of the agent's output, in the failure dialog
 
@@ -74,8 +73,9 @@ class DemoRun(QObject):
         manager = self.window.proxy_manager
         manager.attached.connect(self._attached)
         manager.failed.connect(self._proxy_failed)
-        spec = ProxySpec(target=url, save=str(self.save), confirm=[CONFIRM_PATTERN],
-                         confirm_timeout=120)
+        spec = ProxySpec(
+            target=url, save=str(self.save), confirm=[CONFIRM_PATTERN], confirm_timeout=120
+        )
         self.proxy = manager.launch(spec)
         self._say(f"demo: fake model on {url}; starting a proxy that holds {CONFIRM_PATTERN}")
 
@@ -105,8 +105,11 @@ class DemoRun(QObject):
         """Complete lines of one channel (a partial line waits for its end, or the exit)."""
         if self.agent is None:
             return
-        chunk = (self.agent.readAllStandardOutput() if channel == "stdout"
-                 else self.agent.readAllStandardError())
+        chunk = (
+            self.agent.readAllStandardOutput()
+            if channel == "stdout"
+            else self.agent.readAllStandardError()
+        )
         data = self._partial[channel] + bytes(chunk.data())
         lines = data.split(b"\n")
         self._partial[channel] = b"" if flush else lines.pop()
@@ -139,16 +142,18 @@ class DemoRun(QObject):
             self._failed(code)
             return
         self._say(f"demo: agent exited (0); trace saved to {self.save}")
-        self.panel.show_state(f"demo: finished — the agent exited with status 0; "
-                              f"trace saved to {self.save}")
+        self.panel.show_state(
+            f"demo: finished — the agent exited with status 0; trace saved to {self.save}"
+        )
         self._finish(code)
 
     def _failed(self, code: int) -> None:
         """Say it everywhere it can be seen, then stop the rest; the tab learns why."""
         message = f"The demo's agent {self.failure}."
         self._say(f"demo: {message} Trace so far: {self.save}")
-        self.panel.show_state(f"demo: FAILED — the agent {self.failure}; its output is below",
-                              failed=True)
+        self.panel.show_state(
+            f"demo: FAILED — the agent {self.failure}; its output is below", failed=True
+        )
         self._finish(code)
         if self.view is not None and getattr(self.view, "live", None) is not None:
             self.view.live.writer_stopped(f"the demo's agent {self.failure}")
@@ -158,8 +163,9 @@ class DemoRun(QObject):
 
     def _proxy_failed(self, message: str) -> None:
         if self.proxy is not None and self.proxy.info is None and not self.done:
-            self.panel.show_state(f"demo: FAILED — the proxy could not start: {message}",
-                                  failed=True)
+            self.panel.show_state(
+                f"demo: FAILED — the proxy could not start: {message}", failed=True
+            )
             self._finish(-1)
 
     def stop(self) -> None:
@@ -174,7 +180,10 @@ class DemoRun(QObject):
         self.done = True
         self.exit_code = code
         manager = self.window.proxy_manager
-        for signal, slot in ((manager.attached, self._attached), (manager.failed, self._proxy_failed)):
+        for signal, slot in (
+            (manager.attached, self._attached),
+            (manager.failed, self._proxy_failed),
+        ):
             try:
                 signal.disconnect(slot)
             except (RuntimeError, TypeError):

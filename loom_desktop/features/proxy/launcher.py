@@ -52,12 +52,27 @@ class ProxySpec:
     force: bool = False  # the user confirmed replacing an existing trace at ``save``
 
     def args(self, ready_file: str) -> list[str]:
-        out = ["proxy", "--port", str(self.port),
-               "--target", self.target, "--save", str(Path(self.save).expanduser().absolute()),
-               "--ready-file", ready_file, "--confirm-timeout", f"{self.confirm_timeout:g}"]
-        for flag, values in (("--profile", self.profiles), ("--policy", self.policies),
-                             ("--deny", self.deny), ("--allow", self.allow),
-                             ("--confirm", self.confirm), ("--rule", self.rules)):
+        out = [
+            "proxy",
+            "--port",
+            str(self.port),
+            "--target",
+            self.target,
+            "--save",
+            str(Path(self.save).expanduser().absolute()),
+            "--ready-file",
+            ready_file,
+            "--confirm-timeout",
+            f"{self.confirm_timeout:g}",
+        ]
+        for flag, values in (
+            ("--profile", self.profiles),
+            ("--policy", self.policies),
+            ("--deny", self.deny),
+            ("--allow", self.allow),
+            ("--confirm", self.confirm),
+            ("--rule", self.rules),
+        ):
             for v in values:
                 out += [flag, v]
         if self.default:
@@ -128,8 +143,13 @@ class ProxyProcess(QObject):
     failed = Signal(str)
     stopped = Signal(int)
 
-    def __init__(self, spec: ProxySpec | None = None, parent: QObject | None = None,
-                 ready_file: Path | None = None, info: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        spec: ProxySpec | None = None,
+        parent: QObject | None = None,
+        ready_file: Path | None = None,
+        info: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.spec = spec
         self.ready_file = ready_file or proxies_dir() / f"{uuid.uuid4().hex}.ready.json"
@@ -141,8 +161,9 @@ class ProxyProcess(QObject):
         self._timer.timeout.connect(self._check_ready)
 
     @classmethod
-    def adopt(cls, ready_file: Path, info: dict[str, Any],
-              parent: QObject | None = None) -> ProxyProcess:
+    def adopt(
+        cls, ready_file: Path, info: dict[str, Any], parent: QObject | None = None
+    ) -> ProxyProcess:
         """A proxy started by a previous run of the app (no QProcess; stopped by pid)."""
         return cls(None, parent, ready_file, info)
 
@@ -184,8 +205,7 @@ class ProxyProcess(QObject):
         except (OSError, ValueError):
             if time.monotonic() > self._deadline:
                 self._timer.stop()
-                self.failed.emit(f"the proxy did not start listening within "
-                                 f"{READY_TIMEOUT_S:g} s")
+                self.failed.emit(f"the proxy did not start listening within {READY_TIMEOUT_S:g} s")
                 self.stop()
             return
         self._timer.stop()
@@ -195,13 +215,16 @@ class ProxyProcess(QObject):
     def _read_stderr(self) -> None:
         if self.process is not None:
             self.stderr += bytes(self.process.readAllStandardError().data()).decode(
-                "utf-8", "replace")
+                "utf-8", "replace"
+            )
 
     def _error(self, error: QProcess.ProcessError) -> None:
         if error == QProcess.ProcessError.FailedToStart:
             self._timer.stop()
-            self.failed.emit(f"cannot run {module_command('loom_core')[0]}: "
-                             f"{self.process.errorString() if self.process else error}")
+            self.failed.emit(
+                f"cannot run {module_command('loom_core')[0]}: "
+                f"{self.process.errorString() if self.process else error}"
+            )
 
     def _finished(self, code: int, _status: QProcess.ExitStatus) -> None:
         self._timer.stop()

@@ -14,14 +14,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QObject, Signal
-from PySide6.QtWidgets import (QApplication, QDockWidget, QHBoxLayout, QLabel, QPushButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from loom_desktop.document.view import DocumentView
 from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
-from loom_desktop.features.proxy.launcher import (ProxyProcess, ProxySpec, export_line,
-                                                  remembered_proxies)
+from loom_desktop.features.proxy.launcher import (
+    ProxyProcess,
+    ProxySpec,
+    export_line,
+    remembered_proxies,
+)
 
 
 class ProxyInfoDock(QDockWidget):
@@ -116,14 +127,18 @@ class ProxyManager(QObject):
         entry = Attached(proxy, info)
         if info.get("journal"):
             entry.view = view = win.open_path(info["journal"])
-            proxy.stopped.connect(lambda code, v=view: _writer_gone(
-                v, f"the proxy that wrote it stopped (exit status {code})"))
+            proxy.stopped.connect(
+                lambda code, v=view: _writer_gone(
+                    v, f"the proxy that wrote it stopped (exit status {code})"
+                )
+            )
         if info.get("token_file"):  # a shield is active: there is a control plane
             entry.panel = win.attach_proxy(int(info["port"]), meta.get("confirm_timeout"))
             if entry.view is not None:
                 entry.panel.link_run(entry.view)
-        dialect = meta.get("dialect") or ("openai" if "openai" in str(info.get("target"))
-                                          else "anthropic")
+        dialect = meta.get("dialect") or (
+            "openai" if "openai" in str(info.get("target")) else "anthropic"
+        )
         entry.dock = ProxyInfoDock(info, dialect, win)
         entry.dock.stop_btn.clicked.connect(lambda _c=False, p=proxy: self.stop(p))
         win.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, entry.dock)
@@ -184,8 +199,11 @@ class ProxyManager(QObject):
         count = len(self.proxies) + len(self.pending)
         self.stop()
         self.window.show_status(
-            f"stopped {count} prox{'y' if count == 1 else 'ies'}" if count else
-            "no proxy started here is running (Proxy ▸ Start… starts one)", 10_000)
+            f"stopped {count} prox{'y' if count == 1 else 'ies'}"
+            if count
+            else "no proxy started here is running (Proxy ▸ Start… starts one)",
+            10_000,
+        )
         return count
 
     def shutdown(self) -> None:
@@ -209,5 +227,8 @@ def _orphan_metas() -> list[Path]:
     folder = proxies_dir()
     if not folder.is_dir():
         return []
-    return [m for m in folder.glob("*.app.json")
-            if not m.with_name(m.name.replace(".app.json", ".ready.json")).exists()]
+    return [
+        m
+        for m in folder.glob("*.app.json")
+        if not m.with_name(m.name.replace(".app.json", ".ready.json")).exists()
+    ]

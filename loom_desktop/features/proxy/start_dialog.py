@@ -15,10 +15,24 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
-                               QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit,
-                               QMessageBox, QPushButton, QSpinBox, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from loom_desktop.features.proxy.launcher import TARGETS, ProxySpec
 
@@ -48,12 +62,19 @@ def pattern_problem(pattern: str) -> str:
 
     if pattern.startswith("cap:"):
         cap = pattern[4:].strip()
-        return "" if cap in VOCABULARY else (
-            f"pattern {pattern!r}: {cap!r} is not a capability (known: "
-            f"{', '.join(sorted(VOCABULARY))})")
+        return (
+            ""
+            if cap in VOCABULARY
+            else (
+                f"pattern {pattern!r}: {cap!r} is not a capability (known: "
+                f"{', '.join(sorted(VOCABULARY))})"
+            )
+        )
     if pattern.count("(") != pattern.count(")"):
-        return (f"pattern {pattern!r} has unbalanced parentheses "
-                f"(a call pattern reads Tool(<arguments glob>), e.g. Bash(*rm -rf*))")
+        return (
+            f"pattern {pattern!r} has unbalanced parentheses "
+            f"(a call pattern reads Tool(<arguments glob>), e.g. Bash(*rm -rf*))"
+        )
     if pattern.count("[") > pattern.count("]"):
         return f"pattern {pattern!r} has an unclosed '[' (write [[] for a literal '[')"
     return ""
@@ -61,8 +82,11 @@ def pattern_problem(pattern: str) -> str:
 
 def spec_problem(spec: ProxySpec) -> str:
     """The first pattern problem of ``spec``, named with its field."""
-    for field_name, patterns in (("Deny", spec.deny), ("Allow", spec.allow),
-                                 ("Confirm", spec.confirm)):
+    for field_name, patterns in (
+        ("Deny", spec.deny),
+        ("Allow", spec.allow),
+        ("Confirm", spec.confirm),
+    ):
         for pattern in patterns:
             problem = pattern_problem(pattern)
             if problem:
@@ -76,9 +100,15 @@ def preview(spec: ProxySpec) -> tuple[list[tuple[str, str, str, str]], str]:
 
     try:
         config = ShieldConfig.from_flags(
-            profile=",".join(spec.profiles), policy=spec.policies[0] if spec.policies else None,
-            deny=spec.deny, allow=spec.allow, confirm=spec.confirm, rule=spec.rules,
-            shield_default=spec.default or "allow", confirm_timeout=spec.confirm_timeout)
+            profile=",".join(spec.profiles),
+            policy=spec.policies[0] if spec.policies else None,
+            deny=spec.deny,
+            allow=spec.allow,
+            confirm=spec.confirm,
+            rule=spec.rules,
+            shield_default=spec.default or "allow",
+            confirm_timeout=spec.confirm_timeout,
+        )
     except ValueError as err:  # ShieldConfigError / PolicyFileError / a bad sequence rule
         return [], str(err)
     problem = spec_problem(spec)
@@ -107,8 +137,7 @@ class StartProxyDialog(QDialog):
         self.target.addItems([*TARGETS, "Custom URL"])
         self.custom = QLineEdit(placeholderText="http://127.0.0.1:9000 (without /v1)")
         self.custom.setEnabled(False)
-        self.target.currentTextChanged.connect(
-            lambda t: self.custom.setEnabled(t == "Custom URL"))
+        self.target.currentTextChanged.connect(lambda t: self.custom.setEnabled(t == "Custom URL"))
         form.addRow("Forward to", self.target)
         form.addRow("Custom URL", self.custom)
         self.port = QSpinBox(minimum=0, maximum=65535, value=0)
@@ -176,17 +205,22 @@ class StartProxyDialog(QDialog):
         self.custom.setText(spec.target if name == "Custom URL" else "")
         self.port.setValue(spec.port)
         self.profile.setCurrentText(spec.profiles[0] if spec.profiles else "(none)")
-        for line, values in ((self.deny, spec.deny), (self.allow, spec.allow),
-                             (self.confirm, spec.confirm), (self.rules, spec.rules),
-                             (self.policy, spec.policies[:1])):
+        for line, values in (
+            (self.deny, spec.deny),
+            (self.allow, spec.allow),
+            (self.confirm, spec.confirm),
+            (self.rules, spec.rules),
+            (self.policy, spec.policies[:1]),
+        ):
             line.setText("; ".join(values))
         self.default.setCurrentText(spec.default or DEFAULTS[0])
         self.timeout.setValue(spec.confirm_timeout)
         self.save.setText(spec.save)
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save trace to", self.save.text(),
-                                              "Loom traces (*.loom.json);;All files (*)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save trace to", self.save.text(), "Loom traces (*.loom.json);;All files (*)"
+        )
         if path:  # the file dialog asked before choosing an existing file: that is a yes
             self.save.setText(path)
             self.replace_ok = path
@@ -200,14 +234,23 @@ class StartProxyDialog(QDialog):
         if self.replace_ok == path or not Path(path).expanduser().exists():
             super().accept()
             return
-        box = QMessageBox(QMessageBox.Icon.Warning, "Replace the trace?",
-                          f"{path} already exists.\n\nA new recording would replace it. "
-                          "Replace it, or choose another file?",
-                          QMessageBox.StandardButton.Cancel, self)
+        box = QMessageBox(
+            QMessageBox.Icon.Warning,
+            "Replace the trace?",
+            f"{path} already exists.\n\nA new recording would replace it. "
+            "Replace it, or choose another file?",
+            QMessageBox.StandardButton.Cancel,
+            self,
+        )
         box.addButton("Replace", QMessageBox.ButtonRole.DestructiveRole)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.buttonClicked.connect(lambda b: self._replace(path) if box.buttonRole(b)
-                                  == QMessageBox.ButtonRole.DestructiveRole else None)
+        box.buttonClicked.connect(
+            lambda b: (
+                self._replace(path)
+                if box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole
+                else None
+            )
+        )
         self.confirm_box = box
         box.open()
 
@@ -217,19 +260,27 @@ class StartProxyDialog(QDialog):
 
     def spec(self) -> ProxySpec:
         choice = self.target.currentText()
-        target = self.custom.text().strip().rstrip("/") if choice == "Custom URL" else TARGETS[choice]
+        target = (
+            self.custom.text().strip().rstrip("/") if choice == "Custom URL" else TARGETS[choice]
+        )
         default = self.default.currentText()
         profile = self.profile.currentText()
         save = self.save.text().strip() or "session.loom.json"
         return ProxySpec(
-            target=target, save=save,
-            port=self.port.value(), profiles=[] if profile == "(none)" else [profile],
+            target=target,
+            save=save,
+            port=self.port.value(),
+            profiles=[] if profile == "(none)" else [profile],
             policies=[self.policy.text().strip()] if self.policy.text().strip() else [],
-            deny=split_patterns(self.deny.text()), allow=split_patterns(self.allow.text()),
-            confirm=split_patterns(self.confirm.text()), rules=split_patterns(self.rules.text()),
+            deny=split_patterns(self.deny.text()),
+            allow=split_patterns(self.allow.text()),
+            confirm=split_patterns(self.confirm.text()),
+            rules=split_patterns(self.rules.text()),
             default=None if default.startswith("(") else default,
-            confirm_timeout=self.timeout.value(), force=self.replace_ok == save,
-            dialect="openai" if choice == "OpenAI" or "openai" in target else "anthropic")
+            confirm_timeout=self.timeout.value(),
+            force=self.replace_ok == save,
+            dialect="openai" if choice == "OpenAI" or "openai" in target else "anthropic",
+        )
 
     def update_preview(self) -> str:
         """Refresh the table; returns the problem shown ("" when the rules are fine)."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from loom import Run
@@ -22,10 +23,9 @@ from loom import Run
 from loom_core.cli.entry import main
 from loom_core.formats.loader import load
 from loom_core.views.timeline import build_timeline
-
 from tests.core.clis import core
-from tests.core.harness_runs import Recorded, journal_crashed, journal_paused
 from tests.core.formats.test_wirelog import anthropic_exchanges, write_wirelog
+from tests.core.harness_runs import Recorded, journal_crashed, journal_paused
 
 STEP_LINE = re.compile(r"^([ !])\[\s*(\d*)\] ( *)(\S+)")
 
@@ -39,8 +39,11 @@ def test_summary_json_of_a_trace(harness_traces: dict[str, Recorded]) -> None:
     assert facts["format"] == "trace" and facts["version"] == 2 and facts["recorded_via"] is None
     assert facts["effects"] == len(run.log)
     assert facts["kinds"] == [e.kind for e in run.log] and facts["depths"] == [0]
-    assert (facts["input_tokens"], facts["output_tokens"]) == (820, 62) == (
-        run.cost()["input_tokens"], run.cost()["output_tokens"])
+    assert (
+        (facts["input_tokens"], facts["output_tokens"])
+        == (820, 62)
+        == (run.cost()["input_tokens"], run.cost()["output_tokens"])
+    )
     assert (facts["output"], facts["episodes"]) == (run.output, run.episodes)
     assert (facts["paused"], facts["truncated"], facts["stop_reason"]) == (False, False, "")
     assert facts["shield_events"] == 0 and facts["checksum"] == "valid"
@@ -71,7 +74,10 @@ def test_summary_json_of_a_wirelog(tmp_path: Path) -> None:
     path = write_wirelog(tmp_path / "s.wirelog", anthropic_exchanges())
     facts = json.loads(core("summary", path, "--json").stdout)
     assert (facts["format"], facts["recorded_via"], facts["shield_events"]) == (
-        "wirelog", "proxy", 1)
+        "wirelog",
+        "proxy",
+        1,
+    )
     assert facts["kinds"] == ["model", "tool:get_weather", "model", "model"]
     assert facts["cost_usd"] == pytest.approx((1530 * 3.0 + 105 * 15.0) / 1e6)
 
@@ -86,7 +92,7 @@ def test_readable_timeline(harness_traces: dict[str, Recorded], name: str) -> No
     tl = build_timeline(doc)
     assert lines[0].startswith(f"trace v2  model: {doc.header.model}  |  prompt: ")
     assert doc.episodes[0].split()[0] in lines[0]  # non-ASCII printed as is
-    steps = lines[1:1 + len(tl)]
+    steps = lines[1 : 1 + len(tl)]
     for s, line in enumerate(steps):
         m = STEP_LINE.match(line)
         assert m, line
@@ -97,27 +103,51 @@ def test_readable_timeline(harness_traces: dict[str, Recorded], name: str) -> No
         result = doc.result(e) if e >= 0 else None
         bad = isinstance(result, str) and result.startswith(("ERROR:", "BLOCKED:"))
         assert (mark == "!") == bad
-    assert lines[1 + len(tl)] == (f"{len(doc)} effect(s), {tl.input_tokens} in / "
-                                  f"{tl.output_tokens} out tokens, cost "
-                                  + ("unknown (unpriced model)" if tl.total_cost is None
-                                     else "$0 offline" if doc.header.model == "scripted"
-                                     else f"${tl.total_cost:.4f}"))
-    assert lines[2 + len(tl):] == ["checksum: valid"]
+    assert lines[1 + len(tl)] == (
+        f"{len(doc)} effect(s), {tl.input_tokens} in / "
+        f"{tl.output_tokens} out tokens, cost "
+        + (
+            "unknown (unpriced model)"
+            if tl.total_cost is None
+            else "$0 offline"
+            if doc.header.model == "scripted"
+            else f"${tl.total_cost:.4f}"
+        )
+    )
+    assert lines[2 + len(tl) :] == ["checksum: valid"]
 
 
-def test_readable_timeline_warns_about_a_modified_trace(harness_traces: dict[str, Recorded],
-                                                        tmp_path: Path) -> None:
+def test_readable_timeline_warns_about_a_modified_trace(
+    harness_traces: dict[str, Recorded], tmp_path: Path
+) -> None:
     data = json.loads(harness_traces["tools"].path.read_text())
     data["output"] = "edited"
     (tmp_path / "t.loom.json").write_text(json.dumps(data))
     done = core("summary", tmp_path / "t.loom.json")
     assert done.returncode == 0
-    assert done.stdout.splitlines()[-1] == "checksum: mismatch  (WARNING: modified after it was written)"
+    assert (
+        done.stdout.splitlines()[-1]
+        == "checksum: mismatch  (WARNING: modified after it was written)"
+    )
 
 
 def _trace(**entry: Any) -> bytes:
-    return json.dumps({"version": 2, "prompt": "p", "output": "", "log": [
-        {"seq": 0, "kind": "model", "key": "k", "result": {"text": "t"}, "depth": 0, **entry}]}
+    return json.dumps(
+        {
+            "version": 2,
+            "prompt": "p",
+            "output": "",
+            "log": [
+                {
+                    "seq": 0,
+                    "kind": "model",
+                    "key": "k",
+                    "result": {"text": "t"},
+                    "depth": 0,
+                    **entry,
+                }
+            ],
+        }
     ).encode()
 
 
@@ -127,6 +157,7 @@ def _write(content: bytes | None) -> Callable[[Path], Path]:
         if content is not None:
             path.write_bytes(content)
         return path
+
     return make
 
 
@@ -154,24 +185,35 @@ BAD_INPUTS: dict[str, tuple[Callable[[Path], Path], str]] = {
     "truncated file": (_truncated, "truncated"),
     "version 3": (_write(b'{"version": 3, "prompt": "", "output": "", "log": []}'), "newer"),
     "version a string": (_write(b'{"version": "two", "log": []}'), "version"),
-    "version out of range": (_write(b'{"log": [], "version": 1e400}'),
-                             "number out of range in member 'version'"),
-    "deep nesting": (_write(b'{"log": [], "x": ' + b"[" * 1000 + b"]" * 1000 + b"}"),
-                     "nested too deeply"),
-    "deep nesting in a journal": (_write(b'{"type": "header", "x": ' + b"[" * 5000
-                                         + b"]" * 5000 + b"}\n"), "nested too deeply"),
+    "version out of range": (
+        _write(b'{"log": [], "version": 1e400}'),
+        "number out of range in member 'version'",
+    ),
+    "deep nesting": (
+        _write(b'{"log": [], "x": ' + b"[" * 1000 + b"]" * 1000 + b"}"),
+        "nested too deeply",
+    ),
+    "deep nesting in a journal": (
+        _write(b'{"type": "header", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}\n"),
+        "nested too deeply",
+    ),
     "lone surrogate": (_write(b'{"log": [], "model": "\\ud800"}'), "lone surrogate"),
     "not UTF-8": (_write(b'{"log": [], "prompt": "caf\xe9", "output": ""}'), "UTF-8"),
-    "journal only intents": (_write(b'{"type": "intent", "seq": 0}\n{"type": "intent"}\n'),
-                             "not a loom journal"),
-    "wirelog without exchange": (_write(b'{"request": {}, "response": 5}\n{"request": 1, '
-                                        b'"response": 2}\n'), "no complete exchange"),
+    "journal only intents": (
+        _write(b'{"type": "intent", "seq": 0}\n{"type": "intent"}\n'),
+        "not a loom journal",
+    ),
+    "wirelog without exchange": (
+        _write(b'{"request": {}, "response": 5}\n{"request": 1, "response": 2}\n'),
+        "no complete exchange",
+    ),
 }
 
 
 @pytest.fixture(scope="module")
-def bad_runs(tmp_path_factory: pytest.TempPathFactory
-             ) -> dict[str, tuple[Path, subprocess.CompletedProcess[str]]]:
+def bad_runs(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, tuple[Path, subprocess.CompletedProcess[str]]]:
     """``summary`` on every bad input, run a few at a time (each is a fresh interpreter)."""
     paths = {case: make(tmp_path_factory.mktemp("bad")) for case, (make, _) in BAD_INPUTS.items()}
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -181,7 +223,8 @@ def bad_runs(tmp_path_factory: pytest.TempPathFactory
 
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
 def test_bad_input_exits_2_with_one_line(
-        case: str, bad_runs: dict[str, tuple[Path, subprocess.CompletedProcess[str]]]) -> None:
+    case: str, bad_runs: dict[str, tuple[Path, subprocess.CompletedProcess[str]]]
+) -> None:
     path, done = bad_runs[case]
     cause = BAD_INPUTS[case][1]
     assert done.returncode == 2 and done.stdout == ""
@@ -192,11 +235,16 @@ def test_bad_input_exits_2_with_one_line(
 
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
 def test_every_subcommand_reports_bad_input_the_same_way(
-        case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = BAD_INPUTS[case][0](tmp_path)
-    for argv in (["summary", str(path), "--json"], ["checksum", str(path)],
-                 ["steps", str(path)], ["steps", str(path), "--json"],
-                 ["convert", str(path), "-o", str(tmp_path / "out.loom.json")]):
+    for argv in (
+        ["summary", str(path), "--json"],
+        ["checksum", str(path)],
+        ["steps", str(path)],
+        ["steps", str(path), "--json"],
+        ["convert", str(path), "-o", str(tmp_path / "out.loom.json")],
+    ):
         assert main(argv) == 2
         out, err = capsys.readouterr()
         assert out == "" and len(err.splitlines()) == 1 and str(path) in err
@@ -208,22 +256,34 @@ TOLERATED = {
     "tool_calls is a string": _trace(result={"text": "", "tool_calls": "x"}),
     "negative depth": _trace(depth=-1),
     "depth far too deep": _trace(depth=10**6),
-    "absurd token counts": _trace(result={"usage": {"input_tokens": 10**30,
-                                                    "output_tokens": 1e300}}),
-    "number out of range": _trace(result={"text": "t", "usage": {"input_tokens": 1}},
-                                  extra=1e300).replace(b"1e+300", b"1e400"),
+    "absurd token counts": _trace(
+        result={"usage": {"input_tokens": 10**30, "output_tokens": 1e300}}
+    ),
+    "number out of range": _trace(
+        result={"text": "t", "usage": {"input_tokens": 1}}, extra=1e300
+    ).replace(b"1e+300", b"1e400"),
     "wire is null": json.dumps({"log": [], "prompt": "", "output": "", "wire": None}).encode(),
-    "time out of range": json.dumps({"log": [{"kind": "time", "result": 1e30}], "prompt": "",
-                                     "output": ""}).encode(),
-    "edit snapshot not a list": json.dumps({"prompt": "", "output": "", "log": [
-        {"kind": "model", "result": {"text": "a"}}, {"kind": "edit", "result": 5},
-        {"kind": "model", "result": {"text": "b"}}]}).encode(),
+    "time out of range": json.dumps(
+        {"log": [{"kind": "time", "result": 1e30}], "prompt": "", "output": ""}
+    ).encode(),
+    "edit snapshot not a list": json.dumps(
+        {
+            "prompt": "",
+            "output": "",
+            "log": [
+                {"kind": "model", "result": {"text": "a"}},
+                {"kind": "edit", "result": 5},
+                {"kind": "model", "result": {"text": "b"}},
+            ],
+        }
+    ).encode(),
 }
 
 
 @pytest.mark.parametrize("case", sorted(TOLERATED))
 def test_malformed_payloads_are_tolerated_not_tracebacks(
-        case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _write(TOLERATED[case])(tmp_path)
     done = core("summary", path)  # the readable form touches every step's payload
     assert done.returncode == 0 and done.stderr == "", done.stderr
@@ -240,27 +300,40 @@ WRONGLY_TYPED = {
     "depth is a string": (_trace(depth="deep"), "seq 0: field 'depth' has the wrong type"),
     "meta not an object": (_trace(meta="m"), "field 'meta' has the wrong type, shown raw: \"m\""),
     "meta tools not a list": (_trace(meta={"tools": 5}), "field 'meta.tools' has the wrong type"),
-    "seq out of range": (_trace(seq=1).replace(b'"seq": 1', b'"seq": 1e400'),
-                         "log[0]: field 'seq' is a number out of range (1e400)"),
+    "seq out of range": (
+        _trace(seq=1).replace(b'"seq": 1', b'"seq": 1e400'),
+        "log[0]: field 'seq' is a number out of range (1e400)",
+    ),
     "episodes a string": (b'{"log": [], "episodes": "hi"}', "member 'episodes' has the wrong"),
     "output out of range": (b'{"log": [], "output": 1e400}', "member 'output' is a number out"),
-    "journal bad seq": (b'{"type": "header", "version": 1}\n{"type": "effect", "seq": "x"}\n',
-                        "line 2: field 'seq' has the wrong type, shown raw: \"x\""),
-    "journal bad header": (b'{"type": "header", "episodes": "x"}\n{"type": "effect"}\n',
-                           "header member 'episodes' has the wrong type"),
-    "journal effect out of range": (b'{"type": "header"}\n{"type": "effect", "seq": 0, "kind": '
-                                    b'"model", "result": {"text": "a", "x": 1e400}}\n', None),
+    "journal bad seq": (
+        b'{"type": "header", "version": 1}\n{"type": "effect", "seq": "x"}\n',
+        "line 2: field 'seq' has the wrong type, shown raw: \"x\"",
+    ),
+    "journal bad header": (
+        b'{"type": "header", "episodes": "x"}\n{"type": "effect"}\n',
+        "header member 'episodes' has the wrong type",
+    ),
+    "journal effect out of range": (
+        b'{"type": "header"}\n{"type": "effect", "seq": 0, "kind": '
+        b'"model", "result": {"text": "a", "x": 1e400}}\n',
+        None,
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(WRONGLY_TYPED))
-def test_wrongly_typed_fields_are_read_and_marked(case: str, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_wrongly_typed_fields_are_read_and_marked(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Issue 12: any JSON value in any field is read; the wrong type is named as a warning."""
     data, warning = WRONGLY_TYPED[case]
     path = _write(data)(tmp_path)
-    for argv in (["summary", str(path)], ["convert", str(path), "-o", str(tmp_path / "o.json")],
-                 ["doctor", str(path)]):
+    for argv in (
+        ["summary", str(path)],
+        ["convert", str(path), "-o", str(tmp_path / "o.json")],
+        ["doctor", str(path)],
+    ):
         assert main(argv) == 0, argv
     out = capsys.readouterr().out
     if warning is not None:
@@ -295,8 +368,9 @@ def test_convert_round_trips(harness_traces: dict[str, Recorded], tmp_path: Path
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp left
 
 
-def test_convert_to_an_unwritable_place(harness_traces: dict[str, Recorded],
-                                        tmp_path: Path) -> None:
+def test_convert_to_an_unwritable_place(
+    harness_traces: dict[str, Recorded], tmp_path: Path
+) -> None:
     target = tmp_path / "no" / "such" / "dir" / "out.loom.json"
     done = core("convert", harness_traces["tools"].path, "-o", target)
     assert done.returncode == 2 and "Traceback" not in done.stderr

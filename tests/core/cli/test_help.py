@@ -7,7 +7,7 @@ import contextlib
 import io
 import subprocess
 import sys
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -39,7 +39,9 @@ def test_no_help_of_any_subcommand_shows_backticks() -> None:
     for path in paths:
         text = _help(lambda argv: build_parser().parse_args(argv), path)
         assert "``" not in text and "`" not in text, (path, text)
-    assert "python -m loom_core heal TRACE" in _help(lambda a: build_parser().parse_args(a), ["heal"])
+    assert "python -m loom_core heal TRACE" in _help(
+        lambda a: build_parser().parse_args(a), ["heal"]
+    )
 
 
 @pytest.mark.parametrize("main", [demo_agent.main, agent_cli.main])
@@ -48,8 +50,9 @@ def test_helper_programs_help_is_plain_too(main: Callable[[list[str]], object]) 
 
 
 def test_desktop_help_is_plain() -> None:
-    done = subprocess.run([sys.executable, "-m", "loom_desktop", "--help"], capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "loom_desktop", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and "`" not in done.stdout and "time-travel" in done.stdout
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from loom_core.heal.engine import save_regression
-
 from tests.core.clis import core
 
 SAMPLE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
@@ -28,13 +27,16 @@ def refused(done, path: Path, before: bytes) -> None:  # type: ignore[no-untyped
     assert path.read_bytes() == before
 
 
-@pytest.mark.parametrize("command", [
-    ["convert", "{other}", "-o", "{run}"],
-    ["fork", "{run}", "--step", "14", "--provider", "scripted", "-o", "{run}"],
-    ["fork", "{run}", "--step", "14", "--mode", "agent", "-o", "{run}"],
-    ["proxy", "--port", "0", "--save", "{run}"],
-    ["record", "--save", "{run}", "--", "true"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["convert", "{other}", "-o", "{run}"],
+        ["fork", "{run}", "--step", "14", "--provider", "scripted", "-o", "{run}"],
+        ["fork", "{run}", "--step", "14", "--mode", "agent", "-o", "{run}"],
+        ["proxy", "--port", "0", "--save", "{run}"],
+        ["record", "--save", "{run}", "--", "true"],
+    ],
+)
 def test_commands_refuse_to_replace_a_run(run: Path, tmp_path: Path, command: list[str]) -> None:
     other = Path(shutil.copy(run, tmp_path / "other.loom.json"))
     before = run.read_bytes()
@@ -51,17 +53,27 @@ def test_convert_with_force_replaces(run: Path, tmp_path: Path) -> None:
 
 
 def test_heal_refuses_a_used_folder_and_defaults_to_the_runs_folder(
-        run: Path, tmp_path: Path, runs_dir: Path) -> None:
+    run: Path, tmp_path: Path, runs_dir: Path
+) -> None:
     used = tmp_path / "used"
     used.mkdir()
     (used / "keep.loom.json").write_text("{}")
-    done = core("heal", run, "--require", "never said", "--provider", "scripted",
-                "--out-dir", used)
+    done = core("heal", run, "--require", "never said", "--provider", "scripted", "--out-dir", used)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "already holds files" in done.stderr and sorted(p.name for p in used.iterdir()) == [
-        "keep.loom.json"]
-    done = core("heal", run, "--require", "never said", "--provider", "scripted",
-                "--max-candidates", "1", "--json")
+        "keep.loom.json"
+    ]
+    done = core(
+        "heal",
+        run,
+        "--require",
+        "never said",
+        "--provider",
+        "scripted",
+        "--max-candidates",
+        "1",
+        "--json",
+    )
     assert done.returncode == 1, done.stderr
     paths = [Path(c["path"]) for c in json.loads(done.stdout)["candidates"] if c.get("path")]
     assert paths and all(p.parent == runs_dir / "run.heal" for p in paths)

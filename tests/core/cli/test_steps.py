@@ -13,7 +13,6 @@ from pathlib import Path
 from loom_core.formats.loader import load
 from loom_core.views.steps import effect_index, step_label, step_of_seq, step_seq
 from loom_core.views.timeline import build_timeline
-
 from tests.core.clis import core, loom
 
 SAMPLE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
@@ -25,8 +24,11 @@ def test_steps_text_numbers_rows_as_loom_timeline_does() -> None:
     lines = done.stdout.splitlines()
     assert len(lines) == 30  # 28 effects and 2 user prompts, as the app lists them
     ours = [int(m.group(1)) for line in lines if (m := re.match(r"\[\s*(\d+)\]", line))]
-    theirs = [int(m.group(1)) for line in loom("timeline", SAMPLE).stdout.splitlines()
-              if (m := re.match(r"\s*\[\s*(\d+)\]", line))]
+    theirs = [
+        int(m.group(1))
+        for line in loom("timeline", SAMPLE).stdout.splitlines()
+        if (m := re.match(r"\s*\[\s*(\d+)\]", line))
+    ]
     assert ours == theirs == list(range(28))
     assert lines[0].startswith("[    ] episode") and lines[24].startswith("[    ] episode")
     assert re.match(r"\[  14\] model +lead +3,337 tok +\$0\.0118  calls reviewer", lines[15])
@@ -41,8 +43,13 @@ def test_steps_json_one_object_per_row() -> None:
     assert [r["row"] for r in rows] == list(range(30))
     assert rows[0]["seq"] is None and rows[0]["kind"] == "episode" and rows[0]["agent"] == "user"
     r = rows[15]
-    assert (r["seq"], r["kind"], r["depth"], r["agent"], r["tokens"]) == \
-        (14, "model", 0, "lead", 3337)
+    assert (r["seq"], r["kind"], r["depth"], r["agent"], r["tokens"]) == (
+        14,
+        "model",
+        0,
+        "lead",
+        3337,
+    )
     assert r["cost"] > 0 and r["flags"] == [] and r["summary"].startswith("calls reviewer(")
     assert rows[16]["depth"] == 1 and rows[16]["agent"] == "reviewer"
     denied = rows[13]
@@ -66,9 +73,19 @@ def test_seq_helpers_map_rows_and_seqs_both_ways() -> None:
 def test_odd_seqs_read_as_loom_harness_reads_them(tmp_path: Path) -> None:
     """A missing ``seq`` is 0 (loom-harness's reader default); a null one is the position."""
     path = tmp_path / "odd.loom.json"
-    path.write_text(json.dumps({"prompt": "p", "output": "", "log": [
-        {"kind": "model", "result": {"text": "a"}}, {"seq": None, "kind": "model"},
-        {"seq": 7, "kind": "model"}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "prompt": "p",
+                "output": "",
+                "log": [
+                    {"kind": "model", "result": {"text": "a"}},
+                    {"seq": None, "kind": "model"},
+                    {"seq": 7, "kind": "model"},
+                ],
+            }
+        )
+    )
     doc = load(path)
     assert [effect_index(doc.effects, s) for s in (0, 1, 7, 2)] == [0, 1, 2, None]
     rows = [json.loads(line) for line in core("steps", path, "--json").stdout.splitlines()]

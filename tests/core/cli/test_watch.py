@@ -14,8 +14,9 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from loom.journal import Journal
@@ -31,8 +32,13 @@ class Watch:
 
     def __init__(self, path: Path, *args: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "loom_core", "watch", str(path), *args], cwd=ROOT,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8")
+            [sys.executable, "-m", "loom_core", "watch", str(path), *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+        )
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.seen: list[str] = []
         self._reader = threading.Thread(target=self._read, name="test-watch-stdout", daemon=True)
@@ -101,8 +107,9 @@ def append(path: Path, data: bytes) -> None:
         f.write(data)
 
 
-def test_json_lines_follow_a_growing_then_rewritten_journal(tmp_path: Path,
-                                                            watch: list[Watch]) -> None:
+def test_json_lines_follow_a_growing_then_rewritten_journal(
+    tmp_path: Path, watch: list[Watch]
+) -> None:
     paused = tmp_path / "src" / "paused.jsonl"
     paused.parent.mkdir()
     run = paused_journal_agent(paused).run("Go somewhere")
@@ -120,13 +127,15 @@ def test_json_lines_follow_a_growing_then_rewritten_journal(tmp_path: Path,
             got = w.expect(seq=seq)
             assert (got["kind"], got["depth"]) == (json.loads(line)["kind"], 0)
     assert w.expect(status="waiting on a human")["unfinished"] == [
-        {"seq": 1, "kind": "human", "depth": 0}]
+        {"seq": 1, "kind": "human", "depth": 0}
+    ]
     path.write_bytes(b"".join(src_resumed))  # what resume() does: truncate and rewrite
     w.expect(status="rewritten")
     _, entries, _ = Journal.read_full(str(path))
     replayed = [w.next_json() for _ in entries]
     assert [(e["seq"], e["kind"], e["depth"]) for e in replayed] == [
-        (e.seq, e.kind, e.depth) for e in entries]
+        (e.seq, e.kind, e.depth) for e in entries
+    ]
     assert replayed[0]["tokens"] == {"input": 40, "output": 4} and replayed[1]["key"] == "resumed"
     code, rest = w.finish()
     assert code == 0
@@ -148,15 +157,21 @@ def test_a_crashed_journal_ends_crashed_mid_tool(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     objs = [json.loads(line) for line in done.stdout.splitlines()]
     assert [o["kind"] for o in objs if "seq" in o] == ["model", "tool:read_file"]
-    assert objs[-1] == {"status": "crashed mid-tool", "effects": 2,
-                        "unfinished": [{"seq": 2, "kind": "tool:charge_card", "depth": 0}]}
+    assert objs[-1] == {
+        "status": "crashed mid-tool",
+        "effects": 2,
+        "unfinished": [{"seq": 2, "kind": "tool:charge_card", "depth": 0}],
+    }
 
 
-@pytest.mark.parametrize("make, cause", [
-    (lambda p: p.mkdir(), "is a directory, not a file"),
-    (lambda p: p.write_text('{\n  "version": 2,\n  "log": []\n}\n'), "not a loom journal"),
-    (lambda p: p.write_bytes(b"\x00\xff\xfe binary\n"), "not a loom journal"),
-])
+@pytest.mark.parametrize(
+    "make, cause",
+    [
+        (lambda p: p.mkdir(), "is a directory, not a file"),
+        (lambda p: p.write_text('{\n  "version": 2,\n  "log": []\n}\n'), "not a loom journal"),
+        (lambda p: p.write_bytes(b"\x00\xff\xfe binary\n"), "not a loom journal"),
+    ],
+)
 def test_bad_input_exits_2_with_one_line(tmp_path: Path, make: Any, cause: str) -> None:
     path = tmp_path / "bad.jsonl"
     make(path)
@@ -178,7 +193,8 @@ def test_a_signal_ends_the_watch_cleanly(tmp_path: Path, watch: list[Watch], sig
 
 
 def test_an_unreadable_line_is_a_status_with_its_number_and_the_watch_goes_on(
-        tmp_path: Path, watch: list[Watch]) -> None:
+    tmp_path: Path, watch: list[Watch]
+) -> None:
     from tests.core.live_helpers import effect, header, model_result
 
     path = tmp_path / "live.jsonl"
@@ -203,12 +219,17 @@ def test_human_format_names_an_unreadable_line(tmp_path: Path) -> None:
     from tests.core.live_helpers import effect, header, model_result
 
     path = tmp_path / "h.jsonl"
-    path.write_bytes(b'{"type": "header", "version": "x"}\n' + header("go")
-                     + effect(0, "model", model_result("done")))
+    path.write_bytes(
+        b'{"type": "header", "version": "x"}\n'
+        + header("go")
+        + effect(0, "model", model_result("done"))
+    )
     done = core("watch", path, "--until-idle", "0.3")
     assert done.returncode == 0 and done.stderr == ""
-    assert ("""-- line 1 cannot be read: wrong type in header member 'version': "x" (skipped) --"""
-            in done.stdout.splitlines())
+    assert (
+        """-- line 1 cannot be read: wrong type in header member 'version': "x" (skipped) --"""
+        in done.stdout.splitlines()
+    )
     assert done.stdout.splitlines()[-1] == "-- finished --"
 
 
@@ -221,5 +242,8 @@ def test_a_run_whose_writer_is_gone_ends_stopped_without_finishing(tmp_path: Pat
     done = core("watch", path, "--json-lines", "--until-idle", "0.3")
     assert done.returncode == 0, done.stderr
     last = json.loads(done.stdout.splitlines()[-1])
-    assert last == {"status": "stopped without finishing", "effects": 1,
-                    "why": "no process on this machine has the journal open for writing"}
+    assert last == {
+        "status": "stopped without finishing",
+        "effects": 1,
+        "why": "no process on this machine has the journal open for writing",
+    }

@@ -30,4 +30,3 @@ def test_the_demo_runs_headless_many_times_without_a_failure(tmp_path: Path) -> 
         assert ("agent: running deploy" in out) == approve
         assert load(tmp_path / f"run{n}" / "demo.loom.json").is_proxy  # finalized
     assert not [t.name for t in threading.enumerate() if t.name.startswith("loom-demo")]
-

@@ -16,8 +16,8 @@ import pytest
 
 from loom_core.demo import sample
 from loom_core.formats.canonical import effect_key
-from loom_core.views.frames import frame_at, neutral_messages
 from loom_core.formats.loader import load
+from loom_core.views.frames import frame_at, neutral_messages
 from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, K_MODEL, build_timeline
 
 RESOURCE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
@@ -51,9 +51,12 @@ def test_shape_is_harness_v2() -> None:
     assert {e["meta"]["agent"] for e in models} == {"lead", "reviewer"}
     assert set(data["systems"].values()) == set(sample.SYSTEMS.values())
     assert data["output"] == models[-1]["result"]["text"]
-    assert [e["input_tokens"] for e in (m["result"]["usage"] for m in models
-                                        if m["meta"]["agent"] == "lead")] == sorted(
-        m["result"]["usage"]["input_tokens"] for m in models if m["meta"]["agent"] == "lead")
+    assert [
+        e["input_tokens"]
+        for e in (m["result"]["usage"] for m in models if m["meta"]["agent"] == "lead")
+    ] == sorted(
+        m["result"]["usage"]["input_tokens"] for m in models if m["meta"]["agent"] == "lead"
+    )
     assert any(500 <= len(e["result"]) <= 2000 for e in log if e["kind"].startswith("tool:"))
     (event,) = data["shield_events"]
     assert list(event) == ["ts", "tool", "input", "rule", "action", "via"]
@@ -72,8 +75,12 @@ def test_loom_harness_loads_it_without_warnings() -> None:
 
 
 def test_loom_trace_verify_accepts_it() -> None:
-    proc = subprocess.run([str(LOOM_CLI), "trace", "verify", str(RESOURCE)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(LOOM_CLI), "trace", "verify", str(RESOURCE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -96,9 +103,11 @@ def test_model_keys_recompute_from_frames(timeline: Any) -> None:
         if eff.kind != "model":
             continue
         agent = doc.meta(i).agent
-        payload = {"system": sample.SYSTEMS[agent],
-                   "messages": neutral_messages(frame_at(timeline.context, i)),
-                   "tools": sample.TOOLS[agent]}
+        payload = {
+            "system": sample.SYSTEMS[agent],
+            "messages": neutral_messages(frame_at(timeline.context, i)),
+            "tools": sample.TOOLS[agent],
+        }
         assert effect_key("model", payload) == eff.key, f"model effect {i} ({agent})"
         checked += 1
     assert checked >= 10
@@ -120,10 +129,14 @@ def test_real_harness_records_the_same_log(monkeypatch: pytest.MonkeyPatch) -> N
     for entry in log:
         r = entry["result"]
         if entry["kind"] == "model":
-            calls = [loom.ToolCall(id=c["id"], name=c["name"], input=c["input"])
-                     for c in r["tool_calls"]]
-            responses[entry["meta"]["agent"]].append(loom.ModelResponse(
-                text=r["text"], tool_calls=calls, stop_reason=r["stop_reason"], usage=r["usage"]))
+            calls = [
+                loom.ToolCall(id=c["id"], name=c["name"], input=c["input"]) for c in r["tool_calls"]
+            ]
+            responses[entry["meta"]["agent"]].append(
+                loom.ModelResponse(
+                    text=r["text"], tool_calls=calls, stop_reason=r["stop_reason"], usage=r["usage"]
+                )
+            )
         elif entry["kind"].startswith("tool:") and not str(r).startswith("BLOCKED:"):
             results[entry["kind"][5:]].append(r)
 
@@ -131,32 +144,49 @@ def test_real_harness_records_the_same_log(monkeypatch: pytest.MonkeyPatch) -> N
         def fn(**_: Any) -> Any:
             value = results[name].popleft()
             if isinstance(value, str) and value.startswith("ERROR: "):
-                cls, msg = value[len("ERROR: "):].split(": ", 1)
+                cls, msg = value[len("ERROR: ") :].split(": ", 1)
                 raise getattr(builtins, cls)(msg)
             return value
+
         return fn
 
     def tools(schemas: list[dict[str, Any]]) -> list[Any]:
-        return [loom.Tool(s["name"], s["description"], fn_for(s["name"]), s["input_schema"])
-                for s in schemas if s["name"] not in sample.DELEGATIONS]
+        return [
+            loom.Tool(s["name"], s["description"], fn_for(s["name"]), s["input_schema"])
+            for s in schemas
+            if s["name"] not in sample.DELEGATIONS
+        ]
 
     def provider(agent: str) -> Any:
         return ScriptedProvider(responses[agent], model=sample.MODEL)
 
-    reviewer = loom.Agent(model=sample.MODEL, name="reviewer", system=sample.SYSTEMS["reviewer"],
-                          tools=tools(sample.REVIEWER_TOOLS), provider=provider("reviewer"))
+    reviewer = loom.Agent(
+        model=sample.MODEL,
+        name="reviewer",
+        system=sample.SYSTEMS["reviewer"],
+        tools=tools(sample.REVIEWER_TOOLS),
+        provider=provider("reviewer"),
+    )
     delegate = next(s for s in sample.LEAD_TOOLS if s["name"] == "reviewer")
     lead_tools = tools(sample.LEAD_TOOLS)
-    lead_tools.insert(sample.LEAD_TOOLS.index(delegate),
-                      reviewer.as_tool(name="reviewer", description=delegate["description"]))
-    lead = loom.Agent(model=sample.MODEL, name="lead", system=sample.SYSTEMS["lead"],
-                      tools=lead_tools, provider=provider("lead"), clock=True,
-                      policy=loom.Policy(deny=["git_push"]))
+    lead_tools.insert(
+        sample.LEAD_TOOLS.index(delegate),
+        reviewer.as_tool(name="reviewer", description=delegate["description"]),
+    )
+    lead = loom.Agent(
+        model=sample.MODEL,
+        name="lead",
+        system=sample.SYSTEMS["lead"],
+        tools=lead_tools,
+        provider=provider("lead"),
+        clock=True,
+        policy=loom.Policy(deny=["git_push"]),
+    )
     monkeypatch.setattr(time, "time", lambda: log[0]["result"])
     recorded = lead.run(data["episodes"]).to_dict()
 
     assert json.dumps(recorded["log"]) == json.dumps(log)
     assert recorded["systems"] == data["systems"]
     expected = {k: v for k, v in data.items() if k != "shield_events"}
-    assert list(recorded)[:len(expected)] == list(expected)
+    assert list(recorded)[: len(expected)] == list(expected)
     assert {k: recorded[k] for k in expected} == expected

@@ -38,7 +38,9 @@ def test_substitution_pairs() -> None:
 
 
 @pytest.mark.parametrize("exact", [True, False])
-def test_insertion_in_a_long_run_shifts_the_rest(exact: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_insertion_in_a_long_run_shifts_the_rest(
+    exact: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Both the exact and the greedy path find a single inserted step."""
     if not exact:
         monkeypatch.setattr(align_mod, "EXACT_CELLS", 0)

@@ -56,13 +56,21 @@ def test_json_report(tmp_path: Path) -> None:
     assert out.returncode == 1
     report = json.loads(out.stdout)
     assert report["identical"] is False
-    assert report["first_divergence"] == {"row": 0, "status": "results-differ",
-                                          "a_seq": 0, "b_seq": 0}
+    assert report["first_divergence"] == {
+        "row": 0,
+        "status": "results-differ",
+        "a_seq": 0,
+        "b_seq": 0,
+    }
     assert len(report["rows"]) == 5 and report["rows"][4]["output_tokens"] == 40
     assert report["totals"]["delta"]["output_tokens"] == 40
     detail = report["first_divergence_detail"]
-    assert {"path": "$.tool_calls[0].args.path", "op": "changed",
-            "old": "a.txt", "new": "b.txt"} in detail["args_diff"]
+    assert {
+        "path": "$.tool_calls[0].args.path",
+        "op": "changed",
+        "old": "a.txt",
+        "new": "b.txt",
+    } in detail["args_diff"]
     same = json.loads(core("diff", a, a, "--json").stdout)
     assert same["identical"] is True and same["first_divergence_detail"] is None
 

@@ -7,10 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from loom_core.diff import (IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RESULTS, Change, changed_words,
-                            compare, pair_detail)
+from loom_core.diff import (
+    IDENTICAL,
+    INPUTS,
+    KINDS,
+    ONLY_A,
+    ONLY_B,
+    RESULTS,
+    Change,
+    changed_words,
+    compare,
+    pair_detail,
+)
 from loom_core.formats.loader import load
-
 from tests.core.diff.tracegen import basic_run, model, pair, tool, write
 
 
@@ -31,8 +40,13 @@ def test_inserted_tool_step_aligns_the_rest(tmp_path: Path) -> None:
     _, _, da, db = pair(tmp_path, basic_run(), b)
     diff = compare(da, db)
     assert [(r.a, r.b, r.status) for r in diff.rows] == [
-        (0, 0, IDENTICAL), (1, 1, IDENTICAL), (None, 2, ONLY_B),
-        (2, 3, IDENTICAL), (3, 4, IDENTICAL), (4, 5, IDENTICAL)]
+        (0, 0, IDENTICAL),
+        (1, 1, IDENTICAL),
+        (None, 2, ONLY_B),
+        (2, 3, IDENTICAL),
+        (3, 4, IDENTICAL),
+        (4, 5, IDENTICAL),
+    ]
     first = diff.first_divergence
     assert first is not None and (first.status, first.a_seq, first.b_seq) == (ONLY_B, None, 2)
     assert diff.identical_prefix == 2
@@ -45,8 +59,13 @@ def test_dropped_and_replaced_steps(tmp_path: Path) -> None:
     b[2] = tool("grep", "no hits", "c2", {"query": "answer"})  # search became grep
     _, _, da, db = pair(tmp_path, basic_run(), b)
     rows = [(r.a, r.b, r.status) for r in compare(da, db).rows]
-    assert rows == [(0, 0, IDENTICAL), (1, None, ONLY_A), (2, 1, IDENTICAL),
-                    (3, 2, KINDS), (4, 3, IDENTICAL)]
+    assert rows == [
+        (0, 0, IDENTICAL),
+        (1, None, ONLY_A),
+        (2, 1, IDENTICAL),
+        (3, 2, KINDS),
+        (4, 3, IDENTICAL),
+    ]
 
 
 def test_changed_model_text_is_a_word_diff(tmp_path: Path) -> None:
@@ -58,8 +77,10 @@ def test_changed_model_text_is_a_word_diff(tmp_path: Path) -> None:
     first = diff.first_divergence
     assert first is not None and (first.row, first.a_seq, first.b_seq) == (4, 4, 4)
     detail = pair_detail(diff, first.row)
-    assert (detail.a_text, detail.b_text) == ("The answer is 42 for sure.",
-                                              "The answer is 43 for sure.")
+    assert (detail.a_text, detail.b_text) == (
+        "The answer is 42 for sure.",
+        "The answer is 43 for sure.",
+    )
     assert changed_words(detail.text_diff) == (["42"], ["43"])
     assert "".join(op.a for op in detail.text_diff) == detail.a_text
     assert "".join(op.b for op in detail.text_diff) == detail.b_text
@@ -75,25 +96,34 @@ def test_changed_tool_arguments_show_paths(tmp_path: Path) -> None:
     assert [r.status for r in diff.rows][:2] == [RESULTS, INPUTS]
     model_detail = pair_detail(diff, 0)
     assert model_detail.args_diff == [
-        Change("$.tool_calls[0].args.path", "changed", "a.txt", "b.txt")]
+        Change("$.tool_calls[0].args.path", "changed", "a.txt", "b.txt")
+    ]
     tool_detail = pair_detail(diff, diff.rows[1])
-    assert (tool_detail.a_args, tool_detail.b_args) == ({"args": {"path": "a.txt"}},
-                                                        {"args": {"path": "b.txt"}})
+    assert (tool_detail.a_args, tool_detail.b_args) == (
+        {"args": {"path": "a.txt"}},
+        {"args": {"path": "b.txt"}},
+    )
     assert tool_detail.args_diff == [Change("$.args.path", "changed", "a.txt", "b.txt")]
     assert changed_words(tool_detail.text_diff) == (["a"], ["b"])
 
 
 def test_json_tool_results_diff_structurally(tmp_path: Path) -> None:
     b = basic_run()
-    b[3] = tool("search", '{"hits": [1, 7, 2], "total": 3, "more": true}', "c2",
-                {"query": "answer", "limit": 5})
+    b[3] = tool(
+        "search",
+        '{"hits": [1, 7, 2], "total": 3, "more": true}',
+        "c2",
+        {"query": "answer", "limit": 5},
+    )
     _, _, da, db = pair(tmp_path, basic_run(), b)
     diff = compare(da, db)
     assert diff.rows[3].status == RESULTS
     detail = pair_detail(diff, 3)
-    assert detail.result_diff == [Change("$.hits[1]", "added", new=7),
-                                  Change("$.total", "changed", 2, 3),
-                                  Change("$.more", "added", new=True)]
+    assert detail.result_diff == [
+        Change("$.hits[1]", "added", new=7),
+        Change("$.total", "changed", 2, 3),
+        Change("$.more", "added", new=True),
+    ]
     assert detail.args_diff == []
 
 
@@ -111,7 +141,11 @@ def test_token_and_cost_deltas(tmp_path: Path) -> None:
     diff = compare(da, db)
     ta, tb = diff.totals.a, diff.totals.b
     assert (ta.input_tokens, ta.output_tokens, tb.input_tokens, tb.output_tokens) == (
-        3700, 170, 4000, 210)
+        3700,
+        170,
+        4000,
+        210,
+    )
     # claude-sonnet-4-5: $3 in / $15 out per million tokens
     assert ta.cost == pytest.approx((3700 * 3 + 170 * 15) / 1e6)
     assert tb.cost == pytest.approx((4000 * 3 + 210 * 15) / 1e6)
@@ -152,6 +186,7 @@ def test_proxy_tool_args_pair_by_tuid(tmp_path: Path) -> None:
         data = __import__("json").loads(p.read_text())
         data["recorded_via"] = "proxy"
         from loom_core.formats.save import save_dict
+
         save_dict(data, p)
     diff = compare(load(pa), load(pb))
     assert diff.a.is_proxy
@@ -201,14 +236,19 @@ def test_report_is_json_ready(tmp_path: Path) -> None:
     report = json.loads(json.dumps(compare(da, db).to_dict()))
     assert report["identical"] is False and report["identical_prefix"] == 4
     assert report["first_divergence"] == {"row": 4, "status": RESULTS, "a_seq": 4, "b_seq": 4}
-    assert report["rows"][4] == {"a": 4, "b": 4, "status": RESULTS, "input_tokens": 0,
-                                 "output_tokens": 0, "cost_usd": 0.0}
+    assert report["rows"][4] == {
+        "a": 4,
+        "b": 4,
+        "status": RESULTS,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost_usd": 0.0,
+    }
     assert report["totals"]["statuses"] == {IDENTICAL: 4, RESULTS: 1}
 
 
 def test_wirelog_equals_its_converted_trace(tmp_path: Path) -> None:
     from loom_core.formats.save import save_document
-
     from tests.core.formats.test_wirelog import anthropic_exchanges, openai_exchanges, write_wirelog
 
     wirelog = write_wirelog(tmp_path / "a.wirelog", anthropic_exchanges())

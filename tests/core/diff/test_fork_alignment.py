@@ -17,7 +17,6 @@ from loom_core.fork.edits import Edit
 from loom_core.fork.rerun import run_fork
 from loom_core.formats.loader import load
 from loom_core.providers.scripted import ScriptedProvider
-
 from tests.core.clis import core
 from tests.core.diff.test_interop import assert_agrees
 from tests.core.diff.tracegen import basic_run, model, write
@@ -46,7 +45,7 @@ def test_sample_fork_pairs_the_fork_point(tmp_path: Path) -> None:
     assert rows[:FORK_SEQ] == [(k, k, IDENTICAL) for k in range(FORK_SEQ)]
     assert rows[FORK_SEQ] == (None, FORK_SEQ, ONLY_B)  # the edit
     assert rows[FORK_SEQ + 1] == (FORK_SEQ, FORK_SEQ + 1, EDITED)  # the calls at the fork point
-    assert rows[FORK_SEQ + 2:] == [(k, None, ONLY_A) for k in range(FORK_SEQ + 1, 28)]
+    assert rows[FORK_SEQ + 2 :] == [(k, None, ONLY_A) for k in range(FORK_SEQ + 1, 28)]
     first = diff.first_divergence
     assert first is not None and (first.row, first.a_seq, first.b_seq) == (FORK_SEQ, None, FORK_SEQ)
     assert diff.identical_prefix == FORK_SEQ
@@ -61,18 +60,36 @@ def test_sample_fork_agrees_with_loom_diff(tmp_path: Path) -> None:
 def test_tails_align_after_the_fork_point(tmp_path: Path) -> None:
     """The branch re-ran the parent's tail with other words: step for step after the edit."""
     branch = basic_run()
-    branch[2] = model("Now search again.", [("c2", "search", {"query": "answer", "limit": 5})],
-                      1200, 50, n=7)
+    branch[2] = model(
+        "Now search again.", [("c2", "search", {"query": "answer", "limit": 5})], 1200, 50, n=7
+    )
     branch[4] = model("The answer is 41.", [], 1500, 20, n=2)
-    snapshot = [{"role": "user", "content": "do it"}, {"role": "user", "content": "be careful",
-                                                        "source": "fork-edit"}]
-    branch.insert(2, {"kind": "edit", "key": "0123456789ab", "result": snapshot, "depth": 0,
-                      "meta": {"agent": "worker"}})
-    diff = compare(load(write(tmp_path / "a.loom.json", basic_run())),
-                   load(write(tmp_path / "b.loom.json", branch)))
+    snapshot = [
+        {"role": "user", "content": "do it"},
+        {"role": "user", "content": "be careful", "source": "fork-edit"},
+    ]
+    branch.insert(
+        2,
+        {
+            "kind": "edit",
+            "key": "0123456789ab",
+            "result": snapshot,
+            "depth": 0,
+            "meta": {"agent": "worker"},
+        },
+    )
+    diff = compare(
+        load(write(tmp_path / "a.loom.json", basic_run())),
+        load(write(tmp_path / "b.loom.json", branch)),
+    )
     assert [(r.a, r.b, r.status) for r in diff.rows] == [
-        (0, 0, IDENTICAL), (1, 1, IDENTICAL), (None, 2, ONLY_B), (2, 3, EDITED),
-        (3, 4, IDENTICAL), (4, 5, RESULTS)]
+        (0, 0, IDENTICAL),
+        (1, 1, IDENTICAL),
+        (None, 2, ONLY_B),
+        (2, 3, EDITED),
+        (3, 4, IDENTICAL),
+        (4, 5, RESULTS),
+    ]
     assert diff.totals.statuses == {IDENTICAL: 3, EDITED: 1, RESULTS: 1, ONLY_B: 1}
 
 
@@ -95,8 +112,10 @@ def test_cli_reports_the_edit_and_the_fork_point(tmp_path: Path) -> None:
     assert lines[0] == f"identical prefix: {FORK_SEQ} step(s)"
     assert lines[2] == f"  b step {FORK_SEQ} [only-b]"  # steps by seq; a row is no step
     assert lines[3] == "    b edit: note injected — “try again”"
-    assert lines[4] == (f"  then a step {FORK_SEQ} · b step {FORK_SEQ + 1} [edited]: the model "
-                        "call whose context was edited")
+    assert lines[4] == (
+        f"  then a step {FORK_SEQ} · b step {FORK_SEQ + 1} [edited]: the model "
+        "call whose context was edited"
+    )
     assert "totals: 14 identical, 1 edited, 13 only-a, 1 only-b" in out.stdout
     report = json.loads(core("diff", "--json", parent, branch).stdout)
     assert report["rows"][FORK_SEQ + 1]["status"] == EDITED

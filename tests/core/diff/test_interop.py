@@ -10,23 +10,32 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from loom_core.diff import IDENTICAL, KINDS, ONLY_A, ONLY_B, compare
 from loom_core.formats.loader import load
 from loom_core.formats.save import save_dict
-
 from tests.core.clis import loom
 from tests.core.harness_runs import Recorded
 
 _STEP = re.compile(r"^\s*step (\d+) \[([a-z-]+)\]", re.M)
 
-PAIRS = [("tools", "tools"), ("big", "big"), ("paused", "resumed"), ("resumed", "paused"),
-         ("paused_child", "resumed_child"), ("budget", "max_steps"), ("tools", "subagent"),
-         ("fork", "tools"), ("policy", "dry_run"), ("unicode", "compaction")]
+PAIRS = [
+    ("tools", "tools"),
+    ("big", "big"),
+    ("paused", "resumed"),
+    ("resumed", "paused"),
+    ("paused_child", "resumed_child"),
+    ("budget", "max_steps"),
+    ("tools", "subagent"),
+    ("fork", "tools"),
+    ("policy", "dry_run"),
+    ("unicode", "compaction"),
+]
 
 
 def loom_verdict(a: Path, b: Path) -> tuple[int, int | None, str | None]:
@@ -57,8 +66,9 @@ def assert_agrees(a: Path, b: Path) -> None:
 
 
 @pytest.mark.parametrize(("name_a", "name_b"), PAIRS)
-def test_agrees_on_harness_traces(harness_traces: dict[str, Recorded], name_a: str,
-                                  name_b: str) -> None:
+def test_agrees_on_harness_traces(
+    harness_traces: dict[str, Recorded], name_a: str, name_b: str
+) -> None:
     assert_agrees(harness_traces[name_a].path, harness_traces[name_b].path)
 
 
@@ -98,20 +108,30 @@ def _int_as_float(log: list[dict[str, Any]]) -> None:
 
 
 def _append_step(log: list[dict[str, Any]]) -> None:
-    log.append(dict(log[-1], result={"text": "one more", "tool_calls": [],
-                                     "stop_reason": "end_turn", "usage": {}}))
+    log.append(
+        dict(
+            log[-1],
+            result={"text": "one more", "tool_calls": [], "stop_reason": "end_turn", "usage": {}},
+        )
+    )
 
 
 EDITS: dict[str, Callable[[list[dict[str, Any]]], None]] = {
-    "tool_result": _tool_result, "tool_key": _tool_key, "model_text": _model_text,
-    "drop_step": _drop_step, "insert_step": _insert_step, "rename_kind": _rename_kind,
-    "int_as_float": _int_as_float, "append_step": _append_step,
+    "tool_result": _tool_result,
+    "tool_key": _tool_key,
+    "model_text": _model_text,
+    "drop_step": _drop_step,
+    "insert_step": _insert_step,
+    "rename_kind": _rename_kind,
+    "int_as_float": _int_as_float,
+    "append_step": _append_step,
 }
 
 
 @pytest.mark.parametrize("edit", sorted(EDITS))
-def test_agrees_on_edited_traces(harness_traces: dict[str, Recorded], tmp_path: Path,
-                                 edit: str) -> None:
+def test_agrees_on_edited_traces(
+    harness_traces: dict[str, Recorded], tmp_path: Path, edit: str
+) -> None:
     source = harness_traces["tools"].path
     data = json.loads(source.read_text())
     EDITS[edit](data["log"])

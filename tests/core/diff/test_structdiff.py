@@ -13,7 +13,9 @@ def test_nested_change_path() -> None:
 
 def test_added_and_removed_keys() -> None:
     assert struct_diff({"a": 1, "b": 2}, {"a": 1, "c": 3}) == [
-        Change("$.b", "removed", old=2), Change("$.c", "added", new=3)]
+        Change("$.b", "removed", old=2),
+        Change("$.c", "added", new=3),
+    ]
 
 
 def test_list_insert_is_one_added_item() -> None:
@@ -45,11 +47,17 @@ def test_changes_are_capped() -> None:
     assert len(struct_diff(old, new, limit=10)) == 10
     assert len(struct_diff(list(range(50)), list(range(100, 150)), limit=7)) == 7
     assert struct_diff(list(range(50)), list(range(1, 51))) == [
-        Change("$[0]", "removed", old=0), Change("$[49]", "added", new=50)]
+        Change("$[0]", "removed", old=0),
+        Change("$[49]", "added", new=50),
+    ]
 
 
 def test_to_dict_shapes() -> None:
     assert Change("$.a", "added", new=1).to_dict() == {"path": "$.a", "op": "added", "new": 1}
     assert Change("$.a", "removed", old=1).to_dict() == {"path": "$.a", "op": "removed", "old": 1}
-    assert Change("$.a", "changed", 1, 2).to_dict() == {"path": "$.a", "op": "changed",
-                                                       "old": 1, "new": 2}
+    assert Change("$.a", "changed", 1, 2).to_dict() == {
+        "path": "$.a",
+        "op": "changed",
+        "old": 1,
+        "new": 2,
+    }

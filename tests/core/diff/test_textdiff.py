@@ -68,7 +68,9 @@ def test_huge_texts_fall_back_to_lines(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_render_shows_changes_with_context() -> None:
-    ops = word_diff("one two three four five six seven eight nine ten",
-                    "one two three four five SIX seven eight nine ten")
+    ops = word_diff(
+        "one two three four five six seven eight nine ten",
+        "one two three four five SIX seven eight nine ten",
+    )
     assert render(ops, context=2) == "… four five [-six-] {+SIX+} seven eight …"
     assert render(word_diff("a", "b")) == "[-a-] {+b+}"

@@ -41,8 +41,9 @@ def test_findings_exit_1_in_loom_doctors_layout(tmp_path: Path) -> None:
     assert lines[0].endswith(" tokens of context:") and lines[0].split()[1] == "finding(s)"
     n = int(lines[0].split()[0])
     assert len(lines) == 1 + 2 * n
-    assert lines[1] == ("  [warn] unused: tool:lookup result (6 tokens) never referenced by "
-                        "any later answer")
+    assert lines[1] == (
+        "  [warn] unused: tool:lookup result (6 tokens) never referenced by any later answer"
+    )
     assert lines[2] == "      'zeppelin marmalade quantum' at step 1"
     assert any(line.startswith("  [high] error_loop: deploy(") for line in lines)
 
@@ -59,8 +60,19 @@ def test_json(tmp_path: Path) -> None:
     assert data["redactions"][unused["redact_prefix"]] == [1]
     loop = data["findings"][kinds.index("error_loop")]
     assert loop["redact_targets"] == [3, 5, 7] and loop["severity"] == "high"
-    assert set(loop) >= {"kind", "severity", "step", "effect", "tokens", "share", "message",
-                         "snippet", "related", "redact_targets", "model_step"}
+    assert set(loop) >= {
+        "kind",
+        "severity",
+        "step",
+        "effect",
+        "tokens",
+        "share",
+        "message",
+        "snippet",
+        "related",
+        "redact_targets",
+        "model_step",
+    }
     clean = core("doctor", healthy(tmp_path), "--json")
     assert clean.returncode == 0 and json.loads(clean.stdout)["findings"] == []
 

@@ -17,22 +17,23 @@ import pytest
 from loom import Run
 
 from loom_core.doctor import DUPLICATE, HARNESS_KINDS, OVERSIZED, UNUSED, checkup_path
-
 from tests.core.doctor.traces import WORDS, Trace
 
 
 def harness_view(path: Path) -> tuple[int, list[tuple[Any, ...]]]:
     """Our harness-kind findings as loom-harness states them (its seq: None for episodes)."""
     report = checkup_path(path)
-    found = [(f.kind, f.severity, f.message, f.tokens, None if f.effect is None else f.step,
-              f.snippet) for f in report.findings if f.kind in HARNESS_KINDS]
+    found = [
+        (f.kind, f.severity, f.message, f.tokens, None if f.effect is None else f.step, f.snippet)
+        for f in report.findings
+        if f.kind in HARNESS_KINDS
+    ]
     return report.total_tokens, sorted(found, key=repr)
 
 
 def oracle_view(path: Path) -> tuple[int, list[tuple[Any, ...]]]:
     ref = Run.load(str(path)).checkup()
-    found = [(f.kind, f.severity, f.message, f.tokens, f.seq, f.content[:60])
-             for f in ref.findings]
+    found = [(f.kind, f.severity, f.message, f.tokens, f.seq, f.content[:60]) for f in ref.findings]
     return ref.total_tokens, sorted(found, key=repr)
 
 
@@ -46,14 +47,17 @@ def check(trace: Trace, path: Path) -> list[tuple[Any, ...]]:
 
 # -- oversized ---------------------------------------------------------------
 
-@pytest.mark.parametrize("tool_chars, filler_chars, flagged", [
-    (800, 2400, True),    # 200 tokens, exactly 25% of 800
-    (796, 2400, False),   # 199 tokens
-    (800, 2404, False),   # 200 tokens, 200/801 < 25%
-    (4000, 0, True),      # alone in the context
-])
-def test_oversized_edges(tmp_path: Path, tool_chars: int, filler_chars: int,
-                         flagged: bool) -> None:
+
+@pytest.mark.parametrize(
+    "tool_chars, filler_chars, flagged",
+    [
+        (800, 2400, True),  # 200 tokens, exactly 25% of 800
+        (796, 2400, False),  # 199 tokens
+        (800, 2404, False),  # 200 tokens, 200/801 < 25%
+        (4000, 0, True),  # alone in the context
+    ],
+)
+def test_oversized_edges(tmp_path: Path, tool_chars: int, filler_chars: int, flagged: bool) -> None:
     t = Trace("y" * filler_chars if filler_chars else "go")
     t.effect("tool:fetch", "w" * tool_chars)
     found = check(t, tmp_path / "t.loom.json")
@@ -80,15 +84,19 @@ def test_only_tool_results_are_oversized(tmp_path: Path) -> None:
 
 # -- unused ------------------------------------------------------------------
 
-@pytest.mark.parametrize("result, answer, flagged", [
-    ("alpha bravo charlie", "", True),                # three words, never mentioned
-    ("alpha bravo ab xyz 1234", "", False),            # two words of 5+ chars
-    ("alpha bravo alpha bravo", "", False),            # two distinct words
-    ("alpha bravo charlie", "I used CHARLIE.", False),  # case-insensitive mention
-    ("alpha bravo charlie", "alphabet soup", True),    # whole words only
-    ("alpha bravo charlie", "alpha_beta", False),      # '_' separates words
-    ("\u212aappa bravo charlie", "", False),           # a Kelvin sign is no 'k'
-])
+
+@pytest.mark.parametrize(
+    "result, answer, flagged",
+    [
+        ("alpha bravo charlie", "", True),  # three words, never mentioned
+        ("alpha bravo ab xyz 1234", "", False),  # two words of 5+ chars
+        ("alpha bravo alpha bravo", "", False),  # two distinct words
+        ("alpha bravo charlie", "I used CHARLIE.", False),  # case-insensitive mention
+        ("alpha bravo charlie", "alphabet soup", True),  # whole words only
+        ("alpha bravo charlie", "alpha_beta", False),  # '_' separates words
+        ("\u212aappa bravo charlie", "", False),  # a Kelvin sign is no 'k'
+    ],
+)
 def test_unused_edges(tmp_path: Path, result: str, answer: str, flagged: bool) -> None:
     t = Trace("x")
     t.effect("tool:lookup", result)
@@ -102,8 +110,13 @@ def test_unused_needs_a_later_answer(tmp_path: Path) -> None:
     t.model("alpha was mentioned before")
     seq = t.effect("tool:lookup", "alpha bravo charlie")
     (found,) = check(t, tmp_path / "t.loom.json")
-    assert found[:5] == (UNUSED, "warn", "tool:lookup result (4 tokens) never referenced by "
-                         "any later answer", 4, seq)
+    assert found[:5] == (
+        UNUSED,
+        "warn",
+        "tool:lookup result (4 tokens) never referenced by any later answer",
+        4,
+        seq,
+    )
 
 
 def test_unused_counts_json_results_and_sub_agent_answers(tmp_path: Path) -> None:
@@ -117,17 +130,21 @@ def test_unused_counts_json_results_and_sub_agent_answers(tmp_path: Path) -> Non
 
 # -- duplicate ---------------------------------------------------------------
 
+
 def _words(n: int, start: int = 0) -> str:
-    return " ".join(WORDS[start:start + n])
+    return " ".join(WORDS[start : start + n])
 
 
-@pytest.mark.parametrize("first, second, flagged", [
-    (_words(9), _words(10), True),           # 9/10: exactly the threshold
-    (_words(8), _words(9), False),           # 8/9 < 0.9
-    (_words(18), _words(20), True),          # 18/20
-    (_words(4), _words(4), False),           # fewer than 5 words
-    (_words(5), _words(5).upper(), True),    # lower-cased
-])
+@pytest.mark.parametrize(
+    "first, second, flagged",
+    [
+        (_words(9), _words(10), True),  # 9/10: exactly the threshold
+        (_words(8), _words(9), False),  # 8/9 < 0.9
+        (_words(18), _words(20), True),  # 18/20
+        (_words(4), _words(4), False),  # fewer than 5 words
+        (_words(5), _words(5).upper(), True),  # lower-cased
+    ],
+)
 def test_duplicate_edges(tmp_path: Path, first: str, second: str, flagged: bool) -> None:
     t = Trace("x")
     t.effect("tool:a", first)
@@ -149,8 +166,10 @@ def test_duplicate_names_the_earliest_match_and_episodes_come_first(tmp_path: Pa
     t.effect("human", text)
     t.model(text)
     found = check(t, tmp_path / "t.loom.json")
-    assert [f[2] for f in found] == ["human content nearly identical to earlier user",
-                                     "tool:a content nearly identical to earlier user"]
+    assert [f[2] for f in found] == [
+        "human content nearly identical to earlier user",
+        "tool:a content nearly identical to earlier user",
+    ]
     report = checkup_path(tmp_path / "t.loom.json")
     assert [f.step for f in report.findings] == [0, 1]  # sorted by step
 
@@ -160,17 +179,29 @@ def test_an_episode_duplicate_has_no_effect(tmp_path: Path) -> None:
     t = Trace(text, text)
     t.model("fine")
     found = check(t, tmp_path / "t.loom.json")
-    assert found == [(DUPLICATE, "warn", "user content nearly identical to earlier user", 10,
-                      None, text[:60])]
+    assert found == [
+        (DUPLICATE, "warn", "user content nearly identical to earlier user", 10, None, text[:60])
+    ]
     (f,) = checkup_path(tmp_path / "t.loom.json").findings
     assert f.effect is None and f.episode == 1 and f.redact_prefix == text[:48]
 
 
 # -- random sweep against the oracle -------------------------------------------
 
+
 def _random_trace(rng: random.Random, proxy: bool) -> Trace:
-    vocab = ["alpha", "Bravo", "CHARLIE", "ab", "xyz", "alphabet", "ü✓", "\u212aappa", "12345",
-             *WORDS[: rng.choice([8, 30, 200])]]
+    vocab = [
+        "alpha",
+        "Bravo",
+        "CHARLIE",
+        "ab",
+        "xyz",
+        "alphabet",
+        "ü✓",
+        "\u212aappa",
+        "12345",
+        *WORDS[: rng.choice([8, 30, 200])],
+    ]
 
     def text(n: int) -> str:
         return " ".join(rng.choice(vocab) for _ in range(n))
@@ -184,12 +215,22 @@ def _random_trace(rng: random.Random, proxy: bool) -> Trace:
             t.model(text(rng.randint(0, 6)), depth=depth)
         elif r < 0.8:
             q = rng.random()
-            value: Any = (rng.choice(base) if q < 0.4 else text(rng.randint(0, 500)) if q < 0.5
-                          else {"k": text(6)} if q < 0.6 else text(rng.randint(0, 20)))
+            value: Any = (
+                rng.choice(base)
+                if q < 0.4
+                else text(rng.randint(0, 500))
+                if q < 0.5
+                else {"k": text(6)}
+                if q < 0.6
+                else text(rng.randint(0, 20))
+            )
             t.effect("tool:" + rng.choice("ab"), value, depth)
         else:
-            t.effect(rng.choice(["human", "time", "memory", "sample"]),
-                     rng.choice(base) if rng.random() < 0.5 else text(6), depth)
+            t.effect(
+                rng.choice(["human", "time", "memory", "sample"]),
+                rng.choice(base) if rng.random() < 0.5 else text(6),
+                depth,
+            )
     return t
 
 

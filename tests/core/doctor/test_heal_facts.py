@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loom_core.doctor import DUPLICATE, OVERSIZED, UNUSED, checkup_path
 from loom_core.cli.doctor import where
-
+from loom_core.doctor import DUPLICATE, OVERSIZED, UNUSED, checkup_path
 from tests.core.doctor.traces import WORDS, Trace
 
 

@@ -16,7 +16,6 @@ from loom import Agent, tool
 
 from loom_core.doctor import HARNESS_KINDS, checkup
 from loom_core.formats.loader import load
-
 from tests.core.clis import core, loom
 from tests.core.harness_runs import Recorded, call, reply, scripted
 
@@ -44,14 +43,26 @@ def snapshot(region: str) -> str:
 
 def bloated_run(out: Path, journal: Path | None = None) -> Path:
     """Three harness findings in one run; with ``journal`` it is journaled too."""
-    agent = Agent(name="researcher", system="You research.", tools=[fetch, lookup, snapshot],
-                  journal=None if journal is None else str(journal),
-                  provider=scripted(
-                      reply("Fetching.", [call("f1", "fetch", url="https://example.com/cache"),
-                                          call("l1", "lookup", q="weather")], 200, 20),
-                      reply("Checking status.", [call("s1", "snapshot", region="eu")], 900, 20),
-                      reply("And again.", [call("s2", "snapshot", region="us")], 1000, 20),
-                      reply("Caching with eviction is fine; replicas are healthy.", [], 1100, 30)))
+    agent = Agent(
+        name="researcher",
+        system="You research.",
+        tools=[fetch, lookup, snapshot],
+        journal=None if journal is None else str(journal),
+        provider=scripted(
+            reply(
+                "Fetching.",
+                [
+                    call("f1", "fetch", url="https://example.com/cache"),
+                    call("l1", "lookup", q="weather"),
+                ],
+                200,
+                20,
+            ),
+            reply("Checking status.", [call("s1", "snapshot", region="eu")], 900, 20),
+            reply("And again.", [call("s2", "snapshot", region="us")], 1000, 20),
+            reply("Caching with eviction is fine; replicas are healthy.", [], 1100, 30),
+        ),
+    )
     path = out / "bloated.loom.json"
     agent.run("Is our caching OK?").save(str(path))
     return path
@@ -92,10 +103,12 @@ def test_a_bloated_run_gets_the_same_three_findings(tmp_path: Path) -> None:
     assert kinds == ["duplicate", "oversized", "unused"]
     ours = core("doctor", path).stdout
     assert "[high] oversized: tool:fetch result is" in ours
-    assert "[warn] unused: tool:lookup result (9 tokens) never referenced by any later answer" \
-        in ours
-    assert "[warn] duplicate: tool:snapshot content nearly identical to earlier tool:snapshot" \
-        in ours
+    assert (
+        "[warn] unused: tool:lookup result (9 tokens) never referenced by any later answer" in ours
+    )
+    assert (
+        "[warn] duplicate: tool:snapshot content nearly identical to earlier tool:snapshot" in ours
+    )
 
 
 def test_every_recorded_scenario_agrees(harness_traces: dict[str, Recorded]) -> None:
@@ -108,8 +121,9 @@ def test_a_journal_reads_like_the_trace_of_the_same_run(tmp_path: Path) -> None:
     trace = bloated_run(tmp_path, journal=path)
     from_journal, from_trace = checkup(load(path)), checkup(load(trace))
     assert from_journal.total_tokens == from_trace.total_tokens
-    assert [(f.kind, f.message, f.step) for f in from_journal.findings] == \
-        [(f.kind, f.message, f.step) for f in from_trace.findings]
+    assert [(f.kind, f.message, f.step) for f in from_journal.findings] == [
+        (f.kind, f.message, f.step) for f in from_trace.findings
+    ]
     assert {f.kind for f in from_trace.findings} >= set(HARNESS_KINDS)
 
 
@@ -122,15 +136,22 @@ def deploy(env: str) -> str:
 def mixed_run(out: Path) -> Path:
     """Step order differs from loom doctor's: the unused lookup and an error loop come before
     the oversized page, the duplicate snapshot last."""
-    agent = Agent(name="ops", system="You operate.", tools=[fetch, lookup, snapshot, deploy],
-                  provider=scripted(
-                      reply("Looking.", [call("l1", "lookup", q="weather")], 100, 10),
-                      *[reply("Deploying.", [call(f"d{k}", "deploy", env="prod")], 150, 10)
-                        for k in range(3)],
-                      reply("Fetching.", [call("f1", "fetch", url="https://example.com")], 200, 10),
-                      reply("Status.", [call("s1", "snapshot", region="eu")], 900, 10),
-                      reply("Again.", [call("s2", "snapshot", region="us")], 1000, 10),
-                      reply("Caching with eviction is fine; replicas are healthy.", [], 1100, 20)))
+    agent = Agent(
+        name="ops",
+        system="You operate.",
+        tools=[fetch, lookup, snapshot, deploy],
+        provider=scripted(
+            reply("Looking.", [call("l1", "lookup", q="weather")], 100, 10),
+            *[
+                reply("Deploying.", [call(f"d{k}", "deploy", env="prod")], 150, 10)
+                for k in range(3)
+            ],
+            reply("Fetching.", [call("f1", "fetch", url="https://example.com")], 200, 10),
+            reply("Status.", [call("s1", "snapshot", region="eu")], 900, 10),
+            reply("Again.", [call("s2", "snapshot", region="us")], 1000, 10),
+            reply("Caching with eviction is fine; replicas are healthy.", [], 1100, 20),
+        ),
+    )
     path = out / "mixed.loom.json"
     agent.run("Is our caching OK?").save(str(path))
     return path
@@ -142,7 +163,8 @@ def test_findings_are_listed_in_loom_doctors_order(tmp_path: Path) -> None:
     assert found[0][0].startswith("  [high] oversized: tool:fetch")
     report = checkup(load(path))
     kinds = [f.kind for f in report.findings]
-    assert "error_loop" in kinds and kinds[:len(found)] == \
-        [line.split("] ", 1)[1].split(":")[0] for line, _ in found]
+    assert "error_loop" in kinds and kinds[: len(found)] == [
+        line.split("] ", 1)[1].split(":")[0] for line, _ in found
+    ]
     loop, page = report.of_kind("error_loop")[0].step, report.of_kind("oversized")[0].step
     assert loop is not None and page is not None and loop < page  # listed after, happened before

@@ -12,9 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from loom_core.doctor import (CONTEXT_BLOAT, ERROR_LOOP, STALE, TOOL_LOOP, Checkup, Finding,
-                              checkup_path)
-
+from loom_core.doctor import (
+    CONTEXT_BLOAT,
+    ERROR_LOOP,
+    STALE,
+    TOOL_LOOP,
+    Checkup,
+    Finding,
+    checkup_path,
+)
 from tests.core.doctor.traces import Trace
 
 
@@ -28,6 +34,7 @@ def only(report: Checkup, kind: str) -> list[Finding]:
 
 # -- stale -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("proxy", [False, True])
 def test_a_reread_file_makes_the_old_result_stale(tmp_path: Path, proxy: bool) -> None:
     t = Trace("fix the port", proxy=proxy)
@@ -37,8 +44,10 @@ def test_a_reread_file_makes_the_old_result_stale(tmp_path: Path, proxy: bool) -
     seen = t.model("Port is 81 now.")
     (f,) = only(run(t, tmp_path), STALE)
     assert (f.step, f.effect, f.related, f.redact_targets) == (old, old, (new, seen), (old,))
-    assert f.message == (f'tool:read_file result for path="cfg.yaml" superseded at step {new} '
-                         f"(changed) but still in context at step {seen}")
+    assert f.message == (
+        f'tool:read_file result for path="cfg.yaml" superseded at step {new} '
+        f"(changed) but still in context at step {seen}"
+    )
     assert f.snippet == "port: 80" and f.severity == "warn" and f.tokens == 2
     assert f.model_step == old + 1  # the call right after the result first saw it
     assert 0 < f.share < 1
@@ -93,8 +102,7 @@ def test_not_stale_across_tools_or_agents(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("compacted", [True, False])
-def test_not_stale_once_compaction_dropped_the_old_result(tmp_path: Path,
-                                                          compacted: bool) -> None:
+def test_not_stale_once_compaction_dropped_the_old_result(tmp_path: Path, compacted: bool) -> None:
     t = Trace()
     t.use("read_file", "v1", path="a")
     for n in range(3):
@@ -108,6 +116,7 @@ def test_not_stale_once_compaction_dropped_the_old_result(tmp_path: Path,
 
 # -- context bloat -----------------------------------------------------------
 
+
 def _bloat_trace(*inputs: int) -> Trace:
     t = Trace()
     for n, t_in in enumerate(inputs):
@@ -115,14 +124,17 @@ def _bloat_trace(*inputs: int) -> Trace:
     return t
 
 
-@pytest.mark.parametrize("inputs, flagged", [
-    ((1000, 1500, 4001), True),
-    ((1000, 4001), False),              # only two calls with usage
-    ((1000, 1500, 4000), False),        # last not above 4,000
-    ((2001, 3000, 4002), False),        # last not above twice the first
-    ((0, 1000, 0, 1500, 4001), True),   # zero counts are not calls with usage
-    ((0, 2001, 3000, 4002), False),
-])
+@pytest.mark.parametrize(
+    "inputs, flagged",
+    [
+        ((1000, 1500, 4001), True),
+        ((1000, 4001), False),  # only two calls with usage
+        ((1000, 1500, 4000), False),  # last not above 4,000
+        ((2001, 3000, 4002), False),  # last not above twice the first
+        ((0, 1000, 0, 1500, 4001), True),  # zero counts are not calls with usage
+        ((0, 2001, 3000, 4002), False),
+    ],
+)
 def test_bloat_edges(tmp_path: Path, inputs: tuple[int, ...], flagged: bool) -> None:
     assert bool(only(run(_bloat_trace(*inputs), tmp_path), CONTEXT_BLOAT)) is flagged
 
@@ -136,14 +148,17 @@ def test_bloat_names_the_step_and_the_item_that_added_most(tmp_path: Path) -> No
     t.model("done", t_in=5200)
     (f,) = only(run(t, tmp_path), CONTEXT_BLOAT)
     assert (f.step, f.effect, f.tokens, f.redact_targets) == (jump, jump, 3700, (big,))
-    assert f.message == ("input tokens grew 5.2x over 5 model calls (1,000 -> 5,200); "
-                         f"step {jump} added the most (+3,700); largest new item: step {big}")
+    assert f.message == (
+        "input tokens grew 5.2x over 5 model calls (1,000 -> 5,200); "
+        f"step {jump} added the most (+3,700); largest new item: step {big}"
+    )
     assert f.snippet.startswith("page page") and f.clipped
     assert f.share == pytest.approx(3700 / 5200)
     assert big in f.related
 
 
 # -- tool loops --------------------------------------------------------------
+
 
 def test_the_same_call_three_times_is_a_tool_loop(tmp_path: Path) -> None:
     t = Trace()
@@ -153,16 +168,21 @@ def test_the_same_call_three_times_is_a_tool_loop(tmp_path: Path) -> None:
         calls.append(results[-1] - 1)
     t.model("stopping")
     (f,) = only(run(t, tmp_path), TOOL_LOOP)
-    assert f.message == (f'ping({{"host": "a", "port": 1}}) called 3 times with the same '
-                         f"arguments (steps {calls[0]}, {calls[1]}, {calls[2]})")
+    assert f.message == (
+        f'ping({{"host": "a", "port": 1}}) called 3 times with the same '
+        f"arguments (steps {calls[0]}, {calls[1]}, {calls[2]})"
+    )
     assert (f.step, f.related, f.redact_targets) == (results[2], tuple(calls), tuple(results))
     assert only(run(t, tmp_path), ERROR_LOOP) == []
 
 
-@pytest.mark.parametrize("args", [
-    [{"host": "a"}, {"host": "a"}],                  # twice only
-    [{"host": "a"}, {"host": "a"}, {"host": "b"}],   # different arguments
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [{"host": "a"}, {"host": "a"}],  # twice only
+        [{"host": "a"}, {"host": "a"}, {"host": "b"}],  # different arguments
+    ],
+)
 def test_not_a_tool_loop(tmp_path: Path, args: list[dict[str, str]]) -> None:
     t = Trace()
     for a in args:
@@ -185,8 +205,11 @@ def test_argument_order_does_not_matter_and_calls_can_share_a_turn(tmp_path: Pat
 
 # -- error loops -------------------------------------------------------------
 
-ERRORS = ["ERROR: RuntimeError: boom", {"error": "rate limited"},
-          {"is_error": True, "content": "denied"}]
+ERRORS = [
+    "ERROR: RuntimeError: boom",
+    {"error": "rate limited"},
+    {"is_error": True, "content": "denied"},
+]
 
 
 @pytest.mark.parametrize("failure", ERRORS)
@@ -198,17 +221,21 @@ def test_a_failure_retried_twice_is_an_error_loop(tmp_path: Path, failure: objec
     (f,) = only(report, ERROR_LOOP)
     assert f.severity == "high" and f.step == results[2]
     assert f.redact_targets == tuple(results)
-    assert f.message.startswith('deploy({"env": "prod"}) failed and was retried unchanged '
-                                "2 time(s)")
+    assert f.message.startswith(
+        'deploy({"env": "prod"}) failed and was retried unchanged 2 time(s)'
+    )
     assert only(report, TOOL_LOOP) == []  # the more specific diagnosis only
 
 
-@pytest.mark.parametrize("outcomes, kinds", [
-    (["ERROR: x", "ERROR: x"], set()),                     # one retry
-    (["ERROR: x", "ERROR: x", "deployed"], {ERROR_LOOP}),   # two retries, then it worked
-    (["ERROR: x", "deployed", "deployed"], {TOOL_LOOP}),    # one retry after a failure
-    (["fine", "fine", "ERROR: x"], {TOOL_LOOP}),
-])
+@pytest.mark.parametrize(
+    "outcomes, kinds",
+    [
+        (["ERROR: x", "ERROR: x"], set()),  # one retry
+        (["ERROR: x", "ERROR: x", "deployed"], {ERROR_LOOP}),  # two retries, then it worked
+        (["ERROR: x", "deployed", "deployed"], {TOOL_LOOP}),  # one retry after a failure
+        (["fine", "fine", "ERROR: x"], {TOOL_LOOP}),
+    ],
+)
 def test_error_loop_edges(tmp_path: Path, outcomes: list[str], kinds: set[str]) -> None:
     t = Trace()
     for value in outcomes:
@@ -227,6 +254,7 @@ def test_changed_arguments_are_not_a_retry(tmp_path: Path) -> None:
 
 
 # -- all kinds together ----------------------------------------------------------
+
 
 def test_findings_are_sorted_by_step(tmp_path: Path) -> None:
     t = Trace()

@@ -47,11 +47,13 @@ def test_same_answers_as_the_pairwise_definition(seed: int) -> None:
     matched = 0
     for _ in range(150):
         vocab = [f"w{i:04d}" for i in range(rng.randint(6, 120))]
-        bases = [frozenset(rng.sample(vocab, rng.randint(1, min(len(vocab), 90))))
-                 for _ in range(4)]
+        bases = [
+            frozenset(rng.sample(vocab, rng.randint(1, min(len(vocab), 90)))) for _ in range(4)
+        ]
         sets: list[frozenset[str] | None] = [
             None if rng.random() < 0.1 else _mutated(rng, rng.choice(bases), vocab)
-            for _ in range(rng.randint(1, 50))]
+            for _ in range(rng.randint(1, 50))
+        ]
         expected = pairwise(sets)
         assert earliest_matches(sets) == expected
         matched += sum(m is not None for m in expected)
@@ -59,7 +61,8 @@ def test_same_answers_as_the_pairwise_definition(seed: int) -> None:
 
 
 def test_distinct_sets_of_a_common_vocabulary_are_not_compared_pairwise(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """2,000 different 30-word sets drawn from 200 common words: pairwise would make
     about two million comparisons; the fingerprints leave a handful."""
     calls = 0
@@ -82,5 +85,5 @@ def test_distinct_sets_of_a_common_vocabulary_are_not_compared_pairwise(
 
 def test_threshold_is_exactly_nine_tenths() -> None:
     ten = frozenset(f"w{i:02d}" for i in range(10))
-    assert sim.similar(ten - {"w09"}, ten)          # 9/10
+    assert sim.similar(ten - {"w09"}, ten)  # 9/10
     assert not sim.similar(ten - {"w09", "w08"}, ten - {"w00"})  # 7/9

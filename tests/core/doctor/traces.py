@@ -28,10 +28,16 @@ class Trace:
     def next_seq(self) -> int:
         return len(self.log)
 
-    def effect(self, kind: str, result: Any, depth: int = 0,
-               meta: dict[str, Any] | None = None) -> int:
-        entry: dict[str, Any] = {"seq": len(self.log), "kind": kind, "key": "0" * 12,
-                                 "result": result, "depth": depth}
+    def effect(
+        self, kind: str, result: Any, depth: int = 0, meta: dict[str, Any] | None = None
+    ) -> int:
+        entry: dict[str, Any] = {
+            "seq": len(self.log),
+            "kind": kind,
+            "key": "0" * 12,
+            "result": result,
+            "depth": depth,
+        }
         if meta:
             entry["meta"] = meta
         self.log.append(entry)
@@ -41,13 +47,27 @@ class Trace:
         self._ids += 1
         return {"id": f"call_{self._ids}", "name": name, "input": args}
 
-    def model(self, text: str = "", calls: list[dict[str, Any]] | tuple = (), t_in: int = 0,
-              t_out: int = 0, depth: int = 0) -> int:
+    def model(
+        self,
+        text: str = "",
+        calls: list[dict[str, Any]] | tuple = (),
+        t_in: int = 0,
+        t_out: int = 0,
+        depth: int = 0,
+    ) -> int:
         usage = {"input_tokens": t_in, "output_tokens": t_out} if t_in or t_out else {}
         meta = {"sys_hash": "s" * 12, "msgs": 1} if self.proxy else {"agent": "a"}
-        return self.effect("model", {"text": text, "tool_calls": list(calls),
-                                     "stop_reason": "tool_use" if calls else "end_turn",
-                                     "usage": usage}, depth, meta)
+        return self.effect(
+            "model",
+            {
+                "text": text,
+                "tool_calls": list(calls),
+                "stop_reason": "tool_use" if calls else "end_turn",
+                "usage": usage,
+            },
+            depth,
+            meta,
+        )
 
     def result(self, call: dict[str, Any], value: Any, depth: int = 0) -> int:
         """The result of ``call`` (pairs by id in proxy traces, by name in harness ones)."""
@@ -64,15 +84,41 @@ class Trace:
         data: dict[str, Any] = {"version": 2}
         if self.proxy:
             data["recorded_via"] = "proxy"
-        data.update({"model": "m", "system": "", "prompt": self.episodes[0],
-                     "episodes": self.episodes, "output": "", "truncated": False,
-                     "paused": False, "pending": None, "pending_depth": 0, "stop_reason": "",
-                     "log": self.log})
+        data.update(
+            {
+                "model": "m",
+                "system": "",
+                "prompt": self.episodes[0],
+                "episodes": self.episodes,
+                "output": "",
+                "truncated": False,
+                "paused": False,
+                "pending": None,
+                "pending_depth": 0,
+                "stop_reason": "",
+                "log": self.log,
+            }
+        )
         if self.proxy:
             data.update({"systems": {}, "wire": [], "shield_events": []})
-            order = ["version", "recorded_via", "model", "system", "systems", "prompt",
-                     "episodes", "output", "truncated", "paused", "pending", "pending_depth",
-                     "stop_reason", "log", "wire", "shield_events"]
+            order = [
+                "version",
+                "recorded_via",
+                "model",
+                "system",
+                "systems",
+                "prompt",
+                "episodes",
+                "output",
+                "truncated",
+                "paused",
+                "pending",
+                "pending_depth",
+                "stop_reason",
+                "log",
+                "wire",
+                "shield_events",
+            ]
             data = {k: data[k] for k in order}
         return data
 

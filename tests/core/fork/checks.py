@@ -10,7 +10,6 @@ from loom import Run
 
 from loom_core.formats.loader import load
 from loom_core.formats.trace import checksum_state
-
 from tests.core.clis import core
 from tests.core.proxy.harness import loom_verifies
 
@@ -31,7 +30,7 @@ def read(path: Path) -> dict[str, Any]:
 
 
 def tail_of(branch: dict[str, Any]) -> list[dict[str, Any]]:
-    return branch["log"][branch["fork"]["prefix"]:]
+    return branch["log"][branch["fork"]["prefix"] :]
 
 
 def kinds(entries: list[dict[str, Any]]) -> list[str]:

@@ -35,13 +35,22 @@ def weather_run(out: Path) -> Path:
     """Three turns: Paris + Oslo, then Paris again (a second, different reading), then
     the answer. Steps: 0 model, 1-2 tools, 3 model, 4 tool, 5 model."""
     _readings.clear()
-    agent = Agent(name="forecaster", system="You forecast.", tools=[get_weather],
-                  provider=scripted(
-                      reply("Checking.", [call("w1", "get_weather", city="Paris"),
-                                          call("w2", "get_weather", city="Oslo")], 100, 10),
-                      reply("Again.", [call("w3", "get_weather", city="Paris")], 200, 20),
-                      reply("Paris is mild, Oslo is cold.", [], 300, 30),
-                      model="claude-sonnet-4-5"))
+    agent = Agent(
+        name="forecaster",
+        system="You forecast.",
+        tools=[get_weather],
+        provider=scripted(
+            reply(
+                "Checking.",
+                [call("w1", "get_weather", city="Paris"), call("w2", "get_weather", city="Oslo")],
+                100,
+                10,
+            ),
+            reply("Again.", [call("w3", "get_weather", city="Paris")], 200, 20),
+            reply("Paris is mild, Oslo is cold.", [], 300, 30),
+            model="claude-sonnet-4-5",
+        ),
+    )
     path = out / "weather.loom.json"
     agent.run("Weather in Paris and Oslo?").save(str(path))
     return path
@@ -56,13 +65,16 @@ def triple(n: int) -> int:
 def harness_fork_pair(out: Path) -> tuple[Path, Path, Any]:
     """A parent run and loom-harness's own fork of it at turn 2 (the third model call,
     step 5) with a user note added; returns (parent, harness branch, the tool)."""
-    script = [reply("a", [call("x1", "triple", n=1)], 10, 1),
-              reply("b", [call("x2", "triple", n=2)], 11, 1),
-              reply("c", [], 12, 1),
-              reply("d", [call("x3", "triple", n=3)], 13, 1),
-              reply("e ✓", [], 14, 1)]
-    agent = Agent(name="forker", system="You fork.", tools=[triple], clock=True,
-                  provider=scripted(*script))
+    script = [
+        reply("a", [call("x1", "triple", n=1)], 10, 1),
+        reply("b", [call("x2", "triple", n=2)], 11, 1),
+        reply("c", [], 12, 1),
+        reply("d", [call("x3", "triple", n=3)], 13, 1),
+        reply("e ✓", [], 14, 1),
+    ]
+    agent = Agent(
+        name="forker", system="You fork.", tools=[triple], clock=True, provider=scripted(*script)
+    )
     run = agent.run("fork me")
     parent, branch = out / "pair-parent.loom.json", out / "pair-branch.loom.json"
     run.save(str(parent))
@@ -73,21 +85,46 @@ def harness_fork_pair(out: Path) -> tuple[Path, Path, Any]:
 # -- proxy parents -----------------------------------------------------------------------
 
 SYSTEM = "You are a weather bot."
-A_TOOLS = [{"name": "get_weather", "description": "Weather for a city.",
-            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}},
-                             "required": ["city"]}},
-           {"name": "get_time", "description": "Time in a zone.",
-            "input_schema": {"type": "object", "properties": {"tz": {"type": "string"}}}}]
-CHAT_TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Weather for a city.",
-    "parameters": A_TOOLS[0]["input_schema"]}}]
-RESP_TOOLS = [{"type": "function", "name": "get_weather", "description": "Weather for a city.",
-               "parameters": A_TOOLS[0]["input_schema"]}]
+A_TOOLS = [
+    {
+        "name": "get_weather",
+        "description": "Weather for a city.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+    {
+        "name": "get_time",
+        "description": "Time in a zone.",
+        "input_schema": {"type": "object", "properties": {"tz": {"type": "string"}}},
+    },
+]
+CHAT_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Weather for a city.",
+            "parameters": A_TOOLS[0]["input_schema"],
+        },
+    }
+]
+RESP_TOOLS = [
+    {
+        "type": "function",
+        "name": "get_weather",
+        "description": "Weather for a city.",
+        "parameters": A_TOOLS[0]["input_schema"],
+    }
+]
 RESULTS = {"t1": "Paris: 18°C", "t2": "Tokyo: 22°C"}
-SCRIPT = [Reply(text="Let me check.", calls=[("t1", "get_weather", {"city": "Paris"})],
-                usage=(120, 15)),
-          Reply(calls=[("t2", "get_weather", {"city": "Tokyo"})], usage=(180, 12)),
-          Reply(text="Paris 18°C, Tokyo 22°C.", usage=(240, 20))]
+SCRIPT = [
+    Reply(text="Let me check.", calls=[("t1", "get_weather", {"city": "Paris"})], usage=(120, 15)),
+    Reply(calls=[("t2", "get_weather", {"city": "Tokyo"})], usage=(180, 12)),
+    Reply(text="Paris 18°C, Tokyo 22°C.", usage=(240, 20)),
+]
 
 
 @dataclass
@@ -99,45 +136,81 @@ class ProxyParent:
 
 
 def _anthropic_loop(rig: Any) -> None:
-    messages: list[dict[str, Any]] = [{"role": "user", "content": [
-        {"type": "text", "text": "<system-reminder>cwd is /tmp</system-reminder>"},
-        {"type": "text", "text": "Weather in Paris and Tokyo?"}]}]
-    anthropic_agent(rig.anthropic(), messages, RESULTS, 4, model="claude-sonnet-4-6",
-                    max_tokens=300, system=SYSTEM, tools=A_TOOLS,
-                    extra_body={"temperature": 0.5})
+    messages: list[dict[str, Any]] = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "<system-reminder>cwd is /tmp</system-reminder>"},
+                {"type": "text", "text": "Weather in Paris and Tokyo?"},
+            ],
+        }
+    ]
+    anthropic_agent(
+        rig.anthropic(),
+        messages,
+        RESULTS,
+        4,
+        model="claude-sonnet-4-6",
+        max_tokens=300,
+        system=SYSTEM,
+        tools=A_TOOLS,
+        extra_body={"temperature": 0.5},
+    )
 
 
 def _chat_loop(rig: Any) -> None:
     client = rig.openai()
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM},
-                                      {"role": "user", "content": "Weather in Paris and Tokyo?"}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "Weather in Paris and Tokyo?"},
+    ]
     for _ in range(4):
-        msg = client.chat.completions.create(model="gpt-4.1-mini", messages=messages,
-                                             tools=CHAT_TOOLS, max_tokens=250).choices[0].message
+        msg = (
+            client.chat.completions.create(
+                model="gpt-4.1-mini", messages=messages, tools=CHAT_TOOLS, max_tokens=250
+            )
+            .choices[0]
+            .message
+        )
         if not msg.tool_calls:
             return
-        messages.append({"role": "assistant", "content": msg.content, "tool_calls": [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.function.name, "arguments": c.function.arguments}}
-            for c in msg.tool_calls]})
-        messages += [{"role": "tool", "tool_call_id": c.id, "content": RESULTS[c.id]}
-                     for c in msg.tool_calls]
+        messages.append(
+            {
+                "role": "assistant",
+                "content": msg.content,
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.function.name, "arguments": c.function.arguments},
+                    }
+                    for c in msg.tool_calls
+                ],
+            }
+        )
+        messages += [
+            {"role": "tool", "tool_call_id": c.id, "content": RESULTS[c.id]} for c in msg.tool_calls
+        ]
     raise AssertionError("agent did not finish")
 
 
 def _responses_loop(rig: Any) -> None:
     client = rig.openai()
-    items: list[Any] = [{"role": "user", "content": [
-        {"type": "input_text", "text": "Weather in Paris and Tokyo?"}]}]
+    items: list[Any] = [
+        {"role": "user", "content": [{"type": "input_text", "text": "Weather in Paris and Tokyo?"}]}
+    ]
     for _ in range(4):
-        response = client.responses.create(model="gpt-4.1-mini", instructions=SYSTEM,
-                                           input=items, tools=RESP_TOOLS)
+        response = client.responses.create(
+            model="gpt-4.1-mini", instructions=SYSTEM, input=items, tools=RESP_TOOLS
+        )
         calls = [o for o in response.output if o.type == "function_call"]
         if not calls:
             return
         items += [o.model_dump(exclude_none=True) for o in response.output]
-        items += [{"type": "function_call_output", "call_id": c.call_id,
-                   "output": RESULTS[c.call_id]} for c in calls]
+        items += [
+            {"type": "function_call_output", "call_id": c.call_id, "output": RESULTS[c.call_id]}
+            for c in calls
+        ]
     raise AssertionError("agent did not finish")
 
 

@@ -4,16 +4,17 @@ against the fake upstream (which answers from what it was sent)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from tests.core.clis import core
+from tests.core.fork.checks import kinds, loom_ok, read, tail_of
 from tests.core.proxy.fake_upstream import FakeUpstream, api_error
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import running_upstream
-from tests.core.fork.checks import kinds, loom_ok, read, tail_of
 
 NOTE = "Only Oslo matters."
 FAKE_ANTHROPIC = "sk-ant-fake-" + "0" * 20
@@ -22,9 +23,24 @@ FAKE_OPENAI = "sk-fake-" + "1" * 20
 
 def test_fork_writes_a_branch(parents: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "b.loom.json"
-    done = core("fork", parents["weather"], "--step", "3", "--inject", NOTE, "--provider",
-                "scripted", "--reason", "hint", "--temperature", "0.3", "--max-tokens", "77",
-                "-o", out)
+    done = core(
+        "fork",
+        parents["weather"],
+        "--step",
+        "3",
+        "--inject",
+        NOTE,
+        "--provider",
+        "scripted",
+        "--reason",
+        "hint",
+        "--temperature",
+        "0.3",
+        "--max-tokens",
+        "77",
+        "-o",
+        out,
+    )
     assert done.returncode == 0, done.stderr
     assert f"wrote {out}: status done; 1 live model call(s)" in done.stdout
     assert "output: scripted reply" in done.stdout and done.stderr == ""
@@ -32,8 +48,20 @@ def test_fork_writes_a_branch(parents: dict[str, Any], tmp_path: Path) -> None:
     assert fork["reason"] == "hint" and fork["edit"]["inject"] == NOTE
     assert (fork["request"]["temperature"], fork["request"]["max_tokens"]) == (0.3, 77)
     loom_ok(out)
-    as_json = core("fork", parents["weather"], "--step", "0", "--provider", "scripted",
-                   "--max-turns", "3", "-o", out, "--json", "--force")  # replacing: said so
+    as_json = core(
+        "fork",
+        parents["weather"],
+        "--step",
+        "0",
+        "--provider",
+        "scripted",
+        "--max-turns",
+        "3",
+        "-o",
+        out,
+        "--json",
+        "--force",
+    )  # replacing: said so
     assert as_json.returncode == 0
     result = json.loads(as_json.stdout)
     assert (result["status"], result["path"], result["live_calls"]) == ("done", str(out), 1)
@@ -41,30 +69,50 @@ def test_fork_writes_a_branch(parents: dict[str, Any], tmp_path: Path) -> None:
 
 def test_dry_run_calls_nothing_and_writes_nothing(parents: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "never.loom.json"
-    text = core("fork", parents["weather"], "--step", "3", "--dry-run", "--provider", "scripted",
-                "-o", out)
+    text = core(
+        "fork", parents["weather"], "--step", "3", "--dry-run", "--provider", "scripted", "-o", out
+    )
     assert text.returncode == 0, text.stderr
     assert "replays free: 3 step(s)" in text.stdout
     assert "runs live: ~2 model call(s) (max 20), ~550 tokens (500 in / 50 out)" in text.stdout
     assert "provider: scripted (available)" in text.stdout and not out.exists()
-    as_json = core("fork", parents["weather"], "--step", "3", "--dry-run", "--json",
-                   "--max-turns", "1", "--inject", "x" * 400)
+    as_json = core(
+        "fork",
+        parents["weather"],
+        "--step",
+        "3",
+        "--dry-run",
+        "--json",
+        "--max-turns",
+        "1",
+        "--inject",
+        "x" * 400,
+    )
     plan = json.loads(as_json.stdout)
     assert (plan["replayed"], plan["live_calls"], plan["input_tokens"]) == (3, 1, 300)
     assert plan["cost_usd"] == pytest.approx((300 * 3 + 20 * 15) / 1e6)
 
 
-@pytest.mark.parametrize("args, cause", [
-    (["--step", "1", "-o", "{out}"], "step 1 is a tool:get_weather step, not a model step"),
-    (["--step", "3", "--redact", "0", "-o", "{out}"], "cannot redact step 0"),
-    (["--step", "3", "--max-turns", "0", "-o", "{out}"], "--max-turns must be at least 1"),
-    (["--step", "3", "--provider", "scripted", "-o", "{out}/x.loom.json"], "no such directory"),
-    (["--step", "3", "--provider", "anthropic", "-o", "{out}"],
-     "provider anthropic is not usable: ANTHROPIC_API_KEY is not set"),
-])
-def test_bad_input_exits_2_with_one_line(parents: dict[str, Any], tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch, args: list[str],
-                                         cause: str) -> None:
+@pytest.mark.parametrize(
+    "args, cause",
+    [
+        (["--step", "1", "-o", "{out}"], "step 1 is a tool:get_weather step, not a model step"),
+        (["--step", "3", "--redact", "0", "-o", "{out}"], "cannot redact step 0"),
+        (["--step", "3", "--max-turns", "0", "-o", "{out}"], "--max-turns must be at least 1"),
+        (["--step", "3", "--provider", "scripted", "-o", "{out}/x.loom.json"], "no such directory"),
+        (
+            ["--step", "3", "--provider", "anthropic", "-o", "{out}"],
+            "provider anthropic is not usable: ANTHROPIC_API_KEY is not set",
+        ),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(
+    parents: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    cause: str,
+) -> None:
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(var, raising=False)
     out = tmp_path / "b.loom.json"
@@ -74,8 +122,9 @@ def test_bad_input_exits_2_with_one_line(parents: dict[str, Any], tmp_path: Path
     assert not out.exists()
 
 
-def test_an_existing_output_is_never_replaced_unasked(parents: dict[str, Any],
-                                                     tmp_path: Path) -> None:
+def test_an_existing_output_is_never_replaced_unasked(
+    parents: dict[str, Any], tmp_path: Path
+) -> None:
     """``fork RUN -o RUN`` used to replace the recorded parent with its branch."""
     parent = tmp_path / "parent.loom.json"
     parent.write_bytes(Path(parents["weather"]).read_bytes())
@@ -91,8 +140,9 @@ def test_an_existing_output_is_never_replaced_unasked(parents: dict[str, Any],
     assert parent.read_bytes() == before
 
 
-def test_without_output_the_branch_goes_to_the_runs_folder(parents: dict[str, Any],
-                                                          tmp_path: Path, runs_dir: Path) -> None:
+def test_without_output_the_branch_goes_to_the_runs_folder(
+    parents: dict[str, Any], tmp_path: Path, runs_dir: Path
+) -> None:
     parent = tmp_path / "w.loom.json"
     parent.write_bytes(Path(parents["weather"]).read_bytes())
     paths = []
@@ -117,8 +167,9 @@ def test_unreadable_trace_exits_2(tmp_path: Path) -> None:
 def test_agent_mode_is_handed_over(parents: dict[str, Any], tmp_path: Path) -> None:
     """``--mode agent`` belongs to the agent re-run; a harness trace was never recorded
     with ``record -- COMMAND``, so it is refused as bad input, in one line."""
-    done = core("fork", parents["weather"], "--step", "3", "--mode", "agent",
-                "-o", tmp_path / "b.loom.json")
+    done = core(
+        "fork", parents["weather"], "--step", "3", "--mode", "agent", "-o", tmp_path / "b.loom.json"
+    )
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert not (tmp_path / "b.loom.json").exists()
 
@@ -130,6 +181,7 @@ def test_help_explains_the_exit_codes() -> None:
 
 
 # -- real SDK providers against the fake upstream -----------------------------------------
+
 
 def oslo_model(endpoint: str, body: dict[str, Any]) -> Reply:
     """Looks Oslo up (the parent did) when the note is there, then answers; else a plain
@@ -154,17 +206,40 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
         yield fake
 
 
-@pytest.mark.parametrize("provider, suffix, model, key", [
-    ("anthropic", "", "claude-sonnet-4-5", FAKE_ANTHROPIC),
-    ("openai", "/v1", "gpt-4.1-mini", FAKE_OPENAI),
-    ("openai-responses", "/v1", "gpt-4.1-mini", FAKE_OPENAI),
-])
-def test_fork_through_an_sdk_provider(parents: dict[str, Any], tmp_path: Path,
-                                      upstream: FakeUpstream, provider: str, suffix: str,
-                                      model: str, key: str) -> None:
+@pytest.mark.parametrize(
+    "provider, suffix, model, key",
+    [
+        ("anthropic", "", "claude-sonnet-4-5", FAKE_ANTHROPIC),
+        ("openai", "/v1", "gpt-4.1-mini", FAKE_OPENAI),
+        ("openai-responses", "/v1", "gpt-4.1-mini", FAKE_OPENAI),
+    ],
+)
+def test_fork_through_an_sdk_provider(
+    parents: dict[str, Any],
+    tmp_path: Path,
+    upstream: FakeUpstream,
+    provider: str,
+    suffix: str,
+    model: str,
+    key: str,
+) -> None:
     out = tmp_path / "b.loom.json"
-    done = core("fork", parents["weather"], "--step", "3", "--inject", NOTE, "--provider",
-                provider, "--base-url", upstream.url + suffix, "--model", model, "-o", out)
+    done = core(
+        "fork",
+        parents["weather"],
+        "--step",
+        "3",
+        "--inject",
+        NOTE,
+        "--provider",
+        provider,
+        "--base-url",
+        upstream.url + suffix,
+        "--model",
+        model,
+        "-o",
+        out,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "status done" in done.stdout and "1 recorded result(s) reused" in done.stdout
     branch = read(out)
@@ -180,19 +255,44 @@ def test_fork_through_an_sdk_provider(parents: dict[str, Any], tmp_path: Path,
     assert FAKE_ANTHROPIC not in out.read_text() and FAKE_OPENAI not in out.read_text()
 
 
-def test_sdk_fork_that_pauses_or_fails(parents: dict[str, Any], tmp_path: Path,
-                                       upstream: FakeUpstream) -> None:
+def test_sdk_fork_that_pauses_or_fails(
+    parents: dict[str, Any], tmp_path: Path, upstream: FakeUpstream
+) -> None:
     out = tmp_path / "b.loom.json"
-    paused = core("fork", parents["weather"], "--step", "5", "--inject", "And Rome?",
-                  "--provider", "anthropic", "--base-url", upstream.url, "-o", out)
+    paused = core(
+        "fork",
+        parents["weather"],
+        "--step",
+        "5",
+        "--inject",
+        "And Rome?",
+        "--provider",
+        "anthropic",
+        "--base-url",
+        upstream.url,
+        "-o",
+        out,
+    )
     assert paused.returncode == 0, paused.stderr
-    assert 'status needs_tool_result' in paused.stdout
+    assert "status needs_tool_result" in paused.stdout
     assert 'waiting for a result of get_weather({"city": "Rome"}) [call r1]' in paused.stdout
     assert read(out)["fork"]["pending_call"]["id"] == "r1"
     loom_ok(out)
     upstream.script(api_error(400, "invalid_request_error", "prompt is too long"))
-    failed = core("fork", parents["weather"], "--step", "3", "--provider", "openai",
-                  "--base-url", upstream.url + "/v1", "-o", out, "--json", "--force")
+    failed = core(
+        "fork",
+        parents["weather"],
+        "--step",
+        "3",
+        "--provider",
+        "openai",
+        "--base-url",
+        upstream.url + "/v1",
+        "-o",
+        out,
+        "--json",
+        "--force",
+    )
     assert failed.returncode == 1
     result = json.loads(failed.stdout)
     assert result["status"] == "error" and "prompt is too long" in result["error"]

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from loom_core.fork.edits import Edit
 from loom_core.fork.plan import dry_run
 from loom_core.formats.loader import load
-from loom_core.providers.scripted import ScriptedProvider
 from loom_core.formats.save import save_dict
+from loom_core.providers.scripted import ScriptedProvider
 
 
 class Keyless:
@@ -51,12 +52,15 @@ def test_unpriced_models_and_providers(parents: dict[str, Any]) -> None:
     assert (ok.provider, ok.available, ok.unavailable_reason) == ("scripted", True, "")
     missing = dry_run(doc, parent, 0, Edit(), 20, Keyless())  # type: ignore[arg-type]
     assert (missing.available, missing.unavailable_reason) == (
-        False, "ANTHROPIC_API_KEY is not set")
+        False,
+        "ANTHROPIC_API_KEY is not set",
+    )
     assert json.loads(json.dumps(missing.to_dict()))["total_tokens"] == missing.total_tokens
 
 
 def test_calls_without_recorded_usage_use_the_context_size(
-        copy_parent: Callable[..., Path]) -> None:
+    copy_parent: Callable[..., Path],
+) -> None:
     path = copy_parent("weather")
     data = json.loads(path.read_text())
     data["log"][5]["result"]["usage"] = {}

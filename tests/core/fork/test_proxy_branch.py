@@ -4,20 +4,20 @@ the branch stays a consistent proxy trace, the prefix's wire and shield events a
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
-from loom_core.formats.canonical import effect_key, proxy_model_key, proxy_tool_key
 from loom_core.fork.edits import Edit
 from loom_core.fork.rerun import run_fork
 from loom_core.fork.resume import resume_fork
+from loom_core.formats.canonical import effect_key, proxy_model_key, proxy_tool_key
 from loom_core.formats.loader import load
+from loom_core.formats.save import save_dict
 from loom_core.providers.base import ModelRequest, ToolSpec
 from loom_core.providers.scripted import ScriptedProvider
-from loom_core.formats.save import save_dict
-
 from tests.core.clis import loom
 from tests.core.fork.checks import kinds, loom_ok, read, tail_of
 from tests.core.fork.scenarios import A_TOOLS, SYSTEM, trace
@@ -47,20 +47,26 @@ def test_fork_a_proxy_recording(parents: dict[str, Any], tmp_path: Path, dialect
     tail = tail_of(branch)
     assert kinds(tail) == ["edit", "model", "tool:get_weather", "model"]
     assert [e["key"] for e in tail] == [
-        effect_key("edit", {"turn": 1}), proxy_model_key(1),
-        proxy_tool_key("tool:get_weather", "n1"), proxy_model_key(2)]
-    assert tail[2]["result"] == "Tokyo: 22°C" and tail[2]["meta"] == {"tuid": "n1",
-                                                                      "from_parent": 3}
-    assert tail[1]["meta"]["tools"] == (["get_time", "get_weather"] if dialect == "anthropic"
-                                        else ["get_weather"])
+        effect_key("edit", {"turn": 1}),
+        proxy_model_key(1),
+        proxy_tool_key("tool:get_weather", "n1"),
+        proxy_model_key(2),
+    ]
+    assert tail[2]["result"] == "Tokyo: 22°C" and tail[2]["meta"] == {
+        "tuid": "n1",
+        "from_parent": 3,
+    }
+    assert tail[1]["meta"]["tools"] == (
+        ["get_time", "get_weather"] if dialect == "anthropic" else ["get_weather"]
+    )
     first = provider.requests[0]  # the recorded request, resent with the note
     assert first.system == SYSTEM and first.messages[-1]["content"] == NOTE
     assert first.messages[-2]["content"] == "Paris: 18°C"
-    assert first.tools[0] == ToolSpec("get_weather", "Weather for a city.",
-                                      A_TOOLS[0]["input_schema"])
+    assert first.tools[0] == ToolSpec(
+        "get_weather", "Weather for a city.", A_TOOLS[0]["input_schema"]
+    )
     if dialect == "anthropic":
-        assert (first.max_tokens, first.temperature, first.model) == (300, 0.5,
-                                                                      "claude-sonnet-4-6")
+        assert (first.max_tokens, first.temperature, first.model) == (300, 0.5, "claude-sonnet-4-6")
     loom_ok(out)
     diff = loom("diff", parent, out)
     assert "identical prefix: 2 step(s)" in diff.stdout, diff.stdout
@@ -70,19 +76,25 @@ def test_pause_and_resume_on_a_proxy_branch(parents: dict[str, Any], tmp_path: P
     parent = parents["openai"].path
     out = tmp_path / "b.loom.json"
     berlin = {"tool_calls": [{"id": "n9", "name": "get_weather", "input": {"city": "Berlin"}}]}
-    assert run_fork(load(parent), parent, 4, Edit(inject="And Berlin?"),
-                    ScriptedProvider([berlin]), out=out).status == "needs_tool_result"
+    assert (
+        run_fork(
+            load(parent), parent, 4, Edit(inject="And Berlin?"), ScriptedProvider([berlin]), out=out
+        ).status
+        == "needs_tool_result"
+    )
     loom_ok(out)
-    done = resume_fork(out, ScriptedProvider([{"text": "Berlin: 12°C."}]),
-                       tool_result="Berlin: 12°C")
+    done = resume_fork(
+        out, ScriptedProvider([{"text": "Berlin: 12°C."}]), tool_result="Berlin: 12°C"
+    )
     tail = tail_of(read(out))
     assert done.status == "done" and tail[2]["meta"] == {"tuid": "n9", "supplied": True}
     assert tail[2]["key"] == proxy_tool_key("tool:get_weather", "n9")
     loom_ok(out)
 
 
-def _with_events(path: Path, events: list[dict[str, Any]],
-                 per_exchange: list[list[dict[str, Any]]] | None) -> None:
+def _with_events(
+    path: Path, events: list[dict[str, Any]], per_exchange: list[list[dict[str, Any]]] | None
+) -> None:
     data = json.loads(path.read_text())
     data["shield_events"] = events
     save_dict(data, path)
@@ -95,13 +107,21 @@ def _with_events(path: Path, events: list[dict[str, Any]],
         side.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
-PARIS_OK = {"ts": 1.5, "tool": "get_weather", "input": {"city": "Paris"}, "rule": "get_*",
-            "id": "a1b2c3", "action": "approve", "via": "operator"}
+PARIS_OK = {
+    "ts": 1.5,
+    "tool": "get_weather",
+    "input": {"city": "Paris"},
+    "rule": "get_*",
+    "id": "a1b2c3",
+    "action": "approve",
+    "via": "operator",
+}
 TAINT = {"ts": 2.5, "action": "tainted", "via": "sequence", "rule": "taint sk-*"}
 
 
-def test_the_prefix_keeps_its_shield_events(copy_parent: Callable[..., Path],
-                                            tmp_path: Path) -> None:
+def test_the_prefix_keeps_its_shield_events(
+    copy_parent: Callable[..., Path], tmp_path: Path
+) -> None:
     exact = copy_parent("anthropic")
     _with_events(exact, [PARIS_OK, TAINT], [[PARIS_OK], [TAINT], []])
     result = run_fork(load(exact), exact, 2, Edit(), ScriptedProvider(), out=tmp_path / "a.json")
@@ -122,8 +142,9 @@ def test_context_of_a_proxy_branch_shows_the_edit(parents: dict[str, Any], tmp_p
 
     parent = parents["anthropic"].path
     out = tmp_path / "b.loom.json"
-    run_fork(load(parent), parent, 2, Edit(inject=NOTE), ScriptedProvider(responder=tokyo_model),
-             out=out)
+    run_fork(
+        load(parent), parent, 2, Edit(inject=NOTE), ScriptedProvider(responder=tokyo_model), out=out
+    )
     doc = load(out)
     index = build_context(doc)
     first_live = next(i for i, e in enumerate(doc.effects) if e.kind == "edit") + 1

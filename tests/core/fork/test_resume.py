@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -14,9 +15,8 @@ from loom_core.fork.edits import Edit
 from loom_core.fork.rerun import run_fork
 from loom_core.fork.resume import resume_fork
 from loom_core.formats.loader import load
-from loom_core.providers.scripted import ScriptedProvider
 from loom_core.formats.save import save_dict
-
+from loom_core.providers.scripted import ScriptedProvider
 from tests.core.fork.checks import kinds, loom_ok, read, tail_of
 
 ROME = {"name": "get_weather", "input": {"city": "Rome"}}
@@ -31,7 +31,8 @@ def paused(parent: Path, out: Path, calls: list[dict[str, Any]]) -> ScriptedProv
 
 
 def test_an_unseen_call_pauses_and_resumes_with_a_supplied_result(
-        parents: dict[str, Any], tmp_path: Path) -> None:
+    parents: dict[str, Any], tmp_path: Path
+) -> None:
     parent, out = parents["weather"], tmp_path / "b.loom.json"
     first = paused(parent, out, [ROME, OSLO])
     branch = read(out)
@@ -52,16 +53,22 @@ def test_an_unseen_call_pauses_and_resumes_with_a_supplied_result(
     sent = second.requests[0].messages
     assert sent[:-3] == first.requests[0].messages
     assert [(m["role"], m["content"]) for m in sent[-3:]] == [
-        ("assistant", "Checking Rome."), ("tool", "Rome: 25°C"), ("tool", "Oslo: reading 1")]
+        ("assistant", "Checking Rome."),
+        ("tool", "Rome: 25°C"),
+        ("tool", "Oslo: reading 1"),
+    ]
     assert "pending_call" not in read(out)["fork"] and read(out)["output"] == (
-        "Rome is warm, Oslo cold.")
+        "Rome is warm, Oslo cold."
+    )
     loom_ok(out)
 
 
 def test_resume_refuses_what_does_not_fit(parents: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "b.loom.json"
     paused(parents["weather"], out, [ROME])
-    with pytest.raises(ValueError, match=r"waits for a result of get_weather\(\{\"city\": \"Rome\"\}\)"):
+    with pytest.raises(
+        ValueError, match=r"waits for a result of get_weather\(\{\"city\": \"Rome\"\}\)"
+    ):
         resume_fork(out, ScriptedProvider())
     stopped = resume_fork(out, ScriptedProvider(), stop=True, out=tmp_path / "s.loom.json")
     assert stopped.status == "stopped" and read(out)["fork"]["status"] == "needs_tool_result"
@@ -78,12 +85,18 @@ def test_resume_refuses_what_does_not_fit(parents: dict[str, Any], tmp_path: Pat
         resume_fork(tmp_path / "missing.loom.json", ScriptedProvider())
 
 
-def test_a_budget_stop_is_not_waiting_for_a_result(parents: dict[str, Any],
-                                                   tmp_path: Path) -> None:
+def test_a_budget_stop_is_not_waiting_for_a_result(parents: dict[str, Any], tmp_path: Path) -> None:
     out = tmp_path / "b.loom.json"
     big = {"tool_calls": [OSLO], "usage": {"input_tokens": 900, "output_tokens": 200}}
-    run_fork(load(parents["weather"]), parents["weather"], 0, Edit(), ScriptedProvider([big]),
-             budget_tokens=1000, out=out)
+    run_fork(
+        load(parents["weather"]),
+        parents["weather"],
+        0,
+        Edit(),
+        ScriptedProvider([big]),
+        budget_tokens=1000,
+        out=out,
+    )
     with pytest.raises(ValueError, match="not waiting for a tool result"):
         resume_fork(out, ScriptedProvider(), tool_result="x")
 
@@ -99,6 +112,7 @@ def test_a_changed_parent_is_refused(copy_parent: Callable[..., Path], tmp_path:
         resume_fork(out, ScriptedProvider(), tool_result="Rome: 25°C")
     # the caller can hand the parent over itself (e.g. after moving files around)
     shutil.copy(out, tmp_path / "c.loom.json")
-    result = resume_fork(tmp_path / "c.loom.json", ScriptedProvider(), tool_result="Rome: 25°C",
-                         parent=load(parent))
+    result = resume_fork(
+        tmp_path / "c.loom.json", ScriptedProvider(), tool_result="Rome: 25°C", parent=load(parent)
+    )
     assert result.status == "done"

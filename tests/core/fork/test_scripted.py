@@ -14,9 +14,13 @@ def req(*texts: str) -> ModelRequest:
 
 def test_script_then_responder_then_nothing_left() -> None:
     seen = []
-    p = ScriptedProvider([ModelReply("one", [], "end_turn", {"input_tokens": 1, "output_tokens": 2}),
-                          {"text": "two", "tool_calls": [{"name": "f", "input": {"a": 1}}]}],
-                         responder=lambda r: seen.append(r) or {"text": f"saw {len(r.messages)}"})
+    p = ScriptedProvider(
+        [
+            ModelReply("one", [], "end_turn", {"input_tokens": 1, "output_tokens": 2}),
+            {"text": "two", "tool_calls": [{"name": "f", "input": {"a": 1}}]},
+        ],
+        responder=lambda r: seen.append(r) or {"text": f"saw {len(r.messages)}"},
+    )
     first, second = p.complete(req("a")), p.complete(req("a", "b"))
     assert (first.text, first.usage) == ("one", {"input_tokens": 1, "output_tokens": 2})
     assert second.tool_calls == [{"id": "call_2_0", "name": "f", "input": {"a": 1}}]

@@ -17,8 +17,10 @@ from pathlib import Path
 HERE = Path.cwd()
 SYSTEM = "You are a careful note keeper. build_id=2026.11.3"
 PROMPT = "Save a note saying hello, then read it back."
-TOOLS = [("write_note", "Write the note file.", {"text": {"type": "string"}}),
-         ("read_note", "Read the note file.", {})]
+TOOLS = [
+    ("write_note", "Write the note file.", {"text": {"type": "string"}}),
+    ("read_note", "Read the note file.", {}),
+]
 
 
 def run_tool(name, args):
@@ -36,33 +38,57 @@ def anthropic_loop(prompt, stream):
     import anthropic
 
     client = anthropic.Anthropic(max_retries=0, timeout=20)
-    tools = [{"name": n, "description": d, "input_schema": {"type": "object", "properties": p}}
-             for n, d, p in TOOLS]
+    tools = [
+        {"name": n, "description": d, "input_schema": {"type": "object", "properties": p}}
+        for n, d, p in TOOLS
+    ]
     messages = [{"role": "user", "content": prompt}]
     for step in range(8):
-        kw = dict(model="claude-test", max_tokens=300, system=SYSTEM, tools=tools, messages=messages)
+        kw = dict(
+            model="claude-test", max_tokens=300, system=SYSTEM, tools=tools, messages=messages
+        )
         if stream:
             with client.messages.stream(**kw) as s:
                 msg = s.get_final_message()
         else:
             msg = client.messages.create(**kw)
         yield step
-        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in msg.content]})
+        messages.append(
+            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in msg.content]}
+        )
         calls = [b for b in msg.content if b.type == "tool_use"]
         if not calls:
             return "".join(b.text for b in msg.content if b.type == "text")
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": c.id, "content": run_tool(c.name, c.input)}
-            for c in calls]})
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": c.id,
+                        "content": run_tool(c.name, c.input),
+                    }
+                    for c in calls
+                ],
+            }
+        )
 
 
 def openai_loop(prompt, stream):
     import openai
 
     client = openai.OpenAI(max_retries=0, timeout=20)
-    tools = [{"type": "function", "function": {"name": n, "description": d,
-                                               "parameters": {"type": "object", "properties": p}}}
-             for n, d, p in TOOLS]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": n,
+                "description": d,
+                "parameters": {"type": "object", "properties": p},
+            },
+        }
+        for n, d, p in TOOLS
+    ]
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
     for step in range(8):
         reply = client.chat.completions.create(model="gpt-test", messages=messages, tools=tools)
@@ -81,7 +107,8 @@ def main():
     print("base", os.environ.get("ANTHROPIC_BASE_URL"), flush=True)
     prompt = "Save a note, please." if (HERE / "diverge.txt").exists() else PROMPT
     loop = (openai_loop if sys.argv[1:] == ["openai"] else anthropic_loop)(
-        prompt, (HERE / "stream.txt").exists())
+        prompt, (HERE / "stream.txt").exists()
+    )
     try:
         while True:
             step = next(loop)

@@ -12,9 +12,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -75,8 +76,9 @@ def upstream() -> Iterator[FakeUpstream]:
         yield fake
 
 
-def record_parent(tmp: Path, upstream: FakeUpstream, dialect: str = "anthropic",
-                  stream: bool = False) -> Parent:
+def record_parent(
+    tmp: Path, upstream: FakeUpstream, dialect: str = "anthropic", stream: bool = False
+) -> Parent:
     """``python -m loom_core record -- python agent.py DIALECT`` in a fresh workdir."""
     workdir = tmp / "work"
     workdir.mkdir()
@@ -84,10 +86,26 @@ def record_parent(tmp: Path, upstream: FakeUpstream, dialect: str = "anthropic",
         (workdir / "stream.txt").write_text("yes")
     trace = tmp / "parent.loom.json"
     done = subprocess.run(
-        [sys.executable, "-m", "loom_core", "record", "--target", upstream.url, "--save",
-         str(trace), "--", sys.executable, str(AGENT), dialect],
-        cwd=workdir, capture_output=True, text=True, timeout=60,
-        env={**os.environ, "ANTHROPIC_API_KEY": ANTHROPIC_KEY, "OPENAI_API_KEY": OPENAI_KEY})
+        [
+            sys.executable,
+            "-m",
+            "loom_core",
+            "record",
+            "--target",
+            upstream.url,
+            "--save",
+            str(trace),
+            "--",
+            sys.executable,
+            str(AGENT),
+            dialect,
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "ANTHROPIC_API_KEY": ANTHROPIC_KEY, "OPENAI_API_KEY": OPENAI_KEY},
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "answer: The note says: hello" in done.stdout, done.stdout
     assert (workdir / "writes.txt").read_text() == "1"

@@ -14,17 +14,16 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from loom_core.formats.canonical import effect_key
 from loom_core.fork.agent_rerun import AgentRerunError, agent_rerun
 from loom_core.fork.edits import Edit
+from loom_core.formats.canonical import effect_key
 from loom_core.formats.loader import load
-from loom_core.providers.base import CancelToken
 from loom_core.formats.save import save_dict
-
+from loom_core.providers.base import CancelToken
 from tests.core.clis import LOOM
+from tests.core.forkmode.conftest import AGENT, NOTE, Parent, record_parent
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.harness import loom_accepts
-from tests.core.forkmode.conftest import AGENT, NOTE, Parent, record_parent
 
 pytestmark = pytest.mark.usefixtures("keys")
 
@@ -35,7 +34,8 @@ def kinds(trace: dict) -> list[str]:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_inject_fork_serves_the_prefix_and_reruns_the_tools(
-        tmp_path: Path, upstream: FakeUpstream, stream: bool) -> None:
+    tmp_path: Path, upstream: FakeUpstream, stream: bool
+) -> None:
     parent = record_parent(tmp_path, upstream, stream=stream)
     before = parent.calls()
     out = tmp_path / "branch.loom.json"
@@ -64,13 +64,23 @@ def test_inject_fork_serves_the_prefix_and_reruns_the_tools(
     edit_effect = new["log"][2]
     assert edit_effect["key"] == effect_key("edit", {"turn": 1})
     assert [(i["role"], i["source"]) for i in edit_effect["result"]] == [
-        ("user", "episode"), ("assistant", "assistant"), ("tool", "tool"), ("user", "fork-edit")]
+        ("user", "episode"),
+        ("assistant", "assistant"),
+        ("tool", "tool"),
+        ("user", "fork-edit"),
+    ]
     assert edit_effect["result"][2]["name"] == "write_note"
     assert new["output"] == "La note dit : hello" and old["output"] == "The note says: hello"
     fork = new["fork"]
     assert fork["parent"] == {"path": str(parent.trace), "checksum": old["checksum"]}
-    assert (fork["step"], fork["turn"], fork["mode"], fork["status"], fork["exit_code"],
-            fork["diverged_early"]) == (2, 1, "agent", "done", 0, False)
+    assert (
+        fork["step"],
+        fork["turn"],
+        fork["mode"],
+        fork["status"],
+        fork["exit_code"],
+        fork["diverged_early"],
+    ) == (2, 1, "agent", "done", 0, False)
     assert fork["edit"] == edit.to_dict() and fork["reason"] == edit.reason
     assert fork["created_at"].endswith("+00:00") and fork["edit_seq"] == 2
     assert new["workspace"]["argv"] == old["workspace"]["argv"]
@@ -100,11 +110,17 @@ def test_a_parent_without_workspace_is_refused(tmp_path: Path, parent: Parent) -
     del data["workspace"]
     bare = tmp_path / "bare.loom.json"
     save_dict(data, bare)
-    with pytest.raises(AgentRerunError, match=r"not recorded with `record -- COMMAND`; "
-                                               r"use the model re-run"):
+    with pytest.raises(
+        AgentRerunError,
+        match=r"not recorded with `record -- COMMAND`; "
+        r"use the model re-run",
+    ):
         agent_rerun(bare, 2, Edit(inject=NOTE), tmp_path / "b.loom.json")
-    with pytest.raises(AgentRerunError, match=r"step 1 is a tool:write_note step; fork at a "
-                                               r"model step \(0, 2, 4\)"):
+    with pytest.raises(
+        AgentRerunError,
+        match=r"step 1 is a tool:write_note step; fork at a "
+        r"model step \(0, 2, 4\)",
+    ):
         agent_rerun(parent.trace, 1, Edit(), tmp_path / "b.loom.json")
     with pytest.raises(AgentRerunError, match="cannot apply a tools edit"):
         agent_rerun(parent.trace, 2, Edit(tools=[]), tmp_path / "b.loom.json")
@@ -132,8 +148,16 @@ def test_cancel_stops_the_agent_and_the_proxy(tmp_path: Path, parent: Parent) ->
             cancel.cancel()
 
     out = tmp_path / "branch.loom.json"
-    result = agent_rerun(parent.trace, 2, Edit(inject=NOTE), out, target=parent.upstream.url,
-                         timeout=60, cancel=cancel, on_line=on_line)
+    result = agent_rerun(
+        parent.trace,
+        2,
+        Edit(inject=NOTE),
+        out,
+        target=parent.upstream.url,
+        timeout=60,
+        cancel=cancel,
+        on_line=on_line,
+    )
     assert result.cancelled and not result.timed_out and result.exit_code is None
     pid = int((parent.workdir / "pid.txt").read_text())
     with pytest.raises(ProcessLookupError):
@@ -151,8 +175,9 @@ def test_cancel_stops_the_agent_and_the_proxy(tmp_path: Path, parent: Parent) ->
 def test_timeout_stops_the_agent(tmp_path: Path, parent: Parent) -> None:
     (parent.workdir / "hang.txt").write_text("sleep after the first call")
     (parent.workdir / "pid.txt").unlink()
-    result = agent_rerun(parent.trace, 2, Edit(), tmp_path / "b.loom.json",
-                         target=parent.upstream.url, timeout=1.0)  # the agent sleeps 60 s
+    result = agent_rerun(
+        parent.trace, 2, Edit(), tmp_path / "b.loom.json", target=parent.upstream.url, timeout=1.0
+    )  # the agent sleeps 60 s
     assert result.timed_out and not result.cancelled and result.exit_code is None
     assert result.fork["status"] == "timeout"
     if (parent.workdir / "pid.txt").exists():  # the agent got that far before the timeout
@@ -161,7 +186,8 @@ def test_timeout_stops_the_agent(tmp_path: Path, parent: Parent) -> None:
 
 
 def test_openai_chat_agent_with_system_model_and_sampling_edits(
-        tmp_path: Path, upstream: FakeUpstream) -> None:
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
     parent = record_parent(tmp_path, upstream, dialect="openai")
     before = parent.calls()
     out = tmp_path / "branch.loom.json"
@@ -181,8 +207,10 @@ def test_openai_chat_agent_with_system_model_and_sampling_edits(
     assert new["output"] == "La note dit : hello" and new["workspace"]["dialect"] == "openai"
     assert kinds(new) == ["model", "tool:write_note", "edit", "model", "tool:read_note", "model"]
     snapshot = new["log"][2]["result"]
-    assert [(i["role"], i["source"]) for i in snapshot][-2:] == [("tool", "tool"),
-                                                                  ("user", "fork-edit")]
+    assert [(i["role"], i["source"]) for i in snapshot][-2:] == [
+        ("tool", "tool"),
+        ("user", "fork-edit"),
+    ]
     loom_accepts(out)
 
 
@@ -190,9 +218,23 @@ def test_a_loom_harness_recording_forks_by_position(tmp_path: Path, upstream: Fa
     """``loom record`` writes no exchange sidecar: the prefix is served in order."""
     workdir, trace = tmp_path / "work", tmp_path / "harness.loom.json"
     workdir.mkdir()
-    done = subprocess.run([str(LOOM), "record", "--target", upstream.url, "--save", str(trace),
-                           "--", sys.executable, str(AGENT)], cwd=workdir, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [
+            str(LOOM),
+            "record",
+            "--target",
+            upstream.url,
+            "--save",
+            str(trace),
+            "--",
+            sys.executable,
+            str(AGENT),
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and "answer: The note says: hello" in done.stdout, done.stderr
     before, out = len(upstream.seen), tmp_path / "branch.loom.json"
     result = agent_rerun(trace, 2, Edit(inject=NOTE), out, target=upstream.url)
@@ -200,7 +242,8 @@ def test_a_loom_harness_recording_forks_by_position(tmp_path: Path, upstream: Fa
     assert len(upstream.seen) - before == 2 and (workdir / "writes.txt").read_text() == "2"
     new, old = json.loads(out.read_text()), json.loads(trace.read_text())
     same = ("seq", "kind", "key", "result")  # (loom-harness adds a sys_role guess to meta)
-    assert [[e[k] for k in same] for e in new["log"][:2]] == [[e[k] for k in same]
-                                                               for e in old["log"][:2]]
+    assert [[e[k] for k in same] for e in new["log"][:2]] == [
+        [e[k] for k in same] for e in old["log"][:2]
+    ]
     assert new["output"] == "La note dit : hello"
     loom_accepts(out)

@@ -6,23 +6,57 @@ import copy
 import json
 
 from loom_core.fork.edits import Edit
-from loom_core.proxy.forkwire import (merge_note, reapply_note, redact_results, request_digest,
-                                      set_sampling, set_system, snapshot_items)
+from loom_core.proxy.forkwire import (
+    merge_note,
+    reapply_note,
+    redact_results,
+    request_digest,
+    set_sampling,
+    set_system,
+    snapshot_items,
+)
 
 TOOLS = [{"name": "b"}, {"name": "a"}]
-ANTHROPIC = {"model": "m", "system": "Be kind. build_id=1.2.3", "tools": TOOLS, "messages": [
-    {"role": "user", "content": "go"},
-    {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}}]},
-    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]}
-CHAT = {"model": "g", "messages": [
-    {"role": "system", "content": "sys"}, {"role": "user", "content": "go"},
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "a", "arguments": '{"x": 1}'}}]},
-    {"role": "tool", "tool_call_id": "c1", "content": "ok"}]}
-RESPONSES = {"model": "r", "instructions": "sys", "input": [
-    {"role": "user", "content": [{"type": "input_text", "text": "go"}]},
-    {"type": "function_call", "call_id": "f1", "name": "a", "arguments": "{}"},
-    {"type": "function_call_output", "call_id": "f1", "output": "ok"}]}
+ANTHROPIC = {
+    "model": "m",
+    "system": "Be kind. build_id=1.2.3",
+    "tools": TOOLS,
+    "messages": [
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}],
+        },
+    ],
+}
+CHAT = {
+    "model": "g",
+    "messages": [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "a", "arguments": '{"x": 1}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+    ],
+}
+RESPONSES = {
+    "model": "r",
+    "instructions": "sys",
+    "input": [
+        {"role": "user", "content": [{"type": "input_text", "text": "go"}]},
+        {"type": "function_call", "call_id": "f1", "name": "a", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "f1", "output": "ok"},
+    ],
+}
 
 
 def test_the_digest_is_the_content_not_the_bytes() -> None:
@@ -45,8 +79,13 @@ def test_the_note_is_merged_then_reapplied_where_it_went() -> None:
     first = {"messages": [{"role": "user", "content": "go"}]}
     spot = merge_note(first, "anthropic", "N")
     assert spot == ("merge", 0) and first["messages"][0]["content"] == "go\n\nN"
-    later = {"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": "x"},
-                          {"role": "user", "content": "more"}]}
+    later = {
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "x"},
+            {"role": "user", "content": "more"},
+        ]
+    }
     reapply_note(later, "anthropic", "N", spot)
     assert [m["content"] for m in later["messages"]] == ["go\n\nN", "x", "more"]
 
@@ -102,8 +141,20 @@ def test_snapshot_items_have_the_harness_item_shape() -> None:
     merge_note(chat, "openai", "N")
     items = snapshot_items(chat, "openai", "N")
     assert [(i["role"], i["source"]) for i in items] == [
-        ("user", "episode"), ("assistant", "assistant"), ("tool", "tool"), ("user", "fork-edit")]
+        ("user", "episode"),
+        ("assistant", "assistant"),
+        ("tool", "tool"),
+        ("user", "fork-edit"),
+    ]
     assert items[1]["tool_calls"] == [{"id": "c1", "name": "a", "input": {"x": 1}}]
     assert items[2]["tool_call_id"] == "c1" and items[2]["name"] == "a"
-    assert list(items[0]) == ["role", "content", "source", "pinned", "tokens", "tool_calls",
-                              "tool_call_id", "name"]
+    assert list(items[0]) == [
+        "role",
+        "content",
+        "source",
+        "pinned",
+        "tokens",
+        "tool_calls",
+        "tool_call_id",
+        "name",
+    ]

@@ -11,12 +11,26 @@ from loom_core.formats.canonical import checksum
 
 
 def _doc(n: int) -> dict:
-    log = [{"seq": i, "kind": "tool:t", "key": f"{i:012x}",
+    log = [
+        {
+            "seq": i,
+            "kind": "tool:t",
+            "key": f"{i:012x}",
             "result": {"f": 1.5, "i": i, "s": "über ✓ 😀", "nan_free": [True, None, 1e16]},
-            "depth": 0} for i in range(n)]
+            "depth": 0,
+        }
+        for i in range(n)
+    ]
     wire = [{"content": [{"type": "text", "text": f"r{i}"}]} for i in range(n // 2)]
-    doc = {"version": 2, "recorded_via": "proxy", "log": log, "wire": wire, "prompt": "p",
-           "output": "", "extra_member": {"z": 1, "a": [3.0, -0.0]}}
+    doc = {
+        "version": 2,
+        "recorded_via": "proxy",
+        "log": log,
+        "wire": wire,
+        "prompt": "p",
+        "output": "",
+        "extra_member": {"z": 1, "a": [3.0, -0.0]},
+    }
     doc["checksum"] = checksum(doc)
     return doc
 

@@ -20,18 +20,31 @@ from loom import Run
 from loom.journal import Journal, UnfinishedEffect
 
 from loom_core.formats.canonical import effect_key
-from loom_core.views.frames import frame_at, neutral_messages
 from loom_core.formats.loader import load
+from loom_core.formats.trace import checksum_state
+from loom_core.views.frames import frame_at, neutral_messages
 from loom_core.views.summary import summarize
 from loom_core.views.timeline import F_UNFINISHED, build_timeline
-from loom_core.formats.trace import checksum_state
-
 from tests.core.clis import core, loom
-from tests.core.harness_runs import (crashing_agent, journal_complete, journal_crashed,
-                                     journal_paused, journal_torn, paused_journal_agent)
+from tests.core.harness_runs import (
+    crashing_agent,
+    journal_complete,
+    journal_crashed,
+    journal_paused,
+    journal_torn,
+    paused_journal_agent,
+)
 
-NAMES = ("complete", "paused", "crashed", "torn", "garbage", "blank_lines", "resumed",
-         "two_headers")
+NAMES = (
+    "complete",
+    "paused",
+    "crashed",
+    "torn",
+    "garbage",
+    "blank_lines",
+    "resumed",
+    "two_headers",
+)
 TORN = {"torn", "garbage"}
 
 
@@ -57,8 +70,7 @@ def journals(tmp_path_factory: pytest.TempPathFactory) -> Journals:
     paths["resumed"] = out / "resumed.jsonl"  # resume() rewrites header + replayed prefix
     paused_journal_agent(paths["resumed"]).run("Go somewhere").resume("yes")
     paths["two_headers"] = out / "two.jsonl"  # a second header clears pending intents only
-    paths["two_headers"].write_bytes(paths["paused"].read_bytes()
-                                     + paths["resumed"].read_bytes())
+    paths["two_headers"].write_bytes(paths["paused"].read_bytes() + paths["resumed"].read_bytes())
     return Journals(paths, run)
 
 
@@ -75,16 +87,25 @@ def test_effects_and_intents_match_read_full(journals: Journals, name: str) -> N
     # only a torn or garbage line is worth a note: which line, and that reading stopped there
     assert all(w.startswith("line ") and "read up to line" in w for w in doc.warnings)
     assert [json.loads(doc.raw_entry(i)) for i in range(len(doc))] == [
-        {"type": "effect", **e.to_dict()} for e in entries]
+        {"type": "effect", **e.to_dict()} for e in entries
+    ]
     for i, entry in enumerate(entries):
         eff = doc.effects[i]
-        assert (eff.seq, eff.kind, eff.key, eff.depth) == (entry.seq, entry.kind, entry.key,
-                                                            entry.depth)
+        assert (eff.seq, eff.kind, eff.key, eff.depth) == (
+            entry.seq,
+            entry.kind,
+            entry.key,
+            entry.depth,
+        )
         assert doc.result(i) == entry.result and doc.meta(i).agent == entry.meta.get("agent")
     assert [(u.seq, u.kind, u.depth) for u in doc.unfinished] == [
-        (d["seq"], d["kind"], d["depth"]) for d in unfinished]
+        (d["seq"], d["kind"], d["depth"]) for d in unfinished
+    ]
     assert (doc.episodes, doc.header.model, doc.header.system) == (
-        header["episodes"], header["model"], header["system"])
+        header["episodes"],
+        header["model"],
+        header["system"],
+    )
     assert doc.torn == (name in TORN)
     assert doc.header.paused == any(d["kind"] == "human" for d in unfinished)
     facts = summarize(doc, checksum_state(doc))
@@ -114,8 +135,7 @@ def test_last_step_is_flagged_unfinished(journals: Journals, name: str) -> None:
     assert tl.output_tokens == sum(u.get("output_tokens", 0) for u in spent)
 
 
-def test_convert_gives_a_trace_loom_accepts(journals: Journals, name: str,
-                                            tmp_path: Path) -> None:
+def test_convert_gives_a_trace_loom_accepts(journals: Journals, name: str, tmp_path: Path) -> None:
     out = tmp_path / f"{name}.loom.json"
     done = core("convert", journals.paths[name], "-o", out)
     assert done.returncode == 0, done.stderr
@@ -132,8 +152,9 @@ def test_convert_gives_a_trace_loom_accepts(journals: Journals, name: str,
     assert checksum_state(load(out)) == "valid"
 
 
-def test_converted_finished_journal_is_the_harness_trace(journals: Journals,
-                                                         tmp_path: Path) -> None:
+def test_converted_finished_journal_is_the_harness_trace(
+    journals: Journals, tmp_path: Path
+) -> None:
     """A finished run's journal carries everything its trace does: same bytes."""
     theirs, ours = tmp_path / "harness.loom.json", tmp_path / "converted.loom.json"
     journals.complete_run.save(str(theirs))
@@ -153,8 +174,7 @@ def test_journal_frames_reproduce_model_keys(journals: Journals) -> None:
         frame = frame_at(context, e)
         if frame is None:
             continue
-        payload = {"system": frame.system()[0], "messages": neutral_messages(frame),
-                   "tools": tools}
+        payload = {"system": frame.system()[0], "messages": neutral_messages(frame), "tools": tools}
         assert effect_key("model", payload) == eff.key
         checked += 1
     assert checked == 3
@@ -170,7 +190,8 @@ def test_recover_refuses_the_crashed_tool_we_report(journals: Journals, tmp_path
     partial = Run.recover(str(path), crashing_agent(path), resume=False)
     assert [e.to_dict() for e in partial.log] == [
         {k: v for k, v in json.loads(doc.raw_entry(i)).items() if k != "type"}
-        for i in range(len(doc))]
+        for i in range(len(doc))
+    ]
     assert partial.truncated and doc.header.truncated and not doc.header.paused
     assert (partial.episodes, partial.output) == (doc.episodes, doc.header.output)
 
@@ -180,12 +201,13 @@ def test_recovered_runs_leave_finished_journals(journals: Journals, tmp_path: Pa
     shutil.copy(journals.paths["crashed"], crashed)
     shutil.copy(journals.paths["paused"], paused)
     before = load(crashed)
-    retried = Run.recover(str(crashed), crashing_agent(crashed, crash=False, skip=1),
-                          on_unfinished="retry")
+    retried = Run.recover(
+        str(crashed), crashing_agent(crashed, crash=False, skip=1), on_unfinished="retry"
+    )
     doc = load(crashed)
     assert (doc.unfinished, doc.torn, doc.header.output) == ((), False, retried.output)
     assert [e.kind for e in doc.effects] == [e.kind for e in retried.log]
-    assert [e.key for e in doc.effects[:len(before)]] == [e.key for e in before.effects]
+    assert [e.key for e in doc.effects[: len(before)]] == [e.key for e in before.effects]
     assert doc.result(2) == "charged 42"
 
     answered = Run.recover(str(paused), paused_journal_agent(paused, lambda _q: "yes", skip=1))

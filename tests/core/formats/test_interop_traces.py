@@ -21,19 +21,40 @@ import pytest
 from loom import Run
 
 from loom_core.formats.canonical import effect_key
-from loom_core.views.frames import Frame, frame_at, neutral_messages
 from loom_core.formats.loader import load
 from loom_core.formats.save import save_document
-from loom_core.views.summary import summarize
-from loom_core.views.timeline import (F_BLOCKED, F_DRYRUN, F_ERROR, F_UNFINISHED, K_EPISODE,
-                                      K_MODEL, K_TOOL, build_timeline)
 from loom_core.formats.trace import checksum_state
-
+from loom_core.views.frames import Frame, frame_at, neutral_messages
+from loom_core.views.summary import summarize
+from loom_core.views.timeline import (
+    F_BLOCKED,
+    F_DRYRUN,
+    F_ERROR,
+    F_UNFINISHED,
+    K_EPISODE,
+    K_MODEL,
+    K_TOOL,
+    build_timeline,
+)
 from tests.core.clis import loom
 from tests.core.harness_runs import Recorded
 
-NAMES = ("tools", "subagent", "policy", "dry_run", "budget", "max_steps", "unicode", "big",
-         "paused", "resumed", "paused_child", "resumed_child", "compaction", "fork")
+NAMES = (
+    "tools",
+    "subagent",
+    "policy",
+    "dry_run",
+    "budget",
+    "max_steps",
+    "unicode",
+    "big",
+    "paused",
+    "resumed",
+    "paused_child",
+    "resumed_child",
+    "compaction",
+    "fork",
+)
 
 
 @pytest.fixture(params=NAMES)
@@ -66,12 +87,19 @@ def test_effects_match_the_harness_log(rec: Recorded) -> None:
     on_disk = json.loads(rec.path.read_text())["log"]
     assert len(doc.effects) == len(run.log) == len(rec.run.log)
     for i, (eff, entry) in enumerate(zip(doc.effects, run.log, strict=True)):
-        assert (eff.seq, eff.kind, eff.key, eff.depth) == (entry.seq, entry.kind, entry.key,
-                                                            entry.depth)
+        assert (eff.seq, eff.kind, eff.key, eff.depth) == (
+            entry.seq,
+            entry.kind,
+            entry.key,
+            entry.depth,
+        )
         assert doc.result(i) == entry.result
         meta = doc.meta(i)
         assert (meta.agent, meta.sys_hash, meta.sys_head) == (
-            entry.meta.get("agent"), entry.meta.get("sys_hash"), entry.meta.get("sys_head"))
+            entry.meta.get("agent"),
+            entry.meta.get("sys_hash"),
+            entry.meta.get("sys_head"),
+        )
         # the raw view shows the entry as it is on disk, not a re-encoded struct
         assert json.loads(doc.raw_entry(i)) == on_disk[i]
 
@@ -90,8 +118,10 @@ def test_tokens_match_harness_cost(rec: Recorded) -> None:
     for e, entry in enumerate(run.log):
         usage = entry.result.get("usage", {}) if entry.kind == "model" else {}
         s = tl.step_of_effect[e]
-        assert (tl.tokens_in[s], tl.tokens_out[s]) == (usage.get("input_tokens", 0),
-                                                        usage.get("output_tokens", 0))
+        assert (tl.tokens_in[s], tl.tokens_out[s]) == (
+            usage.get("input_tokens", 0),
+            usage.get("output_tokens", 0),
+        )
     if doc.header.model == "scripted":  # an offline provider: free, and said so
         assert tl.total_cost == 0.0 and facts["cost_usd"] == 0.0
         assert all(tl.offline[s] for s in range(len(tl)) if tl.kind[s] == K_MODEL)
@@ -103,13 +133,18 @@ def test_steps_follow_the_harness_timeline(rec: Recorded) -> None:
     doc, run = load(rec.path), harness_load(rec.path)
     tl = build_timeline(doc)
     rows = run.timeline()
-    ours = [(doc.effects[e].seq, tl.depth[s], tl.kind_name(s))
-            for s, e in enumerate(tl.effect_of) if e >= 0]
+    ours = [
+        (doc.effects[e].seq, tl.depth[s], tl.kind_name(s))
+        for s, e in enumerate(tl.effect_of)
+        if e >= 0
+    ]
     assert ours == [(r["step"], r["depth"], r["kind"]) for r in rows]
     episode_steps = [s for s in range(len(tl)) if tl.kind[s] == K_EPISODE]
     assert [doc.episodes[tl.episode_of[s]] for s in episode_steps] == run.episodes
-    assert sum(1 for s in range(len(tl)) if tl.kind[s] == K_MODEL and tl.depth[s] == 0) \
+    assert (
+        sum(1 for s in range(len(tl)) if tl.kind[s] == K_MODEL and tl.depth[s] == 0)
         == run.num_turns
+    )
     for s, e in enumerate(tl.effect_of):  # agent labels are the recorded meta.agent (§13.15)
         agent = run.log[e].meta.get("agent") if e >= 0 else None
         if agent:
@@ -165,8 +200,9 @@ def test_error_blocked_and_dry_run_flags(rec: Recorded) -> None:
             assert bool(tl.flags[s] & flag) == text.startswith(prefix), (s, text)
             counts[flag] += text.startswith(prefix)
     expected = {"tools": (3, 0, 0), "policy": (0, 2, 0), "dry_run": (0, 0, 1)}
-    assert (counts[F_ERROR], counts[F_BLOCKED], counts[F_DRYRUN]) == expected.get(rec.name,
-                                                                                  (0, 0, 0))
+    assert (counts[F_ERROR], counts[F_BLOCKED], counts[F_DRYRUN]) == expected.get(
+        rec.name, (0, 0, 0)
+    )
 
 
 @functools.cache
@@ -187,8 +223,11 @@ def test_context_frames_reproduce_the_harness_model_keys(rec: Recorded) -> None:
         agent = rec.agents[frame.agent]
         system, complete = frame.system()
         assert complete and system == agent.system
-        payload = {"system": agent.system, "messages": neutral[e],
-                   "tools": [t.schema() for t in agent.tools.values()]}
+        payload = {
+            "system": agent.system,
+            "messages": neutral[e],
+            "tools": [t.schema() for t in agent.tools.values()],
+        }
         assert effect_key("model", payload) == doc.effects[e].key, f"frame of effect {e}"
 
 
@@ -236,8 +275,9 @@ def _with_unknown_fields(src: Path, dst: Path) -> dict[str, Any]:
     return data
 
 
-def test_unknown_fields_survive_load_and_save(harness_traces: dict[str, Recorded],
-                                              tmp_path: Path) -> None:
+def test_unknown_fields_survive_load_and_save(
+    harness_traces: dict[str, Recorded], tmp_path: Path
+) -> None:
     src = tmp_path / "vendor.loom.json"
     data = _with_unknown_fields(harness_traces["tools"].path, src)
     doc = load(src)
@@ -252,8 +292,9 @@ def test_unknown_fields_survive_load_and_save(harness_traces: dict[str, Recorded
     assert loom("trace", "verify", out).returncode == 0
 
 
-def test_tampered_trace_loads_with_a_mismatch(harness_traces: dict[str, Recorded],
-                                              tmp_path: Path) -> None:
+def test_tampered_trace_loads_with_a_mismatch(
+    harness_traces: dict[str, Recorded], tmp_path: Path
+) -> None:
     src = tmp_path / "tampered.loom.json"
     shutil.copy(harness_traces["tools"].path, src)
     data = json.loads(src.read_text())
@@ -284,8 +325,7 @@ def test_five_thousand_effects_open_fast(harness_traces: dict[str, Recorded]) ->
     assert len(tl.call_of) == 4950 and elapsed < 2.0, elapsed
 
 
-def test_one_line_and_version_1_traces(harness_traces: dict[str, Recorded],
-                                       tmp_path: Path) -> None:
+def test_one_line_and_version_1_traces(harness_traces: dict[str, Recorded], tmp_path: Path) -> None:
     """Other writers: a compact one-line file loads the same; a version-1 file warns like loom."""
     data = json.loads(harness_traces["subagent"].path.read_text())
     compact = tmp_path / "compact.loom.json"

@@ -20,10 +20,17 @@ from loom import Agent, Run
 from loom.journal import Journal, UnfinishedEffect
 
 from loom_core.formats.journal_writer import JournalWriter, effect_line
-
 from tests.core.clis import loom
-from tests.core.harness_runs import (call, crashing_agent, journal_complete, journal_crashed,
-                                     journal_paused, read_file, reply, scripted)
+from tests.core.harness_runs import (
+    call,
+    crashing_agent,
+    journal_complete,
+    journal_crashed,
+    journal_paused,
+    read_file,
+    reply,
+    scripted,
+)
 
 WATCH_LINE = re.compile(r"^  \[\s*(\d+)\] *(\S+)")
 
@@ -50,13 +57,17 @@ def read_full(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[di
 @pytest.fixture(scope="module")
 def harness_journals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("harness_journals")
-    return {"complete": journal_complete(out)[0], "paused": journal_paused(out),
-            "crashed": journal_crashed(out)}
+    return {
+        "complete": journal_complete(out)[0],
+        "paused": journal_paused(out),
+        "crashed": journal_crashed(out),
+    }
 
 
 @pytest.mark.parametrize("name", ["complete", "paused", "crashed"])
-def test_same_bytes_as_loom_harness(harness_journals: dict[str, Path], name: str,
-                                    tmp_path: Path) -> None:
+def test_same_bytes_as_loom_harness(
+    harness_journals: dict[str, Path], name: str, tmp_path: Path
+) -> None:
     ours = tmp_path / f"{name}.jsonl"
     rewrite(harness_journals[name], ours, fsync=name == "complete")
     assert ours.read_bytes() == harness_journals[name].read_bytes()
@@ -66,7 +77,10 @@ def test_same_bytes_as_loom_harness(harness_journals: dict[str, Path], name: str
 def test_loom_watch_prints_our_effects(harness_journals: dict[str, Path], tmp_path: Path) -> None:
     ours = tmp_path / "ours.jsonl"
     rewrite(harness_journals["complete"], ours)
-    mine, theirs = loom("watch", ours, "--once"), loom("watch", harness_journals["complete"], "--once")
+    mine, theirs = (
+        loom("watch", ours, "--once"),
+        loom("watch", harness_journals["complete"], "--once"),
+    )
     assert mine.returncode == theirs.returncode == 0
     assert mine.stdout == theirs.stdout
     _, entries, _ = read_full(ours)
@@ -75,11 +89,22 @@ def test_loom_watch_prints_our_effects(harness_journals: dict[str, Path], tmp_pa
 
 
 def tool_agent(path: Path | None, skip: int = 0) -> Agent:
-    script = [reply("Reading.", [call("r1", "read_file", path="a.txt"),
-                                 call("r2", "read_file", path="b.txt")], 40, 4),
-              reply("Both read ✓", [], 60, 6)]
-    return Agent(name="reader", system="You read. ü", journal=str(path) if path else None,
-                 tools=[read_file], provider=scripted(*script[skip:]))
+    script = [
+        reply(
+            "Reading.",
+            [call("r1", "read_file", path="a.txt"), call("r2", "read_file", path="b.txt")],
+            40,
+            4,
+        ),
+        reply("Both read ✓", [], 60, 6),
+    ]
+    return Agent(
+        name="reader",
+        system="You read. ü",
+        journal=str(path) if path else None,
+        tools=[read_file],
+        provider=scripted(*script[skip:]),
+    )
 
 
 def mirror_run(run: Run, path: Path, upto: int | None = None) -> None:
@@ -102,8 +127,9 @@ def test_recover_replays_a_finished_run_we_journaled(tmp_path: Path) -> None:
     assert agent.provider._i == 0  # everything replayed, nothing called
     expected = tmp_path / "expected.jsonl"  # loom rewrote it: header + replayed prefix
     with JournalWriter(expected) as writer:
-        writer.header(agent.model, agent.system, recorded.episodes,
-                      prefix=[e.to_dict() for e in recorded.log])
+        writer.header(
+            agent.model, agent.system, recorded.episodes, prefix=[e.to_dict() for e in recorded.log]
+        )
     assert path.read_bytes() == expected.read_bytes()
 
 
@@ -116,8 +142,9 @@ def test_recover_continues_a_run_we_journaled_halfway(tmp_path: Path) -> None:
     assert [e.to_dict() for e in run.log] == [e.to_dict() for e in recorded.log]
 
 
-def test_recover_refuses_our_unfinished_tool_intent(harness_journals: dict[str, Path],
-                                                    tmp_path: Path) -> None:
+def test_recover_refuses_our_unfinished_tool_intent(
+    harness_journals: dict[str, Path], tmp_path: Path
+) -> None:
     path = tmp_path / "crashed.jsonl"
     rewrite(harness_journals["crashed"], path)
     _, _, unfinished = read_full(path)
@@ -129,12 +156,33 @@ def test_recover_refuses_our_unfinished_tool_intent(harness_journals: dict[str, 
 
 
 def test_line_shape() -> None:
-    entry = {"meta": {"agent": "a"}, "depth": 1, "result": {"t": "ü ✓"}, "key": "k" * 12,
-             "kind": "tool:x", "seq": 3, "extra": True}
-    assert list(effect_line(entry)) == ["type", "seq", "kind", "key", "result", "depth",
-                                        "meta", "extra"]
+    entry = {
+        "meta": {"agent": "a"},
+        "depth": 1,
+        "result": {"t": "ü ✓"},
+        "key": "k" * 12,
+        "kind": "tool:x",
+        "seq": 3,
+        "extra": True,
+    }
+    assert list(effect_line(entry)) == [
+        "type",
+        "seq",
+        "kind",
+        "key",
+        "result",
+        "depth",
+        "meta",
+        "extra",
+    ]
     assert list(effect_line({"seq": 0, "kind": "time", "meta": {}})) == [
-        "type", "seq", "kind", "key", "result", "depth"]
+        "type",
+        "seq",
+        "kind",
+        "key",
+        "result",
+        "depth",
+    ]
     with pytest.raises(ValueError):
         effect_line({"kind": "model"})
 
@@ -149,7 +197,8 @@ def test_writes_are_on_disk_per_line(tmp_path: Path) -> None:
     assert path.read_text() == (
         '{"type": "header", "version": 1, "model": "m", "system": "sys \\u2713", '
         '"episodes": ["go"]}\n'
-        '{"type": "intent", "seq": 0, "kind": "tool:x", "key": "abc", "depth": 2}\n')
+        '{"type": "intent", "seq": 0, "kind": "tool:x", "key": "abc", "depth": 2}\n'
+    )
     writer.effect({"seq": 0, "kind": "tool:x", "key": "abc", "result": 27, "depth": 2})
     assert path.read_bytes().count(b"\n") == 3  # flushed before close
     writer.header("m", "again", ["go"])  # a new live run truncates, like loom-harness

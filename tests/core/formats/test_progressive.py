@@ -15,14 +15,38 @@ from loom_core.formats.progressive import Loaded, load_progressive
 
 
 def _trace(n: int, compact: bool = False) -> str:
-    log = [{"seq": i, "kind": "model" if i % 2 == 0 else "tool:t", "key": f"{i:012x}",
-            "result": {"text": f"t{i}", "tool_calls": [], "stop_reason": "end_turn",
-                       "usage": {"input_tokens": i, "output_tokens": 1}} if i % 2 == 0
-            else {"nested": {"deep": [1, {"x": "}\\n    {"}]}}, "depth": 0} for i in range(n)]
-    doc = {"version": 2, "model": "m", "system": "", "prompt": "p", "episodes": ["p"],
-           "output": "", "truncated": False, "paused": False, "pending": None,
-           "pending_depth": 0, "stop_reason": "", "log": log,
-           "shield_events": [{"ts": 1.0, "action": "tainted", "via": "sequence", "rule": "r"}]}
+    log = [
+        {
+            "seq": i,
+            "kind": "model" if i % 2 == 0 else "tool:t",
+            "key": f"{i:012x}",
+            "result": {
+                "text": f"t{i}",
+                "tool_calls": [],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": i, "output_tokens": 1},
+            }
+            if i % 2 == 0
+            else {"nested": {"deep": [1, {"x": "}\\n    {"}]}},
+            "depth": 0,
+        }
+        for i in range(n)
+    ]
+    doc = {
+        "version": 2,
+        "model": "m",
+        "system": "",
+        "prompt": "p",
+        "episodes": ["p"],
+        "output": "",
+        "truncated": False,
+        "paused": False,
+        "pending": None,
+        "pending_depth": 0,
+        "stop_reason": "",
+        "log": log,
+        "shield_events": [{"ts": 1.0, "action": "tainted", "via": "sequence", "rule": "r"}],
+    }
     doc["checksum"] = checksum(doc)
     return json.dumps(doc) if compact else json.dumps(doc, indent=2)
 
@@ -33,8 +57,9 @@ def _plain(effects: list) -> list:
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 6, 7, 13])
 @pytest.mark.parametrize("compact", [False, True])
-def test_chunked_load_equals_plain_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                        n: int, compact: bool) -> None:
+def test_chunked_load_equals_plain_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int, compact: bool
+) -> None:
     monkeypatch.setattr(progressive, "SMALL_BYTES", 0)
     monkeypatch.setattr(progressive, "CHUNK", 3)
     monkeypatch.setattr(progressive, "HEAD_ENTRIES", 2)
@@ -55,7 +80,9 @@ def _top(path: Path) -> msgspec.Raw:
     return msgspec.json.decode(path.read_bytes(), type=dict[str, msgspec.Raw])["log"]
 
 
-def test_progress_is_reported_and_cancel_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_progress_is_reported_and_cancel_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(progressive, "SMALL_BYTES", 0)
     monkeypatch.setattr(progressive, "CHUNK", 2)
     path = tmp_path / "t.loom.json"

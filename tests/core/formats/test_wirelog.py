@@ -18,89 +18,178 @@ from loom import Run
 from loom.proxy import compact_wirelog
 
 from loom_core.formats.canonical import proxy_model_key, proxy_tool_key
-from loom_core.views.frames import frame_at
 from loom_core.formats.loader import load
-from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 from loom_core.formats.trace import checksum_state
 from loom_core.formats.wire import WireRecorder, proxy_sys_hash
-
+from loom_core.views.frames import frame_at
+from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 from tests.core.clis import core, loom
 
 WEATHER_SYSTEM = "You are a weather bot. build_id=2026.07.1"
 WEATHER_TOOLS = [
-    {"name": "get_weather", "description": "Current weather for a city.",
-     "input_schema": {"type": "object", "properties": {"city": {"type": "string"}},
-                      "required": ["city"]}},
+    {
+        "name": "get_weather",
+        "description": "Current weather for a city.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
     {"name": "delete_city", "description": "Remove a city.", "input_schema": {"type": "object"}},
 ]
-DENY_NOTICE = ("[loom shield] Blocked tool call delete_city({\"city\": \"Paris\"}) -- matched deny "
-               "rule 'delete_*'. The call was not executed.")
+DENY_NOTICE = (
+    '[loom shield] Blocked tool call delete_city({"city": "Paris"}) -- matched deny '
+    "rule 'delete_*'. The call was not executed."
+)
 
 
 def anthropic_exchanges() -> list[dict[str, Any]]:
     """Three Messages API exchanges: tool_use, its tool_result, a new user turn + a denial."""
-    user1 = {"role": "user", "content": [
-        {"type": "text", "text": "<system-reminder>cwd is /tmp</system-reminder>"},
-        {"type": "text", "text": "Weather in Paris?"}]}
-    resp1 = {"id": "msg_01", "type": "message", "role": "assistant",
-             "model": "claude-sonnet-4-5-20250929",
-             "content": [{"type": "text", "text": "Let me check."},
-                         {"type": "tool_use", "id": "toolu_01A", "name": "get_weather",
-                          "input": {"city": "Paris"}}],
-             "stop_reason": "tool_use", "stop_sequence": None,
-             "usage": {"input_tokens": 420, "output_tokens": 55, "cache_read_input_tokens": 0}}
-    result = {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_01A",
-         "content": [{"type": "text", "text": "18°C, sunny ☀"}]}]}
-    resp2 = {"id": "msg_02", "type": "message", "role": "assistant",
-             "model": "claude-sonnet-4-5-20250929",
-             "content": [{"type": "text", "text": "It is 18°C and sunny in Paris."}],
-             "stop_reason": "end_turn", "stop_sequence": None,
-             "usage": {"input_tokens": 510, "output_tokens": 20}}
-    resp3 = {"id": "msg_03", "type": "message", "role": "assistant",
-             "model": "claude-sonnet-4-5-20250929",
-             "content": [{"type": "text", "text": "Tokyo: 22°C. "},
-                         {"type": "text", "text": DENY_NOTICE}],
-             "stop_reason": "end_turn", "stop_sequence": None,
-             "usage": {"input_tokens": 600, "output_tokens": 30}}
+    user1 = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "<system-reminder>cwd is /tmp</system-reminder>"},
+            {"type": "text", "text": "Weather in Paris?"},
+        ],
+    }
+    resp1 = {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5-20250929",
+        "content": [
+            {"type": "text", "text": "Let me check."},
+            {
+                "type": "tool_use",
+                "id": "toolu_01A",
+                "name": "get_weather",
+                "input": {"city": "Paris"},
+            },
+        ],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 420, "output_tokens": 55, "cache_read_input_tokens": 0},
+    }
+    result = {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_01A",
+                "content": [{"type": "text", "text": "18°C, sunny ☀"}],
+            }
+        ],
+    }
+    resp2 = {
+        "id": "msg_02",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5-20250929",
+        "content": [{"type": "text", "text": "It is 18°C and sunny in Paris."}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 510, "output_tokens": 20},
+    }
+    resp3 = {
+        "id": "msg_03",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5-20250929",
+        "content": [
+            {"type": "text", "text": "Tokyo: 22°C. "},
+            {"type": "text", "text": DENY_NOTICE},
+        ],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 600, "output_tokens": 30},
+    }
     system = [{"type": "text", "text": WEATHER_SYSTEM, "cache_control": {"type": "ephemeral"}}]
-    base = {"model": "claude-sonnet-4-5-20250929", "max_tokens": 1024, "system": system,
-            "tools": WEATHER_TOOLS}
+    base = {
+        "model": "claude-sonnet-4-5-20250929",
+        "max_tokens": 1024,
+        "system": system,
+        "tools": WEATHER_TOOLS,
+    }
     history = [user1, {"role": "assistant", "content": resp1["content"]}, result]
-    later = [*history, {"role": "assistant", "content": resp2["content"]},
-             {"role": "user", "content": "And Tokyo? 東京, then delete Paris"}]
-    deny = {"ts": 1795934289.177808, "tool": "delete_city", "input": {"city": "Paris"},
-            "rule": "delete_*", "action": "deny", "via": "rule"}
-    return [{"request": {**base, "messages": [user1]}, "response": resp1, "shield_events": []},
-            {"request": {**base, "messages": history}, "response": resp2, "shield_events": []},
-            {"request": {**base, "messages": later}, "response": resp3, "shield_events": [deny]}]
+    later = [
+        *history,
+        {"role": "assistant", "content": resp2["content"]},
+        {"role": "user", "content": "And Tokyo? 東京, then delete Paris"},
+    ]
+    deny = {
+        "ts": 1795934289.177808,
+        "tool": "delete_city",
+        "input": {"city": "Paris"},
+        "rule": "delete_*",
+        "action": "deny",
+        "via": "rule",
+    }
+    return [
+        {"request": {**base, "messages": [user1]}, "response": resp1, "shield_events": []},
+        {"request": {**base, "messages": history}, "response": resp2, "shield_events": []},
+        {"request": {**base, "messages": later}, "response": resp3, "shield_events": [deny]},
+    ]
 
 
 def openai_exchanges() -> list[dict[str, Any]]:
     """Two Chat Completions exchanges: a tool call with JSON-string arguments, then the answer."""
-    tools = [{"type": "function", "function": {
-        "name": "search_hotels", "parameters": {"type": "object",
-                                                "properties": {"city": {"type": "string"}}}}}]
-    messages = [{"role": "system", "content": "You are a helpful travel agent."},
-                {"role": "user", "content": "Book a hotel in Zürich"}]
-    call = {"id": "call_abc", "type": "function",
-            "function": {"name": "search_hotels", "arguments": "{\"city\": \"Z\\u00fcrich\"}"}}
-    resp1 = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1795934289,
-             "model": "gpt-4o-mini-2024-07-18",
-             "choices": [{"index": 0, "finish_reason": "tool_calls",
-                          "message": {"role": "assistant", "content": None,
-                                      "tool_calls": [call]}}],
-             "usage": {"prompt_tokens": 80, "completion_tokens": 20, "total_tokens": 100}}
-    resp2 = {"id": "chatcmpl-2", "object": "chat.completion", "created": 1795934290,
-             "model": "gpt-4o-mini-2024-07-18",
-             "choices": [{"index": 0, "finish_reason": "stop",
-                          "message": {"role": "assistant", "content": "Booked Hotel Storchen ✓"}}],
-             "usage": {"prompt_tokens": 130, "completion_tokens": 12, "total_tokens": 142}}
-    second = [*messages, {"role": "assistant", "content": None, "tool_calls": [call]},
-              {"role": "tool", "tool_call_id": "call_abc", "content": "Hotel Storchen, 240 CHF"}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "search_hotels",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+        }
+    ]
+    messages = [
+        {"role": "system", "content": "You are a helpful travel agent."},
+        {"role": "user", "content": "Book a hotel in Zürich"},
+    ]
+    call = {
+        "id": "call_abc",
+        "type": "function",
+        "function": {"name": "search_hotels", "arguments": '{"city": "Z\\u00fcrich"}'},
+    }
+    resp1 = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1795934289,
+        "model": "gpt-4o-mini-2024-07-18",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+            }
+        ],
+        "usage": {"prompt_tokens": 80, "completion_tokens": 20, "total_tokens": 100},
+    }
+    resp2 = {
+        "id": "chatcmpl-2",
+        "object": "chat.completion",
+        "created": 1795934290,
+        "model": "gpt-4o-mini-2024-07-18",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "Booked Hotel Storchen ✓"},
+            }
+        ],
+        "usage": {"prompt_tokens": 130, "completion_tokens": 12, "total_tokens": 142},
+    }
+    second = [
+        *messages,
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_abc", "content": "Hotel Storchen, 240 CHF"},
+    ]
     base = {"model": "gpt-4o-mini", "tools": tools}
-    return [{"request": {**base, "messages": messages}, "response": resp1, "shield_events": []},
-            {"request": {**base, "messages": second}, "response": resp2, "shield_events": []}]
+    return [
+        {"request": {**base, "messages": messages}, "response": resp1, "shield_events": []},
+        {"request": {**base, "messages": second}, "response": resp2, "shield_events": []},
+    ]
 
 
 def write_wirelog(path: Path, exchanges: list[dict[str, Any]], garbage: bool = False) -> Path:
@@ -122,8 +211,9 @@ def wirelog(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
 
 def _without_sys_role(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Drop ``meta.sys_role``: a best-effort heuristic label we do not reproduce (§1.2)."""
-    return [{**e, "meta": {k: v for k, v in e.get("meta", {}).items() if k != "sys_role"}}
-            for e in log]
+    return [
+        {**e, "meta": {k: v for k, v in e.get("meta", {}).items() if k != "sys_role"}} for e in log
+    ]
 
 
 def test_convert_matches_loom_crash_recovery(wirelog: Path, tmp_path: Path) -> None:
@@ -191,7 +281,10 @@ def test_anthropic_facts(tmp_path: Path) -> None:
     assert frame is not None and frame.system() == (WEATHER_SYSTEM, True)
     assert frame.tools() == (["delete_city", "get_weather"], True)
     assert [(m.role, m.text) for m in frame.messages()] == [
-        ("user", "Weather in Paris?"), ("assistant", "Let me check."), ("tool", "18°C, sunny ☀")]
+        ("user", "Weather in Paris?"),
+        ("assistant", "Let me check."),
+        ("tool", "18°C, sunny ☀"),
+    ]
 
 
 def test_openai_facts(tmp_path: Path) -> None:
@@ -215,8 +308,9 @@ def test_garbage_line_in_the_middle_is_skipped(dialect: str, tmp_path: Path) -> 
     dirty_path = write_wirelog(tmp_path / "dirty.wirelog", DIALECTS[dialect](), garbage=True)
     dirty = load(dirty_path)
     assert [(e.kind, e.key) for e in dirty.effects] == [(e.kind, e.key) for e in clean.effects]
-    assert [dirty.result(i) for i in range(len(dirty))] == [clean.result(i)
-                                                            for i in range(len(clean))]
+    assert [dirty.result(i) for i in range(len(dirty))] == [
+        clean.result(i) for i in range(len(clean))
+    ]
     assert dirty.torn and dirty.warnings == ("1 unreadable line(s) skipped",)
     theirs = tmp_path / "theirs.loom.json"
     compact_wirelog(str(dirty_path), str(theirs))  # loom skips it too

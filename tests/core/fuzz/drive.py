@@ -59,8 +59,13 @@ def base_pool(size: int) -> Any:
     """Valid documents to break: built once (building costs more than breaking)."""
     pool: list[Any] = []
 
-    @settings(max_examples=size, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=size,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(documents)
     def collect(doc: Any) -> None:
         pool.append(doc)
@@ -69,13 +74,26 @@ def base_pool(size: int) -> Any:
     return st.sampled_from(pool)
 
 
-def run_family(family: str, cases: int, hang: float, tally: Counter, seed: int,
-               causes: bool = False, bases: Any = None) -> None:
+def run_family(
+    family: str,
+    cases: int,
+    hang: float,
+    tally: Counter,
+    seed: int,
+    causes: bool = False,
+    bases: Any = None,
+) -> None:
     render = renderer()
     signal.signal(signal.SIGALRM, _alarm)
 
-    @settings(max_examples=cases, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck), derandomize=False)
+    @settings(
+        max_examples=cases,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        derandomize=False,
+    )
     @given(mutated(family, bases) if bases is not None else mutated(family))
     def one(data: bytes) -> None:
         with tempfile.TemporaryDirectory(prefix="loom-fuzz-") as tmp:
@@ -91,9 +109,11 @@ def run_family(family: str, cases: int, hang: float, tally: Counter, seed: int,
             except Exception as err:  # noqa: BLE001 - a crash is what we count
                 tally[(family, "crashed")] += 1
                 where = traceback.extract_tb(err.__traceback__)[-1]
-                print(f"CRASH {family}: {type(err).__name__}: {str(err)[:200]} at "
-                      f"{where.filename}:{where.lineno}; kept {keep(family, data)}",
-                      file=sys.stderr)
+                print(
+                    f"CRASH {family}: {type(err).__name__}: {str(err)[:200]} at "
+                    f"{where.filename}:{where.lineno}; kept {keep(family, data)}",
+                    file=sys.stderr,
+                )
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
             row = {s: tally[(family, s)] for s in ("ok", "rejected", "crashed", "hung")}
@@ -120,10 +140,21 @@ def main(argv: list[str] | None = None) -> int:
         run_family(family, args.cases, args.hang, tally, args.seed, args.causes, bases)
         row = {s: tally[(family, s)] for s in ("ok", "rejected", "crashed", "hung")}
         print(json.dumps({"family": family, **row}), flush=True)
-    total = {s: sum(v for (_f, st), v in tally.items() if st == s)
-             for s in ("ok", "rejected", "crashed", "hung")}
-    print(json.dumps({"family": "all", "cases": sum(total.values()), **total,
-                      "seconds": round(time.monotonic() - start)}), flush=True)
+    total = {
+        s: sum(v for (_f, st), v in tally.items() if st == s)
+        for s in ("ok", "rejected", "crashed", "hung")
+    }
+    print(
+        json.dumps(
+            {
+                "family": "all",
+                "cases": sum(total.values()),
+                **total,
+                "seconds": round(time.monotonic() - start),
+            }
+        ),
+        flush=True,
+    )
     return 1 if total["crashed"] or total["hung"] else 0
 
 

@@ -21,16 +21,48 @@ from loom_core.formats import schema
 
 HOLE = "@@loom-fuzz-hole@@"  # a string value replaced by raw JSON text after dumping
 TOOL_NAMES = ("search", "bash", "get_weather")
-KINDS = ("model", "model", "model", "tool:search", "tool:bash", "tool:get_weather", "human",
-         "time", "memory", "compact", "edit", "sample", "choose", "critic", "")
-FAMILIES = ("types", "numbers", "nesting", "strings", "encodings", "truncation", "duplicates",
-            "journal_lines")
+KINDS = (
+    "model",
+    "model",
+    "model",
+    "tool:search",
+    "tool:bash",
+    "tool:get_weather",
+    "human",
+    "time",
+    "memory",
+    "compact",
+    "edit",
+    "sample",
+    "choose",
+    "critic",
+    "",
+)
+FAMILIES = (
+    "types",
+    "numbers",
+    "nesting",
+    "strings",
+    "encodings",
+    "truncation",
+    "duplicates",
+    "journal_lines",
+)
 
-leaves = (st.none() | st.booleans() | st.integers(-(2 ** 40), 2 ** 40)
-          | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=30))
+leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30)
+)
 json_values = st.recursive(
-    leaves, lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+    leaves,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 
 
 def _for(annotation: Any) -> st.SearchStrategy[Any]:
@@ -53,24 +85,35 @@ def _for(annotation: Any) -> st.SearchStrategy[Any]:
     if origin is list:
         return st.lists(_for(typing.get_args(annotation)[0]), max_size=3)
     if origin is dict:
-        return st.dictionaries(st.text(max_size=10), _for(typing.get_args(annotation)[1]),
-                               max_size=3)
+        return st.dictionaries(
+            st.text(max_size=10), _for(typing.get_args(annotation)[1]), max_size=3
+        )
     return json_values
 
 
 def from_model(model: type[BaseModel], **fixed: st.SearchStrategy[Any]) -> st.SearchStrategy[dict]:
     """Objects of ``model``: each field present or not, ``fixed`` ones always present."""
-    optional = {name: _for(f.annotation) for name, f in model.model_fields.items()
-                if name not in fixed}
+    optional = {
+        name: _for(f.annotation) for name, f in model.model_fields.items() if name not in fixed
+    }
     return st.fixed_dictionaries(fixed, optional=optional)
 
 
-tool_calls = st.lists(from_model(schema.ToolCall, name=st.sampled_from(TOOL_NAMES),
-                                 id=st.text("abc123", min_size=1, max_size=6),
-                                 input=st.dictionaries(st.text(max_size=6), json_values, max_size=2)),
-                      max_size=2)
-model_results = from_model(schema.ModelResult, text=st.text(max_size=60), tool_calls=tool_calls,
-                           usage=from_model(schema.Usage))
+tool_calls = st.lists(
+    from_model(
+        schema.ToolCall,
+        name=st.sampled_from(TOOL_NAMES),
+        id=st.text("abc123", min_size=1, max_size=6),
+        input=st.dictionaries(st.text(max_size=6), json_values, max_size=2),
+    ),
+    max_size=2,
+)
+model_results = from_model(
+    schema.ModelResult,
+    text=st.text(max_size=60),
+    tool_calls=tool_calls,
+    usage=from_model(schema.Usage),
+)
 
 
 def _result(kind: str) -> st.SearchStrategy[Any]:
@@ -90,9 +133,13 @@ def effects(draw: st.DrawFn, seq: int) -> dict[str, Any]:
     """One log entry of a plausible kind, its result shaped per kind (§1.3)."""
     kind = draw(st.sampled_from(KINDS))
     meta = draw(st.none() | from_model(schema.EffectMeta))
-    entry = {"seq": seq, "kind": kind, "key": draw(st.text("0123456789abcdef", min_size=12,
-                                                            max_size=12)),
-             "result": draw(_result(kind)), "depth": draw(st.sampled_from((0, 0, 0, 1, 2)))}
+    entry = {
+        "seq": seq,
+        "kind": kind,
+        "key": draw(st.text("0123456789abcdef", min_size=12, max_size=12)),
+        "result": draw(_result(kind)),
+        "depth": draw(st.sampled_from((0, 0, 0, 1, 2))),
+    }
     if meta is not None:
         entry["meta"] = meta
     return entry
@@ -107,8 +154,13 @@ def logs(draw: st.DrawFn, max_size: int = 8) -> list[dict[str, Any]]:
 @st.composite
 def traces(draw: st.DrawFn) -> dict[str, Any]:
     """A trace document: header members from ``TraceHeader``, then ``log`` (and ``wire``)."""
-    header = draw(from_model(schema.TraceHeader, version=st.sampled_from((1, 2, 2)),
-                             shield_events=st.lists(from_model(schema.ShieldEvent), max_size=2)))
+    header = draw(
+        from_model(
+            schema.TraceHeader,
+            version=st.sampled_from((1, 2, 2)),
+            shield_events=st.lists(from_model(schema.ShieldEvent), max_size=2),
+        )
+    )
     header.pop("checksum", None)
     doc = {**header, "log": draw(logs())}
     if draw(st.booleans()):
@@ -121,10 +173,13 @@ def traces(draw: st.DrawFn) -> dict[str, Any]:
 def journals(draw: st.DrawFn) -> list[dict[str, Any]]:
     """Journal lines: a header, then an intent (usually) and an effect per step (§5.1)."""
     lines: list[dict[str, Any]] = [
-        {**draw(from_model(schema.JournalHeader, version=st.just(1), type=st.just("header")))}]
+        {**draw(from_model(schema.JournalHeader, version=st.just(1), type=st.just("header")))}
+    ]
     for entry in draw(logs()):
         if draw(st.booleans()):
-            lines.append({"type": "intent", **{k: entry[k] for k in ("seq", "kind", "key", "depth")}})
+            lines.append(
+                {"type": "intent", **{k: entry[k] for k in ("seq", "kind", "key", "depth")}}
+            )
         lines.append({"type": "effect", **entry})
     if draw(st.booleans()):
         lines.append({"type": "intent", "seq": len(lines), "kind": "human", "key": "k", "depth": 0})
@@ -152,9 +207,11 @@ def dump(kind: str, value: Any, pretty: bool = True) -> bytes:
     return b"".join(json.dumps(v).encode() + b"\n" for v in value)
 
 
-documents = st.one_of(traces().map(lambda d: ("trace", d)),
-                      journals().map(lambda d: ("journal", d)),
-                      wirelogs().map(lambda d: ("wirelog", d)))
+documents = st.one_of(
+    traces().map(lambda d: ("trace", d)),
+    journals().map(lambda d: ("journal", d)),
+    wirelogs().map(lambda d: ("wirelog", d)),
+)
 
 
 # -- mutations --------------------------------------------------------------------------
@@ -164,8 +221,13 @@ def paths(value: Any, prefix: tuple = (), limit: int = 400) -> list[tuple]:
     stack = [(prefix, value)]
     while stack and len(out) < limit:
         here, node = stack.pop()
-        children = (node.items() if isinstance(node, dict)
-                    else enumerate(node) if isinstance(node, list) else ())
+        children = (
+            node.items()
+            if isinstance(node, dict)
+            else enumerate(node)
+            if isinstance(node, list)
+            else ()
+        )
         for key, child in children:
             out.append(here + (key,))
             stack.append((here + (key,), child))
@@ -190,13 +252,54 @@ def _holed(kind: str, value: Any, path: tuple, text: str, pretty: bool) -> bytes
     return data.replace(json.dumps(HOLE).encode(), text.encode("utf-8", "surrogatepass"), 1)
 
 
-WRONG = (None, True, False, 0, -1, 2 ** 70, 1.5, -0.0, "", "x", "12", [], {}, [1, "a"],
-         {"a": 1}, [[]], {"text": 5}, [None])
-HUGE = ("1e400", "-1e400", "1e-400", "1" + "0" * 400, "-" + "9" * 330, "NaN", "Infinity",
-        "-Infinity", "1.7976931348623157e309", "123456789012345678901234567890", "-0", "1E+999")
-BAD_STRINGS = ('"\\ud800"', '"\\udfff"', '"a\\ud800b"', '"\\udc00\\ud800"', '"\\u0000"',
-               '"\\x41"', '"\\u12"', '"tab\there"', '"\\uD83D"', '"\\"', '"\u2028"',
-               '"\\ud83d\\ude00"')
+WRONG = (
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**70,
+    1.5,
+    -0.0,
+    "",
+    "x",
+    "12",
+    [],
+    {},
+    [1, "a"],
+    {"a": 1},
+    [[]],
+    {"text": 5},
+    [None],
+)
+HUGE = (
+    "1e400",
+    "-1e400",
+    "1e-400",
+    "1" + "0" * 400,
+    "-" + "9" * 330,
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1.7976931348623157e309",
+    "123456789012345678901234567890",
+    "-0",
+    "1E+999",
+)
+BAD_STRINGS = (
+    '"\\ud800"',
+    '"\\udfff"',
+    '"a\\ud800b"',
+    '"\\udc00\\ud800"',
+    '"\\u0000"',
+    '"\\x41"',
+    '"\\u12"',
+    '"tab\there"',
+    '"\\uD83D"',
+    '"\\"',
+    '"\u2028"',
+    '"\\ud83d\\ude00"',
+)
 
 
 def nested(depth: int, shape: str) -> str:
@@ -208,14 +311,16 @@ def nested(depth: int, shape: str) -> str:
 
 
 @st.composite
-def mutated(draw: st.DrawFn, family: str,
-            bases: st.SearchStrategy[tuple[str, Any]] = documents) -> bytes:
+def mutated(
+    draw: st.DrawFn, family: str, bases: st.SearchStrategy[tuple[str, Any]] = documents
+) -> bytes:
     """A document of any format broken the way ``family`` says (see FAMILIES).
 
     ``bases`` supplies the valid documents (the long run draws from a pool: building
     documents costs more than breaking them)."""
-    kind, value = draw(bases if family != "journal_lines" else bases.filter(
-        lambda b: b[0] == "journal"))
+    kind, value = draw(
+        bases if family != "journal_lines" else bases.filter(lambda b: b[0] == "journal")
+    )
     pretty = draw(st.booleans())
     where = paths(value)
     if family in ("types", "numbers", "nesting", "strings", "duplicates") and where:
@@ -226,8 +331,13 @@ def mutated(draw: st.DrawFn, family: str,
             return _holed(kind, value, path, draw(st.sampled_from(HUGE)), pretty)
         if family == "nesting":
             depth = draw(st.sampled_from((100, 500, 900, 990, 1000, 1100, 3000, 20000)))
-            return _holed(kind, value, path, nested(depth, draw(st.sampled_from(
-                ("list", "dict", "mixed")))), pretty)
+            return _holed(
+                kind,
+                value,
+                path,
+                nested(depth, draw(st.sampled_from(("list", "dict", "mixed")))),
+                pretty,
+            )
         if family == "strings":
             return _holed(kind, value, path, draw(st.sampled_from(BAD_STRINGS)), pretty)
         return _duplicated(draw, kind, value, pretty)
@@ -236,8 +346,11 @@ def mutated(draw: st.DrawFn, family: str,
         return _encoded(draw, data)
     if family == "truncation":
         cut = draw(st.integers(0, len(data)))
-        return data[:cut] if draw(st.booleans()) else data[:cut] + data[cut + draw(
-            st.integers(1, 40)):]
+        return (
+            data[:cut]
+            if draw(st.booleans())
+            else data[:cut] + data[cut + draw(st.integers(1, 40)) :]
+        )
     if family == "journal_lines":
         return _lines(draw, data)
     return data
@@ -267,8 +380,11 @@ def _at(value: Any, path: tuple) -> Any:
 
 
 def _encoded(draw: st.DrawFn, data: bytes) -> bytes:
-    how = draw(st.sampled_from(("utf16", "utf16le", "bom", "latin1", "badbyte", "nul", "crlf",
-                                "utf32", "cr")))
+    how = draw(
+        st.sampled_from(
+            ("utf16", "utf16le", "bom", "latin1", "badbyte", "nul", "crlf", "utf32", "cr")
+        )
+    )
     text = data.decode()
     if how == "utf16":
         return text.encode("utf-16")
@@ -283,8 +399,13 @@ def _encoded(draw: st.DrawFn, data: bytes) -> bytes:
     if how == "cr":
         return data.replace(b"\n", b"\r")
     at = draw(st.integers(0, len(data)))
-    junk = {"latin1": "é€ü".encode("latin-1", "replace"), "badbyte": draw(st.sampled_from(
-        (b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80"))), "nul": b"\x00"}[how]
+    junk = {
+        "latin1": "é€ü".encode("latin-1", "replace"),
+        "badbyte": draw(
+            st.sampled_from((b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\x80"))
+        ),
+        "nul": b"\x00",
+    }[how]
     return data[:at] + junk + data[at:]
 
 
@@ -294,7 +415,7 @@ def _lines(draw: st.DrawFn, data: bytes) -> bytes:
     how = draw(st.sampled_from(("torn", "shuffle", "drop", "repeat", "junk", "headers", "blank")))
     if how == "torn" and lines:
         i = draw(st.integers(0, len(lines) - 1))
-        lines[i] = lines[i][:draw(st.integers(0, len(lines[i])))]
+        lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
     elif how == "shuffle":
         lines = draw(st.permutations(lines))
     elif how == "drop" and lines:
@@ -303,9 +424,23 @@ def _lines(draw: st.DrawFn, data: bytes) -> bytes:
         i = draw(st.integers(0, len(lines) - 1))
         lines.insert(draw(st.integers(0, len(lines))), lines[i])
     elif how == "junk":
-        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(
-            (b"{", b"garbage", b"[]", b"null", b'{"type": 5}', b'{"type": "effect", "seq": "x"}',
-             b'{"type": "header", "version": "x"}', b'"str"'))))
+        lines.insert(
+            draw(st.integers(0, len(lines))),
+            draw(
+                st.sampled_from(
+                    (
+                        b"{",
+                        b"garbage",
+                        b"[]",
+                        b"null",
+                        b'{"type": 5}',
+                        b'{"type": "effect", "seq": "x"}',
+                        b'{"type": "header", "version": "x"}',
+                        b'"str"',
+                    )
+                )
+            ),
+        )
     elif how == "headers":
         lines.insert(draw(st.integers(0, len(lines))), b'{"type": "header", "version": 1}')
     else:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from loom_core.cli import entry as cli
-from loom_core.formats import progressive
 from loom_core.errors import LoadError
+from loom_core.formats import progressive
 
 VIEW_STEPS = 60  # views per step are built for the first steps only (bounded cost)
 _parser = cli.build_parser()  # building it costs more than most commands: once per process
@@ -34,16 +35,16 @@ class Outcome:
 
 def build_views(doc: Any, render: Callable[[Any, int], str] | None = None) -> None:
     """Everything the window and the CLI derive from a loaded document."""
-    from loom_core.doctor import checkup
     from loom_core.diff.compare import compare
+    from loom_core.doctor import checkup
+    from loom_core.formats.save import document_dict
+    from loom_core.formats.trace import checksum_state
+    from loom_core.heal.repairs import plan_candidates
     from loom_core.views.filtering import filter_steps
     from loom_core.views.frames import frame_at, neutral_messages
-    from loom_core.heal.repairs import plan_candidates
-    from loom_core.formats.save import document_dict
     from loom_core.views.steps import step_summary
     from loom_core.views.summary import summarize
     from loom_core.views.timeline import build_timeline
-    from loom_core.formats.trace import checksum_state
 
     tl = build_timeline(doc)
     for step in range(min(len(tl), VIEW_STEPS)):
@@ -79,8 +80,9 @@ def _cli(*argv: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def check_rejection(path: Path, code: int, err: str, argv: tuple[str, ...],
-                    borderline: bool = False) -> None:
+def check_rejection(
+    path: Path, code: int, err: str, argv: tuple[str, ...], borderline: bool = False
+) -> None:
     """Exit 2 and one line naming the file (the CLI's promise for bad input).
 
     ``borderline``: refused for nesting. The limit is the interpreter's stack, so a file
@@ -97,9 +99,13 @@ def check_rejection(path: Path, code: int, err: str, argv: tuple[str, ...],
 def run_cli(path: Path, out_dir: Path, rejected: bool, borderline: bool = False) -> None:
     """The commands that read a file; on a rejected file each must refuse it cleanly."""
     commands: list[tuple[str, ...]] = [
-        ("summary", str(path)), ("summary", "--json", str(path)), ("checksum", str(path)),
+        ("summary", str(path)),
+        ("summary", "--json", str(path)),
+        ("checksum", str(path)),
         ("convert", str(path), "-o", str(out_dir / "converted.loom.json"), "--force"),
-        ("doctor", str(path)), ("doctor", "--json", str(path)), ("diff", str(path), str(path)),
+        ("doctor", str(path)),
+        ("doctor", "--json", str(path)),
+        ("diff", str(path), str(path)),
         ("fork", str(path), "--step", "0", "--dry-run", "--provider", "scripted"),
     ]
     for argv in commands:
@@ -112,8 +118,9 @@ def run_cli(path: Path, out_dir: Path, rejected: bool, borderline: bool = False)
                 assert len(err.strip().split("\n")) == 1, (argv, err)
 
 
-def exercise(data: bytes, tmp: Path, cli: bool = True,
-             render: Callable[[Any, int], str] | None = None) -> Outcome:
+def exercise(
+    data: bytes, tmp: Path, cli: bool = True, render: Callable[[Any, int], str] | None = None
+) -> Outcome:
     """Run ``data`` through the loaders, the views and (``cli``) the commands."""
     from loom_core.formats.loader import load
 
@@ -145,8 +152,9 @@ def _progressive(path: Path, outcome: Outcome) -> None:
     try:
         loaded = progressive.load_progressive(str(path), heads.append)
     except LoadError as err:
-        assert outcome.status == "rejected" or "nested too deeply" in err.cause, \
+        assert outcome.status == "rejected" or "nested too deeply" in err.cause, (
             f"progressive rejects what load accepts: {err.cause}"
+        )
         return
     finally:
         progressive.SMALL_BYTES = small

@@ -19,15 +19,24 @@ from hypothesis import HealthCheck, given, settings
 from loom_core.errors import LoadError
 from loom_core.formats.journal import JournalState
 from loom_core.formats.loader import load_bytes
-
 from tests.core.fuzz.strategies import FAMILIES, documents, dump, mutated
 from tests.core.fuzz.surfaces import exercise
 
 REGRESSIONS = Path(__file__).resolve().parents[2] / "fuzz_regressions"
-_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture,
-          HealthCheck.filter_too_much]
-settings.register_profile("ci", max_examples=12, deadline=None, derandomize=True, database=None,
-                          suppress_health_check=_QUIET)
+_QUIET = [
+    HealthCheck.too_slow,
+    HealthCheck.data_too_large,
+    HealthCheck.function_scoped_fixture,
+    HealthCheck.filter_too_much,
+]
+settings.register_profile(
+    "ci",
+    max_examples=12,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=_QUIET,
+)
 settings.register_profile("long", max_examples=2000, deadline=None, suppress_health_check=_QUIET)
 FUZZ = settings.get_profile(os.environ.get("LOOM_FUZZ_PROFILE", "ci"))
 _kept: dict[str, Path] = {}
@@ -56,8 +65,9 @@ def _exercise_keeping(family: str, data: bytes, tmp: Path) -> Any:
 
 @FUZZ
 @given(documents)
-def test_valid_documents_load_without_warnings(tmp_path_factory: pytest.TempPathFactory,
-                                               doc: tuple[str, Any]) -> None:
+def test_valid_documents_load_without_warnings(
+    tmp_path_factory: pytest.TempPathFactory, doc: tuple[str, Any]
+) -> None:
     """What the schema allows loads cleanly, and every view and command takes it."""
     kind, value = doc
     tmp = tmp_path_factory.mktemp("valid")
@@ -68,9 +78,11 @@ def test_valid_documents_load_without_warnings(tmp_path_factory: pytest.TempPath
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_mutated_documents_never_crash(family: str,
-                                       tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_mutated_documents_never_crash(
+    family: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """Every family: accepted (wrong types marked) or refused in one line; never a traceback."""
+
     @FUZZ
     @given(mutated(family))
     def run(data: bytes) -> None:
@@ -91,8 +103,10 @@ def test_kept_regressions_stay_fixed(path: Path, tmp_path: Path) -> None:
 def test_the_issue_reproductions_are_refused_in_words(tmp_path: Path) -> None:
     """The exact inputs of issue 12, with the cause and where it is."""
     cases = {
-        b'{"log": [], "x": ' + b"[" * 1000 + b"]" * 1000 + b"}":
-            "JSON nested too deeply (over 500 levels) in member 'x' at line 1",
+        b'{"log": [], "x": '
+        + b"[" * 1000
+        + b"]" * 1000
+        + b"}": "JSON nested too deeply (over 500 levels) in member 'x' at line 1",
         b'{"log": [], "model": "\\ud800"}': "a lone surrogate escape (\\ud800) in a string at line 1",
         b'{"log": [], "version": 1e400}': "number out of range in member 'version'",
     }
@@ -121,8 +135,9 @@ def test_a_journal_with_a_broken_first_line_is_still_a_journal() -> None:
     effect = b'{"type": "effect", "seq": 0, "kind": "model"}\n'
     with pytest.raises(LoadError) as err:
         load_bytes(b'{"type": "hea\n' + effect, "j.jsonl")
-    assert err.value.cause == ("not a loom journal (no header or effect line): line 1 is "
-                               "incomplete (torn)")
+    assert err.value.cause == (
+        "not a loom journal (no header or effect line): line 1 is incomplete (torn)"
+    )
     assert load_bytes(b'{"log": [], "version": null}', "t").version == 1  # null: as if absent
 
 
@@ -164,5 +179,6 @@ def test_lone_surrogates_are_found_by_reading_escapes_in_order() -> None:
 
     assert surrogate_cause(rb'"\ud83d\ude00 \\ud800"') is None  # a pair, then text
     assert surrogate_cause(rb'"\\ud850\ude6c"') == (
-        "a lone surrogate escape (\\ude6c) in a string at line 1")
+        "a lone surrogate escape (\\ude6c) in a string at line 1"
+    )
     assert surrogate_cause(rb'"\ud83d\ud83d\ude00"') is not None

@@ -31,13 +31,24 @@ def fetch_page(url: str) -> str:
 
 def poisoned_run(out: Path) -> Path:
     """Steps: 0 model (two calls), 1 read_notes, 2 fetch_page (huge, poisoned), 3 model: PWNED."""
-    agent = Agent(name="summariser", system="You summarise the team's notes.",
-                  tools=[read_notes, fetch_page],
-                  provider=scripted(
-                      reply("Reading.", [call("c1", "read_notes", name="team"),
-                                         call("c2", "fetch_page", url="https://vendor.example")],
-                            120, 12),
-                      reply(BAD, [], 2400, 3), model="claude-sonnet-4-5"))
+    agent = Agent(
+        name="summariser",
+        system="You summarise the team's notes.",
+        tools=[read_notes, fetch_page],
+        provider=scripted(
+            reply(
+                "Reading.",
+                [
+                    call("c1", "read_notes", name="team"),
+                    call("c2", "fetch_page", url="https://vendor.example"),
+                ],
+                120,
+                12,
+            ),
+            reply(BAD, [], 2400, 3),
+            model="claude-sonnet-4-5",
+        ),
+    )
     path = out / "poisoned.loom.json"
     agent.run("When does the release ship?").save(str(path))
     return path

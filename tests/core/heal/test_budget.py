@@ -15,12 +15,11 @@ import pytest
 
 from loom_core.doctor import checkup
 from loom_core.fork.budget import Grant, SharedBudget, input_bound
+from loom_core.formats.loader import load
 from loom_core.heal.checks import build_check
 from loom_core.heal.engine import Healer, HealOptions
-from loom_core.formats.loader import load
 from loom_core.providers.base import ModelReply, ModelRequest
 from loom_core.providers.scripted import ScriptedProvider, request_tokens
-
 from tests.core.doctor.test_loom_doctor import mixed_run
 from tests.core.heal.scenario import poisoned_run
 
@@ -36,35 +35,52 @@ class Bill:
 
     def provider(self) -> ScriptedProvider:
         def answer(req: ModelRequest) -> ModelReply:
-            usage = {"input_tokens": request_tokens(req),
-                     "output_tokens": min(req.max_tokens, ANSWER)}
+            usage = {
+                "input_tokens": request_tokens(req),
+                "output_tokens": min(req.max_tokens, ANSWER),
+            }
             with self.lock:
                 self.calls.append(usage["input_tokens"] + usage["output_tokens"])
             return ModelReply("a long answer", [], "end_turn", usage)
+
         return ScriptedProvider(responder=answer)
 
 
 @pytest.mark.parametrize("concurrency", [2, 3])
 @pytest.mark.parametrize("run,budget", [(poisoned_run, 3000), (mixed_run, 5000)])
-def test_billed_tokens_stay_within_the_budget(tmp_path: Path, run, budget: int,
-                                              concurrency: int) -> None:
+def test_billed_tokens_stay_within_the_budget(
+    tmp_path: Path, run, budget: int, concurrency: int
+) -> None:
     path = run(tmp_path)
     bill = Bill()
-    healer = Healer(load(path), path, build_check(require=["never said"]), bill.provider,
-                    tmp_path / "c", HealOptions(budget_tokens=budget, concurrency=concurrency))
+    healer = Healer(
+        load(path),
+        path,
+        build_check(require=["never said"]),
+        bill.provider,
+        tmp_path / "c",
+        HealOptions(budget_tokens=budget, concurrency=concurrency),
+    )
     result = healer.run(checkup(healer.doc).findings)
     assert len(result.candidates) >= 2 and bill.calls  # something was tried
     assert sum(bill.calls) <= budget, (bill.calls, [c.to_dict() for c in result.candidates])
     assert result.tokens == sum(bill.calls)
-    assert any("token budget" in str(c.error) for c in result.candidates
-               if c.status == "skipped")  # the budget, not the model, ended the heal
+    assert any(
+        "token budget" in str(c.error) for c in result.candidates if c.status == "skipped"
+    )  # the budget, not the model, ended the heal
 
 
 def test_a_budget_too_small_for_any_call_tries_nothing(tmp_path: Path) -> None:
     path = poisoned_run(tmp_path)
     bill = Bill()
-    healer = Healer(load(path), path, build_check(require=["never said"]), bill.provider,
-                    tmp_path / "c", HealOptions(budget_tokens=100, concurrency=2))
+    healer = Healer(
+        load(path),
+        path,
+        build_check(require=["never said"]),
+        bill.provider,
+        tmp_path / "c",
+        HealOptions(budget_tokens=100, concurrency=2),
+    )
     result = healer.run(checkup(healer.doc).findings)
     assert bill.calls == [] and result.tokens == 0
     assert {c.status for c in result.candidates} == {"skipped"}

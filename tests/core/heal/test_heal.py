@@ -4,23 +4,23 @@ accepts the winner; budgets, cancellation and the CLI's exit codes hold."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from loom_core.doctor import checkup
+from loom_core.formats.loader import load
 from loom_core.heal.checks import CheckError, build_check
 from loom_core.heal.engine import Healer, HealOptions, plan_repairs
-from loom_core.formats.loader import load
 from loom_core.providers.base import ModelReply
 from loom_core.providers.scripted import ScriptedProvider
-
 from tests.core.clis import core
 from tests.core.fork.checks import loom_ok, read
+from tests.core.heal.scenario import BAD, GOOD, falls_for_poison, poisoned_run, responder
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.harness import running_upstream
-from tests.core.heal.scenario import BAD, GOOD, falls_for_poison, poisoned_run, responder
 
 FAKE_KEY = "sk-ant-fake-" + "7" * 20
 
@@ -37,8 +37,11 @@ def upstream() -> Iterator[FakeUpstream]:
 
 
 def scripted_model() -> ScriptedProvider:
-    return ScriptedProvider(responder=lambda req: ModelReply(
-        falls_for_poison(req.messages), [], "end_turn", {"input_tokens": 40, "output_tokens": 5}))
+    return ScriptedProvider(
+        responder=lambda req: ModelReply(
+            falls_for_poison(req.messages), [], "end_turn", {"input_tokens": 40, "output_tokens": 5}
+        )
+    )
 
 
 def test_checkup_flags_the_poison(parent: Path) -> None:
@@ -48,13 +51,26 @@ def test_checkup_flags_the_poison(parent: Path) -> None:
     assert oversized[0].redact_targets == (2,)
 
 
-def test_heal_through_the_anthropic_sdk(parent: Path, upstream: FakeUpstream, tmp_path: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_heal_through_the_anthropic_sdk(
+    parent: Path, upstream: FakeUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
     regress = tmp_path / "regressions"
-    done = core("heal", parent, "--forbid", BAD, "--provider", "anthropic", "--base-url",
-                upstream.url, "--out-dir", tmp_path / "cands", "--save-regression", regress,
-                "--json")
+    done = core(
+        "heal",
+        parent,
+        "--forbid",
+        BAD,
+        "--provider",
+        "anthropic",
+        "--base-url",
+        upstream.url,
+        "--out-dir",
+        tmp_path / "cands",
+        "--save-regression",
+        regress,
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["status"] == "healed" and result["winner"].startswith("redact-oversized-")
@@ -73,22 +89,37 @@ def test_heal_through_the_anthropic_sdk(parent: Path, upstream: FakeUpstream, tm
 
 
 def test_a_run_that_passes_is_returned_as_is(parent: Path, tmp_path: Path) -> None:
-    done = core("heal", parent, "--require", BAD, "--provider", "scripted",
-                "--out-dir", tmp_path / "c")
+    done = core(
+        "heal", parent, "--require", BAD, "--provider", "scripted", "--out-dir", tmp_path / "c"
+    )
     assert done.returncode == 0 and "already passes" in done.stdout
     assert not (tmp_path / "c").exists()
 
 
 def test_no_winner_is_a_result(parent: Path, tmp_path: Path) -> None:
-    done = core("heal", parent, "--require", "never said", "--provider", "scripted",
-                "--out-dir", tmp_path / "c")
+    done = core(
+        "heal",
+        parent,
+        "--require",
+        "never said",
+        "--provider",
+        "scripted",
+        "--out-dir",
+        tmp_path / "c",
+    )
     assert done.returncode == 1, done.stderr
     assert "no repair passed" in done.stdout and "failed" in done.stdout
 
 
 def test_budget_bounds_the_heal(parent: Path, tmp_path: Path) -> None:
-    healer = Healer(load(parent), parent, build_check(require=["never said"]), scripted_model,
-                    tmp_path / "c", HealOptions(budget_tokens=1100))
+    healer = Healer(
+        load(parent),
+        parent,
+        build_check(require=["never said"]),
+        scripted_model,
+        tmp_path / "c",
+        HealOptions(budget_tokens=1100),
+    )
     result = healer.run(checkup(healer.doc).findings)
     statuses = [c.status for c in result.candidates]
     assert result.status == "no_winner" and statuses[0] == "failed" and len(statuses) >= 2
@@ -106,10 +137,18 @@ def test_cancel_stops_the_heal(parent: Path, tmp_path: Path) -> None:
         def answer(req: Any) -> ModelReply:
             cancel.cancel()  # the user presses Cancel while the first call is in flight
             return ModelReply(GOOD, [], "end_turn", {"input_tokens": 1, "output_tokens": 1})
+
         return ScriptedProvider(responder=answer)
 
-    healer = Healer(load(parent), parent, build_check(forbid=[BAD]), provider, tmp_path / "c",
-                    HealOptions(concurrency=2), cancel=cancel)
+    healer = Healer(
+        load(parent),
+        parent,
+        build_check(forbid=[BAD]),
+        provider,
+        tmp_path / "c",
+        HealOptions(concurrency=2),
+        cancel=cancel,
+    )
     result = healer.run(checkup(healer.doc).findings)
     assert result.status == "cancelled" and result.winner is None
     assert {c.status for c in result.candidates} <= {"cancelled"}
@@ -117,9 +156,15 @@ def test_cancel_stops_the_heal(parent: Path, tmp_path: Path) -> None:
 
 def test_concurrent_candidates_pick_the_first_ranked_pass(parent: Path, tmp_path: Path) -> None:
     seen: list[str] = []
-    healer = Healer(load(parent), parent, build_check(forbid=[BAD]), scripted_model,
-                    tmp_path / "c", HealOptions(concurrency=2),
-                    on_update=lambda c: seen.append(f"{c.label}:{c.status}"))
+    healer = Healer(
+        load(parent),
+        parent,
+        build_check(forbid=[BAD]),
+        scripted_model,
+        tmp_path / "c",
+        HealOptions(concurrency=2),
+        on_update=lambda c: seen.append(f"{c.label}:{c.status}"),
+    )
     result = healer.run(checkup(healer.doc).findings)
     assert result.status == "healed" and result.winner is result.candidates[0]
     assert result.winner.kind == "oversized"
@@ -142,6 +187,12 @@ def test_planning_is_a_plain_function(parent: Path, tmp_path: Path) -> None:
     doc = load(parent)
     findings = checkup(doc).findings
     planned = plan_repairs(doc, parent, findings, HealOptions(max_candidates=3))
-    healer = Healer(load(parent), parent, build_check(require=["x"]), scripted_model, tmp_path,
-                    HealOptions(max_candidates=3))
+    healer = Healer(
+        load(parent),
+        parent,
+        build_check(require=["x"]),
+        scripted_model,
+        tmp_path,
+        HealOptions(max_candidates=3),
+    )
     assert planned and [c.label for c in planned] == [c.label for c in healer.plan(findings)]

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from tests.core.clis import core
-from tests.core.forkmode.conftest import AGENT, tool_results
 from tests.core.fork.checks import loom_ok, read
+from tests.core.forkmode.conftest import AGENT, tool_results
+from tests.core.heal.scenario import BAD, GOOD, POISON
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import ANTHROPIC_KEY, running_upstream
-from tests.core.heal.scenario import BAD, GOOD, POISON
 
 
 def responder(endpoint: str, body: dict[str, Any]) -> Reply:
@@ -36,14 +36,39 @@ def test_heal_reruns_the_recorded_agent(tmp_path: Path, monkeypatch: pytest.Monk
     trace = tmp_path / "parent.loom.json"
     with running_upstream(responder) as upstream:
         done = subprocess.run(
-            [sys.executable, "-m", "loom_core", "record", "--target", upstream.url, "--save",
-             str(trace), "--", sys.executable, str(AGENT), "anthropic"],
-            cwd=work, capture_output=True, text=True, timeout=60,
-            env={**os.environ, "ANTHROPIC_API_KEY": ANTHROPIC_KEY})
+            [
+                sys.executable,
+                "-m",
+                "loom_core",
+                "record",
+                "--target",
+                upstream.url,
+                "--save",
+                str(trace),
+                "--",
+                sys.executable,
+                str(AGENT),
+                "anthropic",
+            ],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "ANTHROPIC_API_KEY": ANTHROPIC_KEY},
+        )
         assert done.returncode == 0 and f"answer: {BAD}" in done.stdout, done.stdout + done.stderr
         recorded = len(upstream.seen)
-        healed = core("heal", trace, "--mode", "agent", "--forbid", BAD, "--out-dir",
-                      tmp_path / "cands", "--json")
+        healed = core(
+            "heal",
+            trace,
+            "--mode",
+            "agent",
+            "--forbid",
+            BAD,
+            "--out-dir",
+            tmp_path / "cands",
+            "--json",
+        )
         assert healed.returncode == 0, healed.stdout + healed.stderr
         result = json.loads(healed.stdout)
         # the prefix (the first call) came from the recording: one live call, redacted

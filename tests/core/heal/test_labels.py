@@ -12,9 +12,8 @@ from pathlib import Path
 from loom import Run
 
 from loom_core.doctor import HARNESS_KINDS, checkup
-from loom_core.heal.repairs import plan_candidates
 from loom_core.formats.loader import load
-
+from loom_core.heal.repairs import plan_candidates
 from tests.core.doctor.test_loom_doctor import bloated_run, mixed_run
 from tests.core.harness_runs import Recorded
 from tests.core.heal.scenario import poisoned_run
@@ -37,7 +36,8 @@ def test_labels_follow_loom_harness_when_step_order_differs(tmp_path: Path) -> N
 
 
 def test_labels_follow_loom_harness_on_the_recorded_scenarios(
-        tmp_path: Path, harness_traces: dict[str, Recorded]) -> None:
+    tmp_path: Path, harness_traces: dict[str, Recorded]
+) -> None:
     paths = [bloated_run(tmp_path), poisoned_run(tmp_path)]
     paths += [rec.path for rec in harness_traces.values()]
     planned = 0

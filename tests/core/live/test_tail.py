@@ -13,24 +13,39 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from loom import Agent, Run, tool
 from loom.providers.base import ModelResponse, ToolCall
 from loom.providers.scripted import ScriptedProvider
 
-from loom_core.live.follow import JournalFollower
 from loom_core.formats.journal import parse_journal_lines
-from loom_core.live.live_status import (CRASHED, FINISHED, HUMAN, REWRITTEN, RUNNING, WAITING,
-                                        live_status)
 from loom_core.formats.loader import load
+from loom_core.live.follow import JournalFollower
+from loom_core.live.live_status import (
+    CRASHED,
+    FINISHED,
+    HUMAN,
+    REWRITTEN,
+    RUNNING,
+    WAITING,
+    live_status,
+)
 from loom_core.live.tail import JournalTailer
-
 from tests.core.harness_runs import Crash, crashing_agent, paused_journal_agent
-from tests.core.live_helpers import (Mirror, WriterThread, effect, header, intent, model_result,
-                                     tool_pairs, wait_until)
+from tests.core.live_helpers import (
+    Mirror,
+    WriterThread,
+    effect,
+    header,
+    intent,
+    model_result,
+    tool_pairs,
+    wait_until,
+)
 
 
 def state_of(*lines: bytes) -> Any:
@@ -43,6 +58,7 @@ def append(path: Path, data: bytes) -> None:
 
 
 # -- live_status ---------------------------------------------------------------
+
 
 def test_status_rules() -> None:
     head = header("one", "two")
@@ -76,6 +92,7 @@ def test_status_counts_incrementally_on_a_growing_state() -> None:
 
 
 # -- synchronous following -----------------------------------------------------
+
 
 def test_complete_lines_only_and_a_torn_line_is_picked_up(tmp_path: Path) -> None:
     path, mirror = tmp_path / "j.jsonl", Mirror()
@@ -116,8 +133,13 @@ def test_truncate_and_rewrite_is_reported_even_when_longer(tmp_path: Path) -> No
     path.write_bytes(header("go") + intent(0, "model") + asked + intent(1, "human"))
     assert tailer.poll_now() is not None and mirror.status == HUMAN
     with open(path, "wb") as f:  # truncate + rewrite in place, as loom-harness does
-        f.write(header("go") + asked + effect(1, "human", "yes") + intent(2, "model")
-                + effect(2, "model", model_result("went")))
+        f.write(
+            header("go")
+            + asked
+            + effect(1, "human", "yes")
+            + intent(2, "model")
+            + effect(2, "model", model_result("went"))
+        )
     update = tailer.poll_now()
     assert update is not None and update.rewritten and update.status == REWRITTEN
     assert len(update.new_effects) == 3 and mirror.matches(path)
@@ -176,18 +198,22 @@ def test_a_bad_line_is_named_and_the_lines_after_it_are_followed(tmp_path: Path)
 
 
 BAD_LINES = {
-    "invalid UTF-8": (effect(1, "tool:x", "ok").replace(b'"ok"', b'"\xff\xfe"'),
-                      "not UTF-8 text"),
-    "deep nesting": (effect(1, "tool:x", "ok").replace(b'"ok"', b"[" * 1000 + b"]" * 1000),
-                     "nested too deeply"),
-    "wrong header types": (b'{"type": "header", "version": "x"}\n',
-                           "wrong type in header member 'version'"),
+    "invalid UTF-8": (effect(1, "tool:x", "ok").replace(b'"ok"', b'"\xff\xfe"'), "not UTF-8 text"),
+    "deep nesting": (
+        effect(1, "tool:x", "ok").replace(b'"ok"', b"[" * 1000 + b"]" * 1000),
+        "nested too deeply",
+    ),
+    "wrong header types": (
+        b'{"type": "header", "version": "x"}\n',
+        "wrong type in header member 'version'",
+    ),
 }
 
 
 @pytest.mark.parametrize("name", BAD_LINES)
-def test_an_unreadable_line_is_reported_with_its_number_and_skipped(tmp_path: Path,
-                                                                    name: str) -> None:
+def test_an_unreadable_line_is_reported_with_its_number_and_skipped(
+    tmp_path: Path, name: str
+) -> None:
     bad, cause = BAD_LINES[name]
     path, mirror = tmp_path / "u.jsonl", Mirror()
     tailer = JournalTailer(path, mirror)
@@ -205,7 +231,9 @@ def test_an_unreadable_line_is_reported_with_its_number_and_skipped(tmp_path: Pa
 
 def test_a_first_line_with_wrong_types_is_reported_not_refused(tmp_path: Path) -> None:
     path = tmp_path / "h.jsonl"
-    path.write_bytes(b'{"type": "header", "version": "x"}\n' + effect(0, "model", model_result("a")))
+    path.write_bytes(
+        b'{"type": "header", "version": "x"}\n' + effect(0, "model", model_result("a"))
+    )
     update = JournalTailer(path, Mirror()).poll_now()
     assert update is not None and update.error is None and update.header is None
     assert update.unreadable[0][0] == 1 and "header member 'version'" in update.unreadable[0][1]
@@ -220,10 +248,13 @@ def test_fields_of_the_wrong_type_are_read_as_defaults_and_reported(tmp_path: Pa
     assert update.problems == ("line 2 (seq 1): field 'kind' has the wrong type, shown raw: 5",)
 
 
-@pytest.mark.parametrize("content, cause", [
-    (b'{\n  "version": 2,\n  "log": []\n}', "not a JSON object"),
-    (b'{"request": {}, "response": {}}\n', "not a header, intent or effect"),
-])
+@pytest.mark.parametrize(
+    "content, cause",
+    [
+        (b'{\n  "version": 2,\n  "log": []\n}', "not a JSON object"),
+        (b'{"request": {}, "response": {}}\n', "not a header, intent or effect"),
+    ],
+)
 def test_not_a_journal_is_an_error(tmp_path: Path, content: bytes, cause: str) -> None:
     # (a wrongly typed field is no error: it is read and marked, tests/core/fuzz)
     path = tmp_path / "x.jsonl"
@@ -250,8 +281,9 @@ def test_final_read_takes_a_last_line_without_newline(tmp_path: Path) -> None:
 def test_a_tool_intent_ages_into_a_crash(tmp_path: Path) -> None:
     now = [100.0]
     path = tmp_path / "c.jsonl"
-    path.write_bytes(header("go") + effect(0, "model", model_result("", ("pay",)))
-                     + intent(1, "tool:pay"))
+    path.write_bytes(
+        header("go") + effect(0, "model", model_result("", ("pay",))) + intent(1, "tool:pay")
+    )
     follower = JournalFollower(path, idle_after=5.0, clock=lambda: now[0])
     update = follower.read()
     assert update is not None and update.status == RUNNING
@@ -265,8 +297,10 @@ def test_a_tool_intent_ages_into_a_crash(tmp_path: Path) -> None:
 
 # -- the thread ------------------------------------------------------------------
 
-MODES = {"watchdog": dict(use_watchdog=True, poll_interval=5.0),
-         "polling": dict(use_watchdog=False, poll_interval=0.05)}
+MODES = {
+    "watchdog": dict(use_watchdog=True, poll_interval=5.0),
+    "polling": dict(use_watchdog=False, poll_interval=0.05),
+}
 
 
 @pytest.fixture(params=sorted(MODES))
@@ -286,7 +320,8 @@ def tailed(tmp_path: Path, mode: dict[str, Any]) -> Iterator[tuple[Path, Mirror,
 
 
 def test_writer_thread_bursts_torn_rewrite_recreate(
-        tailed: tuple[Path, Mirror, JournalTailer]) -> None:
+    tailed: tuple[Path, Mirror, JournalTailer],
+) -> None:
     path, mirror, _ = tailed
     writer = WriterThread()
 
@@ -356,28 +391,45 @@ def test_stop_is_idempotent_and_works_from_a_callback(tmp_path: Path) -> None:
     assert stopped.wait(15)
     tailer.stop()
     tailer.stop()
-    assert not any(t.name.startswith("loom-tail") and t.is_alive()
-                   for t in threading.enumerate() if t is not threading.current_thread())
+    assert not any(
+        t.name.startswith("loom-tail") and t.is_alive()
+        for t in threading.enumerate()
+        if t is not threading.current_thread()
+    )
     with pytest.raises(RuntimeError):
         tailer.start()
 
 
 # -- real loom-harness runs --------------------------------------------------------
 
+
 def gated_agent(path: Path, gate: threading.Event) -> Agent:
     """An agent whose tool blocks until the test opens ``gate``: a run caught mid-tool."""
+
     @tool
     def deploy(target: str) -> str:
         """Deploy, slowly."""
         gate.wait(15)
         return f"deployed {target}"
 
-    script = [ModelResponse(text="", tool_calls=[ToolCall("d1", "deploy", {"target": "eu"})],
-                            stop_reason="tool_use", usage={"input_tokens": 9, "output_tokens": 1}),
-              ModelResponse(text="Deployed.", stop_reason="end_turn",
-                            usage={"input_tokens": 12, "output_tokens": 2})]
-    return Agent(name="gated", system="You deploy.", journal=str(path), tools=[deploy],
-                 provider=ScriptedProvider(script))
+    script = [
+        ModelResponse(
+            text="",
+            tool_calls=[ToolCall("d1", "deploy", {"target": "eu"})],
+            stop_reason="tool_use",
+            usage={"input_tokens": 9, "output_tokens": 1},
+        ),
+        ModelResponse(
+            text="Deployed.", stop_reason="end_turn", usage={"input_tokens": 12, "output_tokens": 2}
+        ),
+    ]
+    return Agent(
+        name="gated",
+        system="You deploy.",
+        journal=str(path),
+        tools=[deploy],
+        provider=ScriptedProvider(script),
+    )
 
 
 def in_thread(fn: Any) -> tuple[threading.Thread, list[Any]]:
@@ -421,8 +473,9 @@ def test_crashed_then_recovered_run(tmp_path: Path, mode: dict[str, Any]) -> Non
             crashing_agent(path).run("Bill the customer")
         wait_until(lambda: mirror.status == CRASHED and mirror.matches(path), "crashed mid-tool")
         assert mirror.unfinished == [(2, "tool:charge_card", 0)]
-        run = Run.recover(str(path), crashing_agent(path, crash=False, skip=1),
-                          on_unfinished="retry")
+        run = Run.recover(
+            str(path), crashing_agent(path, crash=False, skip=1), on_unfinished="retry"
+        )
         assert run.output == "charged"
         wait_until(lambda: mirror.status == FINISHED and mirror.matches(path), "recovered run")
         assert mirror.rewrites == 1 and mirror.problems == []

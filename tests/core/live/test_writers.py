@@ -19,11 +19,11 @@ from loom_core.live.follow import JournalFollower
 from loom_core.live.live_status import CRASHED, FINISHED, RUNNING, STOPPED, WAITING
 from loom_core.live.tail import JournalTailer
 from loom_core.live.writers import PROBE_EVERY, writer_present
-
 from tests.core.live_helpers import Mirror, effect, header, intent, model_result, wait_until
 
-linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="open files are listed through /proc")
+linux_only = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="open files are listed through /proc"
+)
 
 
 class Clock:
@@ -86,13 +86,18 @@ def test_an_empty_journal_of_a_stopped_proxy_is_stopped_not_waiting(tmp_path: Pa
 
 
 def test_an_idle_run_without_a_writer_is_stopped_and_unknowable_stays_running(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "j.jsonl"
     path.write_bytes(_running())
     for answer, after in ((False, STOPPED), (None, RUNNING), (True, RUNNING)):
         clock, looks = Clock(), []
-        follower = JournalFollower(path, idle_after=10, clock=clock,
-                                   probe=lambda p, a=answer, seen=looks: seen.append(p) or a)
+        follower = JournalFollower(
+            path,
+            idle_after=10,
+            clock=clock,
+            probe=lambda p, a=answer, seen=looks: seen.append(p) or a,
+        )
         assert follower.read().status == RUNNING and looks == []  # not idle: nobody looked
         clock.now += 10
         update = follower.read()
@@ -107,8 +112,9 @@ def test_an_idle_run_without_a_writer_is_stopped_and_unknowable_stays_running(
 def test_a_finished_run_is_never_looked_at(tmp_path: Path) -> None:
     path, clock, looks = tmp_path / "j.jsonl", Clock(), []
     path.write_bytes(header("go") + effect(0, "model", model_result("done")))
-    follower = JournalFollower(path, idle_after=1, clock=clock,
-                               probe=lambda p: looks.append(p) or False)
+    follower = JournalFollower(
+        path, idle_after=1, clock=clock, probe=lambda p: looks.append(p) or False
+    )
     assert follower.read().status == FINISHED
     clock.now += 100
     assert follower.read() is None and looks == []
@@ -135,16 +141,18 @@ def test_a_writer_process_that_exits_mid_run_is_stopped(tmp_path: Path) -> None:
         wait_until(lambda: path.exists() and path.stat().st_size > 0, "the header")
         with open(path, "ab") as fh:  # the rest from here: the child keeps it open
             fh.write(lines.split(b"\n", 1)[1])
-        with JournalTailer(path, mirror, poll_interval=0.05, use_watchdog=False,
-                           idle_after=0.3):
+        with JournalTailer(path, mirror, poll_interval=0.05, use_watchdog=False, idle_after=0.3):
             wait_until(lambda: len(mirror.entries) == 1, "the model effect")
             time.sleep(0.6)  # idle, but its writer still holds the file
             assert mirror.status == RUNNING
             proc.stdin.write(b"exit\n")
             proc.stdin.close()
             proc.wait(15)
-            wait_until(lambda: mirror.status == STOPPED, "stopped without finishing",
-                       timeout=PROBE_EVERY + 10)
+            wait_until(
+                lambda: mirror.status == STOPPED,
+                "stopped without finishing",
+                timeout=PROBE_EVERY + 10,
+            )
     finally:
         if proc.poll() is None:
             proc.kill()

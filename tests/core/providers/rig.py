@@ -10,20 +10,28 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from loom_core.providers import make_provider
 from loom_core.providers.base import ModelReply, ModelRequest, ToolSpec
-
 from tests.core.proxy.fake_upstream import FakeUpstream, Seen
 from tests.core.proxy.harness import ANTHROPIC_KEY, OPENAI_KEY, LoopThread
 
 DIALECTS = ("anthropic", "openai", "openai-responses")
-PATHS = {"anthropic": "/v1/messages", "openai": "/v1/chat/completions",
-         "openai-responses": "/v1/responses"}
+PATHS = {
+    "anthropic": "/v1/messages",
+    "openai": "/v1/chat/completions",
+    "openai-responses": "/v1/responses",
+}
 KEYS = {"anthropic": ANTHROPIC_KEY, "openai": OPENAI_KEY, "openai-responses": OPENAI_KEY}
-ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN",
-            "OPENAI_API_KEY", "OPENAI_BASE_URL")
+ENV_VARS = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+)
 
 
 class Upstream:
@@ -75,10 +83,17 @@ async def _cancel_leftovers() -> None:
 
 
 def request(**overrides: Any) -> ModelRequest:
-    base: dict[str, Any] = {"system": "You are a travel agent.",
-                            "messages": [{"role": "user", "content": "Book a hotel in Zürich"}],
-                            "tools": [ToolSpec("search_hotels", "Find hotels", {
-                                "type": "object", "properties": {"city": {"type": "string"}}})]}
+    base: dict[str, Any] = {
+        "system": "You are a travel agent.",
+        "messages": [{"role": "user", "content": "Book a hotel in Zürich"}],
+        "tools": [
+            ToolSpec(
+                "search_hotels",
+                "Find hotels",
+                {"type": "object", "properties": {"city": {"type": "string"}}},
+            )
+        ],
+    }
     return ModelRequest(**{**base, **overrides})
 
 

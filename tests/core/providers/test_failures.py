@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 
 from loom_core.providers import make_provider
-from loom_core.providers.base import CancelToken, Cancelled, ProviderError
-
+from loom_core.providers.base import Cancelled, CancelToken, ProviderError
+from tests.core.providers.rig import DIALECTS, Upstream, Worker, request, wait_for
 from tests.core.proxy.fake_upstream import api_error
 from tests.core.proxy.fake_wire import Reply
-from tests.core.providers.rig import DIALECTS, Upstream, Worker, request, wait_for
 
 
 class RecordingToken(CancelToken):
@@ -26,8 +25,11 @@ class RecordingToken(CancelToken):
 
 @pytest.mark.parametrize("name", DIALECTS)
 def test_429_then_success_is_retried(upstream: Upstream, name: str) -> None:
-    upstream.fake.script(api_error(429, "rate_limit_error", "slow down"),
-                         api_error(529, "overloaded_error", "busy"), Reply(text="finally"))
+    upstream.fake.script(
+        api_error(429, "rate_limit_error", "slow down"),
+        api_error(529, "overloaded_error", "busy"),
+        Reply(text="finally"),
+    )
     token = RecordingToken()
     reply = upstream.provider(name, backoff=0.01).complete(request(), token)
     assert reply.text == "finally"
@@ -41,7 +43,8 @@ def test_retry_after_is_respected_and_capped(upstream: Upstream) -> None:
         Reply(status=429, error={"error": {"message": "wait"}}, headers={"retry-after": "7"}),
         Reply(status=503, error={"error": {"message": "x"}}, headers={"retry-after": "600"}),
         Reply(status=429, error={"error": {"message": "y"}}, headers={"retry-after-ms": "250"}),
-        Reply(text="ok"))
+        Reply(text="ok"),
+    )
     token = RecordingToken()
     reply = upstream.provider("openai", backoff=0.01, max_backoff=60.0).complete(request(), token)
     assert reply.text == "ok"
@@ -50,8 +53,10 @@ def test_retry_after_is_respected_and_capped(upstream: Upstream) -> None:
 
 @pytest.mark.parametrize("name", DIALECTS)
 def test_400_fails_at_once_with_a_clear_error(upstream: Upstream, name: str) -> None:
-    upstream.fake.script(api_error(400, "invalid_request_error", "messages: roles must alternate"),
-                         Reply(text="never"))
+    upstream.fake.script(
+        api_error(400, "invalid_request_error", "messages: roles must alternate"),
+        Reply(text="never"),
+    )
     with pytest.raises(ProviderError) as err:
         upstream.provider(name).complete(request())
     assert str(err.value) == f"{name} fake-model: HTTP 400: messages: roles must alternate"
@@ -63,8 +68,9 @@ def test_5xx_exhausted(upstream: Upstream, name: str) -> None:
     upstream.fake.script(*[api_error(503, "api_error", "upstream down")] * 3, Reply(text="late"))
     with pytest.raises(ProviderError) as err:
         upstream.provider(name, max_retries=2).complete(request(), RecordingToken())
-    assert str(err.value) == (f"{name} fake-model: HTTP 503: upstream down "
-                              "(gave up after 3 attempts)")
+    assert str(err.value) == (
+        f"{name} fake-model: HTTP 503: upstream down (gave up after 3 attempts)"
+    )
     assert len(upstream.seen) == 3
 
 
@@ -79,7 +85,8 @@ def test_connection_lost_mid_stream_is_retried(upstream: Upstream, name: str) ->
 def test_timeout_is_retried(upstream: Upstream) -> None:
     upstream.fake.script(Reply(text="too late", stall=3.0), Reply(text="in time"))
     reply = upstream.provider("anthropic", timeout=1.0, stream=False).complete(
-        request(), RecordingToken())
+        request(), RecordingToken()
+    )
     assert reply.text == "in time"
     assert len(upstream.seen) == 2
 
@@ -97,8 +104,9 @@ def test_cancel_during_back_off_returns_promptly(upstream: Upstream) -> None:
 
 @pytest.mark.parametrize("name", DIALECTS)
 def test_cancel_mid_stream_closes_it(upstream: Upstream, name: str) -> None:
-    upstream.fake.script(Reply(text="a slow and long answer", calls=[("c1", "x", {"a": 1})],
-                               pace=0.5))
+    upstream.fake.script(
+        Reply(text="a slow and long answer", calls=[("c1", "x", {"a": 1})], pace=0.5)
+    )
     provider = upstream.provider(name)
     token = CancelToken()
     worker = Worker(lambda: provider.complete(request(), token))
@@ -128,19 +136,26 @@ def test_base_url_without_key(upstream: Upstream, name: str) -> None:
     assert upstream.seen[0].body["model"] == "llama3"
 
 
-def test_key_and_base_url_from_environment(upstream: Upstream,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_key_and_base_url_from_environment(
+    upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-env")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", upstream.fake.url)
     upstream.fake.script(Reply(text="hi"))
     assert upstream.own(make_provider("anthropic", "m")).complete(request()).text == "hi"
-    assert "sk-ant-from-env" in upstream.seen[0].headers.get("authorization", "") + \
-        upstream.seen[0].headers.get("x-api-key", "")
+    assert "sk-ant-from-env" in upstream.seen[0].headers.get("authorization", "") + upstream.seen[
+        0
+    ].headers.get("x-api-key", "")
 
 
-@pytest.mark.parametrize("name,var", [("anthropic", "ANTHROPIC_API_KEY"),
-                                      ("openai", "OPENAI_API_KEY"),
-                                      ("openai-responses", "OPENAI_API_KEY")])
+@pytest.mark.parametrize(
+    "name,var",
+    [
+        ("anthropic", "ANTHROPIC_API_KEY"),
+        ("openai", "OPENAI_API_KEY"),
+        ("openai-responses", "OPENAI_API_KEY"),
+    ],
+)
 def test_missing_key_is_reported(name: str, var: str, monkeypatch: pytest.MonkeyPatch) -> None:
     provider = make_provider(name)
     ok, why = provider.available()

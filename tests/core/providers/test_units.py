@@ -13,11 +13,15 @@ from openai.types.responses import Response
 
 from loom_core.providers import PROVIDERS, default_model, make_provider
 from loom_core.providers.base import ProviderError
-from loom_core.providers.convert import (anthropic_messages, as_text, chat_messages,
-                                         decode_arguments, responses_input)
+from loom_core.providers.convert import (
+    anthropic_messages,
+    as_text,
+    chat_messages,
+    decode_arguments,
+    responses_input,
+)
 from loom_core.providers.openai_provider import _ChatAssembly, responses_reply
 from loom_core.providers.retry import CallFailed, CallPolicy, classify, retry_after
-
 from tests.core.proxy import fake_wire as fw
 
 
@@ -35,21 +39,43 @@ def test_decode_arguments() -> None:
 
 
 def test_anthropic_merges_same_roles_and_drops_empty_text() -> None:
-    items = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"},
-             {"role": "assistant", "content": ""},  # nothing to send: dropped
-             {"role": "user", "content": "c"},
-             {"role": "assistant", "content": "ok", "tool_calls": [
-                 {"id": "t1", "name": "f", "input": "not a dict"}]},
-             {"role": "user", "content": "note first"},
-             {"role": "tool", "content": 42, "tool_call_id": "t1"}]
+    items = [
+        {"role": "user", "content": "a"},
+        {"role": "user", "content": "b"},
+        {"role": "assistant", "content": ""},  # nothing to send: dropped
+        {"role": "user", "content": "c"},
+        {
+            "role": "assistant",
+            "content": "ok",
+            "tool_calls": [{"id": "t1", "name": "f", "input": "not a dict"}],
+        },
+        {"role": "user", "content": "note first"},
+        {"role": "tool", "content": 42, "tool_call_id": "t1"},
+    ]
     assert anthropic_messages(items) == [
-        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"},
-                                     {"type": "text", "text": "c"}]},
-        {"role": "assistant", "content": [{"type": "text", "text": "ok"},
-                                          {"type": "tool_use", "id": "t1", "name": "f",
-                                           "input": {}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "42"},
-                                     {"type": "text", "text": "note first"}]}]
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "a"},
+                {"type": "text", "text": "b"},
+                {"type": "text", "text": "c"},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "ok"},
+                {"type": "tool_use", "id": "t1", "name": "f", "input": {}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "42"},
+                {"type": "text", "text": "note first"},
+            ],
+        },
+    ]
 
 
 def test_unknown_role_names_the_item() -> None:
@@ -61,17 +87,32 @@ def test_unknown_role_names_the_item() -> None:
 
 def test_chat_without_system_and_plain_assistant() -> None:
     assert chat_messages("", [{"role": "assistant", "content": None}]) == [
-        {"role": "assistant", "content": ""}]
+        {"role": "assistant", "content": ""}
+    ]
 
 
 def test_chat_stream_assembly_with_undecodable_arguments() -> None:
     acc = _ChatAssembly()
     base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
-    for delta in ({"content": "Hi"}, {"tool_calls": [
-            {"index": 0, "id": "k", "type": "function", "function": {"name": "f", "arguments": ""}}]},
-            {"tool_calls": [{"index": 0, "function": {"arguments": "{broken"}}]}):
-        acc.add(ChatCompletionChunk.model_validate(
-            {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}))
+    for delta in (
+        {"content": "Hi"},
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "k",
+                    "type": "function",
+                    "function": {"name": "f", "arguments": ""},
+                }
+            ]
+        },
+        {"tool_calls": [{"index": 0, "function": {"arguments": "{broken"}}]},
+    ):
+        acc.add(
+            ChatCompletionChunk.model_validate(
+                {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+            )
+        )
     reply = acc.reply()
     assert reply.tool_calls == [{"id": "k", "name": "f", "input": {}}]
     assert reply.text == "Hi" and reply.stop_reason == "tool_use"
@@ -107,6 +148,7 @@ def test_delay_doubles_with_jitter_and_is_capped() -> None:
 
 def test_openai_in_stream_error_event_is_classified() -> None:
     import httpx2
+
     req = httpx2.Request("POST", "http://127.0.0.1/v1/responses")
     busy = openai.APIError("busy", req, body={"type": "server_error", "message": "busy"})
     bad = openai.APIError("bad", req, body={"code": "invalid_prompt", "message": "no"})
@@ -137,8 +179,16 @@ def test_importing_the_registry_loads_no_sdk() -> None:
     """The picker and the fork's edit types import this package; the SDKs stay unloaded."""
     import subprocess
     import sys
-    code = ("import sys, loom_core.providers as p; p.default_model('openai'); "
-            "print(json.dumps(sorted(m for m in ('anthropic', 'openai') if m in sys.modules)))")
-    out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True,
-                         text=True, timeout=60, check=True)
+
+    code = (
+        "import sys, loom_core.providers as p; p.default_model('openai'); "
+        "print(json.dumps(sorted(m for m in ('anthropic', 'openai') if m in sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", "import json; " + code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert json.loads(out.stdout) == []

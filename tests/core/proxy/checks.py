@@ -15,14 +15,14 @@ from typing import Any
 from loom.proxy import WireRecorder as LoomRecorder
 
 from loom_core.proxy.sidecar import read_sidecar
-
 from tests.core.proxy.fake_upstream import FakeUpstream
 
 
 def without_sys_role(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``meta.sys_role`` is loom's best-effort heuristic label; we do not write it (§1.2)."""
-    return [{**e, "meta": {k: v for k, v in e.get("meta", {}).items() if k != "sys_role"}}
-            for e in log]
+    return [
+        {**e, "meta": {k: v for k, v in e.get("meta", {}).items() if k != "sys_role"}} for e in log
+    ]
 
 
 def model_requests(upstream: FakeUpstream) -> list[dict[str, Any]]:
@@ -59,15 +59,25 @@ def anthropic_seen(message: Any) -> dict[str, Any]:
             blocks.append({"type": "text", "text": b.text})
         else:
             blocks.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.input})
-    return {"id": message.id, "content": blocks, "stop_reason": message.stop_reason,
-            "usage": (message.usage.input_tokens, message.usage.output_tokens)}
+    return {
+        "id": message.id,
+        "content": blocks,
+        "stop_reason": message.stop_reason,
+        "usage": (message.usage.input_tokens, message.usage.output_tokens),
+    }
 
 
 def anthropic_wire(entry: dict[str, Any]) -> dict[str, Any]:
-    blocks = [{k: b[k] for k in ("type", "text", "id", "name", "input") if k in b}
-              for b in entry["content"]]
-    return {"id": entry["id"], "content": blocks, "stop_reason": entry["stop_reason"],
-            "usage": (entry["usage"]["input_tokens"], entry["usage"]["output_tokens"])}
+    blocks = [
+        {k: b[k] for k in ("type", "text", "id", "name", "input") if k in b}
+        for b in entry["content"]
+    ]
+    return {
+        "id": entry["id"],
+        "content": blocks,
+        "stop_reason": entry["stop_reason"],
+        "usage": (entry["usage"]["input_tokens"], entry["usage"]["output_tokens"]),
+    }
 
 
 def stop_and_check(rig: Any) -> dict[str, Any]:

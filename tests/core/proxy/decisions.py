@@ -11,26 +11,30 @@ and a timeout (expired through the registry, so no test waits on the clock).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
-from loom_core.proxy.control_client import ControlClient
 from loom_core.proxy.config import ShieldFlags
-
+from loom_core.proxy.control_client import ControlClient
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import Rig
 from tests.core.proxy.procs import wait_for
 
 SHIELD = ShieldFlags(confirm=["deploy*"], confirm_timeout=60)
-TOOLS = [{"name": name, "description": name, "input_schema": {"type": "object"}}
-         for name in ("deploy", "read_notes")]
+TOOLS = [
+    {"name": name, "description": name, "input_schema": {"type": "object"}}
+    for name in ("deploy", "read_notes")
+]
 PROD, EDITED, STAGING = {"env": "prod"}, {"env": "production"}, {"env": "staging"}
 ALWAYS = 'deploy({"env": "prod"})'
 SCRIPT = [
     Reply(text="Reading first.", calls=[("r0", "read_notes", {})]),
     Reply(text="Deploying.", calls=[("d1", "deploy", PROD)]),
     Reply(text="Again.", calls=[("d2", "deploy", PROD)]),  # the same call: its own step
-    Reply(text="Dev too.", calls=[("r3", "read_notes", {"x": 1}), ("d3", "deploy", {"env": "dev"})]),
+    Reply(
+        text="Dev too.", calls=[("r3", "read_notes", {"x": 1}), ("d3", "deploy", {"env": "dev"})]
+    ),
     Reply(text="Production.", calls=[("d4", "deploy", EDITED)]),
     Reply(text="QA.", calls=[("d5", "deploy", {"env": "qa"}), ("r5", "read_notes", {})]),
     Reply(text="Prod once more.", calls=[("d6", "deploy", PROD)]),  # always allowed: no event
@@ -45,16 +49,29 @@ def agent(rig: Rig) -> str:
     client = rig.anthropic()
     messages: list[dict[str, Any]] = [{"role": "user", "content": "release"}]
     for _ in range(len(SCRIPT)):
-        reply = client.messages.create(model="fake-1", max_tokens=64, tools=TOOLS,
-                                       messages=messages)
+        reply = client.messages.create(
+            model="fake-1", max_tokens=64, tools=TOOLS, messages=messages
+        )
         uses = [b for b in reply.content if b.type == "tool_use"]
         if not uses:
             return "".join(b.text for b in reply.content if b.type == "text")
-        messages += [{"role": "assistant",
-                      "content": [b.model_dump(exclude_none=True) for b in reply.content]},
-                     {"role": "user", "content": [
-                         {"type": "tool_result", "tool_use_id": u.id,
-                          "content": f"ran {json.dumps(u.input)}"} for u in uses]}]
+        messages += [
+            {
+                "role": "assistant",
+                "content": [b.model_dump(exclude_none=True) for b in reply.content],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": u.id,
+                        "content": f"ran {json.dumps(u.input)}",
+                    }
+                    for u in uses
+                ],
+            },
+        ]
     raise AssertionError("the agent did not finish")
 
 
@@ -77,8 +94,9 @@ def run_with_decisions(rig: Rig, pool: ThreadPoolExecutor) -> Future[str]:
     answer = pool.submit(agent, rig)
     client, seen = ControlClient(rig.proxy.port), set()
     for decide in _decisions(rig):
-        call = wait_for(lambda: [c for c in client.pending() if c.id not in seen], 15,
-                        "the next held call")[0]
+        call = wait_for(
+            lambda: [c for c in client.pending() if c.id not in seen], 15, "the next held call"
+        )[0]
         seen.add(call.id)
         decide(client, call.id)
     return answer

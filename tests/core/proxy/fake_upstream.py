@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from aiohttp import web
 
@@ -64,16 +65,26 @@ class FakeUpstream:
             self._runner = None
 
     async def _count_tokens(self, request: web.Request) -> web.Response:
-        self.seen.append(Seen(request.path, {k.lower(): v for k, v in request.headers.items()}, await request.json()))
+        self.seen.append(
+            Seen(
+                request.path,
+                {k.lower(): v for k, v in request.headers.items()},
+                await request.json(),
+            )
+        )
         return web.json_response({"input_tokens": 42})
 
     async def _models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": "fake-1", "object": "model"}]},
-                                 headers={"x-fake": "models"})
+        return web.json_response(
+            {"object": "list", "data": [{"id": "fake-1", "object": "model"}]},
+            headers={"x-fake": "models"},
+        )
 
     async def _model(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
-        self.seen.append(Seen(request.path, {k.lower(): v for k, v in request.headers.items()}, body))
+        self.seen.append(
+            Seen(request.path, {k.lower(): v for k, v in request.headers.items()}, body)
+        )
         n = len(self.seen) - 1
         if self.replies:
             reply = self.replies.pop(0)
@@ -84,14 +95,19 @@ class FakeUpstream:
         if reply.stall:
             await asyncio.sleep(reply.stall)
         if reply.status != 200:
-            return web.json_response(reply.error or {"error": {"message": "fake"}},
-                                     status=reply.status,
-                                     headers={"x-fake-error": "yes", **reply.headers})
+            return web.json_response(
+                reply.error or {"error": {"message": "fake"}},
+                status=reply.status,
+                headers={"x-fake-error": "yes", **reply.headers},
+            )
         model = str(body.get("model", "fake"))
         endpoint = request.match_info["endpoint"]
         if not body.get("stream"):
-            render = {"messages": fw.anthropic_json, "chat/completions": fw.chat_json,
-                      "responses": fw.responses_json}[endpoint]
+            render = {
+                "messages": fw.anthropic_json,
+                "chat/completions": fw.chat_json,
+                "responses": fw.responses_json,
+            }[endpoint]
             return web.json_response(render(reply, n, model), headers={"request-id": f"req_{n}"})
         if endpoint == "messages":
             events = fw.anthropic_sse(reply, n, model)
@@ -102,10 +118,15 @@ class FakeUpstream:
             events = fw.responses_sse(reply, n, model)
         return await self._stream(request, events, reply)
 
-    async def _stream(self, request: web.Request, events: list[bytes],
-                      reply: Reply) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"content-type": "text/event-stream; charset=utf-8",
-                                           "cache-control": "no-cache"})
+    async def _stream(
+        self, request: web.Request, events: list[bytes], reply: Reply
+    ) -> web.StreamResponse:
+        resp = web.StreamResponse(
+            headers={
+                "content-type": "text/event-stream; charset=utf-8",
+                "cache-control": "no-cache",
+            }
+        )
         await resp.prepare(request)
         try:
             for i, event in enumerate(events):
@@ -126,8 +147,9 @@ class FakeUpstream:
 
 def api_error(status: int, kind: str, message: str) -> Reply:
     """An Anthropic-shaped error body (the OpenAI SDK reads ``error.message`` too)."""
-    return Reply(status=status, error={"type": "error", "error": {"type": kind,
-                                                                  "message": message}})
+    return Reply(
+        status=status, error={"type": "error", "error": {"type": kind, "message": message}}
+    )
 
 
 def dumps(value: Any) -> str:

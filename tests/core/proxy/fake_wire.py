@@ -35,7 +35,7 @@ def _pieces(text: str, n: int = 3) -> list[str]:
     if not text:
         return []
     size = max(1, -(-len(text) // n))
-    return [text[i:i + size] for i in range(0, len(text), size)]
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def _sse(kind: str | None, data: Any) -> bytes:
@@ -48,43 +48,96 @@ def anthropic_json(r: Reply, n: int, model: str) -> dict[str, Any]:
 
 
 def anthropic_sse(r: Reply, n: int, model: str) -> list[bytes]:
-    return message_sse(anthropic_json(r, n, model), r.usage, text_pieces=3, json_pieces=4,
-                       ping_after_first=True)
+    return message_sse(
+        anthropic_json(r, n, model), r.usage, text_pieces=3, json_pieces=4, ping_after_first=True
+    )
 
 
 def chat_json(r: Reply, n: int, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": r.text or None, "refusal": None}
     if r.calls:
-        message["tool_calls"] = [{"id": i, "type": "function",
-                                  "function": {"name": name, "arguments": json.dumps(args)}}
-                                 for i, name, args in r.calls]
-    return {"id": f"chatcmpl-{n:04d}", "object": "chat.completion", "created": 1_800_000_000 + n,
-            "model": model, "choices": [{"index": 0, "message": message, "logprobs": None,
-                                         "finish_reason": "tool_calls" if r.calls else "stop"}],
-            "usage": {"prompt_tokens": r.usage[0], "completion_tokens": r.usage[1],
-                      "total_tokens": sum(r.usage)}}
+        message["tool_calls"] = [
+            {"id": i, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            for i, name, args in r.calls
+        ]
+    return {
+        "id": f"chatcmpl-{n:04d}",
+        "object": "chat.completion",
+        "created": 1_800_000_000 + n,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if r.calls else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": r.usage[0],
+            "completion_tokens": r.usage[1],
+            "total_tokens": sum(r.usage),
+        },
+    }
 
 
 def chat_sse(r: Reply, n: int, model: str, usage: bool) -> list[bytes]:
-    base = {"id": f"chatcmpl-{n:04d}", "object": "chat.completion.chunk",
-            "created": 1_800_000_000 + n, "model": model, "system_fingerprint": "fp_fake"}
+    base = {
+        "id": f"chatcmpl-{n:04d}",
+        "object": "chat.completion.chunk",
+        "created": 1_800_000_000 + n,
+        "model": model,
+        "system_fingerprint": "fp_fake",
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        return _sse(None, {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None,
-                                                "finish_reason": finish}]})
+        return _sse(
+            None,
+            {
+                **base,
+                "choices": [
+                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+                ],
+            },
+        )
 
     out = [chunk({"role": "assistant", "content": "", "refusal": None})]
     out += [chunk({"content": p}) for p in _pieces(r.text)]
     for k, (i, name, args) in enumerate(r.calls):
-        out.append(chunk({"tool_calls": [{"index": k, "id": i, "type": "function",
-                                          "function": {"name": name, "arguments": ""}}]}))
-        out += [chunk({"tool_calls": [{"index": k, "function": {"arguments": p}}]})
-                for p in _pieces(json.dumps(args), 3)]
+        out.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": k,
+                            "id": i,
+                            "type": "function",
+                            "function": {"name": name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        out += [
+            chunk({"tool_calls": [{"index": k, "function": {"arguments": p}}]})
+            for p in _pieces(json.dumps(args), 3)
+        ]
     out.append(chunk({}, "tool_calls" if r.calls else "stop"))
     if usage:
-        out.append(_sse(None, {**base, "choices": [], "usage": {
-            "prompt_tokens": r.usage[0], "completion_tokens": r.usage[1],
-            "total_tokens": sum(r.usage)}}))
+        out.append(
+            _sse(
+                None,
+                {
+                    **base,
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": r.usage[0],
+                        "completion_tokens": r.usage[1],
+                        "total_tokens": sum(r.usage),
+                    },
+                },
+            )
+        )
     out.append(b"data: [DONE]\n\n")
     return out
 
@@ -92,19 +145,44 @@ def chat_sse(r: Reply, n: int, model: str, usage: bool) -> list[bytes]:
 def responses_json(r: Reply, n: int, model: str) -> dict[str, Any]:
     output: list[dict[str, Any]] = []
     if r.text:
-        output.append({"id": f"msg_{n:04d}", "type": "message", "status": "completed",
-                       "role": "assistant", "content": [
-                           {"type": "output_text", "text": r.text, "annotations": []}]})
-    output += [{"id": f"fc_{n:04d}_{k}", "type": "function_call", "status": "completed",
-                "call_id": i, "name": name, "arguments": json.dumps(args)}
-               for k, (i, name, args) in enumerate(r.calls)]
-    return {"id": f"resp_{n:04d}", "object": "response", "created_at": 1_800_000_000 + n,
-            "status": "completed", "model": model, "output": output,
-            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-            "usage": {"input_tokens": r.usage[0], "output_tokens": r.usage[1],
-                      "total_tokens": sum(r.usage),
-                      "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens_details": {"reasoning_tokens": 0}}}
+        output.append(
+            {
+                "id": f"msg_{n:04d}",
+                "type": "message",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": r.text, "annotations": []}],
+            }
+        )
+    output += [
+        {
+            "id": f"fc_{n:04d}_{k}",
+            "type": "function_call",
+            "status": "completed",
+            "call_id": i,
+            "name": name,
+            "arguments": json.dumps(args),
+        }
+        for k, (i, name, args) in enumerate(r.calls)
+    ]
+    return {
+        "id": f"resp_{n:04d}",
+        "object": "response",
+        "created_at": 1_800_000_000 + n,
+        "status": "completed",
+        "model": model,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": r.usage[0],
+            "output_tokens": r.usage[1],
+            "total_tokens": sum(r.usage),
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
 
 
 def responses_sse(r: Reply, n: int, model: str) -> list[bytes]:
@@ -119,8 +197,11 @@ def responses_sse(r: Reply, n: int, model: str) -> list[bytes]:
     emit("response.in_progress", response=pending)
     for oi, item in enumerate(final["output"]):
         if item["type"] == "message":
-            emit("response.output_item.added", output_index=oi,
-                 item={**item, "status": "in_progress", "content": []})
+            emit(
+                "response.output_item.added",
+                output_index=oi,
+                item={**item, "status": "in_progress", "content": []},
+            )
             ids = {"item_id": item["id"], "output_index": oi, "content_index": 0}
             empty = {"type": "output_text", "text": "", "annotations": []}
             emit("response.content_part.added", **ids, part=empty)
@@ -129,13 +210,24 @@ def responses_sse(r: Reply, n: int, model: str) -> list[bytes]:
             emit("response.output_text.done", **ids, text=r.text, logprobs=[])
             emit("response.content_part.done", **ids, part=item["content"][0])
         else:
-            emit("response.output_item.added", output_index=oi,
-                 item={**item, "status": "in_progress", "arguments": ""})
+            emit(
+                "response.output_item.added",
+                output_index=oi,
+                item={**item, "status": "in_progress", "arguments": ""},
+            )
             for p in _pieces(item["arguments"]):
-                emit("response.function_call_arguments.delta", item_id=item["id"],
-                     output_index=oi, delta=p)
-            emit("response.function_call_arguments.done", item_id=item["id"], output_index=oi,
-                 arguments=item["arguments"])
+                emit(
+                    "response.function_call_arguments.delta",
+                    item_id=item["id"],
+                    output_index=oi,
+                    delta=p,
+                )
+            emit(
+                "response.function_call_arguments.done",
+                item_id=item["id"],
+                output_index=oi,
+                arguments=item["arguments"],
+            )
         emit("response.output_item.done", output_index=oi, item=item)
     emit("response.completed", response=final)
     return out

@@ -12,10 +12,11 @@ import asyncio
 import json
 import threading
 import warnings
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Coroutine, Iterator, TypeVar
+from typing import Any, TypeVar
 
 import anthropic
 import openai
@@ -23,7 +24,6 @@ from loom import Run
 
 from loom_core.proxy.config import ProxyConfig
 from loom_core.proxy.runner import RunningProxy, start_proxy
-
 from tests.core.clis import loom
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
@@ -39,8 +39,9 @@ class LoopThread:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="proxy-test-loop",
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, name="proxy-test-loop", daemon=True
+        )
         self.thread.start()
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float = 20.0) -> T:
@@ -54,8 +55,9 @@ class LoopThread:
 
 
 @contextmanager
-def running_upstream(responder: Callable[[str, dict[str, Any]], Reply] | None = None
-                     ) -> Iterator[FakeUpstream]:
+def running_upstream(
+    responder: Callable[[str, dict[str, Any]], Reply] | None = None,
+) -> Iterator[FakeUpstream]:
     """A fake model API on 127.0.0.1, on its own loop thread; both stopped on exit.
     ``responder`` answers every unscripted call (a deterministic model)."""
     lt = LoopThread()
@@ -87,12 +89,14 @@ class Rig:
         return Path(self.proxy.config.save)
 
     def anthropic(self) -> anthropic.Anthropic:
-        return anthropic.Anthropic(base_url=self.url, api_key=ANTHROPIC_KEY, max_retries=0,
-                                   timeout=10.0)
+        return anthropic.Anthropic(
+            base_url=self.url, api_key=ANTHROPIC_KEY, max_retries=0, timeout=10.0
+        )
 
     def openai(self) -> openai.OpenAI:
-        return openai.OpenAI(base_url=self.url + "/v1", api_key=OPENAI_KEY, max_retries=0,
-                             timeout=10.0)
+        return openai.OpenAI(
+            base_url=self.url + "/v1", api_key=OPENAI_KEY, max_retries=0, timeout=10.0
+        )
 
     def stop(self) -> dict[str, Any]:
         """Finalize the proxy (as SIGINT would) and return the written trace."""
@@ -106,7 +110,7 @@ class Rig:
         finally:
             self.lt.close()
 
-    def __enter__(self) -> "Rig":
+    def __enter__(self) -> Rig:
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -120,8 +124,13 @@ def start_rig(tmp: Path, screen: Any = None, **overrides: Any) -> Rig:
     upstream = FakeUpstream()
     try:
         target = lt.run(upstream.start())
-        config = ProxyConfig(port=0, target=target, save=str(tmp / "session.loom.json"),
-                             save_interval=0.2, upstream_timeout=5.0)
+        config = ProxyConfig(
+            port=0,
+            target=target,
+            save=str(tmp / "session.loom.json"),
+            save_interval=0.2,
+            upstream_timeout=5.0,
+        )
         for name, value in overrides.items():
             setattr(config, name, value)
         proxy = lt.run(start_proxy(config, screen=screen))
@@ -153,8 +162,13 @@ def loom_accepts(path: Path) -> Run:
     return run
 
 
-def anthropic_agent(client: anthropic.Anthropic, messages: list[dict[str, Any]],
-                    results: dict[str, str], turns: int, **create: Any) -> None:
+def anthropic_agent(
+    client: anthropic.Anthropic,
+    messages: list[dict[str, Any]],
+    results: dict[str, str],
+    turns: int,
+    **create: Any,
+) -> None:
     """A tool loop as an agent runs it with the real client: each tool call is answered
     from ``results`` (by id) until a reply calls no tool; more than ``turns`` replies
     fail the test. ``create`` is passed to ``messages.create``."""
@@ -163,11 +177,21 @@ def anthropic_agent(client: anthropic.Anthropic, messages: list[dict[str, Any]],
         calls = [b for b in message.content if b.type == "tool_use"]
         if not calls:
             return
-        messages.append({"role": "assistant",
-                         "content": [b.model_dump(exclude_none=True) for b in message.content]})
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": c.id, "content": results[c.id]}
-            for c in calls]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": [b.model_dump(exclude_none=True) for b in message.content],
+            }
+        )
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": c.id, "content": results[c.id]}
+                    for c in calls
+                ],
+            }
+        )
     raise AssertionError("agent did not finish")
 
 

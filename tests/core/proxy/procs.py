@@ -12,8 +12,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tests.core.clis import ROOT
 
@@ -32,19 +33,34 @@ def wait_for(predicate: Callable[[], Any], seconds: float = 15.0, what: str = "c
 class ProxyProcess:
     """``python -m loom_core proxy …`` with a ready file; output goes to files in ``tmp``."""
 
-    def __init__(self, tmp: Path, *flags: str, name: str = "proxy",
-                 ignore_sigint: bool = False) -> None:
+    def __init__(
+        self, tmp: Path, *flags: str, name: str = "proxy", ignore_sigint: bool = False
+    ) -> None:
         self.ready_file = tmp / f"{name}.ready.json"
         self.out, self.err = tmp / f"{name}.stdout", tmp / f"{name}.stderr"
-        cmd = [sys.executable, "-m", "loom_core", "proxy", "--port", "0",
-               "--ready-file", str(self.ready_file), *flags]
+        cmd = [
+            sys.executable,
+            "-m",
+            "loom_core",
+            "proxy",
+            "--port",
+            "0",
+            "--ready-file",
+            str(self.ready_file),
+            *flags,
+        ]
 
         def no_sigint() -> None:  # what a background job of a non-interactive shell inherits
             signal.signal(signal.SIGINT, signal.SIG_IGN)
 
         with open(self.out, "wb") as out, open(self.err, "wb") as err:
-            self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err,
-                                         preexec_fn=no_sigint if ignore_sigint else None)
+            self.proc = subprocess.Popen(
+                cmd,
+                cwd=ROOT,
+                stdout=out,
+                stderr=err,
+                preexec_fn=no_sigint if ignore_sigint else None,
+            )
         self.ready: dict[str, Any] = {}
 
     def __enter__(self) -> ProxyProcess:

@@ -8,8 +8,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import anthropic
 import pytest
@@ -41,7 +42,9 @@ def _wait(predicate: Any, seconds: float = 15.0) -> Any:
 
 
 @pytest.fixture
-def loom_proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[int, FakeUpstream, LoopThread]]:
+def loom_proxy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[int, FakeUpstream, LoopThread]]:
     """loom-harness's proxy with a confirm rule in front of a fake upstream."""
     monkeypatch.setenv("LOOM_RUNTIME_DIR", str(tmp_path / "rt"))
     lt = LoopThread()
@@ -49,10 +52,26 @@ def loom_proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tupl
     url = lt.run(upstream.start())
     port = _free_port()
     env = {**os.environ, "LOOM_RUNTIME_DIR": str(tmp_path / "rt")}
-    proc = subprocess.Popen([str(LOOM), "proxy", "--port", str(port), "--target", url,
-                             "--save", str(tmp_path / "s.loom.json"), "--confirm", "deploy*",
-                             "--confirm-timeout", "20"], env=env, cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            str(LOOM),
+            "proxy",
+            "--port",
+            str(port),
+            "--target",
+            url,
+            "--save",
+            str(tmp_path / "s.loom.json"),
+            "--confirm",
+            "deploy*",
+            "--confirm-timeout",
+            "20",
+        ],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         _wait(lambda: read_token(port))
         yield port, upstream, lt
@@ -64,27 +83,37 @@ def loom_proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tupl
 
 
 def _ask(port: int, out: list[Any]) -> threading.Thread:
-    client = anthropic.Anthropic(base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test",
-                                 max_retries=0, timeout=30)
+    client = anthropic.Anthropic(
+        base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test", max_retries=0, timeout=30
+    )
 
     def run() -> None:
-        out.append(client.messages.create(model="claude-sonnet-4-6", max_tokens=100,
-                                          messages=[{"role": "user", "content": "ship it"}]))
+        out.append(
+            client.messages.create(
+                model="claude-sonnet-4-6",
+                max_tokens=100,
+                messages=[{"role": "user", "content": "ship it"}],
+            )
+        )
+
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread
 
 
 @pytest.mark.parametrize("approve", [True, False])
-def test_list_and_decide_a_held_call(loom_proxy: tuple[int, FakeUpstream, LoopThread],
-                                     approve: bool) -> None:
+def test_list_and_decide_a_held_call(
+    loom_proxy: tuple[int, FakeUpstream, LoopThread], approve: bool
+) -> None:
     port, upstream, _lt = loom_proxy
     upstream.script(Reply(text="ok", calls=[("t1", "deploy", {"env": "prod"})]))
     client = ControlClient(port)
     out: list[Any] = []
     thread = _ask(port, out)
     held = _wait(lambda: client.pending())
-    assert held[0].tool == "deploy" and held[0].input == {"env": "prod"} and held[0].rule == "deploy*"
+    assert (
+        held[0].tool == "deploy" and held[0].input == {"env": "prod"} and held[0].rule == "deploy*"
+    )
     client.decide(held[0].id, approve, reason="checked")
     thread.join(20)
     blocks = [b.type for b in out[0].content]

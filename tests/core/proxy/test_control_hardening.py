@@ -11,43 +11,43 @@ import asyncio
 import json
 import os
 import stat
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from loom_core.proxy.control_client import ControlClient
 from loom_core.proxy.control import ControlPlane, write_token_file
-
+from loom_core.proxy.control_client import ControlClient
 from tests.core.proxy.harness import Rig
 from tests.core.proxy.test_control import _raw, agent_call, held, shielded
 
 DEEP = 990  # json.loads raises RecursionError here (900 is fine), msgspec too
 
 BAD_BODIES: list[tuple[bytes, str]] = [
-    (b"{\"id\": " + b"[" * DEEP + b"]" * DEEP + b"}", "nested deeper than"),
+    (b'{"id": ' + b"[" * DEEP + b"]" * DEEP + b"}", "nested deeper than"),
     (b"[" * 5000 + b"]" * 5000, "nested deeper than"),
-    (b"{\"id\": \"a\", \"edited_input\": " + b"{\"x\": " * 100 + b"1" + b"}" * 100 + b"}",
-     "nested deeper than"),
+    (
+        b'{"id": "a", "edited_input": ' + b'{"x": ' * 100 + b"1" + b"}" * 100 + b"}",
+        "nested deeper than",
+    ),
     (b"not json", "not valid JSON"),
-    (b"{\"id\": \"a\",", "not valid JSON"),
+    (b'{"id": "a",', "not valid JSON"),
     (b"\xff\xfe{}", "not UTF-8"),
     (b"[1, 2]", "must be a JSON object"),
-    (b"\"approve\"", "must be a JSON object"),
-    (b"{\"id\": 5, \"decision\": \"approve\"}", "'id' must be a string"),
-    (b"{\"id\": \"a\", \"decision\": [\"approve\"]}", "'decision' must be a string"),
-    (b"{\"id\": \"a\", \"decision\": \"deny\", \"reason\": {\"x\": 1}}", "'reason' must be a string"),
-    (b"{\"id\": \"a\", \"decision\": \"approve\", \"by\": true}", "'by' must be a string"),
-    (b"{\"id\": \"a\", \"decision\": \"approve\", \"always_allow\": 3}",
-     "'always_allow' must be a string"),
-    (b"{\"id\": \"a\", \"edited_input\": {\"n\": 1e400}}", "number out of range"),
-    (b"{\"id\": \"a\", \"edited_input\": {\"n\": " + b"9" * 30 + b"}}", "number out of range"),
-    (b"{\"id\": \"a\", \"edited_input\": {\"n\": " + b"9" * 5000 + b"}}", "not valid JSON"),
-    (b"{\"id\": \"a\", \"edited_input\": {\"n\": NaN}}", "not a JSON number"),
-    (b"{\"id\": \"a\", \"edited_input\": {\"n\": -Infinity}}", "not a JSON number"),
-    (b"{\"id\": \"a\", \"decision\": \"deny\", \"reason\": \"\\ud800\"}", "lone surrogate"),
-    (b"{\"id\": \"a\", \"edited_input\": {\"\\udfff\": 1}}", "lone surrogate"),
+    (b'"approve"', "must be a JSON object"),
+    (b'{"id": 5, "decision": "approve"}', "'id' must be a string"),
+    (b'{"id": "a", "decision": ["approve"]}', "'decision' must be a string"),
+    (b'{"id": "a", "decision": "deny", "reason": {"x": 1}}', "'reason' must be a string"),
+    (b'{"id": "a", "decision": "approve", "by": true}', "'by' must be a string"),
+    (b'{"id": "a", "decision": "approve", "always_allow": 3}', "'always_allow' must be a string"),
+    (b'{"id": "a", "edited_input": {"n": 1e400}}', "number out of range"),
+    (b'{"id": "a", "edited_input": {"n": ' + b"9" * 30 + b"}}", "number out of range"),
+    (b'{"id": "a", "edited_input": {"n": ' + b"9" * 5000 + b"}}", "not valid JSON"),
+    (b'{"id": "a", "edited_input": {"n": NaN}}', "not a JSON number"),
+    (b'{"id": "a", "edited_input": {"n": -Infinity}}', "not a JSON number"),
+    (b'{"id": "a", "decision": "deny", "reason": "\\ud800"}', "lone surrogate"),
+    (b'{"id": "a", "edited_input": {"\\udfff": 1}}', "lone surrogate"),
 ]
 
 
@@ -72,16 +72,32 @@ def test_malformed_decide_bodies_get_a_400_naming_the_cause(rig: Rig) -> None:
         answer = agent_call(rig, pool)
         call = held(port)
         for raw, cause in BAD_BODIES:
-            status, body = _raw(port, "POST", "/loom/shield/decide", headers,
-                                raw.replace(b"\"a\"", json.dumps(call.id).encode()))
+            status, body = _raw(
+                port,
+                "POST",
+                "/loom/shield/decide",
+                headers,
+                raw.replace(b'"a"', json.dumps(call.id).encode()),
+            )
             assert status == 400 and cause in body["error"], (raw[:60], status, body)
         assert [c.id for c in ControlClient(port).pending()] == [call.id]  # nothing decided
-        status, body = _raw(port, "POST", "/loom/shield/decide", headers, json.dumps(
-            {"id": call.id, "decision": "approve", "by": "ok", "edited_input": {"n": 2 ** 62,
-                                                                                "x": 1.5}}).encode())
+        status, body = _raw(
+            port,
+            "POST",
+            "/loom/shield/decide",
+            headers,
+            json.dumps(
+                {
+                    "id": call.id,
+                    "decision": "approve",
+                    "by": "ok",
+                    "edited_input": {"n": 2**62, "x": 1.5},
+                }
+            ).encode(),
+        )
         assert (status, body) == (200, {"ok": True})
         [use] = [b for b in answer.result(10).content if b.type == "tool_use"]
-        assert use.input == {"n": 2 ** 62, "x": 1.5}
+        assert use.input == {"n": 2**62, "x": 1.5}
 
 
 def test_a_planted_symlink_is_replaced_not_followed(tmp_path: Path, runtime: Path) -> None:
@@ -99,8 +115,9 @@ def test_a_planted_symlink_is_replaced_not_followed(tmp_path: Path, runtime: Pat
     assert sorted(p.name for p in runtime.iterdir()) == ["8788.token"]  # no temp file left
 
 
-def test_the_control_plane_does_not_follow_a_planted_token_link(tmp_path: Path,
-                                                                runtime: Path) -> None:
+def test_the_control_plane_does_not_follow_a_planted_token_link(
+    tmp_path: Path, runtime: Path
+) -> None:
     runtime.mkdir(mode=0o700)
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")

@@ -22,8 +22,9 @@ def recorded(rig: Rig) -> dict:
     script(rig)
     rig.upstream.script(Reply(text="Rome: 25°C."))
     agent(rig, stream=True)
-    rig.openai().chat.completions.create(model="gpt-test", messages=[
-        {"role": "user", "content": "and Rome?"}])  # a second dialect in the same session
+    rig.openai().chat.completions.create(
+        model="gpt-test", messages=[{"role": "user", "content": "and Rome?"}]
+    )  # a second dialect in the same session
     return rig.stop()
 
 
@@ -75,8 +76,10 @@ def test_a_sidecar_of_another_session_is_not_mixed_in(rig: Rig, tmp_path: Path) 
 
 def test_a_sidecar_with_no_exchange_is_bad_input(tmp_path: Path) -> None:
     side = tmp_path / "empty.exchanges.jsonl"
-    side.write_text('{"type":"session","format":"loom-exchanges","version":1,'
-                    '"started_at":1.0,"target":"http://x","scrubbed":false}\n')
+    side.write_text(
+        '{"type":"session","format":"loom-exchanges","version":1,'
+        '"started_at":1.0,"target":"http://x","scrubbed":false}\n'
+    )
     done = core("convert", side, "-o", tmp_path / "out.loom.json")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and str(side) in done.stderr

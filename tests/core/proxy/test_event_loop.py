@@ -12,8 +12,8 @@ import importlib.util
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import anthropic
 import pytest
@@ -35,19 +35,29 @@ def upstream() -> Iterator[FakeUpstream]:
 
 
 @pytest.mark.parametrize("choice", ["auto", "asyncio", "uvloop"])
-def test_each_loop_records_and_times_out(tmp_path: Path, upstream: FakeUpstream,
-                                         choice: str) -> None:
+def test_each_loop_records_and_times_out(
+    tmp_path: Path, upstream: FakeUpstream, choice: str
+) -> None:
     if choice == "uvloop" and not HAVE_UVLOOP:
         pytest.skip("uvloop is not installed here")
     expected = "asyncio" if choice == "asyncio" or not HAVE_UVLOOP else "uvloop"
     save = tmp_path / "run.loom.json"
-    flags = ("--target", upstream.url, "--save", str(save), "--event-loop", choice,
-             "--upstream-timeout", "1")
+    flags = (
+        "--target",
+        upstream.url,
+        "--save",
+        str(save),
+        "--event-loop",
+        choice,
+        "--upstream-timeout",
+        "1",
+    )
     upstream.script(Reply(text="one"), Reply(text="late", stall=6.0), Reply(text="two"))
     with ProxyProcess(tmp_path, *flags) as proxy:
         assert proxy.ready["event_loop"] == expected
-        client = anthropic.Anthropic(base_url=proxy.url, api_key=ANTHROPIC_KEY, max_retries=0,
-                                     timeout=10)
+        client = anthropic.Anthropic(
+            base_url=proxy.url, api_key=ANTHROPIC_KEY, max_retries=0, timeout=10
+        )
         client.messages.create(model="m", max_tokens=5, messages=HI)
         with pytest.raises(anthropic.APIStatusError) as err:
             client.messages.create(model="m", max_tokens=5, messages=HI)
@@ -60,15 +70,32 @@ def test_each_loop_records_and_times_out(tmp_path: Path, upstream: FakeUpstream,
 
 
 def test_uvloop_asked_for_but_missing_is_exit_2(tmp_path: Path) -> None:
-    code = ("import sys; sys.modules['uvloop'] = None\n"  # makes `import uvloop` fail
-            "from loom_core.cli.entry import main\n"
-            "sys.exit(main(sys.argv[1:]))")
+    code = (
+        "import sys; sys.modules['uvloop'] = None\n"  # makes `import uvloop` fail
+        "from loom_core.cli.entry import main\n"
+        "sys.exit(main(sys.argv[1:]))"
+    )
     done = subprocess.run(
-        [sys.executable, "-c", code, "proxy", "--port", "0", "--event-loop", "uvloop",
-         "--save", str(tmp_path / "run.loom.json")],
-        cwd=ROOT, capture_output=True, text=True, timeout=60)
+        [
+            sys.executable,
+            "-c",
+            code,
+            "proxy",
+            "--port",
+            "0",
+            "--event-loop",
+            "uvloop",
+            "--save",
+            str(tmp_path / "run.loom.json"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.splitlines() == [
         "error: --event-loop uvloop: uvloop is not installed (import of uvloop halted; "
-        "None in sys.modules)"]
+        "None in sys.modules)"
+    ]
     assert not (tmp_path / "run.loom.json").exists()

@@ -13,16 +13,16 @@ import json
 import queue
 import socket
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import anthropic
 import pytest
 
-from loom_core.proxy.control_client import ControlClient, ControlError, NoEventStream
 from loom_core.proxy.config import ShieldFlags
-
+from loom_core.proxy.control_client import ControlClient, ControlError, NoEventStream
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import Rig, start_rig
 from tests.core.proxy.procs import wait_for
@@ -58,8 +58,9 @@ class Subscriber:
         self.cancel = threading.Event()
         self.ended: str | None = None  # "closed" or the error that ended the stream
         client = ControlClient(port) if token is None else ControlClient(port, token=token)
-        self.thread = threading.Thread(target=self._run, args=(client,), daemon=True,
-                                       name="events-subscriber")
+        self.thread = threading.Thread(
+            target=self._run, args=(client,), daemon=True, name="events-subscriber"
+        )
         self.thread.start()
 
     def _run(self, client: ControlClient) -> None:
@@ -100,13 +101,20 @@ def subscribe(rig: Rig, subscribers: list[Subscriber]) -> Subscriber:
 
 def ask(rig: Rig, pool: ThreadPoolExecutor, timeout: float = WAIT, **extra: Any) -> Future[Any]:
     client = rig.anthropic().with_options(timeout=timeout)
-    return pool.submit(lambda: client.messages.create(
-        model="fake-1", max_tokens=64, tools=TOOLS,
-        messages=[{"role": "user", "content": "ship it"}], **extra))
+    return pool.submit(
+        lambda: client.messages.create(
+            model="fake-1",
+            max_tokens=64,
+            tools=TOOLS,
+            messages=[{"role": "user", "content": "ship it"}],
+            **extra,
+        )
+    )
 
 
-def test_hello_pending_decided_exchange_in_order(tmp_path: Path, pool: ThreadPoolExecutor,
-                                                 subscribers: list[Subscriber]) -> None:
+def test_hello_pending_decided_exchange_in_order(
+    tmp_path: Path, pool: ThreadPoolExecutor, subscribers: list[Subscriber]
+) -> None:
     with shielded(tmp_path, confirm=["deploy*"]) as rig:
         first = subscribe(rig, subscribers)
         hello = first.next("hello")
@@ -117,7 +125,8 @@ def test_hello_pending_decided_exchange_in_order(tmp_path: Path, pool: ThreadPoo
         listed = [p.model_dump(exclude_none=True) for p in ControlClient(rig.proxy.port).pending()]
         assert list(held) == ["id", "tool", "input", "rule", "age_s"]  # /pending's object
         assert [(c["id"], c["tool"], c["input"]) for c in listed] == [
-            (held["id"], "deploy", {"env": "prod"})]
+            (held["id"], "deploy", {"env": "prod"})
+        ]
         late = subscribe(rig, subscribers)  # a second subscriber learns of it in its hello
         assert [p["id"] for p in late.next("hello")["pending"]] == [held["id"]]
         assert not answer.done()
@@ -129,18 +138,30 @@ def test_hello_pending_decided_exchange_in_order(tmp_path: Path, pool: ThreadPoo
         trace = rig.stop()
         [entry] = trace["shield_events"]
         assert (decided["id"], decided["decision"], decided["via"], decided["by"]) == (
-            held["id"], "approve", "operator", "alice")
+            held["id"],
+            "approve",
+            "operator",
+            "alice",
+        )
         assert decided["shield_event"] == entry  # exactly what the trace recorded
-        assert exchange == {"n": 0, "path": "/v1/messages", "dialect": "anthropic",
-                            "model": "fake-1", "shield_events": [entry], "effects": 1,
-                            "new_effects": 1, "exchanges": 1}
+        assert exchange == {
+            "n": 0,
+            "path": "/v1/messages",
+            "dialect": "anthropic",
+            "model": "fake-1",
+            "shield_events": [entry],
+            "effects": 1,
+            "new_effects": 1,
+            "exchanges": 1,
+        }
         assert [e["event"] for e in first.seen] == ["hello", "pending", "decided", "exchange"]
         first.thread.join(WAIT)  # the proxy stopped: the stream ended cleanly
         assert first.ended == "closed" and late.ended == "closed"
 
 
-def test_deny_reason_timeout_and_client_gone(tmp_path: Path, pool: ThreadPoolExecutor,
-                                             subscribers: list[Subscriber]) -> None:
+def test_deny_reason_timeout_and_client_gone(
+    tmp_path: Path, pool: ThreadPoolExecutor, subscribers: list[Subscriber]
+) -> None:
     with shielded(tmp_path, confirm=["deploy*"]) as rig:
         sub = subscribe(rig, subscribers)
         sub.next("hello")
@@ -161,12 +182,16 @@ def test_deny_reason_timeout_and_client_gone(tmp_path: Path, pool: ThreadPoolExe
             gone.result(WAIT)
         decided = sub.next("decided")
         assert (decided["id"], decided["decision"], decided["shield_event"]) == (
-            held["id"], "client-gone", None)
+            held["id"],
+            "client-gone",
+            None,
+        )
         assert ControlClient(rig.proxy.port).pending() == []
 
 
-def test_timeout_is_decided(tmp_path: Path, pool: ThreadPoolExecutor,
-                            subscribers: list[Subscriber]) -> None:
+def test_timeout_is_decided(
+    tmp_path: Path, pool: ThreadPoolExecutor, subscribers: list[Subscriber]
+) -> None:
     with shielded(tmp_path, confirm=["deploy*"], confirm_timeout=0.3) as rig:
         sub = subscribe(rig, subscribers)
         sub.next("hello")
@@ -205,22 +230,26 @@ def test_token_and_host_are_checked(tmp_path: Path) -> None:
 
 
 def test_without_a_shield_exchanges_stream_to_loopback(
-        tmp_path: Path, subscribers: list[Subscriber]) -> None:
+    tmp_path: Path, subscribers: list[Subscriber]
+) -> None:
     with start_rig(tmp_path) as rig:
         status, body = _raw_get(rig.proxy.port, {"Host": "attacker.test"})
         assert status == 403 and "loopback" in body["error"]
         sub = subscribe(rig, subscribers)
         assert sub.next("hello")["shield"] is False
         rig.upstream.script(Reply(text="hi"))
-        rig.openai().chat.completions.create(model="gpt-fake", messages=[
-            {"role": "user", "content": "hello"}])
+        rig.openai().chat.completions.create(
+            model="gpt-fake", messages=[{"role": "user", "content": "hello"}]
+        )
         exchange = sub.next("exchange")
         assert (exchange["dialect"], exchange["model"], exchange["shield_events"]) == (
-            "openai", "gpt-fake", [])
+            "openai",
+            "gpt-fake",
+            [],
+        )
 
 
-def test_keep_alive_comments_while_quiet(tmp_path: Path,
-                                         subscribers: list[Subscriber]) -> None:
+def test_keep_alive_comments_while_quiet(tmp_path: Path, subscribers: list[Subscriber]) -> None:
     with start_rig(tmp_path) as rig:
         rig.proxy.server.events.keepalive = 0.05
         sub = subscribe(rig, subscribers)  # comments are skipped by the client...
@@ -235,13 +264,15 @@ def test_keep_alive_comments_while_quiet(tmp_path: Path,
             assert data.startswith(b"HTTP/1.0 200") and b"event: hello\n" in data
             assert data.count(b": keep-alive\n\n") >= 2
         rig.upstream.script(Reply(text="hi"))
-        rig.anthropic().messages.create(model="fake-1", max_tokens=8,
-                                        messages=[{"role": "user", "content": "x"}])
+        rig.anthropic().messages.create(
+            model="fake-1", max_tokens=8, messages=[{"role": "user", "content": "x"}]
+        )
         assert sub.next("exchange")["n"] == 0
 
 
-def test_a_subscriber_that_never_reads_is_dropped(tmp_path: Path,
-                                                  subscribers: list[Subscriber]) -> None:
+def test_a_subscriber_that_never_reads_is_dropped(
+    tmp_path: Path, subscribers: list[Subscriber]
+) -> None:
     rig = shielded(tmp_path, deny=["bulk*"])
     hub = rig.proxy.server.events
     token = ControlClient(rig.proxy.port).token or ""
@@ -259,8 +290,12 @@ def test_a_subscriber_that_never_reads_is_dropped(tmp_path: Path,
         sent = 0
         while not hub.dropped and sent < 60:  # buffers fill, then its queue: dropped
             rig.upstream.script(Reply(text="", calls=[("t", "bulk", blob)]))
-            client.messages.create(model="fake-1", max_tokens=8, tools=TOOLS,
-                                   messages=[{"role": "user", "content": "go"}])
+            client.messages.create(
+                model="fake-1",
+                max_tokens=8,
+                tools=TOOLS,
+                messages=[{"role": "user", "content": "go"}],
+            )
             sent += 1
         assert hub.dropped == 1 and len(hub.subscribers) == 1
         got = [healthy.next("exchange")["n"] for _ in range(sent)]

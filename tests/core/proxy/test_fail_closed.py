@@ -24,19 +24,36 @@ BREAKS = {
 
 
 def run_proxy(tmp: Path, breakage: str, *flags: str) -> subprocess.CompletedProcess[str]:
-    code = (f"import sys; {breakage}\n"
-            "from loom_core.cli.entry import main; sys.exit(main())")
-    argv = [sys.executable, "-c", code, "proxy", "--port", "0", "--target",
-            "http://127.0.0.1:9", "--save", str(tmp / "s.loom.json"), *flags]
+    code = f"import sys; {breakage}\nfrom loom_core.cli.entry import main; sys.exit(main())"
+    argv = [
+        sys.executable,
+        "-c",
+        code,
+        "proxy",
+        "--port",
+        "0",
+        "--target",
+        "http://127.0.0.1:9",
+        "--save",
+        str(tmp / "s.loom.json"),
+        *flags,
+    ]
     return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.parametrize("flags", [("--deny", "rm*"), ("--confirm", "deploy*"),
-                                   ("--rule", "after read_secret*: deny http*"),
-                                   ("--policy", "POLICY")])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--deny", "rm*"),
+        ("--confirm", "deploy*"),
+        ("--rule", "after read_secret*: deny http*"),
+        ("--policy", "POLICY"),
+    ],
+)
 @pytest.mark.parametrize("breakage", list(BREAKS))
-def test_shield_flags_without_a_shield_refuse_to_start(tmp_path: Path, breakage: str,
-                                                       flags: tuple[str, str]) -> None:
+def test_shield_flags_without_a_shield_refuse_to_start(
+    tmp_path: Path, breakage: str, flags: tuple[str, str]
+) -> None:
     policy = tmp_path / "p.json"
     policy.write_text('{"confirm": ["deploy*"]}')
     flags = tuple(str(policy) if f == "POLICY" else f for f in flags)

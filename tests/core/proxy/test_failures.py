@@ -19,7 +19,6 @@ import openai
 import pytest
 
 from loom_core.formats.canonical import proxy_model_key
-
 from tests.core.proxy.fake_upstream import api_error
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import Rig, loom_accepts, start_rig
@@ -44,8 +43,11 @@ def wait_until(predicate, seconds: float = 5.0) -> None:  # type: ignore[no-unty
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_anthropic_errors_keep_status_headers_and_body(rig: Rig, stream: bool) -> None:
-    rig.upstream.script(api_error(429, "rate_limit_error", "slow down"),
-                        api_error(529, "overloaded_error", "busy"), Reply(text="fine"))
+    rig.upstream.script(
+        api_error(429, "rate_limit_error", "slow down"),
+        api_error(529, "overloaded_error", "busy"),
+        Reply(text="fine"),
+    )
     client = rig.anthropic()
     with pytest.raises(anthropic.RateLimitError) as err:
         client.messages.create(model="m", max_tokens=5, messages=HI, stream=stream)
@@ -69,8 +71,9 @@ def test_openai_server_error_is_relayed(rig: Rig) -> None:
 
 
 def test_upstream_dropping_mid_stream_is_an_error_and_not_recorded(rig: Rig) -> None:
-    rig.upstream.script(Reply(text="a long answer that never ends", drop_after=4),
-                        Reply(text="fine"))
+    rig.upstream.script(
+        Reply(text="a long answer that never ends", drop_after=4), Reply(text="fine")
+    )
     client = rig.anthropic()
     received = []
     with pytest.raises(Exception) as err:  # the SDK's transport error for a torn body
@@ -113,8 +116,9 @@ def test_upstream_timeouts(tmp_path: Path) -> None:
     """Before the answer: 504. Mid-stream (no bytes for too long): a torn stream."""
     rig = start_rig(tmp_path, upstream_timeout=0.4)
     try:
-        rig.upstream.script(Reply(text="late", stall=1.0), Reply(text="slow", pace=1.0),
-                            Reply(text="fine"))
+        rig.upstream.script(
+            Reply(text="late", stall=1.0), Reply(text="slow", pace=1.0), Reply(text="fine")
+        )
         client = rig.anthropic()
         with pytest.raises(anthropic.APIStatusError) as err:
             client.messages.create(model="m", max_tokens=5, messages=HI)
@@ -142,9 +146,11 @@ def test_body_cap_is_413(tmp_path: Path) -> None:
             async def body():  # type: ignore[no-untyped-def]
                 yield b'{"model": "m", "messages": ['
                 yield b'"' + b"y" * 4000 + b'"]}'
+
             async with aiohttp.ClientSession() as s:
                 async with s.post(rig.url + "/v1/messages", data=body()) as r:
                     return r.status, await r.text()
+
         status, text = rig.lt.run(chunked())
         assert status == 413 and "exceeds the proxy cap" in text
         assert rig.upstream.seen == []

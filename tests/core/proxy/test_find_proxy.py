@@ -9,17 +9,17 @@ one makes the choice ambiguous, which the CLI says in one line.
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from loom_core.proxy.running_proxies import running_proxies, token_files
-from tests.core.proxy.test_control_client import loom_proxy  # noqa: F401 (fixture)
 from tests.core.clis import core
 from tests.core.proxy.harness import Rig
 from tests.core.proxy.test_control import agent_call, held, shielded
+from tests.core.proxy.test_control_client import loom_proxy  # noqa: F401 (fixture)
 
 
 @pytest.fixture

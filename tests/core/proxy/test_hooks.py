@@ -18,7 +18,6 @@ import anthropic
 import pytest
 
 from loom_core.proxy.hooks import Exchange, Screen, Screened
-
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import loom_accepts, start_rig
 
@@ -36,8 +35,11 @@ class StandInScreen:
     def observe_request(self, exchange: Exchange) -> list[dict[str, Any]]:
         self.observed.append(exchange.path)
         text = json.dumps(exchange.request.get("messages"))
-        return [{"ts": 1.0, "action": "tainted", "via": "sequence", "rule": "taint sk-*: confirm *"}] \
-            if "tool_result" in text and "sk-" in text else []
+        return (
+            [{"ts": 1.0, "action": "tainted", "via": "sequence", "rule": "taint sk-*: confirm *"}]
+            if "tool_result" in text and "sk-" in text
+            else []
+        )
 
     async def screen_response(self, exchange: Exchange, response: dict[str, Any]) -> Screened:
         if self.hold:
@@ -50,15 +52,26 @@ class StandInScreen:
         for block in response.get("content") or []:
             if block.get("type") == "tool_use" and block["name"] == "delete_city":
                 content.append({"type": "text", "text": NOTICE})
-                events.append({"ts": 2.0, "tool": "delete_city", "input": block["input"],
-                               "rule": "delete_*", "action": "deny", "via": "rule"})
+                events.append(
+                    {
+                        "ts": 2.0,
+                        "tool": "delete_city",
+                        "input": block["input"],
+                        "rule": "delete_*",
+                        "action": "deny",
+                        "via": "rule",
+                    }
+                )
             else:
                 content.append(block)
         if not events:
             return Screened(response)
         calls = any(b.get("type") == "tool_use" for b in content)
-        screened = {**response, "content": content,
-                    "stop_reason": "tool_use" if calls else "end_turn"}
+        screened = {
+            **response,
+            "content": content,
+            "stop_reason": "tool_use" if calls else "end_turn",
+        }
         return Screened(screened, events, changed=True)
 
 
@@ -71,8 +84,10 @@ def test_screen_decides_what_is_sent_and_stored(tmp_path: Path, stream: bool) ->
     screen = StandInScreen()
     rig = start_rig(tmp_path, screen=screen)
     try:
-        rig.upstream.script(Reply(text="Reading. ", calls=[("t1", "read_env", {})]),
-                            Reply(text="Done. ", calls=[("t2", "delete_city", {"city": "Paris"})]))
+        rig.upstream.script(
+            Reply(text="Reading. ", calls=[("t1", "read_env", {})]),
+            Reply(text="Done. ", calls=[("t2", "delete_city", {"city": "Paris"})]),
+        )
         client = rig.anthropic()
         history: list[dict[str, Any]] = [{"role": "user", "content": "clean up"}]
         messages = []
@@ -83,10 +98,18 @@ def test_screen_decides_what_is_sent_and_stored(tmp_path: Path, stream: bool) ->
             else:
                 message = client.messages.create(model="m", max_tokens=9, messages=history)
             messages.append(message)
-            history += [{"role": "assistant", "content": [b.model_dump(exclude_none=True)
-                                                          for b in message.content]},
-                        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
-                                                      "content": "KEY=sk-abc"}]}]
+            history += [
+                {
+                    "role": "assistant",
+                    "content": [b.model_dump(exclude_none=True) for b in message.content],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "t1", "content": "KEY=sk-abc"}
+                    ],
+                },
+            ]
         assert [b.type for b in messages[1].content] == ["text", "text"]
         assert messages[1].content[1].text == NOTICE and messages[1].stop_reason == "end_turn"
         trace = rig.stop()
@@ -106,8 +129,9 @@ def test_a_held_call_is_cancelled_when_the_client_gives_up(tmp_path: Path) -> No
         rig.upstream.script(Reply(text="never shown"))
         client = anthropic.Anthropic(base_url=rig.url, api_key="k", max_retries=0, timeout=0.5)
         with pytest.raises(anthropic.APITimeoutError):
-            client.messages.create(model="m", max_tokens=9, messages=[{"role": "user",
-                                                                       "content": "hi"}])
+            client.messages.create(
+                model="m", max_tokens=9, messages=[{"role": "user", "content": "hi"}]
+            )
         deadline = time.monotonic() + 5
         while not screen.cancelled:
             assert time.monotonic() < deadline, "the held screening was not cancelled"

@@ -22,15 +22,35 @@ SCENARIOS = {"json_c1", "json_c8", "stream_c1", "stream_c8", "paced_c1", "paced_
 def test_quick_json_shape(loop: str) -> None:
     pytest.importorskip(loop)
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "proxy_overhead.py"), "--quick", "--json",
-         "--no-loom", "--loop", loop, *(["--both-loops"] if loop == "uvloop" else [])],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "proxy_overhead.py"),
+            "--quick",
+            "--json",
+            "--no-loom",
+            "--loop",
+            loop,
+            *(["--both-loops"] if loop == "uvloop" else []),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     assert len(lines) == 1, proc.stdout
     res = json.loads(lines[0])
-    assert {"direct", "ours", "loom", "ratios", "stall_ms_max", "stall", "targets",
-            "config"} <= set(res)
+    assert {
+        "direct",
+        "ours",
+        "loom",
+        "ratios",
+        "stall_ms_max",
+        "stall",
+        "targets",
+        "config",
+    } <= set(res)
     assert res["loom"] is None
     both = loop == "uvloop"  # --both-loops: ours on asyncio too, in the same rounds
     assert (res["ours_other_loop"] is not None) == both
@@ -49,8 +69,12 @@ def test_quick_json_shape(loop: str) -> None:
         assert isinstance(ratio["ours_vs_minimal_rps"], float)
         assert isinstance(ratio["minimal_added_p50_ms"], float)
         assert ("ours_vs_ours_other_loop_rps" in ratio) == both
-    assert set(res["goals"]) == {"added_p50_ms_c1_json<=0.3", "first_byte_stream_c1<=+2ms",
-                                 "first_byte_paced_c1<=+2ms", "first_byte_paced_c8<=+2ms"}
+    assert set(res["goals"]) == {
+        "added_p50_ms_c1_json<=0.3",
+        "first_byte_stream_c1<=+2ms",
+        "first_byte_paced_c1<=+2ms",
+        "first_byte_paced_c8<=+2ms",
+    }
     for name, goal in res["goals"].items():
         assert {"what", "value", "goal", "met"} <= set(goal) and "direct" in goal["what"]
         assert res["targets"][name] is goal["met"]
@@ -64,9 +88,24 @@ def test_quick_json_shape(loop: str) -> None:
 def test_cpu_benchmark_runs_on_the_loop_asked_for() -> None:
     """``proxy_cpu.py`` (CPU ms per exchange) on the standard loop, with the minimal floor."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "proxy_cpu.py"), "--rounds", "1",
-         "--requests", "20", "--paced-requests", "16", "--loop", "asyncio", "--minimal"],
-        cwd=ROOT, capture_output=True, text=True, timeout=240)
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "proxy_cpu.py"),
+            "--rounds",
+            "1",
+            "--requests",
+            "20",
+            "--paced-requests",
+            "16",
+            "--loop",
+            "asyncio",
+            "--minimal",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(proc.stdout)
     assert res["loop"] == "asyncio" and "loom" not in res

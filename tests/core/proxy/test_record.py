@@ -37,10 +37,25 @@ def test_record_runs_the_command_and_finalizes(tmp_path: Path, upstream: FakeUps
     save = tmp_path / "rec.loom.json"
     upstream.script(Reply(text="planned"), Reply(text="packed"))
     done = subprocess.run(
-        [sys.executable, "-m", "loom_core", "record", "--target", upstream.url, "--save", str(save),
-         "--", sys.executable, str(script)],
-        cwd=ROOT, capture_output=True, text=True, timeout=60,
-        env={**os.environ, "ANTHROPIC_API_KEY": KEYS[0], "OPENAI_API_KEY": KEYS[1]})
+        [
+            sys.executable,
+            "-m",
+            "loom_core",
+            "record",
+            "--target",
+            upstream.url,
+            "--save",
+            str(save),
+            "--",
+            sys.executable,
+            str(script),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "ANTHROPIC_API_KEY": KEYS[0], "OPENAI_API_KEY": KEYS[1]},
+    )
     assert done.returncode == 3, done.stderr  # the command's exit code
     answer, _, no_proxy = done.stdout.strip().partition(" | packed | ")
     assert answer == "planned" and "127.0.0.1" in no_proxy.split(",")

@@ -53,6 +53,7 @@ def test_replay_serves_the_same_responses_offline(tmp_path: Path, recorded_strea
                     exhausted, text = r.status, await r.text()
                 async with s.get(rig.url + "/v1/models") as r:
                     return exhausted, text, r.status
+
         status, text, get_status = rig.lt.run(after())
         assert status == 410 and "replay exhausted" in text and get_status == 404
         assert not list((tmp_path / "play").glob("*.jsonl"))  # replay records nothing

@@ -9,16 +9,15 @@ same call approved on two steps.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from loom_core.formats.loader import load
 from loom_core.views.shield_place import Placer
 from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
-
 from tests.core.clis import core
 from tests.core.proxy.decisions import EDITED, EXPECTED, SHIELD, STAGING, run_with_decisions
 from tests.core.proxy.harness import Rig, loom_verifies, model_results, start_rig
@@ -37,8 +36,12 @@ def test_each_decision_sits_on_its_calls_step_in_the_saved_trace(rig: Rig) -> No
     trace = rig.stop()
     events = trace["shield_events"]
     assert [(e["action"], e["via"]) for e in events] == [
-        ("approve", "operator"), ("approve", "operator"), ("deny", "operator"),
-        ("approve", "operator"), ("deny", "timeout")]
+        ("approve", "operator"),
+        ("approve", "operator"),
+        ("deny", "operator"),
+        ("approve", "operator"),
+        ("deny", "timeout"),
+    ]
     assert events[1]["always_allow"] and events[2]["reason"] == "dev is frozen"
     assert (events[3]["input"], events[3]["edited_input"]) == (EDITED, STAGING)
     edited_call = model_results(trace)[4]["tool_calls"][0]
@@ -50,8 +53,9 @@ def test_each_decision_sits_on_its_calls_step_in_the_saved_trace(rig: Rig) -> No
     assert len(models) == 8
     assert tl.shield_at == {models[k]: [i] for i, k in enumerate(EXPECTED)}
     assert [bool(tl.flags[s] & F_SHIELD) for s in models] == [False] + [True] * 5 + [False] * 2
-    assert [bool(tl.flags[s] & F_DENIED) for s in models] == [False] * 3 + [True, False, True] \
-        + [False] * 2
+    assert [bool(tl.flags[s] & F_DENIED) for s in models] == [False] * 3 + [True, False, True] + [
+        False
+    ] * 2
 
     first = tl.doc.shield_events[0]  # deploy(prod) is shown by model calls 1, 2 and 6
     assert Placer(tl).place([first] * 4, models) == [1, 2, 6, 6]  # each showing taken once

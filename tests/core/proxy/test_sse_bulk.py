@@ -20,24 +20,26 @@ from loom.proxy import reconstruct_openai_sse, reconstruct_sse
 
 from loom_core.proxy import reconstruct as rc
 from loom_core.proxy.reconstruct import StreamReconstructor, reconstruct
-from tests.core.proxy.sse_reference import SSEParser
 from loom_core.proxy.sse_bulk import DONE, decode_all, split_events, split_rest
 from loom_core.proxy.stream_acc import AnthropicStream, ChatStream, ResponsesStream
-
 from tests.core.proxy import fake_wire as fw
 from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.sse_reference import SSEParser
 
-TURN = Reply(text="Zürich ☀ naïve — ok", usage=(50, 9),
-             calls=[("t1", "search", {"city": "Zürich", "n": 2})])
-PATHS = {"anthropic": "/v1/messages", "chat": "/v1/chat/completions",
-         "responses": "/v1/responses"}
+TURN = Reply(
+    text="Zürich ☀ naïve — ok", usage=(50, 9), calls=[("t1", "search", {"city": "Zürich", "n": 2})]
+)
+PATHS = {"anthropic": "/v1/messages", "chat": "/v1/chat/completions", "responses": "/v1/responses"}
 STREAMS = {
     "anthropic": b"".join(fw.anthropic_sse(TURN, 3, "claude-x")),
     "chat": b"".join(fw.chat_sse(TURN, 3, "gpt-x", usage=True)),
     "responses": b"".join(fw.responses_sse(TURN, 3, "gpt-x")),
 }
-FINAL = {"anthropic": b"event: message_stop", "chat": b"data: [DONE]",
-         "responses": b"event: response.completed"}
+FINAL = {
+    "anthropic": b"event: message_stop",
+    "chat": b"data: [DONE]",
+    "responses": b"event: response.completed",
+}
 
 
 def variants(raw: bytes) -> dict[str, bytes]:
@@ -45,8 +47,13 @@ def variants(raw: bytes) -> dict[str, bytes]:
     events = raw.split(b"\n\n")[:-1]
     commented = b"".join(b": ka\n\n: keep-alive\n" + e + b"\n\n" for e in events)
     split_data = b"".join(e.replace(b"data: {", b"data: {\ndata:", 1) + b"\n\n" for e in events)
-    return {"lf": raw, "crlf": raw.replace(b"\n", b"\r\n"), "comments": commented,
-            "multiline": split_data, "blank_runs": raw.replace(b"\n\n", b"\n\n\n")}
+    return {
+        "lf": raw,
+        "crlf": raw.replace(b"\n", b"\r\n"),
+        "comments": commented,
+        "multiline": split_data,
+        "blank_runs": raw.replace(b"\n\n", b"\n\n\n"),
+    }
 
 
 def whole(path: str, raw: bytes) -> tuple[Any, int | None, bool]:
@@ -85,7 +92,7 @@ def test_every_two_chunk_split_gives_the_whole_stream_result(dialect: str, varia
     assert expected[2] and expected[1] == raw.rindex(final)  # a comment line starts an event
     for cut in range(1, len(raw)):
         assert in_chunks(path, [raw[:cut], raw[cut:]]) == expected, cut
-    assert in_chunks(path, [raw[i:i + 1] for i in range(len(raw))]) == expected
+    assert in_chunks(path, [raw[i : i + 1] for i in range(len(raw))]) == expected
     assert whole(path, STREAMS[dialect])[0] == expected[0]  # every spelling: the same object
 
 
@@ -94,8 +101,9 @@ def test_the_objects_are_the_non_streamed_answers_and_loom_harness_agrees() -> N
     assert anthropic == fw.anthropic_json(TURN, 3, "claude-x")
     assert anthropic == reconstruct_sse(STREAMS["anthropic"].decode())
     chat, _, _ = whole(PATHS["chat"], STREAMS["chat"])
-    assert {k: v for k, v in chat.items() if k not in ("id", "created")} == \
-        reconstruct_openai_sse(STREAMS["chat"].decode())
+    assert {k: v for k, v in chat.items() if k not in ("id", "created")} == reconstruct_openai_sse(
+        STREAMS["chat"].decode()
+    )
     responses, _, _ = whole(PATHS["responses"], STREAMS["responses"])
     assert responses == fw.responses_json(TURN, 3, "gpt-x")
     assert anthropic["content"][0]["text"] == "Zürich ☀ naïve — ok"  # no UTF-8 mangled
@@ -108,8 +116,9 @@ def test_the_chunk_completing_the_final_event_is_parsed_before_it_is_sent(dialec
     final_end = len(raw)  # the final event is the last one in these streams
     for size in (1, 2, 3, 5, 7, 11, 64, 200, len(raw)):
         for shift in range(0, min(size, 6)):
-            chunks = [raw[:shift]] * bool(shift) + \
-                [raw[i:i + size] for i in range(shift, len(raw), size)]
+            chunks = [raw[:shift]] * bool(shift) + [
+                raw[i : i + size] for i in range(shift, len(raw), size)
+            ]
             rec, sent, terminal = StreamReconstructor(PATHS[dialect]), 0, None
             for chunk in chunks:
                 if rec.add(chunk):
@@ -126,8 +135,9 @@ def test_bytes_without_a_marker_are_not_parsed_while_relayed() -> None:
     cut = raw.rindex(b"event: message_delta")
     head, tail = raw[:cut], raw[cut:]
     rec = StreamReconstructor(PATHS["anthropic"])
-    assert [rec.add(head[i:i + 40]) for i in range(0, len(head), 40)] == \
-        [False] * len(range(0, len(head), 40))
+    assert [rec.add(head[i : i + 40]) for i in range(0, len(head), 40)] == [False] * len(
+        range(0, len(head), 40)
+    )
     assert rec.acc is None  # nothing decoded yet
     assert rec.add(tail) and rec.parse() == raw.rindex(b"event: message_stop")
     assert rec.result() == fw.anthropic_json(TURN, 3, "claude-x")
@@ -142,7 +152,7 @@ def test_a_long_stream_without_markers_is_parsed_in_slices(monkeypatch: pytest.M
     for size in (1, 7, 64):
         rec = StreamReconstructor(PATHS["anthropic"])
         for i in range(0, len(raw), size):
-            rec.feed(raw[i:i + size])
+            rec.feed(raw[i : i + size])
             assert len(rec._buf) <= 100 + size + 400  # at most one event kept past the limit
         rec.close()
         assert (rec.result(), rec.terminal_at, rec.finished) == expected
@@ -165,28 +175,44 @@ def bulk_events(chunks: list[bytes], empty: bool = False) -> list[tuple[str, int
     return [(p.decode("utf-8", "replace"), s) for p, s in out if p or empty]
 
 
-ODD = (b": hello\n\nevent: a\ndata: 1\nid: 7\nretry: 10\n\n"  # id/retry lines ignored
-       b"data:no-space\n\ndata\n\n"  # no space after the colon; a bare field name
-       b"data: x\rstill x\n\n"  # a lone CR inside a line is content
-       b"event: only-a-name\n\n\n\n"  # no data: not an event for us; blank-line run
-       b"data: one\ndata: two\r\n\r\n"  # multi-line data, then a CRLF blank line
-       b"dataX: not data\ndata : not data either\n: c\ndata: \xe2\x98\x80\n\n"
-       b"event: last\ndata: {\"a\": 1}")  # no blank line at EOF
+ODD = (
+    b": hello\n\nevent: a\ndata: 1\nid: 7\nretry: 10\n\n"  # id/retry lines ignored
+    b"data:no-space\n\ndata\n\n"  # no space after the colon; a bare field name
+    b"data: x\rstill x\n\n"  # a lone CR inside a line is content
+    b"event: only-a-name\n\n\n\n"  # no data: not an event for us; blank-line run
+    b"data: one\ndata: two\r\n\r\n"  # multi-line data, then a CRLF blank line
+    b"dataX: not data\ndata : not data either\n: c\ndata: \xe2\x98\x80\n\n"
+    b'event: last\ndata: {"a": 1}'
+)  # no blank line at EOF
 
 
-@pytest.mark.parametrize("raw", [ODD, STREAMS["chat"], STREAMS["responses"].replace(
-    b"\n", b"\r\n"), variants(STREAMS["anthropic"])["multiline"]])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        ODD,
+        STREAMS["chat"],
+        STREAMS["responses"].replace(b"\n", b"\r\n"),
+        variants(STREAMS["anthropic"])["multiline"],
+    ],
+)
 def test_bulk_events_equal_the_incremental_parsers_at_every_chunking(raw: bytes) -> None:
     expected = reference_events(raw)
     assert bulk_events([raw]) == expected
     for cut in range(1, len(raw)):
         assert bulk_events([raw[:cut], raw[cut:]]) == expected, cut
-    assert bulk_events([raw[i:i + 1] for i in range(len(raw))]) == expected
+    assert bulk_events([raw[i : i + 1] for i in range(len(raw))]) == expected
 
 
 def test_odd_events_read_as_the_standard_says() -> None:
     assert [d for d, _ in bulk_events([ODD], empty=True)] == [
-        "1", "no-space", "", "x\rstill x", "one\ntwo", "☀", '{"a": 1}']
+        "1",
+        "no-space",
+        "",
+        "x\rstill x",
+        "one\ntwo",
+        "☀",
+        '{"a": 1}',
+    ]
 
 
 def test_split_events_leaves_an_incomplete_event_and_counts_from_base() -> None:
@@ -199,8 +225,14 @@ def test_split_events_leaves_an_incomplete_event_and_counts_from_base() -> None:
 
 def test_decode_all_marks_done_and_non_json() -> None:
     assert decode_all([b'{"a": 1}', b"[DONE]"]) == [{"a": 1}, DONE]
-    assert decode_all([b"[DONE]", b"junk", b"", b"null", b"5", b'"\xff"']) == \
-        [DONE, None, None, None, 5, "\ufffd"]  # invalid UTF-8 read with a replacement
+    assert decode_all([b"[DONE]", b"junk", b"", b"null", b"5", b'"\xff"']) == [
+        DONE,
+        None,
+        None,
+        None,
+        5,
+        "\ufffd",
+    ]  # invalid UTF-8 read with a replacement
     assert decode_all([]) == []
 
 
@@ -217,28 +249,30 @@ def test_done_ends_a_chat_stream_and_what_follows_is_ignored() -> None:
 @pytest.mark.parametrize("dialect", ["anthropic", "responses"])
 def test_an_error_event_ends_the_stream_unfinished(dialect: str) -> None:
     raw = STREAMS[dialect]
-    cut = raw.index(b"event: message_delta" if dialect == "anthropic"
-                    else b"event: response.completed")
-    error = (b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", '
-             b'"message": "Overloaded"}}\n\n')
+    cut = raw.index(
+        b"event: message_delta" if dialect == "anthropic" else b"event: response.completed"
+    )
+    error = (
+        b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", '
+        b'"message": "Overloaded"}}\n\n'
+    )
     torn = raw[:cut] + error
     for size in (1, 9, len(torn)):
         rec = StreamReconstructor(PATHS[dialect])
-        assert [rec.feed(torn[i:i + size]) for i in range(0, len(torn), size)][-1] == cut
+        assert [rec.feed(torn[i : i + size]) for i in range(0, len(torn), size)][-1] == cut
         assert not rec.finished
     assert reconstruct(PATHS[dialect], torn) == (None, dialect)
 
 
 @pytest.mark.parametrize("dialect", sorted(PATHS))
 @pytest.mark.parametrize("ending", [b"\n", b"", b"\r"])
-def test_a_final_event_without_its_blank_line_completes_at_eof(dialect: str,
-                                                               ending: bytes) -> None:
+def test_a_final_event_without_its_blank_line_completes_at_eof(dialect: str, ending: bytes) -> None:
     raw = STREAMS[dialect]
     cut = raw.rstrip(b"\n") + ending
     expected, offset, _ = whole(PATHS[dialect], raw)
     for size in (1, 13, len(cut)):
         rec = StreamReconstructor(PATHS[dialect])
-        assert all(rec.feed(cut[i:i + size]) is None for i in range(0, len(cut), size))
+        assert all(rec.feed(cut[i : i + size]) is None for i in range(0, len(cut), size))
         rec.close()
         assert rec.finished and rec.terminal_at == offset and rec.result() == expected
 
@@ -250,7 +284,6 @@ def test_a_stream_without_any_event_has_no_result() -> None:
     assert rec.acc is None and not rec.finished
     with pytest.raises(ValueError):
         rec.result()
-
 
 
 # --------------------------------------------------------------------------- accumulators
@@ -269,72 +302,142 @@ def _delta(i: int, **delta: Any) -> bytes:
 
 
 def _start(i: int, **block: Any) -> bytes:
-    return _ev("content_block_start", {"type": "content_block_start", "index": i,
-                                       "content_block": block})
+    return _ev(
+        "content_block_start", {"type": "content_block_start", "index": i, "content_block": block}
+    )
 
 
 def anthropic_mix() -> bytes:
-    return b"".join([
-        _ev("message_start", {"type": "message_start", "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x",
-            "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 7, "output_tokens": 1, "cache_read_input_tokens": 3}}}),
-        _ev("ping", {"type": "ping"}),
-        _start(0, type="thinking", thinking=""),
-        _delta(0, type="thinking_delta", thinking="Let me "),
-        _delta(0, type="thinking_delta", thinking="think."),
-        _delta(0, type="signature_delta", signature="c2ln"),
-        _ev("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        _start(1, type="text", text=""),
-        _delta(1, type="citations_delta", citation={"type": "char_location", "cited_text": "a"}),
-        _delta(1, type="text_delta", text="Paris "),
-        _delta(1, type="citations_delta", citation={"type": "char_location", "cited_text": "b"}),
-        _delta(1, type="text_delta", text="is nice."),
-        _delta(1, type="text_delta"),  # no text member: an empty piece
-        _start(2, type="redacted"),  # members created by deltas, in their first delta's order
-        _delta(2, type="signature_delta", signature="x"),
-        _delta(2, type="citations_delta", citation={"n": 1}),
-        _delta(2, type="text_delta", text="t"),
-        _delta(2, type="citations_delta", citation=None),  # ignored
-        _delta(2, type="unknown_delta", text="?"),  # ignored
-        _start(3, type="tool_use", id="tu_1", name="search", input={}),
-        _delta(3, type="input_json_delta", partial_json='{"q": "Z'),
-        _delta(3, type="input_json_delta", partial_json='\u00fcrich", "n": [1, 2]}'),
-        _start(4, type="tool_use", id="tu_2", name="broken", input={}),
-        _delta(4, type="input_json_delta", partial_json='{"q": '),  # never valid: input {}
-        _start(5, type="tool_use", id="tu_3", name="noargs", input={}),
-        _delta(9, type="text_delta", text="no such block"),
-        _ev("message_delta", {"type": "message_delta", "usage": {"output_tokens": 42},
-                              "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
-        _ev("message_stop", {"type": "message_stop"}),
-        _delta(1, type="text_delta", text=" after the end")])
+    return b"".join(
+        [
+            _ev(
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": "msg_1",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "claude-x",
+                        "content": [],
+                        "stop_reason": None,
+                        "stop_sequence": None,
+                        "usage": {
+                            "input_tokens": 7,
+                            "output_tokens": 1,
+                            "cache_read_input_tokens": 3,
+                        },
+                    },
+                },
+            ),
+            _ev("ping", {"type": "ping"}),
+            _start(0, type="thinking", thinking=""),
+            _delta(0, type="thinking_delta", thinking="Let me "),
+            _delta(0, type="thinking_delta", thinking="think."),
+            _delta(0, type="signature_delta", signature="c2ln"),
+            _ev("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            _start(1, type="text", text=""),
+            _delta(
+                1, type="citations_delta", citation={"type": "char_location", "cited_text": "a"}
+            ),
+            _delta(1, type="text_delta", text="Paris "),
+            _delta(
+                1, type="citations_delta", citation={"type": "char_location", "cited_text": "b"}
+            ),
+            _delta(1, type="text_delta", text="is nice."),
+            _delta(1, type="text_delta"),  # no text member: an empty piece
+            _start(2, type="redacted"),  # members created by deltas, in their first delta's order
+            _delta(2, type="signature_delta", signature="x"),
+            _delta(2, type="citations_delta", citation={"n": 1}),
+            _delta(2, type="text_delta", text="t"),
+            _delta(2, type="citations_delta", citation=None),  # ignored
+            _delta(2, type="unknown_delta", text="?"),  # ignored
+            _start(3, type="tool_use", id="tu_1", name="search", input={}),
+            _delta(3, type="input_json_delta", partial_json='{"q": "Z'),
+            _delta(3, type="input_json_delta", partial_json='\u00fcrich", "n": [1, 2]}'),
+            _start(4, type="tool_use", id="tu_2", name="broken", input={}),
+            _delta(4, type="input_json_delta", partial_json='{"q": '),  # never valid: input {}
+            _start(5, type="tool_use", id="tu_3", name="noargs", input={}),
+            _delta(9, type="text_delta", text="no such block"),
+            _ev(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "usage": {"output_tokens": 42},
+                    "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                },
+            ),
+            _ev("message_stop", {"type": "message_stop"}),
+            _delta(1, type="text_delta", text=" after the end"),
+        ]
+    )
 
 
 def chat_mix() -> bytes:
     def chunk(*choices: dict[str, Any], **extra: Any) -> bytes:
-        return _ev(None, {"id": "chatcmpl-1", "object": "chat.completion.chunk",
-                          "created": 1800000000, "model": "gpt-x", "choices": list(choices),
-                          **extra})
+        return _ev(
+            None,
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion.chunk",
+                "created": 1800000000,
+                "model": "gpt-x",
+                "choices": list(choices),
+                **extra,
+            },
+        )
 
     def choice(i: int, finish: str | None = None, **delta: Any) -> dict[str, Any]:
         return {"index": i, "delta": delta, "finish_reason": finish}
 
     call = {"type": "function"}
-    return b"".join([
-        chunk(choice(0, role="assistant", content=""), choice(1, role="assistant", content=None),
-              system_fingerprint="fp_1"),
-        chunk(choice(0, content="Hel")),
-        chunk(choice(1, refusal="I can")),
-        chunk(choice(0, content="lo"), choice(1, refusal="not.")),
-        chunk(choice(0, tool_calls=[
-            {**call, "index": 1, "id": "call_b", "function": {"name": "b", "arguments": ""}},
-            {**call, "index": 0, "id": "call_a", "function": {"name": "a", "arguments": '{"x"'}}])),
-        chunk(choice(0, tool_calls=[{"index": 0, "function": {"arguments": ": 1}"}},
-                                    {"index": 1, "function": {"arguments": "{}"}}, "junk"])),
-        chunk(choice(0, "tool_calls"), choice(1, "stop")),
-        chunk(usage={"prompt_tokens": 5, "completion_tokens": 6, "total_tokens": 11},
-              service_tier="default"),
-        _ev(None, "[DONE]")])
+    return b"".join(
+        [
+            chunk(
+                choice(0, role="assistant", content=""),
+                choice(1, role="assistant", content=None),
+                system_fingerprint="fp_1",
+            ),
+            chunk(choice(0, content="Hel")),
+            chunk(choice(1, refusal="I can")),
+            chunk(choice(0, content="lo"), choice(1, refusal="not.")),
+            chunk(
+                choice(
+                    0,
+                    tool_calls=[
+                        {
+                            **call,
+                            "index": 1,
+                            "id": "call_b",
+                            "function": {"name": "b", "arguments": ""},
+                        },
+                        {
+                            **call,
+                            "index": 0,
+                            "id": "call_a",
+                            "function": {"name": "a", "arguments": '{"x"'},
+                        },
+                    ],
+                )
+            ),
+            chunk(
+                choice(
+                    0,
+                    tool_calls=[
+                        {"index": 0, "function": {"arguments": ": 1}"}},
+                        {"index": 1, "function": {"arguments": "{}"}},
+                        "junk",
+                    ],
+                )
+            ),
+            chunk(choice(0, "tool_calls"), choice(1, "stop")),
+            chunk(
+                usage={"prompt_tokens": 5, "completion_tokens": 6, "total_tokens": 11},
+                service_tier="default",
+            ),
+            _ev(None, "[DONE]"),
+        ]
+    )
 
 
 def responses_mix() -> bytes:
@@ -343,91 +446,150 @@ def responses_mix() -> bytes:
     def emit(kind: str, **payload: Any) -> None:
         out.append(_ev(kind, {"type": kind, "sequence_number": len(out), **payload}))
 
-    pending = {"id": "resp_1", "object": "response", "status": "in_progress", "model": "gpt-x",
-               "output": [], "error": None, "tools": [{"type": "function", "name": "f"}]}
+    pending = {
+        "id": "resp_1",
+        "object": "response",
+        "status": "in_progress",
+        "model": "gpt-x",
+        "output": [],
+        "error": None,
+        "tools": [{"type": "function", "name": "f"}],
+    }
     text = {"output_index": 0, "content_index": 0}
     emit("response.created", response=pending)
     emit("response.in_progress", response=pending)
-    emit("response.output_item.added", output_index=0,
-         item={"id": "msg_1", "type": "message", "role": "assistant", "content": []})
-    emit("response.content_part.added", **text,
-         part={"type": "output_text", "text": "", "annotations": []})
+    emit(
+        "response.output_item.added",
+        output_index=0,
+        item={"id": "msg_1", "type": "message", "role": "assistant", "content": []},
+    )
+    emit(
+        "response.content_part.added",
+        **text,
+        part={"type": "output_text", "text": "", "annotations": []},
+    )
     emit("response.output_text.delta", **text, delta="Hi ")
     emit("response.output_text.delta", **text, delta="there")
     emit("response.output_text.delta", output_index=0, content_index=5, delta="lost")
-    emit("response.output_item.added", output_index=1, item={
-        "id": "fc_1", "type": "function_call", "call_id": "c1", "name": "f", "arguments": ""})
+    emit(
+        "response.output_item.added",
+        output_index=1,
+        item={"id": "fc_1", "type": "function_call", "call_id": "c1", "name": "f", "arguments": ""},
+    )
     emit("response.function_call_arguments.delta", output_index=1, delta='{"a":')
     emit("response.function_call_arguments.delta", output_index=1, delta=" 1}")
-    emit("response.completed", response={**pending, "status": "completed", "output": [],
-                                         "usage": {"input_tokens": 3, "output_tokens": 4}})
+    emit(
+        "response.completed",
+        response={
+            **pending,
+            "status": "completed",
+            "output": [],
+            "usage": {"input_tokens": 3, "output_tokens": 4},
+        },
+    )
     return b"".join(out)
 
 
 MIXED: dict[str, tuple[Any, type, dict[str, Any]]] = {
-    "anthropic": (anthropic_mix, AnthropicStream,
-        {'id': 'msg_1',
-         'type': 'message',
-         'role': 'assistant',
-         'model': 'claude-x',
-         'stop_reason': 'tool_use',
-         'stop_sequence': None,
-         'content': [{'type': 'thinking', 'thinking': 'Let me think.', 'signature': 'c2ln'},
-                     {'type': 'text',
-                      'text': 'Paris is nice.',
-                      'citations': [{'type': 'char_location', 'cited_text': 'a'},
-                                    {'type': 'char_location', 'cited_text': 'b'}]},
-                     {'type': 'redacted',
-                      'signature': 'x',
-                      'citations': [{'n': 1}],
-                      'text': 't'},
-                     {'type': 'tool_use',
-                      'id': 'tu_1',
-                      'name': 'search',
-                      'input': {'q': 'Zürich', 'n': [1, 2]}},
-                     {'type': 'tool_use', 'id': 'tu_2', 'name': 'broken', 'input': {}},
-                     {'type': 'tool_use', 'id': 'tu_3', 'name': 'noargs', 'input': {}}],
-         'usage': {'input_tokens': 7, 'output_tokens': 42, 'cache_read_input_tokens': 3}}),
-    "chat": (chat_mix, ChatStream,
-        {'id': 'chatcmpl-1',
-         'object': 'chat.completion',
-         'created': 1800000000,
-         'model': 'gpt-x',
-         'choices': [{'index': 0,
-                      'message': {'role': 'assistant',
-                                  'content': 'Hello',
-                                  'tool_calls': [{'id': 'call_a',
-                                                  'type': 'function',
-                                                  'function': {'name': 'a',
-                                                               'arguments': '{"x": 1}'}},
-                                                 {'id': 'call_b',
-                                                  'type': 'function',
-                                                  'function': {'name': 'b',
-                                                               'arguments': '{}'}}]},
-                      'finish_reason': 'tool_calls'},
-                     {'index': 1,
-                      'message': {'role': 'assistant', 'content': None, 'refusal': 'I cannot.'},
-                      'finish_reason': 'stop'}],
-         'usage': {'prompt_tokens': 5, 'completion_tokens': 6, 'total_tokens': 11}}),
-    "responses": (responses_mix, ResponsesStream,
-        {'id': 'resp_1',
-         'object': 'response',
-         'status': 'completed',
-         'model': 'gpt-x',
-         'output': [{'id': 'msg_1',
-                     'type': 'message',
-                     'role': 'assistant',
-                     'content': [{'type': 'output_text',
-                                  'text': 'Hi there',
-                                  'annotations': []}]},
-                    {'id': 'fc_1',
-                     'type': 'function_call',
-                     'call_id': 'c1',
-                     'name': 'f',
-                     'arguments': '{"a": 1}'}],
-         'error': None,
-         'tools': [{'type': 'function', 'name': 'f'}],
-         'usage': {'input_tokens': 3, 'output_tokens': 4}}),
+    "anthropic": (
+        anthropic_mix,
+        AnthropicStream,
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-x",
+            "stop_reason": "tool_use",
+            "stop_sequence": None,
+            "content": [
+                {"type": "thinking", "thinking": "Let me think.", "signature": "c2ln"},
+                {
+                    "type": "text",
+                    "text": "Paris is nice.",
+                    "citations": [
+                        {"type": "char_location", "cited_text": "a"},
+                        {"type": "char_location", "cited_text": "b"},
+                    ],
+                },
+                {"type": "redacted", "signature": "x", "citations": [{"n": 1}], "text": "t"},
+                {
+                    "type": "tool_use",
+                    "id": "tu_1",
+                    "name": "search",
+                    "input": {"q": "Zürich", "n": [1, 2]},
+                },
+                {"type": "tool_use", "id": "tu_2", "name": "broken", "input": {}},
+                {"type": "tool_use", "id": "tu_3", "name": "noargs", "input": {}},
+            ],
+            "usage": {"input_tokens": 7, "output_tokens": 42, "cache_read_input_tokens": 3},
+        },
+    ),
+    "chat": (
+        chat_mix,
+        ChatStream,
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1800000000,
+            "model": "gpt-x",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": "Hello",
+                        "tool_calls": [
+                            {
+                                "id": "call_a",
+                                "type": "function",
+                                "function": {"name": "a", "arguments": '{"x": 1}'},
+                            },
+                            {
+                                "id": "call_b",
+                                "type": "function",
+                                "function": {"name": "b", "arguments": "{}"},
+                            },
+                        ],
+                    },
+                    "finish_reason": "tool_calls",
+                },
+                {
+                    "index": 1,
+                    "message": {"role": "assistant", "content": None, "refusal": "I cannot."},
+                    "finish_reason": "stop",
+                },
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 6, "total_tokens": 11},
+        },
+    ),
+    "responses": (
+        responses_mix,
+        ResponsesStream,
+        {
+            "id": "resp_1",
+            "object": "response",
+            "status": "completed",
+            "model": "gpt-x",
+            "output": [
+                {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "Hi there", "annotations": []}],
+                },
+                {
+                    "id": "fc_1",
+                    "type": "function_call",
+                    "call_id": "c1",
+                    "name": "f",
+                    "arguments": '{"a": 1}',
+                },
+            ],
+            "error": None,
+            "tools": [{"type": "function", "name": "f"}],
+            "usage": {"input_tokens": 3, "output_tokens": 4},
+        },
+    ),
 }
 
 

@@ -20,7 +20,6 @@ import anthropic
 import pytest
 
 from loom_core.proxy.watchdog import Watch, Watchdog
-
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import start_rig
 from tests.core.proxy.test_failures import HI, only_the_good_one

@@ -100,16 +100,31 @@ PROFILE_FLAGS: list[dict[str, Any]] = [{"profile": p} for p in profile_names()]
 
 FLAG_SETS: list[dict[str, Any]] = PROFILE_FLAGS + [
     {"deny": ["cap:exec"], "allow": ["cap:read"], "confirm": ["cap:money_movement"]},
-    {"deny": ["cap:destructive", "cap:secret"], "confirm": ["cap:network", "*"],
-     "allow": ["Read(*)", "Glob*"]},
-    {"confirm": ["cap:external_side_effect", "cap:pii_access"], "allow": ["cap:idempotent"],
-     "shield_default": "deny"},
-    {"deny": ["Bash(*rm -rf*)", "send_*"], "allow": ["Bash(*)", "Read"],
-     "shield_default": "confirm"},
-    {"profile": "claude-code-safe", "deny": ["Bash(*git push*)"], "allow": ["WebFetch(*)"],
-     "shield_default": "deny"},
+    {
+        "deny": ["cap:destructive", "cap:secret"],
+        "confirm": ["cap:network", "*"],
+        "allow": ["Read(*)", "Glob*"],
+    },
+    {
+        "confirm": ["cap:external_side_effect", "cap:pii_access"],
+        "allow": ["cap:idempotent"],
+        "shield_default": "deny",
+    },
+    {
+        "deny": ["Bash(*rm -rf*)", "send_*"],
+        "allow": ["Bash(*)", "Read"],
+        "shield_default": "confirm",
+    },
+    {
+        "profile": "claude-code-safe",
+        "deny": ["Bash(*git push*)"],
+        "allow": ["WebFetch(*)"],
+        "shield_default": "deny",
+    },
     {"profile": "ci-safe", "allow": ["Bash(*make *)"], "confirm": ["Write(*)"]},
     {"profile": "prod-db-safe", "shield_default": "allow"},
-    {"deny": ["Read(*.env*)"], "rule": ["after Bash(*curl*): deny *",
-                                        "after Write(*): confirm Bash*"]},
+    {
+        "deny": ["Read(*.env*)"],
+        "rule": ["after Bash(*curl*): deny *", "after Write(*): confirm Bash*"],
+    },
 ]

@@ -35,9 +35,23 @@ def answers(operator: Operator | None, tool: str, tool_input: Any) -> list[tuple
 def flag_namespace(flags: dict[str, Any]) -> argparse.Namespace:
     """The namespace loom-harness's CLI parser would produce for these flags."""
     base: dict[str, Any] = dict(
-        profile="", policy="", deny=[], allow=[], confirm=[], rule=[], shield_default="allow",
-        confirm_timeout=300.0, webhook="", judge="", judge_threshold=0.7, trust_after=0,
-        trust_ledger="", sign_approvals_key_env="", require_approver=[], break_glass=[])
+        profile="",
+        policy="",
+        deny=[],
+        allow=[],
+        confirm=[],
+        rule=[],
+        shield_default="allow",
+        confirm_timeout=300.0,
+        webhook="",
+        judge="",
+        judge_threshold=0.7,
+        trust_after=0,
+        trust_ledger="",
+        sign_approvals_key_env="",
+        require_approver=[],
+        break_glass=[],
+    )
     base.update(flags)
     return argparse.Namespace(**base)
 
@@ -51,12 +65,17 @@ def frozen_loom(monkeypatch: pytest.MonkeyPatch) -> None:
     """Freeze loom.shield's clock and uuid4 to the values our Shield gets."""
     monkeypatch.setattr(loom_shield, "time", types.SimpleNamespace(time=lambda: TS))
     counter = ids()
-    monkeypatch.setattr(loom_shield, "uuid", types.SimpleNamespace(
-        uuid4=lambda: types.SimpleNamespace(hex=next(counter) + "0" * 26)))
+    monkeypatch.setattr(
+        loom_shield,
+        "uuid",
+        types.SimpleNamespace(uuid4=lambda: types.SimpleNamespace(hex=next(counter) + "0" * 26)),
+    )
 
 
-def loom_pair(flags: dict[str, Any], operator: Operator | None = None,
-              ) -> tuple[Any, Shield, Callable[[Any], None]]:
+def loom_pair(
+    flags: dict[str, Any],
+    operator: Operator | None = None,
+) -> tuple[Any, Shield, Callable[[Any], None]]:
     """(loom-harness Shield, our Shield, our wait callback) for the same flags."""
     theirs = _build_shield(flag_namespace(flags))
     ours_config = ShieldConfig.from_flags(**{k: v for k, v in flags.items()})

@@ -22,12 +22,17 @@ def flags(**kw: Any) -> ShieldFlags:
 
 
 def exchange(request: dict[str, Any]) -> Any:
-    return types.SimpleNamespace(path="/v1/messages", request=request, dialect="anthropic",
-                                 stream=False)
+    return types.SimpleNamespace(
+        path="/v1/messages", request=request, dialect="anthropic", stream=False
+    )
 
 
-RESPONSE = {"content": [{"type": "tool_use", "id": "t", "name": "Bash",
-                         "input": {"command": "make deploy"}}], "stop_reason": "tool_use"}
+RESPONSE = {
+    "content": [
+        {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "make deploy"}}
+    ],
+    "stop_reason": "tool_use",
+}
 
 
 def test_no_flags_no_screen_and_last_profile_wins() -> None:
@@ -53,7 +58,8 @@ def test_taint_then_operator_approval() -> None:
     screened = asyncio.run(main())
     assert screened.response is RESPONSE and not screened.changed
     assert [(e["action"], e["via"], e["by"]) for e in screened.events] == [
-        ("approve", "operator", "ann")]
+        ("approve", "operator", "ann")
+    ]
 
 
 def test_timeout_and_cancellation() -> None:

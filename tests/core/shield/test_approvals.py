@@ -29,13 +29,20 @@ class Clock:
         return self.now
 
 
-APPROVERS = {"cap:money_movement": {"names": ["cfo", "ceo", "cto"], "min": 2},
-             "refund*": {"names": ["cfo"], "min": 1}, "Bash*": ["ops"]}
+APPROVERS = {
+    "cap:money_movement": {"names": ["cfo", "ceo", "cto"], "min": 2},
+    "refund*": {"names": ["cfo"], "min": 1},
+    "Bash*": ["ops"],
+}
 
 
 def registry(clock: Clock) -> Approvals:
-    return Approvals(timeout=60, clock=clock, break_glass=("root",),
-                     approvers={p: ApproverSpec.coerce(s) for p, s in APPROVERS.items()})
+    return Approvals(
+        timeout=60,
+        clock=clock,
+        break_glass=("root",),
+        approvers={p: ApproverSpec.coerce(s) for p, s in APPROVERS.items()},
+    )
 
 
 SCRIPTS = [
@@ -66,8 +73,11 @@ def test_decisions_follow_loom(call: tuple[str, Any], script: list[tuple[str, st
         else:
             assert accepted, (decision, who)
         assert approval.approvals == p.approvals
-        assert (approval.done, approval.decided_by, approval.break_glass) == \
-            (p.event.is_set(), p.decided_by, p.break_glass)
+        assert (approval.done, approval.decided_by, approval.break_glass) == (
+            p.event.is_set(),
+            p.decided_by,
+            p.break_glass,
+        )
         assert approval.approved == (p.decision == "approve")
 
 
@@ -78,9 +88,17 @@ def test_listing_shape_and_ids() -> None:
     assert re.fullmatch(r"[0-9a-f]{6}", a.id) and a.id != b.id
     clock.now += 12.34
     assert reg.pending() == [
-        {"id": a.id, "tool": "refund_order", "input": {"order_id": "o-1"},
-         "rule": "cap:money_movement", "age_s": 12.3, "approvals": [], "required": 2},
-        {"id": b.id, "tool": "Bash", "input": BASH[1], "rule": "Bash*", "age_s": 12.3}]
+        {
+            "id": a.id,
+            "tool": "refund_order",
+            "input": {"order_id": "o-1"},
+            "rule": "cap:money_movement",
+            "age_s": 12.3,
+            "approvals": [],
+            "required": 2,
+        },
+        {"id": b.id, "tool": "Bash", "input": BASH[1], "rule": "Bash*", "age_s": 12.3},
+    ]
     theirs = LoomShield(approvers=APPROVERS)
     theirs.pending["x"] = LoomPending("x", *REFUND, rule="r", required=2)
     assert list(theirs.pending_list()[0]) == list(reg.pending()[0])
@@ -118,20 +136,35 @@ def test_timeouts_with_an_injected_clock() -> None:
     clock.now += 60
     assert reg.pending() == [] and b.state == "timeout"  # listing sweeps overdue ones
     assert reg.settle(a.id) is a and reg.get(a.id) is None
-    assert changes == [("created", "pending"), ("decided", "timeout"), ("created", "pending"),
-                       ("decided", "timeout"), ("removed", "timeout")]
+    assert changes == [
+        ("created", "pending"),
+        ("decided", "timeout"),
+        ("created", "pending"),
+        ("decided", "timeout"),
+        ("removed", "timeout"),
+    ]
 
 
 def test_chain_edit_restarts_the_count_and_edits_are_checked() -> None:
-    shield = Shield(ShieldConfig(confirm=("cap:money_movement",), deny=("*(*o-666*)",),
-                                 require_approver={"refund*": {"names": ["a", "b"], "min": 2}}))
+    shield = Shield(
+        ShieldConfig(
+            confirm=("cap:money_movement",),
+            deny=("*(*o-666*)",),
+            require_approver={"refund*": {"names": ["a", "b"], "min": 2}},
+        )
+    )
     p = shield.approvals.create(*REFUND, rule="x")
     shield.approvals.decide(p.id, "approve", by="a")
-    assert shield.approvals.decide(p.id, "approve", by="b", edited_input={"order_id": "o-2"}) \
+    assert (
+        shield.approvals.decide(p.id, "approve", by="b", edited_input={"order_id": "o-2"})
         == "recorded"
+    )
     assert p.approvals == ["b"]  # a approved other arguments
-    for bad, why in (([1], "must be a dict"), ({"x": {1, 2}}, "not JSON"),
-                     ({"order_id": "o-666"}, "would be denied")):
+    for bad, why in (
+        ([1], "must be a dict"),
+        ({"x": {1, 2}}, "not JSON"),
+        ({"order_id": "o-666"}, "would be denied"),
+    ):
         with pytest.raises(ApprovalRejected, match=why):
             shield.approvals.decide(p.id, "approve", by="a", edited_input=bad)
     assert shield.approvals.decide(p.id, "approve", by="a") == "decided"
@@ -140,17 +173,36 @@ def test_chain_edit_restarts_the_count_and_edits_are_checked() -> None:
 
 def test_edit_then_approve_always_allow_and_reason_end_to_end() -> None:
     shield = Shield(ShieldConfig(confirm=("Bash*",), deny=("Bash(*rm*)",)), clock=lambda: 7.0)
-    response = {"content": [{"type": "tool_use", "id": "t", "name": "Bash",
-                             "input": {"command": "make deploy"}}], "stop_reason": "tool_use"}
+    response = {
+        "content": [
+            {"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "make deploy"}}
+        ],
+        "stop_reason": "tool_use",
+    }
 
     def edit(a: Any) -> None:
-        shield.approvals.decide(a.id, "approve", by="ann", edited_input={"command": "make test"},
-                                always_allow="Bash(*make *)")
+        shield.approvals.decide(
+            a.id,
+            "approve",
+            by="ann",
+            edited_input={"command": "make test"},
+            always_allow="Bash(*make *)",
+        )
 
     result = shield.screen(response, edit)
     assert result.body["content"][0]["input"] == {"command": "make test"}
-    assert list(result.events[0]) == ["ts", "tool", "input", "rule", "id", "action", "via", "by",
-                                      "edited_input", "always_allow"]
+    assert list(result.events[0]) == [
+        "ts",
+        "tool",
+        "input",
+        "rule",
+        "id",
+        "action",
+        "via",
+        "by",
+        "edited_input",
+        "always_allow",
+    ]
     assert result.events[0]["input"] == {"command": "make deploy"}
     assert result.verdicts[0].executed_input == {"command": "make test"}
     again = shield.screen(response)  # now allowed for the session: no event, unchanged body
@@ -163,8 +215,10 @@ def test_edit_then_approve_always_allow_and_reason_end_to_end() -> None:
     response["content"][0]["input"] = {"command": "ssh prod"}
     result = shield.screen(response, refuse)
     assert result.events[0]["reason"] == "use the staging box"
-    assert "-- denied by the operator (reason: use the staging box). The call" in \
-        result.body["content"][0]["text"]
+    assert (
+        "-- denied by the operator (reason: use the staging box). The call"
+        in result.body["content"][0]["text"]
+    )
 
 
 def test_async_driver_and_cancellation() -> None:

@@ -18,10 +18,14 @@ from loom.cli import main as loom_main
 from loom.policy_file import _mini_yaml, resolve, to_shield_kwargs
 
 from loom_core.errors import LoadError
-from loom_core.shield import (PolicyFileError, ShieldConfig, ShieldConfigError, profile_names,
-                              resolve_policy)
+from loom_core.shield import (
+    PolicyFileError,
+    ShieldConfig,
+    ShieldConfigError,
+    profile_names,
+    resolve_policy,
+)
 from loom_core.shield.yaml_subset import YamlSubsetError, parse_yaml_subset
-
 from tests.core.shield.oracle import loom_pair
 
 
@@ -66,17 +70,25 @@ break_glass:
 
 def test_extending_a_profile_matches_loom(tmp_path: Path) -> None:
     path = write(tmp_path, "p.yml", EXTENDS.replace("- 'Bash(*it''s*)'", "  - Bash(*its*)"))
-    flags = {"policy": path, "deny": ["Bash(*sudo*)"], "rule": ["taint sk-*: deny *"],
-             "break_glass": ["ops"]}
+    flags = {
+        "policy": path,
+        "deny": ["Bash(*sudo*)"],
+        "rule": ["taint sk-*: deny *"],
+        "break_glass": ["ops"],
+    }
     theirs, ours, _ = loom_pair(flags)
     c = ours.config
-    assert (list(c.deny), list(c.allow), list(c.confirm)) == (theirs.deny, theirs.allow,
-                                                              theirs.confirm)
+    assert (list(c.deny), list(c.allow), list(c.confirm)) == (
+        theirs.deny,
+        theirs.allow,
+        theirs.confirm,
+    )
     assert c.default == theirs.default == "confirm"
     assert [r.raw for r in theirs.sequence] == list(c.sequence)
     assert list(c.break_glass) == theirs.break_glass == ["root", "ops"]
-    assert {p: (list(s.names), s.min) for p, s in c.require_approver.items()} == \
-        {p: (s["names"], s["min"]) for p, s in theirs.approvers.items()}
+    assert {p: (list(s.names), s.min) for p, s in c.require_approver.items()} == {
+        p: (s["names"], s["min"]) for p, s in theirs.approvers.items()
+    }
     assert c.allow.count("Read(*)") == 1 and c.allow[-1] == "Bash(*make *)"
 
 
@@ -87,11 +99,21 @@ def test_quoting_and_compact_lists(tmp_path: Path) -> None:
 
 
 def test_json_policy_and_flags_append_after_it(tmp_path: Path) -> None:
-    path = write(tmp_path, "p.json", json.dumps({
-        "default": "deny", "allow": ["Read(*)"], "confirm": ["cap:network"],
-        "require_approver": {"cap:money_movement": {"names": ["cfo", "ceo"], "min": 2}}}))
-    config = ShieldConfig.from_flags(policy=path, allow=["Glob(*)"], shield_default="allow",
-                                     require_approver=["Bash*=1:ops"])
+    path = write(
+        tmp_path,
+        "p.json",
+        json.dumps(
+            {
+                "default": "deny",
+                "allow": ["Read(*)"],
+                "confirm": ["cap:network"],
+                "require_approver": {"cap:money_movement": {"names": ["cfo", "ceo"], "min": 2}},
+            }
+        ),
+    )
+    config = ShieldConfig.from_flags(
+        policy=path, allow=["Glob(*)"], shield_default="allow", require_approver=["Bash*=1:ops"]
+    )
     assert config is not None and config.default == "deny"  # "allow" cannot override
     assert config.allow == ("Read(*)", "Glob(*)")
     assert config.require_approver["cap:money_movement"].min == 2
@@ -139,24 +161,28 @@ def test_unknown_keys_warn(tmp_path: Path) -> None:
     assert config is not None and "unknown key 'denny'" in config.warnings[0]
 
 
-@pytest.mark.parametrize(("name", "text", "cause"), [
-    ("bad.json", '{"deny": [}', "invalid JSON"),
-    ("p.yml", "deny:\n\t- X\n", "line 2: tabs"),
-    ("p.yml", "deny: [a, b]\n", "line 1: flow-style"),
-    ("p.yml", 'deny:\n  - "open\n', "line 2: unterminated"),
-    ("p.yml", "deny:\n  - a\n    - b\n", "line 3"),
-    ("p.yml", "deny:\n  - a\ndeny:\n  - b\n", "line 3: duplicate key 'deny'"),
-    ("p.yml", "- a\n", "expected a mapping"),
-    ("p.yml", "deny: Bash(*)\n", "'deny' must be a list"),
-    ("p.yml", "default: maybe\n", "'default' must be allow, confirm or deny"),
-    ("p.yml", "sequence:\n  - 'after X: allow Y'\n", "sequence rule 'after X: allow Y'"),
-    ("p.yml", "profile: nope\n", "unknown profile 'nope'"),
-    ("p.yml", "require_approver:\n  X:\n    min: lots\n", "'min' must be a whole number"),
-    ("p.yml", "deny: |\n  x\n", "block scalars"),
-    ("p.yml", "just words\n", "expected 'key: value'"),
-])
-def test_errors_name_the_file_and_the_cause(tmp_path: Path, name: str, text: str,
-                                            cause: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "text", "cause"),
+    [
+        ("bad.json", '{"deny": [}', "invalid JSON"),
+        ("p.yml", "deny:\n\t- X\n", "line 2: tabs"),
+        ("p.yml", "deny: [a, b]\n", "line 1: flow-style"),
+        ("p.yml", 'deny:\n  - "open\n', "line 2: unterminated"),
+        ("p.yml", "deny:\n  - a\n    - b\n", "line 3"),
+        ("p.yml", "deny:\n  - a\ndeny:\n  - b\n", "line 3: duplicate key 'deny'"),
+        ("p.yml", "- a\n", "expected a mapping"),
+        ("p.yml", "deny: Bash(*)\n", "'deny' must be a list"),
+        ("p.yml", "default: maybe\n", "'default' must be allow, confirm or deny"),
+        ("p.yml", "sequence:\n  - 'after X: allow Y'\n", "sequence rule 'after X: allow Y'"),
+        ("p.yml", "profile: nope\n", "unknown profile 'nope'"),
+        ("p.yml", "require_approver:\n  X:\n    min: lots\n", "'min' must be a whole number"),
+        ("p.yml", "deny: |\n  x\n", "block scalars"),
+        ("p.yml", "just words\n", "expected 'key: value'"),
+    ],
+)
+def test_errors_name_the_file_and_the_cause(
+    tmp_path: Path, name: str, text: str, cause: str
+) -> None:
     path = write(tmp_path, name, text)
     with pytest.raises(PolicyFileError) as info:
         ShieldConfig.from_flags(policy=path, use_pyyaml=False)
@@ -180,8 +206,10 @@ SUBSET: list[tuple[str, Any]] = [
     ("---\na: b # c\n", {"a": "b"}),
     ("a: 'x # y'\nb: x#y\n", {"a": "x # y", "b": "x#y"}),
     ('a: "tab\\there \\u00e9 \\\\d"\n', {"a": "tab\there \u00e9 \\d"}),
-    ("a:\n  b:\n    c:\n      - '1'\n      - 2\n  d: e\nf: []\n",
-     {"a": {"b": {"c": ["1", "2"]}, "d": "e"}, "f": []}),
+    (
+        "a:\n  b:\n    c:\n      - '1'\n      - 2\n  d: e\nf: []\n",
+        {"a": {"b": {"c": ["1", "2"]}, "d": "e"}, "f": []},
+    ),
     ("s:\n  - after Read(*.env*): deny *\n  - *\n", {"s": ["after Read(*.env*): deny *", "*"]}),
     ("a:\n", {"a": None}),
 ]
@@ -211,13 +239,33 @@ def test_from_args_matches_from_flags(tmp_path: Path) -> None:
 
     parser = argparse.ArgumentParser()
     add_shield_arguments(parser)
-    args = parser.parse_args(["--profile", "ci-safe", "--deny", "a", "--deny", "b",
-                              "--rule", "taint x*: deny *", "--confirm-timeout", "5",
-                              "--require-approver", "Bash*=2:a,b", "--break-glass", "root"])
+    args = parser.parse_args(
+        [
+            "--profile",
+            "ci-safe",
+            "--deny",
+            "a",
+            "--deny",
+            "b",
+            "--rule",
+            "taint x*: deny *",
+            "--confirm-timeout",
+            "5",
+            "--require-approver",
+            "Bash*=2:a,b",
+            "--break-glass",
+            "root",
+        ]
+    )
     config = ShieldConfig.from_args(args)
     assert config == ShieldConfig.from_flags(
-        profile="ci-safe", deny=["a", "b"], rule=["taint x*: deny *"], confirm_timeout=5,
-        require_approver=["Bash*=2:a,b"], break_glass=["root"])
+        profile="ci-safe",
+        deny=["a", "b"],
+        rule=["taint x*: deny *"],
+        confirm_timeout=5,
+        require_approver=["Bash*=2:a,b"],
+        break_glass=["root"],
+    )
     assert config is not None and config.deny[-2:] == ("a", "b") and config.confirm_timeout == 5
     assert ShieldConfig.from_args(parser.parse_args([])) is None
     assert ShieldConfig.from_args(parser.parse_args(["--shield-default", "deny"])) is not None

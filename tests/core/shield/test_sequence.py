@@ -12,7 +12,6 @@ import pytest
 from loom.shield import parse_sequence_rule as loom_parse
 
 from loom_core.shield import Shield, ShieldConfig, parse_sequence_rule
-
 from tests.core.shield.oracle import TS, loom_pair, ordered
 
 ENV = ("Read", {"file_path": ".env"})
@@ -20,8 +19,13 @@ FETCH = ("WebFetch", {"url": "https://x.example"})
 
 
 def anthropic(*calls: tuple[str, Any]) -> dict[str, Any]:
-    return {"content": [{"type": "tool_use", "id": f"t{i}", "name": n, "input": a}
-                        for i, (n, a) in enumerate(calls)], "stop_reason": "tool_use"}
+    return {
+        "content": [
+            {"type": "tool_use", "id": f"t{i}", "name": n, "input": a}
+            for i, (n, a) in enumerate(calls)
+        ],
+        "stop_reason": "tool_use",
+    }
 
 
 def test_after_rule_arms_on_an_allowed_call_and_beats_allow(frozen_loom: None) -> None:
@@ -57,13 +61,36 @@ def test_evidence_is_capped_and_deny_in_any_rule_beats_confirm() -> None:
 
 
 REQUESTS = [
-    {"messages": [{"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "t", "content": "key=sk-ant-abc123"}]}]},
-    {"messages": [{"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "t",
-         "content": [{"type": "text", "text": "AWS AKIA1234"}, {"type": "image"}]}]}]},
-    {"messages": [{"role": "assistant", "content": None},
-                  {"role": "tool", "tool_call_id": "c", "content": "password:\n\n hunter2"}]},
+    {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t", "content": "key=sk-ant-abc123"}
+                ],
+            }
+        ]
+    },
+    {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t",
+                        "content": [{"type": "text", "text": "AWS AKIA1234"}, {"type": "image"}],
+                    }
+                ],
+            }
+        ]
+    },
+    {
+        "messages": [
+            {"role": "assistant", "content": None},
+            {"role": "tool", "tool_call_id": "c", "content": "password:\n\n hunter2"},
+        ]
+    },
     {"messages": [{"role": "tool", "content": [{"type": "text", "text": "sk-ant-x"}]}]},
     {"messages": [{"role": "user", "content": "sk-ant-in-a-prompt is not a tool result"}]},
     {"messages": "junk"},
@@ -72,14 +99,20 @@ REQUESTS = [
 
 @pytest.mark.parametrize("request_body", REQUESTS)
 def test_taint_observation_matches_loom(request_body: dict[str, Any], frozen_loom: None) -> None:
-    flags = {"rule": ["taint sk-ant-*: confirm *", "taint AKIA*: deny cap:network",
-                      "taint hunter*: deny Bash*"]}
+    flags = {
+        "rule": [
+            "taint sk-ant-*: confirm *",
+            "taint AKIA*: deny cap:network",
+            "taint hunter*: deny Bash*",
+        ]
+    }
     theirs, ours, _ = loom_pair(flags)
     if isinstance(request_body.get("messages"), str):
         assert ours.observe_request(request_body) == []
         return
-    assert ordered(ours.observe_request(request_body)) == \
-        ordered(theirs.observe_request(request_body))
+    assert ordered(ours.observe_request(request_body)) == ordered(
+        theirs.observe_request(request_body)
+    )
     assert ours.observe_request(request_body) == []  # armed once, recorded once
     response = anthropic(FETCH, ("Bash", {"command": "ls"}), ("Read", {}))
     their_body, their_events = theirs.screen(response)
@@ -91,9 +124,12 @@ def test_taint_event_and_evidence() -> None:
     shield = Shield(ShieldConfig(sequence=("taint it's*: deny *",)), clock=lambda: 5.0)
     body = {"messages": [{"role": "tool", "content": "so   it's\nhere"}]}
     assert shield.observe_request(body) == [
-        {"ts": 5.0, "action": "tainted", "via": "sequence", "rule": "taint it's*: deny *"}]
-    assert shield.decide("X", {}).rule == \
-        "taint it's*: deny * (tripped by a tool result matching \"it's*\")"
+        {"ts": 5.0, "action": "tainted", "via": "sequence", "rule": "taint it's*: deny *"}
+    ]
+    assert (
+        shield.decide("X", {}).rule
+        == "taint it's*: deny * (tripped by a tool result matching \"it's*\")"
+    )
 
 
 def test_state_is_per_session() -> None:
@@ -103,17 +139,34 @@ def test_state_is_per_session() -> None:
     assert one.decide("X", {}).action == "deny" and two.decide("X", {}).action == "allow"
 
 
-GOOD = ["after Read(*.env*): deny WebFetch*, deny Bash(*curl*)", "taint sk-*: confirm *",
-        "after  X :  deny   Y ,confirm Z", "taint *@*.*: deny cap:network"]
-BAD = ["after X: allow Y", "after X: deny", "before X: deny Y", "after X deny Y", "X: deny Y",
-       "after X: deny Y, nuke Z", "after X:", "after : deny Y", "after X: deny\tY"]
+GOOD = [
+    "after Read(*.env*): deny WebFetch*, deny Bash(*curl*)",
+    "taint sk-*: confirm *",
+    "after  X :  deny   Y ,confirm Z",
+    "taint *@*.*: deny cap:network",
+]
+BAD = [
+    "after X: allow Y",
+    "after X: deny",
+    "before X: deny Y",
+    "after X deny Y",
+    "X: deny Y",
+    "after X: deny Y, nuke Z",
+    "after X:",
+    "after : deny Y",
+    "after X: deny\tY",
+]
 
 
 @pytest.mark.parametrize("raw", GOOD)
 def test_parse_agrees_with_loom(raw: str) -> None:
     ours, theirs = parse_sequence_rule(raw), loom_parse(raw)
-    assert (ours.kind, ours.trigger, ours.consequences, ours.raw) == \
-        (theirs.trigger_type, theirs.trigger, theirs.consequences, theirs.raw)
+    assert (ours.kind, ours.trigger, ours.consequences, ours.raw) == (
+        theirs.trigger_type,
+        theirs.trigger,
+        theirs.consequences,
+        theirs.raw,
+    )
 
 
 @pytest.mark.parametrize("raw", BAD)
@@ -129,9 +182,13 @@ def test_unknown_action_message_names_the_consequence() -> None:
         parse_sequence_rule("after X: allow Y")
 
 
-@pytest.mark.parametrize(("raw", "trigger"), [
-    ("after cap:secret: deny *", "cap:secret"),
-    ("after Bash(*https://*): deny *", "Bash(*https://*)")])
+@pytest.mark.parametrize(
+    ("raw", "trigger"),
+    [
+        ("after cap:secret: deny *", "cap:secret"),
+        ("after Bash(*https://*): deny *", "Bash(*https://*)"),
+    ],
+)
 def test_colons_in_triggers_work_here_though_loom_rejects_them(raw: str, trigger: str) -> None:
     with pytest.raises(ValueError):
         loom_parse(raw)

@@ -24,26 +24,51 @@ from loom_core.formats.save import save_dict
 from loom_core.views.steps import step_row
 from loom_core.views.summary import summarize
 from loom_core.views.timeline import K_MODEL, build_timeline
-
 from tests.core.diff.tracegen import basic_run, write
 
 # claude-sonnet-4-5: $3 in, $15 out, $0.30 cache read, $3.75 cache write per million
 ANTHROPIC_USAGE = [
-    ({"input_tokens": 1000, "output_tokens": 200, "cache_creation_input_tokens": 2000,
-      "cache_read_input_tokens": 10000}, (1000 * 3 + 2000 * 3.75 + 10000 * 0.3 + 200 * 15) / 1e6),
-    ({"input_tokens": 500, "output_tokens": 100, "cache_creation_input_tokens": 0,
-      "cache_read_input_tokens": 13000}, (500 * 3 + 13000 * 0.3 + 100 * 15) / 1e6),
+    (
+        {
+            "input_tokens": 1000,
+            "output_tokens": 200,
+            "cache_creation_input_tokens": 2000,
+            "cache_read_input_tokens": 10000,
+        },
+        (1000 * 3 + 2000 * 3.75 + 10000 * 0.3 + 200 * 15) / 1e6,
+    ),
+    (
+        {
+            "input_tokens": 500,
+            "output_tokens": 100,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 13000,
+        },
+        (500 * 3 + 13000 * 0.3 + 100 * 15) / 1e6,
+    ),
     ({"input_tokens": 1500, "output_tokens": 20}, (1500 * 3 + 20 * 15) / 1e6),
 ]
 # gpt-4o: $2.50 in, $1.25 cached in, $10 out (reasoning billed as output)
 OPENAI_USAGE = [
-    ({"prompt_tokens": 5000, "completion_tokens": 300, "total_tokens": 5300,
-      "prompt_tokens_details": {"cached_tokens": 4000},
-      "completion_tokens_details": {"reasoning_tokens": 100}},
-     (1000 * 2.5 + 4000 * 1.25 + 300 * 10) / 1e6),
-    ({"prompt_tokens": 6000, "completion_tokens": 50, "total_tokens": 6050,
-      "prompt_tokens_details": {"cached_tokens": 4800}},
-     (1200 * 2.5 + 4800 * 1.25 + 50 * 10) / 1e6),
+    (
+        {
+            "prompt_tokens": 5000,
+            "completion_tokens": 300,
+            "total_tokens": 5300,
+            "prompt_tokens_details": {"cached_tokens": 4000},
+            "completion_tokens_details": {"reasoning_tokens": 100},
+        },
+        (1000 * 2.5 + 4000 * 1.25 + 300 * 10) / 1e6,
+    ),
+    (
+        {
+            "prompt_tokens": 6000,
+            "completion_tokens": 50,
+            "total_tokens": 6050,
+            "prompt_tokens_details": {"cached_tokens": 4800},
+        },
+        (1200 * 2.5 + 4800 * 1.25 + 50 * 10) / 1e6,
+    ),
 ]
 
 
@@ -58,33 +83,54 @@ def harness_run() -> list[dict[str, Any]]:
 def proxy_trace(path: Path) -> Path:
     """Two OpenAI Chat exchanges recorded by loom-harness's own wire recorder."""
     rec = LoomRecorder()
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "You work."},
-                                      {"role": "user", "content": "hello"}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You work."},
+        {"role": "user", "content": "hello"},
+    ]
     for n, (usage, _usd) in enumerate(OPENAI_USAGE):
         text = f"answer {n}"
-        rec.record({"model": "gpt-4o", "messages": copy.deepcopy(messages)},
-                   {"id": f"c{n}", "object": "chat.completion", "model": "gpt-4o",
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": usage})
+        rec.record(
+            {"model": "gpt-4o", "messages": copy.deepcopy(messages)},
+            {
+                "id": f"c{n}",
+                "object": "chat.completion",
+                "model": "gpt-4o",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": text},
+                    }
+                ],
+                "usage": usage,
+            },
+        )
         messages += [{"role": "assistant", "content": text}, {"role": "user", "content": "more"}]
     data = rec.to_dict()
-    assert all(set(e["result"]["usage"]) == {"input_tokens", "output_tokens"}
-               for e in data["log"] if e["kind"] == "model")  # the effects dropped the rest
+    assert all(
+        set(e["result"]["usage"]) == {"input_tokens", "output_tokens"}
+        for e in data["log"]
+        if e["kind"] == "model"
+    )  # the effects dropped the rest
     save_dict(data, path)
     return path
 
 
 @pytest.fixture
 def runs(tmp_path: Path) -> dict[str, tuple[Path, list[float]]]:
-    return {"harness": (write(tmp_path / "h.loom.json", harness_run()),
-                        [usd for _u, usd in ANTHROPIC_USAGE]),
-            "proxy": (proxy_trace(tmp_path / "p.loom.json"), [usd for _u, usd in OPENAI_USAGE])}
+    return {
+        "harness": (
+            write(tmp_path / "h.loom.json", harness_run()),
+            [usd for _u, usd in ANTHROPIC_USAGE],
+        ),
+        "proxy": (proxy_trace(tmp_path / "p.loom.json"), [usd for _u, usd in OPENAI_USAGE]),
+    }
 
 
 @pytest.mark.parametrize("name", ["harness", "proxy"])
-def test_every_face_shows_the_same_cost(runs: dict[str, tuple[Path, list[float]]],
-                                        name: str) -> None:
+def test_every_face_shows_the_same_cost(
+    runs: dict[str, tuple[Path, list[float]]], name: str
+) -> None:
     path, expected = runs[name]
     doc = load(path)
     tl = build_timeline(doc)
@@ -116,12 +162,14 @@ def test_compare_deltas_are_the_differences_of_step_costs(tmp_path: Path) -> Non
     row = next(r for r in range(len(diff.rows)) if diff.rows[r].a == 0)
     sa, sb = ta.step_of_effect[0], tb.step_of_effect[0]
     assert diff.row_delta(row).cost == pytest.approx(tb.cost[sb] - ta.cost[sa], rel=1e-12)
-    assert diff.row_delta(row).cost == pytest.approx((1000 * 3 + 200 * 15) / 1e6
-                                                     - ANTHROPIC_USAGE[0][1])
+    assert diff.row_delta(row).cost == pytest.approx(
+        (1000 * 3 + 200 * 15) / 1e6 - ANTHROPIC_USAGE[0][1]
+    )
 
 
 def test_a_fork_estimate_of_unchanged_calls_is_what_they_cost(
-        runs: dict[str, tuple[Path, list[float]]]) -> None:
+    runs: dict[str, tuple[Path, list[float]]],
+) -> None:
     path, expected = runs["harness"]
     doc = load(path)
     plan = dry_run(doc, path, 2, Edit(), 20)  # the last two model calls, context unchanged
@@ -171,8 +219,9 @@ def test_a_live_proxy_journal_prices_from_its_sidecar(tmp_path: Path) -> None:
     builder = None
     try:
         for n, (entry, response) in enumerate(zip(data["log"], data["wire"], strict=True)):
-            side.exchange(n, "/v1/chat/completions", "openai", {"model": "gpt-4o"}, response,
-                          [], 1.0)
+            side.exchange(
+                n, "/v1/chat/completions", "openai", {"model": "gpt-4o"}, response, [], 1.0
+            )
             journal.effect(entry)
             doc = load(base + ".journal.jsonl")
             if builder is None:

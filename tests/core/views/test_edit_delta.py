@@ -6,14 +6,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from loom_core.views.context import build_context
-from loom_core.views.edit_delta import INJECTED, NEW, REDACTED, REPLACED, delta_of_edit, frame_delta
 from loom_core.fork.edits import Edit, MessageOp, edit_summary
 from loom_core.fork.rerun import run_fork
-from loom_core.views.frames import frame_at
 from loom_core.formats.loader import load
 from loom_core.providers.scripted import ScriptedProvider
-
+from loom_core.views.context import build_context
+from loom_core.views.edit_delta import INJECTED, NEW, REDACTED, REPLACED, delta_of_edit, frame_delta
+from loom_core.views.frames import frame_at
 from tests.core.fork.scenarios import proxy_run
 
 SAMPLE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
@@ -39,21 +38,26 @@ def test_inject_and_redact(tmp_path: Path) -> None:
     assert delta.summary() == "injected 1 message, redacted 1 message"
     frame = frame_at(index, edit + 1)  # the first call after the edit sees the same marks
     assert frame is not None and frame.rewritten and frame_delta(frame) == delta
-    assert edit_summary(doc, edit, doc.result(edit)) == \
-        "note injected, redacted 1 result(s) — “be brief”"
+    assert (
+        edit_summary(doc, edit, doc.result(edit))
+        == "note injected, redacted 1 result(s) — “be brief”"
+    )
 
 
 def test_message_ops(tmp_path: Path) -> None:
-    ops = [MessageOp("replace", 1, {"role": "user", "content": "Fix CI please."}),
-           MessageOp("delete", 3),
-           MessageOp("insert", 2, {"role": "user", "content": "a note", "source": "fork-edit"})]
+    ops = [
+        MessageOp("replace", 1, {"role": "user", "content": "Fix CI please."}),
+        MessageOp("delete", 3),
+        MessageOp("insert", 2, {"role": "user", "content": "a note", "source": "fork-edit"}),
+    ]
     _doc, index = branch_of(tmp_path, Edit(messages=ops))
     delta = delta_of_edit(index, next(iter(index.edits)))
     assert delta is not None
     assert delta.marks == {1: REPLACED, 2: INJECTED, 13: NEW, 14: NEW}
     assert delta.was[1].text.startswith("CI for textkit is red")
     assert [(m.role, m.text.split()[1]) for _k, m in delta.removed] == [
-        ("tool", ".github/workflows/ci.yml")]
+        ("tool", ".github/workflows/ci.yml")
+    ]
 
 
 def test_a_proxy_branch_marks_only_what_the_edit_did(tmp_path: Path) -> None:

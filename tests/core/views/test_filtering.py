@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from loom_core.views.filtering import filter_steps, parse_query
 from loom_core.formats.loader import load
-from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, KINDS, K_MODEL, build_timeline
+from loom_core.views.filtering import filter_steps, parse_query
+from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, K_MODEL, KINDS, build_timeline
 
 RESOURCE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
 
@@ -38,10 +38,13 @@ def test_is_error_matches_the_model_step_whose_call_was_blocked(timeline: Any) -
     assert tl.call_of[tool_error] not in errors  # a tool's own error stays on the tool's step
 
 
-@pytest.mark.parametrize("text, named", [
-    ("kind:modle", "modle"), ("is:broken", "is:broken"), ("kind:model is:eror", "is:eror")])
-def test_a_value_no_step_can_have_matches_nothing_and_says_why(timeline: Any, text: str,
-                                                               named: str) -> None:
+@pytest.mark.parametrize(
+    "text, named",
+    [("kind:modle", "modle"), ("is:broken", "is:broken"), ("kind:model is:eror", "is:eror")],
+)
+def test_a_value_no_step_can_have_matches_nothing_and_says_why(
+    timeline: Any, text: str, named: str
+) -> None:
     assert _steps(timeline, text) == []
     problems = parse_query(text).problems
     assert len(problems) == 1 and named in problems[0]
@@ -59,8 +62,16 @@ def test_an_unknown_key_is_named_with_the_valid_ones_and_searched_as_text(timeli
 
 
 def test_valid_queries_have_no_problems(timeline: Any) -> None:
-    for text in ("kind:model", "kind:tool:read*", "tool:read_file", "agent:lead", "is:subagent",
-                 "is:shield error", '"Brûlée"', ""):
+    for text in (
+        "kind:model",
+        "kind:tool:read*",
+        "tool:read_file",
+        "agent:lead",
+        "is:subagent",
+        "is:shield error",
+        '"Brûlée"',
+        "",
+    ):
         assert parse_query(text).problems == [], text
     assert _steps(timeline, "kind:tool:read*") == _steps(timeline, "tool:read*")
     assert _steps(timeline, '"run_tests"') == _steps(timeline, "run_tests")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from loom_core.live.live_status import FINISHED, HUMAN, RUNNING
 from loom_core.formats.loader import load
+from loom_core.live.live_status import FINISHED, HUMAN, RUNNING
 from loom_core.views.timeline import build_timeline
 from loom_desktop.main_window import MainWindow
 from tests.core.live_helpers import WriterThread, effect, header, intent, model_result, tool_pairs
@@ -37,21 +37,32 @@ def _live_view(qtbot, window: MainWindow, path: Path):
 def _matches_file(view, path: Path) -> bool:
     """The tab shows exactly what a full load of the file shows."""
     tl = view.session.timeline
-    if tl is None or view.live.builder is None or view.live.builder.walker.done < len(view.live.doc.effects):
+    if (
+        tl is None
+        or view.live.builder is None
+        or view.live.builder.walker.done < len(view.live.doc.effects)
+    ):
         return False
     expected = build_timeline(load(path))
-    return (view.model.rowCount() == len(tl) == len(expected)
-            and list(tl.kind) == list(expected.kind) and list(tl.tokens_in) == list(expected.tokens_in))
+    return (
+        view.model.rowCount() == len(tl) == len(expected)
+        and list(tl.kind) == list(expected.kind)
+        and list(tl.tokens_in) == list(expected.tokens_in)
+    )
 
 
-def test_live_tab_follows_bursts_torn_lines_rewrite_and_recreate(qtbot, window: MainWindow,
-                                                                 tmp_path: Path, writer) -> None:
+def test_live_tab_follows_bursts_torn_lines_rewrite_and_recreate(
+    qtbot, window: MainWindow, tmp_path: Path, writer
+) -> None:
     path = tmp_path / "run.jsonl"
     view = _live_view(qtbot, window, path)  # the file does not exist yet: waiting
     qtbot.waitUntil(lambda: view.live.updates >= 0, timeout=5000)
     writer.run(lambda: _append(path, header("do it") + intent(0, "model")))
-    writer.run(lambda: _append(path, effect(0, "model", model_result("go", ("tick",)))
-                               + b"".join(tool_pairs(1, 200))))
+    writer.run(
+        lambda: _append(
+            path, effect(0, "model", model_result("go", ("tick",))) + b"".join(tool_pairs(1, 200))
+        )
+    )
     qtbot.waitUntil(lambda: _matches_file(view, path), timeout=15_000)
     assert window.tabs.tabText(window.tabs.indexOf(view)).startswith("●")
     last = effect(201, "model", model_result("half way", ("tick",)))
@@ -63,21 +74,33 @@ def test_live_tab_follows_bursts_torn_lines_rewrite_and_recreate(qtbot, window: 
     qtbot.waitUntil(lambda: view.model.rowCount() == rows + 1, timeout=15_000)
     qtbot.waitUntil(lambda: view.session.step == view.session.count - 1, timeout=5000)  # follow
     writer.run(lambda: path.write_bytes(header("again") + effect(0, "model", model_result("v2"))))
-    qtbot.waitUntil(lambda: _matches_file(view, path) and view.model.rowCount() == 2,
-                    timeout=15_000)
+    qtbot.waitUntil(
+        lambda: _matches_file(view, path) and view.model.rowCount() == 2, timeout=15_000
+    )
     writer.run(lambda: os.remove(path))
-    writer.run(lambda: _append(path, header("third") + effect(0, "model", model_result("new"))
-                               + effect(1, "model", model_result("done")))
-               )
-    qtbot.waitUntil(lambda: _matches_file(view, path) and view.model.rowCount() == 3,
-                    timeout=15_000)
+    writer.run(
+        lambda: _append(
+            path,
+            header("third")
+            + effect(0, "model", model_result("new"))
+            + effect(1, "model", model_result("done")),
+        )
+    )
+    qtbot.waitUntil(
+        lambda: _matches_file(view, path) and view.model.rowCount() == 3, timeout=15_000
+    )
 
 
-def test_follow_tail_turns_off_when_looking_back_and_end_turns_it_on(qtbot, window: MainWindow,
-                                                                     tmp_path: Path, writer) -> None:
+def test_follow_tail_turns_off_when_looking_back_and_end_turns_it_on(
+    qtbot, window: MainWindow, tmp_path: Path, writer
+) -> None:
     path = tmp_path / "run.jsonl"
-    _append(path, header("go") + effect(0, "model", model_result("a", ("tick",)))
-            + b"".join(tool_pairs(1, 20)))
+    _append(
+        path,
+        header("go")
+        + effect(0, "model", model_result("a", ("tick",)))
+        + b"".join(tool_pairs(1, 20)),
+    )
     view = _live_view(qtbot, window, path)
     qtbot.waitUntil(lambda: view.model.rowCount() == 22, timeout=15_000)
     qtbot.waitUntil(lambda: view.session.step == 21, timeout=5000)
@@ -98,11 +121,16 @@ def test_follow_tail_turns_off_when_looking_back_and_end_turns_it_on(qtbot, wind
     assert view.live.following and view.session.step == 51
 
 
-def test_status_paused_then_finished_and_save_as_trace(qtbot, window: MainWindow,
-                                                       tmp_path: Path, writer) -> None:
+def test_status_paused_then_finished_and_save_as_trace(
+    qtbot, window: MainWindow, tmp_path: Path, writer
+) -> None:
     path = tmp_path / "run.jsonl"
-    _append(path, header("ask me") + effect(0, "model", model_result("q", ("ask_human",)))
-            + intent(1, "human"))
+    _append(
+        path,
+        header("ask me")
+        + effect(0, "model", model_result("q", ("ask_human",)))
+        + intent(1, "human"),
+    )
     view = _live_view(qtbot, window, path)
     qtbot.waitUntil(lambda: view.live.status == HUMAN, timeout=15_000)
     assert view.live.bar.status.text() == HUMAN and view.live.bar.save.isEnabled()
@@ -114,12 +142,17 @@ def test_status_paused_then_finished_and_save_as_trace(qtbot, window: MainWindow
     out = tmp_path / "saved.loom.json"
     view.live.save_to(str(out))
     saved = load(out)
-    assert saved.format == "trace" and [e.kind for e in saved.effects] == ["model", "human", "model"]
+    assert saved.format == "trace" and [e.kind for e in saved.effects] == [
+        "model",
+        "human",
+        "model",
+    ]
     assert saved.header.output == "all done"
 
 
-def test_watching_a_trace_file_is_an_error_dialog(qtbot, window: MainWindow, tmp_path: Path,
-                                                  sample: Path) -> None:
+def test_watching_a_trace_file_is_an_error_dialog(
+    qtbot, window: MainWindow, tmp_path: Path, sample: Path
+) -> None:
     view = window.open_path(str(sample))  # a trace is opened normally, not followed
     assert view.live is None
     qtbot.waitUntil(lambda: view.complete, timeout=15_000)
@@ -146,33 +179,54 @@ def test_plot_never_pins_growing_arrays(qtbot, sample: Path) -> None:
     assert len(builder.tl) > 10
 
 
-def test_header_arriving_after_an_empty_rewrite_places_the_user_step(qtbot, window: MainWindow,
-                                                                     tmp_path: Path) -> None:
+def test_header_arriving_after_an_empty_rewrite_places_the_user_step(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     """Regression: a rewrite caught while the file was empty left the run without episodes."""
     import msgspec
 
-    from loom_core.live.follow import JournalUpdate
     from loom_core.formats.journal import parse_journal_lines
+    from loom_core.live.follow import JournalUpdate
 
     path = tmp_path / "run.jsonl"
     view = _live_view(qtbot, window, path)
     view.live.stop()  # feed updates by hand
     lines = [header("hello"), effect(0, "model", model_result("hi"))]
     state = parse_journal_lines(lines)
-    empty = JournalUpdate(rewritten=True, header=None, new_effects=[], new_entries=[],
-                          unfinished=(), torn=False, exists=True, offset=0, status="rewritten")
-    full = JournalUpdate(rewritten=False, header=state.header, new_effects=state.effects,
-                         new_entries=[msgspec.Raw(x.strip()) for x in lines[1:]], unfinished=(),
-                         torn=False, exists=True, offset=99, status=FINISHED)
+    empty = JournalUpdate(
+        rewritten=True,
+        header=None,
+        new_effects=[],
+        new_entries=[],
+        unfinished=(),
+        torn=False,
+        exists=True,
+        offset=0,
+        status="rewritten",
+    )
+    full = JournalUpdate(
+        rewritten=False,
+        header=state.header,
+        new_effects=state.effects,
+        new_entries=[msgspec.Raw(x.strip()) for x in lines[1:]],
+        unfinished=(),
+        torn=False,
+        exists=True,
+        offset=99,
+        status=FINISHED,
+    )
     view.live.apply(empty)
     view.live.apply(full)
     view.live._index_slice()
-    assert [view.session.timeline.kind_name(s) for s in range(view.session.count)] == \
-        ["episode", "model"]
+    assert [view.session.timeline.kind_name(s) for s in range(view.session.count)] == [
+        "episode",
+        "model",
+    ]
 
 
-def test_an_amended_header_adds_the_later_prompt_live(qtbot, window: MainWindow,
-                                                       tmp_path: Path) -> None:
+def test_an_amended_header_adds_the_later_prompt_live(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     """A recording proxy appends a newer header when a user prompt appears mid-run: the
     live tab shows the new episode step, and matches a full load of the file."""
     path = tmp_path / "run.journal.jsonl"

@@ -30,8 +30,12 @@ def _lines(steps: int) -> list[bytes]:
     """A run written one line at a time: model calls asking for a tool, tool results."""
     out = [header("go")]
     for seq in range(0, steps, 2):
-        out += [intent(seq, "model"), effect(seq, "model", model_result(f"turn {seq}", ("tick",))),
-                intent(seq + 1, "tool:tick"), effect(seq + 1, "tool:tick", f"tick {seq} ok")]
+        out += [
+            intent(seq, "model"),
+            effect(seq, "model", model_result(f"turn {seq}", ("tick",))),
+            intent(seq + 1, "tool:tick"),
+            effect(seq + 1, "tool:tick", f"tick {seq} ok"),
+        ]
     return out
 
 
@@ -65,16 +69,19 @@ class _Checker:
             seen.append(f"cursor at {view.timeline_widget.cursor.value()}, step is {step}")
         match = _OF.search(self.window.status_labels["step"].text())
         if match is None or (int(match[1]), int(match[2])) != (step + 1, rows):
-            seen.append(f"status {self.window.status_labels['step'].text()!r} with step "
-                        f"{step} and {rows} rows")
+            seen.append(
+                f"status {self.window.status_labels['step'].text()!r} with step "
+                f"{step} and {rows} rows"
+            )
         self.problems += seen
 
     def stop(self) -> None:
         self.timer.stop()
 
 
-def test_following_a_journal_written_line_by_line_never_disagrees(qtbot, window: MainWindow,
-                                                                  tmp_path: Path) -> None:
+def test_following_a_journal_written_line_by_line_never_disagrees(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     path = tmp_path / "run.jsonl"
     lines = _lines(40)
     _append(path, lines[0])
@@ -86,8 +93,9 @@ def test_following_a_journal_written_line_by_line_never_disagrees(qtbot, window:
             _append(path, line)
             view.live.tailer.hint()
             qtbot.wait(15)
-        qtbot.waitUntil(lambda: view.model.rowCount() == 41 and view.session.step == 40,
-                        timeout=15_000)
+        qtbot.waitUntil(
+            lambda: view.model.rowCount() == 41 and view.session.step == 40, timeout=15_000
+        )
         qtbot.wait(50)
     finally:
         checker.stop()

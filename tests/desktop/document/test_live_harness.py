@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from loom import Run
 
-from loom_core.live.live_status import CRASHED, FINISHED, HUMAN, RUNNING
 from loom_core.formats.loader import load
+from loom_core.live.live_status import CRASHED, FINISHED, HUMAN, RUNNING
 from loom_core.views.timeline import F_UNFINISHED, build_timeline
 from loom_desktop.main_window import MainWindow
 from tests.core.harness_runs import Crash, crashing_agent, paused_journal_agent
@@ -21,21 +21,24 @@ def _shows_file(view, path: Path) -> bool:
     if live.builder is None or live.builder.walker.done < len(live.doc.effects):
         return False
     expected = build_timeline(load(path))
-    return view.model.rowCount() == len(expected) and \
-        list(view.session.timeline.kind) == list(expected.kind)
+    return view.model.rowCount() == len(expected) and list(view.session.timeline.kind) == list(
+        expected.kind
+    )
 
 
 def _wait(qtbot, view, path: Path, status: str) -> None:
     """Wait for ``status`` and the file's content; on a timeout, say what the tab showed."""
     try:
-        qtbot.waitUntil(lambda: view.live.status == status and _shows_file(view, path),
-                        timeout=15_000)
+        qtbot.waitUntil(
+            lambda: view.live.status == status and _shows_file(view, path), timeout=15_000
+        )
     except Exception:
         expected = build_timeline(load(path))
         raise AssertionError(
             f"wanted {status}: status={view.live.status} rows={view.model.rowCount()} "
             f"expected={len(expected)} kinds={list(view.session.timeline.kind)} "
-            f"vs {list(expected.kind)} updates={view.live.updates}") from None
+            f"vs {list(expected.kind)} updates={view.live.updates}"
+        ) from None
 
 
 def _watch(window: MainWindow, path: Path, idle_after: float | None = None):
@@ -55,8 +58,14 @@ def test_run_in_flight_then_finished(qtbot, window: MainWindow, tmp_path: Path) 
     thread = threading.Thread(target=lambda: out.append(agent.run("Deploy to eu")), daemon=True)
     thread.start()
     try:
-        qtbot.waitUntil(lambda: view.live.status == RUNNING and bool(view.live.unfinished)
-                        and _shows_file(view, path), timeout=15_000)
+        qtbot.waitUntil(
+            lambda: (
+                view.live.status == RUNNING
+                and bool(view.live.unfinished)
+                and _shows_file(view, path)
+            ),
+            timeout=15_000,
+        )
     finally:
         gate.set()
         thread.join(15)

@@ -18,10 +18,14 @@ from tests.core.live_helpers import effect, header, model_result
 
 BAD = {
     "invalid UTF-8": (effect(1, "tool:x", "ok").replace(b'"ok"', b'"\xff\xfe"'), "not UTF-8 text"),
-    "deep nesting": (effect(1, "tool:x", "ok").replace(b'"ok"', b"[" * 1000 + b"]" * 1000),
-                     "nested too deeply"),
-    "wrong header types": (b'{"type": "header", "version": "x"}\n',
-                           "wrong type in header member 'version'"),
+    "deep nesting": (
+        effect(1, "tool:x", "ok").replace(b'"ok"', b"[" * 1000 + b"]" * 1000),
+        "nested too deeply",
+    ),
+    "wrong header types": (
+        b'{"type": "header", "version": "x"}\n',
+        "wrong type in header member 'version'",
+    ),
 }
 
 
@@ -38,9 +42,9 @@ def _follow(window: MainWindow, path: Path):
 
 
 @pytest.mark.parametrize("name", BAD)
-def test_an_unreadable_line_shows_a_banner_and_the_tab_follows_on(qtbot, window: MainWindow,
-                                                                  tmp_path: Path,
-                                                                  name: str) -> None:
+def test_an_unreadable_line_shows_a_banner_and_the_tab_follows_on(
+    qtbot, window: MainWindow, tmp_path: Path, name: str
+) -> None:
     line, cause = BAD[name]
     path = tmp_path / "run.jsonl"
     path.write_bytes(header("go") + effect(0, "model", model_result("go", ("x",))))
@@ -56,8 +60,9 @@ def test_an_unreadable_line_shows_a_banner_and_the_tab_follows_on(qtbot, window:
     assert view.session.timeline.kind_name(1) == "model"  # what it had is kept
 
 
-def test_a_first_header_with_wrong_types_is_named_not_waited_on(qtbot, window: MainWindow,
-                                                                tmp_path: Path) -> None:
+def test_a_first_header_with_wrong_types_is_named_not_waited_on(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     path = tmp_path / "run.jsonl"
     path.write_bytes(b'{"type": "header", "version": "x"}\n')
     view = _follow(window, path)
@@ -65,13 +70,15 @@ def test_a_first_header_with_wrong_types_is_named_not_waited_on(qtbot, window: M
     assert "Line 1" in view.live.banner.text()
     assert "header member 'version'" in view.live.banner.text()
     _append(path, header("go") + effect(0, "model", model_result("go", ("x",))))
-    qtbot.waitUntil(lambda: view.model.rowCount() == 2 and view.live.status == RUNNING,
-                    timeout=15_000)
+    qtbot.waitUntil(
+        lambda: view.model.rowCount() == 2 and view.live.status == RUNNING, timeout=15_000
+    )
     assert not window.failures
 
 
-def test_a_torn_line_completed_later_is_no_problem(qtbot, window: MainWindow,
-                                                   tmp_path: Path) -> None:
+def test_a_torn_line_completed_later_is_no_problem(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     path = tmp_path / "run.jsonl"
     path.write_bytes(header("go") + effect(0, "model", model_result("go", ("x",))))
     view = _follow(window, path)
@@ -95,7 +102,8 @@ def test_a_rewrite_clears_the_banner(qtbot, window: MainWindow, tmp_path: Path) 
 
 
 def test_a_step_that_cannot_be_indexed_is_a_banner_not_an_exception(
-        qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from loom_core.views.timeline import TimelineBuilder
 
     original = TimelineBuilder.extend
@@ -107,8 +115,9 @@ def test_a_step_that_cannot_be_indexed_is_a_banner_not_an_exception(
 
     monkeypatch.setattr(TimelineBuilder, "extend", extend)
     path = tmp_path / "run.jsonl"
-    path.write_bytes(header("go") + effect(0, "model", model_result("go", ("x",)))
-                     + effect(1, "tool:x", "ok"))
+    path.write_bytes(
+        header("go") + effect(0, "model", model_result("go", ("x",))) + effect(1, "tool:x", "ok")
+    )
     view = _follow(window, path)
     qtbot.waitUntil(lambda: view.live.banner.isVisible(), timeout=15_000)
     assert "Only the first 1 effects can be shown" in view.live.banner.text()
@@ -116,8 +125,9 @@ def test_a_step_that_cannot_be_indexed_is_a_banner_not_an_exception(
     assert view.model.rowCount() >= 1 and window.tabs.indexOf(view) >= 0
 
 
-def test_the_owner_saying_the_writer_stopped_ends_a_running_tab(qtbot, window: MainWindow,
-                                                                tmp_path: Path) -> None:
+def test_the_owner_saying_the_writer_stopped_ends_a_running_tab(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
     path = tmp_path / "run.jsonl"
     path.write_bytes(header("go") + effect(0, "model", model_result("go", ("x",))))
     view = _follow(window, path)

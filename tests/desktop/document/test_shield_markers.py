@@ -11,16 +11,16 @@ marked, beside what the model asked.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from loom_core.formats.loader import load
 from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
-from loom_desktop.main_window import MainWindow
 from loom_desktop.document.shield_html import EDITED_MARK
+from loom_desktop.main_window import MainWindow
 from tests.core.proxy.decisions import EXPECTED, SHIELD, run_with_decisions
 from tests.core.proxy.harness import Rig, start_rig
 
@@ -35,8 +35,7 @@ def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rig]:
         yield r
 
 
-def test_live_tab_puts_each_decision_on_its_calls_step(qtbot, window: MainWindow,
-                                                       rig: Rig) -> None:
+def test_live_tab_puts_each_decision_on_its_calls_step(qtbot, window: MainWindow, rig: Rig) -> None:
     view = window.open_path(str(rig.proxy.session.paths.journal))
     with ThreadPoolExecutor(1, thread_name_prefix="sdk-agent") as pool:
         assert run_with_decisions(rig, pool).result(20) == "Done."
@@ -55,12 +54,17 @@ def test_live_tab_puts_each_decision_on_its_calls_step(qtbot, window: MainWindow
 
     qtbot.waitUntil(lambda: stars() == [steps[k] for k in EXPECTED], timeout=WAIT_MS)
 
-    expect = {1: ["approve via operator by alice", 'deploy({"env": "prod"})'],
-              2: ["always allow 'deploy({\"env\": \"prod\"})' from now on"],
-              3: ["deny via operator by bob", "reason: dev is frozen"],
-              4: ["approve via operator by carol", f'deploy({{"env": "staging"}}) {EDITED_MARK}',
-                  'the model asked deploy({"env": "production"})'],
-              5: ["deny via timeout", "nobody answered in time"]}
+    expect = {
+        1: ["approve via operator by alice", 'deploy({"env": "prod"})'],
+        2: ['always allow \'deploy({"env": "prod"})\' from now on'],
+        3: ["deny via operator by bob", "reason: dev is frozen"],
+        4: [
+            "approve via operator by carol",
+            f'deploy({{"env": "staging"}}) {EDITED_MARK}',
+            'the model asked deploy({"env": "production"})',
+        ],
+        5: ["deny via timeout", "nobody answered in time"],
+    }
     for k, words in expect.items():
         view.session.set_step(steps[k])
         view.flush_render()

@@ -15,10 +15,14 @@ from typing import Any
 
 from loom_core.proxy.config import ShieldFlags
 from loom_core.views.steps import flag_marks
+from loom_desktop.document.step_list_model import (
+    COL_AGENT,
+    COL_KIND,
+    COL_STEP,
+    COL_SUMMARY,
+    COL_TOKENS,
+)
 from loom_desktop.main_window import MainWindow
-from loom_desktop.document.step_list_model import (COL_AGENT, COL_KIND, COL_STEP, COL_SUMMARY,
-                                                   COL_TOKENS)
-
 from tests.core.clis import core
 from tests.core.fork.scenarios import weather_run
 from tests.core.harness_runs import journal_complete
@@ -39,14 +43,18 @@ def assert_agree(view: Any, path: Path) -> list[dict[str, Any]]:
     assert model.rowCount() == len(expected)
     for r, want in enumerate(expected):
         assert model.step_row(model.step_at(r)).to_dict() == want, f"row {r}"
-        cells = [model.index(r, c).data() for c in (COL_STEP, COL_KIND, COL_AGENT, COL_SUMMARY,
-                                                   COL_TOKENS)]
+        cells = [
+            model.index(r, c).data()
+            for c in (COL_STEP, COL_KIND, COL_AGENT, COL_SUMMARY, COL_TOKENS)
+        ]
         number = "" if want["seq"] is None else str(want["seq"])
         assert cells[0] == number and cells[1].endswith(want["kind"]) and cells[2] == want["agent"]
         assert cells[3].endswith(want["summary"]) and cells[4] == (
-            f"{want['tokens']:,}" if want["tokens"] else "")
+            f"{want['tokens']:,}" if want["tokens"] else ""
+        )
         assert cells[3][: len(cells[3]) - len(want["summary"])] == flag_marks(
-            model.step_row(model.step_at(r)).flags)
+            model.step_row(model.step_at(r)).flags
+        )
     return expected
 
 
@@ -66,7 +74,7 @@ def test_a_live_journal(qtbot, window: MainWindow, tmp_path: Path) -> None:
     view.live.tailer.poll_interval = 0.1
     qtbot.waitUntil(lambda: view.model.rowCount() > 0, timeout=15_000)
     with open(path, "ab") as fh:  # the rest arrives while the tab follows
-        fh.write(b"".join(lines[len(lines) // 2:]))
+        fh.write(b"".join(lines[len(lines) // 2 :]))
     expected = cli_rows(recorded)
     qtbot.waitUntil(lambda: view.model.rowCount() == len(expected), timeout=15_000)
     rows = assert_agree(view, path)
@@ -80,11 +88,21 @@ def record_with_a_denial(tmp_path: Path) -> Any:
     rig = start_rig(tmp_path, shield=ShieldFlags(deny=["get_time*"]))
     try:
         rig.upstream.script(
-            Reply(text="Checking.", calls=[("t1", "get_weather", {"city": "Paris"}),
-                                           ("t2", "get_time", {"tz": "CET"})], usage=(120, 15)),
-            Reply(text="Paris 18°C.", usage=(200, 10)))
-        anthropic_agent(rig.anthropic(), [{"role": "user", "content": "Paris?"}],
-                        {"t1": "Paris: 18°C"}, 3, model="claude-sonnet-4-5", max_tokens=100)
+            Reply(
+                text="Checking.",
+                calls=[("t1", "get_weather", {"city": "Paris"}), ("t2", "get_time", {"tz": "CET"})],
+                usage=(120, 15),
+            ),
+            Reply(text="Paris 18°C.", usage=(200, 10)),
+        )
+        anthropic_agent(
+            rig.anthropic(),
+            [{"role": "user", "content": "Paris?"}],
+            {"t1": "Paris: 18°C"},
+            3,
+            model="claude-sonnet-4-5",
+            max_tokens=100,
+        )
         rig.stop()
     finally:
         rig.close()
@@ -97,8 +115,9 @@ def assert_denied_at_step_0(rows: list[dict[str, Any]]) -> None:
     assert denied["shield"][0]["tool"] == "get_time" and denied["shield"][0]["action"] == "deny"
 
 
-def test_a_proxy_recording_with_a_denied_call(open_and_wait, window: MainWindow,
-                                              tmp_path: Path) -> None:
+def test_a_proxy_recording_with_a_denied_call(
+    open_and_wait, window: MainWindow, tmp_path: Path
+) -> None:
     rig = record_with_a_denial(tmp_path)
     assert_denied_at_step_0(assert_agree(open_and_wait(window, rig.save), rig.save))
 
@@ -109,9 +128,13 @@ def test_a_proxy_journal_live(qtbot, window: MainWindow, tmp_path: Path) -> None
     view = window.open_path(str(journal))
     assert view.live is not None
     expected = cli_rows(journal)
-    qtbot.waitUntil(lambda: view.model.rowCount() == len(expected)
-                    and any(view.model.step_row(s).shield for s in range(len(expected))),
-                    timeout=15_000)
+    qtbot.waitUntil(
+        lambda: (
+            view.model.rowCount() == len(expected)
+            and any(view.model.step_row(s).shield for s in range(len(expected)))
+        ),
+        timeout=15_000,
+    )
     assert_denied_at_step_0(assert_agree(view, journal))
     assert {r["agent"] for r in expected if r["seq"] is not None} == {"main"}
 
@@ -119,8 +142,18 @@ def test_a_proxy_journal_live(qtbot, window: MainWindow, tmp_path: Path) -> None
 def test_a_branch(open_and_wait, window: MainWindow, tmp_path: Path) -> None:
     parent = weather_run(tmp_path)
     branch = tmp_path / "branch.loom.json"
-    done = core("fork", parent, "--step", "3", "--inject", "Only Oslo.", "--provider",
-                "scripted", "-o", branch)
+    done = core(
+        "fork",
+        parent,
+        "--step",
+        "3",
+        "--inject",
+        "Only Oslo.",
+        "--provider",
+        "scripted",
+        "-o",
+        branch,
+    )
     assert done.returncode == 0, done.stderr
     view = open_and_wait(window, branch)
     rows = assert_agree(view, branch)

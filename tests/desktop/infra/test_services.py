@@ -26,8 +26,9 @@ class _Services:
         self.reported: list[tuple[str, str]] = []
         self.said: list[str] = []
 
-    def report_error(self, title: str, message: str, parent: QWidget | None = None,
-                     details: str = "") -> QMessageBox:
+    def report_error(
+        self, title: str, message: str, parent: QWidget | None = None, details: str = ""
+    ) -> QMessageBox:
         self.reported.append((title, message))
         return QMessageBox()
 

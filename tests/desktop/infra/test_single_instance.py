@@ -15,8 +15,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from PySide6.QtCore import QDir
@@ -24,8 +24,15 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from loom_desktop.__main__ import start_gui
 from loom_desktop.app import LoomApplication
-from loom_desktop.infra.single_instance import (ENV_NAME, InstanceServer, claim, decode, encode,
-                                                hand_over, server_name)
+from loom_desktop.infra.single_instance import (
+    ENV_NAME,
+    InstanceServer,
+    claim,
+    decode,
+    encode,
+    hand_over,
+    server_name,
+)
 
 LAUNCH_TIMEOUT = 60  # seconds for one launch of a real process
 
@@ -43,8 +50,14 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _launch(*args: str, cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "loom_desktop", *args], cwd=cwd, env=_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "loom_desktop", *args],
+        cwd=cwd,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _connects(name: str) -> bool:
@@ -76,7 +89,10 @@ def test_server_name_is_per_user_and_overridable(monkeypatch: pytest.MonkeyPatch
 
 
 def test_message_round_trip_and_rejects_garbage() -> None:
-    assert decode(encode(["/a b/ü.loom.json"], "tok").rstrip(b"\n")) == (["/a b/ü.loom.json"], "tok")
+    assert decode(encode(["/a b/ü.loom.json"], "tok").rstrip(b"\n")) == (
+        ["/a b/ü.loom.json"],
+        "tok",
+    )
     assert decode(encode([])) == ([], None)
     for bad in (b"[1, 2]", b'{"paths": "x"}', b'{"paths": [1]}', b"not json"):
         with pytest.raises(ValueError):
@@ -84,7 +100,8 @@ def test_message_round_trip_and_rejects_garbage() -> None:
 
 
 def test_second_launch_hands_over_and_the_window_gains_the_tab(
-        qtbot, qapp: LoomApplication, name: str, sample: Path, tmp_path: Path) -> None:
+    qtbot, qapp: LoomApplication, name: str, sample: Path, tmp_path: Path
+) -> None:
     server = claim(name, [])
     assert isinstance(server, InstanceServer) and server.is_listening()
     running = start_gui(qapp, [str(sample)], server)
@@ -108,8 +125,9 @@ def test_second_launch_hands_over_and_the_window_gains_the_tab(
     assert not _connects(name), "closing the running instance stops its server"
 
 
-def test_screenshot_never_hands_over(qtbot, qapp: LoomApplication, name: str, sample: Path,
-                                     tmp_path: Path) -> None:
+def test_screenshot_never_hands_over(
+    qtbot, qapp: LoomApplication, name: str, sample: Path, tmp_path: Path
+) -> None:
     server = claim(name, [])
     assert isinstance(server, InstanceServer)
     received: list[list[str]] = []

@@ -21,20 +21,43 @@ from PySide6.QtGui import QImage
 
 from loom_desktop.app import LoomApplication
 from loom_desktop.integration.description import APP, ICON_SIZES, TRACE
-from loom_desktop.integration.freedesktop import (desktop_entry, drop_associations, exec_line,
-                                                  mime_package, parse_exec)
+from loom_desktop.integration.freedesktop import (
+    desktop_entry,
+    drop_associations,
+    exec_line,
+    mime_package,
+    parse_exec,
+)
 
-TOOLS = {"xdg-mime": "xdg-utils", "update-mime-database": "shared-mime-info",
-         "desktop-file-validate": "desktop-file-utils", "update-desktop-database":
-         "desktop-file-utils", "mimetype": "libfile-mimeinfo-perl"}
+TOOLS = {
+    "xdg-mime": "xdg-utils",
+    "update-mime-database": "shared-mime-info",
+    "desktop-file-validate": "desktop-file-utils",
+    "update-desktop-database": "desktop-file-utils",
+    "mimetype": "libfile-mimeinfo-perl",
+}
 MIME_NS = "{http://www.freedesktop.org/standards/shared-mime-info}"
-DESKTOP_VARS = ("XDG_CURRENT_DESKTOP", "XDG_SESSION_DESKTOP", "DESKTOP_SESSION", "KDE_FULL_SESSION",
-                "KDE_SESSION_VERSION", "GNOME_DESKTOP_SESSION_ID", "MATE_DESKTOP_SESSION_ID",
-                "XDG_DATA_DIRS", "XDG_CONFIG_DIRS", "DISPLAY", "WAYLAND_DISPLAY")
+DESKTOP_VARS = (
+    "XDG_CURRENT_DESKTOP",
+    "XDG_SESSION_DESKTOP",
+    "DESKTOP_SESSION",
+    "KDE_FULL_SESSION",
+    "KDE_SESSION_VERSION",
+    "GNOME_DESKTOP_SESSION_ID",
+    "MATE_DESKTOP_SESSION_ID",
+    "XDG_DATA_DIRS",
+    "XDG_CONFIG_DIRS",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+)
 
-missing = [f"{tool} (Debian package {pkg})" for tool, pkg in TOOLS.items() if not shutil.which(tool)]
-needs_tools = pytest.mark.skipif(bool(missing) or not sys.platform.startswith("linux"),
-                                 reason="needs Linux and " + ", ".join(missing))
+missing = [
+    f"{tool} (Debian package {pkg})" for tool, pkg in TOOLS.items() if not shutil.which(tool)
+]
+needs_tools = pytest.mark.skipif(
+    bool(missing) or not sys.platform.startswith("linux"),
+    reason="needs Linux and " + ", ".join(missing),
+)
 
 
 def _entry(text: str) -> dict[str, str]:
@@ -45,6 +68,7 @@ def _entry(text: str) -> dict[str, str]:
 
 
 # -- what is generated (no tools needed) --------------------------------------------------------
+
 
 def test_desktop_entry_passes_files_and_matches_the_window(qapp: LoomApplication) -> None:
     entry = _entry(desktop_entry(APP, ["/opt/loom/bin/loom-desktop"]))
@@ -66,32 +90,53 @@ def test_mime_package_claims_only_loom_json() -> None:
     assert parent is not None and parent.get("type") == "application/json"
 
 
-@pytest.mark.parametrize("path", ["/usr/bin/loom-desktop", "/home/a b/venv/bin/loom-desktop",
-                                  "/tmp/$weird`\"'\\dir/100%/loom-desktop", "/tmp/tab\there/x"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/usr/bin/loom-desktop",
+        "/home/a b/venv/bin/loom-desktop",
+        "/tmp/$weird`\"'\\dir/100%/loom-desktop",
+        "/tmp/tab\there/x",
+    ],
+)
 def test_exec_quoting_round_trips(path: str) -> None:
     line = exec_line([path, "-m", "loom_desktop"])
     assert line.endswith(" %F")
     assert parse_exec(line, ["/f/one.loom.json", "/f/t w o.loom.json"]) == [
-        path, "-m", "loom_desktop", "/f/one.loom.json", "/f/t w o.loom.json"]
+        path,
+        "-m",
+        "loom_desktop",
+        "/f/one.loom.json",
+        "/f/t w o.loom.json",
+    ]
 
 
 def test_forgetting_the_default_keeps_other_associations() -> None:
-    text = ("[Default Applications]\ntext/plain=gedit.desktop;\n"
-            "application/x-loom-trace=loom-desktop.desktop;\n\n[Added Associations]\n"
-            "application/x-loom-trace=other.desktop;loom-desktop.desktop;\n")
+    text = (
+        "[Default Applications]\ntext/plain=gedit.desktop;\n"
+        "application/x-loom-trace=loom-desktop.desktop;\n\n[Added Associations]\n"
+        "application/x-loom-trace=other.desktop;loom-desktop.desktop;\n"
+    )
     kept = drop_associations(text, APP.desktop_file, {TRACE.mime_type})
-    assert kept == ("[Default Applications]\ntext/plain=gedit.desktop;\n\n[Added Associations]\n"
-                    "application/x-loom-trace=other.desktop;\n")
+    assert kept == (
+        "[Default Applications]\ntext/plain=gedit.desktop;\n\n[Added Associations]\n"
+        "application/x-loom-trace=other.desktop;\n"
+    )
 
 
 # -- installed, and checked with the real tools --------------------------------------------------
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> dict[str, str]:
     """A user with empty XDG dirs and no desktop session."""
     env = {k: v for k, v in os.environ.items() if k not in DESKTOP_VARS}
-    env.update(HOME=str(tmp_path / "home"), XDG_DATA_HOME=str(tmp_path / "data"),
-               XDG_CONFIG_HOME=str(tmp_path / "config"), QT_QPA_PLATFORM="offscreen")
+    env.update(
+        HOME=str(tmp_path / "home"),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        QT_QPA_PLATFORM="offscreen",
+    )
     for key in ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
         Path(env[key]).mkdir()
     return env
@@ -108,13 +153,18 @@ def _loom(flag: str, env: dict[str, str]) -> str:
 
 
 def _files(env: dict[str, str]) -> set[Path]:
-    return {p for key in ("XDG_DATA_HOME", "XDG_CONFIG_HOME")
-            for p in Path(env[key]).rglob("*") if p.is_file()}
+    return {
+        p
+        for key in ("XDG_DATA_HOME", "XDG_CONFIG_HOME")
+        for p in Path(env[key]).rglob("*")
+        if p.is_file()
+    }
 
 
 @needs_tools
-def test_install_registers_type_default_and_a_valid_entry(home: dict[str, str],
-                                                          tmp_path: Path) -> None:
+def test_install_registers_type_default_and_a_valid_entry(
+    home: dict[str, str], tmp_path: Path
+) -> None:
     _loom("--install-desktop-integration", home)
     trace, plain = tmp_path / "some.loom.json", tmp_path / "plain.json"
     trace.write_text("{}")
@@ -140,9 +190,11 @@ def test_exec_line_opens_the_file(home: dict[str, str], tmp_path: Path, sample: 
     desktop = Path(home["XDG_DATA_HOME"]) / "applications" / APP.desktop_file
     argv = parse_exec(_entry(desktop.read_text())["Exec"], [str(mine)])
     shots = {}
-    for label, command in (("exec", argv), ("direct", [sys.executable, "-m", "loom_desktop",
-                                                       str(mine)]),
-                           ("other", [sys.executable, "-m", "loom_desktop", str(sample)])):
+    for label, command in (
+        ("exec", argv),
+        ("direct", [sys.executable, "-m", "loom_desktop", str(mine)]),
+        ("other", [sys.executable, "-m", "loom_desktop", str(sample)]),
+    ):
         out = tmp_path / f"{label}.png"
         env = {**home, "LOOM_DESKTOP_CONFIG_DIR": str(tmp_path / f"cfg-{label}")}
         _run([*command, "--screenshot", str(out), "--size", "1000x700"], env, cwd=tmp_path)
@@ -153,8 +205,9 @@ def test_exec_line_opens_the_file(home: dict[str, str], tmp_path: Path, sample: 
 
 
 @needs_tools
-def test_uninstall_removes_everything_and_keeps_the_rest(home: dict[str, str],
-                                                         tmp_path: Path) -> None:
+def test_uninstall_removes_everything_and_keeps_the_rest(
+    home: dict[str, str], tmp_path: Path
+) -> None:
     data, config = Path(home["XDG_DATA_HOME"]), Path(home["XDG_CONFIG_HOME"])
     (data / "applications").mkdir()
     other = data / "applications" / "other.desktop"

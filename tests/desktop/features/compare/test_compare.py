@@ -11,11 +11,17 @@ from PySide6.QtGui import QColor, QImage
 from loom_core.diff import IDENTICAL, INPUTS, KINDS, ONLY_A, ONLY_B, RESULTS
 from loom_core.formats.save import save_dict
 from loom_desktop.features.compare.dialog import CompareDialog
+from loom_desktop.features.compare.model import (
+    COL_A,
+    COL_B,
+    COL_D_COST,
+    COL_D_TOKENS,
+    COL_STATUS,
+    STATUS_COLORS,
+    StatusRole,
+)
 from loom_desktop.features.compare.view import CompareView
 from loom_desktop.main_window import MainWindow
-from loom_desktop.features.compare.model import (COL_A, COL_B, COL_D_COST, COL_D_TOKENS, COL_STATUS,
-                                                 STATUS_COLORS, StatusRole)
-
 from tests.core.diff.tracegen import basic_run, model, tool, write
 
 _BG, _FG = Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole
@@ -24,8 +30,9 @@ _BG, _FG = Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole
 def main_pair(tmp: Path) -> tuple[Path, Path]:
     """B rewords step 2, finds a third hit, answers 43 for fewer tokens, then adds a step."""
     b = basic_run()
-    b[2] = model("Now search the index.", [("c2", "search", {"query": "answer", "limit": 5})],
-                 1200, 50, n=1)
+    b[2] = model(
+        "Now search the index.", [("c2", "search", {"query": "answer", "limit": 5})], 1200, 50, n=1
+    )
     b[3] = tool("search", '{"hits": [1, 2, 3], "total": 3}', "c2", {"query": "answer", "limit": 5})
     b[4] = model("The answer is 43 for sure.", [], 1400, 20, n=2)
     b.append(model("Done.", [], 10, 1, n=3))
@@ -36,8 +43,9 @@ def all_statuses_pair(tmp: Path) -> tuple[Path, Path]:
     """One row of every status (the diff core's own "dropped and replaced" case, extended)."""
     b = basic_run()
     del b[1]  # read_file's result: only in A
-    b[1] = model("Now search harder.", [("c2", "search", {"query": "answer", "limit": 5})],
-                 1200, 50, n=1)  # results differ
+    b[1] = model(
+        "Now search harder.", [("c2", "search", {"query": "answer", "limit": 5})], 1200, 50, n=1
+    )  # results differ
     b[2] = tool("grep", "no hits", "c2", {"query": "answer"})  # search became grep: kinds differ
     b[3] = model("The answer is 42 for sure.", [], 1500, 20, n=9)  # another key: inputs differ
     b.append(tool("note", "saved", "c5", {"text": "42"}))  # only in B
@@ -56,8 +64,9 @@ def compare_paths(qtbot, window: MainWindow, pa: Path, pb: Path) -> CompareView:
     return view
 
 
-def test_compare_dialog_opens_tab_at_first_divergence(qtbot, window: MainWindow, open_and_wait,
-                                                      tmp_path: Path) -> None:
+def test_compare_dialog_opens_tab_at_first_divergence(
+    qtbot, window: MainWindow, open_and_wait, tmp_path: Path
+) -> None:
     pa, pb = main_pair(tmp_path)
     va, vb = open_and_wait(window, pa), open_and_wait(window, pb)
     window.tabs.setCurrentWidget(va)
@@ -66,14 +75,22 @@ def test_compare_dialog_opens_tab_at_first_divergence(qtbot, window: MainWindow,
     dialog.accept()
     view = dialog.result_view
     assert isinstance(view, CompareView) and window.tabs.currentWidget() is view
-    assert view.state == "comparing" and window.tabs.tabText(window.tabs.currentIndex()) == \
-        "a.loom.json ⟷ b.loom.json"
+    assert (
+        view.state == "comparing"
+        and window.tabs.tabText(window.tabs.currentIndex()) == "a.loom.json ⟷ b.loom.json"
+    )
     assert window.current() is None and window.documents() == [va, vb]  # status bar code is safe
     window.update_status()
     wait_ready(qtbot, view)
     diff = view.diff
-    assert diff is not None and [r.status for r in diff.rows] == \
-        [IDENTICAL, IDENTICAL, RESULTS, RESULTS, RESULTS, ONLY_B]
+    assert diff is not None and [r.status for r in diff.rows] == [
+        IDENTICAL,
+        IDENTICAL,
+        RESULTS,
+        RESULTS,
+        RESULTS,
+        ONLY_B,
+    ]
     assert view.current_row() == diff.first_divergence.row == 2  # selected on open
     assert view.shown_row == 2 and view.detail is not None
     assert view.pair_label.text().startswith("A step 2 ⟷ B step 2 · results differ")
@@ -84,7 +101,9 @@ def test_compare_dialog_opens_tab_at_first_divergence(qtbot, window: MainWindow,
     assert "Identical prefix: <b>2</b>" in view.header_label.text()
     assert "A step 2 ⟷ B step 2" in view.header_label.text() and view.first_button.isEnabled()
     assert "row" not in view.header_label.text()
-    assert "2 identical" in view.counts_label.text() and "3 results differ" in view.counts_label.text()
+    assert (
+        "2 identical" in view.counts_label.text() and "3 results differ" in view.counts_label.text()
+    )
 
 
 def test_word_and_structural_diffs_of_a_pair(qtbot, window: MainWindow, tmp_path: Path) -> None:
@@ -92,7 +111,11 @@ def test_word_and_structural_diffs_of_a_pair(qtbot, window: MainWindow, tmp_path
     view.select_row(3)  # the search result: a JSON string whose structure changed
     qtbot.waitUntil(lambda: view.shown_row == 3, timeout=10_000)
     changes = [(p, c.path, c.op) for p, c in view.changes_model.changes]
-    assert ("result", "$.hits[2]", "added") in changes and ("result", "$.total", "changed") in changes
+    assert ("result", "$.hits[2]", "added") in changes and (
+        "result",
+        "$.total",
+        "changed",
+    ) in changes
     m = view.changes_model
     row = next(k for k, (_p, c) in enumerate(m.changes) if c.path == "$.total")
     assert [m.index(row, c).data() for c in range(5)] == ["result", "$.total", "changed", "2", "3"]
@@ -109,8 +132,9 @@ def test_word_and_structural_diffs_of_a_pair(qtbot, window: MainWindow, tmp_path
 def test_text_is_escaped_and_keeps_its_lines(qtbot, window: MainWindow, tmp_path: Path) -> None:
     a, b = basic_run(), basic_run()
     b[4] = model("The answer is <b>43</b> & more.\n\n  indented line", [], 1500, 20, n=2)
-    view = compare_paths(qtbot, window, write(tmp_path / "a.loom.json", a),
-                         write(tmp_path / "b.loom.json", b))
+    view = compare_paths(
+        qtbot, window, write(tmp_path / "a.loom.json", a), write(tmp_path / "b.loom.json", b)
+    )
     assert view.text_b.toPlainText().strip() == "The answer is <b>43</b> & more.\n\n  indented line"
     view.text_b.setFocus()  # n / p work wherever the focus is inside the tab
     qtbot.keyClick(view.text_b, Qt.Key.Key_P)
@@ -192,8 +216,9 @@ def test_identical_runs_say_so(qtbot, window: MainWindow, tmp_path: Path) -> Non
     assert view.current_row() == 0
 
 
-def test_dialog_defaults_to_a_branch_and_its_parent(qtbot, window: MainWindow, open_and_wait,
-                                                    tmp_path: Path) -> None:
+def test_dialog_defaults_to_a_branch_and_its_parent(
+    qtbot, window: MainWindow, open_and_wait, tmp_path: Path
+) -> None:
     parent = write(tmp_path / "parent.loom.json", basic_run())
     branch = write(tmp_path / "branch.loom.json", basic_run())
     data = json.loads(branch.read_text())
@@ -215,8 +240,9 @@ def test_dialog_defaults_to_a_branch_and_its_parent(qtbot, window: MainWindow, o
     dialog.reject()
 
 
-def test_dialog_with_one_run_waits_for_a_second(qtbot, window: MainWindow, open_and_wait,
-                                                tmp_path: Path) -> None:
+def test_dialog_with_one_run_waits_for_a_second(
+    qtbot, window: MainWindow, open_and_wait, tmp_path: Path
+) -> None:
     pa, pb = main_pair(tmp_path)
     va = open_and_wait(window, pa)
     dialog = CompareDialog(window)
@@ -236,8 +262,9 @@ def test_run_menu_has_compare_before_help(window: MainWindow) -> None:
     assert action.shortcut().toString() == "Ctrl+Shift+D"
 
 
-def test_errors_name_the_file_and_cause(qtbot, window: MainWindow, open_and_wait,
-                                        tmp_path: Path) -> None:
+def test_errors_name_the_file_and_cause(
+    qtbot, window: MainWindow, open_and_wait, tmp_path: Path
+) -> None:
     pa, _ = main_pair(tmp_path)
     va = open_and_wait(window, pa)
     bad = tmp_path / "broken.loom.json"
@@ -257,12 +284,18 @@ def test_errors_name_the_file_and_cause(qtbot, window: MainWindow, open_and_wait
 
 def test_big_compare_runs_in_a_worker(qtbot, window: MainWindow, tmp_path: Path) -> None:
     n = 10_000  # model + tool pairs: 20,000 steps per run
-    steps = [e for k in range(n) for e in (
-        model(f"step {k}", [(f"c{k}", "read_file", {"path": f"{k}.txt"})], 100, 5, n=k),
-        tool("read_file", f"contents {k}", f"c{k}", {"path": f"{k}.txt"}))]
+    steps = [
+        e
+        for k in range(n)
+        for e in (
+            model(f"step {k}", [(f"c{k}", "read_file", {"path": f"{k}.txt"})], 100, 5, n=k),
+            tool("read_file", f"contents {k}", f"c{k}", {"path": f"{k}.txt"}),
+        )
+    ]
     pa = write(tmp_path / "a.loom.json", steps)
-    steps[15_000] = model("step 7500, reworded", [("c7500", "read_file", {"path": "7500.txt"})],
-                          100, 5, n=7500)
+    steps[15_000] = model(
+        "step 7500, reworded", [("c7500", "read_file", {"path": "7500.txt"})], 100, 5, n=7500
+    )
     pb = write(tmp_path / "b.loom.json", steps)
     view = window.open_compare(str(pa), str(pb))
     # The call returned before any comparing happened: the work is queued on a worker.
@@ -279,8 +312,12 @@ def _pixels_near(image: QImage, color: QColor, step: int = 2) -> int:
     for y in range(0, image.height(), step):
         for x in range(0, image.width(), step):
             c = image.pixelColor(x, y)
-            if abs(c.red() - color.red()) + abs(c.green() - color.green()) \
-                    + abs(c.blue() - color.blue()) < 24:
+            if (
+                abs(c.red() - color.red())
+                + abs(c.green() - color.green())
+                + abs(c.blue() - color.blue())
+                < 24
+            ):
                 count += 1
     return count
 
@@ -309,7 +346,7 @@ def test_closing_a_tab_while_comparing(qtbot, window: MainWindow, tmp_path: Path
 
 
 def test_dialog_labels_show_their_mnemonic_not_an_ampersand(window: MainWindow) -> None:
-    """"Run &A" must read "Run A" with A underlined: each label is the buddy of its combo."""
+    """ "Run &A" must read "Run A" with A underlined: each label is the buddy of its combo."""
     from PySide6.QtWidgets import QLabel
 
     dialog = CompareDialog(window)

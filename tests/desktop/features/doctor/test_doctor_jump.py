@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QTextBrowser
 
 from loom_desktop.main_window import MainWindow
 from loom_desktop.resources import sample_trace
-
 from tests.desktop.features.heal.test_doctor_heal import show_doctor
 
 
@@ -30,8 +29,9 @@ def mark_top(browser: QTextBrowser) -> float | None:
     return None
 
 
-def test_every_finding_click_scrolls_to_its_marked_item(qtbot, window: MainWindow,
-                                                        open_and_wait) -> None:
+def test_every_finding_click_scrolls_to_its_marked_item(
+    qtbot, window: MainWindow, open_and_wait
+) -> None:
     view = open_and_wait(window, sample_trace())
     show_doctor(qtbot, window, view)
     panel, browser = window.doctor, view.context_view.browser
@@ -45,8 +45,11 @@ def test_every_finding_click_scrolls_to_its_marked_item(qtbot, window: MainWindo
         assert view.context_view.currentWidget() is browser
         top, bar = mark_top(browser), browser.verticalScrollBar()
         assert top is not None, f"{finding.kind} at step {finding.step}: nothing marked"
-        assert bar.value() <= top < bar.value() + browser.viewport().height(), \
-            (finding.kind, top, bar.value())
+        assert bar.value() <= top < bar.value() + browser.viewport().height(), (
+            finding.kind,
+            top,
+            bar.value(),
+        )
         if top > browser.viewport().height():
             assert bar.value() > 0  # not left at the top
     assert "context_bloat" in kinds and len(kinds) >= 2

@@ -14,9 +14,8 @@ from loom_core.formats.loader import load
 from loom_core.providers.scripted import ScriptedProvider
 from loom_core.views.steps import step_summary
 from loom_desktop.document.context_html import ViewState, step_html
-from loom_desktop.main_window import MainWindow
 from loom_desktop.features.compare.model import COL_A_SEQ, COL_B, COL_B_SEQ, COL_STATUS
-
+from loom_desktop.main_window import MainWindow
 from tests.core.diff.test_fork_alignment import FORK_SEQ, sample_path
 from tests.desktop.features.compare.test_compare import compare_paths
 
@@ -27,8 +26,14 @@ def redacting_branch(tmp_path: Path) -> tuple[Path, Path]:
     """The sample forked at seq 14: the last test run (seq 13) redacted, a note injected."""
     parent = sample_path(tmp_path)
     out = tmp_path / "branch.loom.json"
-    run_fork(load(parent), parent, FORK_SEQ, Edit(inject="be brief", redact=[13]),
-             ScriptedProvider(), out=out)
+    run_fork(
+        load(parent),
+        parent,
+        FORK_SEQ,
+        Edit(inject="be brief", redact=[13]),
+        ScriptedProvider(),
+        out=out,
+    )
     return parent, out
 
 
@@ -38,21 +43,27 @@ def test_compare_pairs_the_fork_point(qtbot, window: MainWindow, tmp_path: Path)
     m = view.model
     statuses = [m.status(r) for r in range(m.rowCount())]
     assert statuses[:FORK_SEQ] == [IDENTICAL] * FORK_SEQ
-    assert statuses[FORK_SEQ:FORK_SEQ + 2] == [ONLY_B, EDITED]
-    assert set(statuses[FORK_SEQ + 2:]) == {ONLY_A}
+    assert statuses[FORK_SEQ : FORK_SEQ + 2] == [ONLY_B, EDITED]
+    assert set(statuses[FORK_SEQ + 2 :]) == {ONLY_A}
     edit_row, fork_row = FORK_SEQ, FORK_SEQ + 1
-    assert m.index(edit_row, COL_B).data(_DISPLAY).startswith(
-        "edit · note injected, redacted 1 result(s) — “be brief”")
+    assert (
+        m.index(edit_row, COL_B)
+        .data(_DISPLAY)
+        .startswith("edit · note injected, redacted 1 result(s) — “be brief”")
+    )
     assert m.index(fork_row, COL_STATUS).data(_DISPLAY) == "edited"
     assert "edited" in m.index(fork_row, COL_STATUS).data(Qt.ItemDataRole.ToolTipRole)
-    assert (m.index(fork_row, COL_A_SEQ).data(_DISPLAY),
-            m.index(fork_row, COL_B_SEQ).data(_DISPLAY)) == (str(FORK_SEQ), str(FORK_SEQ + 1))
+    assert (
+        m.index(fork_row, COL_A_SEQ).data(_DISPLAY),
+        m.index(fork_row, COL_B_SEQ).data(_DISPLAY),
+    ) == (str(FORK_SEQ), str(FORK_SEQ + 1))
     assert view.current_row() == edit_row  # the first divergence: the edit
     view.grab().save(str(tmp_path / "compare.png"))
 
 
 def test_context_after_the_edit_marks_only_what_is_new_or_edited(
-        qtbot, window: MainWindow, open_and_wait, tmp_path: Path) -> None:
+    qtbot, window: MainWindow, open_and_wait, tmp_path: Path
+) -> None:
     _parent, branch = redacting_branch(tmp_path)
     view = open_and_wait(window, branch)
     tl = view.session.timeline
@@ -67,7 +78,8 @@ def test_context_after_the_edit_marks_only_what_is_new_or_edited(
 
 
 def test_edit_step_says_what_changed_not_a_json_dump(
-        qtbot, window: MainWindow, open_and_wait, tmp_path: Path) -> None:
+    qtbot, window: MainWindow, open_and_wait, tmp_path: Path
+) -> None:
     _parent, branch = redacting_branch(tmp_path)
     view = open_and_wait(window, branch)
     tl = view.session.timeline

@@ -6,32 +6,32 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from loom_core.fork.point import apply_edit, fork_context
 from loom_core.formats.loader import load
+from loom_core.formats.save import save_dict
 from loom_core.providers.base import ModelRequest
 from loom_core.providers.scripted import ScriptedProvider
-from loom_core.formats.save import save_dict
+from loom_desktop.document.view import DocumentView
+from loom_desktop.features.compare.view import CompareView
 from loom_desktop.features.fork import runner as fork_runner
 from loom_desktop.features.fork.branch_bar import BranchBar, BranchesBar
-from loom_desktop.features.compare.view import CompareView
-from loom_desktop.document.view import DocumentView
-from loom_desktop.features.fork.runner import branch_path
 from loom_desktop.features.fork.dialog import ForkDialog
-from loom_desktop.main_window import MainWindow
 from loom_desktop.features.fork.draft import ForkDraft
 from loom_desktop.features.fork.links import find_branches, fork_member
-
+from loom_desktop.features.fork.runner import branch_path
+from loom_desktop.main_window import MainWindow
 from tests.core.clis import loom
+from tests.core.fork.scenarios import proxy_run, weather_run
 from tests.core.forkmode.conftest import NOTE as FRENCH
 from tests.core.forkmode.conftest import record_parent, responder
-from tests.core.fork.scenarios import proxy_run, weather_run
 from tests.core.proxy.fake_upstream import FakeUpstream, api_error
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import ANTHROPIC_KEY, running_upstream
@@ -42,6 +42,7 @@ TITLE = f"branch of weather.loom.json at step {SEQ}"  # a step is named by its s
 
 
 # -- helpers -------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def weather(tmp_path: Path) -> Path:
@@ -60,13 +61,18 @@ def gate() -> Iterator[threading.Event]:
 def use_provider(monkeypatch: pytest.MonkeyPatch, provider: ScriptedProvider) -> None:
     """The seam: the app builds every "scripted" provider through fork_runner.make_provider."""
     real = fork_runner.make_provider
-    monkeypatch.setattr(fork_runner, "make_provider",
-                        lambda name, model="", base_url=None: provider if name == "scripted"
-                        else real(name, model, base_url))
+    monkeypatch.setattr(
+        fork_runner,
+        "make_provider",
+        lambda name, model="", base_url=None: (
+            provider if name == "scripted" else real(name, model, base_url)
+        ),
+    )
 
 
-def paris_then(gate: threading.Event | None = None,
-               final: str = "Paris is mild.") -> ScriptedProvider:
+def paris_then(
+    gate: threading.Event | None = None, final: str = "Paris is mild."
+) -> ScriptedProvider:
     """Asks for Paris (answered from the parent's recording), then -- once ``gate`` opens --
     answers with ``final``."""
     calls: list[ModelRequest] = []
@@ -78,6 +84,7 @@ def paris_then(gate: threading.Event | None = None,
         if gate is not None:
             assert gate.wait(20), "the test never opened the gate"
         return {"text": final, "usage": {"input_tokens": 60, "output_tokens": 6}}
+
     return ScriptedProvider(responder=respond)
 
 
@@ -96,23 +103,43 @@ def open_dialog(qtbot, window: MainWindow, view: DocumentView, step: int = STEP)
 
 
 def wait_estimate(qtbot, dialog: ForkDialog, check) -> None:
-    qtbot.waitUntil(lambda: not dialog._timer.isActive() and not dialog._plan_task.running
-                    and dialog.plan is not None and check(dialog.plan), timeout=20_000)
+    qtbot.waitUntil(
+        lambda: (
+            not dialog._timer.isActive()
+            and not dialog._plan_task.running
+            and dialog.plan is not None
+            and check(dialog.plan)
+        ),
+        timeout=20_000,
+    )
 
 
 def branch_tabs(window: MainWindow, title: str = TITLE) -> list[Any]:
-    return [window.tabs.widget(i) for i in range(window.tabs.count())
-            if window.tabs.tabText(i) == title]
+    return [
+        window.tabs.widget(i) for i in range(window.tabs.count()) if window.tabs.tabText(i) == title
+    ]
 
 
-def wait_branch(qtbot, window: MainWindow, path: Path | None = None,
-                title: str = TITLE) -> DocumentView:
+def wait_branch(
+    qtbot, window: MainWindow, path: Path | None = None, title: str = TITLE
+) -> DocumentView:
     """The finished branch (at ``path``, else the only one): a trace tab with its branch bar."""
+
     def found() -> Any:
-        return next((v for v in branch_tabs(window, title) if isinstance(v, DocumentView)
-                     and (path is None or Path(v.path) == path) and v.complete
-                     and v.doc is not None and v.doc.format == "trace"
-                     and v.findChild(BranchBar) is not None), None)
+        return next(
+            (
+                v
+                for v in branch_tabs(window, title)
+                if isinstance(v, DocumentView)
+                and (path is None or Path(v.path) == path)
+                and v.complete
+                and v.doc is not None
+                and v.doc.format == "trace"
+                and v.findChild(BranchBar) is not None
+            ),
+            None,
+        )
+
     qtbot.waitUntil(lambda: found() is not None, timeout=30_000)
     return found()
 
@@ -139,6 +166,7 @@ def start(dialog: ForkDialog) -> None:
 
 
 # -- the Edit mapping, without a window ------------------------------------------------------
+
 
 def test_untouched_draft_is_an_empty_edit_and_each_change_maps(weather: Path) -> None:
     doc = load(weather)
@@ -169,11 +197,18 @@ def test_message_edits_map_to_ops_in_apply_order(weather: Path) -> None:
     draft.delete(at + 2)  # "Paris: reading 1" -- its call is left unanswered
     assert draft.warnings() and "without its result" in draft.warnings()[0]
     edit = draft.to_edit()
-    assert [(op.op, op.index) for op in edit.messages] == [("replace", 0), ("insert", 1),
-                                                           ("delete", 3)]
+    assert [(op.op, op.index) for op in edit.messages] == [
+        ("replace", 0),
+        ("insert", 1),
+        ("delete", 3),
+    ]
     out = apply_edit(ctx, edit)
     assert [m["content"] for m in out.messages] == [
-        "Weather in Oslo only?", "Be brief.", "Checking.", "Oslo: reading 1"]
+        "Weather in Oslo only?",
+        "Be brief.",
+        "Checking.",
+        "Oslo: reading 1",
+    ]
     assert out.messages[0]["tokens"] == len("Weather in Oslo only?") // 4
     draft.restore(at + 2)
     draft.set_redacted(at + 2, True)
@@ -191,8 +226,10 @@ def test_message_edits_map_to_ops_in_apply_order(weather: Path) -> None:
 
 # -- entry points ------------------------------------------------------------------------------
 
+
 def test_context_menu_and_f_open_the_dialog_only_on_top_level_model_steps(
-        qtbot, window: MainWindow, open_and_wait, weather: Path, sample: Path) -> None:
+    qtbot, window: MainWindow, open_and_wait, weather: Path, sample: Path
+) -> None:
     view = open_and_wait(window, weather)
     forks = window.forks
     menu = forks.step_menu(view, 2)  # a tool step: row 2 is step (seq) 1
@@ -233,8 +270,9 @@ def test_context_menu_and_f_open_the_dialog_only_on_top_level_model_steps(
     qtbot.waitUntil(lambda: not forks.dialogs, timeout=5000)
 
     plot_menu = view.timeline_widget.getPlotItem().getViewBox().menu  # forks at the cursor
-    qtbot.waitUntil(lambda: any(a.text() == "Fork from Here…" for a in plot_menu.actions()),
-                    timeout=5000)
+    qtbot.waitUntil(
+        lambda: any(a.text() == "Fork from Here…" for a in plot_menu.actions()), timeout=5000
+    )
     view.session.set_step(1)
     next(a for a in plot_menu.actions() if a.text() == "Fork from Here…").trigger()
     qtbot.waitUntil(lambda: len(forks.dialogs) == 1, timeout=5000)
@@ -242,8 +280,11 @@ def test_context_menu_and_f_open_the_dialog_only_on_top_level_model_steps(
     forks.dialogs[0].reject()
 
     deep = open_and_wait(window, sample)  # a sub-agent's model step (depth 1)
-    step = next(s for s in range(len(deep.session.timeline))
-                if deep.session.timeline.kind_name(s) == "model" and deep.session.timeline.depth[s])
+    step = next(
+        s
+        for s in range(len(deep.session.timeline))
+        if deep.session.timeline.kind_name(s) == "model" and deep.session.timeline.depth[s]
+    )
     (item,) = forks.step_menu(deep, step).actions()
     assert not item.isEnabled() and "only top-level" in item.text()
     assert forks.fork_from_here(deep, step) is None
@@ -252,8 +293,8 @@ def test_context_menu_and_f_open_the_dialog_only_on_top_level_model_steps(
 
 
 def test_dialog_shows_the_context_and_a_dry_run_that_follows_the_edit(
-        qtbot, window: MainWindow, open_and_wait, weather: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, window: MainWindow, open_and_wait, weather: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     dialog = open_dialog(qtbot, window, open_and_wait(window, weather))
@@ -312,23 +353,37 @@ def test_message_editor_shows_tool_output_in_a_monospace_font(qtbot) -> None:
 
 # -- running -----------------------------------------------------------------------------------
 
+
 def test_scripted_fork_streams_into_a_branch_tab_linked_both_ways(
-        qtbot, window: MainWindow, open_and_wait, weather: Path, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, gate: threading.Event, runs_dir: Path) -> None:
+    qtbot,
+    window: MainWindow,
+    open_and_wait,
+    weather: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    gate: threading.Event,
+    runs_dir: Path,
+) -> None:
     use_provider(monkeypatch, paris_then(gate))
     parent = open_and_wait(window, weather)
     dialog = open_dialog(qtbot, window, parent)
     dialog.settings.provider.setCurrentIndex(dialog.settings.provider.findData("scripted"))
     dialog.note.setPlainText("Only Paris matters.")
     dialog.settings.reason.setText("try a hint")
-    wait_estimate(qtbot, dialog,
-                  lambda plan: plan.provider == "scripted" and plan.edit == "note injected")
+    wait_estimate(
+        qtbot, dialog, lambda plan: plan.provider == "scripted" and plan.edit == "note injected"
+    )
     dialog.grab().save(str(tmp_path / "fork_dialog.png"))
     start(dialog)
 
     # live: prompt + 3 prefix steps + edit + model + reused tool result, then it waits
-    qtbot.waitUntil(lambda: isinstance(tab_titled(window, "● " + TITLE), DocumentView)
-                    and tab_titled(window, "● " + TITLE).session.count >= 7, timeout=20_000)
+    qtbot.waitUntil(
+        lambda: (
+            isinstance(tab_titled(window, "● " + TITLE), DocumentView)
+            and tab_titled(window, "● " + TITLE).session.count >= 7
+        ),
+        timeout=20_000,
+    )
     live = tab_titled(window, "● " + TITLE)
     assert live.live is not None and live.path == str(runs_dir / "weather.fork3.journal.jsonl")
     bar = live.findChild(BranchBar)
@@ -353,9 +408,14 @@ def test_scripted_fork_streams_into_a_branch_tab_linked_both_ways(
 
     bar.parent_requested.emit()  # branch -> parent, at the fork step
     assert window.tabs.currentWidget() is parent and parent.session.step == STEP
-    qtbot.waitUntil(lambda: parent.findChild(BranchesBar) is not None
-                    and bool(parent.findChild(BranchesBar).entries), timeout=10_000)
-    (label, path), = parent.findChild(BranchesBar).entries
+    qtbot.waitUntil(
+        lambda: (
+            parent.findChild(BranchesBar) is not None
+            and bool(parent.findChild(BranchesBar).entries)
+        ),
+        timeout=10_000,
+    )
+    ((label, path),) = parent.findChild(BranchesBar).entries
     assert label.startswith("step 3 · note injected · done") and Path(path) == out
     parent.findChild(BranchesBar).menu.actions()[0].trigger()  # parent -> branch
     assert window.tabs.currentWidget() is branch
@@ -368,22 +428,29 @@ def test_scripted_fork_streams_into_a_branch_tab_linked_both_ways(
 
 
 def test_branches_beside_a_parent_are_found_from_their_fork_member(
-        weather: Path, tmp_path: Path, runs_dir: Path) -> None:
+    weather: Path, tmp_path: Path, runs_dir: Path
+) -> None:
     from loom_core.fork.edits import Edit
     from loom_core.fork.rerun import run_fork
 
     doc = load(weather)
     run_fork(doc, weather, SEQ, Edit(inject="x"), ScriptedProvider(), out=tmp_path / "a.loom.json")
     run_fork(doc, weather, 5, Edit(), ScriptedProvider(), out=tmp_path / "b.loom.json")
-    save_dict({**json.loads((tmp_path / "b.loom.json").read_text()),
-               "fork": {"parent": {"path": str(tmp_path / "other.loom.json")}}},
-              tmp_path / "c.loom.json")
+    save_dict(
+        {
+            **json.loads((tmp_path / "b.loom.json").read_text()),
+            "fork": {"parent": {"path": str(tmp_path / "other.loom.json")}},
+        },
+        tmp_path / "c.loom.json",
+    )
     runs_dir.mkdir()  # the per-user runs folder is searched too
     run_fork(doc, weather, 3, Edit(system="x"), ScriptedProvider(), out=runs_dir / "d.loom.json")
     found = sorted(find_branches(weather), key=lambda b: Path(b.path).name)
     assert [(Path(b.path).name, b.seq, b.status, b.edit) for b in found] == [
-        ("a.loom.json", 3, "done", "note injected"), ("b.loom.json", 5, "done", "no edit"),
-        ("d.loom.json", 3, "done", "system prompt replaced")]
+        ("a.loom.json", 3, "done", "note injected"),
+        ("b.loom.json", 5, "done", "no edit"),
+        ("d.loom.json", 3, "done", "system prompt replaced"),
+    ]
     assert fork_member(weather) is None
 
 
@@ -397,17 +464,26 @@ def upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
 
 
 def test_anthropic_provider_against_the_fake_upstream_and_its_errors(
-        qtbot, window: MainWindow, open_and_wait, weather: Path, tmp_path: Path,
-        upstream: FakeUpstream, runs_dir: Path) -> None:
-    upstream.script(Reply(calls=[("n1", "get_weather", {"city": "Oslo"})], usage=(80, 8)),
-                    Reply(text="Oslo is cold.", usage=(90, 9)))
+    qtbot,
+    window: MainWindow,
+    open_and_wait,
+    weather: Path,
+    tmp_path: Path,
+    upstream: FakeUpstream,
+    runs_dir: Path,
+) -> None:
+    upstream.script(
+        Reply(calls=[("n1", "get_weather", {"city": "Oslo"})], usage=(80, 8)),
+        Reply(text="Oslo is cold.", usage=(90, 9)),
+    )
     parent = open_and_wait(window, weather)
     dialog = open_dialog(qtbot, window, parent)
     assert dialog.settings.provider_name() == "anthropic"
     dialog.settings.base_url.setText(upstream.url)
     wait_estimate(qtbot, dialog, lambda plan: True)
-    qtbot.waitUntil(lambda: "ANTHROPIC_API_KEY found" in dialog.settings.available.text(),
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: "ANTHROPIC_API_KEY found" in dialog.settings.available.text(), timeout=10_000
+    )
     assert FAKE_KEY not in dialog.settings.available.text()
     start(dialog)
     branch = wait_branch(qtbot, window)
@@ -433,8 +509,13 @@ def test_anthropic_provider_against_the_fake_upstream_and_its_errors(
     assert "provider error" in failed.findChild(BranchBar).title.text()
 
 
-def held_run(qtbot, window: MainWindow, parent: DocumentView,
-             monkeypatch: pytest.MonkeyPatch, gate: threading.Event) -> Any:
+def held_run(
+    qtbot,
+    window: MainWindow,
+    parent: DocumentView,
+    monkeypatch: pytest.MonkeyPatch,
+    gate: threading.Event,
+) -> Any:
     """A scripted fork of ``parent`` streaming into its branch tab, held by ``gate`` at its
     second model call (the first asked for Paris); returns the run's ForkRunner."""
     use_provider(monkeypatch, paris_then(gate))
@@ -442,14 +523,25 @@ def held_run(qtbot, window: MainWindow, parent: DocumentView,
     dialog.settings.provider.setCurrentIndex(dialog.settings.provider.findData("scripted"))
     wait_estimate(qtbot, dialog, lambda plan: plan.provider == "scripted")
     start(dialog)
-    qtbot.waitUntil(lambda: tab_titled(window, "● " + TITLE) is not None
-                    and tab_titled(window, "● " + TITLE).session.count >= 7, timeout=20_000)
+    qtbot.waitUntil(
+        lambda: (
+            tab_titled(window, "● " + TITLE) is not None
+            and tab_titled(window, "● " + TITLE).session.count >= 7
+        ),
+        timeout=20_000,
+    )
     return window.forks.tabs.runners[0]
 
 
 def test_cancel_stops_the_run_and_keeps_the_partial_branch(
-        qtbot, window: MainWindow, open_and_wait, weather: Path, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, gate: threading.Event) -> None:
+    qtbot,
+    window: MainWindow,
+    open_and_wait,
+    weather: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    gate: threading.Event,
+) -> None:
     runner = held_run(qtbot, window, open_and_wait(window, weather), monkeypatch, gate)
     tab_titled(window, "● " + TITLE).findChild(BranchBar).cancel_btn.click()
     assert runner.token.cancelled
@@ -470,8 +562,13 @@ def test_cancel_stops_the_run_and_keeps_the_partial_branch(
 
 
 def test_closing_a_running_branch_tab_cancels_it(
-        qtbot, window: MainWindow, open_and_wait, weather: Path,
-        monkeypatch: pytest.MonkeyPatch, gate: threading.Event) -> None:
+    qtbot,
+    window: MainWindow,
+    open_and_wait,
+    weather: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    gate: threading.Event,
+) -> None:
     runner = held_run(qtbot, window, open_and_wait(window, weather), monkeypatch, gate)
     window.close_tab(window.tabs.indexOf(tab_titled(window, "● " + TITLE)))
     qtbot.waitUntil(lambda: runner.token.cancelled, timeout=5000)
@@ -482,7 +579,8 @@ def test_closing_a_running_branch_tab_cancels_it(
 
 
 def test_branch_names_are_unique_and_go_to_the_runs_folder(
-        weather: Path, tmp_path: Path, runs_dir: Path) -> None:
+    weather: Path, tmp_path: Path, runs_dir: Path
+) -> None:
     first = branch_path(weather, 3)
     assert first == runs_dir / "weather.fork3.loom.json" and runs_dir.is_dir()
     assert branch_path(weather, 3, {str(first)}).name == "weather.fork3-2.loom.json"
@@ -493,14 +591,22 @@ def test_branch_names_are_unique_and_go_to_the_runs_folder(
 
 
 def test_a_paused_branch_takes_a_tool_result_and_continues_in_the_same_tab(
-        qtbot, window: MainWindow, open_and_wait, weather: Path,
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    qtbot,
+    window: MainWindow,
+    open_and_wait,
+    weather: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
     def respond(request: ModelRequest) -> dict[str, Any]:
         last = request.messages[-1]
         if last.get("tool_call_id") != "rome":
-            return {"text": "", "tool_calls": [{"id": "rome", "name": "get_weather",
-                                                "input": {"city": "Rome"}}]}
+            return {
+                "text": "",
+                "tool_calls": [{"id": "rome", "name": "get_weather", "input": {"city": "Rome"}}],
+            }
         return {"text": f"Rome said {last['content']}"}
+
     use_provider(monkeypatch, ScriptedProvider(responder=respond))
     dialog = open_dialog(qtbot, window, open_and_wait(window, weather))
     dialog.settings.provider.setCurrentIndex(dialog.settings.provider.findData("scripted"))
@@ -529,8 +635,9 @@ def test_a_paused_branch_takes_a_tool_result_and_continues_in_the_same_tab(
     assert supplied["result"] == {"temp": 21} and supplied["meta"]["supplied"] is True
 
 
-def test_stop_here_ends_a_paused_branch(qtbot, window: MainWindow, open_and_wait, weather: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stop_here_ends_a_paused_branch(
+    qtbot, window: MainWindow, open_and_wait, weather: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rome = {"text": "", "tool_calls": [{"name": "get_weather", "input": {"city": "Rome"}}]}
     use_provider(monkeypatch, ScriptedProvider([rome]))
     dialog = open_dialog(qtbot, window, open_and_wait(window, weather))
@@ -539,8 +646,10 @@ def test_stop_here_ends_a_paused_branch(qtbot, window: MainWindow, open_and_wait
     start(dialog)
     branch = wait_branch(qtbot, window)
     branch.findChild(BranchBar).pending.stop_btn.click()
-    qtbot.waitUntil(lambda: window.forks.tabs.runners == []
-                    and tab_titled(window, TITLE) is not branch, timeout=10_000)
+    qtbot.waitUntil(
+        lambda: window.forks.tabs.runners == [] and tab_titled(window, TITLE) is not branch,
+        timeout=10_000,
+    )
     stopped = wait_branch(qtbot, window)
     assert verified(stopped.path)["fork"]["status"] == "stopped"
     assert "stopped here" in stopped.findChild(BranchBar).title.text()
@@ -548,17 +657,29 @@ def test_stop_here_ends_a_paused_branch(qtbot, window: MainWindow, open_and_wait
 
 # -- agent mode --------------------------------------------------------------------------------
 
+
 def with_workspace(trace: Path, cwd: Path, argv: list[str]) -> Path:
     data = json.loads(trace.read_text())
-    data["workspace"] = {"cwd": str(cwd), "argv": argv, "dialect": "anthropic",
-                         "os": "test", "python": "3", "recorded_at": "2026-01-01T00:00:00+00:00"}
+    data["workspace"] = {
+        "cwd": str(cwd),
+        "argv": argv,
+        "dialect": "anthropic",
+        "os": "test",
+        "python": "3",
+        "recorded_at": "2026-01-01T00:00:00+00:00",
+    }
     save_dict(data, trace)
     return trace
 
 
 def test_agent_mode_needs_a_workspace_and_a_confirmation(
-        qtbot, window: MainWindow, open_and_wait, weather: Path, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot,
+    window: MainWindow,
+    open_and_wait,
+    weather: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     dialog = open_dialog(qtbot, window, open_and_wait(window, weather))
     assert not dialog.settings.agent_mode.isEnabled()
     assert "record -- COMMAND" in dialog.settings.agent_mode.toolTip()
@@ -575,8 +696,9 @@ def test_agent_mode_needs_a_workspace_and_a_confirmation(
     note = dialog.settings.agent_note.text()
     assert "will really run" in note and "agent ran" in note and str(tmp_path) in note
     dialog.tools.item(0).setCheckState(Qt.CheckState.Unchecked)  # the agent owns its tools
-    qtbot.waitUntil(lambda: "cannot apply a tools edit" in (dialog.plan_error or ""),
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: "cannot apply a tools edit" in (dialog.plan_error or ""), timeout=10_000
+    )
     assert not dialog.start_btn.isEnabled() and "cannot run" in dialog.estimate_label.text()
     dialog.tools.item(0).setCheckState(Qt.CheckState.Checked)
     asked: list[str] = []
@@ -585,6 +707,7 @@ def test_agent_mode_needs_a_workspace_and_a_confirmation(
         def question(parent, title, text, *args, **kwargs):
             asked.append(text)
             return reply
+
         return question
 
     monkeypatch.setattr(QMessageBox, "question", answer(QMessageBox.StandardButton.No))
@@ -611,8 +734,14 @@ def agent_upstream(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeUpstream]:
 
 
 def test_agent_rerun_runs_the_recorded_agent_into_a_branch_tab(
-        qtbot, window: MainWindow, open_and_wait, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, agent_upstream: FakeUpstream, runs_dir: Path) -> None:
+    qtbot,
+    window: MainWindow,
+    open_and_wait,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    agent_upstream: FakeUpstream,
+    runs_dir: Path,
+) -> None:
     parent = record_parent(tmp_path, agent_upstream)  # steps: prompt, model, write, model, ...
     view = open_and_wait(window, parent.trace)
     dialog = open_dialog(qtbot, window, view, step=3)  # the second model call (log seq 2)
@@ -620,8 +749,7 @@ def test_agent_rerun_runs_the_recorded_agent_into_a_branch_tab(
     dialog.settings.agent_mode.setChecked(True)
     wait_estimate(qtbot, dialog, lambda plan: plan.edit == "note injected")
     dialog.grab().save(str(tmp_path / "fork_dialog_agent.png"))
-    monkeypatch.setattr(QMessageBox, "question",
-                        lambda *a, **k: QMessageBox.StandardButton.Yes)
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     qtbot.waitUntil(dialog.start_btn.isEnabled, timeout=10_000)
     dialog.start_btn.click()
     branch = wait_branch(qtbot, window, title="branch of parent.loom.json at step 2")
@@ -635,13 +763,19 @@ def test_agent_rerun_runs_the_recorded_agent_into_a_branch_tab(
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 def test_a_fork_of_the_bundled_sample_never_writes_beside_it(
-        qtbot, window: MainWindow, open_and_wait, sample: Path, monkeypatch: pytest.MonkeyPatch,
-        runs_dir: Path) -> None:
+    qtbot,
+    window: MainWindow,
+    open_and_wait,
+    sample: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    runs_dir: Path,
+) -> None:
     """The sample's folder (the repository's resources/) stays as it was; the branch goes to
     the per-user runs folder, and the sample lists it from there."""
     before = _tree(sample.parent)
@@ -654,29 +788,50 @@ def test_a_fork_of_the_bundled_sample_never_writes_beside_it(
     dialog.note.setPlainText("try again")
     wait_estimate(qtbot, dialog, lambda plan: plan.provider == "scripted")
     start(dialog)
-    qtbot.waitUntil(lambda: any(isinstance(v, DocumentView) and v.complete and v.doc is not None
-                                and v.doc.format == "trace" and v.findChild(BranchBar)
-                                for v in window.documents()), timeout=30_000)
+    qtbot.waitUntil(
+        lambda: any(
+            isinstance(v, DocumentView)
+            and v.complete
+            and v.doc is not None
+            and v.doc.format == "trace"
+            and v.findChild(BranchBar)
+            for v in window.documents()
+        ),
+        timeout=30_000,
+    )
     branch = next(v for v in window.documents() if v.findChild(BranchBar))
     assert Path(branch.path).parent == runs_dir
     window.tabs.setCurrentWidget(parent)
-    qtbot.waitUntil(lambda: parent.findChild(BranchesBar) is not None
-                    and bool(parent.findChild(BranchesBar).entries), timeout=10_000)
+    qtbot.waitUntil(
+        lambda: (
+            parent.findChild(BranchesBar) is not None
+            and bool(parent.findChild(BranchesBar).entries)
+        ),
+        timeout=10_000,
+    )
     assert parent.findChild(BranchesBar).label.text() == "↳ This run has 1 branch"
     assert _tree(sample.parent) == before
 
 
-def test_a_chosen_folder_takes_the_branch(qtbot, window: MainWindow, open_and_wait,
-                                          weather: Path, tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_chosen_folder_takes_the_branch(
+    qtbot,
+    window: MainWindow,
+    open_and_wait,
+    weather: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     use_provider(monkeypatch, ScriptedProvider())
     mine = tmp_path / "mine"
-    monkeypatch.setattr("PySide6.QtWidgets.QFileDialog.getExistingDirectory",
-                        lambda *a, **k: str(mine))
+    monkeypatch.setattr(
+        "PySide6.QtWidgets.QFileDialog.getExistingDirectory", lambda *a, **k: str(mine)
+    )
     dialog = open_dialog(qtbot, window, open_and_wait(window, weather))
     dialog.settings.provider.setCurrentIndex(dialog.settings.provider.findData("scripted"))
-    assert dialog.settings.folder_text() == "" and "runs folder" in \
-        dialog.settings.folder.placeholderText()
+    assert (
+        dialog.settings.folder_text() == ""
+        and "runs folder" in dialog.settings.folder.placeholderText()
+    )
     dialog.settings.folder_btn.click()
     assert dialog.settings.folder_text() == str(mine)
     wait_estimate(qtbot, dialog, lambda plan: plan.provider == "scripted")

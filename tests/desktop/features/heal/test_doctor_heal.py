@@ -6,28 +6,28 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from loom_core.doctor import checkup
-from loom_core.heal.engine import Healer
-from loom_core.heal.checks import Check
 from loom_core.formats.journal_writer import JournalWriter
 from loom_core.formats.loader import load
+from loom_core.heal.checks import Check
+from loom_core.heal.engine import Healer
 from loom_core.providers.base import CancelToken, ModelReply, ModelRequest
 from loom_core.providers.scripted import ScriptedProvider
-from loom_desktop.features.heal import runner as heal_runner
-from loom_desktop.features.compare.view import CompareView
 from loom_desktop.document.context_html import HIGHLIGHT_BG, HIGHLIGHT_MARK
 from loom_desktop.document.view import DocumentView
+from loom_desktop.features.compare.view import CompareView
+from loom_desktop.features.doctor.findings_model import CandidatesModel, FindingsModel, locate
+from loom_desktop.features.heal import runner as heal_runner
 from loom_desktop.features.heal.dialog import HealDialog
 from loom_desktop.main_window import MainWindow
-from loom_desktop.features.doctor.findings_model import CandidatesModel, FindingsModel, locate
-
 from tests.core.clis import loom
 from tests.core.heal.scenario import BAD, GOOD, falls_for_poison, poisoned_run
 
@@ -52,16 +52,21 @@ def gate() -> Iterator[threading.Event]:
 
 
 def fooled_model(request: ModelRequest) -> ModelReply:
-    return ModelReply(falls_for_poison(request.messages), [], "end_turn",
-                      {"input_tokens": 40, "output_tokens": 5})
+    return ModelReply(
+        falls_for_poison(request.messages), [], "end_turn", {"input_tokens": 40, "output_tokens": 5}
+    )
 
 
 def use_provider(monkeypatch: pytest.MonkeyPatch, make: Any) -> None:
     """The seam: every provider the heal builds for "scripted" comes from ``make()``."""
     real = heal_runner.make_provider
-    monkeypatch.setattr(heal_runner, "make_provider",
-                        lambda name, model="", base_url=None: make() if name == "scripted"
-                        else real(name, model, base_url))
+    monkeypatch.setattr(
+        heal_runner,
+        "make_provider",
+        lambda name, model="", base_url=None: (
+            make() if name == "scripted" else real(name, model, base_url)
+        ),
+    )
 
 
 class BlockingProvider(ScriptedProvider):
@@ -95,9 +100,14 @@ def open_heal(qtbot, window: MainWindow, view: DocumentView, how: Any = None) ->
 
 def set_check(qtbot, dialog: HealDialog, field: str, text: str) -> None:
     dialog.fields[field].setText(text)
-    qtbot.waitUntil(lambda: not any(t.isActive() for t in dialog._timers.values())
-                    and not dialog._probe_task.running and not dialog._plan_task.running,
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: (
+            not any(t.isActive() for t in dialog._timers.values())
+            and not dialog._probe_task.running
+            and not dialog._plan_task.running
+        ),
+        timeout=10_000,
+    )
 
 
 def cli_words(dialog: HealDialog) -> list[str]:
@@ -114,6 +124,7 @@ def heal_threads() -> list[threading.Thread]:
 
 
 # -- the doctor panel ------------------------------------------------------------------------
+
 
 def test_models_pass_modeltester(qtmodeltester, poisoned: Path, tmp_path: Path) -> None:
     doc = load(poisoned)
@@ -132,14 +143,17 @@ def test_models_pass_modeltester(qtmodeltester, poisoned: Path, tmp_path: Path) 
 
 
 def test_panel_lists_marks_and_shows_a_finding_in_context(
-        qtbot, window: MainWindow, open_and_wait, poisoned: Path, tmp_path: Path) -> None:
+    qtbot, window: MainWindow, open_and_wait, poisoned: Path, tmp_path: Path
+) -> None:
     view = open_and_wait(window, poisoned)
     show_doctor(qtbot, window, view)
     panel = window.doctor
     kinds = [panel.model.finding_at(r).kind for r in range(panel.model.rowCount())]
     assert kinds == ["oversized", "unused"]  # loom doctor's order, not by step
     row = kinds.index("oversized")
-    assert panel.summary.text().startswith(f"2 finding(s) in {checkup(view.doc).total_tokens:,} tokens")
+    assert panel.summary.text().startswith(
+        f"2 finding(s) in {checkup(view.doc).total_tokens:,} tokens"
+    )
     assert panel.model.index(row, 2).data() == str(POISON_SEQ)  # as `doctor` prints it
     assert panel.model.index(row, 4).data() == "97.5%"
     assert "IGNORE ALL PREVIOUS" in panel.model.index(row, 6).data()
@@ -157,7 +171,7 @@ def test_panel_lists_marks_and_shows_a_finding_in_context(
     mark = HIGHLIGHT_MARK.split(" ", 1)[1]  # Qt writes the flag back as an entity
     assert mark in html and HIGHLIGHT_BG in html and 'name="finding"' in html
     assert html.count(mark) == 1  # only the fetch_page result is marked
-    marked = html[html.index('name="finding"'):]
+    marked = html[html.index('name="finding"') :]
     assert "fetch_page" in marked[:2000] and "IGNORE ALL PREVIOUS" in marked[:4000]
     window.grab().save(str(tmp_path / "doctor_window.png"))
     panel.grab().save(str(tmp_path / "doctor_panel.png"))
@@ -168,8 +182,9 @@ def test_panel_lists_marks_and_shows_a_finding_in_context(
     assert panel.model.rowCount() == 2
 
 
-def test_a_live_run_is_checked_on_refresh(qtbot, window: MainWindow, poisoned: Path,
-                                          tmp_path: Path) -> None:
+def test_a_live_run_is_checked_on_refresh(
+    qtbot, window: MainWindow, poisoned: Path, tmp_path: Path
+) -> None:
     data = json.loads(poisoned.read_text())
     journal = tmp_path / "live.journal.jsonl"
     with JournalWriter(journal) as writer:
@@ -197,9 +212,16 @@ def panel_marks(view: DocumentView) -> dict[int, str]:
 
 # -- heal ------------------------------------------------------------------------------------
 
+
 def test_heal_fills_the_table_live_opens_the_winner_and_saves_a_regression(
-        qtbot, window: MainWindow, open_and_wait, poisoned: Path, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, runs_dir: Path) -> None:
+    qtbot,
+    window: MainWindow,
+    open_and_wait,
+    poisoned: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    runs_dir: Path,
+) -> None:
     use_provider(monkeypatch, lambda: ScriptedProvider(responder=fooled_model))
     view = open_and_wait(window, poisoned)
     window.doctor.toggleViewAction().trigger()
@@ -218,14 +240,16 @@ def test_heal_fills_the_table_live_opens_the_winner_and_saves_a_regression(
     winner = labels[0]
     assert f"{winner}:running" in seen and f"{winner}:passed" in seen  # live, in order
     assert seen.index(f"{winner}:running") < seen.index(f"{winner}:passed")
-    assert dialog.model.index(0, 4).data() == "passed" and dialog.model.index(0, 7).data() == "✓ pass"
+    assert (
+        dialog.model.index(0, 4).data() == "passed" and dialog.model.index(0, 7).data() == "✓ pass"
+    )
     assert dialog.model.index(0, 5).data() == "45" and dialog.model.index(0, 6).data()
     assert dialog.result_label.text().startswith(f"Healed by {winner}: ")
     dialog.grab().save(str(tmp_path / "heal_dialog.png"))
     # the winner as a branch tab, and a compare tab against the original
     assert window.tabs.count() == tabs_before + 2
     branch = next(w for w in window.documents() if w.path == dialog.result.winner.path)
-    assert Path(branch.path).parent == runs_dir / f"{poisoned.name[:-len('.loom.json')]}.heal"
+    assert Path(branch.path).parent == runs_dir / f"{poisoned.name[: -len('.loom.json')]}.heal"
     assert not any(p.name.endswith(".heal") for p in poisoned.parent.iterdir())  # none beside
     qtbot.waitUntil(lambda: branch.complete, timeout=20_000)
     assert branch.doc.header.output == GOOD
@@ -247,8 +271,13 @@ def test_heal_fills_the_table_live_opens_the_winner_and_saves_a_regression(
 
 
 def test_cancel_mid_run_and_close_while_running_leave_no_thread(
-        qtbot, window: MainWindow, open_and_wait, poisoned: Path,
-        monkeypatch: pytest.MonkeyPatch, gate: threading.Event) -> None:
+    qtbot,
+    window: MainWindow,
+    open_and_wait,
+    poisoned: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    gate: threading.Event,
+) -> None:
     use_provider(monkeypatch, lambda: BlockingProvider(gate))
     view = open_and_wait(window, poisoned)
     window.doctor.show()
@@ -260,7 +289,9 @@ def test_cancel_mid_run_and_close_while_running_leave_no_thread(
     assert dialog.cancel_btn.isEnabled() and not dialog.start_btn.isEnabled()
     dialog.cancel_btn.click()
     qtbot.waitUntil(lambda: dialog.result is not None, timeout=20_000)
-    assert dialog.result.status == "cancelled" and dialog.result_label.text().startswith("Cancelled")
+    assert dialog.result.status == "cancelled" and dialog.result_label.text().startswith(
+        "Cancelled"
+    )
     assert {dialog.model.index(r, 4).data() for r in range(2)} == {"cancelled"}
     assert not dialog.runner.running and not heal_threads()
     assert dialog.start_btn.isEnabled()  # it can be started again
@@ -275,8 +306,8 @@ def test_cancel_mid_run_and_close_while_running_leave_no_thread(
 
 
 def test_bad_checks_and_unusable_providers_keep_start_disabled(
-        qtbot, window: MainWindow, open_and_wait, poisoned: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, window: MainWindow, open_and_wait, poisoned: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     view = open_and_wait(window, poisoned)
     dialog = open_heal(qtbot, window, view)
     assert dialog.check_label.text().startswith("✗ a check is needed")  # nothing typed yet
@@ -285,7 +316,8 @@ def test_bad_checks_and_unusable_providers_keep_start_disabled(
     assert "record" in dialog.settings.agent_mode.toolTip()
     set_check(qtbot, dialog, "regex", "(")
     assert dialog.check_label.text().startswith(
-        "✗ the regular expression '(' is not valid: missing ), unterminated subpattern")
+        "✗ the regular expression '(' is not valid: missing ), unterminated subpattern"
+    )
     assert dialog.check is None and not dialog.start_btn.isEnabled() and not cli_words(dialog)
     dialog.fields["regex"].clear()
     set_check(qtbot, dialog, "function", "no_such_module_h10:check")
@@ -306,22 +338,24 @@ def test_bad_checks_and_unusable_providers_keep_start_disabled(
 
 
 def test_a_run_that_already_passes_is_left_alone(
-        qtbot, window: MainWindow, open_and_wait, poisoned: Path) -> None:
+    qtbot, window: MainWindow, open_and_wait, poisoned: Path
+) -> None:
     view = open_and_wait(window, poisoned)
     dialog = open_heal(qtbot, window, view)
     set_check(qtbot, dialog, "require", BAD)
     tabs = window.tabs.count()
     dialog.start_btn.click()
     qtbot.waitUntil(lambda: dialog.result is not None, timeout=20_000)
-    assert dialog.result_label.text() == (f"{poisoned.name} already passes (output contains "
-                                          f"{BAD!r}): nothing to heal")
+    assert dialog.result_label.text() == (
+        f"{poisoned.name} already passes (output contains {BAD!r}): nothing to heal"
+    )
     assert dialog.model.rowCount() == 0 and window.tabs.count() == tabs
     assert not dialog.save_btn.isEnabled() and not (poisoned.parent / "poisoned.loom.heal").exists()
 
 
 def test_a_failing_heal_is_an_error_dialog_naming_the_file(
-        qtbot, window: MainWindow, open_and_wait, poisoned: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, window: MainWindow, open_and_wait, poisoned: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(name: str, model: str, base_url: str | None) -> Any:
         raise ValueError(f"provider {name} is not usable: the test says no")
 
@@ -332,7 +366,9 @@ def test_a_failing_heal_is_an_error_dialog_naming_the_file(
     dialog.start_btn.click()
     qtbot.waitUntil(lambda: dialog.runner.ended, timeout=20_000)
     assert window.errors and str(poisoned) in window.errors[-1]
-    assert "the test says no" in window.errors[-1] and "the test says no" in dialog.result_label.text()
+    assert (
+        "the test says no" in window.errors[-1] and "the test says no" in dialog.result_label.text()
+    )
     boxes = [w for w in dialog.findChildren(QMessageBox) if w.isVisible()]
     assert boxes and "the test says no" in boxes[0].text()
 
@@ -344,13 +380,17 @@ def test_menus_shortcut_and_heal_needs_a_loaded_trace(window: MainWindow) -> Non
     assert toggle in menus["&View"].actions()
     assert window.doctor.heal_action in menus["&Run"].actions()
     toggle.trigger()
-    assert window.doctor.isVisible() and window.doctor.summary.text() == "open a run to check its context"
+    assert (
+        window.doctor.isVisible()
+        and window.doctor.summary.text() == "open a run to check its context"
+    )
     assert window.doctor.heal() is None
     assert window.doctor.notices == ["Heal: open a trace and wait until it is loaded."]
 
 
-def test_heal_attempts_go_to_the_runs_folder_or_a_chosen_one(tmp_path: Path,
-                                                            runs_dir: Path) -> None:
+def test_heal_attempts_go_to_the_runs_folder_or_a_chosen_one(
+    tmp_path: Path, runs_dir: Path
+) -> None:
     from loom_desktop.features.heal.runner import out_dir_for
 
     run = tmp_path / "x.loom.json"

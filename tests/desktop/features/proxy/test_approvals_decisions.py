@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -35,14 +36,20 @@ def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rig]:
 
 def _ask(rig: Rig, pool: ThreadPoolExecutor, content: str) -> Any:
     client = rig.anthropic()
-    return pool.submit(lambda: client.messages.create(
-        model="fake-1", max_tokens=64, tools=TOOLS,
-        messages=[{"role": "user", "content": content}]))
+    return pool.submit(
+        lambda: client.messages.create(
+            model="fake-1",
+            max_tokens=64,
+            tools=TOOLS,
+            messages=[{"role": "user", "content": content}],
+        )
+    )
 
 
 @pytest.mark.parametrize("first", ["arrives", "fails"])
-def test_two_quick_decisions_both_arrive(qtbot, window: MainWindow, rig: Rig, first: str,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_quick_decisions_both_arrive(
+    qtbot, window: MainWindow, rig: Rig, first: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     gate, sent = threading.Event(), []
     real = ControlClient.decide
 
@@ -60,8 +67,10 @@ def test_two_quick_decisions_both_arrive(qtbot, window: MainWindow, rig: Rig, fi
     connection.decided.connect(decided.append)
     connection.error.connect(errors.append)
     qtbot.waitUntil(lambda: connection.mode == "stream", timeout=WAIT_MS)
-    rig.upstream.script(Reply(text="", calls=[("a", "deploy", {"env": "one"})]),
-                        Reply(text="", calls=[("b", "deploy", {"env": "two"})]))
+    rig.upstream.script(
+        Reply(text="", calls=[("a", "deploy", {"env": "one"})]),
+        Reply(text="", calls=[("b", "deploy", {"env": "two"})]),
+    )
     with ThreadPoolExecutor(2, thread_name_prefix="sdk-agent") as pool:
         answers = [_ask(rig, pool, "first")]
         qtbot.waitUntil(lambda: panel.model.rowCount() == 1, timeout=WAIT_MS)
@@ -90,8 +99,9 @@ def test_two_quick_decisions_both_arrive(qtbot, window: MainWindow, rig: Rig, fi
         if first == "arrives":
             qtbot.waitUntil(lambda: decided == [two, one], timeout=WAIT_MS)
         else:
-            qtbot.waitUntil(lambda: any(f"no pending approval '{one}'" in e for e in errors),
-                            timeout=WAIT_MS)
+            qtbot.waitUntil(
+                lambda: any(f"no pending approval '{one}'" in e for e in errors), timeout=WAIT_MS
+            )
             assert decided == [two]
             assert f"no pending approval '{one}'" in panel.problem.text()  # not overwritten
         assert not connection.deciding(one) and not connection.deciding(two)

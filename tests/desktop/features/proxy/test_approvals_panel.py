@@ -3,26 +3,28 @@
 from __future__ import annotations
 
 import json
-import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
 
 from loom_core.proxy.control_client import PendingCall
-from loom_desktop.main_window import MainWindow
 from loom_desktop.features.proxy.approvals_model import ApprovalsModel
-from tests.core.proxy.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
+from loom_desktop.main_window import MainWindow
 from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
 
 
 def test_approvals_model_passes_modeltester(qtmodeltester) -> None:
     model = ApprovalsModel()
     model.update([PendingCall(id="a1", tool="deploy", input={"env": "prod"}, rule="deploy*")])
     qtmodeltester.check(model)
-    new = model.update([PendingCall(id="a1", tool="deploy", age_s=3),
-                        PendingCall(id="b2", tool="rm", input={}, rule="rm*")])
+    new = model.update(
+        [
+            PendingCall(id="a1", tool="deploy", age_s=3),
+            PendingCall(id="b2", tool="rm", input={}, rule="rm*"),
+        ]
+    )
     assert [c.id for c in new] == ["b2"] and model.rowCount() == 2
     model.update([PendingCall(id="b2", tool="rm")])
     qtmodeltester.check(model)

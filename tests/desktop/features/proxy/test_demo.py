@@ -62,8 +62,9 @@ def test_window_close_stops_a_running_demo(qtbot, runtime: Path) -> None:
     win = MainWindow()
     qtbot.addWidget(win)
     demo = win.run_demo(pace=0.05)
-    qtbot.waitUntil(lambda: demo.agent is not None and bool(win.proxy_manager.proxies),
-                    timeout=20_000)
+    qtbot.waitUntil(
+        lambda: demo.agent is not None and bool(win.proxy_manager.proxies), timeout=20_000
+    )
     panel = win.proxy_manager.proxies[0].panel
     qtbot.waitUntil(lambda: panel.current() is not None, timeout=20_000)  # held, mid-run
     win.close()
@@ -75,9 +76,13 @@ def test_agent_without_the_sdk_uses_urllib() -> None:
     server = FakeModelServer(pace=0)
     url = server.start()
     try:
-        result = subprocess.run([sys.executable, "-m", "loom_core.demo.agent", "--base-url", url,
-                                 "--pace", "0"], capture_output=True, text=True, timeout=30,
-                                env={**os.environ, "LOOM_DEMO_NO_SDK": "1"})
+        result = subprocess.run(
+            [sys.executable, "-m", "loom_core.demo.agent", "--base-url", url, "--pace", "0"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={**os.environ, "LOOM_DEMO_NO_SDK": "1"},
+        )
     finally:
         server.stop()
     assert result.returncode == 0, result.stderr
@@ -85,8 +90,9 @@ def test_agent_without_the_sdk_uses_urllib() -> None:
     assert server.requests == 4 and not _demo_threads()
 
 
-def test_the_output_panel_shows_what_the_agent_printed(qtbot, window: MainWindow,
-                                                       runtime: Path) -> None:
+def test_the_output_panel_shows_what_the_agent_printed(
+    qtbot, window: MainWindow, runtime: Path
+) -> None:
     demo = window.run_demo(pace=0.05)
     qtbot.waitUntil(lambda: bool(window.proxy_manager.proxies), timeout=20_000)
     panel = window.proxy_manager.proxies[0].panel
@@ -101,8 +107,9 @@ def test_the_output_panel_shows_what_the_agent_printed(qtbot, window: MainWindow
     assert "agent: done" in shown and 'running Bash {"command": "pytest -q"}' in shown
 
 
-def test_a_failing_agent_is_reported_with_its_status_and_output(qtbot, window: MainWindow,
-                                                                runtime: Path) -> None:
+def test_a_failing_agent_is_reported_with_its_status_and_output(
+    qtbot, window: MainWindow, runtime: Path
+) -> None:
     """Regression: the agent exited (1), the panels vanished and the tab said running."""
     from loom_core.live.live_status import STOPPED
 
@@ -123,6 +130,7 @@ def test_a_failing_agent_is_reported_with_its_status_and_output(qtbot, window: M
     assert "agent: the API call failed" in window.errors[-1]
     live = entry.view.live
     qtbot.waitUntil(lambda: live.status == STOPPED, timeout=15_000)
-    qtbot.waitUntil(lambda: live.bar.status.toolTip() == "the demo's agent exited with status 1",
-                    timeout=15_000)
+    qtbot.waitUntil(
+        lambda: live.bar.status.toolTip() == "the demo's agent exited with status 1", timeout=15_000
+    )
     assert not demo.running and not _demo_threads()

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import QDialogButtonBox
 
 from loom_core.proxy.running_proxies import FoundProxy
 from loom_desktop.features.proxy.attach_dialog import describe
+from loom_desktop.features.proxy.launcher import ProxySpec
 from loom_desktop.features.proxy.start_dialog import StartProxyDialog
 from loom_desktop.main_window import MainWindow
-from loom_desktop.features.proxy.launcher import ProxySpec
 from tests.core.proxy.decisions import SHIELD
 from tests.core.proxy.harness import start_rig
 
@@ -41,7 +41,8 @@ def _menu_action(window: MainWindow, text: str) -> Any:
 
 
 def test_a_cancelled_dialog_leaves_nothing_and_a_started_one_is_remembered(
-        qtbot, window: MainWindow, launched: list[ProxySpec]) -> None:
+    qtbot, window: MainWindow, launched: list[ProxySpec]
+) -> None:
     dialog = window.proxy_manager.start_dialog()
     dialog.deny.setText("Bash(*rm -rf*)")
     dialog.rules.setText("after Read(*.env*): deny WebFetch*")
@@ -55,27 +56,34 @@ def test_a_cancelled_dialog_leaves_nothing_and_a_started_one_is_remembered(
     again.rules.setText("after Read(*.env*): deny WebFetch*")
     again.start_btn.click()
     assert [(s.confirm, s.rules, s.target) for s in launched] == [
-        (["deploy*"], ["after Read(*.env*): deny WebFetch*"], "http://127.0.0.1:9000")]
+        (["deploy*"], ["after Read(*.env*): deny WebFetch*"], "http://127.0.0.1:9000")
+    ]
     assert launched[0].args("r.json")[-2:] == ["--rule", "after Read(*.env*): deny WebFetch*"]
     third = window.proxy_manager.start_dialog()  # starts from what was started
     assert (third.confirm.text(), third.custom.text(), third.deny.text()) == (
-        "deploy*", "http://127.0.0.1:9000", "")
+        "deploy*",
+        "http://127.0.0.1:9000",
+        "",
+    )
     assert third.spec() == launched[0]
     third.confirm.setText("rm*")
     third.reject()
     assert window.proxy_manager.start_dialog().confirm.text() == "deploy*"
 
 
-@pytest.mark.parametrize("field, text, cause", [
-    ("rules", "after Read(*.env*) deny WebFetch*", "sequence rule"),
-    ("rules", "after Read: erase everything", "'deny <glob>' or 'confirm <glob>'"),
-    ("deny", "Bash(*rm -rf*", "unbalanced parentheses"),
-    ("confirm", "deploy[prod", "unclosed '['"),
-    ("allow", "cap:secrets", "'secrets' is not a capability"),
-])
-def test_a_malformed_rule_is_named_and_not_started(qtbot, window: MainWindow,
-                                                   launched: list[ProxySpec], field: str,
-                                                   text: str, cause: str) -> None:
+@pytest.mark.parametrize(
+    "field, text, cause",
+    [
+        ("rules", "after Read(*.env*) deny WebFetch*", "sequence rule"),
+        ("rules", "after Read: erase everything", "'deny <glob>' or 'confirm <glob>'"),
+        ("deny", "Bash(*rm -rf*", "unbalanced parentheses"),
+        ("confirm", "deploy[prod", "unclosed '['"),
+        ("allow", "cap:secrets", "'secrets' is not a capability"),
+    ],
+)
+def test_a_malformed_rule_is_named_and_not_started(
+    qtbot, window: MainWindow, launched: list[ProxySpec], field: str, text: str, cause: str
+) -> None:
     dialog = window.proxy_manager.start_dialog()
     getattr(dialog, field).setText(text)
     assert cause in dialog.problem.text() and not dialog.start_btn.isEnabled()
@@ -99,8 +107,9 @@ def test_stop_with_nothing_running_says_so(qtbot, window: MainWindow) -> None:
     assert "no proxy started here is running" in window.statusBar().currentMessage()
 
 
-def test_attach_lists_the_running_proxies(qtbot, window: MainWindow, tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_attach_lists_the_running_proxies(
+    qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     runtime = tmp_path / "rt"
     monkeypatch.setenv("LOOM_RUNTIME_DIR", str(runtime))
     with start_rig(tmp_path, shield=SHIELD) as rig:
@@ -122,16 +131,20 @@ def test_attach_lists_the_running_proxies(qtbot, window: MainWindow, tmp_path: P
         qtbot.waitUntil(lambda: again.list.count() == 1, timeout=10_000)
         assert again.list.item(0).text().endswith(" · attached")
         again.attach_btn.click()
-        assert len(window.proxies) == 1 and "already attached" in window.statusBar().currentMessage()
+        assert (
+            len(window.proxies) == 1 and "already attached" in window.statusBar().currentMessage()
+        )
         window.close()  # stops the event-stream reader before the proxy goes
 
 
-def test_attach_with_nothing_running_says_so(qtbot, window: MainWindow, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_attach_with_nothing_running_says_so(
+    qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("LOOM_RUNTIME_DIR", str(tmp_path / "rt"))
     dialog = window.attach_dialog()
-    qtbot.waitUntil(lambda: "no proxy with a shield is running" in dialog.status.text(),
-                    timeout=10_000)
+    qtbot.waitUntil(
+        lambda: "no proxy with a shield is running" in dialog.status.text(), timeout=10_000
+    )
     assert dialog.list.count() == 0 and dialog.port() == 8788
     dialog.reject()
 

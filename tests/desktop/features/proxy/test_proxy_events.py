@@ -9,26 +9,29 @@ the seam for desktop notifications (the offscreen platform has no tray).
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication, QWidget
 
-from loom_core.proxy.control_client import ControlClient
 from loom_core.formats.loader import load
 from loom_core.proxy.config import ShieldFlags
+from loom_core.proxy.control_client import ControlClient
 from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
-from loom_desktop.main_window import MainWindow
 from loom_desktop.infra.notify import HeldNotifier
-from tests.core.proxy.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
+from loom_desktop.main_window import MainWindow
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import Rig, start_rig
+from tests.core.proxy.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
 
-TOOLS = [{"name": name, "description": name, "input_schema": {"type": "object"}}
-         for name in ("deploy", "read_notes")]
+TOOLS = [
+    {"name": name, "description": name, "input_schema": {"type": "object"}}
+    for name in ("deploy", "read_notes")
+]
 WAIT_MS = 15_000
 SHIELD_BITS = F_SHIELD | F_DENIED
 
@@ -59,9 +62,14 @@ def pool() -> Iterator[ThreadPoolExecutor]:
 
 def ask(rig: Rig, pool: ThreadPoolExecutor, content: str) -> Future[Any]:
     client = rig.anthropic()
-    return pool.submit(lambda: client.messages.create(
-        model="fake-1", max_tokens=64, tools=TOOLS, messages=[{"role": "user",
-                                                               "content": content}]))
+    return pool.submit(
+        lambda: client.messages.create(
+            model="fake-1",
+            max_tokens=64,
+            tools=TOOLS,
+            messages=[{"role": "user", "content": content}],
+        )
+    )
 
 
 class FakeTray(QObject):
@@ -84,13 +92,14 @@ class FakeTray(QObject):
         self.messages.append((title, text))
 
 
-def test_held_calls_come_by_stream_without_polling(qtbot, window: MainWindow, rig: Rig,
-                                                   pool: ThreadPoolExecutor,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_held_calls_come_by_stream_without_polling(
+    qtbot, window: MainWindow, rig: Rig, pool: ThreadPoolExecutor, monkeypatch: pytest.MonkeyPatch
+) -> None:
     polled: list[int] = []
     real_pending = ControlClient.pending
-    monkeypatch.setattr(ControlClient, "pending",
-                        lambda self: polled.append(1) or real_pending(self))
+    monkeypatch.setattr(
+        ControlClient, "pending", lambda self: polled.append(1) or real_pending(self)
+    )
     panel = window.attach_proxy(rig.proxy.port, confirm_timeout=60)
     connection = panel.connection
     qtbot.waitUntil(lambda: connection.mode == "stream", timeout=WAIT_MS)  # hello arrived
@@ -122,8 +131,7 @@ def test_held_calls_come_by_stream_without_polling(qtbot, window: MainWindow, ri
     assert connection._reader is None and not reader.is_alive()
 
 
-def test_loom_harness_proxy_is_polled(qtbot, window: MainWindow,
-                                      loom_proxy) -> None:  # noqa: F811
+def test_loom_harness_proxy_is_polled(qtbot, window: MainWindow, loom_proxy) -> None:  # noqa: F811
     port, upstream, _lt = loom_proxy
     panel = window.attach_proxy(port, confirm_timeout=20)
     qtbot.waitUntil(lambda: panel.connection.mode == "poll", timeout=WAIT_MS)
@@ -142,28 +150,41 @@ def agent_run(rig: Rig) -> Any:
     client = rig.anthropic()
     messages: list[dict[str, Any]] = [{"role": "user", "content": "release 1.4"}]
     for _ in range(4):
-        reply = client.messages.create(model="fake-1", max_tokens=64, tools=TOOLS,
-                                       messages=messages)
+        reply = client.messages.create(
+            model="fake-1", max_tokens=64, tools=TOOLS, messages=messages
+        )
         uses = [b for b in reply.content if b.type == "tool_use"]
         if not uses:
             return reply
-        messages += [{"role": "assistant",
-                      "content": [b.model_dump(exclude_none=True) for b in reply.content]},
-                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": u.id,
-                                                   "content": "notes: all green"}
-                                                  for u in uses]}]
+        messages += [
+            {
+                "role": "assistant",
+                "content": [b.model_dump(exclude_none=True) for b in reply.content],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": u.id, "content": "notes: all green"}
+                    for u in uses
+                ],
+            },
+        ]
     raise AssertionError("the agent did not finish")
 
 
 def test_live_tab_places_a_denied_call_like_the_finished_trace(
-        qtbot, window: MainWindow, rig: Rig, pool: ThreadPoolExecutor) -> None:
+    qtbot, window: MainWindow, rig: Rig, pool: ThreadPoolExecutor
+) -> None:
     journal = rig.proxy.session.paths.journal
     view = window.open_path(str(journal))
     rig.upstream.script(
         Reply(text="Reading.", calls=[("r1", "read_notes", {})]),
-        Reply(text="Shipping.", calls=[("r2", "read_notes", {"again": True}),
-                                       ("d1", "deploy", {"env": "prod"})]),
-        Reply(text="Done, without deploying."))
+        Reply(
+            text="Shipping.",
+            calls=[("r2", "read_notes", {"again": True}), ("d1", "deploy", {"env": "prod"})],
+        ),
+        Reply(text="Done, without deploying."),
+    )
     run = pool.submit(agent_run, rig)
     call = _wait_held(qtbot, rig)
     ControlClient(rig.proxy.port).decide(call.id, False, reason="frozen")
@@ -179,6 +200,7 @@ def test_live_tab_places_a_denied_call_like_the_finished_trace(
     assert placed == [0]
     models = [s for s in range(len(live)) if live.kind[s] == K_MODEL]
     assert step == models[1] and live.flags[step] & F_DENIED  # the deploy's model step
+
     def drawn() -> bool:
         xs = view.timeline_widget.markers[F_DENIED].getData()[0]
         return xs is not None and step in list(xs)
@@ -193,17 +215,23 @@ def test_live_tab_places_a_denied_call_like_the_finished_trace(
     assert len(final) == len(live)
     assert [final.kind[s] for s in range(len(final))] == [live.kind[s] for s in range(len(live))]
     assert final.shield_at == live.shield_at
-    assert (final.call_of, final.agents, list(final.agent)) == (live.call_of, live.agents,
-                                                                list(live.agent))
+    assert (final.call_of, final.agents, list(final.agent)) == (
+        live.call_of,
+        live.agents,
+        list(live.agent),
+    )
     assert [f & SHIELD_BITS for f in final.flags] == [f & SHIELD_BITS for f in live.flags]
-    assert [e.model_dump() for e in final.doc.shield_events] == \
-        [e.model_dump() for e in live.doc.shield_events]
+    assert [e.model_dump() for e in final.doc.shield_events] == [
+        e.model_dump() for e in live.doc.shield_events
+    ]
 
 
 def _wait_held(qtbot, rig: Rig) -> Any:
     found: list[Any] = []
-    qtbot.waitUntil(lambda: bool(found.extend(ControlClient(rig.proxy.port).pending())
-                                 or found), timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: bool(found.extend(ControlClient(rig.proxy.port).pending()) or found),
+        timeout=WAIT_MS,
+    )
     return found[0]
 
 
@@ -217,14 +245,17 @@ def _background(qtbot, window: MainWindow) -> QWidget:
 
 
 def test_notification_once_per_held_call_in_the_background(
-        qtbot, window: MainWindow, rig: Rig, pool: ThreadPoolExecutor) -> None:
+    qtbot, window: MainWindow, rig: Rig, pool: ThreadPoolExecutor
+) -> None:
     tray = FakeTray()
     window.notifier = HeldNotifier(window, tray=tray)
     panel = window.attach_proxy(rig.proxy.port, confirm_timeout=60)
     qtbot.waitUntil(lambda: panel.connection.mode == "stream", timeout=WAIT_MS)
     _background(qtbot, window)
-    rig.upstream.script(Reply(text="", calls=[("a", "deploy", {"env": "one"})]),
-                        Reply(text="", calls=[("b", "deploy", {"env": "two"})]))
+    rig.upstream.script(
+        Reply(text="", calls=[("a", "deploy", {"env": "one"})]),
+        Reply(text="", calls=[("b", "deploy", {"env": "two"})]),
+    )
     answers = [ask(rig, pool, "first")]
     qtbot.waitUntil(lambda: len(tray.messages) == 1, timeout=WAIT_MS)
     answers.append(ask(rig, pool, "second"))
@@ -248,16 +279,18 @@ def test_notification_once_per_held_call_in_the_background(
 
 
 def test_no_notification_while_active_and_alert_without_tray(
-        qtbot, window: MainWindow, rig: Rig, pool: ThreadPoolExecutor,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    qtbot, window: MainWindow, rig: Rig, pool: ThreadPoolExecutor, monkeypatch: pytest.MonkeyPatch
+) -> None:
     alerts: list[Any] = []
     monkeypatch.setattr(QApplication, "alert", staticmethod(lambda w, ms=0: alerts.append(w)))
     panel = window.attach_proxy(rig.proxy.port, confirm_timeout=60)
     notifier = window.notifier
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=WAIT_MS)
-    rig.upstream.script(Reply(text="", calls=[("a", "deploy", {"env": "one"})]),
-                        Reply(text="", calls=[("b", "deploy", {"env": "two"})]))
+    rig.upstream.script(
+        Reply(text="", calls=[("a", "deploy", {"env": "one"})]),
+        Reply(text="", calls=[("b", "deploy", {"env": "two"})]),
+    )
     first = ask(rig, pool, "first")
     qtbot.waitUntil(lambda: panel.current() is not None, timeout=WAIT_MS)
     assert notifier.sent == [] and alerts == []  # the user is looking
@@ -272,15 +305,23 @@ def test_no_notification_while_active_and_alert_without_tray(
     second.result(15)
 
 
-def _record(session: Any, n: int, text: str, calls: list[tuple[str, Any]],
-            events: list[dict[str, Any]]) -> None:
+def _record(
+    session: Any, n: int, text: str, calls: list[tuple[str, Any]], events: list[dict[str, Any]]
+) -> None:
     """One Anthropic exchange of a single-prompt run, with the shield events it carried."""
     content = [{"type": "text", "text": text}] + [
         {"type": "tool_use", "id": f"t{n}{i}", "name": name, "input": args}
-        for i, (name, args) in enumerate(calls)]
-    response = {"id": f"msg{n}", "type": "message", "role": "assistant", "model": "m",
-                "content": content, "stop_reason": "tool_use" if calls else "end_turn",
-                "usage": {"input_tokens": 3, "output_tokens": 2}}
+        for i, (name, args) in enumerate(calls)
+    ]
+    response = {
+        "id": f"msg{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": content,
+        "stop_reason": "tool_use" if calls else "end_turn",
+        "usage": {"input_tokens": 3, "output_tokens": 2},
+    }
     request = {"model": "m", "messages": [{"role": "user", "content": "go"}]}
     assert session.record("/v1/messages", "anthropic", request, response, events, 1.0)
 
@@ -294,15 +335,17 @@ def _event(action: str, tool: str | None, args: Any = None, via: str = "operator
 def test_incremental_placement_matches_the_trace_step_by_step(tmp_path: Path) -> None:
     """Found later (an edited approval whose original call shows up afterwards), taint
     events with no call, and a deny: placed as the finished trace places them."""
-    from loom_core.proxy.session import RecordingSession
     from loom_core.formats.save import save_dict
+    from loom_core.proxy.session import RecordingSession
     from loom_core.views.timeline import TimelineBuilder
     from loom_desktop.document.live_shield import LiveShield
 
     session = RecordingSession(tmp_path / "s.loom.json")
     prod = {"env": "prod"}
-    blocked = ('[loom shield] Blocked tool call rm({"path": "/"}) -- denied by the operator.'
-               ' The call was not executed.')
+    blocked = (
+        '[loom shield] Blocked tool call rm({"path": "/"}) -- denied by the operator.'
+        " The call was not executed."
+    )
     _record(session, 0, "hi", [("read", {})], [_event("tainted", None)])
     _record(session, 1, "edited", [("deploy", {"env": "dev"})], [_event("approve", "deploy", prod)])
     _record(session, 2, "later", [("read", {"x": 1})], [_event("tainted", None)])

@@ -7,8 +7,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import anthropic
 import pytest
@@ -16,10 +17,10 @@ from PySide6.QtCore import QProcess, Qt
 from PySide6.QtWidgets import QApplication
 
 from loom_core.formats.loader import load
-from loom_desktop.features.proxy.start_dialog import StartProxyDialog, preview
-from loom_desktop.main_window import MainWindow
 from loom_core.live.live_status import STOPPED
 from loom_desktop.features.proxy.launcher import ProxySpec, proxies_dir
+from loom_desktop.features.proxy.start_dialog import StartProxyDialog, preview
+from loom_desktop.main_window import MainWindow
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import running_upstream
@@ -42,8 +43,10 @@ def upstream() -> Iterator[FakeUpstream]:
 def test_preview_runs_the_shield_engine() -> None:
     rows, problem = preview(ProxySpec(confirm=["deploy*"], deny=["Bash(*rm -rf*)"]))
     assert not problem
-    actions = {call.split("(")[0] + ("/rm" if "rm -rf" in call else ""): action
-               for call, action, _via, _rule in rows}
+    actions = {
+        call.split("(")[0] + ("/rm" if "rm -rf" in call else ""): action
+        for call, action, _via, _rule in rows
+    }
     assert actions["deploy"] == "confirm" and actions["Bash/rm"] == "deny"
     assert actions["Read"] == "allow"
     rows, problem = preview(ProxySpec(policies=["/nonexistent/policy.yml"]))
@@ -56,8 +59,10 @@ def test_dialog_preview_table_follows_the_fields(qtbot) -> None:
     dialog = StartProxyDialog()
     qtbot.addWidget(dialog)
     dialog.confirm.setText("deploy*; Bash(*git push*)")
-    cells = {dialog.table.item(r, 0).text(): dialog.table.item(r, 1).text()
-             for r in range(dialog.table.rowCount())}
+    cells = {
+        dialog.table.item(r, 0).text(): dialog.table.item(r, 1).text()
+        for r in range(dialog.table.rowCount())
+    }
     assert cells['deploy({"env": "production"})'] == "confirm"
     assert cells['Bash({"command": "git push origin main"})'] == "confirm"
     dialog.target.setCurrentText("OpenAI")
@@ -65,21 +70,31 @@ def test_dialog_preview_table_follows_the_fields(qtbot) -> None:
 
 
 def _ask(port: int, out: list[Any], content: str) -> threading.Thread:
-    client = anthropic.Anthropic(base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test",
-                                 max_retries=0, timeout=30)
+    client = anthropic.Anthropic(
+        base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test", max_retries=0, timeout=30
+    )
 
     def run() -> None:
-        out.append(client.messages.create(model="claude-sonnet-4-6", max_tokens=100,
-                                          messages=[{"role": "user", "content": content}]))
+        out.append(
+            client.messages.create(
+                model="claude-sonnet-4-6",
+                max_tokens=100,
+                messages=[{"role": "user", "content": content}],
+            )
+        )
+
     thread = threading.Thread(target=run, name="sdk-client", daemon=True)
     thread.start()
     return thread
 
 
-def test_start_use_approve_stop(qtbot, window: MainWindow, upstream: FakeUpstream, runtime: Path,
-                                tmp_path: Path) -> None:
-    upstream.script(Reply(text="hello from upstream"),
-                    Reply(text="shipping", calls=[("t1", "deploy", {"env": "prod"})]))
+def test_start_use_approve_stop(
+    qtbot, window: MainWindow, upstream: FakeUpstream, runtime: Path, tmp_path: Path
+) -> None:
+    upstream.script(
+        Reply(text="hello from upstream"),
+        Reply(text="shipping", calls=[("t1", "deploy", {"env": "prod"})]),
+    )
     manager = window.proxy_manager
     dialog = manager.start_dialog()
     dialog.target.setCurrentText("Custom URL")
@@ -126,8 +141,9 @@ def test_start_use_approve_stop(qtbot, window: MainWindow, upstream: FakeUpstrea
     assert "the proxy that wrote it stopped" in entry.view.live.bar.status.toolTip()
 
 
-def test_bad_flags_show_the_proxy_error(qtbot, window: MainWindow, runtime: Path,
-                                        tmp_path: Path) -> None:
+def test_bad_flags_show_the_proxy_error(
+    qtbot, window: MainWindow, runtime: Path, tmp_path: Path
+) -> None:
     manager = window.proxy_manager
     spec = ProxySpec(save=str(tmp_path / "s.loom.json"), policies=[str(tmp_path / "nope.yml")])
     with qtbot.waitSignal(manager.failed, timeout=20_000) as blocker:
@@ -138,8 +154,9 @@ def test_bad_flags_show_the_proxy_error(qtbot, window: MainWindow, runtime: Path
     assert not manager.proxies and not manager.pending
 
 
-def test_reattach_alive_and_forget_dead(qtbot, window: MainWindow, runtime: Path,
-                                        tmp_path: Path) -> None:
+def test_reattach_alive_and_forget_dead(
+    qtbot, window: MainWindow, runtime: Path, tmp_path: Path
+) -> None:
     folder = proxies_dir()
     folder.mkdir(parents=True, exist_ok=True)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -147,13 +164,29 @@ def test_reattach_alive_and_forget_dead(qtbot, window: MainWindow, runtime: Path
     stale = folder / "stale.ready.json"
     stale.write_text(json.dumps({"version": 1, "pid": dead.pid, "port": 1}))
     ready = folder / "alive.ready.json"
-    (folder / "alive.app.json").write_text(json.dumps({"dialect": "openai",
-                                                       "confirm_timeout": 40}))
+    (folder / "alive.app.json").write_text(json.dumps({"dialect": "openai", "confirm_timeout": 40}))
     save = tmp_path / "r.loom.json"
-    proc = subprocess.Popen([sys.executable, "-m", "loom_core", "proxy", "--port", "0",
-                             "--save", str(save), "--ready-file", str(ready),
-                             "--target", "http://127.0.0.1:9", "--confirm", "deploy*"],
-                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "loom_core",
+            "proxy",
+            "--port",
+            "0",
+            "--save",
+            str(save),
+            "--ready-file",
+            str(ready),
+            "--target",
+            "http://127.0.0.1:9",
+            "--confirm",
+            "deploy*",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 20
         while not ready.exists() and time.monotonic() < deadline:
@@ -194,8 +227,11 @@ def test_an_existing_trace_is_replaced_only_when_confirmed(qtbot, tmp_path: Path
     box.button(QMessageBox.StandardButton.Cancel).click()
     assert not accepted and save.read_text() == '{"version": 2}'
     dialog.start_btn.click()
-    replace = next(b for b in dialog.confirm_box.buttons()
-                   if dialog.confirm_box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole)
+    replace = next(
+        b
+        for b in dialog.confirm_box.buttons()
+        if dialog.confirm_box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole
+    )
     replace.click()
     assert len(accepted) == 1 and accepted[0].force and "--force" in accepted[0].args("r.json")
     assert "--force" not in ProxySpec(save=str(tmp_path / "new.loom.json")).args("r.json")
