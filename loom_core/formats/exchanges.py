@@ -16,11 +16,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document
 from loom_core.formats.wire import WireRecorder
+from loom_core.formats.wirelog import recorded_document
 from loom_core.proxy.sidecar import SidecarExchange, parse_sidecar
 
 JOURNAL_SUFFIX, SIDECAR_SUFFIX = ".journal.jsonl", ".exchanges.jsonl"
@@ -43,28 +42,11 @@ def replay(exchanges: Iterable[SidecarExchange]) -> tuple[WireRecorder, int]:
 
 def load_exchanges_bytes(data: bytes, path: str) -> Document:
     """Parse a sidecar into a :class:`Document` shaped like the trace the proxy wrote."""
-    from loom_core.formats.trace import (
-        load_trace_bytes,  # the trace form is the one we already parse
-    )
-
     side = parse_sidecar(data)
     recorder, bad = replay(side.exchanges)
     if not recorder.wire:
         raise LoadError(path, "a proxy exchange sidecar with no complete exchange to convert")
-    trace = load_trace_bytes(msgspec.json.encode(recorder.to_trace()), path)
-    skipped = side.skipped + bad
-    warnings = (f"{skipped} unreadable line(s) skipped",) if skipped else ()
-    return Document(
-        path=path,
-        format="exchanges",
-        header=trace.header,
-        effects=trace.effects,
-        entries=trace.entries,
-        wire=trace.wire,
-        source=trace.source,
-        torn=bool(skipped),
-        warnings=warnings,
-    )
+    return recorded_document(recorder, path, "exchanges", side.skipped + bad)
 
 
 def sidecar_beside(journal: str | Path) -> Path | None:

@@ -38,18 +38,24 @@ def wirelog_recorder(data: bytes) -> tuple[WireRecorder, int]:
 
 def load_wirelog_bytes(data: bytes, path: str) -> Document:
     """Parse a wirelog into a :class:`Document` shaped like the trace it would become."""
+    recorder, skipped = wirelog_recorder(data)
+    if not recorder.wire:
+        raise LoadError(path, "not a loom wirelog (no complete exchange)")
+    return recorded_document(recorder, path, "wirelog", skipped)
+
+
+def recorded_document(recorder: WireRecorder, path: str, fmt: str, skipped: int) -> Document:
+    """The trace a replayed recorder would write, as a :class:`Document` of format ``fmt``
+    (a wirelog or an exchange sidecar), with its unreadable lines counted as torn."""
     from loom_core.formats.trace import (
         load_trace_bytes,  # the trace form is the one we already parse
     )
 
-    recorder, skipped = wirelog_recorder(data)
-    if not recorder.wire:
-        raise LoadError(path, "not a loom wirelog (no complete exchange)")
     trace = load_trace_bytes(msgspec.json.encode(recorder.to_trace()), path)
     warnings = (f"{skipped} unreadable line(s) skipped",) if skipped else ()
     return Document(
         path=path,
-        format="wirelog",
+        format=fmt,
         header=trace.header,
         effects=trace.effects,
         entries=trace.entries,
