@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.formats.save import save_dict
+from loom_core.formats.schema import PROXY_ORDER
 
 
 class Trace:
@@ -101,24 +102,7 @@ class Trace:
         )
         if self.proxy:
             data.update({"systems": {}, "wire": [], "shield_events": []})
-            order = [
-                "version",
-                "recorded_via",
-                "model",
-                "system",
-                "systems",
-                "prompt",
-                "episodes",
-                "output",
-                "truncated",
-                "paused",
-                "pending",
-                "pending_depth",
-                "stop_reason",
-                "log",
-                "wire",
-                "shield_events",
-            ]
+            order = [k for k in PROXY_ORDER if k in data]
             data = {k: data[k] for k in order}
         return data
 
