@@ -33,6 +33,7 @@ from loom_desktop import __version__
 from loom_desktop.dialogs import show_about, show_shortcuts
 from loom_desktop.document.step_list_model import format_cost
 from loom_desktop.document.view import DocumentView
+from loom_desktop.infra.file_filter import run_file_filter
 from loom_desktop.infra.price_warning import warn_bad_prices
 from loom_desktop.infra.settings import DesktopSettings, load_settings, save_settings
 from loom_desktop.keys import FILTER_HELP
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
     from loom_desktop.features.proxy.connection import ProxyConnection
     from loom_desktop.features.proxy.demo_runner import DemoRun
 
-FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"
 STANDARD_FALLBACK = {QKeySequence.StandardKey.Quit: "Ctrl+Q"}
 
 
@@ -193,7 +193,7 @@ class MainWindow(QMainWindow):
         ]
 
     def open_dialog(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Open trace", "", FILE_FILTER)
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open trace", "", run_file_filter())
         for path in paths:
             self.open_path(path)
 

@@ -18,6 +18,7 @@ import msgspec
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document
 from loom_core.formats.exchanges import load_exchanges_bytes
+from loom_core.formats.foreign import reader_for
 from loom_core.formats.journal import load_journal_bytes
 from loom_core.formats.trace import load_trace_bytes
 from loom_core.formats.wirelog import load_wirelog_bytes
@@ -99,6 +100,9 @@ def sniff_format(path: str | Path, limit: int = 1 << 20) -> str | None:
         return None
     except OSError as err:
         raise LoadError(path, os.strerror(err.errno or 0) or str(err)) from err
+    foreign = reader_for(head, str(path))
+    if foreign is not None:
+        return foreign.name
     head = without_bom(head)
     return detect_format(head) if _NONBLANK.search(head) else "journal"
 
@@ -166,7 +170,11 @@ def check_utf8(data: bytes, path: str) -> None:
 
 
 def load_bytes(data: bytes, path: str) -> Document:
-    """Parse ``data`` as whichever loom format it holds."""
+    """Parse ``data`` as whichever format it holds: a foreign one (:mod:`.foreign`) whose
+    reader claims it, else a loom format."""
+    foreign = reader_for(data, path)
+    if foreign is not None:
+        return foreign.load(data, path)
     data = without_bom(data)
     if _NONBLANK.search(data) is None:  # search, not strip(): no copy of a big file
         raise LoadError(path, "the file is empty")
@@ -182,5 +190,5 @@ def load_bytes(data: bytes, path: str) -> Document:
 
 
 def load(path: str | Path) -> Document:
-    """Open a trace, journal or wirelog from disk."""
+    """Open a trace, journal, wirelog or foreign run from disk."""
     return load_bytes(read_bytes(path), str(path))

@@ -18,6 +18,7 @@ import msgspec
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document, FastEffect
 from loom_core.formats.fastschema import list_of
+from loom_core.formats.foreign import reader_for
 from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
 from loom_core.formats.tolerant import nesting_cause
@@ -161,7 +162,7 @@ def load_progressive(
     # The readers below only read; they get this same buffer (typed as bytes, which a
     # bytearray is not to mypy) so the effects stay views into it. Only _decode_ranges writes.
     data = cast(bytes, buf)
-    if len(data) < SMALL_BYTES or detect_format(data) != "trace":
+    if len(data) < SMALL_BYTES or reader_for(data, path) or detect_format(data) != "trace":
         doc = load_bytes(data, path)
         return Loaded(doc, build_timeline(doc))
     check_utf8(data, path)

@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
 from loom_core.formats.document import Document
 from loom_desktop.features.compare.view import CompareView, Side
 from loom_desktop.features.fork.links import is_provenance, same_file
+from loom_desktop.infra.file_filter import run_file_filter
 from loom_desktop.infra.services import WindowServices
 
 _TIP = Qt.ItemDataRole.ToolTipRole
-FILE_FILTER = "Loom files (*.loom.json *.json *.jsonl *.wirelog);;All files (*)"
 
 
 def fork_parent(doc: Document | None) -> str | None:
@@ -137,7 +137,7 @@ class CompareDialog(QDialog):
                 self._select(combo, value)
 
     def _browse(self, combo: QComboBox) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Choose a run", "", FILE_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a run", "", run_file_filter())
         if path:
             self.set_path("a" if combo is self.combo_a else "b", path)
 

@@ -1,0 +1,170 @@
+"""Runs written by other tools (OpenTelemetry, Claude Code, Inspect …): one reader interface.
+
+Why this shape: every view, ``convert``, fork and diff already work on a loom trace, so a
+foreign reader's only job is to say whether bytes are its format (:attr:`ForeignReader.sniff`,
+from the first bytes, cheaply: it runs before every load) and to turn them into a
+:class:`~loom_core.formats.document.Document` whose effects are loom effects
+(:class:`RunBuilder`). What loom has no member for (the source records, the exact input
+messages a producer recorded) travels in ``Document.extra``. Adding the next format is one
+module with a ``READER`` and one line in :data:`READER_MODULES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import msgspec
+
+from loom_core.formats.canonical import effect_key
+from loom_core.formats.document import Document
+
+SNIFF_BYTES = 1 << 16  # what a reader's sniff sees of a file: its first 64 KiB
+
+# One module per format; each defines ``READER: ForeignReader``. Imported on first use only.
+READER_MODULES: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ForeignReader:
+    """A format loom-harness does not write, read into loom effects."""
+
+    name: str  # Document.format, e.g. "otlp"
+    label: str  # what dialogs and the README call it, e.g. "OpenTelemetry (OTLP)"
+    patterns: tuple[str, ...]  # file-dialog patterns, e.g. ("*.eval",); never bare "*.json"
+    sniff: Callable[[bytes, str], bool]  # (first SNIFF_BYTES bytes, path) -> is it mine?
+    load: Callable[[bytes, str], Document]  # (whole file, path) -> Document; LoadError if not
+
+
+@cache
+def readers() -> tuple[ForeignReader, ...]:
+    """Every foreign reader, in :data:`READER_MODULES` order."""
+    return tuple(importlib.import_module(m).READER for m in READER_MODULES)
+
+
+def reader_for(head: bytes, path: str) -> ForeignReader | None:
+    """The foreign reader that claims a file from its first bytes, or None (a loom format)."""
+    head = head[:SNIFF_BYTES]
+    return next((r for r in readers() if r.sniff(head, path)), None)
+
+
+def open_patterns() -> list[str]:
+    """File-dialog patterns of every foreign format."""
+    return [p for r in readers() for p in r.patterns]
+
+
+@dataclass
+class RunBuilder:
+    """Collects a foreign run as loom effects and makes the harness-shaped trace of it.
+
+    Harness-shaped (not proxy-shaped) because foreign runs have depth (sub-agents) and the
+    harness context builder rebuilds what each model call saw from the effects before it.
+    Keys hash what identifies the step in the source (call number, tool-call id), so a
+    re-read gives the same keys; the checksum is stamped so loom-harness verifies it.
+    """
+
+    model: str = ""
+    system: str = ""
+    episodes: list[str] = field(default_factory=list)
+    output: str = ""
+    log: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    _calls: int = 0
+
+    def add_model(
+        self,
+        text: str,
+        tool_calls: list[dict[str, Any]],
+        usage: dict[str, Any],
+        *,
+        depth: int = 0,
+        stop_reason: str = "",
+        meta: dict[str, Any] | None = None,
+    ) -> int:
+        """Append a model call; ``tool_calls`` are ``{id, name, input}``. Returns its seq."""
+        self._calls += 1
+        result = {
+            "text": text,
+            "tool_calls": tool_calls,
+            "stop_reason": stop_reason or ("tool_use" if tool_calls else "end_turn"),
+            "usage": usage,
+        }
+        if text:
+            self.output = text
+        return self._append("model", {"n": self._calls}, result, depth, meta)
+
+    def add_tool(
+        self,
+        name: str,
+        call_id: str,
+        result: Any,
+        *,
+        depth: int = 0,
+        meta: dict[str, Any] | None = None,
+    ) -> int:
+        """Append a tool execution (``result`` as the tool returned it). Returns its seq."""
+        return self._append(f"tool:{name or 'tool'}", {"id": call_id}, result, depth, meta)
+
+    def add_human(self, question: str, answer: str, *, depth: int = 0) -> int:
+        """Append a human answer (``ask_human`` shape). Returns its seq."""
+        return self._append("human", {"question": question}, answer, depth, None)
+
+    def add_episode(self, text: str) -> None:
+        """A user message that starts (or continues) the run, once per distinct text."""
+        if text and text not in self.episodes:
+            self.episodes.append(text)
+
+    def _append(
+        self, kind: str, payload: Any, result: Any, depth: int, meta: dict[str, Any] | None
+    ) -> int:
+        seq = len(self.log)
+        entry: dict[str, Any] = {
+            "seq": seq,
+            "kind": kind,
+            "key": effect_key(kind, payload),
+            "result": result,
+            "depth": depth,
+        }
+        if meta:
+            entry["meta"] = meta
+        self.log.append(entry)
+        return seq
+
+    def trace(self) -> dict[str, Any]:
+        """The loom trace (harness member order, checksum stamped last)."""
+        from loom_core.formats.save import stamp
+
+        return stamp(
+            {
+                "version": 2,
+                "model": self.model,
+                "system": self.system,
+                "prompt": self.episodes[0] if self.episodes else "",
+                "episodes": list(self.episodes),
+                "output": self.output,
+                "truncated": False,
+                "paused": False,
+                "pending": None,
+                "pending_depth": 0,
+                "stop_reason": "",
+                "log": self.log,
+            }
+        )
+
+    def document(self, path: str, fmt: str, warnings: tuple[str, ...] = ()) -> Document:
+        """The run as a :class:`Document` of format ``fmt`` (its source: the loom trace)."""
+        from loom_core.formats.trace import load_trace_bytes
+
+        loaded = load_trace_bytes(msgspec.json.encode(self.trace()), path)
+        return Document(
+            path=path,
+            format=fmt,
+            header=loaded.header,
+            effects=loaded.effects,
+            source=loaded.source,
+            warnings=loaded.warnings + warnings,
+            extra=self.extra,
+        )
