@@ -24,6 +24,7 @@ _EMPTY_RESULT = FastModelResult()
 EMPTY_META = fast_struct(EffectMeta)()
 _generic = msgspec.json.Decoder()
 TOO_DEEP = "(a value nested too deeply to show)"
+LOOM_FORMATS = ("trace", "journal", "wirelog", "exchanges")
 
 
 def decode_raw(raw: msgspec.Raw | None) -> Any:
@@ -74,7 +75,7 @@ class Document:
     """
 
     path: str
-    format: str  # "trace" | "journal" | "wirelog" | "exchanges" (a proxy's sidecar)
+    format: str  # LOOM_FORMATS ("exchanges": a proxy's sidecar) or a foreign reader's name
     header: TraceHeader
     effects: list[Any]
     entries: list[msgspec.Raw] | None = None
@@ -107,6 +108,17 @@ class Document:
     @property
     def is_proxy(self) -> bool:
         return self.header.recorded_via == "proxy"
+
+    @property
+    def is_foreign(self) -> bool:
+        """Read from another tool's format (:mod:`loom_core.formats.foreign`)."""
+        return self.format not in LOOM_FORMATS
+
+    @property
+    def is_whole_run(self) -> bool:
+        """A finished document with a loom trace behind it (``source``): what fork, heal
+        and branches work from. A foreign run counts: its reader made that trace."""
+        return self.format == "trace" or (self.is_foreign and self.source is not None)
 
     def __len__(self) -> int:
         return len(self.effects)

@@ -16,6 +16,7 @@ from typing import Any
 from loom_core.formats.document import text_and_calls
 from loom_core.views.edit_delta import NEW, EditDelta, frame_delta
 from loom_core.views.frames import Frame, Message, frame_at
+from loom_core.views.recorded import content_missing, new_from, recorded_messages
 from loom_core.views.steps import call_text, step_label
 from loom_core.views.timeline import (
     F_BLOCKED,
@@ -143,7 +144,11 @@ def _message(
     who = (
         m.role
         + (f" · {m.name}" if m.name else "")
-        + (f" ({m.source})" if m.source not in ("episode", "assistant", "tool", "edit") else "")
+        + (
+            f" ({m.source})"
+            if m.source not in ("episode", "assistant", "tool", "edit", "recorded")
+            else ""
+        )
     )  # edit: any message of a snapshot
     tag = mark_tag(mark) if mark else " <span class='tag'>NEW</span>" if new else ""
     edited = bool(mark) and mark != NEW
@@ -220,6 +225,27 @@ def _frame_html(frame: Frame, state: ViewState) -> list[str]:
         )
     out.extend(removed.get(n, ()))
     return out
+
+
+def _input_html(tl: Timeline, effect: int, state: ViewState) -> list[str]:
+    """What the model was sent: as its producer recorded it, else rebuilt from the effects."""
+    recorded = recorded_messages(tl.doc, effect)
+    if recorded is not None:
+        first = new_from(tl.doc, effect, recorded)
+        out = [
+            f"<div class='sec'>Messages the model was sent ({len(recorded)}; "
+            f"{len(recorded) - first} new) — as recorded by the producer</div>"
+        ]
+        out += [_message(m, k, k >= first, state, first) for k, m in enumerate(recorded)]
+        return out
+    if content_missing(tl.doc):
+        return [
+            "<div class='sec'>Messages the model saw</div><div class='hdr'>Not recorded: the "
+            "producer captured no message content (in OpenTelemetry, content capture is "
+            "opt-in). Tokens, timing and tool calls are shown.</div>"
+        ]
+    frame = frame_at(tl.context, effect) if tl.context else None
+    return _frame_html(frame, state) if frame is not None else []
 
 
 def _news(frame: Frame, delta: EditDelta | None) -> tuple[int, int, str]:
@@ -350,9 +376,7 @@ def step_html(tl: Timeline, step: int, state: ViewState) -> str:
             folded(tl.doc.episodes[tl.episode_of[step]], "episode", state),
         ]
     elif tl.kind[step] == K_MODEL:
-        frame = frame_at(tl.context, tl.effect_of[step]) if tl.context else None
-        if frame is not None:
-            body += _frame_html(frame, state)
+        body += _input_html(tl, tl.effect_of[step], state)
         body += _response_html(tl, tl.effect_of[step], state)
     elif tl.kind_name(step).startswith("tool:"):
         body += _tool_html(tl, step, state)

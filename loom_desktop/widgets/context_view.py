@@ -12,6 +12,7 @@ from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QTextBrowser, QWidget
 
+from loom_core.views.recorded import source_record
 from loom_core.views.timeline import Timeline
 from loom_desktop.document.context_html import ViewState, step_html
 
@@ -94,7 +95,10 @@ class ContextView(QTabWidget):
                 {"episode": tl.doc.episodes[tl.episode_of[self.step]]}, indent=2, ensure_ascii=False
             )
         value = json.loads(tl.doc.raw_entry(effect))
-        return json.dumps(value, indent=2, ensure_ascii=False)
+        record = source_record(tl.doc, effect)
+        if record is not None:  # a foreign run: what its producer wrote, beside our effect
+            value = {"source record": record, "as a loom effect": value}
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
     def _fill_raw(self) -> None:
         if self.currentWidget() is not self.raw:

@@ -258,7 +258,7 @@ class DoctorPanel(QDockWidget):
         view = view if view is not None else self.current_view()
         if view is None or view.doc is None or not view.complete:
             return self.notice("Heal: open a trace and wait until it is loaded.")
-        if view.doc.format != "trace":
+        if not view.doc.is_whole_run:
             return self.notice(
                 "Heal: this run is still being recorded (or is not a trace); "
                 "save it as a trace to heal it."

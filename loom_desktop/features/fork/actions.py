@@ -78,7 +78,7 @@ class ForkActions(QObject):
         doc, tl = getattr(view, "doc", None), getattr(session, "timeline", None)
         if doc is None or tl is None or not getattr(view, "complete", False):
             return None, "open a trace and wait until it is loaded"
-        if doc.format != "trace":
+        if not doc.is_whole_run:
             return None, (
                 "this run is still being recorded (or is not a trace); save it as a "
                 "trace to fork it"
