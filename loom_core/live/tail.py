@@ -23,7 +23,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from loom_core.formats.journal import JournalState
 from loom_core.live.follow import JournalFollower, JournalUpdate
@@ -32,7 +32,7 @@ from loom_core.live.live_status import DEFAULT_IDLE_AFTER
 if TYPE_CHECKING:  # watchdog itself is imported only when a watch starts
     from watchdog.events import FileSystemEventHandler
 
-__all__ = ["JournalTailer", "JournalUpdate"]
+__all__ = ["Follower", "JournalTailer", "JournalUpdate"]
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +81,23 @@ class _Hint:
             self._hint()
 
 
+class Follower(Protocol):
+    """What the tailer's thread drives: a :class:`JournalFollower`, or a
+    :class:`~loom_core.live.reread.RereadFollower` for a foreign format."""
+
+    path: str
+    exists: bool
+
+    def read(self, final: bool = False) -> JournalUpdate | None: ...
+    def due_in(self) -> float | None: ...
+    def note_writer_stopped(self, why: str) -> None: ...
+
+
 class JournalTailer:
     """Follows one journal and calls ``on_update(JournalUpdate)`` from its own thread.
+
+    ``follower``: what reads the file (default: a :class:`JournalFollower`); a foreign
+    format passes a :class:`~loom_core.live.reread.RereadFollower` and is tailed the same way.
 
     Use as ``with JournalTailer(path, on_update) as tailer: ...`` or call
     :meth:`start` / :meth:`stop`; without a thread, call :meth:`poll_now`.
@@ -95,8 +110,9 @@ class JournalTailer:
         poll_interval: float = 0.5,
         use_watchdog: bool = True,
         idle_after: float = DEFAULT_IDLE_AFTER,
+        follower: Follower | None = None,
     ) -> None:
-        self._follower = JournalFollower(path, idle_after)
+        self._follower: Follower = follower or JournalFollower(path, idle_after)
         self._on_update = on_update
         self.poll_interval = poll_interval
         self._use_watchdog = use_watchdog
@@ -112,8 +128,12 @@ class JournalTailer:
 
     @property
     def state(self) -> JournalState:
-        """The accumulated state (a new object after a rewrite); mutated by the tailer's thread."""
-        return self._follower.state
+        """The accumulated state (a new object after a rewrite); mutated by the tailer's thread.
+        Journals only: a foreign follower has a document instead."""
+        follower = self._follower
+        if not isinstance(follower, JournalFollower):
+            raise TypeError("a foreign-format tailer has no journal state")
+        return follower.state
 
     @property
     def exists(self) -> bool:

@@ -119,6 +119,11 @@ class WriterWatch:
         elif self._stopped is not None and (rewritten or size > self._stopped[0]):
             self._stopped = None
 
+    @property
+    def present(self) -> bool:
+        """The last look found a process holding the file open for writing."""
+        return self._present is True
+
     def changed(self) -> None:
         """New bytes: whatever was seen of the writer is stale."""
         self._present = self._looked_at = None

@@ -31,12 +31,15 @@ from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from loom_core.formats.document import Document
+from loom_core.formats.foreign import ForeignReader
 from loom_core.formats.journal import JournalState, journal_document
 from loom_core.formats.save import save_document
 from loom_core.live.live_status import FINISHED, STOPPED
+from loom_core.live.reread import IDLE, RereadFollower, RereadUpdate
 from loom_core.live.tail import JournalTailer, JournalUpdate
 from loom_core.views.timeline import TimelineBuilder
 from loom_desktop.document.live_banner import LiveBar, ProblemBanner
+from loom_desktop.document.live_reread import IndexedReread, indexed
 from loom_desktop.document.live_shield import LiveShield
 from loom_desktop.document.session import Session
 from loom_desktop.document.step_list_model import StepListModel
@@ -108,13 +111,20 @@ class _Bridge(QObject):
 
 
 class LiveController(QObject):
-    """Turns journal updates into timeline growth for one tab (a :class:`LiveHost`)."""
+    """Turns journal updates into timeline growth for one tab (a :class:`LiveHost`).
+
+    With a ``reader``, the tab follows a foreign-format file instead: whole re-reads
+    (:mod:`loom_core.live.reread`), indexed on the tailer's thread
+    (:mod:`~loom_desktop.document.live_reread`) and swapped in here."""
 
     changed = Signal()
 
-    def __init__(self, view: LiveHost, poll_interval: float = 0.5) -> None:
+    def __init__(
+        self, view: LiveHost, poll_interval: float = 0.5, reader: ForeignReader | None = None
+    ) -> None:
         super().__init__(view)
         self.view = view
+        self.reader = reader
         self.bar = LiveBar()
         self.banner = ProblemBanner()  # unreadable lines, steps that cannot be shown
         self.status = "waiting"
@@ -138,7 +148,15 @@ class LiveController(QObject):
         self._follow_timer = QTimer(self, singleShot=True)
         self._follow_timer.timeout.connect(self._follow_to_end)
         self._follow_clock = QElapsedTimer()  # since the last follow move
-        self.tailer = JournalTailer(view.path, self._bridge.push, poll_interval=poll_interval)
+        if reader is None:
+            self.tailer = JournalTailer(view.path, self._bridge.push, poll_interval=poll_interval)
+        else:
+            self.tailer = JournalTailer(
+                view.path,
+                lambda update: self._bridge.push(indexed(update)),
+                poll_interval=poll_interval,
+                follower=RereadFollower(view.path, reader),
+            )
         self.shield = LiveShield(view.path)  # a proxy's decisions, from its sidecar
         self.bar.follow.toggled.connect(self._follow_toggled)
         self.bar.save.clicked.connect(self.save_dialog)
@@ -186,6 +204,9 @@ class LiveController(QObject):
             self.error = update.error
             self.view.live_failed(update.error)
             return
+        if isinstance(update, RereadUpdate):
+            self._apply_reread(update)
+            return
         if update.rewritten or self.doc is None:
             self._reset(update.header, list(update.new_effects), list(update.new_entries))
         elif update.header != self.header:
@@ -212,6 +233,29 @@ class LiveController(QObject):
         for problem in update.problems:
             self.banner.add_note(problem)
         self.bar.show_status(self.status, self.status not in (FINISHED, STOPPED), self.detail)
+
+    def _apply_reread(self, update: RereadUpdate) -> None:
+        """A foreign file's re-read: swap in its (already indexed) run, keeping the step."""
+        for problem in update.problems:
+            self.banner.add_note(problem)
+        builder = update.builder if isinstance(update, IndexedReread) else None
+        if builder is not None:
+            grew = self.builder is None or len(builder.tl) > len(self.builder.tl)
+            self.doc = self.view.doc = builder.tl.doc
+            self.builder = builder
+            self._following_move = True  # a re-read is not the user looking away
+            try:
+                self.view.session.set_timeline(builder.tl)
+            finally:
+                self._following_move = False
+            if grew:
+                self.view.timeline_grew()
+                if self.following:
+                    self._schedule_follow()
+        self.unfinished = update.unfinished
+        self.status, self.detail = update.status, update.detail
+        self.bar.show_status(self.status, self.status not in (FINISHED, STOPPED, IDLE), self.detail)
+        self.bar.save.setEnabled(self.doc is not None)  # a foreign run saves as it is now
 
     def _reset(self, header: dict[str, Any] | None, effects: list[Any], entries: list[Any]) -> None:
         self._stuck = False
@@ -346,6 +390,8 @@ class LiveController(QObject):
         """The run as recorded so far, with its current header and unfinished intents."""
         if self.doc is None:
             raise ValueError("nothing recorded yet")
+        if self.reader is not None:  # a foreign run: each re-read is a whole document
+            return self.doc
         assert self.doc.entries is not None
         state = JournalState(
             header=self.header,

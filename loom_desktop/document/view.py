@@ -24,10 +24,13 @@ from PySide6.QtWidgets import (
 )
 
 from loom_core.errors import LoadError
+from loom_core.formats.foreign import ForeignReader
 from loom_core.formats.loader import sniff_format
 from loom_core.formats.progressive import Cancelled, Loaded, load_progressive
 from loom_core.formats.trace import checksum_state
+from loom_core.live.reread import is_live_file
 from loom_core.views.filtering import filter_message, filter_steps
+from loom_desktop.document.live_reread import reader_named
 from loom_desktop.document.live_view import LiveController, LiveHost
 from loom_desktop.document.session import Session
 from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
@@ -210,20 +213,22 @@ class DocumentView(LiveHost):
             if fmt == "journal" and not watch and _empty_document(self.path):
                 raise LoadError(self.path, "the file is empty")
             live = fmt in (None, "journal")
+            reader = reader_named(fmt)  # a foreign format: live while it is being written
         except LoadError as exc:
             QTimer.singleShot(0, lambda err=exc: self.failed.emit(err))
             return
-        if live:
-            self.start_live()
+        if live or (reader is not None and is_live_file(self.path)):
+            self.start_live(reader=reader)
             return
         path = self.path
         self._load_task.start(
             lambda ctx: load_progressive(path, ctx.partial, ctx.progress, ctx.cancelled)
         )
 
-    def start_live(self, poll_interval: float = 0.5) -> None:
-        """Follow the journal as it is written (it may not exist yet)."""
-        self.live = LiveController(self, poll_interval)
+    def start_live(self, poll_interval: float = 0.5, reader: ForeignReader | None = None) -> None:
+        """Follow the journal as it is written (it may not exist yet); with ``reader``, a
+        foreign-format file, re-read whole as it grows."""
+        self.live = LiveController(self, poll_interval, reader)
         lay = self.layout()
         assert isinstance(lay, QVBoxLayout)  # built in __init__
         lay.insertWidget(0, self.live.bar)

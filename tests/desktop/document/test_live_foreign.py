@@ -1,0 +1,78 @@
+"""A live tab on a foreign-format file: re-read whole as it grows (any foreign reader;
+here the toy format of ``tests/core/foreign_toy.py``, so the test is about following)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from loom_core.formats import foreign
+from loom_core.formats.loader import load
+from loom_core.views.timeline import build_timeline
+from loom_desktop.main_window import MainWindow
+from tests.core.foreign_toy import toy_line
+
+
+@pytest.fixture
+def toy_format(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The toy reader registered as one more foreign format, for this test only."""
+    monkeypatch.setattr(
+        foreign, "READER_MODULES", (*foreign.READER_MODULES, "tests.core.foreign_toy")
+    )
+    foreign.readers.cache_clear()
+    yield
+    foreign.readers.cache_clear()
+
+
+def _append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as fh:
+        fh.write(data)
+
+
+def _rows_match_file(view, path: Path) -> bool:
+    return view.model.rowCount() == len(build_timeline(load(path)))
+
+
+def test_foreign_file_being_written_is_a_live_tab(
+    qtbot, window: MainWindow, tmp_path: Path, toy_format: None
+) -> None:
+    path = tmp_path / "run.toy"
+    path.write_bytes(toy_line("one") + toy_line("two"))
+    view = window.open_path(str(path))
+    assert view.live is not None and view.live.reader is not None  # fresh file: live
+    view.live.tailer.poll_interval = 0.05
+    qtbot.waitUntil(lambda: view.doc is not None and _rows_match_file(view, path), timeout=10_000)
+    assert window.tabs.tabText(window.tabs.indexOf(view)).startswith("●")
+    qtbot.waitUntil(lambda: view.session.step == view.session.count - 1, timeout=5000)
+
+    view.session.set_step(1)  # the user looks back: following stops, the cursor stays
+    assert not view.live.following
+    _append(path, toy_line("three") + toy_line("four"))
+    qtbot.waitUntil(lambda: _rows_match_file(view, path), timeout=10_000)
+    assert view.session.step == 1
+    assert view.model.row_of(1) == view.table.currentIndex().row()
+
+    view.go_end()  # End: back to following
+    _append(path, toy_line("five"))
+    qtbot.waitUntil(lambda: _rows_match_file(view, path), timeout=10_000)
+    qtbot.waitUntil(lambda: view.session.step == view.session.count - 1, timeout=5000)
+
+    rows = view.model.rowCount()
+    _append(path, b"garbage\n")  # a re-read fails: a banner names why, the run stays
+    qtbot.waitUntil(lambda: view.live.banner.isVisible(), timeout=10_000)
+    assert "line 6 is not a toy record" in view.live.banner.text()
+    assert view.model.rowCount() == rows and view.doc is not None
+
+
+def test_finished_foreign_file_opens_as_a_plain_tab(
+    qtbot, window: MainWindow, tmp_path: Path, toy_format: None, open_and_wait
+) -> None:
+    path = tmp_path / "old.toy"
+    path.write_bytes(toy_line("one"))
+    old = path.stat().st_mtime - 3600
+    os.utime(path, (old, old))
+    view = open_and_wait(window, path)
+    assert view.live is None and view.doc.format == "toy"
