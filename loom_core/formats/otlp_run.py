@@ -1,0 +1,186 @@
+"""One trace's spans flattened into loom steps (model calls, tool calls) with depth.
+
+Why a module of its own: ordering, nesting and recovering unrecorded tool calls is the part
+of the OTLP reader that knows nothing of attribute names (those are in
+:mod:`loom_core.formats.otlp_genai`) and nothing of encodings (:mod:`.otlp_decode`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from loom_core.formats.foreign import RunBuilder
+from loom_core.formats.otlp_decode import Span
+from loom_core.formats.otlp_genai import ModelCall, agent_name, model_call, role_of, tool_call
+from loom_core.formats.otlp_messages import text_of
+
+
+def roots_of(spans: list[Span]) -> list[Span]:
+    """Spans whose parent is not among ``spans``, earliest first."""
+    ids = {s.span_id for s in spans}
+    return sorted((s for s in spans if s.parent_id not in ids), key=lambda s: s.start_ns)
+
+
+@dataclass
+class _Tree:
+    """The span tree of one run, with each span's GenAI role."""
+
+    spans: list[Span]
+    by_id: dict[str, Span] = field(default_factory=dict)
+    role: dict[str, str] = field(default_factory=dict)
+    has_step_below: set[str] = field(default_factory=set)
+    has_model_below: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.by_id = {s.span_id: s for s in self.spans}
+        self.role = {s.span_id: role_of(s) for s in self.spans}
+        for span in self.spans:
+            own = self.role[span.span_id]
+            if own not in ("model", "tool"):
+                continue
+            for up in self.ancestors(span):
+                self.has_step_below.add(up.span_id)
+                if own == "model":
+                    self.has_model_below.add(up.span_id)
+
+    def ancestors(self, span: Span) -> list[Span]:
+        out: list[Span] = []
+        seen = {span.span_id}
+        parent = self.by_id.get(span.parent_id)
+        while parent is not None and parent.span_id not in seen:  # a cycle in bad data ends
+            out.append(parent)
+            seen.add(parent.span_id)
+            parent = self.by_id.get(parent.parent_id)
+        return out
+
+    def agents_above(self, span: Span) -> list[Span]:
+        return [a for a in self.ancestors(span) if self.role[a.span_id] == "agent"]
+
+    def steps(self) -> list[Span]:
+        """Model and tool spans in time order: by start, except that a span with steps
+        below it (a tool that ran a sub-agent) comes when it ended, after them. A model
+        span with a model call below it (an SDK span around the HTTP-client one) is left
+        out: the inner one is the call."""
+        chosen = [
+            s
+            for s in self.spans
+            if self.role[s.span_id] == "tool"
+            or (self.role[s.span_id] == "model" and s.span_id not in self.has_model_below)
+        ]
+
+        def when(s: Span) -> tuple[int, int]:
+            return (s.end_ns if s.span_id in self.has_step_below else s.start_ns, s.end_ns)
+
+        return sorted(chosen, key=when)
+
+
+@dataclass
+class _Pending:
+    """Tool calls a model asked for that no tool step has answered yet, per depth."""
+
+    calls: dict[int, dict[str, str]] = field(default_factory=dict)  # depth -> id -> name
+
+    def take(self, depth: int, call_id: str, name: str) -> str:
+        """The call id a tool step answers (its own, or the first open one of its name)."""
+        open_calls = self.calls.setdefault(depth, {})
+        if not call_id:
+            call_id = next((i for i, n in open_calls.items() if n == name), "")
+        open_calls.pop(call_id, None)
+        return call_id
+
+
+def build_run(spans: list[Span]) -> RunBuilder:
+    """The run of ``spans`` (one trace, or several loose ones) as a :class:`RunBuilder`."""
+    tree = _Tree(sorted(spans, key=lambda s: (s.start_ns, s.end_ns)))
+    builder = RunBuilder()
+    inputs: dict[int, list[dict[str, Any]]] = {}
+    records: dict[int, Any] = {}
+    seq_of: dict[str, int] = {}
+    pending = _Pending()
+    recorded = False
+    outer = {a.span_id for s in tree.spans for a in tree.agents_above(s)[-1:]}
+    for span in tree.steps():
+        agents = [a for a in tree.agents_above(span) if a.span_id not in outer]
+        depth = len(agents)
+        meta = {"agent": agent_name(agents[0])} if agents else {}
+        if tree.role[span.span_id] == "tool":
+            tool = tool_call(span)
+            call_id = pending.take(depth, tool.call_id, tool.name)
+            result = tool.result
+            if result is None and tool.error:
+                result = f"Error: {tool.error}"
+            seq = builder.add_tool(
+                tool.name, call_id or span.span_id, result, depth=depth, meta=meta
+            )
+        else:
+            call = model_call(span)
+            recorded = recorded or call.inputs is not None or call.has_output
+            _recover_tools(builder, records, pending, call, depth, span)
+            seq = _add_model(builder, call, depth, meta)
+            if call.inputs is not None:
+                inputs[seq] = call.inputs
+            pending.calls.setdefault(depth, {}).update(
+                {c["id"]: c["name"] for c in call.tool_calls if c.get("id")}
+            )
+        records[seq] = span.record()
+        seq_of[span.span_id] = seq
+    builder.extra.update(
+        inputs=inputs,
+        records=records,
+        content_recorded=recorded,
+        tree=[_node(tree, s, seq_of.get(s.span_id)) for s in tree.spans],
+    )
+    return builder
+
+
+def _add_model(builder: RunBuilder, call: ModelCall, depth: int, meta: dict[str, Any]) -> int:
+    if depth == 0:
+        builder.model = builder.model or call.model
+        builder.system = builder.system or call.system
+        for msg in call.inputs or []:
+            if msg["role"] == "user":
+                builder.add_episode(text_of(msg["content"]))
+    meta = dict(meta)
+    if call.model:
+        meta["model"] = call.model
+    if call.tools:
+        meta["tools"] = call.tools
+    if call.inputs is not None:
+        meta["msgs"] = len(call.inputs)
+    return builder.add_model(
+        call.text, call.tool_calls, call.usage, depth=depth, stop_reason=call.stop_reason, meta=meta
+    )
+
+
+def _recover_tools(
+    builder: RunBuilder,
+    records: dict[int, Any],
+    pending: _Pending,
+    call: ModelCall,
+    depth: int,
+    span: Span,
+) -> None:
+    """Tool results the next call was sent for calls no tool span recorded, as tool steps."""
+    open_calls = pending.calls.get(depth) or {}
+    if not open_calls or call.inputs is None:
+        return
+    for msg in call.inputs:
+        call_id = msg.get("tool_call_id")
+        if msg["role"] == "tool" and call_id in open_calls:
+            name = open_calls.pop(call_id)
+            seq = builder.add_tool(name, call_id, msg["content"], depth=depth)
+            records[seq] = {"recovered_from_span": span.span_id, "message": msg}
+
+
+def _node(tree: _Tree, span: Span, seq: int | None) -> dict[str, Any]:
+    return {
+        "span_id": span.span_id,
+        "parent_id": span.parent_id,
+        "name": span.name,
+        "kind": span.kind,
+        "role": tree.role[span.span_id],
+        "start": span.start_ns,
+        "end": span.end_ns,
+        "seq": seq,
+    }

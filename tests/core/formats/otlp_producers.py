@@ -1,0 +1,105 @@
+"""Real OpenTelemetry producers for the OTLP reader's tests.
+
+The real ``opentelemetry-sdk`` with a real instrumentation (OpenInference's or
+OpenLLMetry's) wrapped around the real ``openai`` / ``anthropic`` clients, which talk to
+the fake upstream on 127.0.0.1; the finished spans are written with the real OTLP encoder
+(``encode_spans`` -> ``ExportTraceServiceRequest`` protobuf) and, for OTLP/JSON,
+protobuf's JSON mapping with the OTLP rule that trace and span ids are hex, not base64.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from google.protobuf.json_format import MessageToDict
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+_ID_KEYS = ("traceId", "spanId", "parentSpanId")
+
+
+def _instrumentor(name: str) -> Any:
+    if name == "openinference-openai":
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+
+        return OpenAIInstrumentor()
+    if name == "openinference-anthropic":
+        from openinference.instrumentation.anthropic import AnthropicInstrumentor
+
+        return AnthropicInstrumentor()
+    if name == "openllmetry-openai":
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor as LLOpenAI
+
+        return LLOpenAI()
+    if name == "openllmetry-anthropic":
+        from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor as LLAnth
+
+        return LLAnth()
+    raise ValueError(name)
+
+
+@contextmanager
+def instrumented(name: str) -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
+    """A tracer provider exporting into memory, with instrumentation ``name`` on; both
+    undone on exit (instrumentors patch the SDK classes process-wide)."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    inst = _instrumentor(name)
+    inst.instrument(tracer_provider=provider)
+    try:
+        yield provider, exporter
+    finally:
+        inst.uninstrument()
+        provider.shutdown()
+
+
+def request_proto(spans: Sequence[ReadableSpan]) -> bytes:
+    """The spans as one serialized ``ExportTraceServiceRequest`` (what OTLP/HTTP posts)."""
+    return encode_spans(spans).SerializeToString()
+
+
+def _hex_ids(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: base64.b64decode(v).hex() if k in _ID_KEYS and isinstance(v, str) else _hex_ids(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_hex_ids(v) for v in value]
+    return value
+
+
+def request_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
+    """The spans as an OTLP/JSON request: protobuf's JSON mapping, ids in hex."""
+    return _hex_ids(MessageToDict(encode_spans(spans)))
+
+
+def write_jsonl(path: Path, batches: Sequence[Sequence[ReadableSpan]]) -> Path:
+    """One OTLP/JSON request per line (the OTLP file exporter's layout)."""
+    path.write_text("".join(json.dumps(request_json(b)) + "\n" for b in batches))
+    return path
+
+
+def write_json(path: Path, spans: Sequence[ReadableSpan]) -> Path:
+    path.write_text(json.dumps(request_json(spans), indent=2))
+    return path
+
+
+def write_pb(path: Path, spans: Sequence[ReadableSpan]) -> Path:
+    path.write_bytes(request_proto(spans))
+    return path
+
+
+def in_agent_span(provider: TracerProvider, name: str, run: Callable[[], Any]) -> Any:
+    """``run`` inside an OpenInference AGENT span (what an agent framework adds)."""
+    tracer = provider.get_tracer("loom-tests")
+    with tracer.start_as_current_span(name, attributes={"openinference.span.kind": "AGENT"}):
+        return run()
