@@ -97,6 +97,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Watch Journal…", self.watch_dialog, "Ctrl+Shift+O")
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._export_menu(file_menu)
         self._action(
             file_menu,
             "&Close Tab",
@@ -123,6 +124,13 @@ class MainWindow(QMainWindow):
         self._action(help_menu, "Run offline &demo", self.run_demo)
         self._action(help_menu, "&Keyboard Shortcuts", lambda: show_shortcuts(self), "?")
         self._action(help_menu, "&About Loom Desktop", lambda: show_about(self, __version__))
+
+    def _export_menu(self, file_menu: QMenu) -> None:
+        """File ▸ Export ▸ Self-contained HTML (optionally scrubbed)."""
+        from loom_desktop.features.export.actions import ExportActions
+
+        self.exports = ExportActions(self)
+        self.exports.install(file_menu)
 
     def _fork_menu(self) -> None:
         """Run ▸ Fork from Here… (F), step context menus and branch ⟷ parent links."""

@@ -136,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     from loom_core.cli.approvals import add_approval_commands
     from loom_core.cli.diff import add_diff_command
     from loom_core.cli.doctor import add_doctor_command
+    from loom_core.cli.export import add_export_command
     from loom_core.cli.fork import add_fork_command
     from loom_core.cli.heal import add_heal_command
     from loom_core.cli.otlp_receive import add_otlp_receive_command
@@ -153,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_heal_command,
         add_steps_command,
         add_otlp_receive_command,
+        add_export_command,
     ):
         add(sub)
     return parser

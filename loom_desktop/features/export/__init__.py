@@ -1,0 +1,1 @@
+"""File ▸ Export: a run as a self-contained HTML page."""
