@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from loom_core.proxy.evloop import CHOICES as LOOP_CHOICES
 
@@ -75,6 +76,8 @@ class ProxyConfig:
     fork_at: int = 0  # the fork exchange (the fork model step's index among model calls)
     fork_edit: dict[str, Any] | None = None  # an Edit as a dict (``Edit.to_dict()``)
     force: bool = False  # --force: a new session may replace an existing --save trace
+    otlp_endpoint: str | None = None  # --otlp-endpoint: GenAI spans to this collector
+    otlp_content: bool = False  # --otlp-content: message content in those spans
 
     @property
     def max_body(self) -> int:
@@ -124,6 +127,14 @@ def port_number(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"port must be 0-65535, not {value}")
     return value
+
+
+def otlp_url(text: str) -> str:
+    """An argparse type: an http(s) URL with a host (the collector); else a usage error."""
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise argparse.ArgumentTypeError(f"not an http(s) URL: {text!r}")
+    return text
 
 
 def add_proxy_flags(p: argparse.ArgumentParser, record: bool = False) -> None:
@@ -181,6 +192,21 @@ def add_proxy_flags(p: argparse.ArgumentParser, record: bool = False) -> None:
         help="write {port, pid, journal, save, ...} as JSON once listening",
     )
     p.add_argument("--save-interval", type=float, default=2.0, help=argparse.SUPPRESS)
+    g = p.add_argument_group("OpenTelemetry (send every exchange to a team's backend)")
+    g.add_argument(
+        "--otlp-endpoint",
+        type=otlp_url,
+        metavar="URL",
+        help="also emit each exchange as OpenTelemetry GenAI spans over OTLP/HTTP to URL "
+        "(a collector's base URL, e.g. http://127.0.0.1:4318; /v1/traces is added); "
+        "batched and retried off the request path, never slowing the client",
+    )
+    g.add_argument(
+        "--otlp-content",
+        action="store_true",
+        help="include message content (prompts, replies, tool arguments and results) in "
+        "the spans; off by default, as in OpenTelemetry",
+    )
     if not record:
         _add_fork_flags(p)
     g = p.add_argument_group("shield (screening of tool calls; consumed by loom_core.shield)")
@@ -268,4 +294,6 @@ def config_from_args(args: argparse.Namespace) -> ProxyConfig:
         fork_at=getattr(args, "fork_at", 0),
         fork_edit=getattr(args, "fork_edit", None),
         force=args.force,
+        otlp_endpoint=args.otlp_endpoint,
+        otlp_content=args.otlp_content,
     )

@@ -17,12 +17,13 @@ means the proxy crashed)::
      "url": "http://127.0.0.1:8790", "target": "https://api.anthropic.com",
      "save": "/abs/session.loom.json", "journal": "/abs/session.journal.jsonl",
      "exchanges": "/abs/session.exchanges.jsonl", "replay": null,
-     "token_file": null, "recovered": null, "event_loop": "uvloop"}
+     "token_file": null, "recovered": null, "event_loop": "uvloop", "otlp": null}
 
 (``save``/``journal``/``exchanges`` are null in replay mode; ``token_file`` is the
 shield's control-token file when a shield is active (:mod:`.control`, §7.7);
 ``recovered`` the trace a crashed previous session was compacted to at this start;
-``event_loop`` ``uvloop`` or ``asyncio``, see :mod:`.evloop`.)
+``event_loop`` ``uvloop`` or ``asyncio``, see :mod:`.evloop`; ``otlp`` the traces URL
+spans go to with ``--otlp-endpoint``, see :mod:`.otlp_export`, else null.)
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from aiohttp import web
 
@@ -49,6 +50,9 @@ from loom_core.proxy.replay import ReplaySource
 from loom_core.proxy.server import ProxyServer
 from loom_core.proxy.session import RecordingSession, check_save
 
+if TYPE_CHECKING:
+    from loom_core.proxy.otlp_export import OtlpExport
+
 SHUTDOWN_GRACE = 3.0
 
 
@@ -61,6 +65,7 @@ class RunningProxy:
     runner: web.AppRunner
     port: int
     ready: dict[str, Any] = field(default_factory=dict)
+    otlp: OtlpExport | None = None  # --otlp-endpoint
     _closed: bool = False
 
     @property
@@ -84,6 +89,8 @@ class RunningProxy:
             await close_screen()
         if self.session is not None:
             await self.session.close()
+            if self.otlp is not None:  # the last spans, bounded when the collector is down
+                await asyncio.to_thread(self.otlp.close)
         if self.config.ready_file:
             Path(self.config.ready_file).unlink(missing_ok=True)
 
@@ -105,6 +112,10 @@ async def start_proxy(
     if replay is None:
         check_save(SessionPaths.of(config.save), config.force)  # a ValueError: exit 2
     fork = fork if fork is not None else fork_source(config)  # ForkError is a ValueError
+    if config.otlp_endpoint:  # the OpenTelemetry SDK loads only when spans are asked for
+        from loom_core.proxy.otlp_export import traces_url
+
+        traces_url(config.otlp_endpoint)  # a ValueError (exit 2) before anything starts
     if replay is None and screen is None:
         screen = load_screen(config.shield)
     if replay is None:
@@ -131,6 +142,12 @@ async def start_proxy(
     proxy = RunningProxy(config, server, runner, int(sock.getsockname()[1]))
     if session is not None:
         session.start()
+        if config.otlp_endpoint:
+            from loom_core.proxy.otlp_export import OtlpExport
+
+            proxy.otlp = OtlpExport(config.otlp_endpoint, config.otlp_content, config.target)
+            proxy.otlp.start()
+            session.otlp = proxy.otlp
     start_screen = getattr(server.screen, "start", None)
     if start_screen is not None:
         await start_screen(proxy.port)
@@ -170,6 +187,7 @@ def ready_info(proxy: RunningProxy) -> dict[str, Any]:
         "token_file": str(token) if token else None,
         "recovered": absolute(s.recovered) if s and s.recovered else None,
         "event_loop": loop_name(asyncio.get_running_loop()),
+        "otlp": proxy.otlp.url if proxy.otlp is not None else None,
     }
 
 
@@ -182,6 +200,8 @@ def banner(proxy: RunningProxy) -> str:
     )
     if proxy.config.fork_from:
         mode = f"forking {proxy.config.fork_from} at model call {proxy.config.fork_at}, " + mode
+    if proxy.otlp is not None:
+        mode += f", spans -> {proxy.otlp.url}" + (" with content" if proxy.otlp.content else "")
     return (
         f"loom proxy on {proxy.url} ({mode})\n"
         f"  export ANTHROPIC_BASE_URL={proxy.url}\n"

@@ -26,7 +26,7 @@ import gc
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from loom_core.formats.journal_writer import JournalWriter
 from loom_core.formats.save import save_dict
@@ -37,6 +37,21 @@ from loom_core.proxy.sidecar import SidecarWriter, read_sidecar
 from loom_core.proxy.tracefile import TraceFile
 
 SLICE = 4  # entries serialized per event-loop turn by the trace writer (~0.2 ms)
+
+
+class ExchangeSink(Protocol):
+    """Takes each recorded exchange after it is on disk (:class:`.otlp_export.OtlpExport`);
+    called on the event loop, so it must return at once."""
+
+    def submit(
+        self,
+        path: str,
+        dialect: str,
+        request: dict[str, Any],
+        response: dict[str, Any],
+        effects: list[dict[str, Any]],
+        ms: float,
+    ) -> None: ...
 
 
 class RecordingSession:
@@ -70,6 +85,8 @@ class RecordingSession:
         self._closed = False
         # called with a summary of each recorded exchange (the event stream, .events)
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
+        # --otlp-endpoint (.otlp_export): gets each recorded exchange, builds spans elsewhere
+        self.otlp: ExchangeSink | None = None
 
     @property
     def exchanges(self) -> int:
@@ -122,6 +139,8 @@ class RecordingSession:
         for entry in self.recorder.log[first_new:]:
             self.journal.effect(entry)
         self._dirty.set()
+        if self.otlp is not None:  # a queue put: the spans are built on the sink's thread
+            self.otlp.submit(path, dialect, request, response, self.recorder.log[first_new:], ms)
         if self.listeners:
             self._announce(n, path, dialect, request, events, first_new)
         return True
