@@ -20,6 +20,7 @@ recording nothing: spans wait in the SDK's bounded queue and are dropped when it
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import sys
 import threading
@@ -43,6 +44,11 @@ SCHEDULE_MS = 1000  # a live viewer behind the collector sees each step within a
 EXPORT_TIMEOUT_S = 10.0  # per batch, retries included (the SDK's default)
 FLUSH_S = 3.0  # at close: what a reachable collector gets to take the last spans
 STOP_S = 2.0
+# where the SDK reports failed exports and a full queue
+_SDK_LOGGERS = (
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.sdk._shared_internal",
+)
 
 
 def traces_url(endpoint: str) -> str:
@@ -67,6 +73,28 @@ class Exchange:
     effects: list[dict[str, Any]]  # the effects this exchange appended (tools, then model)
     ms: float
     end_ns: int
+
+
+class _OnceFilter(logging.Filter):
+    """The SDK logs every failed or retried export; a proxy's stderr says it once."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.url = url
+        self.said = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
+        if not self.said:
+            self.said = True
+            print(
+                f"loom proxy: OTLP export to {self.url}: {record.getMessage()} (later "
+                "failures are not repeated; the local recording is unaffected)",
+                file=sys.stderr,
+                flush=True,
+            )
+        return False
 
 
 def provider_name(dialect: str) -> str:
@@ -99,6 +127,9 @@ class OtlpExport:
         self._root: Span | None = None
         self._calls: dict[str, tuple[int, str, Any]] = {}  # tool call id -> (asked at, name, input)
         self._failed = False
+        self._quiet = _OnceFilter(self.url)
+        for name in _SDK_LOGGERS:
+            logging.getLogger(name).addFilter(self._quiet)
 
     def start(self) -> None:
         self._thread.start()
@@ -130,6 +161,8 @@ class OtlpExport:
         if stopper.is_alive():  # still retrying a collector that does not answer
             self.exporter.shutdown()  # aborts the retry wait; those spans are dropped
             stopper.join(STOP_S)
+        for name in _SDK_LOGGERS:
+            logging.getLogger(name).removeFilter(self._quiet)
 
     def _work(self) -> None:
         while (exchange := self._queue.get()) is not None:
