@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QDialog,
     QDockWidget,
     QFileDialog,
     QLabel,
@@ -95,6 +96,7 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         self._action(file_menu, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
         self._action(file_menu, "&Watch Journal…", self.watch_dialog, "Ctrl+Shift+O")
+        self._action(file_menu, "Open Claude Code &Session…", self.claude_sessions_dialog)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._export_menu(file_menu)
@@ -279,6 +281,16 @@ class MainWindow(QMainWindow):
         dialog = watch_file_dialog(self)
         if dialog.exec() and dialog.selectedFiles():
             self.open_path(dialog.selectedFiles()[0], watch=True)
+
+    def claude_sessions_dialog(self) -> QDialog:
+        """The Claude Code sessions on this machine; the one picked opens in a tab."""
+        from loom_desktop.features.claude_sessions.dialog import ClaudeSessionsDialog
+
+        dialog = ClaudeSessionsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.chosen.connect(lambda path: self.open_path(path))
+        dialog.open()
+        return dialog
 
     def open_path(self, path: str, background: bool = True, watch: bool = False) -> DocumentView:
         """Open ``path`` in a new tab (loading in the background unless told not to);

@@ -3,6 +3,7 @@ here the toy format of ``tests/core/foreign_toy.py``, so the test is about follo
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,10 @@ def toy_format(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def _append(path: Path, data: bytes) -> None:
     with open(path, "ab") as fh:
         fh.write(data)
+
+
+def _models(view) -> int:
+    return sum(e.kind == "model" for e in view.doc.effects) if view.doc is not None else -1
 
 
 def _rows_match_file(view, path: Path) -> bool:
@@ -76,3 +81,30 @@ def test_finished_foreign_file_opens_as_a_plain_tab(
     os.utime(path, (old, old))
     view = open_and_wait(window, path)
     assert view.live is None and view.doc.format == "toy"
+
+
+def test_claude_code_transcript_being_appended_updates_its_tab(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    """A running Claude Code session (hand-built entries, see claude_fixtures): each
+    appended entry, including the later lines of a streamed response, shows in the tab."""
+    from tests.core.formats.claude_fixtures import Session, text, tool_use
+
+    session = Session()
+    session.prompt("count to three")
+    path = session.write(tmp_path / "proj" / f"{session.session_id}.jsonl")
+    view = window.open_path(str(path))
+    assert view.live is not None and view.live.reader is not None
+    view.live.tailer.poll_interval = 0.05
+    written = len(session.lines)
+    for n in range(3):  # bounded: three turns, each a streamed response and a tool result
+        session.reply([text(f"step {n}"), tool_use(f"t{n}", "Bash", command=f"echo {n}")])
+        session.result(f"t{n}", str(n))
+        for rec in session.lines[written:]:  # one line at a time, as Claude Code writes
+            _append(path, json.dumps(rec).encode() + b"\n")
+            written += 1
+        # the two lines of each response are one call
+        qtbot.waitUntil(
+            lambda n=n: _rows_match_file(view, path) and _models(view) == n + 1, timeout=10_000
+        )
+    qtbot.waitUntil(lambda: view.session.step == view.session.count - 1, timeout=5000)  # follow

@@ -1,0 +1,117 @@
+"""Claude Code session transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
+
+The reader: :data:`READER` claims a file whose first lines are Claude Code entries
+(:func:`~.claude_records.is_claude_record`: a known entry type with ``sessionId`` and
+``uuid``, or a ``summary`` with ``leafUuid``; a loom journal's ``header``/``intent``/
+``effect`` lines and the proxy sidecar's ``session`` line never qualify), and
+:func:`load_claude_code` makes the run (:mod:`.claude_build`), reading the session's
+sub-agent files beside it when they exist. Where each fact comes from:
+:mod:`.claude_records`.
+
+What ``Document.extra`` holds: ``records`` (effect seq → the source entries it came from,
+with the compaction markers and other entries written just before it), ``unknown``
+(entries of types we do not know, and lines that are not JSON, kept raw), ``other``
+(known entries that are not steps and came after the last step), ``summaries``,
+``session`` (id, project folder, git branch, Claude Code version, title, first prompt).
+No ``inputs``: Claude Code does not record the request it sent, so the context view
+rebuilds it from the effects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+from loom_core.errors import LoadError
+from loom_core.formats.claude_build import Builder
+from loom_core.formats.claude_records import d, is_claude_record, parse_lines, s
+from loom_core.formats.document import Document
+from loom_core.formats.foreign import ForeignReader
+
+NAME = "claude-code"
+_SNIFF_LINES = 20
+
+
+def sniff(head: bytes, path: str) -> bool:
+    """Claude Code's if one of the first complete lines is one of its entries and none is
+    a loom journal or sidecar line."""
+    lines = parse_lines(head[: head.rfind(b"\n") + 1]).records[:_SNIFF_LINES]
+    loom = ("header", "intent", "effect", "session", "exchange", "end")
+    if any(rec.get("type") in loom for _n, rec in lines):
+        return False
+    return any(is_claude_record(rec) for _n, rec in lines)
+
+
+def subagent_files(path: str) -> dict[str, Path]:
+    """agentId → its file, from ``<session>/subagents/agent-<agentId>.jsonl`` beside the
+    transcript ([subagents]; ``agent-acompact-*`` is internal compaction, not a sub-agent)."""
+    folder = Path(path).with_suffix("") / "subagents"
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return {}
+    found = {}
+    for name in names:
+        if name.startswith("agent-") and name.endswith(".jsonl") and "acompact" not in name:
+            found[name[len("agent-") : -len(".jsonl")]] = folder / name
+    return found
+
+
+def _read_subagents(path: str, warnings: list[str]) -> dict[str, list[dict[str, Any]]]:
+    agents = {}
+    for agent_id, file in subagent_files(path).items():
+        try:
+            lines = parse_lines(file.read_bytes())
+        except OSError as err:
+            warnings.append(f"sub-agent file {file.name} cannot be read ({err.strerror or err})")
+            continue
+        recs = [rec for _n, rec in lines.records]
+        first = next((s(r.get("agentId")) for r in recs if s(r.get("agentId"))), "")
+        agents[first or agent_id] = recs
+    return agents
+
+
+def load_claude_code(data: bytes, path: str) -> Document:
+    """Read a transcript into a run; ``LoadError`` when it holds no Claude Code entry."""
+    lines = parse_lines(data)
+    recs = [rec for _n, rec in lines.records]
+    if not any(is_claude_record(rec) for rec in recs):
+        raise LoadError(path, "not a Claude Code transcript (no user, assistant or summary entry)")
+    warnings = [f"line {b['line']} cannot be read ({b['cause']}); kept raw" for b in lines.bad]
+    build = Builder(subagents=_read_subagents(path, warnings))
+    build.add_file(recs)
+    build.finish()
+    build.run.extra.update(
+        records=build.records,
+        unknown=lines.bad + build.unknown,
+        other=build.other,
+        summaries=build.summaries,
+        session=_session(recs, build, path),
+    )
+    doc = build.run.document(path, NAME, tuple(warnings))
+    return dataclasses.replace(doc, torn=True) if lines.torn else doc
+
+
+def _session(recs: list[dict[str, Any]], build: Builder, path: str) -> dict[str, Any]:
+    """What the session says about itself (the first value each field has)."""
+    info: dict[str, Any] = {"project": Path(path).parent.name}
+    for key in ("sessionId", "cwd", "gitBranch", "version"):
+        info[key] = next((s(r.get(key)) for r in recs if s(r.get(key))), "")
+    titles = [s(r.get("customTitle")) for r in recs if s(r.get("customTitle"))]
+    titles += [s(r.get("summary")) for r in build.summaries if s(r.get("summary"))]
+    info["title"] = titles[-1] if titles else ""
+    info["first_prompt"] = build.run.episodes[0] if build.run.episodes else ""
+    models = [s(d(r.get("message")).get("model")) for r in recs if r.get("type") == "assistant"]
+    info["models"] = sorted({m for m in models if m and not m.startswith("<")})
+    return info
+
+
+READER = ForeignReader(
+    name=NAME,
+    label="Claude Code transcript",
+    patterns=(),  # no pattern of its own: *.jsonl is already in the Open filter
+    sniff=sniff,
+    load=load_claude_code,
+)

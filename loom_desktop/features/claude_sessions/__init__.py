@@ -1,0 +1,1 @@
+"""File ▸ Open Claude Code Session…: the sessions on this machine, newest first."""

@@ -1,0 +1,159 @@
+"""Claude Code transcripts: read into a run, with every fact checked against what the
+fixture wrote (see ``claude_fixtures``: Claude Code has no producer library, so the
+fixtures are built from the documented record types)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from loom import Run
+
+from loom_core.errors import LoadError
+from loom_core.formats.claude_code import load_claude_code, sniff
+from loom_core.formats.loader import load, sniff_format
+from loom_core.views.timeline import build_timeline
+from tests.core.clis import core, loom
+from tests.core.formats.claude_fixtures import Session, full_session, text, tool_use
+from tests.core.live_helpers import effect, header, intent, model_result
+
+
+@pytest.fixture
+def session(tmp_path: Path):
+    return full_session(tmp_path)
+
+
+def _models(doc):
+    return [i for i, e in enumerate(doc.effects) if e.kind == "model"]
+
+
+def test_counts_tokens_and_depth_match_what_was_written(session) -> None:
+    path, main, sub = session
+    doc = load(path)
+    assert doc.format == "claude-code" and not doc.warnings and not doc.torn
+    models = _models(doc)
+    tools = [e for e in doc.effects if e.kind.startswith("tool:")]
+    side_calls, side_tools = 2, 1  # the in-file sidechain of full_session
+    assert len(models) == main.model_calls + side_calls + sub.model_calls
+    assert len(tools) == main.tool_calls + side_tools + sub.tool_calls
+    usage = [doc.result(i)["usage"] for i in models]
+    assert sum(u["output_tokens"] for u in usage) == main.output_tokens + 14 + sub.output_tokens
+    assert sum(u["input_tokens"] for u in usage) == main.input_tokens + 70 + sub.input_tokens
+    assert sum(u["cache_read_input_tokens"] for u in usage) == main.cache_read
+    assert sum(u["cache_creation_input_tokens"] for u in usage) == main.cache_write
+    first = doc.result(models[0])  # four lines, one response: one call, usage once
+    assert [c["name"] for c in first["tool_calls"]] == ["Bash", "Read"]
+    assert first["text"] == "Let me look." and first["usage"]["output_tokens"] == 40
+    depth1 = [e for e in doc.effects if e.depth == 1]
+    assert len(depth1) == 3 + 3  # the in-file sidechain and the sub-agent's own file
+    assert {doc.meta(i).agent for i, e in enumerate(doc.effects) if e.depth} == {
+        "Explore",
+        "general-purpose",
+    }
+    kinds = [e.kind for e in doc.effects]
+    agent = kinds.index("tool:Agent")  # the sub-agent's steps come just before its result
+    assert [e.depth for e in doc.effects[agent - 3 : agent]] == [1, 1, 1]
+    assert doc.result(kinds.index("tool:Read")).startswith("ERROR: ")
+
+
+def test_episodes_summary_compaction_and_raw_records(session) -> None:
+    path, main, _sub = session
+    doc = load(path)
+    assert doc.episodes == [
+        "List the files and read the README",
+        "Explore src with a sub-agent",
+        "Thanks, summarise",
+    ]
+    records = doc.extra["records"]
+    first = _models(doc)[0]
+    assert [r["type"] for r in records[first]][-4:] == ["assistant"] * 4
+    assert records[first][-1]["message"]["id"] == records[first][0 + 3]["message"]["id"]
+    last = records[_models(doc)[-1]]
+    assert any(r.get("subtype") == "compact_boundary" for r in last)  # travels with the next step
+    assert any(r.get("isCompactSummary") for r in last)
+    assert [r["type"] for r in doc.extra["unknown"]] == ["marble-origami-commit"]
+    assert doc.extra["summaries"][0]["summary"] == "Explore the project"
+    info = doc.extra["session"]
+    assert info["title"] == "Explore the project" and info["gitBranch"] == "main"
+    assert info["cwd"] == "/home/dev/project" and info["version"] == "2.0.14"
+    tool = next(i for i, e in enumerate(doc.effects) if e.kind == "tool:Agent")
+    assert records[tool][-1]["toolUseResult"]["agentId"] == "a1b2c3d"
+    assert len(build_timeline(doc)) > len(doc.effects)  # every view builds on it
+
+
+def test_torn_last_line_and_bad_lines_are_tolerated(session) -> None:
+    path, _main, _sub = session
+    data = path.read_bytes()
+    whole = load_claude_code(data, str(path))
+    torn = load_claude_code(data[:-40], str(path))
+    assert torn.torn and len(torn.effects) == len(whole.effects)  # the summary line was torn
+    lines = data.split(b"\n")
+    lines.insert(3, b"{not json")
+    broken = load_claude_code(b"\n".join(lines), str(path))
+    assert len(broken.effects) == len(whole.effects)
+    assert "line 4 cannot be read" in broken.warnings[0]
+    assert broken.extra["unknown"][0]["line"] == 4
+
+
+def test_sniff_claims_transcripts_not_loom_journals_or_sidecars(session, tmp_path) -> None:
+    path, _main, _sub = session
+    assert sniff(path.read_bytes(), str(path)) and sniff_format(path) == "claude-code"
+    journal = header("hi") + intent(0, "model") + effect(0, "model", model_result("ok"))
+    assert not sniff(journal, "run.jsonl")
+    (tmp_path / "run.jsonl").write_bytes(journal)
+    assert sniff_format(tmp_path / "run.jsonl") == "journal"
+    sidecar = b'{"type": "session", "format": "loom-exchanges", "sessionId": "x", "uuid": "y"}\n'
+    assert not sniff(sidecar, "x.exchanges.jsonl")
+    assert not sniff(b'{"type": "user", "message": {}}\n', "x.jsonl")  # no session ids
+
+
+def test_not_a_transcript_is_a_load_error(tmp_path) -> None:
+    with pytest.raises(LoadError, match="not a Claude Code transcript"):
+        load_claude_code(b'{"a": 1}\n[]\n', str(tmp_path / "x.jsonl"))
+
+
+def test_convert_verifies_with_loom_harness_and_summary_keys(session, tmp_path) -> None:
+    path, _main, _sub = session
+    out = tmp_path / "converted.loom.json"
+    done = core("convert", path, "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert loom("trace", "verify", out).returncode == 0
+    run = Run.load(str(out))
+    assert len(run.log) == len(load(path).effects)
+    mine = core("summary", "--json", path)
+    trace = core("summary", "--json", out)
+    assert mine.returncode == 0 and trace.returncode == 0, mine.stderr + trace.stderr
+    assert json.loads(mine.stdout).keys() == json.loads(trace.stdout).keys()
+    steps = core("steps", path)
+    assert steps.returncode == 0 and "tool:Agent" in steps.stdout
+
+
+_any_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_FIELDS = ("message", "isSidechain", "parentUuid", "toolUseResult", "agentId", "uuid", "isMeta")
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(field=st.sampled_from(_FIELDS), value=_any_json, which=st.integers(0, 6))
+def test_any_json_in_any_field_reads_or_is_a_load_error(field, value, which) -> None:
+    s = Session()
+    s.prompt("go")
+    s.reply([text("x"), tool_use("t1", "Task", prompt="go")])
+    s.result("t1", "done")
+    s.reply([text("y")])
+    s.lines[which % len(s.lines)][field] = value
+    try:
+        doc = load_claude_code(s.data(), "/nowhere/s.jsonl")
+    except LoadError:
+        return
+    build_timeline(doc)
