@@ -140,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     from loom_core.cli.fork import add_fork_command
     from loom_core.cli.heal import add_heal_command
     from loom_core.cli.otlp_receive import add_otlp_receive_command
+    from loom_core.cli.runs import add_runs_command
     from loom_core.cli.steps import add_steps_command
     from loom_core.cli.watch import add_watch_command
     from loom_core.proxy.commands import add_proxy_commands
@@ -155,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_steps_command,
         add_otlp_receive_command,
         add_export_command,
+        add_runs_command,
     ):
         add(sub)
     return parser

@@ -1,0 +1,135 @@
+"""``python -m loom_core runs list|search|index|forget``: the run library from a terminal.
+
+The same database the desktop's Runs page reads (``$LOOM_DESKTOP_LIBRARY``, else the
+per-user data folder; ``--library`` names another). ``index`` writes it, the others only
+read. A query with a problem (an unknown ``kind:``, a bad date) or a folder that does not
+exist exits 2 with one line on stderr, like every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import datetime
+from typing import Any
+
+from loom_core.errors import LoadError
+from loom_core.library.db import connect
+from loom_core.library.index import Indexer
+from loom_core.library.search import SORTS, Library, RunRow
+from loom_core.views.pricing import format_usd
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "?"
+
+
+def _cost(row: RunRow) -> str:
+    return "?" if row.cost is None else format_usd(row.cost) or "$0"
+
+
+def _line(row: RunRow) -> str:
+    state = row.outcome if row.state == "ok" else f"{row.state}: {row.cause}"
+    models = ",".join(row.models) or "-"
+    tokens = f"{row.tokens_in + row.tokens_out:,} tok"
+    branch = f"  ⑂ from {row.parent}" + (f" @{row.fork_seq}" if row.fork_seq is not None else "")
+    healed = f"  healed by {row.healed_by}" if row.healed_by else ""
+    return (
+        f"{_when(row.time)}  {state:<10} {row.format:<10} {row.steps:>7} steps {tokens:>14} "
+        f"{_cost(row):>9}  {models}  {row.path}{branch if row.parent else ''}{healed}"
+    )
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    with Library(args.library) as lib:
+        rows = lib.runs(args.query or "", args.sort, not args.asc, args.limit)
+    if args.json:
+        print(json.dumps([r.as_json() for r in rows], ensure_ascii=False))
+    else:
+        for row in rows:
+            print(_line(row))
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        raise LoadError("search", "nothing to search for (give words, tool:NAME, is:error …)")
+    with Library(args.library) as lib:
+        hits = lib.search(args.query, args.limit)
+    if args.json:
+        print(json.dumps([h.as_json() for h in hits], ensure_ascii=False))
+        return 0
+    for hit in hits:
+        where = f"{hit.path}:{hit.seq if hit.seq is not None else 'prompt'}"
+        tool = f"  {hit.tool}" if hit.tool else ""
+        print(f"{where}{tool}  {' '.join(hit.marked().split())}")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    totals = {"indexed": 0, "unchanged": 0, "unreadable": 0, "missing": 0}
+    problems: dict[str, str] = {}
+    indexer = Indexer(connect(args.library))
+    try:
+        for target in args.paths:
+            if os.path.isdir(target):
+                report = indexer.index_folder(target)
+            elif os.path.isfile(target):
+                report = indexer.index_paths([target])
+            else:
+                raise LoadError(target, "no such file or folder")
+            for name in totals:
+                totals[name] += len(getattr(report, name))
+            problems.update(report.causes)
+    finally:
+        indexer.close()
+    if args.json:
+        unreadable = [{"path": p, "cause": c} for p, c in problems.items()]
+        print(json.dumps({**totals, "unreadable_files": unreadable}, ensure_ascii=False))
+    else:
+        print(", ".join(f"{v} {k}" for k, v in totals.items()))
+        for path, cause in problems.items():
+            print(f"unreadable: {path}: {cause}", file=sys.stderr)
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    indexer = Indexer(connect(args.library))
+    try:
+        if not indexer.forget(args.path):
+            raise LoadError(args.path, "not in the run library")
+    finally:
+        indexer.close()
+    return 0
+
+
+def add_runs_command(sub: Any) -> None:
+    """Register ``runs`` and its subcommands on the shared CLI's subparsers."""
+    p = sub.add_parser("runs", help="the run library: list, search across runs, index folders")
+    p.add_argument("--library", metavar="DB", help="the library file (default: the per-user one)")
+    runs = p.add_subparsers(dest="runs_command", required=True)
+    lst = runs.add_parser("list", help="runs, newest first")
+    lst.add_argument("query", nargs="?", help="keep runs matching this search (model:, after: …)")
+    lst.add_argument("--sort", choices=list(SORTS), default="time")
+    lst.add_argument("--asc", action="store_true", help="ascending (default: descending)")
+    lst.add_argument("--limit", type=int, default=200)
+    lst.add_argument("--json", action="store_true", help="one JSON array")
+    lst.set_defaults(func=cmd_list)
+    search = runs.add_parser(
+        "search",
+        help='steps across all runs: words, "phrases", tool:NAME, model:NAME, is:error, '
+        "is:blocked, kind:KIND, agent:NAME, after:DATE, before:DATE",
+    )
+    search.add_argument("query")
+    search.add_argument("--limit", type=int, default=50)
+    search.add_argument("--json", action="store_true", help="one JSON array of hits")
+    search.set_defaults(func=cmd_search)
+    index = runs.add_parser("index", help="index the runs in folders (or files), incrementally")
+    index.add_argument("paths", nargs="+", metavar="DIR")
+    index.add_argument("--json", action="store_true", help="one JSON object with the counts")
+    index.set_defaults(func=cmd_index)
+    forget = runs.add_parser("forget", help="drop a run from the library (the file stays)")
+    forget.add_argument("path")
+    forget.set_defaults(func=cmd_forget)

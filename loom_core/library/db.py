@@ -1,0 +1,183 @@
+"""The run library's database: where it lives, its schema, and how a connection is opened.
+
+Why SQLite (the standard library's ``sqlite3`` with FTS5): one file in the user's data
+folder, nothing to install or run, and a full-text index that answers a search across
+millions of steps in milliseconds. WAL journaling lets the indexer write while any number
+of readers (the Runs page, the CLI) read a consistent snapshot without waiting for it.
+
+The schema carries a version (:data:`SCHEMA_VERSION`, in the ``meta`` table). A database
+of another version is rebuilt, never migrated: it is only an index of files that are
+still on disk. The paths it knew are kept, so the next index pass finds them again.
+
+``LOOM_DESKTOP_LIBRARY`` overrides the file (tests point it at a temp dir).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from loom_core.runs_dir import APP, data_home
+
+ENV = "LOOM_DESKTOP_LIBRARY"
+SCHEMA_VERSION = 1
+# A step's rowid holds its run: deleting or finding a run's steps is a rowid range, which
+# FTS5 answers from its b-tree (a column filter would scan every step in the library).
+STEP_SPAN = 1 << 24  # steps per run indexed at most
+BUSY_MS = 10_000  # a second writer (CLI while the app indexes) waits this long for the lock
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    size INTEGER,              -- NULL: known path, not indexed yet
+    mtime_ns INTEGER,
+    format TEXT NOT NULL DEFAULT '',
+    title TEXT NOT NULL DEFAULT '',
+    models TEXT NOT NULL DEFAULT '',  -- distinct models, one per line
+    steps INTEGER NOT NULL DEFAULT 0,
+    tokens_in INTEGER NOT NULL DEFAULT 0,
+    tokens_out INTEGER NOT NULL DEFAULT 0,
+    cost REAL,                 -- USD; NULL: an unpriced model
+    errors INTEGER NOT NULL DEFAULT 0,
+    outcome TEXT NOT NULL DEFAULT '',  -- finished | failed | paused | running
+    started REAL,              -- unix seconds, when the file says
+    ended REAL,                -- unix seconds: the file's last change
+    time REAL,                 -- started, else ended: what the Runs page sorts by
+    parent TEXT,               -- a branch's parent run (its path)
+    fork_seq INTEGER,          -- the parent's step the branch forked at
+    healed_by TEXT,            -- the repair that won, on a heal's winning branch
+    state TEXT NOT NULL DEFAULT 'ok',  -- ok | missing | unreadable
+    cause TEXT NOT NULL DEFAULT '',    -- why missing or unreadable
+    source TEXT NOT NULL DEFAULT 'found',  -- found | opened | recorded | forked | healed
+    noted REAL,                -- when the app last opened/recorded/forked/healed it
+    live INTEGER NOT NULL DEFAULT 0,   -- 1: the app is recording it now (outcome running)
+    indexed REAL
+);
+CREATE INDEX runs_time ON runs (time DESC);
+CREATE INDEX runs_parent ON runs (parent);
+-- rowid = run id * STEP_SPAN + the step's position in the run (see :func:`step_rowid`)
+CREATE VIRTUAL TABLE step_fts USING fts5 (
+    body, tool, agent, tags, seq UNINDEXED,
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+"""
+
+
+def norm(path: str | Path) -> str:
+    """The one spelling of a path in the library (absolute, not resolved: a link stays one)."""
+    return os.path.abspath(os.path.expanduser(str(path)))
+
+
+def step_rowid(run: int, position: int) -> int:
+    """The rowid of a run's ``position``-th indexed step."""
+    return run * STEP_SPAN + position
+
+
+def run_of_rowid(rowid: int) -> int:
+    """The run id a step's rowid belongs to."""
+    return rowid // STEP_SPAN
+
+
+def library_path() -> Path:
+    """The database file: ``$LOOM_DESKTOP_LIBRARY``, else ``<data>/loom-desktop/library.sqlite3``."""
+    env = os.environ.get(ENV)
+    return Path(env).expanduser() if env else data_home() / APP / "library.sqlite3"
+
+
+def connect(path: str | Path | None = None) -> sqlite3.Connection:
+    """A connection to the library (created, or rebuilt when its schema version differs).
+
+    Each thread opens its own; autocommit mode, so transactions are explicit
+    (``with transaction(conn):``) and a reader never holds a lock between queries.
+    """
+    target = Path(path) if path is not None else library_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return _open(target)
+    except sqlite3.DatabaseError as err:
+        if "not a database" not in str(err) and "malformed" not in str(err):
+            raise
+    # Not a database (or a damaged one): it is only an index, so start a new one and keep
+    # the old file beside it for whoever wants to look.
+    os.replace(target, target.with_name(target.name + ".damaged"))
+    return _open(target)
+
+
+def _open(target: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(target, timeout=BUSY_MS / 1000, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        if schema_version(conn) != SCHEMA_VERSION:
+            _rebuild(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> int | None:
+    """The version stored in the database, or None (empty, or not ours)."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    except sqlite3.OperationalError:  # no such table
+        return None
+    try:
+        return int(row[0]) if row else None
+    except ValueError:
+        return None
+
+
+def _known_paths(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(path, source) of every run an older schema knew (nothing if it had no such table)."""
+    try:
+        return [(str(p), str(s)) for p, s in conn.execute("SELECT path, source FROM runs")]
+    except sqlite3.DatabaseError:
+        try:
+            return [(str(p), "found") for (p,) in conn.execute("SELECT path FROM runs")]
+        except sqlite3.DatabaseError:
+            return []
+
+
+def _rebuild(conn: sqlite3.Connection) -> None:
+    """Drop everything and create the current schema, keeping the paths already known."""
+    with transaction(conn):
+        if schema_version(conn) == SCHEMA_VERSION:  # another connection rebuilt it meanwhile
+            return
+        known = _known_paths(conn)
+        _drop_all(conn)
+        for statement in _SCHEMA.split(";\n"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        conn.executemany("INSERT OR IGNORE INTO runs (path, source) VALUES (?, ?)", known)
+
+
+def _drop_all(conn: sqlite3.Connection) -> None:
+    """Drop every table and view; virtual tables first (dropping one drops its shadow tables)."""
+    objects = conn.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') "
+        "AND name NOT LIKE 'sqlite_%' ORDER BY sql NOT LIKE 'CREATE VIRTUAL%'"
+    ).fetchall()
+    for kind, name in objects:
+        quoted = name.replace('"', '""')
+        conn.execute(f'DROP {kind.upper()} IF EXISTS "{quoted}"')
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any error) on an autocommit
+    connection: the write lock is taken up front, so two writers queue instead of failing."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -1,0 +1,267 @@
+"""Writing the library: index a file or a folder incrementally, mark what is gone or broken.
+
+Why incremental by size and modification time: a watched folder is re-scanned at every
+start and on every change, and re-reading thousands of unchanged runs would take minutes.
+A file whose size or mtime changed is re-read whole through the ordinary loader (so every
+format, foreign ones included, is indexed the way the app opens it). A file that no longer
+loads is kept as ``unreadable`` with the loader's cause; one that is gone as ``missing``
+("moved to …" when a run with the same size and mtime appeared elsewhere). Their steps
+leave the search index; their row stays, so the Runs page shows them as such.
+
+One :class:`Indexer` is the one writer of a process (the desktop's worker thread, or a CLI
+command); each file is one short transaction, so readers are never held up.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loom_core.errors import LoadError
+from loom_core.formats.loader import load
+from loom_core.library.db import STEP_SPAN, connect, norm, step_rowid, transaction
+from loom_core.library.extract import RunFacts, StepText, run_facts, step_texts
+from loom_core.library.scan import run_files
+
+EVENTS = ("opened", "recording", "recorded", "forked", "healed")
+Progress = Callable[[int, int, str], None]  # (done, total, current path)
+
+
+@dataclass
+class IndexReport:
+    """What one pass did, path by path."""
+
+    indexed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    causes: dict[str, str] = field(default_factory=dict)  # unreadable path -> why
+    cancelled: bool = False
+
+
+class Indexer:
+    """The library's writer (one per process; see the module docstring)."""
+
+    def __init__(self, conn: sqlite3.Connection | None = None) -> None:
+        self.conn = conn if conn is not None else connect()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- one file --------------------------------------------------------------------
+    def index_file(self, path: str | Path, force: bool = False) -> str:
+        """Bring one path up to date: ``indexed``, ``unchanged``, ``unreadable`` or ``missing``."""
+        path = norm(path)
+        try:
+            st = os.stat(path)
+        except OSError:
+            self._mark_missing(path)
+            return "missing"
+        row = self.conn.execute(
+            "SELECT size, mtime_ns, state FROM runs WHERE path = ?", (path,)
+        ).fetchone()
+        if (
+            not force
+            and row is not None
+            and (row[0], row[1]) == (st.st_size, st.st_mtime_ns)
+            and row[2] != "missing"
+        ):
+            return "unchanged"
+        try:
+            doc = load(path)
+            rows = step_texts(doc)
+            facts = run_facts(doc, rows)
+        except LoadError as err:
+            self._store_broken(path, st, err.cause)
+            return "unreadable"
+        except (RecursionError, MemoryError, ValueError, TypeError, AttributeError) as err:
+            self._store_broken(path, st, f"cannot be read ({type(err).__name__}: {err})")
+            return "unreadable"
+        self._store(path, st, facts, rows)
+        return "indexed"
+
+    def _upsert(self, path: str) -> int:
+        self.conn.execute("INSERT OR IGNORE INTO runs (path) VALUES (?)", (path,))
+        row = self.conn.execute("SELECT id FROM runs WHERE path = ?", (path,)).fetchone()
+        return int(row[0])
+
+    def _clear_steps(self, run: int) -> None:
+        self.conn.execute(
+            "DELETE FROM step_fts WHERE rowid >= ? AND rowid < ?",
+            (step_rowid(run, 0), step_rowid(run + 1, 0)),
+        )
+
+    def _store(self, path: str, st: os.stat_result, f: RunFacts, rows: list[StepText]) -> None:
+        ended = st.st_mtime
+        with transaction(self.conn):
+            run = self._upsert(path)
+            self._clear_steps(run)
+            self.conn.execute(
+                "UPDATE runs SET size=?, mtime_ns=?, format=?, title=?, models=?, steps=?, "
+                "tokens_in=?, tokens_out=?, cost=?, errors=?, "
+                "outcome=CASE WHEN live THEN 'running' ELSE ? END, started=?, ended=?, "
+                "time=?, parent=?, fork_seq=?, healed_by=?, state='ok', cause='', indexed=? "
+                "WHERE id=?",
+                (
+                    st.st_size,
+                    st.st_mtime_ns,
+                    f.format,
+                    f.title,
+                    "\n".join(f.models),
+                    f.steps,
+                    f.tokens_in,
+                    f.tokens_out,
+                    f.cost,
+                    f.errors,
+                    f.outcome,
+                    f.started,
+                    ended,
+                    f.started if f.started is not None else ended,
+                    norm(f.parent) if f.parent else None,
+                    f.fork_seq,
+                    f.healed_by,
+                    time.time(),
+                    run,
+                ),
+            )
+            self.conn.executemany(
+                "INSERT INTO step_fts (rowid, body, tool, agent, tags, seq) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    (step_rowid(run, i), r.body, r.tool, r.agent, r.tags, r.seq)
+                    for i, r in enumerate(rows[: STEP_SPAN - 1])
+                ),
+            )
+
+    def _store_broken(self, path: str, st: os.stat_result, cause: str) -> None:
+        with transaction(self.conn):
+            run = self._upsert(path)
+            self._clear_steps(run)
+            self.conn.execute(
+                "UPDATE runs SET size=?, mtime_ns=?, state='unreadable', cause=?, ended=?, "
+                "time=COALESCE(started, ?), indexed=? WHERE id=?",
+                (st.st_size, st.st_mtime_ns, cause, st.st_mtime, st.st_mtime, time.time(), run),
+            )
+
+    def _mark_missing(self, path: str) -> None:
+        row = self.conn.execute(
+            "SELECT id, size, mtime_ns, live FROM runs WHERE path = ?", (path,)
+        ).fetchone()
+        if row is None or row[3]:
+            return  # unknown, or being recorded: its file may not be written yet
+        twin = self.conn.execute(
+            "SELECT path FROM runs WHERE size = ? AND mtime_ns = ? AND state = 'ok' AND path != ?",
+            (row[1], row[2], path),
+        ).fetchone()
+        cause = f"moved to {twin[0]}" if twin else "the file is gone"
+        with transaction(self.conn):
+            self._clear_steps(int(row[0]))
+            self.conn.execute(
+                "UPDATE runs SET state='missing', cause=? WHERE id=?",
+                (cause, row[0]),
+            )
+
+    # -- many files ------------------------------------------------------------------
+    def index_folder(
+        self,
+        folder: str | Path,
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> IndexReport:
+        """Index every run under ``folder``; runs the library knew there and that are gone
+        are marked missing. Stops between files when ``cancelled()`` turns true."""
+        root = norm(folder)
+        if not os.path.isdir(root):
+            raise LoadError(root, "not a folder")
+        found = list(run_files(root))
+        report = self.index_paths(found, progress, cancelled)
+        if report.cancelled:
+            return report
+        report.missing += self.check_under(root, seen=set(found))
+        return report
+
+    def check_under(
+        self, folder: str | Path, seen: set[str] | frozenset[str] = frozenset()
+    ) -> list[str]:
+        """Mark missing every run the library knows under ``folder`` (not in ``seen``) whose
+        file is gone; the paths marked. A deleted folder leaves all its runs missing."""
+        prefix = norm(folder).rstrip(os.sep) + os.sep
+        known = self.conn.execute(
+            "SELECT path FROM runs WHERE substr(path, 1, ?) = ? AND state != 'missing'",
+            (len(prefix), prefix),
+        ).fetchall()
+        gone = [p for (p,) in known if p not in seen and not os.path.isfile(p)]
+        for path in gone:
+            self._mark_missing(path)
+        return gone
+
+    def index_paths(
+        self,
+        paths: list[str],
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> IndexReport:
+        """Index each path in turn (see :meth:`index_file`), reporting progress."""
+        report = IndexReport()
+        for done, path in enumerate(paths):
+            if cancelled():
+                report.cancelled = True
+                break
+            if progress is not None:
+                progress(done, len(paths), path)
+            outcome = self.index_file(path)
+            getattr(report, outcome).append(norm(path))
+            if outcome == "unreadable":
+                report.causes[norm(path)] = self.cause(path)
+        else:
+            if progress is not None:
+                progress(len(paths), len(paths), "")
+        return report
+
+    def refresh(
+        self, progress: Progress | None = None, cancelled: Callable[[], bool] = lambda: False
+    ) -> IndexReport:
+        """Re-check every run the library knows (moved, deleted, changed since last time)."""
+        known = [p for (p,) in self.conn.execute("SELECT path FROM runs ORDER BY time DESC")]
+        return self.index_paths(known, progress, cancelled)
+
+    # -- what the app did --------------------------------------------------------------
+    def note(self, path: str | Path, event: str) -> str:
+        """Record that the app ``opened``/``recording``/``recorded``/``forked``/``healed``
+        the run at ``path``, then index it. ``recording`` lists it as running until
+        ``recorded`` is noted."""
+        if event not in EVENTS:
+            raise ValueError(f"unknown library event {event!r}; events are {', '.join(EVENTS)}")
+        path = norm(path)
+        source = "recorded" if event == "recording" else event
+        with transaction(self.conn):
+            run = self._upsert(path)
+            self.conn.execute(
+                "UPDATE runs SET source=?, noted=?, live=? WHERE id=?",
+                (source, time.time(), int(event == "recording"), run),
+            )
+        return self.index_file(path, force=event in ("recording", "recorded"))
+
+    def cause(self, path: str | Path) -> str:
+        """Why the run at ``path`` is unreadable or missing ("" when it is fine)."""
+        row = self.conn.execute("SELECT cause FROM runs WHERE path = ?", (norm(path),)).fetchone()
+        return str(row[0]) if row else ""
+
+    def known(self, path: str | Path) -> bool:
+        """Whether the library has a row for ``path``."""
+        row = self.conn.execute("SELECT 1 FROM runs WHERE path = ?", (norm(path),)).fetchone()
+        return row is not None
+
+    def forget(self, path: str | Path) -> bool:
+        """Drop a run from the library (its file is left alone); False if it was not there."""
+        path = norm(path)
+        row = self.conn.execute("SELECT id FROM runs WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return False
+        with transaction(self.conn):
+            self._clear_steps(int(row[0]))
+            self.conn.execute("DELETE FROM runs WHERE id = ?", (row[0],))
+        return True

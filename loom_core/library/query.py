@@ -1,0 +1,144 @@
+"""The search language across runs: the step filter's, plus run keys, as FTS5 MATCH and SQL.
+
+Why the step filter's parser: a user who typed ``tool:bash "rm -rf" is:error`` in a run's
+filter box types the same into the Runs page, and means the same. Its terms are parsed by
+:func:`loom_core.views.filtering.parse_query`; this module adds the keys that only make
+sense across runs -- ``model:NAME`` (a run that used that model), ``after:DATE`` and
+``before:DATE`` (a run's time, ``2026-11-01`` or a full ISO time; a date is local
+midnight) -- and turns the whole into one FTS5 expression plus run conditions.
+
+What differs from the step filter, because an index answers it: text matches words and
+word beginnings (``conf`` finds ``config.yaml``; ``onfig`` does not), punctuation only
+separates words (``"rm -rf"`` is the phrase ``rm rf``), and ``tool:NAME`` also matches the
+model step that called the tool (the step where its arguments are). ``is:shield`` and
+``is:denied`` are for a run's own filter and are reported as problems here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from fnmatch import fnmatchcase
+
+from loom_core.views.filtering import parse_query
+from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS
+
+RUN_KEYS = ("model", "after", "before")
+_TERM = re.compile(r'"([^"]*)"|(\S+)')
+_WORD = re.compile(r"\w")
+_GLOB_WORDS = re.compile(r"[^\W_]+")
+
+
+@dataclass
+class SearchQuery:
+    """A parsed search: one FTS5 expression for steps, conditions for runs."""
+
+    match: str = ""  # FTS5 MATCH expression ("": no step term)
+    models: list[str] = field(default_factory=list)  # the run used one of these (substring)
+    after: float | None = None  # the run's time is at or after (unix seconds)
+    before: float | None = None  # … and before
+    tools: list[str] = field(default_factory=list)  # globs a hit's tool name must match
+    agents: list[str] = field(default_factory=list)  # substrings a hit's agent must hold
+    nothing: bool = False  # a term nothing can satisfy
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.match or self.models or self.after or self.before or self.nothing)
+
+    def keeps(self, tool: str, agent: str) -> bool:
+        """Whether a step the index matched passes the exact tool and agent tests."""
+        names = tool.split()
+        if self.tools and not any(fnmatchcase(n.lower(), t) for n in names for t in self.tools):
+            return False
+        return not self.agents or any(a in agent.lower() for a in self.agents)
+
+
+def fts_string(text: str) -> str:
+    """``text`` as an FTS5 string (double quotes doubled)."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _date(q: SearchQuery, key: str, value: str) -> None:
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        q.problems.append(
+            f"{key}: needs a date like 2026-11-01 (or 2026-11-01T09:30), not “{value}”"
+        )
+        q.nothing = True
+        return
+    setattr(q, key, when)
+
+
+def _run_term(q: SearchQuery, key: str, value: str) -> None:
+    if not value:
+        q.problems.append(f"{key}: needs a value")
+    elif key == "model":
+        q.models.append(value.lower())
+    else:
+        _date(q, key, value)
+
+
+def _split(text: str, q: SearchQuery) -> str:
+    """Take the run keys out of ``text``; the rest, as the step filter will read it."""
+    rest: list[str] = []
+    for quoted, term in _TERM.findall(text):
+        key, colon, value = term.partition(":")
+        if term and colon and key.lower() in RUN_KEYS:
+            _run_term(q, key.lower(), value)
+        else:
+            rest.append(fts_string(quoted) if not term else term)
+    return " ".join(rest)
+
+
+def _any(column: str, terms: list[str]) -> str:
+    return f"{column} : ({' OR '.join(terms)})"
+
+
+def _glob_terms(glob: str) -> list[str]:
+    """FTS5 prefix terms every tool name matching ``glob`` contains (none: any tool)."""
+    return [fts_string(w) + "*" for w in _GLOB_WORDS.findall(glob.lower())]
+
+
+def _tool_expr(q: SearchQuery, globs: list[str]) -> str:
+    q.tools = [g.lower() for g in globs]
+    alternatives = []
+    for glob in globs:
+        words = _glob_terms(glob)
+        if not words:
+            return "tags : ktool"  # ``tool:*``: any tool step (names checked in keeps)
+        alternatives.append("(" + " AND ".join(words) + ")" if len(words) > 1 else words[0])
+    return _any("tool", alternatives)
+
+
+def _flag_expr(q: SearchQuery, flags: int, subagent: bool) -> list[str]:
+    if flags & F_SHIELD or (flags & F_DENIED and not flags & F_BLOCKED):
+        q.problems.append("is:shield and is:denied work in a run's step filter, not across runs")
+        q.nothing = True
+    word = "ferror" if flags & F_ERROR else "fblocked" if flags & F_BLOCKED else ""
+    return [f"tags : {w}" for w in (word, "fsubagent" if subagent else "") if w]
+
+
+def parse_search(text: str) -> SearchQuery:
+    """Parse the search box's text (problems are collected, never raised)."""
+    q = SearchQuery()
+    step = parse_query(_split(text, q))
+    q.problems += step.problems
+    q.nothing = q.nothing or step.nothing
+    parts: list[str] = []
+    if step.kinds:
+        parts.append(_any("tags", [f"k{KINDS[k]}" for k in sorted(step.kinds)]))
+    if step.tools:
+        parts.append(_tool_expr(q, step.tools))
+    if step.agents:
+        q.agents = step.agents
+        names = [fts_string(a) + "*" for a in step.agents if _WORD.search(a)]
+        parts += [_any("agent", names)] if len(names) == len(step.agents) else []
+    parts += _flag_expr(q, step.flags, step.subagent)
+    for needle in step.texts:
+        if _WORD.search(needle):
+            parts.append("{body tool} : " + fts_string(needle) + "*")
+    q.match = " AND ".join(parts)
+    return q

@@ -1,0 +1,236 @@
+"""Reading the library: the Runs page's list and the search across every run's steps.
+
+Why newest first by rowid: a step's rowid carries its run (see
+:func:`loom_core.library.db.step_rowid`), so walking the index backwards yields the newest
+runs' hits first without sorting every match; a search for a common word across ten
+million steps stops after the first page. :class:`Library` is a reader: open one per thread
+(the desktop: one in its worker), it never waits for the indexer (WAL).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loom_core.errors import LoadError
+from loom_core.library.db import STEP_SPAN, connect, norm
+from loom_core.library.query import SearchQuery, parse_search
+
+OPEN_MARK, CLOSE_MARK = "\x02", "\x03"  # what FTS5 puts around a match; see Hit.marks
+SNIPPET_WORDS = 16
+SORTS = {
+    "time": "time",
+    "steps": "steps",
+    "tokens": "tokens_in + tokens_out",
+    "cost": "cost",
+    "format": "format",
+    "outcome": "outcome",
+    "path": "path",
+    "model": "models",
+}
+RUN_COLUMNS = (
+    "id, path, format, title, models, steps, tokens_in, tokens_out, cost, errors, outcome, "
+    "started, ended, time, parent, fork_seq, healed_by, state, cause, source, size"
+)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run as the Runs page lists it (see the ``runs`` table in :mod:`.db`)."""
+
+    id: int
+    path: str
+    format: str
+    title: str
+    models: tuple[str, ...]
+    steps: int
+    tokens_in: int
+    tokens_out: int
+    cost: float | None
+    errors: int
+    outcome: str  # finished | failed | paused | running ("" before its first index)
+    started: float | None
+    ended: float | None
+    time: float | None
+    parent: str | None
+    fork_seq: int | None
+    healed_by: str | None
+    state: str  # ok | missing | unreadable
+    cause: str
+    source: str  # found | opened | recorded | forked | healed
+    size: int | None
+
+    @classmethod
+    def of(cls, row: tuple[Any, ...]) -> RunRow:
+        values = list(row)
+        values[4] = tuple(m for m in (values[4] or "").split("\n") if m)
+        return cls(*values)
+
+    def as_json(self) -> dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One step that matched: open ``path`` at step ``seq`` (None: a user prompt, the run's
+    start). ``snippet`` is plain text; ``marks`` are the matched spans in it."""
+
+    path: str
+    seq: int | None
+    snippet: str
+    marks: tuple[tuple[int, int], ...]
+    tool: str
+    agent: str
+    run_id: int
+
+    def marked(self, open_: str = "[", close: str = "]") -> str:
+        """The snippet with each match between ``open_`` and ``close``."""
+        out, last = [], 0
+        for start, end in self.marks:
+            out += [self.snippet[last:start], open_, self.snippet[start:end], close]
+            last = end
+        return "".join(out) + self.snippet[last:]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "seq": self.seq,
+            "snippet": self.snippet,
+            "marks": [list(m) for m in self.marks],
+            "tool": self.tool,
+            "agent": self.agent,
+        }
+
+
+def split_marks(text: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """FTS5's snippet with its mark characters, as plain text and the marked spans."""
+    plain: list[str] = []
+    marks: list[tuple[int, int]] = []
+    size, start = 0, None
+    for piece in re.split(f"([{OPEN_MARK}{CLOSE_MARK}])", text):
+        if piece == OPEN_MARK:
+            start = size
+        elif piece == CLOSE_MARK:
+            if start is not None and size > start:
+                marks.append((start, size))
+            start = None
+        else:
+            plain.append(piece)
+            size += len(piece)
+    return "".join(plain), tuple(marks)
+
+
+def _run_conditions(q: SearchQuery) -> tuple[list[str], list[Any]]:
+    where: list[str] = ["r.state = 'ok'"]
+    args: list[Any] = []
+    if q.models:
+        where.append("(" + " OR ".join("r.models LIKE ?" for _ in q.models) + ")")
+        args += [f"%{m}%" for m in q.models]
+    if q.after is not None:
+        where.append("r.time >= ?")
+        args.append(q.after)
+    if q.before is not None:
+        where.append("r.time < ?")
+        args.append(q.before)
+    return where, args
+
+
+class Library:
+    """A reader of the run library (see the module docstring)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.conn: sqlite3.Connection = connect(path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM runs").fetchone()[0])
+
+    def runs(
+        self,
+        query: str = "",
+        sort: str = "time",
+        descending: bool = True,
+        limit: int = 200,
+        offset: int = 0,
+    ) -> list[RunRow]:
+        """A page of runs, sorted; ``query`` (search syntax) keeps the runs it matches
+        (step terms: a run with a matching step). Missing and unreadable runs are listed
+        too unless the query names a step term. LoadError for a query with a problem."""
+        if sort not in SORTS:
+            raise LoadError("runs", f"no sort “{sort}”; sorts are {', '.join(SORTS)}")
+        q = self._parsed(query)
+        where, args = _run_conditions(q) if not q.empty else ([], [])
+        if q.match:
+            where.append("r.id IN (SELECT rowid / ? FROM step_fts WHERE step_fts MATCH ?)")
+            args += [STEP_SPAN, q.match]
+        if not q.match and where:
+            where[0] = "1"  # run keys alone keep missing and unreadable runs listed
+        order = f"{SORTS[sort]} {'DESC' if descending else 'ASC'} NULLS LAST, r.id DESC"
+        sql = (
+            f"SELECT {RUN_COLUMNS} FROM runs r {'WHERE ' + ' AND '.join(where) if where else ''} "
+            f"ORDER BY {order} LIMIT ? OFFSET ?"
+        )
+        return [RunRow.of(r) for r in self.conn.execute(sql, [*args, limit, offset])]
+
+    def run(self, path: str | Path) -> RunRow | None:
+        """The library's row for ``path`` (spelled as the indexer spells it), or None."""
+        row = self.conn.execute(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE path = ?", (norm(path),)
+        ).fetchone()
+        return RunRow.of(row) if row else None
+
+    def branches(self, path: str | Path) -> list[RunRow]:
+        """The runs forked from ``path`` (heal winners carry ``healed_by``), oldest first."""
+        rows = self.conn.execute(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE parent = ? ORDER BY time, id", (norm(path),)
+        )
+        return [RunRow.of(r) for r in rows]
+
+    def search(self, query: str, limit: int = 100) -> list[Hit]:
+        """Steps across all readable runs matching ``query``, newest runs first.
+        LoadError (naming the query) when it has a problem; [] when it is empty."""
+        q = self._parsed(query)
+        if q.nothing or not q.match:
+            return [] if q.nothing or q.empty else self._run_hits(q, limit)
+        where, args = _run_conditions(q)
+        sql = (
+            "SELECT s.rowid, s.seq, snippet(step_fts, 0, char(2), char(3), '…', ?), "
+            "s.tool, s.agent, r.path, r.id FROM step_fts s JOIN runs r ON r.id = s.rowid / ? "
+            f"WHERE step_fts MATCH ? AND {' AND '.join(where)} ORDER BY s.rowid DESC"
+        )
+        hits: list[Hit] = []
+        for _rowid, seq, snip, tool, agent, path, run in self.conn.execute(
+            sql, [SNIPPET_WORDS, STEP_SPAN, q.match, *args]
+        ):
+            if q.keeps(tool, agent):
+                text, marks = split_marks(snip)
+                hits.append(Hit(path, seq, text, marks, tool, agent, run))
+                if len(hits) >= limit:
+                    break
+        return hits
+
+    def _run_hits(self, q: SearchQuery, limit: int) -> list[Hit]:
+        """Run keys alone (``model:x after:…``): one hit per run, at its start."""
+        where, args = _run_conditions(q)
+        sql = f"SELECT path, title, id FROM runs r WHERE {' AND '.join(where)} ORDER BY time DESC LIMIT ?"
+        return [
+            Hit(p, None, t, (), "", "", i) for p, t, i in self.conn.execute(sql, [*args, limit])
+        ]
+
+    @staticmethod
+    def _parsed(query: str) -> SearchQuery:
+        q = parse_search(query)
+        if q.problems:
+            raise LoadError(f"search “{query.strip()}”", "; ".join(q.problems))
+        return q

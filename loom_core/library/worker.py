@@ -1,0 +1,261 @@
+"""Keeping the library up to date in the background: the desktop's one library writer.
+
+Why one thread with a queue: SQLite takes one writer at a time, and the desktop must
+never wait for indexing (a first scan of a big folder takes minutes). Every request --
+scan a folder, a file changed, "the app opened/recorded/forked/healed this path" -- is
+queued and returns at once; the thread runs them in order, reports progress, and stops
+between files when cancelled. Changed paths are settled first (:attr:`settle` seconds
+without a new event), so a trace the proxy rewrites every two seconds is re-indexed
+once it pauses, not on every write.
+
+Callbacks (``on_progress``, ``on_changed``) run on the worker thread: the desktop
+forwards them to its GUI thread with a queued signal and must not touch widgets in them.
+
+Ownership: :meth:`LibraryIndexer.start` starts the thread and the folder watcher;
+:meth:`LibraryIndexer.stop` cancels the current work and joins both.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from loom_core.library.db import connect, norm
+from loom_core.library.index import EVENTS, Indexer
+from loom_core.library.scan import default_folders, is_run_file
+from loom_core.library.watch import FolderWatcher
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    """Where the worker is: ``phase`` is ``scanning`` (a folder), ``indexing`` (changed
+    files) or ``idle``; ``done`` of ``total`` files, ``path`` the one being read."""
+
+    phase: str
+    done: int = 0
+    total: int = 0
+    path: str = ""
+    folder: str = ""
+
+
+@dataclass
+class _Task:
+    kind: str  # scan | refresh | note | path
+    path: str = ""
+    event: str = ""
+    generation: int = 0
+
+
+class LibraryIndexer:
+    """Indexes watched folders in a background thread (see the module docstring)."""
+
+    def __init__(
+        self,
+        folders: Iterable[str | Path] | None = None,
+        db_path: str | Path | None = None,
+        on_progress: Callable[[IndexProgress], None] | None = None,
+        on_changed: Callable[[list[str]], None] | None = None,
+        watch: bool = True,
+        settle: float = 0.5,
+    ) -> None:
+        self._folders = [norm(f) for f in (default_folders() if folders is None else folders)]
+        self._db_path = db_path
+        self._on_progress = on_progress
+        self._on_changed = on_changed
+        self.settle = settle
+        self._watcher = FolderWatcher(self._changed_path) if watch else None
+        self._cond = threading.Condition()
+        self._tasks: deque[_Task] = deque()
+        self._dirty: dict[str, float] = {}  # changed path -> monotonic time of its last event
+        self._generation = 0
+        self._busy = False
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self.progress = IndexProgress("idle")
+
+    # -- owner -----------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the thread: scan every folder, then follow changes until :meth:`stop`."""
+        if self._thread is not None:
+            return
+        if self._watcher is not None:
+            self._watcher.start()
+        for folder in self._folders:
+            self._watch(folder)
+            self._put(_Task("scan", folder))
+        self._thread = threading.Thread(target=self._run, name="library-indexer", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Cancel what is running, stop the watcher and join the thread (idempotent)."""
+        with self._cond:
+            self._stopping = True
+            self._generation += 1
+            self._cond.notify_all()
+        if self._watcher is not None:
+            self._watcher.stop(timeout)
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                log.warning("run library: the indexer did not stop within %.0f s", timeout)
+
+    # -- requests (never block) ------------------------------------------------------
+    @property
+    def folders(self) -> list[str]:
+        return list(self._folders)
+
+    def add_folder(self, folder: str | Path) -> None:
+        """Watch ``folder`` too, and index what it holds."""
+        path = norm(folder)
+        if path not in self._folders:
+            self._folders.append(path)
+        self._watch(path)
+        self._put(_Task("scan", path))
+
+    def remove_folder(self, folder: str | Path) -> None:
+        """Stop watching ``folder`` (its runs stay listed until forgotten)."""
+        path = norm(folder)
+        if path in self._folders:
+            self._folders.remove(path)
+        if self._watcher is not None:
+            self._watcher.unwatch(path)
+
+    def note(self, path: str | Path, event: str) -> None:
+        """The app ``opened``/``recording``/``recorded``/``forked``/``healed`` ``path``."""
+        if event not in EVENTS:
+            raise ValueError(f"unknown library event {event!r}; events are {', '.join(EVENTS)}")
+        self._put(_Task("note", norm(path), event))
+
+    def refresh(self) -> None:
+        """Re-check every known run, then re-scan every folder."""
+        self._put(_Task("refresh"))
+        for folder in self._folders:
+            self._put(_Task("scan", folder))
+
+    def cancel(self) -> None:
+        """Stop the scan in progress and drop queued scans (notes and changes still run)."""
+        with self._cond:
+            self._generation += 1
+            kept = [t for t in self._tasks if t.kind not in ("scan", "refresh")]
+            self._tasks.clear()
+            self._tasks.extend(kept)
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Block until nothing is queued, settling or running (tests and the CLI use it)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._tasks or self._dirty or self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0 or self._stopping:
+                    return False
+                self._cond.wait(min(left, 0.05))
+        return True
+
+    # -- internals -------------------------------------------------------------------
+    def _watch(self, folder: str) -> None:
+        if self._watcher is not None:
+            self._watcher.watch(folder)
+
+    def _put(self, task: _Task) -> None:
+        with self._cond:
+            task.generation = self._generation
+            self._tasks.append(task)
+            self._cond.notify_all()
+
+    def _changed_path(self, path: str, is_folder: bool) -> None:
+        with self._cond:
+            if is_folder:
+                self._tasks.append(_Task("scan", norm(path), generation=self._generation))
+            else:
+                self._dirty[norm(path)] = time.monotonic()
+            self._cond.notify_all()
+
+    def _next(self) -> _Task | None:
+        """The next task: queued ones first, then a changed path that has settled."""
+        with self._cond:
+            while not self._stopping:
+                if self._tasks:
+                    self._busy = True
+                    return self._tasks.popleft()
+                now = time.monotonic()
+                ready = [p for p, t in self._dirty.items() if now - t >= self.settle]
+                if ready:
+                    del self._dirty[ready[0]]
+                    self._busy = True
+                    return _Task("path", ready[0], generation=self._generation)
+                wait = min((self.settle - (now - t) for t in self._dirty.values()), default=None)
+                self._busy = False
+                self._cond.notify_all()
+                self._cond.wait(wait)
+            return None
+
+    def _run(self) -> None:
+        indexer = None
+        try:
+            indexer = Indexer(connect(self._db_path))
+            while (task := self._next()) is not None:
+                try:
+                    changed = self._do(indexer, task)
+                except Exception:  # one bad file or a full disk must not end the worker
+                    log.exception("run library: %s %s failed", task.kind, task.path)
+                    changed = []
+                self._report(IndexProgress("idle"))
+                if changed:
+                    self._call(self._on_changed, changed)
+        except Exception:
+            log.exception("run library: the indexer stopped")
+        finally:
+            if indexer is not None:
+                indexer.close()
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+    def _do(self, indexer: Indexer, task: _Task) -> list[str]:
+        """Run one task; the paths whose rows changed."""
+        cancelled: Callable[[], bool] = lambda: task.generation != self._generation  # noqa: E731
+        if task.kind == "note":
+            indexer.note(task.path, task.event)
+            return [task.path]  # its source changed even when its file did not
+        if task.kind == "path":
+            if not (is_run_file(task.path) or indexer.known(task.path)):
+                return []
+            return [task.path] if indexer.index_file(task.path) != "unchanged" else []
+        progress = self._progress_of(task)
+        if task.kind == "refresh":
+            report = indexer.refresh(progress, cancelled)
+        elif os.path.isdir(task.path):
+            report = indexer.index_folder(task.path, progress, cancelled)
+        else:
+            return indexer.check_under(task.path)
+        return report.indexed + report.unreadable + report.missing
+
+    def _progress_of(self, task: _Task) -> Callable[[int, int, str], None]:
+        phase = "scanning" if task.kind == "scan" else "indexing"
+
+        def report(done: int, total: int, path: str) -> None:
+            self._report(IndexProgress(phase, done, total, path, task.path))
+
+        return report
+
+    def _report(self, progress: IndexProgress) -> None:
+        self.progress = progress
+        self._call(self._on_progress, progress)
+
+    @staticmethod
+    def _call(callback: Callable[[Any], None] | None, value: object) -> None:
+        if callback is None:
+            return
+        try:
+            callback(value)
+        except Exception:  # a consumer's bug must not stop indexing
+            log.exception("run library: a callback failed")
