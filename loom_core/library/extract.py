@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from loom_core.formats.document import Document, text_and_calls
+from loom_core.views.shield_place import executed_input, place_shield_events
 from loom_core.views.steps import effect_seq
 from loom_core.views.summary import model_usage, total_cost
 from loom_core.views.timeline import F_BLOCKED, F_ERROR, KINDS, kind_code, result_flags
@@ -63,7 +64,8 @@ class RunFacts:
 
 def tag_words(kind: int, flags: int, depth: int) -> str:
     """Words the ``tags`` column holds: ``kmodel`` … for the kind, ``ferror`` (an error,
-    a blocked or denied call), ``fblocked`` and ``fsubagent`` for the flags."""
+    a blocked or denied call), ``fblocked`` and ``fsubagent`` for the flags (shield
+    decisions add ``fshield`` and ``fdenied``, see :func:`_add_shield`)."""
     words = [f"k{KINDS[kind]}"]
     if flags & (F_ERROR | F_BLOCKED):
         words.append("ferror")
@@ -120,7 +122,40 @@ def step_texts(doc: Document) -> list[StepText]:
         row.body = row.body[:BODY_CHARS]
         row.tags = " ".join(filter(None, [tag_words(code, flags, depth), row.tags]))
         rows.append(row)
+    _add_shield(doc, rows, first=len(doc.episodes))
     return rows
+
+
+@dataclass
+class _EffectSteps:
+    """The effects as steps, for :func:`place_shield_events` (no user-prompt rows)."""
+
+    doc: Document
+    effect_of: range
+
+    def __len__(self) -> int:
+        return len(self.effect_of)
+
+
+def _add_shield(doc: Document, rows: list[StepText], first: int) -> None:
+    """Put each shield decision on its model step (as the timeline places it): the call's
+    tool and arguments join the step's text, ``fshield`` its tags, and a denied call
+    ``fdenied`` (which ``is:blocked`` and ``is:error`` include, as in the step filter)."""
+    if not doc.shield_events:
+        return
+    steps = _EffectSteps(doc, range(len(doc.effects)))
+    models = [i for i, e in enumerate(doc.effects) if e.kind == "model"]
+    for effect, events in place_shield_events(doc, steps, models).items():
+        row = rows[first + effect]
+        words = dict.fromkeys(row.tags.split() + ["fshield"])
+        for event in (doc.shield_events[i] for i in events):
+            if event.action == "deny":
+                words.update(dict.fromkeys(["fdenied", "fblocked", "ferror"]))
+            if event.tool:
+                row.tool = " ".join(dict.fromkeys([*row.tool.split(), str(event.tool)]))
+                call = f"{event.tool}({_text(executed_input(event))})"
+                row.body = row.body if call in row.body else f"{row.body}\n{call}"[:BODY_CHARS]
+        row.tags = " ".join(words)
 
 
 def _more_tags(tags: str, flags: int) -> str:

@@ -10,8 +10,8 @@ midnight) -- and turns the whole into one FTS5 expression plus run conditions.
 What differs from the step filter, because an index answers it: text matches words and
 word beginnings (``conf`` finds ``config.yaml``; ``onfig`` does not), punctuation only
 separates words (``"rm -rf"`` is the phrase ``rm rf``), and ``tool:NAME`` also matches the
-model step that called the tool (the step where its arguments are). ``is:shield`` and
-``is:denied`` are for a run's own filter and are reported as problems here.
+model step that called the tool (the step where its arguments are, and where a shield
+decision about the call sits).
 """
 
 from __future__ import annotations
@@ -113,12 +113,14 @@ def _tool_expr(q: SearchQuery, globs: list[str]) -> str:
     return _any("tool", alternatives)
 
 
-def _flag_expr(q: SearchQuery, flags: int, subagent: bool) -> list[str]:
-    if flags & F_SHIELD or (flags & F_DENIED and not flags & F_BLOCKED):
-        q.problems.append("is:shield and is:denied work in a run's step filter, not across runs")
-        q.nothing = True
-    word = "ferror" if flags & F_ERROR else "fblocked" if flags & F_BLOCKED else ""
-    return [f"tags : {w}" for w in (word, "fsubagent" if subagent else "") if w]
+def _flag_expr(flags: int, subagent: bool) -> list[str]:
+    """``is:`` terms: any of the flags (as in the step filter), and a sub-agent step."""
+    words = ["ferror" if flags & F_ERROR else "fblocked" if flags & F_BLOCKED else ""]
+    words.append("fdenied" if flags & F_DENIED and not flags & F_BLOCKED else "")
+    words.append("fshield" if flags & F_SHIELD else "")
+    chosen = [w for w in words if w]
+    parts = [_any("tags", chosen)] if chosen else []
+    return parts + (["tags : fsubagent"] if subagent else [])
 
 
 def parse_search(text: str) -> SearchQuery:
@@ -136,7 +138,7 @@ def parse_search(text: str) -> SearchQuery:
         q.agents = step.agents
         names = [fts_string(a) + "*" for a in step.agents if _WORD.search(a)]
         parts += [_any("agent", names)] if len(names) == len(step.agents) else []
-    parts += _flag_expr(q, step.flags, step.subagent)
+    parts += _flag_expr(step.flags, step.subagent)
     for needle in step.texts:
         if _WORD.search(needle):
             parts.append("{body tool} : " + fts_string(needle) + "*")

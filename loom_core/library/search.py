@@ -198,7 +198,8 @@ class Library:
         return [RunRow.of(r) for r in rows]
 
     def search(self, query: str, limit: int = 100) -> list[Hit]:
-        """Steps across all readable runs matching ``query``, newest runs first.
+        """Steps across all readable runs matching ``query``, newest runs first, each run's
+        hits in step order.
         LoadError (naming the query) when it has a problem; [] when it is empty."""
         q = self._parsed(query)
         if q.nothing or not q.match:
@@ -209,16 +210,18 @@ class Library:
             "s.tool, s.agent, r.path, r.id FROM step_fts s JOIN runs r ON r.id = s.rowid / ? "
             f"WHERE step_fts MATCH ? AND {' AND '.join(where)} ORDER BY s.rowid DESC"
         )
-        hits: list[Hit] = []
-        for _rowid, seq, snip, tool, agent, path, run in self.conn.execute(
+        found: list[tuple[int, Hit]] = []
+        for rowid, seq, snip, tool, agent, path, run in self.conn.execute(
             sql, [SNIPPET_WORDS, STEP_SPAN, q.match, *args]
         ):
             if q.keeps(tool, agent):
                 text, marks = split_marks(snip)
-                hits.append(Hit(path, seq, text, marks, tool, agent, run))
-                if len(hits) >= limit:
+                found.append((rowid, Hit(path, seq, text, marks, tool, agent, run)))
+                if len(found) >= limit:
                     break
-        return hits
+        runs = {hit.run_id: n for n, (_r, hit) in reversed(list(enumerate(found)))}
+        found.sort(key=lambda item: (runs[item[1].run_id], item[0]))  # a run's hits in step order
+        return [hit for _r, hit in found]
 
     def _run_hits(self, q: SearchQuery, limit: int) -> list[Hit]:
         """Run keys alone (``model:x after:…``): one hit per run, at its start."""

@@ -1,0 +1,157 @@
+"""Indexing real runs: every format through the loader, incrementally, and what goes wrong.
+
+Why these cases: the library is re-scanned at every start and on every change, so an
+unchanged file must not be read again; files move, vanish and break between scans, and
+the Runs page must show that instead of failing; and an index of an older schema must
+rebuild itself rather than be misread.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from loom_core.library.db import SCHEMA_VERSION, connect, schema_version
+from loom_core.library.index import Indexer
+from loom_core.library.search import Library
+
+
+def _index(folder: Path) -> tuple[Indexer, Library]:
+    indexer = Indexer()
+    indexer.index_folder(folder)
+    return indexer, Library()
+
+
+def test_every_run_in_a_folder_is_listed_with_its_facts(runs: Path, made: Path) -> None:
+    indexer, lib = _index(runs)
+    rows = {Path(r.path).name: r for r in lib.runs()}
+    assert set(rows) == {"sample.loom.json", "sample-branch.loom.json", "session.loom.json"}
+    sample, branch, proxy = (
+        rows["sample.loom.json"],
+        rows["sample-branch.loom.json"],
+        rows["session.loom.json"],
+    )
+    assert (sample.format, sample.steps, sample.outcome, sample.state) == (
+        "trace",
+        28,
+        "finished",
+        "ok",
+    )
+    assert sample.models == ("claude-sonnet-4-5",) and sample.tokens_in == 35693
+    assert sample.cost is not None and sample.cost > 0 and sample.errors > 0
+    assert sample.title.startswith("CI for textkit is red")
+    assert branch.parent == str(made / "sample.loom.json") and branch.fork_seq == 3
+    assert branch.started is not None  # the fork's created_at
+    assert proxy.models == ("claude-test",) and proxy.tokens_in >= 120  # the scripted usage
+    assert [b.path for b in lib.branches(made / "sample.loom.json")] == [branch.path]
+    indexer.close()
+    lib.close()
+
+
+def test_a_second_pass_reads_only_changed_files(runs: Path) -> None:
+    indexer, lib = _index(runs)
+    again = indexer.index_folder(runs)
+    assert again.indexed == [] and len(again.unchanged) == 3
+    branch = runs / "sample-branch.loom.json"
+    st = branch.stat()
+    os.utime(branch, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    third = indexer.index_folder(runs)
+    assert third.indexed == [str(branch)] and len(third.unchanged) == 2
+    indexer.close()
+
+
+def test_moved_deleted_and_unreadable_files_are_marked_not_fatal(runs: Path) -> None:
+    indexer, lib = _index(runs)
+    sample, branch = runs / "sample.loom.json", runs / "sample-branch.loom.json"
+    moved = runs / "elsewhere" / "sample.loom.json"
+    moved.parent.mkdir()
+    shutil.move(sample, moved)  # keeps the mtime: recognised as the same run
+    os.remove(runs / "proxy" / "session.loom.json")
+    os.remove(runs / "proxy" / "session.journal.jsonl")
+    branch.write_text('{"version": 2, "log": [')  # torn
+    report = indexer.index_folder(runs)
+    assert report.indexed == [str(moved)] and report.unreadable == [str(branch)]
+    by_path = {r.path: r for r in lib.runs()}
+    assert by_path[str(sample)].state == "missing"
+    assert by_path[str(sample)].cause == f"moved to {moved}"
+    gone = by_path[str(runs / "proxy" / "session.loom.json")]
+    assert (gone.state, gone.cause) == ("missing", "the file is gone")
+    broken = by_path[str(branch)]
+    assert broken.state == "unreadable" and "JSON" in broken.cause
+    assert report.causes[str(branch)] == broken.cause
+    assert all(h.path == str(moved) for h in lib.search("slugify"))  # only readable runs
+    assert indexer.index_file(branch) == "unchanged"  # a broken file is not re-read either
+    indexer.close()
+
+
+def test_an_unreadable_permission_is_marked(runs: Path) -> None:
+    indexer, lib = _index(runs)
+    sample = runs / "sample.loom.json"
+    sample.chmod(0)
+    try:
+        if os.access(sample, os.R_OK):  # running as root: permissions do not apply
+            return
+        st = sample.stat()
+        os.utime(sample, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        assert indexer.index_file(sample) == "unreadable"
+        assert lib.run(sample) is not None and lib.run(sample).cause == "permission denied"  # type: ignore[union-attr]
+    finally:
+        sample.chmod(0o644)
+    indexer.close()
+
+
+def test_a_journal_beside_its_trace_and_the_sidecar_are_one_run(runs: Path) -> None:
+    indexer, lib = _index(runs)
+    proxy = [r for r in lib.runs() if "/proxy/" in r.path]
+    assert [Path(r.path).name for r in proxy] == ["session.loom.json"]
+    os.remove(runs / "proxy" / "session.loom.json")  # a crashed recording: its journal remains
+    indexer.index_folder(runs)
+    names = sorted(Path(r.path).name for r in lib.runs() if "/proxy/" in r.path and r.state == "ok")
+    assert names == ["session.journal.jsonl"]
+    indexer.close()
+
+
+def test_a_database_of_another_schema_is_rebuilt_keeping_its_paths(
+    runs: Path, library_db: Path
+) -> None:
+    indexer, lib = _index(runs)
+    indexer.close()
+    lib.close()
+    conn = connect()
+    conn.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
+    conn.execute("UPDATE runs SET title = 'stale'")
+    conn.close()
+    conn = connect()
+    assert schema_version(conn) == SCHEMA_VERSION
+    rows = conn.execute("SELECT path, size, title FROM runs").fetchall()
+    assert len(rows) == 3 and all(size is None and title == "" for _p, size, title in rows)
+    report = Indexer(conn).refresh()  # the paths it knew are read again
+    assert len(report.indexed) == 3
+    conn.close()
+
+
+def test_a_file_that_is_not_a_database_is_set_aside(library_db: Path) -> None:
+    library_db.write_bytes(b"this is not sqlite " * 100)
+    with Library() as lib:
+        assert lib.count() == 0
+    assert library_db.with_name(library_db.name + ".damaged").exists()
+
+
+def test_noted_runs_carry_their_source_and_recording_is_running(runs: Path) -> None:
+    indexer = Indexer()
+    sample = runs / "sample.loom.json"
+    assert indexer.note(sample, "opened") == "indexed"
+    lib = Library()
+    assert lib.run(sample).source == "opened"  # type: ignore[union-attr]
+    indexer.note(runs / "proxy" / "session.loom.json", "recording")
+    row = lib.run(runs / "proxy" / "session.loom.json")
+    assert row is not None and (row.outcome, row.source) == ("running", "recorded")
+    indexer.note(runs / "proxy" / "session.loom.json", "recorded")
+    assert lib.run(runs / "proxy" / "session.loom.json").outcome == "finished"  # type: ignore[union-attr]
+    not_yet = runs / "later.loom.json"
+    indexer.note(not_yet, "recording")  # the proxy has not written its file yet
+    assert lib.run(not_yet).state == "ok"  # type: ignore[union-attr]
+    assert indexer.forget(sample) and lib.run(sample) is None and not indexer.forget(sample)
+    indexer.close()
+    lib.close()

@@ -1,0 +1,102 @@
+"""The desktop's library worker: indexes watched folders off the caller's thread, follows
+changes, reports progress, cancels, and leaves no thread behind.
+
+Why real threads and a real watcher: the contract is that the caller never waits (every
+request returns at once) and that the worker and watchdog's observer both stop when
+their owner says so. Waits are bounded (``wait_idle`` with a timeout).
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from pathlib import Path
+
+from loom_core.library.search import Library
+from loom_core.library.worker import IndexProgress, LibraryIndexer
+from tests.core.library.conftest import SAMPLE
+
+
+def _threads() -> set[threading.Thread]:
+    return set(threading.enumerate())
+
+
+def test_scans_follows_changes_and_stops(runs: Path) -> None:
+    before = _threads()
+    progress: list[IndexProgress] = []
+    changed: list[list[str]] = []
+    worker = LibraryIndexer(
+        [runs], on_progress=progress.append, on_changed=changed.append, settle=0.05
+    )
+    started = time.monotonic()
+    worker.start()
+    assert time.monotonic() - started < 1.0  # the first scan runs on the worker
+    try:
+        assert worker.wait_idle(30)
+        lib = Library()
+        assert len(lib.runs()) == 3
+        assert any(p.phase == "scanning" and p.total == 3 for p in progress)
+        assert progress[-1].phase == "idle" and changed
+        new = runs / "later" / "copy.loom.json"
+        new.parent.mkdir()
+        shutil.copy(SAMPLE, new)
+        deadline = time.monotonic() + 20
+        while lib.run(new) is None and time.monotonic() < deadline:  # the watcher's hint
+            time.sleep(0.05)
+        assert lib.run(new) is not None and lib.run(new).state == "ok"  # type: ignore[union-attr]
+        new.unlink()
+        while lib.run(new).state != "missing" and time.monotonic() < deadline:  # type: ignore[union-attr]
+            time.sleep(0.05)
+        assert lib.run(new).state == "missing"  # type: ignore[union-attr]
+        worker.note(runs / "sample.loom.json", "opened")
+        assert worker.wait_idle(20)
+        assert lib.run(runs / "sample.loom.json").source == "opened"  # type: ignore[union-attr]
+        lib.close()
+    finally:
+        worker.stop()
+    assert not {t for t in _threads() - before if t.is_alive()}
+
+
+def test_cancel_stops_a_scan_between_files(tmp_path: Path) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for n in range(40):
+        shutil.copy(SAMPLE, folder / f"run-{n}.loom.json")
+    gate = threading.Event()
+    seen: list[IndexProgress] = []
+
+    def on_progress(p: IndexProgress) -> None:
+        seen.append(p)
+        if p.phase == "scanning" and p.done == 2:
+            gate.set()
+            time.sleep(0.2)  # the caller cancels while the worker is inside the scan
+
+    worker = LibraryIndexer([folder], on_progress=on_progress, watch=False)
+    worker.start()
+    try:
+        assert gate.wait(30)
+        worker.cancel()
+        assert worker.wait_idle(30)
+        with Library() as lib:
+            assert 2 <= lib.count() < 40
+        worker.refresh()  # asked again: the rest is indexed
+        assert worker.wait_idle(60)
+        with Library() as lib:
+            assert lib.count() == 40
+    finally:
+        worker.stop()
+
+
+def test_an_unknown_event_is_refused_at_once(tmp_path: Path) -> None:
+    worker = LibraryIndexer([], watch=False)
+    try:
+        worker.note(tmp_path / "x.loom.json", "opened")
+        try:
+            worker.note(tmp_path / "x.loom.json", "deleted")
+        except ValueError as err:
+            assert "events are opened" in str(err)
+        else:
+            raise AssertionError("no ValueError")
+    finally:
+        worker.stop()  # never started: stopping is still fine
