@@ -12,14 +12,17 @@ or hung (over ``--hang`` seconds), and every crash is written to
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
+import os
 import signal
 import sys
 import tempfile
 import time
 import traceback
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,9 +85,12 @@ def run_family(
     seed: int,
     causes: bool = False,
     bases: Any = None,
+    window: Any = None,
 ) -> None:
     render = renderer()
     signal.signal(signal.SIGALRM, _alarm)
+    if window is not None:
+        signal.signal(signal.SIGALRM, window.alarm)
 
     @settings(
         max_examples=cases,
@@ -96,6 +102,15 @@ def run_family(
     )
     @given(mutated(family, bases) if bases is not None else mutated(family))
     def one(data: bytes) -> None:
+        if window is not None:
+            _in_window(window, family, data, tally)
+        else:
+            _exercise(data)
+        row = {s: tally[(family, s)] for s in ("ok", "rejected", "crashed", "hung")}
+        if sum(row.values()) % 250 == 0:
+            print("# " + json.dumps({"family": family, **row}), flush=True)
+
+    def _exercise(data: bytes) -> None:
         with tempfile.TemporaryDirectory(prefix="loom-fuzz-") as tmp:
             signal.setitimer(signal.ITIMER_REAL, hang)
             try:
@@ -116,12 +131,46 @@ def run_family(
                 )
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            row = {s: tally[(family, s)] for s in ("ok", "rejected", "crashed", "hung")}
-            if sum(row.values()) % 250 == 0:
-                print("# " + json.dumps({"family": family, **row}), flush=True)
 
     one._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
     one()
+
+
+def _in_window(window: Any, family: str, data: bytes, tally: Counter) -> None:
+    """One input through the real window (see :mod:`tests.desktop.fuzz_window`)."""
+    case = window.run(data, journal_name=family == "journal_lines")
+    tally[(family, case.status)] += 1
+    if case.status in ("crashed", "hung"):
+        print(
+            f"{case.status.upper()} {family} (window): {'; '.join(case.problems)[:400]}; "
+            f"kept {keep(family, data)}",
+            file=sys.stderr,
+        )
+
+
+@contextlib.contextmanager
+def real_window(bound: float) -> Iterator[Any]:
+    """One offscreen application and main window for every input (settings kept apart)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    with tempfile.TemporaryDirectory(prefix="loom-fuzz-window-") as tmp:
+        os.environ["LOOM_DESKTOP_CONFIG_DIR"] = str(Path(tmp) / "config")
+        from PySide6.QtWidgets import QApplication
+
+        from loom_desktop.main_window import MainWindow
+        from tests.desktop.fuzz_window import WindowFuzz
+
+        app = QApplication.instance() or QApplication([])
+        window = MainWindow()
+        window.resize(1280, 800)
+        window.show()
+        harness = WindowFuzz(window, Path(tmp), bound)
+        try:
+            with harness.hooks():
+                yield harness
+        finally:
+            window.close()
+            window.deleteLater()
+            app.processEvents()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,14 +181,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--causes", action="store_true", help="print every rejection's cause")
     parser.add_argument("--pool", type=int, default=400, help="valid documents to mutate")
+    parser.add_argument(
+        "--window", action="store_true", help="open every input in one real main window instead"
+    )
     args = parser.parse_args(argv)
     tally: Counter = Counter()
     start = time.monotonic()
     bases = base_pool(args.pool)
-    for family in args.family or FAMILIES:
-        run_family(family, args.cases, args.hang, tally, args.seed, args.causes, bases)
-        row = {s: tally[(family, s)] for s in ("ok", "rejected", "crashed", "hung")}
-        print(json.dumps({"family": family, **row}), flush=True)
+    with real_window(args.hang) if args.window else contextlib.nullcontext() as window:
+        for family in args.family or FAMILIES:
+            began = time.monotonic()
+            run_family(family, args.cases, args.hang, tally, args.seed, args.causes, bases, window)
+            row = {s: tally[(family, s)] for s in ("ok", "rejected", "crashed", "hung")}
+            seconds = round(time.monotonic() - began)
+            print(json.dumps({"family": family, **row, "seconds": seconds}), flush=True)
     total = {
         s: sum(v for (_f, st), v in tally.items() if st == s)
         for s in ("ok", "rejected", "crashed", "hung")
