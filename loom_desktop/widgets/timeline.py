@@ -188,6 +188,9 @@ class TimelineWidget(pg.PlotWidget):
 
     def _set_markers(self, tl: Timeline, height: np.ndarray) -> None:
         flags = _copy(tl.flags, np.uint8)
+        # ◆ is a denial, ★ any other decision: a denied step shows only ◆ (as the step
+        # list, the context view and `steps` sign it), not a star drawn over it
+        flags[(flags & F_DENIED) != 0] &= np.uint8(~F_SHIELD & 0xFF)
         lift = max(float(height.max(initial=1.0)), 1.0) * 0.04
         for bit, item in self.markers.items():
             steps = np.flatnonzero(flags & bit)

@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF
 
 from loom_core.formats.loader import load
 from loom_core.views.steps import step_of_seq
-from loom_core.views.timeline import F_BLOCKED, F_ERROR, F_SHIELD, build_timeline
+from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, build_timeline
 from loom_desktop.__main__ import screenshot
 from loom_desktop.document.context_html import ViewState, step_html
 from loom_desktop.document.step_list_model import COL_STEP, StepListModel
@@ -72,7 +72,10 @@ def test_timeline_axis_labels_seqs_at_their_steps_rows(qtbot, sample: Path) -> N
     assert axis.tickStrings([0.0, 24.0], 1.0, 1.0) == ["", ""]  # prompt rows: no number
     for bit in (F_ERROR, F_BLOCKED, F_SHIELD):  # markers still sit on their step's row
         marked = set(widget.markers[bit].getData()[0].astype(int))
-        assert marked == {s for s in range(len(tl)) if tl.flags[s] & bit}
+        hidden = F_DENIED if bit == F_SHIELD else 0  # a denial's ◆ stands alone
+        assert marked == {
+            s for s in range(len(tl)) if tl.flags[s] & bit and not tl.flags[s] & hidden
+        }
     view = widget.getPlotItem().getViewBox()
     at = view.mapViewToScene(QPointF(float(step_of_seq(tl, REVIEWER_CALL)), 100.0))
     widget._hovered(at)
@@ -155,3 +158,23 @@ def test_step_list_signs_match_the_timeline_legend() -> None:
     drawn = {bit: glyph[symbol] for bit, symbol, _ in _MARKS if symbol in glyph}
     assert flag_marks(F_DENIED | F_SHIELD).strip() == drawn[F_DENIED]
     assert flag_marks(F_SHIELD).strip() == drawn[F_SHIELD]
+
+
+def test_a_denied_step_is_drawn_as_a_diamond_alone(qtbot, sample: Path) -> None:
+    """◆ is a denial, ★ any other shield decision: the timeline draws a denied step's ◆
+    without a ★ over it, as the step list signs it (issue 11's leftover)."""
+    from loom_core.views.steps import flag_marks
+
+    tl = build_timeline(load(sample))
+    decided = [s for s in range(len(tl)) if tl.flags[s] & F_SHIELD]
+    tl.flags[decided[0]] |= F_DENIED  # one of them denied
+    widget = TimelineWidget()
+    qtbot.addWidget(widget)
+    widget.set_timeline(tl)
+
+    def drawn(bit: int) -> list[int]:
+        xs = widget.markers[bit].getData()[0]
+        return [] if xs is None else [int(x) for x in xs]
+
+    assert drawn(F_DENIED) == [decided[0]] and drawn(F_SHIELD) == decided[1:]
+    assert flag_marks(int(tl.flags[decided[0]])).strip() == "◆"

@@ -48,11 +48,20 @@ def test_live_tab_puts_each_decision_on_its_calls_step(qtbot, window: MainWindow
     live, steps = view.session.timeline, models()
     assert live.shield_at == {steps[k]: [i] for i, k in enumerate(EXPECTED)}
 
-    def stars() -> list[int]:
-        xs = view.timeline_widget.markers[F_SHIELD].getData()[0]
+    def drawn(bit: int) -> list[int]:
+        xs = view.timeline_widget.markers[bit].getData()[0]
         return [] if xs is None else [int(x) for x in xs]
 
-    qtbot.waitUntil(lambda: stars() == [steps[k] for k in EXPECTED], timeout=WAIT_MS)
+    decided = [steps[k] for k in EXPECTED]
+    denied = [s for s in decided if live.flags[s] & F_DENIED]
+    assert len(denied) == 2  # deny with a reason, and the timeout
+    # ◆ on a denial, ★ on every other decision: never both on one step
+    qtbot.waitUntil(
+        lambda: (
+            drawn(F_SHIELD) == [s for s in decided if s not in denied] and drawn(F_DENIED) == denied
+        ),
+        timeout=WAIT_MS,
+    )
 
     expect = {
         1: ["approve via operator by alice", 'deploy({"env": "prod"})'],
