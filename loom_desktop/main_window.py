@@ -97,6 +97,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
         self._action(file_menu, "&Watch Journal…", self.watch_dialog, "Ctrl+Shift+O")
         self._action(file_menu, "Open Claude Code &Session…", self.claude_sessions_dialog)
+        self._otel_menu(file_menu)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._export_menu(file_menu)
@@ -133,6 +134,13 @@ class MainWindow(QMainWindow):
 
         self.exports = ExportActions(self)
         self.exports.install(file_menu)
+
+    def _otel_menu(self, file_menu: QMenu) -> None:
+        """File ▸ Listen for OpenTelemetry…: a local OTLP receiver, each trace a live tab."""
+        from loom_desktop.features.otel.actions import OtelActions
+
+        self.otel = OtelActions(self)
+        self.otel.install(file_menu)
 
     def _fork_menu(self) -> None:
         """Run ▸ Fork from Here… (F), step context menus and branch ⟷ parent links."""
@@ -485,6 +493,7 @@ class MainWindow(QMainWindow):
         if self.demo is not None:
             self.demo.stop()
         self.proxy_manager.shutdown()
+        self.otel.shutdown()
         self.forks.shutdown()
         self.doctor.shutdown()
         for connection in self.proxies:
