@@ -114,4 +114,5 @@ READER = ForeignReader(
     patterns=(),  # no pattern of its own: *.jsonl is already in the Open filter
     sniff=sniff,
     load=load_claude_code,
+    companions=lambda path: [str(p) for p in subagent_files(path).values()],
 )

@@ -157,3 +157,34 @@ def test_any_json_in_any_field_reads_or_is_a_load_error(field, value, which) -> 
     except LoadError:
         return
     build_timeline(doc)
+
+
+def test_a_running_sub_agent_file_is_followed(session) -> None:
+    """A live tab re-reads a session when one of its sub-agent files grows (newer Claude
+    Code versions write a running sub-agent there, not in the session file)."""
+    from loom_core.formats.claude_code import READER
+    from loom_core.live.reread import RereadFollower
+
+    path, _main, sub = session
+    follower = RereadFollower(path, READER, probe=lambda _p: None)
+    first = follower.read(final=True)
+    assert first is not None and first.document is not None
+    sub.reply([text("one more thought")], usage=(5, 5, 0, 0))
+    sub.write(path.with_suffix("") / "subagents" / "agent-a1b2c3d.jsonl")
+    again = follower.read(final=True)
+    assert again is not None and again.document is not None
+    assert len(again.document.effects) == len(first.document.effects) + 1
+
+
+def test_a_sub_agent_call_sees_its_task_prompt(session) -> None:
+    """The context of a sub-agent's first call starts with the prompt its Task/Agent call
+    gave it (Claude Code names that input ``prompt``, loom-harness ``task``)."""
+    from loom_core.views.frames import frame_at, neutral_messages
+
+    path, _main, _sub = session
+    doc = load(path)
+    tl = build_timeline(doc)
+    first_sub = next(i for i, e in enumerate(doc.effects) if e.depth == 1)
+    frame = frame_at(tl.context, first_sub)
+    assert frame is not None
+    assert neutral_messages(frame)[0] == {"role": "user", "content": "map src"}
