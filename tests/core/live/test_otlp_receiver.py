@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 from google.rpc.status_pb2 import Status
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
+from loom_core.live.otlp_body import BodyError, decode
 from loom_core.live.otlp_receiver import ReceiverConfig, check_loopback, start_receiver
 from tests.core.live.otlp_helpers import (
     otlp_json,
@@ -146,3 +149,56 @@ def test_refuses_a_non_loopback_host(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         asyncio.run(start_receiver(ReceiverConfig(tmp_path / "x", host="192.168.1.2", port=0)))
     assert not (tmp_path / "x").exists()
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+_span = st.fixed_dictionaries(
+    {
+        "traceId": st.one_of(
+            st.text(alphabet="0123456789abcdefABCDEF", min_size=32, max_size=32), _json_values
+        )
+    },
+    optional={"spanId": _json_values, "name": _json_values},
+)
+_request = st.fixed_dictionaries(
+    {
+        "resourceSpans": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "scopeSpans": st.lists(
+                        st.fixed_dictionaries({"spans": st.lists(_span | _json_values, max_size=3)})
+                        | _json_values,
+                        max_size=3,
+                    )
+                },
+                optional={"resource": _json_values},
+            )
+            | _json_values,
+            max_size=3,
+        )
+        | _json_values
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_request, _json_values))
+def test_any_json_body_is_split_or_refused_with_400(value: object) -> None:
+    """Any JSON value: split by trace (every kept span filed under its own id) or a 400."""
+    try:
+        decoded = decode(json.dumps(value).encode(), JSON)
+    except BodyError as err:
+        assert err.status == 400 and err.message
+        return
+    for trace_id, request in decoded.traces.items():
+        spans = [
+            s for rs in request["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]
+        ]
+        assert len(spans) == decoded.spans[trace_id] and {s["traceId"] for s in spans} == {trace_id}
+        assert len(trace_id) == 32 and trace_id == trace_id.lower() and trace_id != "0" * 32
