@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +33,18 @@ from loom_core.formats.foreign import ForeignReader
 
 NAME = "claude-code"
 _SNIFF_LINES = 20
+_PARTIAL = re.compile(rb'\s*\{.{0,2000}?"type"\s*:\s*"(user|assistant|system)"', re.DOTALL)
 
 
 def sniff(head: bytes, path: str) -> bool:
     """Claude Code's if one of the first complete lines is one of its entries and none is
-    a loom journal or sidecar line."""
-    lines = parse_lines(head[: head.rfind(b"\n") + 1]).records[:_SNIFF_LINES]
+    a loom journal or sidecar line (or, when the first line is longer than the head, its
+    beginning names a conversation entry type and a session id: Claude Code writes
+    ``sessionId`` and ``type`` before the ``message``, which can be megabytes)."""
+    end = head.rfind(b"\n") + 1
+    if end == 0:
+        return _PARTIAL.match(head) is not None and b'"sessionId"' in head
+    lines = parse_lines(head[:end]).records[:_SNIFF_LINES]
     loom = ("header", "intent", "effect", "session", "exchange", "end")
     if any(rec.get("type") in loom for _n, rec in lines):
         return False

@@ -188,3 +188,15 @@ def test_a_sub_agent_call_sees_its_task_prompt(session) -> None:
     frame = frame_at(tl.context, first_sub)
     assert frame is not None
     assert neutral_messages(frame)[0] == {"role": "user", "content": "map src"}
+
+
+def test_a_first_line_longer_than_the_sniffed_head_is_still_claimed(tmp_path) -> None:
+    """A pasted image makes the first entry megabytes long: the head holds no whole line."""
+    s = Session()
+    s.prompt("x" * 200_000)
+    s.reply([text("ok")])
+    path = s.write(tmp_path / "big.jsonl")
+    assert sniff_format(path) == "claude-code"
+    doc = load(path)
+    assert len(doc.episodes[0]) == 200_000 and len(doc.effects) == 1
+    assert not sniff(b'{"type": "header", "version": 1' + b" " * 70_000, "j.jsonl")
