@@ -13,17 +13,23 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import struct
 from pathlib import Path
 from typing import Any
 
 import openai
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from loom_core.formats.loader import load
+from loom_core.errors import LoadError
+from loom_core.formats.loader import load, load_bytes
+from loom_core.formats.save import document_dict
 from tests.core.formats.otlp_producers import instrumented, request_json, request_proto, write_pb
+from tests.core.fuzz.surfaces import build_views
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import OPENAI_KEY, running_upstream
 
@@ -195,3 +201,93 @@ def test_other_layouts_of_the_same_trace(tmp_path: Path) -> None:
     framed.write_bytes(b"".join(struct.pack(">I", len(p)) + p for p in protos))
     assert load(snake).extra["records"][0]["span_id"] == want
     assert [e.kind for e in load(framed).effects] == ["model", "model"]
+
+
+_KEYS = (
+    "gen_ai.operation.name",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.tool.definitions",
+    "gen_ai.response.finish_reasons",
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.id",
+    "gen_ai.tool.call.result",
+    "gen_ai.prompt.0.role",
+    "gen_ai.prompt.0.content",
+    "gen_ai.completion.0.tool_calls.0.arguments",
+    "openinference.span.kind",
+    "llm.input_messages.0.message.role",
+    "llm.input_messages.0.message.contents.0.message_content.text",
+    "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments",
+    "llm.tools.0.tool.json_schema",
+    "llm.token_count.prompt",
+    "tool.name",
+    "output.value",
+)
+_ANY = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 2**70) | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+_VALUE = _ANY | _ANY.map(lambda v: json.dumps(v))  # raw, or as the JSON text producers write
+
+
+def _otlp_value(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return {
+            "kvlistValue": {
+                "values": [{"key": k, "value": _otlp_value(v)} for k, v in value.items()]
+            }
+        }
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [_otlp_value(v) for v in value]}}
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value if value == value and abs(value) != float("inf") else 0.0}
+    return {"stringValue": value} if value is not None else {}
+
+
+@settings(max_examples=int(os.environ.get("OTLP_FUZZ", "40")), deadline=None, derandomize=not os.environ.get("OTLP_FUZZ"), database=None)
+@given(
+    st.lists(st.dictionaries(st.sampled_from(_KEYS), _VALUE, max_size=8), min_size=1, max_size=3)
+)
+def test_any_value_in_any_attribute_reads_or_is_refused_in_words(
+    spans: list[dict[str, Any]],
+) -> None:
+    """Attribute values are anyone's JSON: a run (odd values shown as they are) or a LoadError."""
+    body = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {
+                        "spans": [
+                            {
+                                "traceId": "ab" * 16,
+                                "spanId": f"{i + 1:016x}",
+                                "startTimeUnixNano": str(i),
+                                "attributes": [
+                                    {"key": k, "value": _otlp_value(v)} for k, v in attrs.items()
+                                ],
+                            }
+                            for i, attrs in enumerate(spans)
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    try:
+        doc = load_bytes(json.dumps(body).encode(), "any.otlp.json")
+    except LoadError as err:
+        assert err.cause and "\n" not in err.cause
+        return
+    build_views(doc)
+    document_dict(doc)
