@@ -255,7 +255,12 @@ def _otlp_value(value: Any) -> dict[str, Any]:
     return {"stringValue": value} if value is not None else {}
 
 
-@settings(max_examples=int(os.environ.get("OTLP_FUZZ", "40")), deadline=None, derandomize=not os.environ.get("OTLP_FUZZ"), database=None)
+@settings(
+    max_examples=int(os.environ.get("OTLP_FUZZ", "40")),
+    deadline=None,
+    derandomize=not os.environ.get("OTLP_FUZZ"),
+    database=None,
+)
 @given(
     st.lists(st.dictionaries(st.sampled_from(_KEYS), _VALUE, max_size=8), min_size=1, max_size=3)
 )
