@@ -9,9 +9,10 @@ sub-agent files beside it when they exist. Where each fact comes from:
 :mod:`.claude_records`.
 
 What ``Document.extra`` holds: ``records`` (effect seq → the source entries it came from,
-with the compaction markers and other entries written just before it), ``unknown``
-(entries of types we do not know, and lines that are not JSON, kept raw), ``other``
-(known entries that are not steps and came after the last step), ``summaries``,
+with the compaction markers and other entries written just before it; the last step also
+gets those written after it), ``unknown`` (entries of types we do not know, and lines that
+are not JSON, kept raw), ``other`` (entries that are not steps written after the last
+step), ``summaries``,
 ``session`` (id, project folder, git branch, Claude Code version, title, first prompt).
 No ``inputs``: Claude Code does not record the request it sent, so the context view
 rebuilds it from the effects.
@@ -90,6 +91,12 @@ def load_claude_code(data: bytes, path: str) -> Document:
     build = Builder(subagents=_read_subagents(path, warnings))
     build.add_file(recs)
     build.finish()
+    if build.unknown:
+        kinds = sorted({str(r.get("type")) for r in build.unknown})
+        warnings.append(
+            f"{len(build.unknown)} entr{'y' if len(build.unknown) == 1 else 'ies'} of a type "
+            f"this reader does not know ({', '.join(kinds)}), kept raw in the raw view of the step beside them"
+        )
     build.run.extra.update(
         records=build.records,
         unknown=lines.bad + build.unknown,
