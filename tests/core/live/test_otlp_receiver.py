@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
+from loom_core.formats.loader import load
 from loom_core.live.otlp_body import BodyError, decode
 from loom_core.live.otlp_receiver import ReceiverConfig, check_loopback, start_receiver
 from tests.core.live.otlp_helpers import (
@@ -202,3 +203,54 @@ def test_any_json_body_is_split_or_refused_with_400(value: object) -> None:
         ]
         assert len(spans) == decoded.spans[trace_id] and {s["traceId"] for s in spans} == {trace_id}
         assert len(trace_id) == 32 and trace_id == trace_id.lower() and trace_id != "0" * 32
+
+
+def test_an_sdk_only_agent_is_one_run_in_one_file(tmp_path: Path) -> None:
+    """OpenInference around the real openai client and no span around the loop: each call
+    is a trace of its own; the receiver files them together and the reader sees one run."""
+    from tests.core.formats.otlp_agents import run_agent
+
+    with running_receiver(tmp_path) as rt:
+        assert rt.receiver is not None
+        url = rt.receiver.endpoint + "/v1/traces"
+        rec = run_agent("openinference-openai", untraced=(), root=False)
+        assert len({s.context.trace_id for s in rec.spans}) == 6  # 3 calls + 3 tool spans
+        model_calls = [s for s in rec.spans if s.attributes.get("openinference.span.kind") == "LLM"]
+        for span in sorted(rec.spans, key=lambda s: s.end_time or 0):  # as a live agent sends
+            status, _, _ = post(
+                url, json.dumps(otlp_json([span], resource=span.resource.attributes)).encode(), JSON
+            )
+            assert status == 200
+    (path,) = tmp_path.iterdir()
+    doc = load(path)
+    kinds = [e.kind for e in doc.effects]
+    assert kinds.count("model") == len(model_calls) == 3
+    assert sum(k.startswith("tool:") for k in kinds) == len(rec.tool_calls) == 3
+
+
+def test_bare_traces_apart_in_time_or_resource_are_separate_runs(tmp_path: Path) -> None:
+    from loom_core.live.otlp_store import GROUP_GAP, TraceStore
+
+    now = [0.0]
+    store = TraceStore(tmp_path, clock=lambda: now[0])
+    store.prepare()
+
+    def bare(trace: int, service: str) -> dict:
+        span = {
+            "traceId": f"{trace:032x}",
+            "spanId": f"{trace:016x}",
+            "name": "chat",
+            "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}],
+        }
+        resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
+        return {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [span]}]}]}
+
+    first = store.append(f"{1:032x}", bare(1, "a"), 1)
+    assert store.append(f"{2:032x}", bare(2, "a"), 1) == first  # same agent: one run
+    assert store.append(f"{3:032x}", bare(3, "b"), 1) != first  # another service
+    now[0] += GROUP_GAP + 1
+    assert store.append(f"{4:032x}", bare(4, "a"), 1) != first  # a later run
+    child = bare(5, "a")
+    child["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["parentSpanId"] = "ab" * 8
+    assert store.append(f"{5:032x}", child, 1) not in store.files[:3]  # not bare: its own
+    assert len(store.files) == 4 and len(store.paths) == 5

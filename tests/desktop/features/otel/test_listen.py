@@ -8,11 +8,12 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import openai
+import pytest
 from openinference.instrumentation.openai import OpenAIInstrumentor
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
@@ -50,7 +51,12 @@ def _steps(window: MainWindow) -> tuple[int, int]:
     return kinds.count("model"), sum(k.startswith("tool:") for k in kinds)
 
 
-def test_a_live_agent_shows_step_by_step(qtbot, window: MainWindow, tmp_path: Path) -> None:
+@pytest.mark.parametrize("root", [True, False], ids=["agent-span", "sdk-only"])
+def test_a_live_agent_shows_step_by_step(
+    qtbot, window: MainWindow, tmp_path: Path, root: bool
+) -> None:
+    """``root``: the loop runs inside an agent span (one trace); else only the SDK client is
+    instrumented and every call and tool is a trace of its own (filed as one run)."""
     dialog = window.otel.show_dialog()
     dialog.port.setValue(0)
     dialog.folder.setText(str(tmp_path / "otel"))
@@ -70,7 +76,11 @@ def test_a_live_agent_shows_step_by_step(qtbot, window: MainWindow, tmp_path: Pa
         tracer = provider.get_tracer("agent")
         messages: list[Any] = [{"role": "user", "content": "Find me a hotel"}]
         agent = {"openinference.span.kind": "AGENT", "agent.name": "travel"}
-        with tracer.start_as_current_span("travel agent", attributes=agent):
+        with (
+            tracer.start_as_current_span("travel agent", attributes=agent)
+            if root
+            else nullcontext()
+        ):
             models = tools = 0
             for _turn in range(len(SCRIPT)):
                 reply = client.chat.completions.create(
