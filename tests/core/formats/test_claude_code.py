@@ -211,3 +211,16 @@ def test_a_first_line_longer_than_the_sniffed_head_is_still_claimed(tmp_path) ->
     doc = load(path)
     assert len(doc.episodes[0]) == 200_000 and len(doc.effects) == 1
     assert not sniff(b'{"type": "header", "version": 1' + b" " * 70_000, "j.jsonl")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.binary(max_size=300)
+    | st.lists(_any_json, max_size=4).map(lambda v: b"\n".join(json.dumps(x).encode() for x in v))
+)
+def test_any_bytes_sniff_without_raising_and_load_or_load_error(data: bytes) -> None:
+    sniff(data, "x.jsonl")
+    try:
+        build_timeline(load_claude_code(data, "/nowhere/x.jsonl"))
+    except LoadError:
+        pass
