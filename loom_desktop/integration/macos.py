@@ -37,9 +37,7 @@ def info_plist(app: AppInfo) -> dict[str, Any]:
             "CFBundleTypeName": "JSON document",
             "CFBundleTypeRole": "Viewer",
             "LSHandlerRank": "Alternate",
-            "LSItemContentTypes": sorted(
-                {t.parent_uti for t in app.file_types if t.offer_for_parent}
-            ),
+            "LSItemContentTypes": sorted({t.parent_uti for t in app.file_types}),
         }
     )
     exported = [

@@ -1,1 +1,0 @@
-"""File ▸ Listen for OpenTelemetry…: a local OTLP receiver whose traces open as live tabs."""
