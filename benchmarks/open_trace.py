@@ -42,7 +42,7 @@ def trace_file(n: int) -> Path:
     """Generate (once, cached under .bench/) a synthetic trace with ``n`` effects."""
     from benchmarks.synth import write_synth
 
-    path = ROOT / ".bench" / f"synth-{n}.loom.json"
+    path = Path(os.environ.get("LOOM_BENCH_DIR", ROOT / ".bench")) / f"synth-{n}.loom.json"
     if not path.exists():
         path.parent.mkdir(exist_ok=True)
         write_synth(path.with_suffix(".tmp"), n)

@@ -71,6 +71,7 @@ class MainWindow(QMainWindow):
         self.empty.setStyleSheet("color: gray;")
         self.central = QStackedWidget()  # the tabs, or what to do when there are none
         self.central.addWidget(self.tabs)
+        self.central.addWidget(self.empty)
         self.setCentralWidget(self.central)
         self.setAcceptDrops(True)
         from loom_desktop.features.proxy.manager import ProxyManager
@@ -81,8 +82,6 @@ class MainWindow(QMainWindow):
 
         self.notifier = HeldNotifier(self)  # held calls while the window is in the background
         self._build_menus()
-        self.central.addWidget(self.library.start_page)  # the Runs page when no run is open
-        self.library.install_dock()
         self._build_status()
         self._show_current()
         QTimer.singleShot(0, self.proxy_manager.reattach)  # proxies that outlived the last run
@@ -98,6 +97,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Open…", self.open_dialog, QKeySequence.StandardKey.Open)
         self._action(file_menu, "&Watch Journal…", self.watch_dialog, "Ctrl+Shift+O")
         self._action(file_menu, "Open Claude Code &Session…", self.claude_sessions_dialog)
+        self._otel_menu(file_menu)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._export_menu(file_menu)
@@ -119,7 +119,6 @@ class MainWindow(QMainWindow):
             view, "&Filter Steps", self._focus_filter, QKeySequence.StandardKey.Find
         ).setToolTip(FILTER_HELP)
         self._action(view, "Play / Pause", lambda: self._with_doc(DocumentView.toggle_play))
-        self._library(view)
         self.run_menu = self.menuBar().addMenu("&Run")
         self._action(self.run_menu, "&Compare…", self.compare_dialog, "Ctrl+Shift+D")
         self._fork_menu()
@@ -136,11 +135,12 @@ class MainWindow(QMainWindow):
         self.exports = ExportActions(self)
         self.exports.install(file_menu)
 
-    def _library(self, view_menu: QMenu) -> None:
-        """The run library: the start page and View ▸ Runs (Ctrl+Shift+R)."""
-        from loom_desktop.features.library.window_ui import LibraryUi
+    def _otel_menu(self, file_menu: QMenu) -> None:
+        """File ▸ Listen for OpenTelemetry…: a local OTLP receiver, each trace a live tab."""
+        from loom_desktop.features.otel.actions import OtelActions
 
-        self.library = LibraryUi(self, self.empty, view_menu)
+        self.otel = OtelActions(self)
+        self.otel.install(file_menu)
 
     def _fork_menu(self) -> None:
         """Run ▸ Fork from Here… (F), step context menus and branch ⟷ parent links."""
@@ -331,7 +331,6 @@ class MainWindow(QMainWindow):
 
     def _loaded(self, view: DocumentView) -> None:
         self.settings.add_recent(view.path)
-        self.library.loaded(view.path)
         if view is self.current():
             self.progress.setVisible(False)
             self.update_status()
@@ -374,9 +373,6 @@ class MainWindow(QMainWindow):
 
     def show_status(self, message: str, timeout_ms: int) -> None:
         self.statusBar().showMessage(message, timeout_ms)
-
-    def note_run(self, path: str, event: str) -> None:
-        self.library.note(path, event)
 
     def close_tab(self, index: int) -> None:
         view = self.tabs.widget(index)
@@ -460,7 +456,7 @@ class MainWindow(QMainWindow):
         """The window title names the current tab (task switchers show it); no tab, no blank
         window: say how to open something."""
         index = self.tabs.currentIndex()
-        self.central.setCurrentWidget(self.tabs if index >= 0 else self.library.start_page)
+        self.central.setCurrentWidget(self.tabs if index >= 0 else self.empty)
         self.setWindowTitle(
             f"{self.tabs.tabText(index)} — Loom Desktop" if index >= 0 else "Loom Desktop"
         )
@@ -497,7 +493,7 @@ class MainWindow(QMainWindow):
         if self.demo is not None:
             self.demo.stop()
         self.proxy_manager.shutdown()
-        self.library.shutdown()
+        self.otel.shutdown()
         self.forks.shutdown()
         self.doctor.shutdown()
         for connection in self.proxies:

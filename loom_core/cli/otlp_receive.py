@@ -99,8 +99,8 @@ async def _serve(config: ReceiverConfig) -> int:
     )
     await serve_until(receiver, stop)
     print(
-        f"otlp-receive: stopped; {len(store.paths)} trace(s), {store.spans} span(s) "
-        f"in {receiver.requests} request(s)",
+        f"otlp-receive: stopped; {len(store.paths)} trace(s) in {len(store.files)} file(s), "
+        f"{store.spans} span(s) in {receiver.requests} request(s)",
         file=sys.stderr,
         flush=True,
     )

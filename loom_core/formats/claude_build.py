@@ -12,8 +12,9 @@ How a transcript becomes a run:
   when that call ended its turn (a message typed while the agent works is kept with the
   next call's source records instead, so episodes stay aligned with turns).
 * Sub-agents are depth 1: entries with ``isSidechain`` in the session file (older versions)
-  where they were written; a sub-agent's own file (newer versions, [subagents]) just before
-  the result of the Task/Agent call that names its ``agentId``.
+  where they were written; a sub-agent's own file (newer versions, [subagents]) where the
+  result of the Task/Agent call that names its ``agentId`` arrived. Like loom-harness's own
+  sub-agents, such a call then has no tool effect: its sub-agent's steps stand for it.
 * Compaction (``compact_boundary`` system entries, the ``isCompactSummary`` user entry)
   and anything else that is not a step travel with the next effect's source records;
   ``summary`` entries title the session; unknown entry types are kept raw.
@@ -63,6 +64,8 @@ class Builder:
     _prompts: list[str] = field(default_factory=list)
     _ended: bool | None = None  # did the last depth-0 model call end its turn?
     _used: set[str] = field(default_factory=set)  # sub-agent files placed
+    _issued: dict[str, int] = field(default_factory=dict)  # tool call id -> its model call
+    _last_deep: int = -1  # the last sub-agent effect
     _task_prompts: dict[str, str] = field(default_factory=dict)  # Task prompt -> agent type
     _chains: dict[str, str] = field(default_factory=dict)  # sidechain entry uuid -> agent
 
@@ -107,6 +110,8 @@ class Builder:
             self.run.episodes.append("\n\n".join(self._prompts))
         self._prompts = []
         self.other.extend(self._notes)
+        if self._notes and self.records:  # written after the last step: shown with it
+            self.records[max(self.records)] = self.records[max(self.records)] + self._notes
         self._notes = []
 
     # -- steps -----------------------------------------------------------------------------
@@ -138,8 +143,11 @@ class Builder:
             "\n".join(texts), calls, merged_usage(frags), depth=depth, stop_reason=stop, meta=meta
         )
         self._keep(seq, frags)
+        self._issued.update((c["id"], seq) for c in calls)
         if depth == 0:
             self._ended = not calls
+        else:
+            self._last_deep = seq
 
     def _call(self, block: dict[str, Any]) -> dict[str, Any]:
         """A ``tool_use`` block as a loom tool call; its name is remembered for the result,
@@ -158,8 +166,14 @@ class Builder:
     def _tool(self, rec: dict[str, Any], block: dict[str, Any], depth: int, agent: str) -> None:
         call_id = s(block.get("tool_use_id"))
         name, call_input = self._names.get(call_id, ("", {}))
-        if name in SUBAGENT_TOOLS:
+        if name in SUBAGENT_TOOLS and depth == 0:
             self._place_subagent(rec, block, call_input)
+            if self._last_deep > self._issued.get(call_id, len(self.run.log)):
+                # a delegation whose sub-agent steps were read: they stand for the call, as
+                # loom-harness records a sub-agent (no tool effect; the child's last answer
+                # is the call's result); the result entry goes with the next step's records
+                self._notes.append(rec)
+                return
         text = block_text(block.get("content"))
         result = f"ERROR: {text}" if block.get("is_error") is True else text
         meta: dict[str, Any] = {"tuid": call_id} if call_id else {}
@@ -167,6 +181,8 @@ class Builder:
             meta["agent"] = agent
         seq = self.run.add_tool(name or "tool", call_id, result, depth=depth, meta=meta)
         self._keep(seq, [rec])
+        if depth:
+            self._last_deep = seq
 
     def _place_subagent(
         self, rec: dict[str, Any], block: dict[str, Any], call_input: dict[str, Any]
@@ -213,8 +229,9 @@ def _events(recs: list[dict[str, Any]], out: Builder) -> list[tuple[Any, ...]]:
             out.summaries.append(rec)
         elif kind in KNOWN_TYPES and kind not in CONVERSATION:
             events.append(("note", rec))
-        else:
+        else:  # kept raw, and shown: it travels with the next step's source records
             out.unknown.append(rec)
+            events.append(("note", rec))
     return events
 
 

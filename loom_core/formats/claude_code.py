@@ -9,9 +9,10 @@ sub-agent files beside it when they exist. Where each fact comes from:
 :mod:`.claude_records`.
 
 What ``Document.extra`` holds: ``records`` (effect seq → the source entries it came from,
-with the compaction markers and other entries written just before it), ``unknown``
-(entries of types we do not know, and lines that are not JSON, kept raw), ``other``
-(known entries that are not steps and came after the last step), ``summaries``,
+with the compaction markers and other entries written just before it; the last step also
+gets those written after it), ``unknown`` (entries of types we do not know, and lines that
+are not JSON, kept raw), ``other`` (entries that are not steps written after the last
+step), ``summaries``,
 ``session`` (id, project folder, git branch, Claude Code version, title, first prompt).
 No ``inputs``: Claude Code does not record the request it sent, so the context view
 rebuilds it from the effects.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +34,18 @@ from loom_core.formats.foreign import ForeignReader
 
 NAME = "claude-code"
 _SNIFF_LINES = 20
+_PARTIAL = re.compile(rb'\s*\{.{0,2000}?"type"\s*:\s*"(user|assistant|system)"', re.DOTALL)
 
 
 def sniff(head: bytes, path: str) -> bool:
     """Claude Code's if one of the first complete lines is one of its entries and none is
-    a loom journal or sidecar line."""
-    lines = parse_lines(head[: head.rfind(b"\n") + 1]).records[:_SNIFF_LINES]
+    a loom journal or sidecar line (or, when the first line is longer than the head, its
+    beginning names a conversation entry type and a session id: Claude Code writes
+    ``sessionId`` and ``type`` before the ``message``, which can be megabytes)."""
+    end = head.rfind(b"\n") + 1
+    if end == 0:
+        return _PARTIAL.match(head) is not None and b'"sessionId"' in head
+    lines = parse_lines(head[:end]).records[:_SNIFF_LINES]
     loom = ("header", "intent", "effect", "session", "exchange", "end")
     if any(rec.get("type") in loom for _n, rec in lines):
         return False
@@ -83,6 +91,12 @@ def load_claude_code(data: bytes, path: str) -> Document:
     build = Builder(subagents=_read_subagents(path, warnings))
     build.add_file(recs)
     build.finish()
+    if build.unknown:
+        kinds = sorted({str(r.get("type")) for r in build.unknown})
+        warnings.append(
+            f"{len(build.unknown)} entr{'y' if len(build.unknown) == 1 else 'ies'} of a type "
+            f"this reader does not know ({', '.join(kinds)}), kept raw in the raw view of the step beside them"
+        )
     build.run.extra.update(
         records=build.records,
         unknown=lines.bad + build.unknown,
@@ -114,4 +128,5 @@ READER = ForeignReader(
     patterns=(),  # no pattern of its own: *.jsonl is already in the Open filter
     sniff=sniff,
     load=load_claude_code,
+    companions=lambda path: [str(p) for p in subagent_files(path).values()],
 )

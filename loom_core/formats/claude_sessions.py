@@ -69,12 +69,24 @@ def list_sessions(
 
 
 def _head_facts(path: Path) -> tuple[str, str]:
-    """(working directory or project folder name, first human prompt) from the file's head."""
+    """(working directory or project folder name, first human prompt) from the file's head:
+    16 KiB first, twice as much each time neither is found yet, up to :data:`HEAD_BYTES`."""
+    cwd, prompt, size = "", "", 16 * 1024
     try:
         with open(path, "rb") as fh:
-            head = fh.read(HEAD_BYTES)
+            while True:
+                fh.seek(0)
+                head = fh.read(size)
+                cwd, prompt = _facts_in(head)
+                if (cwd and prompt) or len(head) < size or size >= HEAD_BYTES:
+                    break
+                size *= 2
     except OSError:
-        return path.parent.name, ""
+        pass
+    return cwd or path.parent.name, " ".join(prompt.split())[:200]
+
+
+def _facts_in(head: bytes) -> tuple[str, str]:
     cwd, prompt = "", ""
     for _n, rec in parse_lines(head[: head.rfind(b"\n") + 1]).records:
         cwd = cwd or s(rec.get("cwd"))
@@ -82,4 +94,4 @@ def _head_facts(path: Path) -> tuple[str, str]:
             prompt = prompt_text(rec)
         if cwd and prompt:
             break
-    return cwd or path.parent.name, " ".join(prompt.split())[:200]
+    return cwd, prompt

@@ -17,11 +17,13 @@ import hashlib
 import json
 import os
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from loom_core.formats.canonical import CHECKSUM_PREFIX
+from loom_core.formats.fastcanon import FastCanonError, canonical_text
 from loom_core.formats.gc_pause import gc_paused
 
 _top = msgspec.json.Decoder(dict[str, msgspec.Raw])
@@ -36,10 +38,15 @@ def _canon(value: Any) -> bytes:
 
 
 def _canon_items(raws: list[msgspec.Raw]) -> bytes:
-    """Canonical text of some list items, joined by ", " (no brackets)."""
+    """Canonical text of some list items, joined by ", " (no brackets): msgspec's fast
+    path (:mod:`.fastcanon`), else Python's encoder."""
     if not raws:
         return b""
-    return _canon(_generic.decode(b"[" + b",".join(raws) + b"]"))[1:-1]
+    data = b"[" + b",".join(raws) + b"]"
+    try:
+        return canonical_text(data)[1:-1]
+    except FastCanonError:
+        return _canon(_generic.decode(data))[1:-1]
 
 
 def _child(write_fd: int, halves: list[list[msgspec.Raw]]) -> None:
@@ -110,11 +117,7 @@ class ParallelChecksum:
             try:
                 top, splits = _split(self.data, self.child_share)
                 firsts = {k: _canon_items(first) for k, (first, _second) in splits.items()}
-                small = {
-                    k: _canon(_generic.decode(v))
-                    for k, v in top.items()
-                    if k not in splits and k != "checksum"
-                }
+                small = _small_members(top, splits)
             except (msgspec.DecodeError, msgspec.ValidationError):
                 os.close(self.read_fd)  # the child's writes now fail and it exits
                 os.waitpid(self.pid, 0)
@@ -123,19 +126,49 @@ class ParallelChecksum:
             _, status = os.waitpid(self.pid, 0)
         if status != 0:
             return None
-        digest = hashlib.sha256(b"{")
-        for n, key in enumerate(sorted(k for k in top if k != "checksum")):
-            digest.update((", " if n else "").encode() + _canon(key) + b": ")
-            if key in splits:
-                first, second = firsts[key], seconds[key]
-                digest.update(b"[" + first + (b", " if first and second else b"") + second + b"]")
-            else:
-                digest.update(small[key])
-        digest.update(b"}")
-        return CHECKSUM_PREFIX + digest.hexdigest()
+        return _digest(top, small, firsts, seconds)
+
+
+def _small_members(top: dict[str, msgspec.Raw], splits: Mapping[str, object]) -> dict[str, bytes]:
+    """Canonical text of every member but the bulky lists and the checksum."""
+    return {
+        k: _canon(_generic.decode(v)) for k, v in top.items() if k not in splits and k != "checksum"
+    }
+
+
+def _digest(
+    top: dict[str, msgspec.Raw],
+    small: dict[str, bytes],
+    firsts: dict[str, bytes],
+    seconds: dict[str, bytes],
+) -> str:
+    """Hash the members in sorted order, each bulky list as its two halves joined."""
+    digest = hashlib.sha256(b"{")
+    for n, key in enumerate(sorted(k for k in top if k != "checksum")):
+        digest.update((", " if n else "").encode() + _canon(key) + b": ")
+        if key in firsts:
+            first, second = firsts[key], seconds[key]
+            digest.update(b"[" + first + (b", " if first and second else b"") + second + b"]")
+        else:
+            digest.update(small[key])
+    digest.update(b"}")
+    return CHECKSUM_PREFIX + digest.hexdigest()
+
+
+def serial_checksum(data: bytes) -> str | None:
+    """The same checksum in this process alone (no fork), or None (use Python's reader)."""
+    with gc_paused():
+        try:
+            top, splits = _split(data, 0.0)
+            whole = {k: _canon_items(first) for k, (first, _second) in splits.items()}
+            small = _small_members(top, splits)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return None
+    return _digest(top, small, whole, dict.fromkeys(whole, b""))
 
 
 def parallel_checksum(data: bytes) -> str | None:
-    """``sha256:…`` of ``data`` (a trace) without its checksum, or None to use the serial path."""
+    """``sha256:…`` of ``data`` (a trace) without its checksum, or None to use Python's
+    reader: on two cores when it pays, else in this process."""
     job = ParallelChecksum.start(data)
-    return job.result() if job is not None else None
+    return job.result() if job is not None else serial_checksum(data)

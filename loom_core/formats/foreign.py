@@ -37,6 +37,9 @@ class ForeignReader:
     patterns: tuple[str, ...]  # file-dialog patterns, e.g. ("*.eval",); never bare "*.json"
     sniff: Callable[[bytes, str], bool]  # (first SNIFF_BYTES bytes, path) -> is it mine?
     load: Callable[[bytes, str], Document]  # (whole file, path) -> Document; LoadError if not
+    # other files the run is also read from (path -> their paths), e.g. a Claude Code
+    # session's sub-agent files: a live tab re-reads when one of them changes too
+    companions: Callable[[str], list[str]] | None = None
 
 
 @cache

@@ -61,8 +61,9 @@ def load_otlp(data: bytes, path: str) -> Document:
 
 def trace_groups(spans: list[Span]) -> list[list[Span]]:
     """Spans as runs, earliest first: one per trace, bare model/tool-call traces together."""
+    unique = {(s.trace_id, s.span_id): s for s in spans}  # a re-sent batch: the last copy
     by_trace: dict[str, list[Span]] = defaultdict(list)
-    for span in spans:
+    for span in unique.values():
         by_trace[span.trace_id].append(span)
     runs: list[list[Span]] = []
     loose: list[Span] = []

@@ -129,7 +129,7 @@ def _json_file(data: bytes) -> list[Span]:
 def _from_json_bytes(data: bytes) -> list[Span]:
     try:
         value = _json.decode(data)
-    except msgspec.DecodeError as err:
+    except msgspec.MsgspecError as err:  # DecodeError, or ValidationError for e.g. 1e400
         raise OtlpDecodeError(f"not JSON ({err})") from None
     except RecursionError:
         raise OtlpDecodeError("JSON nested too deeply") from None

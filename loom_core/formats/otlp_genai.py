@@ -64,10 +64,10 @@ class ToolCall:
 def role_of(span: Span) -> str:
     """``model``, ``tool``, ``agent`` or "" (a span that is no step, e.g. an HTTP call)."""
     attrs = span.attributes
-    op = attrs.get("gen_ai.operation.name")
-    oi = str(attrs.get("openinference.span.kind") or "").upper()
-    loop = str(attrs.get("traceloop.span.kind") or "").lower()
-    if op in MODEL_OPS or oi == "LLM" or attrs.get("llm.request.type") in MODEL_OPS:
+    op = _first_str(attrs, "gen_ai.operation.name")
+    oi = _first_str(attrs, "openinference.span.kind").upper()
+    loop = _first_str(attrs, "traceloop.span.kind").lower()
+    if op in MODEL_OPS or oi == "LLM" or _first_str(attrs, "llm.request.type") in MODEL_OPS:
         return "model"
     if op == "execute_tool" or oi == "TOOL" or loop == "tool":
         return "tool"

@@ -31,6 +31,7 @@ _generic = msgspec.json.Decoder()
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _ESCAPE = re.compile(rb"\\(u[0-9a-fA-F]{4}|.)", re.S)  # one escape; "\\\\" is one too
 _BYTE = re.compile(r"\(byte (\d+)\)")
+_LONE = re.compile("[\ud800-\udfff]")  # in text Python's json decoded: only lone ones are left
 DEEP = 500  # where the nesting scan reports a file as too deep (see with_headroom)
 HEADROOM = 150  # stack frames kept free when a document is first scanned
 
@@ -109,6 +110,34 @@ def surrogate_cause(data: bytes) -> str | None:
     return (
         f"a lone surrogate escape ({escape}) in a string at line {line_of(data, pending.start())}"
     )
+
+
+def _escape_text(text: str) -> str:
+    return _LONE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def escaped_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) as the text of its escape.
+
+    Why: Python's json reads ``"\\ud800"``, and so loom-harness loads such a file; but no
+    UTF-8 text, msgspec, Qt or terminal can hold the character. Shown as the six
+    characters of its escape, the value is visible and every view and command takes it;
+    the file's own bytes stay the document's source (its checksum and a save read them).
+    Iterative: the value may be nested as deep as a file is allowed to be.
+    """
+    root = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        holder, key = stack.pop()
+        item = holder[key]
+        if isinstance(item, str):
+            holder[key] = _escape_text(item)
+        elif isinstance(item, list):
+            stack.extend((item, i) for i in range(len(item)))
+        elif isinstance(item, dict):
+            holder[key] = item = {_escape_text(k): v for k, v in item.items()}
+            stack.extend((item, k) for k in item)
+    return root[0]
 
 
 def decode_cause(err: Exception, data: bytes) -> str:

@@ -23,6 +23,7 @@ from loom_core.formats.tolerant import (
     decode_cause,
     decode_struct,
     decode_value,
+    escaped_surrogates,
     lenient_json,
     nesting_cause,
     surrogate_cause,
@@ -104,7 +105,7 @@ def _header(path: str, top: dict[str, msgspec.Raw], problems: list[str]) -> Trac
     return validated(TraceHeader, small, path, problems, top)
 
 
-def _decode_top(data: bytes, path: str) -> dict[str, msgspec.Raw]:
+def _decode_top(data: bytes, path: str, problems: list[str]) -> dict[str, msgspec.Raw]:
     try:
         return with_headroom(_top_decoder.decode, data)
     except RecursionError:
@@ -112,14 +113,14 @@ def _decode_top(data: bytes, path: str) -> dict[str, msgspec.Raw]:
     except msgspec.DecodeError as err:
         if "Expected `object`" in str(err):
             raise LoadError(path, "not a loom trace (the JSON is not an object)") from err
-        return _lenient_top(data, path, err)
+        return _lenient_top(data, path, err, problems)
 
 
-def _lenient_top(data: bytes, path: str, err: msgspec.DecodeError) -> dict[str, msgspec.Raw]:
-    """Python's json writes NaN/Infinity; read such a file through it (non-finite: null)."""
-    cause = surrogate_cause(data)
-    if cause is not None:
-        raise LoadError(path, cause) from err
+def _lenient_top(
+    data: bytes, path: str, err: msgspec.DecodeError, problems: list[str]
+) -> dict[str, msgspec.Raw]:
+    """Read what msgspec refuses and Python's json (so loom-harness) reads: NaN/Infinity
+    (read as null) and lone surrogate escapes (shown as their escape, and named)."""
     try:
         value = lenient_json(data)
     except RecursionError:
@@ -128,6 +129,10 @@ def _lenient_top(data: bytes, path: str, err: msgspec.DecodeError) -> dict[str, 
         raise LoadError(path, decode_cause(err, data)) from err
     if not isinstance(value, dict):
         raise LoadError(path, "not a loom trace (the JSON is not an object)") from err
+    lone = surrogate_cause(data)
+    if lone is not None:
+        value = escaped_surrogates(value)
+        problems.append(f"{lone}, shown as its escape (no text can hold it)")
     import json
 
     try:
@@ -140,10 +145,10 @@ def parse_top(
     data: bytes, path: str
 ) -> tuple[dict[str, msgspec.Raw], TraceHeader, tuple[str, ...]]:
     """Split a trace into raw members and validate everything but ``log``/``wire``."""
-    top = _decode_top(data, path)
+    problems: list[str] = []
+    top = _decode_top(data, path, problems)
     if "log" not in top:
         raise LoadError(path, "not a loom trace (no 'log' member)")
-    problems: list[str] = []
     try:
         header = _header(path, top, problems)
     except RecursionError:

@@ -23,7 +23,7 @@ from typing import Any
 from loom_core.formats.document import Document, text_and_calls
 from loom_core.views.shield_place import executed_input, place_shield_events
 from loom_core.views.steps import effect_seq
-from loom_core.views.summary import model_usage, total_cost
+from loom_core.views.summary import usage_and_cost
 from loom_core.views.timeline import F_BLOCKED, F_ERROR, KINDS, kind_code, result_flags
 
 BODY_CHARS = 32_000  # text indexed per step: a huge tool result is searchable by its start
@@ -218,7 +218,7 @@ def _models(doc: Document) -> list[str]:
 
 def run_facts(doc: Document, rows: list[StepText]) -> RunFacts:
     """The Runs page's facts about ``doc`` (``rows`` from :func:`step_texts`)."""
-    usage = model_usage(doc)
+    tokens_in, tokens_out, cost = usage_and_cost(doc)
     fork = _fork(doc)
     parent = fork.get("parent")
     parent_path = parent.get("path") if isinstance(parent, dict) else None
@@ -230,9 +230,9 @@ def run_facts(doc: Document, rows: list[StepText]) -> RunFacts:
         title=" ".join((doc.episodes[0] if doc.episodes else "").split())[:TITLE_CHARS],
         models=_models(doc),
         steps=len(doc.effects),
-        tokens_in=sum(u[1] for u in usage),
-        tokens_out=sum(u[2] for u in usage),
-        cost=total_cost(doc, usage),
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        cost=cost,
         errors=sum(1 for r in rows if r.seq is not None and "ferror" in r.tags.split()),
         outcome=_outcome(doc, fork, rows),
         started=_timestamp(fork.get("created_at"))

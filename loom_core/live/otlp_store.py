@@ -6,25 +6,54 @@ and flushed): a reader tailing the file sees whole batches as they arrive, and a
 loses at most the batch being written. A file that was already there when a trace first
 arrived is never touched: the trace gets the next free name (``<trace_id>-2.otlp.jsonl``),
 so we only ever append to files this store created.
+
+One exception to one-file-per-trace: an agent whose only instrumentation is its SDK
+client (OpenInference or OpenLLMetry around ``openai``, with no span around the loop)
+makes every model call a trace of its own, whose root is the model call itself. Such a
+"bare" trace is filed with the bare traces that came before it from the same resource
+(the same service and SDK) if the last one came less than :data:`GROUP_GAP` seconds ago,
+so the agent's calls are one run in one file (the OTLP reader reads bare traces in one
+file as one run) instead of a tab per call.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from loom_core.formats.otlp_decode import OtlpDecodeError, from_json_value
+from loom_core.formats.otlp_genai import role_of
+
 SUFFIX = ".otlp.jsonl"
+GROUP_GAP = 120.0  # seconds: bare traces further apart than this start a new run
+
+
+def bare_key(request: dict[str, Any]) -> str | None:
+    """The resource a bare trace came from (as canonical JSON), or None when the request's
+    spans hold no root that is itself a model or tool call (see the module docstring)."""
+    try:
+        spans = from_json_value(request)
+    except OtlpDecodeError:
+        return None
+    roots = [s for s in spans if not s.parent_id and role_of(s) in ("model", "tool")]
+    if not roots:
+        return None
+    return json.dumps(roots[0].resource, sort_keys=True, default=str)
 
 
 class TraceStore:
     """Appends per-trace OTLP JSON requests under ``folder``; not thread-safe (the
     receiver's event loop is its only caller)."""
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, clock: Callable[[], float] = time.monotonic) -> None:
         self.folder = Path(folder)
-        self.paths: dict[str, Path] = {}  # trace id -> the file this store created for it
+        self.paths: dict[str, Path] = {}  # trace id -> the file it is appended to
+        self.files: list[Path] = []  # the files this store created, in order
+        self._bare: dict[str, tuple[Path, float]] = {}  # resource -> (its bare run, last seen)
+        self._clock = clock
         self.spans = 0
         self.on_new_trace: Callable[[str, Path], None] | None = None
         self.on_append: Callable[[str, Path, int], None] | None = None
@@ -37,9 +66,9 @@ class TraceStore:
         """Write ``request`` (one trace's spans) as one line of that trace's file."""
         line = json.dumps(request, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         path = self.paths.get(trace_id)
-        new = path is None
+        new = False
         if path is None:
-            path = self._create(trace_id)
+            path, new = self._file_for(trace_id, request)
         with open(path, "ab") as out:  # O_APPEND: each batch lands whole at the end
             out.write(line)
         self.spans += spans
@@ -48,6 +77,19 @@ class TraceStore:
         if self.on_append is not None:
             self.on_append(trace_id, path, spans)
         return path
+
+    def _file_for(self, trace_id: str, request: dict[str, Any]) -> tuple[Path, bool]:
+        """The file a trace's first batch goes to, and whether it is a new one."""
+        key = bare_key(request)
+        now = self._clock()
+        if key is not None and key in self._bare and now - self._bare[key][1] < GROUP_GAP:
+            path, new = self._bare[key][0], False
+            self.paths[trace_id] = path
+        else:
+            path, new = self._create(trace_id), True
+        if key is not None:
+            self._bare[key] = (path, now)
+        return path, new
 
     def _create(self, trace_id: str) -> Path:
         """A new, empty file for ``trace_id`` under a name nothing else has (``x`` mode:
@@ -60,5 +102,6 @@ class TraceStore:
             except FileExistsError:
                 continue
             self.paths[trace_id] = path
+            self.files.append(path)
             return path
         raise OSError(f"{self.folder}: no free file name for trace {trace_id}")

@@ -60,6 +60,18 @@ def _signature(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+def _companion_signature(paths: list[str]) -> tuple[tuple[str, int, int], ...]:
+    """Size and time of each companion file (a vanished one reads as -1)."""
+    out = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            out.append((path, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((path, -1, -1))
+    return tuple(out)
+
+
 def is_live_file(
     path: str | os.PathLike[str],
     idle_after: float = DEFAULT_IDLE_AFTER,
@@ -92,7 +104,8 @@ class RereadFollower:
         self.writer = WriterWatch(self.path, idle_after, clock, probe)
         self.document: Document | None = None
         self.exists = False
-        self._seen: tuple[int, int, int, int] | None = None  # the file as last read
+        self._seen: tuple[object, ...] | None = None  # the file (and companions) as last read
+        self._size = 0  # the file's size at the last read
         self._next_read = 0.0  # clock time before which a change waits (debounce)
         self._pending = False  # a change seen but not read yet
         self._last_change = clock()
@@ -113,7 +126,12 @@ class RereadFollower:
         if not stat.S_ISREG(st.st_mode):
             return self._failed("not a regular file")
         self.exists = True
-        sig = _signature(st)
+        sig: tuple[object, ...] = _signature(st)
+        if self.reader.companions is not None:  # e.g. sub-agent files: part of the run
+            try:
+                sig += _companion_signature(self.reader.companions(self.path))
+            except OSError:
+                pass
         if sig == self._seen:
             return self._report(None, ())
         if not final and self._clock() < self._next_read:
@@ -140,10 +158,12 @@ class RereadFollower:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _reread(self, sig: tuple[int, int, int, int]) -> RereadUpdate | None:
+    def _reread(self, sig: tuple[object, ...]) -> RereadUpdate | None:
         started = self._clock()
         self._pending, self._seen = False, sig
-        self.writer.at_read(sig[2], False)
+        size = sig[2]
+        self._size = size if isinstance(size, int) else 0
+        self.writer.at_read(self._size, False)
         self.writer.changed()
         self._last_change = started
         try:
@@ -215,7 +235,7 @@ class RereadFollower:
             unfinished=doc.unfinished if doc is not None else (),
             torn=doc.torn if doc is not None else False,
             exists=self.exists,
-            offset=self._seen[2] if self._seen else 0,
+            offset=self._size if self._seen else 0,
             status=status,
             total_effects=len(doc.effects) if doc is not None else 0,
             error=error,

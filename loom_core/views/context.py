@@ -201,7 +201,9 @@ class _HarnessBuilder(_Builder):
         for c in text_and_calls(value)[1]:
             if isinstance(c, dict) and c.get("id") == call_id:
                 inp = c["input"] if isinstance(c.get("input"), dict) else {}
-                return str(inp.get("task", ""))
+                # loom-harness's as_tool() input names it "task"; Claude Code's Task/Agent
+                # tool (a foreign run read by formats/claude_code) names it "prompt"
+                return str(inp.get("task", inp.get("prompt", "")))
         return ""
 
     def tool_result(self, i: int, ctx: AgentContext, name: str) -> None:

@@ -35,6 +35,7 @@ from loom_core.formats.document import Document
 from loom_core.views.pricing import TokenUsage, call_cost, is_offline
 
 _LIMIT = 10**12  # one call's count is clamped (hand-edited files)
+READ: Any = object()  # "decode the recorded usage from the effect" (the caller has not)
 _PLAIN = frozenset({"input_tokens", "output_tokens"})
 
 
@@ -194,9 +195,13 @@ class RunPricer:
             known = self._offline_model[model] = is_offline(model)
         return known
 
-    def usage(self, i: int) -> TokenUsage:
-        """Effect ``i``'s tokens, cache and reasoning counts from the wire when only it has them."""
-        recorded = _decoded_usage(self.doc.effects[i].result)
+    def usage(self, i: int, recorded: Any = READ) -> TokenUsage:
+        """Effect ``i``'s tokens, cache and reasoning counts from the wire when only it has them.
+
+        ``recorded``: the effect's ``usage`` member when the caller decoded it already.
+        """
+        if recorded is READ:
+            recorded = _decoded_usage(self.doc.effects[i].result)
         usage = token_usage(recorded)
         if usage.detailed or not (self.doc.wire or self._sidecar):
             return usage
@@ -212,11 +217,12 @@ class RunPricer:
             return _decoded_usage(wire[k]) if 0 <= k < len(wire) else None
         return self._sidecar.get(k) if self._sidecar is not None else None
 
-    def cost(self, i: int) -> float | None:
-        """USD of effect ``i`` (0 for anything but a model call; ``None``: unpriced)."""
+    def cost(self, i: int, recorded: Any = READ) -> float | None:
+        """USD of effect ``i`` (0 for anything but a model call; ``None``: unpriced);
+        ``recorded`` as for :meth:`usage`."""
         if self.doc.effects[i].kind != "model" or self.offline(i):
             return 0.0
-        return call_cost(self.model(i), self.usage(i))
+        return call_cost(self.model(i), self.usage(i, recorded))
 
     def _wire_index(self, i: int) -> int:
         effects, ordinal = self.doc.effects, self._ordinal

@@ -18,42 +18,76 @@ from loom_core.views.pricing import provenance
 from loom_core.views.run_cost import RunPricer
 
 _usage_only = decoder(fast_struct(ModelResult, frozenset({"text", "tool_calls"})))
+_INT64 = 1 << 63
 
 
-def model_usage(doc: Document) -> list[tuple[int, int, int]]:
-    """(effect index, input tokens, output tokens) of every model effect, all depths."""
-    out = []
+class _Head(msgspec.Struct, gc=False):
+    """The two members of a model result the summary reads (the rest is skipped unread)."""
+
+    stop_reason: Any = None
+    usage: Any = None
+
+
+_head = msgspec.json.Decoder(_Head)
+
+
+def _typed_pair(raw: msgspec.Raw) -> tuple[int, int]:
+    """Input and output tokens as the typed model result reads them (0 when it cannot)."""
+    try:
+        usage = _usage_only.decode(raw).usage
+    except msgspec.ValidationError:
+        return 0, 0
+    if usage is None:
+        return 0, 0
+    return int(usage.input_tokens or 0), int(usage.output_tokens or 0)
+
+
+def _small_int(value: Any) -> bool:
+    return value is None or (type(value) is int and -_INT64 < value < _INT64)
+
+
+def _pair(head: _Head, raw: msgspec.Raw) -> tuple[int, int]:
+    """The usual result (a string stop reason, integer counts) read from ``head``; any
+    other shape through the typed reader, so every result counts as it always has."""
+    usage, stop = head.usage, head.stop_reason
+    if stop is None or type(stop) is str:
+        if usage is None:
+            return 0, 0
+        if type(usage) is dict:
+            t_in, t_out = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+            if _small_int(t_in) and _small_int(t_out):
+                return t_in or 0, t_out or 0
+    return _typed_pair(raw)
+
+
+def usage_and_cost(doc: Document) -> tuple[int, int, float | None]:
+    """Input and output tokens of every model effect (all depths) and their USD (``None``
+    when a call with tokens used an unpriced model), in one pass: each model result is
+    scanned once, for both the counts and the price."""
+    pricer = RunPricer(doc)
+    t_in = t_out = 0
+    total: float | None = 0.0
     for i, eff in enumerate(doc.effects):
         if eff.kind != "model":
             continue
-        t_in = t_out = 0
+        raw = eff.result
         try:
-            usage = _usage_only.decode(eff.result).usage if eff.result is not None else None
-        except msgspec.ValidationError:
-            usage = None
-        if usage is not None:
-            t_in, t_out = int(usage.input_tokens or 0), int(usage.output_tokens or 0)
-        out.append((i, t_in, t_out))
-    return out
-
-
-def total_cost(doc: Document, usage: list[tuple[int, int, int]]) -> float | None:
-    """USD over all model calls; ``None`` when a call with tokens used an unpriced model."""
-    pricer = RunPricer(doc)
-    total = 0.0
-    for i, _t_in, _t_out in usage:
-        cost = pricer.cost(i)
-        if cost is None:
-            return None
-        total += cost
-    return total
+            head = _head.decode(raw) if raw is not None else _Head()
+        except msgspec.ValidationError:  # not an object: no usage (§1.4 tolerance)
+            head = None
+        if head is not None:
+            pair = _pair(head, raw) if raw is not None else (0, 0)
+            t_in, t_out = t_in + pair[0], t_out + pair[1]
+        if total is not None:
+            cost = pricer.cost(i, head.usage if head is not None else None)
+            total = None if cost is None else total + cost
+    return t_in, t_out, total
 
 
 def summarize(doc: Document, checksum: str) -> dict[str, Any]:
     """Everything the CLI's ``summary --json`` prints, as plain values."""
-    usage = model_usage(doc)
+    t_in, t_out, cost = usage_and_cost(doc)
     h = doc.header
-    cost = total_cost(doc, usage)
     facts: dict[str, Any] = {
         "path": doc.path,
         "format": doc.format,
@@ -63,8 +97,8 @@ def summarize(doc: Document, checksum: str) -> dict[str, Any]:
         "effects": len(doc.effects),
         "kinds": [eff.kind or "" for eff in doc.effects],
         "depths": sorted({eff.depth or 0 for eff in doc.effects}),
-        "input_tokens": sum(u[1] for u in usage),
-        "output_tokens": sum(u[2] for u in usage),
+        "input_tokens": t_in,
+        "output_tokens": t_out,
         "output": h.output or "",
         "shield_events": len(doc.shield_events),
         "paused": h.paused,

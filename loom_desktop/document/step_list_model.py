@@ -100,6 +100,15 @@ class StepListModel(QAbstractTableModel):
         self.rows = rows
         self.endResetModel()
 
+    def append_rows(self, steps: array[int]) -> None:
+        """Show ``steps`` too, after the rows shown (a filter streaming its matches in)."""
+        if self.rows is None or not len(steps):
+            return
+        first = len(self.rows)
+        self.beginInsertRows(QModelIndex(), first, first + len(steps) - 1)
+        self.rows.extend(steps)
+        self.endInsertRows()
+
     def step_at(self, row: int) -> int:
         return row if self.rows is None else self.rows[row]
 

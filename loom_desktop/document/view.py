@@ -8,6 +8,7 @@ with the window for the interpreter lock; a mismatch is a warning, not a refusal
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
 
 from PySide6.QtCore import QProcess, Qt, QTimer, Signal
@@ -30,6 +31,7 @@ from loom_core.formats.progressive import Cancelled, Loaded, load_progressive
 from loom_core.formats.trace import checksum_state
 from loom_core.live.reread import is_live_file
 from loom_core.views.filtering import filter_message, filter_steps
+from loom_desktop.document.filter_batches import FilterBatches
 from loom_desktop.document.live_reread import reader_named
 from loom_desktop.document.live_view import LiveController, LiveHost
 from loom_desktop.document.session import Session
@@ -83,6 +85,7 @@ class DocumentView(LiveHost):
         self._filter_task = Task(self)
         self._filter_task.finished.connect(self._on_filtered)
         self._filter_task.failed.connect(self._on_failed)
+        self._filter_task.partial.connect(self._on_filter_batch)
         self._checksum_proc: QProcess | None = None
 
     # -- layout -----------------------------------------------------------------------
@@ -95,6 +98,7 @@ class DocumentView(LiveHost):
         self.filter_note = QLabel(wordWrap=True)  # problems, no match, counts
         self.filter_note.setVisible(False)
         self._filter_text = ""  # the query of the filter task in flight
+        self._streamed = False  # the filter in flight has shown matches already
         self._enter_pending = False  # Enter was pressed: go to the first match once filtered
         self.model = StepListModel(self)
         self.table = QTableView()
@@ -402,7 +406,20 @@ class DocumentView(LiveHost):
         if tl is None:
             return
         text = self._filter_text = self.filter_box.text()
-        self._filter_task.start(lambda ctx: filter_steps(tl, text, ctx.cancelled))
+        self._streamed = False
+        self._filter_task.start(
+            lambda ctx: filter_steps(tl, text, ctx.cancelled, FilterBatches(ctx.partial))
+        )
+
+    def _on_filter_batch(self, steps: Any) -> None:
+        """Matches found so far: the first ones replace the old result, later ones add rows
+        (the previous result stays until the new search has something to show)."""
+        if not self._streamed:
+            self._streamed = True
+            self.model.set_rows(array("i", steps))
+            self._select_row(self.session.step)
+        else:
+            self.model.append_rows(steps)
 
     def _filter_entered(self) -> None:
         """Enter in the filter box: on to the list, at the first match if the current step
@@ -428,7 +445,11 @@ class DocumentView(LiveHost):
             self.table.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def _on_filtered(self, rows: Any) -> None:
-        self.model.set_rows(rows)
+        shown = self.model.rows
+        if self._streamed and rows is not None and shown is not None:
+            self.model.append_rows(rows[len(shown) :])  # what came after the last batch
+        else:
+            self.model.set_rows(rows)
         if self._enter_pending:
             self._go_to_match()
         note, problem = filter_message(self._filter_text, rows, self.session.count)

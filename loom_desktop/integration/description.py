@@ -25,6 +25,9 @@ class FileType:
     parent_uti: str  # the UTI it conforms to
     prog_id: str  # Windows versioned ProgID
     glob_weight: int = 60  # shared-mime-info default is 50: beat plain *.json outright
+    # offer the app for every file of the parent type too (macOS "Alternate" viewer): yes
+    # for JSON, no where the parent is as broad as plain text or any data
+    offer_for_parent: bool = True
 
     @property
     def glob(self) -> str:
@@ -69,6 +72,39 @@ TRACE = FileType(
     prog_id="LoomDesktop.Trace.1",
 )
 
+# OpenTelemetry trace files (loom_core/formats/otlp.py): the OTLP file exporter writes JSON
+# lines, a single request is JSON, a protobuf dump is binary. Only the compound suffixes are
+# claimed, never plain .json / .jsonl / .pb.
+OTLP_JSON = FileType(
+    mime_type="application/x-otlp-json",
+    parent_mime="application/json",
+    suffix="otlp.json",
+    description="OpenTelemetry trace (OTLP JSON)",
+    uti="org.loomdesktop.otlp-json",
+    parent_uti="public.json",
+    prog_id="LoomDesktop.OtlpJson.1",
+)
+OTLP_JSONL = FileType(
+    mime_type="application/x-otlp-jsonl",
+    parent_mime="text/plain",
+    suffix="otlp.jsonl",
+    description="OpenTelemetry trace (OTLP JSON lines)",
+    uti="org.loomdesktop.otlp-jsonl",
+    parent_uti="public.plain-text",
+    prog_id="LoomDesktop.OtlpJsonl.1",
+    offer_for_parent=False,
+)
+OTLP_PB = FileType(
+    mime_type="application/x-otlp-protobuf",
+    parent_mime="application/octet-stream",
+    suffix="otlp.pb",
+    description="OpenTelemetry trace (OTLP protobuf)",
+    uti="org.loomdesktop.otlp-pb",
+    parent_uti="public.data",
+    prog_id="LoomDesktop.OtlpPb.1",
+    offer_for_parent=False,
+)
+
 APP = AppInfo(
     name="Loom Desktop",
     app_id="loom-desktop",
@@ -78,7 +114,7 @@ APP = AppInfo(
     categories=("Development", "Debugger"),
     keywords=("agent", "trace", "LLM", "debugger", "loom"),
     version=__version__,
-    file_types=(TRACE,),
+    file_types=(TRACE, OTLP_JSON, OTLP_JSONL, OTLP_PB),
 )
 
 # Square sizes of the rendered icon: the hicolor theme's usual ones.

@@ -37,7 +37,9 @@ def info_plist(app: AppInfo) -> dict[str, Any]:
             "CFBundleTypeName": "JSON document",
             "CFBundleTypeRole": "Viewer",
             "LSHandlerRank": "Alternate",
-            "LSItemContentTypes": sorted({t.parent_uti for t in app.file_types}),
+            "LSItemContentTypes": sorted(
+                {t.parent_uti for t in app.file_types if t.offer_for_parent}
+            ),
         }
     )
     exported = [

@@ -30,6 +30,7 @@ class BarsItem(pg.GraphicsObject):
         self.kinds = np.zeros(0, np.uint8)
         self.depths = np.zeros(0, np.uint16)
         self.lane = 1.0
+        self._bounds = QRectF(-0.5, 0.0, 1.0, EMPTY_TOP)
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def set_data(
@@ -37,15 +38,22 @@ class BarsItem(pg.GraphicsObject):
     ) -> None:
         self.prepareGeometryChange()
         self.heights, self.kinds, self.depths, self.lane = heights, kinds, depths, lane
+        self._bounds = self._measure()
         self.update()
 
-    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
+    def _measure(self) -> QRectF:
+        """The bounds, worked out once per data change: Qt and pyqtgraph ask for them
+        several times per repaint, and a scan of a million bars each time would make
+        every cursor move cost as much as the run is long."""
         n = len(self.heights)
         if not n:
             return QRectF(-0.5, 0.0, 1.0, EMPTY_TOP)
         top = float(self.heights.max(initial=1.0))
         bottom = -self.lane * (int(self.depths.max(initial=0)) + 1)
         return QRectF(-0.5, bottom, max(n, 1), top - bottom)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802 - Qt API
+        return QRectF(self._bounds)
 
     def _visible(self) -> tuple[int, int, int]:
         """First and last visible step and the bin size (steps per pixel column)."""

@@ -66,6 +66,16 @@ def _copy(values: Any, dtype: Any) -> np.ndarray:
     return np.frombuffer(values, dtype).copy()
 
 
+class _Cursor(pg.InfiniteLine):
+    """The step cursor. It never changes the plot's range (it is added with
+    ``ignoreBounds``), so a move must not tell the view its bounds changed: pyqtgraph
+    would then re-run the y auto-range over every item and repaint the whole plot on
+    every step, which made a step move cost as much as the run is long."""
+
+    def informViewBoundsChanged(self) -> None:  # noqa: N802 - pyqtgraph API
+        return
+
+
 class TimelineWidget(pg.PlotWidget):
     """Bars by kind, height by tokens; emits ``step_requested`` when the user moves the cursor."""
 
@@ -96,7 +106,7 @@ class TimelineWidget(pg.PlotWidget):
         self.held = self._marker(plot, "o", BLOCKED_COLOR)  # where a held call's step will go
         self.findings = pg.ScatterPlotItem(size=15, pxMode=True, symbol=_flag())  # doctor's
         plot.addItem(self.findings)
-        self.cursor = pg.InfiniteLine(
+        self.cursor = _Cursor(
             0,
             angle=90,
             movable=True,

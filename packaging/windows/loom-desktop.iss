@@ -23,6 +23,23 @@ Root: HKCU; Subkey: "Software\Classes\LoomDesktop.Trace.1"; ValueType: string; V
 Root: HKCU; Subkey: "Software\Classes\LoomDesktop.Trace.1\DefaultIcon"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"",0"; Flags: uninsdeletekey
 Root: HKCU; Subkey: "Software\Classes\LoomDesktop.Trace.1\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"" ""%1"""; Flags: uninsdeletekey
 Root: HKCU; Subkey: "Software\Classes\.json\OpenWithProgids"; ValueType: string; ValueName: "LoomDesktop.Trace.1"; ValueData: ""; Flags: uninsdeletevalue
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpJson.1"; ValueType: string; ValueName: ""; ValueData: "OpenTelemetry trace (OTLP JSON)"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpJson.1"; ValueType: string; ValueName: "FriendlyTypeName"; ValueData: "OpenTelemetry trace (OTLP JSON)"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpJson.1\DefaultIcon"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"",0"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpJson.1\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"" ""%1"""; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\.json\OpenWithProgids"; ValueType: string; ValueName: "LoomDesktop.OtlpJson.1"; ValueData: ""; Flags: uninsdeletevalue
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpJsonl.1"; ValueType: string; ValueName: ""; ValueData: "OpenTelemetry trace (OTLP JSON lines)"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpJsonl.1"; ValueType: string; ValueName: "FriendlyTypeName"; ValueData: "OpenTelemetry trace (OTLP JSON lines)"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpJsonl.1\DefaultIcon"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"",0"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpJsonl.1\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"" ""%1"""; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\.jsonl\OpenWithProgids"; ValueType: string; ValueName: "LoomDesktop.OtlpJsonl.1"; ValueData: ""; Flags: uninsdeletevalue
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpPb.1"; ValueType: string; ValueName: ""; ValueData: "OpenTelemetry trace (OTLP protobuf)"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpPb.1"; ValueType: string; ValueName: "FriendlyTypeName"; ValueData: "OpenTelemetry trace (OTLP protobuf)"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpPb.1\DefaultIcon"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"",0"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpPb.1\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"" ""%1"""; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\.pb\OpenWithProgids"; ValueType: string; ValueName: "LoomDesktop.OtlpPb.1"; ValueData: ""; Flags: uninsdeletevalue
 Root: HKCU; Subkey: "Software\Classes\Applications\loom-desktop.exe"; ValueType: string; ValueName: "FriendlyAppName"; ValueData: "Loom Desktop"; Flags: uninsdeletekey
 Root: HKCU; Subkey: "Software\Classes\Applications\loom-desktop.exe\SupportedTypes"; ValueType: string; ValueName: ".json"; ValueData: ""; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\Applications\loom-desktop.exe\SupportedTypes"; ValueType: string; ValueName: ".jsonl"; ValueData: ""; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\Applications\loom-desktop.exe\SupportedTypes"; ValueType: string; ValueName: ".pb"; ValueData: ""; Flags: uninsdeletekey
 Root: HKCU; Subkey: "Software\Classes\Applications\loom-desktop.exe\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"" ""%1"""; Flags: uninsdeletekey

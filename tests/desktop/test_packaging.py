@@ -25,7 +25,14 @@ from loom_desktop import __version__
 from loom_desktop.app import LoomApplication
 from loom_desktop.dialogs import show_about
 from loom_desktop.integration import generate
-from loom_desktop.integration.description import APP, ICON_SIZES, TRACE
+from loom_desktop.integration.description import (
+    APP,
+    ICON_SIZES,
+    OTLP_JSON,
+    OTLP_JSONL,
+    OTLP_PB,
+    TRACE,
+)
 from loom_desktop.integration.icons import ICNS_TYPES, ICO_SIZES, png_name, render_png
 from loom_desktop.main_window import MainWindow
 from loom_desktop.resources import resources_dir
@@ -51,7 +58,8 @@ def test_info_plist_declares_an_exported_uti_we_view() -> None:
     owner = plist["CFBundleDocumentTypes"][0]
     assert owner["LSItemContentTypes"] == [TRACE.uti]
     assert owner["CFBundleTypeRole"] == "Viewer" and owner["LSHandlerRank"] == "Owner"
-    (exported,) = plist["UTExportedTypeDeclarations"]
+    exported, *others = plist["UTExportedTypeDeclarations"]
+    assert [o["UTTypeIdentifier"] for o in others] == [OTLP_JSON.uti, OTLP_JSONL.uti, OTLP_PB.uti]
     assert exported["UTTypeIdentifier"] == TRACE.uti
     assert exported["UTTypeConformsTo"] == ["public.json"]
     assert exported["UTTypeTagSpecification"]["public.filename-extension"] == ["loom.json"]
@@ -94,10 +102,11 @@ def test_windows_registration_is_per_user_and_does_not_steal_json() -> None:
     exe = r"%LOCALAPPDATA%\Programs\Loom Desktop\loom-desktop.exe"
     assert keys[rf"{prog}\shell\open\command"]["@"] == f'"{exe}" "%1"'
     assert keys[rf"{prog}\DefaultIcon"]["@"] == f'"{exe}",0'
-    assert keys[rf"{classes}\.json\OpenWithProgids"] == {TRACE.prog_id: ""}
+    assert keys[rf"{classes}\.json\OpenWithProgids"] == {TRACE.prog_id: "", OTLP_JSON.prog_id: ""}
     assert rf"{classes}\.json" not in keys, "the .json default stays the user's"
     undo = _reg(PACKAGING / "windows" / "unregister-user.reg")
-    assert f"-{prog}" in undo and undo[rf"{classes}\.json\OpenWithProgids"] == {TRACE.prog_id: "-"}
+    assert f"-{prog}" in undo
+    assert undo[rf"{classes}\.json\OpenWithProgids"] == {TRACE.prog_id: "-", OTLP_JSON.prog_id: "-"}
 
 
 def test_inno_setup_installs_per_user_and_registers() -> None:

@@ -50,6 +50,8 @@ class ProxySpec:
     confirm_timeout: float = 300.0
     dialect: str = "anthropic"  # which export line to show: anthropic | openai
     force: bool = False  # the user confirmed replacing an existing trace at ``save``
+    otlp_endpoint: str = ""  # --otlp-endpoint: also send GenAI spans to this collector
+    otlp_content: bool = False  # --otlp-content
 
     def args(self, ready_file: str) -> list[str]:
         out = [
@@ -79,6 +81,9 @@ class ProxySpec:
             out += ["--shield-default", self.default]
         if self.force:
             out.append("--force")
+        if self.otlp_endpoint:
+            out += ["--otlp-endpoint", self.otlp_endpoint]
+            out += ["--otlp-content"] if self.otlp_content else []
         return out
 
 

@@ -11,11 +11,13 @@ rules the user did not mean. Each dialog starts from the last spec that was star
 
 from __future__ import annotations
 
+from argparse import ArgumentTypeError
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -34,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from loom_core.proxy.config import otlp_url
 from loom_desktop.features.proxy.launcher import TARGETS, ProxySpec
 
 SAMPLE_CALLS: list[tuple[str, dict[str, Any]]] = [
@@ -91,6 +94,11 @@ def spec_problem(spec: ProxySpec) -> str:
             problem = pattern_problem(pattern)
             if problem:
                 return f"{field_name}: {problem}"
+    try:
+        if spec.otlp_endpoint:
+            otlp_url(spec.otlp_endpoint)
+    except ArgumentTypeError as err:
+        return f"OpenTelemetry endpoint: {err}"
     return ""
 
 
@@ -172,6 +180,12 @@ class StartProxyDialog(QDialog):
         save_row.addWidget(self.save, 1)
         save_row.addWidget(browse)
         form.addRow("Save trace to", save_row)
+        self.otlp = QLineEdit(placeholderText="e.g. http://127.0.0.1:4318 (optional)")
+        self.otlp_content = QCheckBox("with message content")
+        otlp_row = QHBoxLayout()
+        otlp_row.addWidget(self.otlp, 1)
+        otlp_row.addWidget(self.otlp_content)
+        form.addRow("Also send spans to", otlp_row)  # --otlp-endpoint: a team's OTel backend
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["Sample call", "Action", "Decided by", "Rule"])
         self.table.horizontalHeader().setStretchLastSection(True)
@@ -191,7 +205,7 @@ class StartProxyDialog(QDialog):
         lay.addWidget(buttons)
         if last is not None:
             self._fill(last)
-        for w in (self.deny, self.allow, self.confirm, self.rules, self.policy):
+        for w in (self.deny, self.allow, self.confirm, self.rules, self.policy, self.otlp):
             w.textChanged.connect(self.update_preview)
         for c in (self.profile, self.default):
             c.currentIndexChanged.connect(self.update_preview)
@@ -216,6 +230,8 @@ class StartProxyDialog(QDialog):
         self.default.setCurrentText(spec.default or DEFAULTS[0])
         self.timeout.setValue(spec.confirm_timeout)
         self.save.setText(spec.save)
+        self.otlp.setText(spec.otlp_endpoint)
+        self.otlp_content.setChecked(spec.otlp_content)
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(
@@ -280,6 +296,8 @@ class StartProxyDialog(QDialog):
             confirm_timeout=self.timeout.value(),
             force=self.replace_ok == save,
             dialect="openai" if choice == "OpenAI" or "openai" in target else "anthropic",
+            otlp_endpoint=self.otlp.text().strip(),
+            otlp_content=self.otlp_content.isChecked(),
         )
 
     def update_preview(self) -> str:

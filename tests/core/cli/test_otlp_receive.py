@@ -45,7 +45,7 @@ def test_receives_prints_each_trace_and_stops_on_sigterm(tmp_path: Path) -> None
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
-    assert "stopped; 1 trace(s), 2 span(s) in 2 request(s)" in err.read_text()
+    assert "stopped; 1 trace(s) in 1 file(s), 2 span(s) in 2 request(s)" in err.read_text()
     assert [s["name"] for s in stored_spans(save / f"{trace_id}.otlp.jsonl")] == [
         "chat fake-1",
         "agent",

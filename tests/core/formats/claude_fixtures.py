@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import uuid as uuidlib
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ class Session:
 
     def _base(self, kind: str) -> dict[str, Any]:
         self._n += 1
-        uid = str(uuidlib.UUID(int=self._n + (hash(self.agent_id) & 0xFFFF) * 10**6))
+        uid = str(uuidlib.UUID(int=self._n + (zlib.crc32(self.agent_id.encode()) & 0xFFFF) * 10**6))
         rec: dict[str, Any] = {
             "parentUuid": self.parent,
             "isSidechain": self.sidechain,

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from loom_core.formats import schema
+from tests.core.fuzz.otlp_docs import otlp_requests
 
 HOLE = "@@loom-fuzz-hole@@"  # a string value replaced by raw JSON text after dumping
 TOOL_NAMES = ("search", "bash", "get_weather")
@@ -201,8 +202,9 @@ def wirelogs(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 # -- serialising ------------------------------------------------------------------------
 def dump(kind: str, value: Any, pretty: bool = True) -> bytes:
-    """Bytes as loom writes them: an indented trace, or one JSON object per line."""
-    if kind == "trace":
+    """Bytes as loom writes them: an indented trace, or one JSON object per line (an OTLP
+    request is one object, indented or on one line, as producers write it)."""
+    if kind in ("trace", "otlp"):
         return json.dumps(value, indent=2 if pretty else None).encode()
     return b"".join(json.dumps(v).encode() + b"\n" for v in value)
 
@@ -211,6 +213,7 @@ documents = st.one_of(
     traces().map(lambda d: ("trace", d)),
     journals().map(lambda d: ("journal", d)),
     wirelogs().map(lambda d: ("wirelog", d)),
+    otlp_requests().map(lambda d: ("otlp", d)),
 )
 
 

@@ -107,7 +107,6 @@ def test_the_issue_reproductions_are_refused_in_words(tmp_path: Path) -> None:
         + b"[" * 1000
         + b"]" * 1000
         + b"}": "JSON nested too deeply (over 500 levels) in member 'x' at line 1",
-        b'{"log": [], "model": "\\ud800"}': "a lone surrogate escape (\\ud800) in a string at line 1",
         b'{"log": [], "version": 1e400}': "number out of range in member 'version'",
     }
     for data, cause in cases.items():

@@ -57,7 +57,7 @@ def sdk_tracer(
         provider.shutdown()
 
 
-def otlp_json(spans: list[ReadableSpan]) -> dict[str, Any]:
+def otlp_json(spans: list[ReadableSpan], resource: Any = None) -> dict[str, Any]:
     """The OTLP JSON encoding of ``spans``, written here from the spec (hex ids, string
     int64s, typed attribute values), independent of the receiver's protobuf conversion."""
 
@@ -89,7 +89,12 @@ def otlp_json(spans: list[ReadableSpan]) -> dict[str, Any]:
     return {
         "resourceSpans": [
             {
-                "resource": {"attributes": [{"key": "service.name", "value": value("json-test")}]},
+                "resource": {
+                    "attributes": [
+                        {"key": k, "value": value(v)}
+                        for k, v in (resource or {"service.name": "json-test"}).items()
+                    ]
+                },
                 "scopeSpans": [{"scope": {"name": "json-test"}, "spans": [span(s) for s in spans]}],
             }
         ]

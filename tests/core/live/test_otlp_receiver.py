@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 from google.rpc.status_pb2 import Status
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
+from loom_core.formats.loader import load
+from loom_core.live.otlp_body import BodyError, decode
 from loom_core.live.otlp_receiver import ReceiverConfig, check_loopback, start_receiver
 from tests.core.live.otlp_helpers import (
     otlp_json,
@@ -146,3 +150,107 @@ def test_refuses_a_non_loopback_host(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         asyncio.run(start_receiver(ReceiverConfig(tmp_path / "x", host="192.168.1.2", port=0)))
     assert not (tmp_path / "x").exists()
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+_span = st.fixed_dictionaries(
+    {
+        "traceId": st.one_of(
+            st.text(alphabet="0123456789abcdefABCDEF", min_size=32, max_size=32), _json_values
+        )
+    },
+    optional={"spanId": _json_values, "name": _json_values},
+)
+_request = st.fixed_dictionaries(
+    {
+        "resourceSpans": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "scopeSpans": st.lists(
+                        st.fixed_dictionaries({"spans": st.lists(_span | _json_values, max_size=3)})
+                        | _json_values,
+                        max_size=3,
+                    )
+                },
+                optional={"resource": _json_values},
+            )
+            | _json_values,
+            max_size=3,
+        )
+        | _json_values
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_request, _json_values))
+def test_any_json_body_is_split_or_refused_with_400(value: object) -> None:
+    """Any JSON value: split by trace (every kept span filed under its own id) or a 400."""
+    try:
+        decoded = decode(json.dumps(value).encode(), JSON)
+    except BodyError as err:
+        assert err.status == 400 and err.message
+        return
+    for trace_id, request in decoded.traces.items():
+        spans = [
+            s for rs in request["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]
+        ]
+        assert len(spans) == decoded.spans[trace_id] and {s["traceId"] for s in spans} == {trace_id}
+        assert len(trace_id) == 32 and trace_id == trace_id.lower() and trace_id != "0" * 32
+
+
+def test_an_sdk_only_agent_is_one_run_in_one_file(tmp_path: Path) -> None:
+    """OpenInference around the real openai client and no span around the loop: each call
+    is a trace of its own; the receiver files them together and the reader sees one run."""
+    from tests.core.formats.otlp_agents import run_agent
+
+    with running_receiver(tmp_path) as rt:
+        assert rt.receiver is not None
+        url = rt.receiver.endpoint + "/v1/traces"
+        rec = run_agent("openinference-openai", untraced=(), root=False)
+        assert len({s.context.trace_id for s in rec.spans}) == 6  # 3 calls + 3 tool spans
+        model_calls = [s for s in rec.spans if s.attributes.get("openinference.span.kind") == "LLM"]
+        for span in sorted(rec.spans, key=lambda s: s.end_time or 0):  # as a live agent sends
+            status, _, _ = post(
+                url, json.dumps(otlp_json([span], resource=span.resource.attributes)).encode(), JSON
+            )
+            assert status == 200
+    (path,) = tmp_path.iterdir()
+    doc = load(path)
+    kinds = [e.kind for e in doc.effects]
+    assert kinds.count("model") == len(model_calls) == 3
+    assert sum(k.startswith("tool:") for k in kinds) == len(rec.tool_calls) == 3
+
+
+def test_bare_traces_apart_in_time_or_resource_are_separate_runs(tmp_path: Path) -> None:
+    from loom_core.live.otlp_store import GROUP_GAP, TraceStore
+
+    now = [0.0]
+    store = TraceStore(tmp_path, clock=lambda: now[0])
+    store.prepare()
+
+    def bare(trace: int, service: str) -> dict:
+        span = {
+            "traceId": f"{trace:032x}",
+            "spanId": f"{trace:016x}",
+            "name": "chat",
+            "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}],
+        }
+        resource = {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]}
+        return {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [span]}]}]}
+
+    first = store.append(f"{1:032x}", bare(1, "a"), 1)
+    assert store.append(f"{2:032x}", bare(2, "a"), 1) == first  # same agent: one run
+    assert store.append(f"{3:032x}", bare(3, "b"), 1) != first  # another service
+    now[0] += GROUP_GAP + 1
+    assert store.append(f"{4:032x}", bare(4, "a"), 1) != first  # a later run
+    child = bare(5, "a")
+    child["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["parentSpanId"] = "ab" * 8
+    assert store.append(f"{5:032x}", child, 1) not in store.files[:3]  # not bare: its own
+    assert len(store.files) == 4 and len(store.paths) == 5

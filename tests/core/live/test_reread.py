@@ -126,3 +126,19 @@ def test_tailer_thread_drives_the_follower(tmp_path: Path) -> None:
             tailer.hint()
             time.sleep(0.05)
     assert any(u.total_effects == 3 for u in seen)
+
+
+def test_a_companion_file_changing_is_a_change(tmp_path: Path) -> None:
+    import dataclasses
+
+    path, side, clock = tmp_path / "run.toy", tmp_path / "side.txt", Clock()
+    path.write_bytes(toy_line("a"))
+    side.write_text("1")
+    reader = dataclasses.replace(READER, companions=lambda _p: [str(side)])
+    follower = RereadFollower(path, reader, clock=clock, probe=lambda _p: None)
+    assert follower.read() is not None
+    clock.now += 1
+    assert follower.read() is None  # nothing changed
+    side.write_text("12")
+    update = follower.read()
+    assert update is not None and update.document is not None  # re-read for the companion

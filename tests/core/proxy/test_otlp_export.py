@@ -59,13 +59,35 @@ def openai_agent(client: openai.OpenAI, turns: int = 5) -> int:
     raise AssertionError("agent did not finish")
 
 
+def responses_agent(client: openai.OpenAI, turns: int = 5) -> int:
+    """The same loop on the Responses API (streamed); returns the model calls made."""
+    items: list[Any] = [{"role": "user", "content": "What does a.txt say?"}]
+    tools: list[Any] = [
+        {"type": "function", "name": n, "parameters": {"type": "object"}} for _, n, _ in CALLS
+    ]
+    for turn in range(1, turns + 1):
+        with client.responses.stream(
+            model="gpt-fake", instructions="You read files.", input=items, tools=tools
+        ) as stream:
+            reply = stream.get_final_response()
+        calls = [o for o in reply.output if o.type == "function_call"]
+        if not calls:
+            return turn
+        items += [c.model_dump(exclude_none=True) for c in calls]
+        items += [
+            {"type": "function_call_output", "call_id": c.call_id, "output": RESULTS[c.call_id]}
+            for c in calls
+        ]
+    raise AssertionError("agent did not finish")
+
+
 def _attrs(span: dict[str, Any]) -> dict[str, Any]:
     return {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
 
 
-@pytest.mark.parametrize("dialect", ["openai", "anthropic"])
+@pytest.mark.parametrize("dialect", ["openai", "anthropic", "responses"])
 def test_spans_reach_the_receiver_and_read_back_as_the_run(tmp_path: Path, dialect: str) -> None:
-    content = dialect == "anthropic"  # one run with content, one without
+    content = dialect != "openai"  # runs with content, one without
     with running_receiver(tmp_path / "otel") as rt:
         assert rt.receiver is not None
         rig = start_rig(tmp_path, otlp_endpoint=rt.receiver.endpoint, otlp_content=content)
@@ -73,6 +95,8 @@ def test_spans_reach_the_receiver_and_read_back_as_the_run(tmp_path: Path, diale
             rig.upstream.script(*_script())
             if dialect == "openai":
                 assert openai_agent(rig.openai()) == 3
+            elif dialect == "responses":
+                assert responses_agent(rig.openai()) == 3
             else:
                 messages: list[Any] = [{"role": "user", "content": "What does a.txt say?"}]
                 anthropic_agent(
@@ -87,7 +111,8 @@ def test_spans_reach_the_receiver_and_read_back_as_the_run(tmp_path: Path, diale
     sent = [r.usage for r in _script()]
     assert [int(_attrs(s)["gen_ai.usage.input_tokens"]) for s in chats] == [u[0] for u in sent]
     assert [int(_attrs(s)["gen_ai.usage.output_tokens"]) for s in chats] == [u[1] for u in sent]
-    assert {_attrs(s)["gen_ai.provider.name"] for s in chats} == {dialect}
+    provider = "anthropic" if dialect == "anthropic" else "openai"
+    assert {_attrs(s)["gen_ai.provider.name"] for s in chats} == {provider}
     assert [_attrs(s)["gen_ai.tool.call.id"] for s in tools] == ["call_1", "call_2"]
     assert [_attrs(s)["gen_ai.tool.name"] for s in tools] == ["list_files", "read_file"]
     last = _attrs(chats[-1])

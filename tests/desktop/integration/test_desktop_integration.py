@@ -20,7 +20,14 @@ import pytest
 from PySide6.QtGui import QImage
 
 from loom_desktop.app import LoomApplication
-from loom_desktop.integration.description import APP, ICON_SIZES, TRACE
+from loom_desktop.integration.description import (
+    APP,
+    ICON_SIZES,
+    OTLP_JSON,
+    OTLP_JSONL,
+    OTLP_PB,
+    TRACE,
+)
 from loom_desktop.integration.freedesktop import (
     desktop_entry,
     drop_associations,
@@ -74,20 +81,23 @@ def test_desktop_entry_passes_files_and_matches_the_window(qapp: LoomApplication
     entry = _entry(desktop_entry(APP, ["/opt/loom/bin/loom-desktop"]))
     assert entry["Exec"] == "/opt/loom/bin/loom-desktop %F"
     assert entry["Icon"] == APP.app_id and entry["Type"] == "Application"
-    assert entry["MimeType"] == f"{TRACE.mime_type};"
+    assert entry["MimeType"] == "".join(f"{t.mime_type};" for t in APP.file_types)
     assert entry["StartupWMClass"] == Path(APP.desktop_file).stem == qapp.desktopFileName()
     assert os.environ.get("RESOURCE_NAME") == APP.app_id  # X11 WM_CLASS instance
 
 
-def test_mime_package_claims_only_loom_json() -> None:
+def test_mime_package_claims_only_compound_suffixes() -> None:
     root = ET.fromstring(mime_package(APP))
-    (mime,) = root.findall(f"{MIME_NS}mime-type")
-    assert mime.get("type") == "application/x-loom-trace"
+    mimes = {m.get("type"): m for m in root.findall(f"{MIME_NS}mime-type")}
+    assert list(mimes) == [t.mime_type for t in APP.file_types]
+    mime = mimes["application/x-loom-trace"]
     globs = mime.findall(f"{MIME_NS}glob")
     assert [g.get("pattern") for g in globs] == ["*.loom.json"]
     assert int(globs[0].get("weight", "50")) > 50
     parent = mime.find(f"{MIME_NS}sub-class-of")
     assert parent is not None and parent.get("type") == "application/json"
+    patterns = [g.get("pattern") for m in mimes.values() for g in m.findall(f"{MIME_NS}glob")]
+    assert patterns == ["*.loom.json", "*.otlp.json", "*.otlp.jsonl", "*.otlp.pb"]
 
 
 @pytest.mark.parametrize(
@@ -172,6 +182,19 @@ def test_install_registers_type_default_and_a_valid_entry(
     assert _run(["xdg-mime", "query", "filetype", str(trace)], home) == TRACE.mime_type
     assert _run(["xdg-mime", "query", "filetype", str(plain)], home) == "application/json"
     assert _run(["xdg-mime", "query", "default", TRACE.mime_type], home) == APP.desktop_file
+    for name, mime in (
+        ("run.otlp.json", OTLP_JSON.mime_type),
+        ("run.otlp.jsonl", OTLP_JSONL.mime_type),
+        ("run.otlp.pb", OTLP_PB.mime_type),
+    ):
+        (tmp_path / name).write_text("{}")
+        assert _run(["xdg-mime", "query", "filetype", str(tmp_path / name)], home) == mime
+        assert _run(["xdg-mime", "query", "default", mime], home) == APP.desktop_file
+    (tmp_path / "other.pb").write_bytes(b"\x08\x01")
+    assert (
+        _run(["xdg-mime", "query", "filetype", str(tmp_path / "other.pb")], home)
+        != OTLP_PB.mime_type
+    )
     desktop = Path(home["XDG_DATA_HOME"]) / "applications" / APP.desktop_file
     assert _run(["desktop-file-validate", str(desktop)], home) == ""
     hicolor = Path(home["XDG_DATA_HOME"]) / "icons" / "hicolor"

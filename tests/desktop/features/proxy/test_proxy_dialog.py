@@ -79,6 +79,7 @@ def test_a_cancelled_dialog_leaves_nothing_and_a_started_one_is_remembered(
         ("deny", "Bash(*rm -rf*", "unbalanced parentheses"),
         ("confirm", "deploy[prod", "unclosed '['"),
         ("allow", "cap:secrets", "'secrets' is not a capability"),
+        ("otlp", "ftp://collector", "OpenTelemetry endpoint: not an http(s) URL"),
     ],
 )
 def test_a_malformed_rule_is_named_and_not_started(
@@ -93,6 +94,24 @@ def test_a_malformed_rule_is_named_and_not_started(
     getattr(dialog, field).setText("")
     assert dialog.problem.text() == "" and dialog.start_btn.isEnabled()
     dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Cancel).click()
+
+
+def test_spans_to_a_team_backend_become_the_proxy_flags(qtbot) -> None:
+    from loom_core.cli.entry import build_parser
+    from loom_core.proxy.config import config_from_args
+
+    dialog = StartProxyDialog()
+    qtbot.addWidget(dialog)
+    dialog.otlp.setText(" http://127.0.0.1:4318 ")
+    dialog.otlp_content.setChecked(True)
+    assert dialog.update_preview() == ""
+    args = dialog.spec().args("ready.json")
+    assert args[-3:] == ["--otlp-endpoint", "http://127.0.0.1:4318", "--otlp-content"]
+    config = config_from_args(build_parser().parse_args(args))  # what the proxy will run
+    assert (config.otlp_endpoint, config.otlp_content) == ("http://127.0.0.1:4318", True)
+    again = StartProxyDialog(last=dialog.spec())
+    qtbot.addWidget(again)
+    assert (again.otlp.text(), again.otlp_content.isChecked()) == ("http://127.0.0.1:4318", True)
 
 
 def test_valid_capability_and_literal_bracket_pass(qtbot) -> None:

@@ -1,0 +1,1 @@
+"""File ▸ Listen for OpenTelemetry…: a local OTLP receiver whose traces open as live tabs."""
