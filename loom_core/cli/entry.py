@@ -14,6 +14,7 @@ from typing import Any
 
 from loom_core import __version__
 from loom_core.cli.help import HelpParser
+from loom_core.cli.sample_option import add_sample_option
 from loom_core.errors import LoadError
 
 EXIT_BAD_INPUT = 2
@@ -51,8 +52,9 @@ def _print_timeline(doc: Any) -> None:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
+    from loom_core.cli.sample_option import load_run
     from loom_core.formats.fastcheck import ParallelChecksum
-    from loom_core.formats.loader import load_bytes, read_bytes
+    from loom_core.formats.loader import read_bytes
     from loom_core.formats.trace import checksum_state
     from loom_core.views.summary import summarize
 
@@ -60,7 +62,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     # Most of the checksum runs in a forked child while this process loads and sums up.
     job = ParallelChecksum.start(data, child_share=0.65) if args.json else None
     try:
-        doc = load_bytes(data, args.path)
+        doc = load_run(args.path, args.sample, data)
     except BaseException:
         if job is not None:
             job.result()  # reap the child
@@ -92,12 +94,12 @@ def cmd_checksum(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
-    from loom_core.formats.loader import load
+    from loom_core.cli.sample_option import load_run
     from loom_core.formats.save import save_document
     from loom_core.runs_dir import refuse_overwrite
 
     refuse_overwrite(args.output, args.force)
-    doc = load(args.input)
+    doc = load_run(args.input, args.sample)
     notes: list[str] = []
     try:
         written = save_document(doc, args.output, notes)
@@ -124,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("summary", help="summarise a trace, journal or wirelog")
     p.add_argument("path")
     p.add_argument("--json", action="store_true", help="one JSON object instead of a timeline")
+    add_sample_option(p)
     p.set_defaults(func=cmd_summary)
     p = sub.add_parser("checksum", help="verify a trace's checksum: valid, mismatch or absent")
     p.add_argument("path")
@@ -132,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--force", action="store_true", help="replace OUTPUT if it exists")
+    add_sample_option(p)
     p.set_defaults(func=cmd_convert)
     from loom_core.cli.approvals import add_approval_commands
     from loom_core.cli.diff import add_diff_command

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from loom_core.cli.sample_option import add_sample_option
 from loom_core.views.shield_place import edited_input
 from loom_core.views.steps import StepRow, flag_marks, step_rows
 
@@ -67,10 +68,10 @@ def proxy_journal(doc: Any, path: str) -> Any:
 
 
 def cmd_steps(args: argparse.Namespace) -> int:
-    from loom_core.formats.loader import load
+    from loom_core.cli.sample_option import load_run
     from loom_core.views.timeline import build_timeline
 
-    tl = build_timeline(proxy_journal(load(args.path), args.path))
+    tl = build_timeline(proxy_journal(load_run(args.path, args.sample), args.path))
     for row in step_rows(tl):
         print(json.dumps(row.to_dict(), ensure_ascii=False) if args.json else row_line(row))
     return 0
@@ -81,4 +82,5 @@ def add_steps_command(sub: Any) -> None:
     p = sub.add_parser("steps", help="list a run's steps as the app does (numbered by seq)")
     p.add_argument("path", help="a trace, journal or wirelog")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
+    add_sample_option(p)
     p.set_defaults(func=cmd_steps)

@@ -25,7 +25,11 @@ from loom_core.formats.document import Document
 SNIFF_BYTES = 1 << 16  # what a reader's sniff sees of a file: its first 64 KiB
 
 # One module per format; each defines ``READER: ForeignReader``. Imported on first use only.
-READER_MODULES: tuple[str, ...] = ("loom_core.formats.otlp", "loom_core.formats.claude_code")
+READER_MODULES: tuple[str, ...] = (
+    "loom_core.formats.inspect_eval",  # first: a zip's magic is the cheapest, surest test
+    "loom_core.formats.otlp",
+    "loom_core.formats.claude_code",
+)
 
 
 @dataclass(frozen=True)
