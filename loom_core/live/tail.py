@@ -127,6 +127,11 @@ class JournalTailer:
         return self._follower.path
 
     @property
+    def follower(self) -> Follower:
+        """What reads the file (its settings, e.g. ``idle_after``, may be tuned before start)."""
+        return self._follower
+
+    @property
     def state(self) -> JournalState:
         """The accumulated state (a new object after a rewrite); mutated by the tailer's thread.
         Journals only: a foreign follower has a document instead."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from loom_core.live.live_status import CRASHED, ENDED, FINISHED, HUMAN, REWRITTEN, STOPPED
+from loom_core.live.reread import IDLE
 
 _STYLE = (
     "QLabel { background: #fff3e0; color: #5d4037; border: 1px solid #ffb74d; padding: 4px 8px; }"
@@ -27,6 +28,7 @@ _COLORS = {
     CRASHED: "#c62828",
     REWRITTEN: "#6a1b9a",
     STOPPED: "#c62828",
+    IDLE: "#546e7a",  # a foreign file nobody writes right now (still followed)
 }
 
 

@@ -35,7 +35,7 @@ from loom_core.formats.foreign import ForeignReader
 from loom_core.formats.journal import JournalState, journal_document
 from loom_core.formats.save import save_document
 from loom_core.live.live_status import FINISHED, STOPPED
-from loom_core.live.reread import IDLE, RereadFollower, RereadUpdate
+from loom_core.live.reread import RereadFollower, RereadUpdate
 from loom_core.live.tail import JournalTailer, JournalUpdate
 from loom_core.views.timeline import TimelineBuilder
 from loom_desktop.document.live_banner import LiveBar, ProblemBanner
@@ -254,7 +254,8 @@ class LiveController(QObject):
                     self._schedule_follow()
         self.unfinished = update.unfinished
         self.status, self.detail = update.status, update.detail
-        self.bar.show_status(self.status, self.status not in (FINISHED, STOPPED, IDLE), self.detail)
+        # idle is still followed (a session can go on at any time): live, in grey
+        self.bar.show_status(self.status, self.status not in (FINISHED, STOPPED), self.detail)
         self.bar.save.setEnabled(self.doc is not None)  # a foreign run saves as it is now
 
     def _reset(self, header: dict[str, Any] | None, effects: list[Any], entries: list[Any]) -> None:

@@ -65,6 +65,9 @@ def test_foreign_file_being_written_is_a_live_tab(
     qtbot.waitUntil(lambda: _rows_match_file(view, path), timeout=10_000)
     qtbot.waitUntil(lambda: view.session.step == view.session.count - 1, timeout=5000)
 
+    view.live.tailer.follower.idle_after = 0.3  # nobody writes: idle, still followed
+    qtbot.waitUntil(lambda: view.live.bar.status.text() == "idle", timeout=10_000)
+    assert view.live.bar.dot.text() == "● LIVE"
     rows = view.model.rowCount()
     _append(path, b"garbage\n")  # a re-read fails: a banner names why, the run stays
     qtbot.waitUntil(lambda: view.live.banner.isVisible(), timeout=10_000)
