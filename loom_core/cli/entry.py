@@ -117,7 +117,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+_CORE_COMMANDS = frozenset({"summary", "checksum", "convert"})
+
+
+def _core_parser() -> tuple[argparse.ArgumentParser, Any]:
+    """The parser with just ``summary``, ``checksum`` and ``convert`` (and its subparsers).
+
+    Why apart: the other commands' modules bring the proxy, asyncio and the SDKs, a
+    fifth of a second a ``summary --json`` process on a big trace need not spend.
+    """
     parser = HelpParser(
         prog="python -m loom_core", description="Read, check, convert and watch loom traces."
     )
@@ -137,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace OUTPUT if it exists")
     add_sample_option(p)
     p.set_defaults(func=cmd_convert)
+    return parser, sub
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line parser."""
+    parser, sub = _core_parser()
     from loom_core.cli.approvals import add_approval_commands
     from loom_core.cli.diff import add_diff_command
     from loom_core.cli.doctor import add_doctor_command
@@ -167,8 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = _core_parser()[0] if words[:1] and words[0] in _CORE_COMMANDS else build_parser()
+    args = parser.parse_args(words)
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         name = args.command if isinstance(args.command, str) else ""  # record's COMMAND is a list
