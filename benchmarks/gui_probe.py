@@ -1,12 +1,21 @@
 """Child process of open_trace.py: time the real GUI opening and scrubbing a trace.
 
-argv: PATH START, where START is the parent's ``time.time()`` just before it
-spawned this process, so figures include interpreter and Qt start-up.
+argv: PATH START [--baseline], where START is the parent's ``time.time()`` just
+before it spawned this process, so figures include interpreter and Qt start-up.
+``--baseline`` opens PATH (a tiny trace) and reports only the peak memory: what Qt,
+pyqtgraph and the window cost before any run is loaded.
+
+Besides first paint, ready and scrubbing, it records the event loop's longest stall
+while the run loads (a 5 ms QTimer's largest gap beyond its interval: a user's
+click waits that long), jumps to far steps (End, a click far along the timeline),
+and one full repaint of the plot with the whole run in view (the bars aggregate
+per pixel column) and zoomed to a few hundred steps (exact bars).
 """
 
 from __future__ import annotations
 
 import json
+import random
 import statistics
 import sys
 import time
@@ -14,13 +23,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from PySide6.QtCore import QEvent, QObject  # noqa: E402
+from PySide6.QtCore import QEvent, QObject, QTimer  # noqa: E402
 
 import loom_desktop  # noqa: E402,F401  (pins pyqtgraph to PySide6)
 from benchmarks.gui_app import open_in_app  # noqa: E402
 from benchmarks.measure import peak_rss_mb  # noqa: E402
 
-MOVES_PER_SPOT, SPOTS = 40, 10
+MOVES_PER_SPOT, SPOTS, JUMPS = 40, 10, 40
+PROBE_MS = 5
 
 
 class PaintWatch(QObject):
@@ -41,40 +51,111 @@ class PaintWatch(QObject):
         return False
 
 
+class StallProbe(QObject):
+    """A fast timer; the largest gap between its ticks, less its interval, is the
+    longest time the event loop could not answer the user."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last = time.perf_counter()
+        self.worst = 0.0
+        self.timer = QTimer(self, interval=PROBE_MS)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.worst = max(self.worst, (now - self.last) * 1000 - PROBE_MS)
+        self.last = now
+
+
+def _move(app, view, step: int) -> float:
+    """One step change end to end, in milliseconds."""
+    t = time.perf_counter()
+    view.session.set_step(step)
+    view.flush_render()  # the coalesced render, now rather than next loop turn
+    app.processEvents()  # repaint list, plot cursor, context view, status bar
+    return (time.perf_counter() - t) * 1000
+
+
 def scrub(app, view) -> list[float]:
-    """Move step by step at spots spread over the run; time each move end to end."""
+    """Move step by step at spots spread over the run, the last spot ending on the
+    last step; time each move end to end."""
     n = view.session.count
     times = []
     for spot in range(SPOTS):
         base = int(spot * (n - MOVES_PER_SPOT - 1) / max(1, SPOTS - 1))
         view.session.set_step(base)
         app.processEvents()
-        for k in range(1, MOVES_PER_SPOT + 1):
-            t = time.perf_counter()
-            view.session.set_step(base + k)
-            view.flush_render()  # the coalesced render, now rather than next loop turn
-            app.processEvents()  # repaint list, plot cursor, context view, status bar
-            times.append((time.perf_counter() - t) * 1000)
+        times += [_move(app, view, base + k) for k in range(1, MOVES_PER_SPOT + 1)]
     return times
+
+
+def jumps(app, view) -> list[float]:
+    """Far moves: to random steps, to the first and to the last."""
+    n = view.session.count
+    rng = random.Random(1)
+    targets = [rng.randrange(n) for _ in range(JUMPS - 2)] + [0, n - 1]
+    return [_move(app, view, s) for s in targets]
+
+
+def _last_step(app, view) -> float:
+    """The move onto the run's last step, from the one before it."""
+    n = view.session.count
+    view.session.set_step(max(0, n - 2))
+    app.processEvents()
+    return _move(app, view, n - 1)
+
+
+def plot_paint_ms(app, view) -> dict[str, float]:
+    """One full plot repaint, whole run in view vs a 400-step window (median of 5)."""
+    plot = view.timeline_widget
+    n = view.session.count
+    out = {}
+    for label, (x0, x1) in (("all", (0, n)), ("zoomed", (n // 2, n // 2 + 400))):
+        plot.setXRange(x0, x1, padding=0)
+        app.processEvents()
+        times = []
+        for _ in range(5):
+            plot.bars.update()  # drop its cached pixmap: a real repaint of every bar
+            t = time.perf_counter()
+            plot.viewport().repaint()
+            times.append((time.perf_counter() - t) * 1000)
+        out[f"plot_paint_ms_{label}"] = statistics.median(times)
+    return out
 
 
 def main() -> None:
     path, start = sys.argv[1], float(sys.argv[2])
     app, window, view = open_in_app(path)
+    probe = StallProbe()
     watch = PaintWatch(view, start)
     view.table.viewport().installEventFilter(watch)
-    deadline = time.time() + 300
+    deadline = time.time() + 600
     while watch.ready is None and time.time() < deadline:
         app.processEvents()
-        time.sleep(0.002)
+        time.sleep(0.001)
+    if "--baseline" in sys.argv:
+        print(json.dumps({"qt_baseline_mb": peak_rss_mb()}))
+        return
+    stall = probe.worst
+    probe.timer.stop()
+    for _ in range(20):  # let the deferred plot and the first render settle
+        app.processEvents()
+        time.sleep(0.005)
     times = sorted(scrub(app, view))
+    far = sorted(jumps(app, view))
     result = {
         "first_paint_s": watch.first_paint,
         "ready_s": watch.ready,
+        "stall_ms_max": stall,
         "scrub_ms_p50": statistics.median(times),
         "scrub_ms_p99": times[int(len(times) * 0.99) - 1],
         "scrub_ms_max": times[-1],
+        "jump_ms_p99": far[int(len(far) * 0.99) - 1],
+        "last_step_ms": _last_step(app, view),
         "peak_rss_mb": peak_rss_mb(),
+        **plot_paint_ms(app, view),
     }
     window.close()
     print(json.dumps(result))

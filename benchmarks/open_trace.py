@@ -8,10 +8,20 @@ bytes; ``core_load_s`` loom_core loading them into its structures;
 ``ready_s`` from GUI process start to the first screen of steps / to the whole
 run being interactive; ``scrub_ms_p99`` one step move end to end (session,
 list, timeline cursor, context view, repaint) at positions spread over the run;
-``peak_rss_mb`` of the GUI process (Qt included) and ``core_peak_rss_mb`` of a
-headless load; ``summary_s`` the headless ``summary --json``
-process vs ``json_process_s`` a process that only does ``json.load``; and
-loom-harness's ``Run.load`` on the same file when it is installed.
+``jump_ms_p99`` far moves (random steps, the first, the last); ``last_step_ms``
+the move onto the last step; ``stall_ms_max`` the event loop's longest stall
+while the run loads (a 5 ms QTimer probe in the GUI process);
+``plot_paint_ms_all`` / ``_zoomed`` one full repaint of the timeline with the
+whole run in view (bars aggregated per pixel column) and zoomed to 400 steps;
+``peak_rss_mb`` of the GUI process (Qt included), ``qt_baseline_mb`` the same
+process opening the bundled 30-step sample (Qt, pyqtgraph, the window) and
+``core_peak_rss_mb`` of a headless load; ``summary_s`` the headless ``summary
+--json`` process vs ``json_process_s`` a process that only does ``json.load``;
+and loom-harness's ``Run.load`` on the same file when it is installed (below
+200,000 effects: it needs minutes and gigabytes beyond). ``goals`` lists each
+viewer figure of issue 14 with what it compares, its goal at this scale, the
+ratio to the goal and whether it is met. Set ``LOOM_BENCH_DIR`` to keep the
+generated traces elsewhere than ``.bench/`` (the 1,000,000-effect one is 1 GB).
 """
 
 from __future__ import annotations
@@ -50,6 +60,11 @@ def trace_file(n: int) -> Path:
     return path
 
 
+def _repeat(path: Path) -> int:
+    """Three runs for a median, one for a gigabyte file (each json.loads takes seconds)."""
+    return 3 if path.stat().st_size < 500_000_000 else 1
+
+
 def headless(path: Path) -> dict[str, float]:
     from loom_core.formats.gc_pause import gc_paused
     from loom_core.formats.loader import load
@@ -57,8 +72,8 @@ def headless(path: Path) -> dict[str, float]:
 
     data = path.read_bytes()
     out = {
-        "json_parse_s": _median(lambda: json.loads(data)),
-        "core_load_s": _median(lambda: load(path)),
+        "json_parse_s": _median(lambda: json.loads(data), _repeat(path)),
+        "core_load_s": _median(lambda: load(path), _repeat(path)),
     }
     doc = load(path)
 
@@ -66,7 +81,7 @@ def headless(path: Path) -> dict[str, float]:
         with gc_paused():
             build_timeline(doc)
 
-    out["timeline_s"] = _median(timeline)
+    out["timeline_s"] = _median(timeline, _repeat(path))
     return out
 
 
@@ -93,7 +108,7 @@ def processes(path: Path) -> dict[str, float]:
         lambda: subprocess.run(
             [py, "-c", f"import json; json.load(open({str(path)!r}))"], check=True
         ),
-        3,
+        _repeat(path),
     )
     summary = _median(
         lambda: subprocess.run(
@@ -101,7 +116,7 @@ def processes(path: Path) -> dict[str, float]:
             check=True,
             stdout=subprocess.DEVNULL,
         ),
-        3,
+        _repeat(path),
     )
     return {"json_process_s": plain, "summary_s": summary}
 
@@ -118,11 +133,11 @@ def harness(path: Path) -> dict[str, float]:
         return {"harness_load_s": _median(lambda: Run.load(str(path)), 1)}
 
 
-def gui(path: Path) -> dict[str, float]:
+def gui(path: Path, *extra: str) -> dict[str, float]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     start = time.time()
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "gui_probe.py"), str(path), repr(start)],
+        [sys.executable, str(ROOT / "benchmarks" / "gui_probe.py"), str(path), repr(start), *extra],
         env=env,
         capture_output=True,
         text=True,
@@ -133,6 +148,56 @@ def gui(path: Path) -> dict[str, float]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def qt_baseline() -> dict[str, float]:
+    """Peak memory of the same GUI process opening the bundled 30-step sample: Qt,
+    pyqtgraph and the window, counted apart from what a run adds (the issue's rule)."""
+    return gui(ROOT / "resources" / "sample.loom.json", "--baseline")
+
+
+# figure -> (what it compares, goal at 100,000 effects, goal at 1,000,000; "<" or "<=")
+_GOALS: dict[str, tuple[str, float, float, str]] = {
+    "ratio_core_to_parse": (
+        "headless lazy load / a full json.loads of the same bytes",
+        0.3,
+        0.3,
+        "<=",
+    ),
+    "first_paint_s": ("GUI process start -> first rows painted (s)", 0.5, 1.0, "<"),
+    "ready_s": ("GUI process start -> whole run interactive (s)", 1.0, 5.0, "<"),
+    "stall_ms_max": ("longest event-loop stall while loading (ms)", 50.0, 50.0, "<="),
+    "scrub_ms_p99": (
+        "step->step p99 end to end, spots over the run incl. the last step (ms)",
+        16.0,
+        16.0,
+        "<",
+    ),
+    "jump_ms_p99": ("far jumps (random, first, last step) p99 end to end (ms)", 16.0, 16.0, "<"),
+    "ratio_rss_above_qt_to_file": ("GUI peak RSS less Qt's baseline / file size", 2.0, 1.3, "<="),
+}
+
+
+def goals(result: dict[str, float | int]) -> list[dict[str, object]]:
+    """Every viewer figure of issue 14 with its goal at this scale and whether it is met."""
+    big = int(result["effects"]) >= 1_000_000
+    out: list[dict[str, object]] = []
+    for key, (compares, small_goal, big_goal, op) in _GOALS.items():
+        if key not in result:
+            continue
+        value, goal = float(result[key]), big_goal if big else small_goal
+        met = value < goal if op == "<" else value <= goal
+        out.append(
+            {
+                "figure": key,
+                "compares": compares,
+                "value": round(value, 3),
+                "goal": f"{op} {goal}",
+                "ratio_to_goal": round(value / goal, 3),
+                "met": met,
+            }
+        )
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--effects", type=int, default=100_000)
@@ -141,21 +206,39 @@ def main() -> int:
     args = parser.parse_args()
     path = trace_file(args.effects)
     size_mb = path.stat().st_size / 1e6
-    result: dict[str, float | int] = {"effects": args.effects, "file_mb": round(size_mb, 1)}
+    result: dict[str, float | int] = {
+        "effects": args.effects,
+        "file_mb": round(size_mb, 1),
+        "load_avg_before": os.getloadavg()[0],  # a busy machine inflates every wall time
+    }
     result.update(headless(path))
     if not args.no_gui:
         result.update(gui(path))
+        result.update(qt_baseline())
     result.update(processes(path))
     result.update(core_rss(path))
-    result.update(harness(path))
+    if args.effects <= 200_000:
+        result.update(harness(path))
+    result["load_avg_after"] = os.getloadavg()[0]
     result["ratio_core_to_parse"] = result["core_load_s"] / result["json_parse_s"]
     result["ratio_summary_to_json_process"] = result["summary_s"] / result["json_process_s"]
     if "harness_load_s" in result:
         result["ratio_core_to_harness"] = result["core_load_s"] / result["harness_load_s"]
     if "peak_rss_mb" in result:
         result["ratio_rss_to_file"] = result["peak_rss_mb"] / size_mb
+        above = result["peak_rss_mb"] - result["qt_baseline_mb"]
+        result["ratio_rss_above_qt_to_file"] = above / size_mb
     result["ratio_core_rss_to_file"] = result["core_peak_rss_mb"] / size_mb
-    rounded = {k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}
+    rounded: dict[str, object] = {
+        k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()
+    }
+    rounded["goals"] = goals(result)
+    if not args.json:
+        for g in rounded["goals"]:  # type: ignore[attr-defined]
+            print(
+                f"{g['figure']:28} {g['value']:>10} goal {g['goal']:>8}  "
+                f"{'met' if g['met'] else 'NOT MET'}  ({g['compares']})"
+            )
     print(json.dumps(rounded))
     return 0
 
