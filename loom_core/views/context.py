@@ -15,16 +15,51 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 import msgspec
 
 from loom_core.formats.document import EMPTY_META, Document, decode_raw, text_and_calls
-from loom_core.formats.fastschema import decoder, fast_struct
-from loom_core.formats.schema import ModelResult
+from loom_core.formats.fastschema import fast_struct
+from loom_core.formats.schema import ModelResult, Usage
 
-# model results for indexing: usage and tool call ids/names typed, texts left raw
-_index_result = decoder(fast_struct(ModelResult, frozenset({"text"})))
+# The usage members that make a call's price more than input and output counts (cache,
+# reasoning, OpenAI's names): any of them sends the call down the full pricing path.
+_DETAIL_KEYS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "prompt_tokens_details",
+    "completion_tokens_details",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation",
+    "input_tokens_details",
+    "output_tokens_details",
+)
+
+
+def _marked(base: Any, name: str, extra: tuple[str, ...]) -> Any:
+    """``base`` (a derived struct) with raw ``extra`` members that default to absent."""
+    fields: list[Any] = [(f.name, f.type, f.default) for f in msgspec.structs.fields(base)]
+    fields += [(key, msgspec.Raw, None) for key in extra]
+    return msgspec.defstruct(name, fields, kw_only=True, gc=False, module=__name__)
+
+
+# model results for indexing: usage and tool call ids/names typed, texts left raw; the
+# usage also says whether it holds more than input and output counts (see plain_usage)
+_IndexUsage = _marked(fast_struct(Usage), "IndexUsage", _DETAIL_KEYS)
+_IndexResult = msgspec.defstruct(
+    "IndexModelResult",
+    [
+        (f.name, _IndexUsage | None if f.name == "usage" else f.type, f.default)
+        for f in msgspec.structs.fields(fast_struct(ModelResult, frozenset({"text"})))
+    ],
+    kw_only=True,
+    gc=False,
+    module=__name__,
+)
+_index_result = msgspec.json.Decoder(_IndexResult)
 
 # (source, ref, call id, name): source is episode | text | assistant | tool | child |
 # memory | snapshot; ref is an episode/effect index, a literal text or a snapshot dict.
@@ -65,6 +100,9 @@ class ContextIndex:
     frame_ctx: array[int] = field(default_factory=lambda: array("i"))  # -1: not a model effect
     frame_len: array[int] = field(default_factory=lambda: array("i"))
     prev_model: array[int] = field(default_factory=lambda: array("i"))  # -1: first call
+    # 1: a model call whose usage holds only input and output counts, both >= 0 (its
+    # price needs nothing but tokens_in/tokens_out: see RunPricer.costs)
+    plain_usage: array[int] = field(default_factory=lambda: array("B"))
     result_pairs: dict[int, int] = field(default_factory=dict)  # tool eff -> model eff
     # edit effect -> (the agent's list it replaced, the edited list): what a fork changed
     edits: dict[int, tuple[AgentContext, AgentContext]] = field(default_factory=dict)
@@ -85,6 +123,15 @@ _MAX_TOKENS = 10**12  # per call: bounds absurd hand-edited counts so sums fit i
 def _tokens(value: Any) -> int:
     n = int(value or 0)
     return n if -_MAX_TOKENS <= n <= _MAX_TOKENS else max(-_MAX_TOKENS, min(n, _MAX_TOKENS))
+
+
+_details_of = attrgetter(*_DETAIL_KEYS)
+_NO_DETAILS = (None,) * len(_DETAIL_KEYS)
+
+
+def _plain(usage: Any) -> bool:
+    """No member that prices a call beyond its input and output counts."""
+    return bool(_details_of(usage) == _NO_DETAILS)
 
 
 def _index(raw: Any) -> Any:
@@ -128,8 +175,11 @@ class _Builder:
         if value is not None:
             usage = value.usage
             if usage is not None:
-                index.tokens_in[i] = _tokens(usage.input_tokens)
-                index.tokens_out[i] = _tokens(usage.output_tokens)
+                t_in = index.tokens_in[i] = _tokens(usage.input_tokens)
+                t_out = index.tokens_out[i] = _tokens(usage.output_tokens)
+                index.plain_usage[i] = t_in >= 0 and t_out >= 0 and _plain(usage)
+            else:
+                index.plain_usage[i] = 1
             calls = value.tool_calls or ()
         if (ctx.awaiting_episode or not ctx.items) and ctx.depth == 0:
             self.take_episode(ctx, i)
@@ -340,6 +390,7 @@ class ContextWalker:
         index.frame_ctx.extend(array("i", [-1]) * n)
         index.frame_len.extend(array("i", [0]) * n)
         index.prev_model.extend(array("i", [-1]) * n)
+        index.plain_usage.extend(array("B", [0]) * n)
 
     def extend(self, upto: int | None = None) -> range:
         """Index effects ``done .. upto`` (default: all there are); returns that range."""

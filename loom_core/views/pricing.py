@@ -36,6 +36,7 @@ __all__ = [
     "Rates",
     "call_cost",
     "rates_of",
+    "rate_at",
     "is_offline",
     "provenance",
     "OFFLINE_MODELS",
@@ -115,17 +116,17 @@ class Rates:
         if not usage.detailed:  # the usual step: plain input and output
             return (
                 self.per_request
-                + _at(self.input, total_input) * total_input
-                + _at(self.output, total_input) * usage.output
+                + rate_at(self.input, total_input) * total_input
+                + rate_at(self.output, total_input) * usage.output
             )
         usd = self.per_request
         for unit, rate, inner in self.plan:
             count = getattr(usage, unit) - sum(getattr(usage, p) for p in inner)
-            usd += _at(rate, total_input) * count
+            usd += rate_at(rate, total_input) * count
         return usd
 
 
-def _at(rate: Rate, total_input: int) -> float:
+def rate_at(rate: Rate, total_input: int) -> float:
     """The rate of the tier the call's total input falls in (a cliff, not a blend)."""
     base, tiers = rate
     for start, price in reversed(tiers):

@@ -26,13 +26,21 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from loom_core.formats.document import Document
-from loom_core.views.pricing import TokenUsage, call_cost, is_offline
+from loom_core.views.pricing import (
+    Rates,
+    TokenUsage,
+    call_cost,
+    is_offline,
+    rate_at,
+    rates_of,
+)
 
 _LIMIT = 10**12  # one call's count is clamped (hand-edited files)
 READ: Any = object()  # "decode the recorded usage from the effect" (the caller has not)
@@ -159,6 +167,15 @@ def _decoded_usage(raw: Any) -> Any:
         return None
 
 
+def _flat(model: str) -> Rates | None:
+    """The rates of a model priced by :class:`Rates` and online; ``None`` when its
+    calls need the full path (offline and unpriced ones are decided there)."""
+    if is_offline(model) or not model.strip():
+        return None
+    rates = rates_of(model)
+    return rates if isinstance(rates, Rates) else None
+
+
 def _offline_tail(doc: Document) -> int | None:
     """First effect of a scripted branch's live tail (its prefix was recorded live)."""
     fork = (getattr(doc.header, "model_extra", None) or {}).get("fork")
@@ -179,6 +196,7 @@ class RunPricer:
         self._models = 0
         self._offline_model: dict[str, bool] = {}
         self._sidecar = _sidecar_of(doc) if not doc.wire else None
+        self._flat_rates: dict[str, Rates | None] = {}
 
     def model(self, i: int) -> str:
         meta = self.doc.effects[i].meta
@@ -223,6 +241,42 @@ class RunPricer:
         if self.doc.effects[i].kind != "model" or self.offline(i):
             return 0.0
         return call_cost(self.model(i), self.usage(i, recorded))
+
+    def costs(
+        self, effects: Sequence[int], tokens: tuple[Sequence[int], Sequence[int], Sequence[int]]
+    ) -> list[float | None]:
+        """:meth:`cost` of each of ``effects`` (model effects), in bulk.
+
+        ``tokens`` are the context index's per-effect input and output counts and its
+        plain-usage marks (:class:`loom_core.views.context.ContextIndex`): the result
+        was decoded once there, so it is not decoded again here. Why: a million-step
+        run has half a million model calls; pricing each through :meth:`cost` (usage
+        decoded again, mapped, looked up, priced) took seconds. A plain call on an
+        untiered online model is priced inline with :meth:`Rates.cost`'s arithmetic;
+        anything else (cache or reasoning counts, a proxy's wire, tiers, a model
+        genai-prices prices in other units, offline) goes through :meth:`cost`, so
+        both give the same number.
+        """
+        if self.doc.wire or self._sidecar is not None:
+            return [self.cost(i) for i in effects]
+        t_in, t_out, plain = tokens
+        flat, offline_from = self._flat_rates, self.offline_from
+        out: list[float | None] = []
+        for i in effects:
+            rates = None
+            if plain[i] and (offline_from is None or i < offline_from):
+                model = self.model(i)
+                rates = flat[model] if model in flat else flat.setdefault(model, _flat(model))
+            if rates is None:
+                out.append(self.cost(i))
+            else:  # Rates.cost of a plain usage, term by term
+                n_in = t_in[i]
+                out.append(
+                    rates.per_request
+                    + rate_at(rates.input, n_in) * n_in
+                    + rate_at(rates.output, n_in) * t_out[i]
+                )
+        return out
 
     def _wire_index(self, i: int) -> int:
         effects, ordinal = self.doc.effects, self._ordinal

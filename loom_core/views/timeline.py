@@ -192,20 +192,20 @@ def _step_order(
 
 
 def _costs(
-    pricer: RunPricer, effects: list[int], codes: list[int]
+    pricer: RunPricer, effects: list[int], codes: list[int], ctx: ContextIndex
 ) -> tuple[list[float], list[int], bool]:
     """Per-step USD (NaN when the model is unpriced), offline marks, and whether the
     total is known. Every face prices a step through the same :class:`RunPricer`."""
     costs = [0.0] * len(effects)
     offline = [0] * len(effects)
-    known = True
-    for s, e in enumerate(effects):
-        if codes[s] == K_MODEL:
-            cost = pricer.cost(e)
-            known = known and cost is not None
-            costs[s] = math.nan if cost is None else cost
-            offline[s] = pricer.offline(e)
-    return costs, offline, known
+    steps = [s for s, code in enumerate(codes) if code == K_MODEL]
+    priced = pricer.costs(
+        [effects[s] for s in steps], (ctx.tokens_in, ctx.tokens_out, ctx.plain_usage)
+    )
+    for s, cost in zip(steps, priced, strict=True):
+        costs[s] = math.nan if cost is None else cost
+        offline[s] = pricer.offline(effects[s])
+    return costs, offline, all(c is not None for c in priced)
 
 
 class TimelineBuilder:
@@ -270,7 +270,7 @@ class TimelineBuilder:
             result_flags(effects[e].result) if c == K_TOOL else 0
             for e, c in zip(effect_of, codes, strict=True)
         ]
-        costs, offline, known = _costs(self._pricer, effect_of, codes)
+        costs, offline, known = _costs(self._pricer, effect_of, codes, ctx)
         eps = doc.episodes
         sizes = [
             len(eps[ep]) if e < 0 else _nbytes(effects[e].result)
