@@ -12,7 +12,8 @@ What ``Document.extra`` holds: ``records`` (effect seq → the source entries it
 with the compaction markers and other entries written just before it; the last step also
 gets those written after it), ``unknown`` (entries of types we do not know, and lines that
 are not JSON, kept raw), ``other`` (entries that are not steps written after the last
-step), ``summaries``,
+step), ``abandoned`` (entries of a rewound branch, see :mod:`.claude_branches`),
+``summaries``,
 ``session`` (id, project folder, git branch, Claude Code version, title, first prompt).
 No ``inputs``: Claude Code does not record the request it sent, so the context view
 rebuilds it from the effects.
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.errors import LoadError
+from loom_core.formats.claude_branches import abandoned
 from loom_core.formats.claude_build import Builder
 from loom_core.formats.claude_records import d, is_claude_record, parse_lines, s
 from loom_core.formats.document import Document
@@ -88,8 +90,14 @@ def load_claude_code(data: bytes, path: str) -> Document:
     if not any(is_claude_record(rec) for rec in recs):
         raise LoadError(path, "not a Claude Code transcript (no user, assistant or summary entry)")
     warnings = [f"line {b['line']} cannot be read ({b['cause']}); kept raw" for b in lines.bad]
+    gone = abandoned(recs)
+    if gone:
+        warnings.append(
+            f"{len(gone)} entries of a rewound branch (the conversation went back and took "
+            "another prompt) are not steps; kept raw"
+        )
     build = Builder(subagents=_read_subagents(path, warnings))
-    build.add_file(recs)
+    build.add_file([rec for i, rec in enumerate(recs) if i not in gone])
     build.finish()
     if build.unknown:
         kinds = sorted({str(r.get("type")) for r in build.unknown})
@@ -102,6 +110,7 @@ def load_claude_code(data: bytes, path: str) -> Document:
         unknown=lines.bad + build.unknown,
         other=build.other,
         summaries=build.summaries,
+        abandoned=[recs[i] for i in sorted(gone)],
         session=_session(recs, build, path),
     )
     doc = build.run.document(path, NAME, tuple(warnings))

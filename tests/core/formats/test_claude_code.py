@@ -224,3 +224,35 @@ def test_any_bytes_sniff_without_raising_and_load_or_load_error(data: bytes) -> 
         build_timeline(load_claude_code(data, "/nowhere/x.jsonl"))
     except LoadError:
         pass
+
+
+def test_a_rewound_branch_is_left_out_of_the_steps() -> None:
+    """The user went back after the second answer and sent another prompt: the new prompt
+    hangs off the first answer, and the old branch is not part of the conversation."""
+    s = Session()
+    s.prompt("first")
+    first_answer = s.reply([text("answer one")])[-1]["uuid"]
+    s.prompt("second, later rewound")
+    s.reply([text("answer two")])
+    s.parent = first_answer  # the rewind
+    s.prompt("second, for real")
+    s.reply([text("answer three")])
+    doc = load_claude_code(s.data(), "/nowhere/s.jsonl")
+    texts = [doc.result(i)["text"] for i in _models(doc)]
+    assert texts == ["answer one", "answer three"]
+    assert doc.episodes == ["first", "second, for real"]
+    assert [r.get("type") for r in doc.extra["abandoned"]] == ["user", "assistant"]
+    assert "rewound branch" in doc.warnings[0]
+
+
+def test_parallel_tool_results_are_never_taken_for_a_rewind() -> None:
+    s = Session()
+    s.prompt("go")
+    s.reply([tool_use("a", "Bash", command="1"), tool_use("b", "Bash", command="2")])
+    parent = s.parent
+    s.result("a", "1")
+    s.parent = parent  # both results hang off the response (a shape some versions write)
+    s.result("b", "2")
+    s.reply([text("done")])
+    doc = load_claude_code(s.data(), "/nowhere/s.jsonl")
+    assert sum(e.kind == "tool:Bash" for e in doc.effects) == 2 and not doc.warnings
