@@ -111,3 +111,7 @@ def test_claude_code_transcript_being_appended_updates_its_tab(
             lambda n=n: _rows_match_file(view, path) and _models(view) == n + 1, timeout=10_000
         )
     qtbot.waitUntil(lambda: view.session.step == view.session.count - 1, timeout=5000)  # follow
+    assert view.live.bar.save.isEnabled()  # a foreign run saves as it is now
+    saved = tmp_path / "saved.loom.json"
+    view.live.save_to(str(saved))
+    assert len(load(saved).effects) == len(view.doc.effects)
