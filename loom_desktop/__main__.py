@@ -151,8 +151,9 @@ def start_gui(
 ) -> Running:
     """Show the main window with ``paths`` open (queued macOS open events too).
 
-    With no paths, ``sample`` opens only if no open event arrived meanwhile: a
-    Finder double-click starts the app without arguments and then sends the file.
+    With no paths, the Runs page is shown and ``sample`` opens only if no open event
+    arrived meanwhile: a Finder double-click starts the app without arguments and then
+    sends the file.
     """
     from PySide6.QtCore import QTimer
 
@@ -165,6 +166,7 @@ def start_gui(
     running.window.show()
     if not paths and sample:
         window = running.window
+        window.library.dock.show()  # no file given: the Runs page beside the sample
         QTimer.singleShot(
             SAMPLE_GRACE_MS, lambda: window.tabs.count() == 0 and window.open_path(sample)
         )

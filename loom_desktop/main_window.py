@@ -71,7 +71,6 @@ class MainWindow(QMainWindow):
         self.empty.setStyleSheet("color: gray;")
         self.central = QStackedWidget()  # the tabs, or what to do when there are none
         self.central.addWidget(self.tabs)
-        self.central.addWidget(self.empty)
         self.setCentralWidget(self.central)
         self.setAcceptDrops(True)
         from loom_desktop.features.proxy.manager import ProxyManager
@@ -82,6 +81,8 @@ class MainWindow(QMainWindow):
 
         self.notifier = HeldNotifier(self)  # held calls while the window is in the background
         self._build_menus()
+        self.central.addWidget(self.library.start_page)  # the Runs page when no run is open
+        self.library.install_dock()
         self._build_status()
         self._show_current()
         QTimer.singleShot(0, self.proxy_manager.reattach)  # proxies that outlived the last run
@@ -119,6 +120,7 @@ class MainWindow(QMainWindow):
             view, "&Filter Steps", self._focus_filter, QKeySequence.StandardKey.Find
         ).setToolTip(FILTER_HELP)
         self._action(view, "Play / Pause", lambda: self._with_doc(DocumentView.toggle_play))
+        self._library(view)
         self.run_menu = self.menuBar().addMenu("&Run")
         self._action(self.run_menu, "&Compare…", self.compare_dialog, "Ctrl+Shift+D")
         self._fork_menu()
@@ -141,6 +143,12 @@ class MainWindow(QMainWindow):
 
         self.otel = OtelActions(self)
         self.otel.install(file_menu)
+
+    def _library(self, view_menu: QMenu) -> None:
+        """The run library: the start page and View ▸ Runs (Ctrl+Shift+R)."""
+        from loom_desktop.features.library.window_ui import LibraryUi
+
+        self.library = LibraryUi(self, self.empty, view_menu)
 
     def _fork_menu(self) -> None:
         """Run ▸ Fork from Here… (F), step context menus and branch ⟷ parent links."""
@@ -331,6 +339,7 @@ class MainWindow(QMainWindow):
 
     def _loaded(self, view: DocumentView) -> None:
         self.settings.add_recent(view.path)
+        self.library.loaded(view.path)
         if view is self.current():
             self.progress.setVisible(False)
             self.update_status()
@@ -373,6 +382,9 @@ class MainWindow(QMainWindow):
 
     def show_status(self, message: str, timeout_ms: int) -> None:
         self.statusBar().showMessage(message, timeout_ms)
+
+    def note_run(self, path: str, event: str) -> None:
+        self.library.note(path, event)
 
     def close_tab(self, index: int) -> None:
         view = self.tabs.widget(index)
@@ -456,7 +468,7 @@ class MainWindow(QMainWindow):
         """The window title names the current tab (task switchers show it); no tab, no blank
         window: say how to open something."""
         index = self.tabs.currentIndex()
-        self.central.setCurrentWidget(self.tabs if index >= 0 else self.empty)
+        self.central.setCurrentWidget(self.tabs if index >= 0 else self.library.start_page)
         self.setWindowTitle(
             f"{self.tabs.tabText(index)} — Loom Desktop" if index >= 0 else "Loom Desktop"
         )
@@ -494,6 +506,7 @@ class MainWindow(QMainWindow):
             self.demo.stop()
         self.proxy_manager.shutdown()
         self.otel.shutdown()
+        self.library.shutdown()
         self.forks.shutdown()
         self.doctor.shutdown()
         for connection in self.proxies:

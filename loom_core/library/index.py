@@ -27,6 +27,7 @@ from loom_core.library.db import STEP_SPAN, connect, norm, step_rowid, transacti
 from loom_core.library.extract import RunFacts, StepText, run_facts, step_texts
 from loom_core.library.scan import run_files
 
+FORGOTTEN = "forgotten"  # a runs.state: the user took it off the list
 EVENTS = ("opened", "recording", "recorded", "forked", "healed")
 Progress = Callable[[int, int, str], None]  # (done, total, current path)
 
@@ -64,6 +65,8 @@ class Indexer:
         row = self.conn.execute(
             "SELECT size, mtime_ns, state FROM runs WHERE path = ?", (path,)
         ).fetchone()
+        if row is not None and row[2] == FORGOTTEN and not force:
+            return "unchanged"  # the user forgot it: it stays out until they open it again
         if (
             not force
             and row is not None
@@ -148,10 +151,14 @@ class Indexer:
 
     def _mark_missing(self, path: str) -> None:
         row = self.conn.execute(
-            "SELECT id, size, mtime_ns, live FROM runs WHERE path = ?", (path,)
+            "SELECT id, size, mtime_ns, live, state FROM runs WHERE path = ?", (path,)
         ).fetchone()
         if row is None or row[3]:
             return  # unknown, or being recorded: its file may not be written yet
+        if row[4] == FORGOTTEN:  # forgotten, then deleted: nothing left to remember
+            with transaction(self.conn):
+                self.conn.execute("DELETE FROM runs WHERE id = ?", (row[0],))
+            return
         twin = self.conn.execute(
             "SELECT path FROM runs WHERE size = ? AND mtime_ns = ? AND state = 'ok' AND path != ?",
             (row[1], row[2], path),
@@ -239,11 +246,17 @@ class Indexer:
         source = "recorded" if event == "recording" else event
         with transaction(self.conn):
             run = self._upsert(path)
+            forgotten = self.conn.execute(
+                "SELECT state = ? FROM runs WHERE id = ?", (FORGOTTEN, run)
+            ).fetchone()[0]
             self.conn.execute(
-                "UPDATE runs SET source=?, noted=?, live=? WHERE id=?",
-                (source, time.time(), int(event == "recording"), run),
+                "UPDATE runs SET source=?, noted=?, live=?, "
+                "outcome=CASE WHEN ? THEN 'running' WHEN outcome='running' THEN '' "
+                "ELSE outcome END WHERE id=?",
+                (source, time.time(), int(event == "recording"), event == "recording", run),
             )
-        return self.index_file(path, force=event in ("recording", "recorded"))
+        # opening a forgotten run brings it back
+        return self.index_file(path, force=bool(forgotten) or event in ("recording", "recorded"))
 
     def cause(self, path: str | Path) -> str:
         """Why the run at ``path`` is unreadable or missing ("" when it is fine)."""
@@ -256,12 +269,14 @@ class Indexer:
         return row is not None
 
     def forget(self, path: str | Path) -> bool:
-        """Drop a run from the library (its file is left alone); False if it was not there."""
+        """Take a run off the lists and out of search (its file is left alone); False if
+        the library did not have it. The row stays, marked forgotten, so the next scan of
+        its folder does not bring it back; opening it in the app does."""
         path = norm(path)
-        row = self.conn.execute("SELECT id FROM runs WHERE path = ?", (path,)).fetchone()
-        if row is None:
+        row = self.conn.execute("SELECT id, state FROM runs WHERE path = ?", (path,)).fetchone()
+        if row is None or row[1] == FORGOTTEN:
             return False
         with transaction(self.conn):
             self._clear_steps(int(row[0]))
-            self.conn.execute("DELETE FROM runs WHERE id = ?", (row[0],))
+            self.conn.execute("UPDATE runs SET state = ? WHERE id = ?", (FORGOTTEN, row[0]))
         return True

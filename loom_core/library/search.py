@@ -58,7 +58,7 @@ class RunRow:
     parent: str | None
     fork_seq: int | None
     healed_by: str | None
-    state: str  # ok | missing | unreadable
+    state: str  # ok | missing | unreadable (forgotten runs are never listed)
     cause: str
     source: str  # found | opened | recorded | forked | healed
     size: int | None
@@ -154,7 +154,9 @@ class Library:
         self.close()
 
     def count(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM runs").fetchone()[0])
+        return int(
+            self.conn.execute("SELECT count(*) FROM runs WHERE state != 'forgotten'").fetchone()[0]
+        )
 
     def runs(
         self,
@@ -176,6 +178,7 @@ class Library:
             args += [STEP_SPAN, q.match]
         if not q.match and where:
             where[0] = "1"  # run keys alone keep missing and unreadable runs listed
+        where.append("r.state != 'forgotten'")  # forgotten by the user (Indexer.forget)
         order = f"{SORTS[sort]} {'DESC' if descending else 'ASC'} NULLS LAST, r.id DESC"
         sql = (
             f"SELECT {RUN_COLUMNS} FROM runs r {'WHERE ' + ' AND '.join(where) if where else ''} "
@@ -186,14 +189,17 @@ class Library:
     def run(self, path: str | Path) -> RunRow | None:
         """The library's row for ``path`` (spelled as the indexer spells it), or None."""
         row = self.conn.execute(
-            f"SELECT {RUN_COLUMNS} FROM runs WHERE path = ?", (norm(path),)
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE path = ? AND state != 'forgotten'",
+            (norm(path),),
         ).fetchone()
         return RunRow.of(row) if row else None
 
     def branches(self, path: str | Path) -> list[RunRow]:
         """The runs forked from ``path`` (heal winners carry ``healed_by``), oldest first."""
         rows = self.conn.execute(
-            f"SELECT {RUN_COLUMNS} FROM runs WHERE parent = ? ORDER BY time, id", (norm(path),)
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE parent = ? AND state != 'forgotten' "
+            "ORDER BY time, id",
+            (norm(path),),
         )
         return [RunRow.of(r) for r in rows]
 

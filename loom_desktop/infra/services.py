@@ -29,3 +29,8 @@ class WindowServices(Protocol):
     def show_status(self, message: str, timeout_ms: int) -> None:
         """Say ``message`` in the status bar for ``timeout_ms``."""
         ...
+
+    def note_run(self, path: str, event: str) -> None:
+        """Tell the run library the app ``recording``/``recorded``/``forked``/``healed``
+        ``path`` (it lists it, running or done, and indexes it); never blocks."""
+        ...

@@ -97,5 +97,11 @@ def test_sample_opens_only_when_no_file_arrives(qtbot, qapp, sample: Path, tmp_p
         qtbot.waitUntil(lambda: running.window.tabs.count() == 1, timeout=5000)
         assert running.window.tabs.tabText(0) == "sample.loom.json"
         qtbot.waitUntil(lambda: running.window.current().complete, timeout=10_000)
+        library = running.window.library  # the Runs page is shown and lists the sample
+        assert library.dock.isVisible()
+        qtbot.waitUntil(
+            lambda: "sample.loom.json" in [Path(r.path).name for r in library.controller.runs.runs],
+            timeout=10_000,
+        )
     finally:
         running.close()

@@ -46,13 +46,19 @@ def test_same_named_tabs_can_be_told_apart(
 def test_window_title_names_the_current_tab_and_no_tab_says_how_to_open(
     qtbot, open_and_wait, window: MainWindow, sample: Path
 ) -> None:
-    assert window.central.currentWidget() is window.empty and "Ctrl+O" in window.empty.text()
+    assert (
+        window.central.currentWidget() is window.library.start_page
+        and "Ctrl+O" in window.empty.text()
+    )
     assert window.windowTitle() == "Loom Desktop"
     view = open_and_wait(window, sample)
     assert window.windowTitle() == "sample.loom.json — Loom Desktop"
     assert window.central.currentWidget() is window.tabs
     window.close_tab(window.tabs.indexOf(view))
-    assert window.windowTitle() == "Loom Desktop" and window.central.currentWidget() is window.empty
+    assert (
+        window.windowTitle() == "Loom Desktop"
+        and window.central.currentWidget() is window.library.start_page
+    )
 
 
 def test_window_title_follows_a_renamed_tab(

@@ -125,6 +125,10 @@ class ProxyManager(QObject):
     def _attach(self, proxy: ProxyProcess, info: dict[str, Any], meta: dict[str, Any]) -> Attached:
         win = self.window
         entry = Attached(proxy, info)
+        if info.get("save"):  # the Runs page lists the recording as running, then done
+            save = str(info["save"])
+            win.note_run(save, "recording")
+            proxy.stopped.connect(lambda _code, s=save: win.note_run(s, "recorded"))
         if info.get("journal"):
             entry.view = view = win.open_path(info["journal"])
             proxy.stopped.connect(

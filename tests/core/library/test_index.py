@@ -155,3 +155,24 @@ def test_noted_runs_carry_their_source_and_recording_is_running(runs: Path) -> N
     assert indexer.forget(sample) and lib.run(sample) is None and not indexer.forget(sample)
     indexer.close()
     lib.close()
+
+
+def test_a_forgotten_run_stays_forgotten_until_opened(runs: Path) -> None:
+    indexer = Indexer()
+    sample = runs / "sample.loom.json"
+    indexer.index_folder(runs)
+    lib = Library()
+    assert lib.run(sample) is not None
+    assert indexer.forget(sample)
+    indexer.index_folder(runs)  # a rescan of its folder does not bring it back
+    assert lib.run(sample) is None and sample.is_file()
+    assert all(r.path != str(sample) for r in lib.runs(limit=1000))
+    assert all(h.path != str(sample) for h in lib.search("slugify"))
+    assert indexer.note(sample, "opened") == "indexed"  # opening it does
+    assert lib.run(sample) is not None
+    indexer.forget(sample)
+    sample.unlink()
+    indexer.refresh()  # forgotten, then deleted: not listed as missing either
+    assert lib.run(sample) is None and all(r.path != str(sample) for r in lib.runs(limit=1000))
+    indexer.close()
+    lib.close()

@@ -117,6 +117,11 @@ def test_start_use_approve_stop(
     _ask(port, out, "hi").join(20)
     assert out and out[0].content[0].text == "hello from upstream"
     qtbot.waitUntil(lambda: entry.view.model.rowCount() >= 1, timeout=15_000)  # the live tab
+    runs = window.library.controller.runs
+    qtbot.waitUntil(  # the Runs page lists the recording while it runs
+        lambda: [(r.path, r.outcome) for r in runs.runs] == [(str(save), "running")],
+        timeout=15_000,
+    )
 
     thread = _ask(port, out, "ship it")
     qtbot.waitUntil(lambda: entry.panel.current() is not None, timeout=15_000)
@@ -139,6 +144,10 @@ def test_start_use_approve_stop(
     # its last model call asked for a tool, and its writer is gone: not "running" forever
     qtbot.waitUntil(lambda: entry.view.live.status == STOPPED, timeout=15_000)
     assert "the proxy that wrote it stopped" in entry.view.live.bar.status.toolTip()
+    qtbot.waitUntil(  # and as done once its proxy stopped
+        lambda: [(r.path, r.outcome, r.steps) for r in runs.runs] == [(str(save), "finished", 2)],
+        timeout=15_000,
+    )
 
 
 def test_bad_flags_show_the_proxy_error(

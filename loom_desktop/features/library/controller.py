@@ -1,0 +1,149 @@
+"""The window's run library: one indexer, the runs and hits models, queries off the GUI thread.
+
+Why one controller for the start page and the dock: both show the same collection (one Qt
+model per core collection), and one query at a time keeps a newer keystroke from being
+overtaken by an older answer (:class:`~loom_desktop.infra.workers.Task` drops superseded
+results). The indexer's callbacks arrive on its thread and are relayed by a queued signal.
+Ownership: :meth:`start` starts the indexer, :meth:`shutdown` stops and joins it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from loom_core.errors import LoadError
+from loom_core.library.db import connect
+from loom_core.library.index import Indexer
+from loom_core.library.search import Hit, Library, RunRow
+from loom_core.library.worker import IndexProgress, LibraryIndexer
+from loom_desktop.features.library.models import COLUMNS, HitsModel, RunsModel
+from loom_desktop.infra.workers import Task
+
+PAGE = 500  # runs listed at once; the list says when there are more
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one query found (made on a pool thread)."""
+
+    runs: list[RunRow]
+    hits: list[Hit]
+    total: int
+
+
+def run_query(
+    query: str, sort: str, descending: bool, db: str | None, forget: str | None = None
+) -> Answer:
+    """List and search the library (a pool thread: its own connections); ``forget`` first
+    drops that run (SQLite's busy timeout waits for the indexer's writes)."""
+    if forget is not None:
+        indexer = Indexer(connect(db))
+        try:
+            indexer.forget(forget)
+        finally:
+            indexer.close()
+    with Library(db) as lib:
+        runs = lib.runs(query, sort, descending, limit=PAGE)
+        hits = lib.search(query) if query.strip() else []
+        return Answer(runs, hits, lib.count())
+
+
+class _Relay(QObject):
+    progress = Signal(object)
+    changed = Signal(object)
+
+
+class LibraryController(QObject):
+    """See the module docstring."""
+
+    answered = Signal()  # the models hold a new answer
+    progressed = Signal(str)  # what the indexer is doing, for the page's status line
+    failed = Signal(str)  # a query with a problem (named), or the database unusable
+
+    def __init__(
+        self, parent: QObject | None = None, folders: Iterable[str | Path] | None = None,
+        db: str | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(parent)
+        self.db = db
+        self.runs = RunsModel(self)
+        self.hits = HitsModel(self)
+        self.query, self.sort, self.descending = "", "time", True
+        self.total = 0
+        self._relay = _Relay(self)
+        self._relay.progress.connect(self._on_progress)
+        self._refresh_soon = QTimer(self, singleShot=True, interval=150)
+        self._relay.changed.connect(lambda _paths: self._refresh_soon.start())
+        self.indexer = LibraryIndexer(
+            folders, db, self._relay.progress.emit, self._relay.changed.emit
+        )
+        self._task = Task(self)
+        self._task.finished.connect(self._on_answer)
+        self._task.failed.connect(self._on_failed)
+        self._refresh_soon.timeout.connect(self.refresh)
+        self._started = False
+
+    # -- owner -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start indexing the watched folders and list what the library holds."""
+        if not self._started:
+            self._started = True
+            self.indexer.start()
+        self.refresh()
+
+    def shutdown(self) -> None:
+        self._refresh_soon.stop()
+        self._task.cancel()
+        if self._started:
+            self.indexer.stop()
+
+    # -- requests ----------------------------------------------------------------------
+    def set_query(self, text: str) -> None:
+        self.query = text
+        self._refresh_soon.start()
+
+    def sort_by(self, column: int, descending: bool) -> None:
+        key = COLUMNS[column][1]
+        if key:
+            self.sort, self.descending = key, descending
+            self.refresh()
+
+    def note(self, path: str, event: str) -> None:
+        """The app opened / recorded / forked / healed ``path``: list it (and re-index it)."""
+        self.indexer.note(path, event)
+
+    def forget(self, path: str) -> None:
+        """Drop ``path`` from the library (the file stays); then list again."""
+        self.refresh(forget=path)
+
+    def refresh(self, forget: str | None = None) -> None:
+        query, sort, desc, db = self.query, self.sort, self.descending, self.db
+        self._task.start(lambda _ctx: run_query(query, sort, desc, db, forget))
+
+    # -- answers -----------------------------------------------------------------------
+    def _on_answer(self, answer: object) -> None:
+        assert isinstance(answer, Answer)
+        self.total = answer.total
+        self.runs.set_runs(answer.runs)
+        self.hits.set_hits(answer.hits)
+        self.answered.emit()
+
+    def _on_failed(self, exc: object) -> None:
+        cause = (
+            f"{exc.path}: {exc.cause}"
+            if isinstance(exc, LoadError)
+            else f"{type(exc).__name__}: {exc}"
+        )
+        self.failed.emit(cause)
+
+    def _on_progress(self, progress: object) -> None:
+        assert isinstance(progress, IndexProgress)
+        if progress.phase == "idle":
+            self.progressed.emit("")
+        else:
+            name = Path(progress.path).name if progress.path else Path(progress.folder).name
+            self.progressed.emit(f"{progress.phase} {progress.done:,}/{progress.total:,} {name}")

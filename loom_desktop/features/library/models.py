@@ -1,0 +1,163 @@
+"""Qt models over the library's two collections: runs (the Runs page) and hits (a search).
+
+One model per core collection (DESIGN.md): :class:`RunsModel` shows
+:class:`~loom_core.library.search.RunRow` rows, :class:`HitsModel`
+:class:`~loom_core.library.search.Hit` rows; both are filled by the controller from its
+worker and never query the database themselves.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+)
+from PySide6.QtGui import QColor
+
+from loom_core.library.search import Hit, RunRow
+from loom_core.views.pricing import format_usd
+
+Index = QModelIndex | QPersistentModelIndex
+_NO_INDEX = QModelIndex()
+# (header, library sort key or "" when the column cannot sort)
+COLUMNS = (
+    ("When", "time"),
+    ("Run", "path"),
+    ("Task", ""),
+    ("Source", "format"),
+    ("Model", "model"),
+    ("Steps", "steps"),
+    ("Tokens", "tokens"),
+    ("Cost", "cost"),
+    ("Outcome", "outcome"),
+    ("Branch of", ""),
+)
+_GREY = QColor("#90a4ae")
+_OUTCOME_COLORS = {
+    "failed": QColor("#c62828"),
+    "running": QColor("#1565c0"),
+    "paused": QColor("#ef6c00"),
+}
+
+
+def when_text(stamp: float | None, now: float | None = None) -> str:
+    """``14:02`` today, ``Nov 28 14:02`` this year, else ``2025-11-28``."""
+    if stamp is None:
+        return ""
+    local, today = time.localtime(stamp), time.localtime(now)
+    if local[:3] == today[:3]:
+        return time.strftime("%H:%M", local)
+    if local.tm_year == today.tm_year:
+        return time.strftime("%b %d %H:%M", local)
+    return time.strftime("%Y-%m-%d", local)
+
+
+def run_cells(run: RunRow) -> tuple[str, ...]:
+    """The row's text per column (see :data:`COLUMNS`)."""
+    cost = "" if run.cost is None or math.isnan(run.cost) else format_usd(run.cost)
+    tokens = run.tokens_in + run.tokens_out
+    outcome = run.outcome if run.state == "ok" else f"{run.state}: {run.cause}"
+    branch = ""
+    if run.parent:
+        branch = (
+            f"{Path(run.parent).name} @ step {run.fork_seq}"
+            if run.fork_seq is not None
+            else Path(run.parent).name
+        )
+        branch += f" (healed: {run.healed_by})" if run.healed_by else ""
+    return (
+        when_text(run.time),
+        Path(run.path).name,
+        " ".join(run.title.split()),
+        run.format,
+        ", ".join(run.models),
+        f"{run.steps:,}" if run.state == "ok" else "",
+        f"{tokens:,}" if tokens else "",
+        cost,
+        outcome,
+        branch,
+    )
+
+
+class RunsModel(QAbstractTableModel):
+    """The Runs page's table."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.runs: list[RunRow] = []
+        self._cells: list[tuple[str, ...]] = []
+
+    def set_runs(self, runs: list[RunRow]) -> None:
+        self.beginResetModel()
+        self.runs, self._cells = runs, [run_cells(r) for r in runs]
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = _NO_INDEX) -> int:  # noqa: N802 - Qt API
+        return 0 if parent.isValid() else len(self.runs)
+
+    def columnCount(self, parent: Index = _NO_INDEX) -> int:  # noqa: N802 - Qt API
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:  # noqa: N802
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section][0]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        run, col = self.runs[index.row()], index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._cells[index.row()][col]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return run.path + (f"\n{run.state}: {run.cause}" if run.state != "ok" else "")
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if run.state != "ok":
+                return _GREY
+            return _OUTCOME_COLORS.get(run.outcome) if COLUMNS[col][0] == "Outcome" else None
+        if role == Qt.ItemDataRole.TextAlignmentRole and COLUMNS[col][0] in (
+            "Steps",
+            "Tokens",
+            "Cost",
+        ):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+class HitsModel(QAbstractListModel):
+    """A search's hits: ``run · step N · tool  …snippet with «match»…``."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.hits: list[Hit] = []
+
+    def set_hits(self, hits: list[Hit]) -> None:
+        self.beginResetModel()
+        self.hits = hits
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = _NO_INDEX) -> int:  # noqa: N802 - Qt API
+        return 0 if parent.isValid() else len(self.hits)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        hit = self.hits[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            where = "start" if hit.seq is None else f"step {hit.seq}"
+            tool = f" · {hit.tool}" if hit.tool else ""
+            snippet = " ".join(hit.marked("«", "»").split())  # one line per hit
+            return f"{Path(hit.path).name} · {where}{tool}    {snippet}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return hit.path
+        return None

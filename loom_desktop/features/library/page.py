@@ -1,0 +1,145 @@
+"""The Runs page: every run in the library, a search across them, open / reveal / forget.
+
+Shown as the window's start page when no run is open, and in the View ▸ Runs dock; both
+are views of one :class:`~loom_desktop.features.library.controller.LibraryController`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QMenu,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from loom_desktop.features.library.controller import PAGE, LibraryController
+
+SEARCH_HELP = (
+    "Search every run: words in messages, tool arguments and results; tool:bash, "
+    '"exact phrase", is:error, is:blocked, agent:NAME, model:NAME, after:2026-11-01, before:…'
+)
+
+
+class RunsPage(QWidget):
+    """See the module docstring. ``open_requested(path, seq or -1, query)``."""
+
+    open_requested = Signal(str, int, str)
+
+    def __init__(self, controller: LibraryController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.search = QLineEdit(
+            placeholderText='Search all runs…  (tool:bash "rm -rf" is:error model:… after:…)'
+        )
+        self.search.setClearButtonEnabled(True)
+        self.search.setToolTip(SEARCH_HELP)
+        self.search.textChanged.connect(controller.set_query)
+        self.status = QLabel()
+        self.status.setStyleSheet("color: gray;")
+        self.table = QTableView()
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setModel(controller.runs)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)  # the task
+        header.setSortIndicatorShown(True)
+        header.setSortIndicator(0, Qt.SortOrder.DescendingOrder)
+        header.sectionClicked.connect(self._sort)
+        self.table.doubleClicked.connect(self._open_run)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._menu)
+        self.hits = QListView()
+        self.hits.setModel(controller.hits)
+        self.hits.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.hits.activated.connect(self._open_hit)
+        self.hits.doubleClicked.connect(self._open_hit)
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(self.table)
+        self.split.addWidget(self.hits)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addWidget(self.search)
+        lay.addWidget(self.split, 1)
+        lay.addWidget(self.status)
+        controller.answered.connect(self._answered)
+        controller.progressed.connect(self._progress)
+        controller.failed.connect(lambda cause: self.status.setText(f"⚠ {cause}"))
+        self._indexing = ""
+        self._answered()
+
+    # -- showing ---------------------------------------------------------------------
+    def _answered(self) -> None:
+        c = self.controller
+        if self.search.text() != c.query:
+            self.search.blockSignals(True)
+            self.search.setText(c.query)
+            self.search.blockSignals(False)
+        self.hits.setVisible(bool(c.hits.hits))
+        shown = len(c.runs.runs)
+        more = f" (first {PAGE})" if shown >= PAGE else ""
+        what = (
+            f"{shown:,} of {c.total:,} runs{more}" if c.query.strip() else f"{c.total:,} runs{more}"
+        )
+        hits = f" · {len(c.hits.hits):,} matching steps" if c.hits.hits else ""
+        self.status.setText(what + hits + (f" · {self._indexing}" if self._indexing else ""))
+        for col in (0, 1, 3, 4, 5, 6, 7, 8):
+            self.table.resizeColumnToContents(col)
+
+    def _progress(self, text: str) -> None:
+        self._indexing = text
+        self._answered()
+
+    def _sort(self, column: int) -> None:
+        header = self.table.horizontalHeader()
+        descending = header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+        self.controller.sort_by(column, descending)
+
+    # -- acting ----------------------------------------------------------------------
+    def _path_at(self, index: QModelIndex) -> str | None:
+        runs = self.controller.runs.runs
+        return runs[index.row()].path if index.isValid() and index.row() < len(runs) else None
+
+    def _open_run(self, index: QModelIndex) -> None:
+        path = self._path_at(index)
+        if path is not None:
+            self.open_requested.emit(path, -1, "")
+
+    def _open_hit(self, index: QModelIndex) -> None:
+        hits = self.controller.hits.hits
+        if index.isValid() and index.row() < len(hits):
+            hit = hits[index.row()]
+            self.open_requested.emit(
+                hit.path, -1 if hit.seq is None else hit.seq, self.controller.query
+            )
+
+    def _menu(self, pos: QPoint) -> None:
+        path = self._path_at(self.table.indexAt(pos))
+        if path is None:
+            return
+        menu = QMenu(self)
+        menu.addAction("Open").triggered.connect(lambda: self.open_requested.emit(path, -1, ""))
+        menu.addAction("Reveal in Folder").triggered.connect(lambda: reveal(path))
+        menu.addAction("Forget (keep the file)").triggered.connect(
+            lambda: self.controller.forget(path)
+        )
+        menu.popup(self.table.viewport().mapToGlobal(pos))
+
+
+def reveal(path: str) -> bool:
+    """Show the run's folder in the platform's file manager."""
+    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(path).parent)))

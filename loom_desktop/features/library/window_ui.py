@@ -1,0 +1,100 @@
+"""The run library in the main window: the start page, the View ▸ Runs dock, opening hits.
+
+Kept out of main_window.py: the window only creates this and tells it when a run loaded.
+A hit opens its run at its step with the search's step terms in the tab's filter, so the
+matching steps are marked in the list; run keys (``model:``, ``after:``, ``before:``) are
+left out, since the step filter has no such key.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QVBoxLayout, QWidget
+
+from loom_core.library.query import RUN_KEYS
+from loom_core.library.scan import JOURNAL, TRACE, default_folders
+from loom_core.views.steps import step_of_seq
+from loom_desktop.features.library.controller import LibraryController
+from loom_desktop.features.library.page import RunsPage
+
+_TERM = re.compile(r'"[^"]*"|\S+')
+
+
+def step_terms(query: str) -> str:
+    """The search without its run keys: what the tab's step filter understands."""
+    kept = [
+        t
+        for t in _TERM.findall(query)
+        if t.partition(":")[0].lower() not in RUN_KEYS or ":" not in t
+    ]
+    return " ".join(kept)
+
+
+class LibraryUi:
+    """Owns the library controller and its two pages; see the module docstring."""
+
+    def __init__(self, window: Any, hint: QLabel, view_menu: QMenu) -> None:
+        self.window = window
+        self.recordings: set[str] = set()  # traces being recorded by a proxy started here
+        self.controller = LibraryController(window, folders=default_folders())
+        self.start_page = QWidget()
+        lay = QVBoxLayout(self.start_page)
+        lay.addWidget(hint)
+        self.page = RunsPage(self.controller)
+        lay.addWidget(self.page, 1)
+        self.dock = QDockWidget("Runs", window)
+        self.dock.setObjectName("runs-dock")
+        self.dock_page = RunsPage(self.controller)
+        self.dock.setWidget(self.dock_page)
+        self.dock.hide()
+        action = self.dock.toggleViewAction()
+        action.setText("&Runs")
+        action.setShortcut("Ctrl+Shift+R")
+        view_menu.addAction(action)
+        window.addAction(action)
+        for page in (self.page, self.dock_page):
+            page.open_requested.connect(self.open)
+        QTimer.singleShot(0, self.controller.start)
+
+    def install_dock(self) -> None:
+        from PySide6.QtCore import Qt
+
+        self.window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
+        self.dock.hide()
+
+    def open(self, path: str, seq: int, query: str) -> None:
+        """Open ``path`` in a tab; at step ``seq`` (-1: where it opens) with the search's
+        step terms as the tab's filter."""
+        view = self.window.open_path(path)
+        if seq < 0 and not query:
+            return
+        terms = step_terms(query)
+
+        def arrive() -> None:
+            tl = view.session.timeline
+            row = step_of_seq(tl, seq) if tl is not None and seq >= 0 else None
+            if terms:
+                view.filter_box.setText(terms)
+            if row is not None:
+                view.session.set_step(row)
+
+        view.loaded.connect(arrive)
+
+    def loaded(self, path: str) -> None:
+        """The window opened ``path``: the library lists it (or brings it up to date). The
+        journal of a recording the app is making is not a run of its own (its trace is)."""
+        if path.endswith(JOURNAL) and path[: -len(JOURNAL)] + TRACE in self.recordings:
+            return
+        self.controller.note(path, "opened")
+
+    def note(self, path: str, event: str) -> None:
+        """The app ``recording``/``recorded``/``forked``/``healed`` ``path``."""
+        if event == "recording":
+            self.recordings.add(path)
+        self.controller.note(path, event)
+
+    def shutdown(self) -> None:
+        self.controller.shutdown()
