@@ -70,7 +70,9 @@ def _call(part: dict[str, Any]) -> dict[str, Any]:
             args = json.loads(args)
         except ValueError:
             pass
-    return {"id": _text(part.get("id", "")), "name": _text(fn.get("name", "")), "input": args}
+    # Inspect AI names the function in a string member ``function`` beside ``arguments``
+    name = fn.get("name", function if isinstance(function, str) else "")
+    return {"id": _text(part.get("id", "")), "name": _text(name), "input": args}
 
 
 def _message(raw: Any, effect: int) -> Message:
@@ -91,6 +93,9 @@ def _message(raw: Any, effect: int) -> Message:
             texts.append(_part_text(part))
         else:
             texts.append(_part_text(part))
+    error = raw.get("error")  # Inspect AI keeps a failed tool call's error beside its content
+    if isinstance(error, dict) and error.get("message"):
+        texts.append(f"ERROR: {_text(error.get('type', ''))}: {_text(error['message'])}")
     return Message(
         role=role,
         text="\n".join(t for t in texts if t),
@@ -98,7 +103,7 @@ def _message(raw: Any, effect: int) -> Message:
         effect=effect,
         tool_calls=tuple(calls),
         call_id=_text(raw.get("tool_call_id", "")),
-        name=_text(raw.get("name", "")),
+        name=_text(raw.get("name", raw.get("function", ""))),
     )
 
 

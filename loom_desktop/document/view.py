@@ -34,6 +34,7 @@ from loom_core.views.filtering import filter_message, filter_steps
 from loom_desktop.document.filter_batches import FilterBatches
 from loom_desktop.document.live_reread import reader_named
 from loom_desktop.document.live_view import LiveController, LiveHost
+from loom_desktop.document.sample_bar import SampleBar, samples_of
 from loom_desktop.document.session import Session
 from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
 from loom_desktop.infra import gc_policy
@@ -75,6 +76,7 @@ class DocumentView(LiveHost):
         self.complete = False
         self.checksum = "checking…"
         self.live: Any = None  # a LiveController when the document is a journal being written
+        self.sample_bar: SampleBar | None = None  # when the file holds several runs
         self._build()
         self._wire()
         self._load_task = Task(self)
@@ -300,6 +302,22 @@ class DocumentView(LiveHost):
     def _show(self, result: Loaded) -> None:
         self.doc = result.doc
         self.session.set_timeline(result.timeline)
+        if result.complete and (self.sample_bar is not None or samples_of(result.doc)):
+            self._offer_samples()
+
+    def _offer_samples(self) -> None:
+        """The sample bar, when the file holds several runs (an Inspect AI log)."""
+        if self.sample_bar is None:
+            self.sample_bar = SampleBar(self.path, self.show_other_run, self)
+            lay = self.layout()
+            assert isinstance(lay, QVBoxLayout)  # built in __init__
+            lay.insertWidget(0, self.sample_bar)
+        self.sample_bar.show_document(self.doc)
+
+    def show_other_run(self, result: Loaded) -> None:
+        """Show another run of the same file (another sample) in this tab, from its start."""
+        self.session.step = 0
+        self._show(result)
 
     def _on_failed(self, exc: object) -> None:
         if isinstance(exc, Cancelled):

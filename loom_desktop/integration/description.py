@@ -104,6 +104,18 @@ OTLP_PB = FileType(
     prog_id="LoomDesktop.OtlpPb.1",
     offer_for_parent=False,
 )
+# Inspect AI evaluation logs (loom_core/formats/inspect_eval.py): `inspect eval` writes
+# logs/*.eval, zip archives; not offered for every zip.
+INSPECT_EVAL = FileType(
+    mime_type="application/x-inspect-eval-log",
+    parent_mime="application/zip",
+    suffix="eval",
+    description="Inspect AI evaluation log",
+    uti="org.loomdesktop.inspect-eval",
+    parent_uti="public.zip-archive",
+    prog_id="LoomDesktop.InspectEval.1",
+    offer_for_parent=False,
+)
 
 APP = AppInfo(
     name="Loom Desktop",
@@ -114,7 +126,7 @@ APP = AppInfo(
     categories=("Development", "Debugger"),
     keywords=("agent", "trace", "LLM", "debugger", "loom"),
     version=__version__,
-    file_types=(TRACE, OTLP_JSON, OTLP_JSONL, OTLP_PB),
+    file_types=(TRACE, OTLP_JSON, OTLP_JSONL, OTLP_PB, INSPECT_EVAL),
 )
 
 # Square sizes of the rendered icon: the hicolor theme's usual ones.

@@ -38,7 +38,13 @@ Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpPb.1"; ValueType: string; 
 Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpPb.1\DefaultIcon"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"",0"; Flags: uninsdeletekey
 Root: HKCU; Subkey: "Software\Classes\LoomDesktop.OtlpPb.1\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"" ""%1"""; Flags: uninsdeletekey
 Root: HKCU; Subkey: "Software\Classes\.pb\OpenWithProgids"; ValueType: string; ValueName: "LoomDesktop.OtlpPb.1"; ValueData: ""; Flags: uninsdeletevalue
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.InspectEval.1"; ValueType: string; ValueName: ""; ValueData: "Inspect AI evaluation log"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.InspectEval.1"; ValueType: string; ValueName: "FriendlyTypeName"; ValueData: "Inspect AI evaluation log"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.InspectEval.1\DefaultIcon"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"",0"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\LoomDesktop.InspectEval.1\shell\open\command"; ValueType: string; ValueName: ""; ValueData: """{app}\loom-desktop.exe"" ""%1"""; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\.eval\OpenWithProgids"; ValueType: string; ValueName: "LoomDesktop.InspectEval.1"; ValueData: ""; Flags: uninsdeletevalue
 Root: HKCU; Subkey: "Software\Classes\Applications\loom-desktop.exe"; ValueType: string; ValueName: "FriendlyAppName"; ValueData: "Loom Desktop"; Flags: uninsdeletekey
+Root: HKCU; Subkey: "Software\Classes\Applications\loom-desktop.exe\SupportedTypes"; ValueType: string; ValueName: ".eval"; ValueData: ""; Flags: uninsdeletekey
 Root: HKCU; Subkey: "Software\Classes\Applications\loom-desktop.exe\SupportedTypes"; ValueType: string; ValueName: ".json"; ValueData: ""; Flags: uninsdeletekey
 Root: HKCU; Subkey: "Software\Classes\Applications\loom-desktop.exe\SupportedTypes"; ValueType: string; ValueName: ".jsonl"; ValueData: ""; Flags: uninsdeletekey
 Root: HKCU; Subkey: "Software\Classes\Applications\loom-desktop.exe\SupportedTypes"; ValueType: string; ValueName: ".pb"; ValueData: ""; Flags: uninsdeletekey

@@ -28,6 +28,7 @@ from loom_desktop.integration import generate
 from loom_desktop.integration.description import (
     APP,
     ICON_SIZES,
+    INSPECT_EVAL,
     OTLP_JSON,
     OTLP_JSONL,
     OTLP_PB,
@@ -59,7 +60,12 @@ def test_info_plist_declares_an_exported_uti_we_view() -> None:
     assert owner["LSItemContentTypes"] == [TRACE.uti]
     assert owner["CFBundleTypeRole"] == "Viewer" and owner["LSHandlerRank"] == "Owner"
     exported, *others = plist["UTExportedTypeDeclarations"]
-    assert [o["UTTypeIdentifier"] for o in others] == [OTLP_JSON.uti, OTLP_JSONL.uti, OTLP_PB.uti]
+    assert [o["UTTypeIdentifier"] for o in others] == [
+        OTLP_JSON.uti,
+        OTLP_JSONL.uti,
+        OTLP_PB.uti,
+        INSPECT_EVAL.uti,
+    ]
     assert exported["UTTypeIdentifier"] == TRACE.uti
     assert exported["UTTypeConformsTo"] == ["public.json"]
     assert exported["UTTypeTagSpecification"]["public.filename-extension"] == ["loom.json"]

@@ -23,6 +23,7 @@ from loom_desktop.app import LoomApplication
 from loom_desktop.integration.description import (
     APP,
     ICON_SIZES,
+    INSPECT_EVAL,
     OTLP_JSON,
     OTLP_JSONL,
     OTLP_PB,
@@ -97,7 +98,7 @@ def test_mime_package_claims_only_compound_suffixes() -> None:
     parent = mime.find(f"{MIME_NS}sub-class-of")
     assert parent is not None and parent.get("type") == "application/json"
     patterns = [g.get("pattern") for m in mimes.values() for g in m.findall(f"{MIME_NS}glob")]
-    assert patterns == ["*.loom.json", "*.otlp.json", "*.otlp.jsonl", "*.otlp.pb"]
+    assert patterns == ["*.loom.json", "*.otlp.json", "*.otlp.jsonl", "*.otlp.pb", "*.eval"]
 
 
 @pytest.mark.parametrize(
@@ -186,6 +187,7 @@ def test_install_registers_type_default_and_a_valid_entry(
         ("run.otlp.json", OTLP_JSON.mime_type),
         ("run.otlp.jsonl", OTLP_JSONL.mime_type),
         ("run.otlp.pb", OTLP_PB.mime_type),
+        ("logs.eval", INSPECT_EVAL.mime_type),
     ):
         (tmp_path / name).write_text("{}")
         assert _run(["xdg-mime", "query", "filetype", str(tmp_path / name)], home) == mime
