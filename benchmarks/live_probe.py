@@ -1,6 +1,12 @@
 """Child process of live_latency.py: the real GUI watching a journal, timing each row.
 
 argv: PATH N BURST. Prints "ready" once the tab is watching, then one JSON line.
+
+Where the time goes, per timed row: ``tail_ms`` from the write to the tailer handing
+the update over (file-system event, wake-up, read, parse), ``queue_ms`` from then
+until the GUI thread takes it (it was busy: painting, the plot, other rows; or the
+process had no CPU), ``insert_ms`` from then to the row insert. ``gui_busy`` is the
+GUI thread's CPU time over the wall time of the run.
 """
 
 from __future__ import annotations
@@ -17,11 +23,68 @@ from PySide6.QtCore import QTimer  # noqa: E402
 
 import loom_desktop  # noqa: E402,F401
 from benchmarks.gui_app import open_in_app  # noqa: E402
+from loom_desktop.document import live_view  # noqa: E402
+
+_pushed: list[tuple[int, int]] = []  # (monotonic ns, first new effect) per update handed over
+_drained: list[int] = []  # monotonic ns the GUI thread took the queued updates
+
+
+def _instrument() -> None:
+    push, drain = live_view._Bridge.push, live_view.LiveController._drain
+
+    def timed_push(bridge: live_view._Bridge, update: live_view.JournalUpdate) -> None:
+        first = update.new_effects[0].seq if update.new_effects else -1
+        _pushed.append((time.monotonic_ns(), first if isinstance(first, int) else -1))
+        push(bridge, update)
+
+    def timed_drain(controller: live_view.LiveController) -> None:
+        _drained.append(time.monotonic_ns())
+        drain(controller)
+
+    live_view._Bridge.push = timed_push  # type: ignore[method-assign]
+    live_view.LiveController._drain = timed_drain  # type: ignore[method-assign]
+
+
+def _quantiles(values: list[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    values = sorted(values)
+    return {
+        "p50": round(statistics.median(values), 2),
+        "p99": round(values[max(0, int(len(values) * 0.99) - 1)], 2),
+    }
+
+
+def _stages(rows: list[tuple[int, int, int]]) -> dict[str, object]:
+    """Split each row's latency at the hand-over and the GUI thread's take-over."""
+    from bisect import bisect_left, bisect_right
+
+    pushes = sorted(p for p in _pushed if p[1] >= 0)  # updates that brought effects
+    push_at = [t for t, _ in pushes]
+    firsts = [f for _, f in pushes]
+    tail, queue, insert = [], [], []
+    for seq, written, shown in rows:
+        i = bisect_right(firsts, seq) - 1  # the update that carried this effect
+        if i < 0:
+            continue
+        j = bisect_left(_drained, push_at[i])
+        if j >= len(_drained):
+            continue
+        tail.append((push_at[i] - written) / 1e6)
+        queue.append((_drained[j] - push_at[i]) / 1e6)
+        insert.append((shown - _drained[j]) / 1e6)
+    return {
+        "tail_ms": _quantiles(tail),
+        "queue_ms": _quantiles(queue),
+        "insert_ms": _quantiles(insert),
+    }
 
 
 def main() -> None:
     path, n, burst = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    _instrument()
     app, window, view = open_in_app(path)
+    rows: list[tuple[int, int, int]] = []  # (effect, written ns, row inserted ns)
     latencies: list[float] = []
     marks: dict[str, float] = {}
     gaps = {"max": 0.0, "last": time.monotonic(), "on": False}
@@ -36,6 +99,7 @@ def main() -> None:
             written = int(doc.result(effect)[2:])
             if effect < n:
                 latencies.append((now - written) / 1e6)
+                rows.append((effect, written, now))
             elif effect == n:
                 marks["burst_start"] = written / 1e9
         if last + 1 >= n + burst:
@@ -55,7 +119,9 @@ def main() -> None:
     ticker.start()
     QTimer.singleShot(300, lambda: print("ready", flush=True))
     QTimer.singleShot(240_000, app.quit)  # bounded
+    wall, cpu = time.monotonic(), time.thread_time()
     app.exec()
+    gui_busy = (time.thread_time() - cpu) / (time.monotonic() - wall)
     ticker.stop()
     latencies.sort()
     window.close()
@@ -73,6 +139,8 @@ def main() -> None:
                 if "burst_done" in marks and "burst_start" in marks
                 else None,
                 "max_block_ms": round(gaps["max"] * 1000, 1),
+                **_stages(rows),
+                "gui_busy": round(gui_busy, 2),
             }
         )
     )

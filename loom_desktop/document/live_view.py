@@ -5,7 +5,10 @@ once (a queued signal); the GUI thread drains everything that arrived in one go
 and indexes the new effects in slices of at most ``SLICE`` per event-loop turn,
 so a run writing thousands of steps per second never freezes the window. New
 steps arrive in the step list as row inserts (the status bar's count with them);
-the plot is refreshed at most every ``PLOT_MS``, however fast the run writes.
+the plot is refreshed at most every ``PLOT_MS``, however fast the run writes, and
+soon after the run pauses. Why so rarely: redrawing the plot was half of the GUI
+thread's work during a fast tail (axes and bars repainted in full), and a row that
+arrives during a redraw waits for it (issue 14: write-to-row latency).
 *Follow tail* keeps the last step selected until the user looks elsewhere; then
 nothing moves under them until they press End or Follow. A follow move selects the
 last step and renders its context in one slot, so the list, the cursor, the status
@@ -82,7 +85,8 @@ SLICE = 500  # effects indexed per event-loop turn (a few ms of work)
 UI_MS = 100  # the live bar and listeners of ``changed`` at most 10 times a second
 FOLLOW_QUIET_MS = 300  # Follow tail moves once the run pauses this long…
 FOLLOW_MAX_MS = 2000  # …or at the latest this long after its previous move
-PLOT_MS = 250  # the plot (a full redraw) at most 4 times a second
+PLOT_MS = 1000  # while steps keep coming, the plot (a full redraw) at most once a second…
+PLOT_PAUSED_MS = 250  # …and when the run pauses, as soon as this long after the last redraw
 log = logging.getLogger(__name__)
 
 
@@ -145,6 +149,7 @@ class LiveController(QObject):
         self._ui_timer = QTimer(self, singleShot=True, interval=UI_MS)
         self._ui_timer.timeout.connect(self._refresh_ui)
         self._plot_clock = QElapsedTimer()
+        self._steps_at_ui = 0  # steps at the last UI refresh: none since means the run paused
         self._follow_timer = QTimer(self, singleShot=True)
         self._follow_timer.timeout.connect(self._follow_to_end)
         self._follow_clock = QElapsedTimer()  # since the last follow move
@@ -307,7 +312,10 @@ class LiveController(QObject):
             model.dataChanged.emit(model.index(row, 0), model.index(row, model.columnCount() - 1))
 
     def _refresh_ui(self) -> None:
-        if not self._plot_clock.isValid() or self._plot_clock.elapsed() >= PLOT_MS:
+        steps = len(self.builder.tl) if self.builder is not None else 0
+        paused, self._steps_at_ui = steps == self._steps_at_ui, steps
+        due = PLOT_PAUSED_MS if paused else PLOT_MS
+        if not self._plot_clock.isValid() or self._plot_clock.elapsed() >= due:
             self._plot_clock.start()
             self._refresh_plot()
         else:
