@@ -192,6 +192,10 @@ def test_install_registers_type_default_and_a_valid_entry(
         (tmp_path / name).write_text("{}")
         assert _run(["xdg-mime", "query", "filetype", str(tmp_path / name)], home) == mime
         assert _run(["xdg-mime", "query", "default", mime], home) == APP.desktop_file
+    (tmp_path / "other.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip: not ours
+    assert _run(["xdg-mime", "query", "filetype", str(tmp_path / "other.zip")], home) != (
+        INSPECT_EVAL.mime_type
+    )
     (tmp_path / "other.pb").write_bytes(b"\x08\x01")
     assert (
         _run(["xdg-mime", "query", "filetype", str(tmp_path / "other.pb")], home)
