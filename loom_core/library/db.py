@@ -23,7 +23,7 @@ from pathlib import Path
 from loom_core.runs_dir import APP, data_home
 
 ENV = "LOOM_DESKTOP_LIBRARY"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the parts table
 # A step's rowid holds its run: deleting or finding a run's steps is a rowid range, which
 # FTS5 answers from its b-tree (a column filter would scan every step in the library).
 STEP_SPAN = 1 << 24  # steps per run indexed at most
@@ -60,6 +60,10 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_time ON runs (time DESC);
 CREATE INDEX runs_parent ON runs (parent);
+-- files a run is also read from (a Claude Code session's sub-agent files): not runs of
+-- their own, and a change to one re-indexes its run
+CREATE TABLE parts (path TEXT PRIMARY KEY, run INTEGER NOT NULL);
+CREATE INDEX parts_run ON parts (run);
 -- rowid = run id * STEP_SPAN + the step's position in the run (see :func:`step_rowid`)
 CREATE VIRTUAL TABLE step_fts USING fts5 (
     body, tool, agent, tags, seq UNINDEXED,

@@ -17,15 +17,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from loom_core.errors import LoadError
+from loom_core.formats.foreign import readers
 from loom_core.formats.loader import load
 from loom_core.library.db import STEP_SPAN, connect, norm, step_rowid, transaction
 from loom_core.library.extract import RunFacts, StepText, run_facts, step_texts
-from loom_core.library.scan import run_files
+from loom_core.library.scan import companions, run_files
 
 FORGOTTEN = "forgotten"  # a runs.state: the user took it off the list
 EVENTS = ("opened", "recording", "recorded", "forked", "healed")
@@ -42,6 +43,20 @@ class IndexReport:
     missing: list[str] = field(default_factory=list)
     causes: dict[str, str] = field(default_factory=dict)  # unreadable path -> why
     cancelled: bool = False
+
+
+def signature(st: os.stat_result, parts: Sequence[str]) -> tuple[int, int]:
+    """(size, mtime_ns) of a run's file folded with its parts': any of them changing
+    changes it (a part that cannot be read counts as empty)."""
+    size, mtime = st.st_size, st.st_mtime_ns
+    for part in parts:
+        try:
+            pst = os.stat(part)
+        except OSError:
+            size -= 1  # gone or unreadable: still a change
+            continue
+        size, mtime = size + pst.st_size, max(mtime, pst.st_mtime_ns)
+    return size, mtime
 
 
 class Indexer:
@@ -63,15 +78,15 @@ class Indexer:
             self._mark_missing(path)
             return "missing"
         row = self.conn.execute(
-            "SELECT size, mtime_ns, state FROM runs WHERE path = ?", (path,)
+            "SELECT id, size, mtime_ns, state FROM runs WHERE path = ?", (path,)
         ).fetchone()
-        if row is not None and row[2] == FORGOTTEN and not force:
+        if row is not None and row[3] == FORGOTTEN and not force:
             return "unchanged"  # the user forgot it: it stays out until they open it again
         if (
             not force
             and row is not None
-            and (row[0], row[1]) == (st.st_size, st.st_mtime_ns)
-            and row[2] != "missing"
+            and (row[1], row[2]) == signature(st, self._parts(int(row[0])))
+            and row[3] != "missing"
         ):
             return "unchanged"
         try:
@@ -84,8 +99,21 @@ class Indexer:
         except (RecursionError, MemoryError, ValueError, TypeError, AttributeError) as err:
             self._store_broken(path, st, f"cannot be read ({type(err).__name__}: {err})")
             return "unreadable"
-        self._store(path, st, facts, rows)
+        parts = companions(path, next((r for r in readers() if r.name == doc.format), None))
+        size, mtime_ns = signature(st, parts)
+        self.store(path, size, mtime_ns, facts, rows, parts)
         return "indexed"
+
+    def _parts(self, run: int) -> list[str]:
+        return [p for (p,) in self.conn.execute("SELECT path FROM parts WHERE run = ?", (run,))]
+
+    def owner(self, path: str | Path) -> str | None:
+        """The run a companion file belongs to (None: it is no run's part)."""
+        row = self.conn.execute(
+            "SELECT r.path FROM parts p JOIN runs r ON r.id = p.run WHERE p.path = ?",
+            (norm(path),),
+        ).fetchone()
+        return str(row[0]) if row else None
 
     def _upsert(self, path: str) -> int:
         self.conn.execute("INSERT OR IGNORE INTO runs (path) VALUES (?)", (path,))
@@ -98,8 +126,18 @@ class Indexer:
             (step_rowid(run, 0), step_rowid(run + 1, 0)),
         )
 
-    def _store(self, path: str, st: os.stat_result, f: RunFacts, rows: list[StepText]) -> None:
-        ended = st.st_mtime
+    def store(
+        self,
+        path: str,
+        size: int,
+        mtime_ns: int,
+        f: RunFacts,
+        rows: list[StepText],
+        parts: Sequence[str] = (),
+    ) -> None:
+        """Write one run's row and its steps (one transaction). The benchmark calls it with
+        generated runs; everything else goes through :meth:`index_file`."""
+        ended = mtime_ns / 1e9
         with transaction(self.conn):
             run = self._upsert(path)
             self._clear_steps(run)
@@ -110,8 +148,8 @@ class Indexer:
                 "time=?, parent=?, fork_seq=?, healed_by=?, state='ok', cause='', indexed=? "
                 "WHERE id=?",
                 (
-                    st.st_size,
-                    st.st_mtime_ns,
+                    size,
+                    mtime_ns,
                     f.format,
                     f.title,
                     "\n".join(f.models),
@@ -130,6 +168,10 @@ class Indexer:
                     time.time(),
                     run,
                 ),
+            )
+            self.conn.execute("DELETE FROM parts WHERE run = ?", (run,))
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO parts VALUES (?, ?)", ((p, run) for p in parts)
             )
             self.conn.executemany(
                 "INSERT INTO step_fts (rowid, body, tool, agent, tags, seq) VALUES (?, ?, ?, ?, ?, ?)",

@@ -7,9 +7,10 @@ sense across runs -- ``model:NAME`` (a run that used that model), ``after:DATE``
 ``before:DATE`` (a run's time, ``2026-11-01`` or a full ISO time; a date is local
 midnight) -- and turns the whole into one FTS5 expression plus run conditions.
 
-What differs from the step filter, because an index answers it: text matches words and
-word beginnings (``conf`` finds ``config.yaml``; ``onfig`` does not), punctuation only
-separates words (``"rm -rf"`` is the phrase ``rm rf``), and ``tool:NAME`` also matches the
+What differs from the step filter, because an index answers it: text matches whole words
+(``config`` finds ``config.yaml``; ``conf*`` asks for word beginnings, which costs more
+on a big library: the index merges every word that starts so), punctuation only separates
+words (``"rm -rf"`` is the phrase ``rm rf``), and ``tool:NAME`` also matches the
 model step that called the tool (the step where its arguments are, and where a shield
 decision about the call sits).
 """
@@ -98,8 +99,25 @@ def _any(column: str, terms: list[str]) -> str:
 
 
 def _glob_terms(glob: str) -> list[str]:
-    """FTS5 prefix terms every tool name matching ``glob`` contains (none: any tool)."""
-    return [fts_string(w) + "*" for w in _GLOB_WORDS.findall(glob.lower())]
+    """An FTS5 phrase every tool name matching ``glob`` contains (none: the index cannot
+    narrow it, the names are checked one by one). The filter wraps a plain name in
+    wildcards (``bash`` → ``*bash*``); that is matched as a word, which the index answers
+    at once. A glob the user wrote is narrowed by its beginning (``read_*`` → ``"read"*``)."""
+    inner = glob.lower()
+    if len(inner) > 2 and inner.startswith("*") and inner.endswith("*"):
+        inner = inner[1:-1]
+    head = re.split(r"[*?\[\]]", inner, maxsplit=1)
+    words = " ".join(_GLOB_WORDS.findall(head[0]))
+    if not words:
+        return []
+    return [fts_string(words) + ("*" if len(head) > 1 else "")]
+
+
+def _text_term(needle: str) -> str | None:
+    """A word or phrase; a trailing ``*`` asks for word beginnings (``conf*``)."""
+    prefix = needle.endswith("*")
+    words = needle.rstrip("*")
+    return fts_string(words) + ("*" if prefix else "") if _WORD.search(words) else None
 
 
 def _tool_expr(q: SearchQuery, globs: list[str]) -> str:
@@ -107,9 +125,9 @@ def _tool_expr(q: SearchQuery, globs: list[str]) -> str:
     alternatives = []
     for glob in globs:
         words = _glob_terms(glob)
-        if not words:
-            return "tags : ktool"  # ``tool:*``: any tool step (names checked in keeps)
-        alternatives.append("(" + " AND ".join(words) + ")" if len(words) > 1 else words[0])
+        if not words:  # ``tool:*`` or ``tool:*_x``: every call and tool step, names checked
+            return "tags : (ktool OR kmodel)"
+        alternatives += words
     return _any("tool", alternatives)
 
 
@@ -136,11 +154,12 @@ def parse_search(text: str) -> SearchQuery:
         parts.append(_tool_expr(q, step.tools))
     if step.agents:
         q.agents = step.agents
-        names = [fts_string(a) + "*" for a in step.agents if _WORD.search(a)]
+        names = [fts_string(a) for a in step.agents if _WORD.search(a)]
         parts += [_any("agent", names)] if len(names) == len(step.agents) else []
     parts += _flag_expr(step.flags, step.subagent)
     for needle in step.texts:
-        if _WORD.search(needle):
-            parts.append("{body tool} : " + fts_string(needle) + "*")
+        term = _text_term(needle)
+        if term is not None:
+            parts.append("{body tool} : " + term)
     q.match = " AND ".join(parts)
     return q

@@ -3,11 +3,13 @@
 Why by name first: a watched folder (a home directory, a project) holds many files that are
 not runs, and opening each would cost more than the index. A file named like a loom run
 (``*.loom.json``, ``*.journal.jsonl``, ``*.wirelog``) is a run, and one that does not load is
-listed as unreadable. A file that only a foreign reader's pattern names (``*.jsonl`` for
-Claude Code transcripts, ``*.eval``) is a run only when that reader claims its first bytes,
-so an unrelated ``.jsonl`` is skipped, not listed as broken. One recording is one run: a
-journal is skipped when the trace of the same recording is beside it, and the proxy's
-exchange sidecar always is (its trace or journal is the run).
+listed as unreadable. Any other ``*.json`` / ``*.jsonl`` file, or one a foreign reader's
+pattern names (``*.otlp.pb``), is a run only when a foreign reader claims its first bytes
+(Claude Code transcripts have no pattern of their own), so an unrelated ``.json`` is skipped,
+not listed as broken. One recording is one run: a journal is skipped when the trace of the
+same recording is beside it, the proxy's exchange sidecar always is (its trace or journal
+is the run), and so is a file a foreign run is also read from (a Claude Code session's
+sub-agent files: :attr:`~loom_core.formats.foreign.ForeignReader.companions`).
 """
 
 from __future__ import annotations
@@ -17,17 +19,20 @@ from collections.abc import Iterator
 from fnmatch import fnmatch
 from pathlib import Path
 
-from loom_core.formats.foreign import SNIFF_BYTES, open_patterns, reader_for
+from loom_core.formats.claude_sessions import claude_config_dir
+from loom_core.formats.foreign import SNIFF_BYTES, ForeignReader, open_patterns, reader_for
 from loom_core.runs_dir import runs_dir
 
 TRACE, JOURNAL, SIDECAR = ".loom.json", ".journal.jsonl", ".exchanges.jsonl"
 LOOM_SUFFIXES = (TRACE, JOURNAL, ".wirelog", ".wirelog.jsonl")
+SNIFFED = (".json", ".jsonl")  # other files with these names are runs if a reader claims them
 MAX_DEPTH = 12  # folders below a watched one that are walked; a link loop ends here
 
 
 def default_folders() -> list[Path]:
-    """The per-user runs folder and Claude Code's transcripts (each only once it exists)."""
-    return [f for f in (runs_dir(), Path.home() / ".claude" / "projects") if f.is_dir()]
+    """The per-user runs folder and Claude Code's transcripts (``~/.claude/projects``, or
+    under ``$CLAUDE_CONFIG_DIR``), each only once it exists."""
+    return [f for f in (runs_dir(), claude_config_dir() / "projects") if f.is_dir()]
 
 
 def is_loom_name(name: str) -> bool:
@@ -36,20 +41,30 @@ def is_loom_name(name: str) -> bool:
 
 
 def _foreign_name(name: str) -> bool:
-    return any(fnmatch(name, p) for p in open_patterns())
+    return name.endswith(SNIFFED) or any(fnmatch(name, p) for p in open_patterns())
 
 
-def _claimed(path: str) -> bool:
-    """A foreign reader claims the file's first bytes."""
+def claimant(path: str) -> ForeignReader | None:
+    """The foreign reader that claims the file's first bytes (None: none, or unreadable)."""
     try:
         with open(path, "rb") as fh:
             head = fh.read(SNIFF_BYTES)
     except OSError:
-        return False
+        return None
     try:
-        return reader_for(head, path) is not None
+        return reader_for(head, path)
     except Exception:  # a reader's sniff must never stop a scan
-        return False
+        return None
+
+
+def companions(path: str, reader: ForeignReader | None) -> list[str]:
+    """The other files the run at ``path`` is read from (absolute; none for loom formats)."""
+    if reader is None or reader.companions is None:
+        return []
+    try:
+        return [os.path.abspath(p) for p in reader.companions(path)]
+    except Exception:  # a listing that fails leaves the run on its own file
+        return []
 
 
 def is_run_file(path: str) -> bool:
@@ -61,11 +76,19 @@ def is_run_file(path: str) -> bool:
         return not os.path.exists(path[: -len(JOURNAL)] + TRACE)
     if is_loom_name(name):
         return True
-    return _foreign_name(name) and _claimed(path)
+    return _foreign_name(name) and claimant(path) is not None
 
 
-def run_files(folder: str | Path) -> Iterator[str]:
-    """Absolute paths of the runs under ``folder``, depth-first, hidden folders skipped."""
+def run_files(folder: str | Path) -> list[str]:
+    """Absolute paths of the runs under ``folder`` (hidden folders skipped), without the
+    files another run there is also read from."""
+    found = list(_candidates(folder))
+    foreign = [path for path in found if not is_loom_name(os.path.basename(path))]
+    parts = {c for path in foreign for c in companions(path, claimant(path))}
+    return [path for path in found if path not in parts]
+
+
+def _candidates(folder: str | Path) -> Iterator[str]:
     root = os.path.abspath(folder)
     stack = [(root, 0)]
     while stack:

@@ -49,7 +49,7 @@ class IndexProgress:
 
 @dataclass
 class _Task:
-    kind: str  # scan | refresh | note | path
+    kind: str  # scan | refresh | note | path | forget
     path: str = ""
     event: str = ""
     generation: int = 0
@@ -134,6 +134,10 @@ class LibraryIndexer:
         if event not in EVENTS:
             raise ValueError(f"unknown library event {event!r}; events are {', '.join(EVENTS)}")
         self._put(_Task("note", norm(path), event))
+
+    def forget(self, path: str | Path) -> None:
+        """Drop ``path`` from the library (the file is left alone)."""
+        self._put(_Task("forget", norm(path)))
 
     def refresh(self) -> None:
         """Re-check every known run, then re-scan every folder."""
@@ -226,10 +230,13 @@ class LibraryIndexer:
         if task.kind == "note":
             indexer.note(task.path, task.event)
             return [task.path]  # its source changed even when its file did not
+        if task.kind == "forget":
+            return [task.path] if indexer.forget(task.path) else []
         if task.kind == "path":
-            if not (is_run_file(task.path) or indexer.known(task.path)):
+            path = indexer.owner(task.path) or task.path  # a sub-agent file: its session
+            if not (indexer.known(path) or is_run_file(path)):
                 return []
-            return [task.path] if indexer.index_file(task.path) != "unchanged" else []
+            return [path] if indexer.index_file(path) != "unchanged" else []
         progress = self._progress_of(task)
         if task.kind == "refresh":
             report = indexer.refresh(progress, cancelled)

@@ -61,10 +61,18 @@ def test_flags_mean_what_they_mean_in_the_step_filter(lib: Library) -> None:
 def test_words_phrases_and_prefixes(lib: Library) -> None:
     assert seqs(lib.search('"standard way"')) == [19]
     assert lib.search('"way standard"') == []
-    assert 19 in seqs(lib.search("translit", limit=50))  # a word's beginning
+    assert 19 in seqs(lib.search("transliterate", limit=50))
+    assert lib.search("translit") == []  # whole words, unless asked for beginnings
+    assert 19 in seqs(lib.search("translit*", limit=50))
     prompt = lib.search('"only start failing"')
     assert [h.seq for h in prompt] == [None]  # a user prompt: the run's start
     assert prompt[0].marked("«", "»").count("«only start failing»") == 1
+
+
+def test_tool_globs_are_checked_name_by_name(lib: Library) -> None:
+    assert seqs(lib.search("tool:*_file", limit=50)) == [7, 8, 9, 10, 11, 15, 16]
+    assert seqs(lib.search("tool:run_*", limit=50)) == seqs(lib.search("tool:run", limit=50))
+    assert seqs(lib.search("tool:git_push")) == [20, 21]
 
 
 def test_run_keys_filter_by_model_and_date(lib: Library) -> None:

@@ -13,6 +13,9 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
+from loom_core.library.scan import default_folders
 from loom_core.library.search import Library
 from loom_core.library.worker import IndexProgress, LibraryIndexer
 from tests.core.library.conftest import SAMPLE
@@ -54,6 +57,9 @@ def test_scans_follows_changes_and_stops(runs: Path) -> None:
         worker.note(runs / "sample.loom.json", "opened")
         assert worker.wait_idle(20)
         assert lib.run(runs / "sample.loom.json").source == "opened"  # type: ignore[union-attr]
+        worker.forget(runs / "sample.loom.json")
+        assert worker.wait_idle(20) and lib.run(runs / "sample.loom.json") is None
+        assert (runs / "sample.loom.json").exists()
         lib.close()
     finally:
         worker.stop()
@@ -102,3 +108,13 @@ def test_an_unknown_event_is_refused_at_once(tmp_path: Path) -> None:
             raise AssertionError("no ValueError")
     finally:
         worker.stop()  # never started: stopping is still fine
+
+
+def test_default_folders_are_the_runs_folder_and_claude_projects(
+    tmp_path: Path, runs_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    assert default_folders() == []  # neither exists yet
+    runs_dir.mkdir()
+    (tmp_path / "claude" / "projects").mkdir(parents=True)
+    assert default_folders() == [runs_dir, tmp_path / "claude" / "projects"]
