@@ -4,9 +4,10 @@ Why one thread with a queue: SQLite takes one writer at a time, and the desktop 
 never wait for indexing (a first scan of a big folder takes minutes). Every request --
 scan a folder, a file changed, "the app opened/recorded/forked/healed this path" -- is
 queued and returns at once; the thread runs them in order, reports progress, and stops
-between files when cancelled. Changed paths are settled first (:attr:`settle` seconds
-without a new event), so a trace the proxy rewrites every two seconds is re-indexed
-once it pauses, not on every write.
+between files when cancelled. Changed paths (files and folders) are settled first
+(:attr:`settle` seconds without a new event), so a trace the proxy rewrites every two
+seconds is re-indexed once it pauses, not on every write, and a folder copied in is
+scanned once its files are written.
 
 Callbacks (``on_progress``, ``on_changed``) run on the worker thread: the desktop
 forwards them to its GUI thread with a queued signal and must not touch widgets in them.
@@ -76,6 +77,7 @@ class LibraryIndexer:
         self._cond = threading.Condition()
         self._tasks: deque[_Task] = deque()
         self._dirty: dict[str, float] = {}  # changed path -> monotonic time of its last event
+        self._folders_dirty: set[str] = set()  # those of them that are folders
         self._generation = 0
         self._busy = False
         self._stopping = False
@@ -177,10 +179,9 @@ class LibraryIndexer:
 
     def _changed_path(self, path: str, is_folder: bool) -> None:
         with self._cond:
+            self._dirty[norm(path)] = time.monotonic()
             if is_folder:
-                self._tasks.append(_Task("scan", norm(path), generation=self._generation))
-            else:
-                self._dirty[norm(path)] = time.monotonic()
+                self._folders_dirty.add(norm(path))
             self._cond.notify_all()
 
     def _next(self) -> _Task | None:
@@ -193,9 +194,12 @@ class LibraryIndexer:
                 now = time.monotonic()
                 ready = [p for p, t in self._dirty.items() if now - t >= self.settle]
                 if ready:
-                    del self._dirty[ready[0]]
+                    path = ready[0]
+                    del self._dirty[path]
                     self._busy = True
-                    return _Task("path", ready[0], generation=self._generation)
+                    kind = "scan" if path in self._folders_dirty else "path"
+                    self._folders_dirty.discard(path)
+                    return _Task(kind, path, generation=self._generation)
                 wait = min((self.settle - (now - t) for t in self._dirty.values()), default=None)
                 self._busy = False
                 self._cond.notify_all()

@@ -45,15 +45,20 @@ def test_scans_follows_changes_and_stops(runs: Path) -> None:
         new.parent.mkdir()
         shutil.copy(SAMPLE, new)
         deadline = time.monotonic() + 20
-        # the watcher's hints: the new folder may be scanned while the copy is still empty
-        # (listed unreadable); the copy's last write brings it up to date
-        while (lib.run(new) is None or lib.run(new).state != "ok") and time.monotonic() < deadline:  # type: ignore[union-attr]
+
+        def state() -> str:
+            row = lib.run(new)
+            return row.state if row is not None else ""
+
+        # the watcher's hints: the new folder, then the file as it is written (it may be
+        # read half-written first, and is read again once it settles)
+        while state() != "ok" and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert lib.run(new) is not None and lib.run(new).state == "ok"  # type: ignore[union-attr]
+        assert state() == "ok"
         new.unlink()
-        while lib.run(new).state != "missing" and time.monotonic() < deadline:  # type: ignore[union-attr]
+        while state() != "missing" and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert lib.run(new).state == "missing"  # type: ignore[union-attr]
+        assert state() == "missing"
         worker.note(runs / "sample.loom.json", "opened")
         assert worker.wait_idle(20)
         assert lib.run(runs / "sample.loom.json").source == "opened"  # type: ignore[union-attr]
