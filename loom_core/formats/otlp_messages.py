@@ -160,6 +160,21 @@ def system_instructions(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def indexed_calls(
+    group: dict[str, Any], prefix: str, call: str, function: str
+) -> list[dict[str, Any]]:
+    """Tool calls flattened as ``prefix.M.{call}id`` / ``{call}{function}name`` /
+    ``{call}{function}arguments`` (OpenInference nests name and arguments in ``function.``)."""
+    return [
+        {
+            "id": str(c.get(f"{call}id") or ""),
+            "name": str(c.get(f"{call}{function}name") or ""),
+            "input": arguments(c.get(f"{call}{function}arguments")),
+        }
+        for c in indexed(group, prefix)
+    ]
+
+
 # -- OpenInference: llm.input_messages.N.message.* --------------------------------------
 
 
@@ -170,14 +185,7 @@ def openinference_messages(attrs: dict[str, Any], prefix: str) -> list[Message] 
         return None
     out: list[Message] = []
     for group in groups:
-        calls = [
-            {
-                "id": str(c.get("tool_call.id") or ""),
-                "name": str(c.get("tool_call.function.name") or ""),
-                "input": arguments(c.get("tool_call.function.arguments")),
-            }
-            for c in indexed(group, "message.tool_calls")
-        ]
+        calls = indexed_calls(group, "message.tool_calls", "tool_call.", "function.")
         content: Any = group.get("message.content")
         if content is None:
             parts = indexed(group, "message.contents")
@@ -199,14 +207,7 @@ def legacy_messages(attrs: dict[str, Any], prefix: str) -> list[Message] | None:
         return None
     out: list[Message] = []
     for group in groups:
-        calls = [
-            {
-                "id": str(c.get("id") or ""),
-                "name": str(c.get("name") or ""),
-                "input": arguments(c.get("arguments")),
-            }
-            for c in indexed(group, "tool_calls")
-        ]
+        calls = indexed_calls(group, "tool_calls", "", "")
         role = group.get("role") or ("assistant" if prefix.endswith("completion") else "")
         out.append(_message(role, group.get("content"), calls, group.get("tool_call_id")))
     return out
