@@ -19,12 +19,13 @@ says how many were left out.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document
-from loom_core.formats.foreign import ForeignReader, RunBuilder
+from loom_core.formats.foreign import SNIFF_BYTES, ForeignReader, RunBuilder
 from loom_core.formats.otlp_decode import OtlpDecodeError, Span, decode_file, decode_request
 from loom_core.formats.otlp_genai import role_of
 from loom_core.formats.otlp_run import build_run, roots_of
@@ -35,28 +36,59 @@ PATTERNS = ("*.otlp.json", "*.otlp.jsonl", "*.otlp.pb")
 _PROTO_SUFFIXES = (".otlp.pb", ".pb", ".otlp.proto", ".binpb")
 
 
+_JSON_KEY = re.compile(rb'"resource_?[sS]pans"\s*:')
+_TORN = "the last line is incomplete (still being written?); read up to the line before it"
+
+
 def sniff(head: bytes, path: str) -> bool:
-    """OTLP JSON names ``resourceSpans`` near its start; protobuf is told by its name plus
-    a successful parse of the head (a truncated head still parses field by field)."""
-    if b'"resourceSpans"' in head[:4096] or b'"resource_spans"' in head[:4096]:
+    """OTLP JSON has the key ``resourceSpans`` near its start (not just the word: an escaped
+    mention inside a string does not count); protobuf is told by a ``.pb`` name plus the
+    start of an ``ExportTraceServiceRequest`` -- or a whole parse when the head is the file."""
+    if _JSON_KEY.search(head[:4096]):
         return True
-    if path.lower().endswith(_PROTO_SUFFIXES) and head[:1] not in (b"{", b"["):
+    name = path.lower()
+    if not name.endswith(_PROTO_SUFFIXES) or head[:1] in (b"{", b"["):
+        return False
+    if len(head) < SNIFF_BYTES:  # the whole file: parse it
         try:
-            return bool(decode_file(head))
+            return bool(decode_file(head)) or name.endswith(".otlp.pb")
         except OtlpDecodeError:
-            return path.lower().endswith(".otlp.pb")  # ours by name: its load names the cause
-    return False
+            return name.endswith(".otlp.pb")  # ours by name: its load names the cause
+    return _request_start(head) or _request_start(head[4:]) or name.endswith(".otlp.pb")
+
+
+def _request_start(data: bytes) -> bool:
+    """``data`` starts like a serialized request: field 1 (resource_spans, length-delimited,
+    tag 0x0A), a varint length, then a ResourceSpans field (resource, scope_spans or
+    schema_url: tags 0x0A, 0x12, 0x1A) -- the protobuf wire format's tag = field << 3 | 2."""
+    if data[:1] != b"\x0a":
+        return False
+    pos = 1
+    while pos < min(len(data), 11) and data[pos] & 0x80:  # the varint's continuation bytes
+        pos += 1
+    return data[pos + 1 : pos + 2] in (b"\x0a", b"\x12", b"\x1a")
 
 
 def load_otlp(data: bytes, path: str) -> Document:
-    """The reader's ``load``: the whole file as a run (:class:`LoadError` when it is not)."""
+    """The reader's ``load``: the whole file as a run (:class:`LoadError` when it is not).
+
+    A JSON-lines file still being written (the receiver's, a collector's) may end in half a
+    line: the lines before it are read and a warning says so, as for a loom journal."""
+    data = bytes(data)
+    warnings: tuple[str, ...] = ()
     try:
-        spans = decode_file(bytes(data))
+        spans = decode_file(data)
     except OtlpDecodeError as err:
-        raise LoadError(path, f"not an OpenTelemetry trace file: {err}") from None
+        cut = data.rfind(b"\n")
+        if data.lstrip()[:1] != b"{" or data.endswith(b"\n") or cut < 0:
+            raise LoadError(path, f"not an OpenTelemetry trace file: {err}") from None
+        try:
+            spans, warnings = decode_file(data[: cut + 1]), (_TORN,)
+        except OtlpDecodeError:
+            raise LoadError(path, f"not an OpenTelemetry trace file: {err}") from None
     if not spans:
         raise LoadError(path, "the OpenTelemetry file holds no spans")
-    return spans_to_document(spans, path)
+    return spans_to_document(spans, path, warnings=warnings)
 
 
 def trace_groups(spans: list[Span]) -> list[list[Span]]:
@@ -81,17 +113,18 @@ def _bare_step(span: Span) -> bool:
     return role_of(span) in ("model", "tool")
 
 
-def spans_to_document(spans: list[Span], path: str, fmt: str = "otlp") -> Document:
+def spans_to_document(
+    spans: list[Span], path: str, fmt: str = "otlp", warnings: tuple[str, ...] = ()
+) -> Document:
     """Normalized spans (of one or many traces) as a loom :class:`Document`; see the module
     docstring for which trace becomes the run. Never raises on odd span content."""
     groups = trace_groups(spans)
     if not groups:
-        return RunBuilder().document(path, fmt)
+        return RunBuilder().document(path, fmt, warnings)
     builder = build_run(groups[0])
     builder.extra["traces"] = [_trace_row(g) for g in groups]
-    warnings: tuple[str, ...] = ()
     if len(groups) > 1:
-        warnings = (
+        warnings += (
             f"the file holds {len(groups)} runs (traces); showing the earliest, "
             f"{len(groups) - 1} more listed in the raw view",
         )

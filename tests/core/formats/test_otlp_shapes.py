@@ -296,3 +296,34 @@ def test_any_value_in_any_attribute_reads_or_is_refused_in_words(
         return
     build_views(doc)
     document_dict(doc)
+
+
+def test_a_line_still_being_written_is_left_for_later(tmp_path: Path) -> None:
+    first = _hand_made("chat", {"gen_ai.operation.name": "chat"}, [])
+    second = _hand_made("chat", {"gen_ai.operation.name": "chat"}, [])
+    lines = [json.dumps(request_json(s)).encode() for s in (first, second)]
+    path = tmp_path / "growing.otlp.jsonl"
+    path.write_bytes(lines[0] + b"\n" + lines[1][: len(lines[1]) // 2])
+    doc = load(path)
+    assert [e.kind for e in doc.effects] == ["model"]
+    assert any("last line is incomplete" in w for w in doc.warnings)
+    path.write_bytes(lines[0] + b"\n" + lines[1] + b"\n")
+    assert [e.kind for e in load(path).effects] == ["model", "model"]
+
+
+def test_sniffing_big_protobuf_and_escaped_mentions(tmp_path: Path) -> None:
+    from loom_core.formats.loader import sniff_format
+
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.input.messages": "x" * 100_000}
+    big = tmp_path / "export.pb"  # a plain .pb name: told by its start, the head is cut
+    big.write_bytes(request_proto(_hand_made("chat", attrs, [])))
+    assert big.stat().st_size > 100_000 and sniff_format(big) == "otlp"
+    framed = tmp_path / "framed.pb"
+    framed.write_bytes(struct.pack(">I", big.stat().st_size) + big.read_bytes())
+    assert sniff_format(framed) == "otlp"
+    other = tmp_path / "model.pb"  # some other protobuf
+    other.write_bytes(b"\x08\x96\x01" * 30_000)
+    assert sniff_format(other) != "otlp"
+    trace = tmp_path / "talk.loom.json"  # a loom trace whose text mentions the key
+    trace.write_text(json.dumps({"version": 2, "prompt": '{"resourceSpans": []}', "log": []}))
+    assert sniff_format(trace) == "trace"
