@@ -37,12 +37,19 @@ def _canon(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True).encode("ascii")
 
 
+def _bracketed(raws: list[msgspec.Raw]) -> bytes:
+    """``[item,item,…]`` in one copy (``b"[" + joined + b"]"`` would copy it three times)."""
+    if len(raws) == 1:
+        return b"[" + bytes(raws[0]) + b"]"
+    return b",".join([b"[" + bytes(raws[0]), *raws[1:-1], bytes(raws[-1]) + b"]"])
+
+
 def _canon_items(raws: list[msgspec.Raw]) -> bytes:
     """Canonical text of some list items, joined by ", " (no brackets): msgspec's fast
     path (:mod:`.fastcanon`), else Python's encoder."""
     if not raws:
         return b""
-    data = b"[" + b",".join(raws) + b"]"
+    data = _bracketed(raws)
     try:
         return canonical_text(data)[1:-1]
     except FastCanonError:
