@@ -9,6 +9,7 @@ chunks (a single multi-hundred-millisecond C call would freeze the window).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -21,6 +22,7 @@ from loom_core.formats.fastschema import list_of
 from loom_core.formats.foreign import reader_for
 from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
+from loom_core.formats.schema import TraceHeader
 from loom_core.formats.tolerant import nesting_cause
 from loom_core.formats.trace import assemble, decode_entries, parse_top, with_problems
 from loom_core.views.timeline import Timeline, build_timeline
@@ -28,11 +30,20 @@ from loom_core.views.timeline import Timeline, build_timeline
 HEAD_ENTRIES = 400
 CHUNK = 4000
 SMALL_BYTES = 4 << 20  # below this a plain load is fast enough to skip the head
+HEAD_BYTES = 8 << 20  # read for the first screen before the whole file is
+SCAN_WINDOW = 8 << 20  # bytes searched per call while looking for the log's end
 _list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 _log_decoder: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list_of(FastEffect))
 # loom-harness writes log entries at indent 4 inside "log": [...]
 _ENTRY_SEP = b"\n    },\n    {"
 _LOG_START = b'\n  "log": ['
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0  # read_bytes names the cause
 
 
 class Cancelled(Exception):
@@ -63,6 +74,81 @@ def _head_effects(data: bytes, path: str) -> list[Any] | None:
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     return [e for e in decode_entries(path, raws) if e is not None]
+
+
+def _preview(path: str, on_head: Callable[[Loaded], None]) -> bool:
+    """Show the first entries from the file's first bytes, before it is read whole.
+
+    Why: reading and splitting a gigabyte takes seconds, the first screen needs a few
+    hundred kilobytes. In loom-harness's layout every member the preview needs (version,
+    model, system, prompt, episodes) comes before ``log``, so the head of the file is
+    those members, then the first entries. False when that layout is not there (the
+    caller shows the head from the whole file instead).
+    """
+    with open(path, "rb") as fh:
+        data = fh.read(HEAD_BYTES)
+    data = data[3:] if data[:3] == BOM else data
+    begin = data.find(_LOG_START)
+    if begin < 0 or reader_for(data, path) or detect_format(data) != "trace":
+        return False
+    try:
+        with gc_paused():
+            _top, header, warnings = parse_top(data[:begin] + b'\n  "log": []\n}', path)
+    except LoadError:
+        return False  # the whole file's load names the cause
+    head = _head_effects(data, path)
+    if not head:
+        return False
+    doc = Document(path=path, format="trace", header=header, effects=head, warnings=warnings)
+    on_head(Loaded(doc, build_timeline(doc), complete=False))
+    return True
+
+
+def _log_span(data: bytes, cancelled: Callable[[], bool]) -> tuple[int, int] | None:
+    """Where ``log``'s ``[`` and the byte after its ``]`` are, found by the layout.
+
+    With ``indent=2`` only a top-level member's closing bracket starts a line with
+    exactly two spaces, so the first ``"\n  ]"`` after ``"log": [`` closes the log.
+    The search goes a window at a time: one C-level scan of a gigabyte would hold
+    the interpreter lock, and the window, for a second.
+    """
+    begin = data.find(_LOG_START)
+    if begin < 0:
+        return None
+    start = begin + len(_LOG_START) - 1
+    if data[start + 1 : start + 2] == b"]":
+        return start, start + 2
+    pos = start
+    while pos < len(data):
+        if cancelled():
+            raise Cancelled()
+        found = data.find(b"\n  ]", pos, pos + SCAN_WINDOW + 4)
+        if found >= 0:
+            return start, found + 4
+        pos += SCAN_WINDOW
+    return None
+
+
+def _parse_around_log(
+    data: bytes, path: str, cancelled: Callable[[], bool]
+) -> tuple[dict[str, msgspec.Raw], TraceHeader, tuple[str, ...], bool]:
+    """:func:`parse_top` without scanning the log: the members around it are parsed
+    with an empty log in its place, and ``log`` is a raw view of its span. Any
+    doubt (another layout, a broken member) parses the whole document instead,
+    so errors name their true place. The flag: the log's span came from the layout."""
+    span = _log_span(data, cancelled)
+    if span is not None and len(data) - (span[1] - span[0]) <= max(len(data) // 8, 1 << 20):
+        a, b = span  # (the members around the log are copied: only when they are small)
+        try:
+            with gc_paused():
+                top, header, warnings = parse_top(data[:a] + b"[]" + data[b:], path)
+        except LoadError:
+            pass
+        else:
+            top["log"] = msgspec.Raw(memoryview(data)[a:b])
+            return top, header, warnings, True
+    with gc_paused():
+        return (*parse_top(data, path), False)
 
 
 def _decode_chunked(
@@ -149,6 +235,24 @@ def _decode_ranges(
     return effects
 
 
+def _general_log(
+    path: str,
+    data: bytes,
+    log: msgspec.Raw,
+    progress: Callable[[int, int], None],
+    cancelled: Callable[[], bool],
+    problems: list[str],
+) -> list[Any]:
+    """The log entry by entry, for any layout: odd entries read field by field or named."""
+    try:
+        raws = _list_decoder.decode(log)
+    except msgspec.ValidationError as err:
+        raise LoadError(path, "not a loom trace ('log' is not a list)") from err
+    except RecursionError:
+        raise LoadError(path, nesting_cause(data)) from None
+    return _decode_chunked(path, raws, progress, cancelled, problems)
+
+
 def load_progressive(
     path: str,
     on_head: Callable[[Loaded], None] | None = None,
@@ -156,6 +260,9 @@ def load_progressive(
     cancelled: Callable[[], bool] = lambda: False,
 ) -> Loaded:
     """Load ``path`` fully, calling ``on_head`` first with a preview when the file is big."""
+    shown = False
+    if on_head is not None and _size(path) >= SMALL_BYTES:
+        shown = _preview(path, on_head)
     buf = read_bytes(path, mutable=True)
     if buf[:3] == BOM:
         del buf[:3]  # in place: the buffer stays the one the effects are views into
@@ -166,9 +273,8 @@ def load_progressive(
         doc = load_bytes(data, path)
         return Loaded(doc, build_timeline(doc))
     check_utf8(data, path)
-    with gc_paused():
-        top, header, warnings = parse_top(data, path)
-    if on_head is not None:
+    top, header, warnings, around = _parse_around_log(data, path, cancelled)
+    if on_head is not None and not shown:
         head = _head_effects(data, path)
         if head:
             head_doc = Document(
@@ -183,14 +289,11 @@ def load_progressive(
         except (msgspec.DecodeError, RecursionError):
             effects = None  # an odd entry: the general path reads it field by field or names it
     problems: list[str] = []
+    if effects is None and around:
+        with gc_paused():  # the whole document, as a plain load reads it (lenient, its errors)
+            top, header, warnings = parse_top(data, path)
     if effects is None:
-        try:
-            raws = _list_decoder.decode(top["log"])
-        except msgspec.ValidationError as err:
-            raise LoadError(path, "not a loom trace ('log' is not a list)") from err
-        except RecursionError:
-            raise LoadError(path, nesting_cause(data)) from None
-        effects = _decode_chunked(path, raws, progress, cancelled, problems)
+        effects = _general_log(path, data, top["log"], progress, cancelled, problems)
     doc = assemble(data, path, top, header, effects, with_problems(warnings, problems))
     if cancelled():
         raise Cancelled()

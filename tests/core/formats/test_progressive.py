@@ -92,3 +92,42 @@ def test_progress_is_reported_and_cancel_stops(
     assert seen and seen[-1][0] == seen[-1][1]
     with pytest.raises(progressive.Cancelled):
         load_progressive(str(path), cancelled=lambda: True)
+
+
+def test_first_screen_comes_before_the_whole_file_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A gigabyte trace's first rows must not wait for the whole file: the head is read
+    and shown first, with the header members that precede the log."""
+    monkeypatch.setattr(progressive, "SMALL_BYTES", 0)
+    monkeypatch.setattr(progressive, "HEAD_ENTRIES", 2)
+    path = tmp_path / "t.loom.json"
+    path.write_text(_trace(9))
+    order: list[str] = []
+    real_read = progressive.read_bytes
+    monkeypatch.setattr(
+        progressive, "read_bytes", lambda *a, **k: (order.append("read"), real_read(*a, **k))[1]
+    )
+    result = load_progressive(str(path), lambda head: order.append(f"head {len(head.doc)}"))
+    assert order == ["head 2", "read"]
+    assert result.doc.header == load(path).header  # members after the log too
+    assert len(result.doc.shield_events) == 1
+
+
+def test_the_log_is_found_by_layout_and_not_scanned_as_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The members around the log are parsed without the log (a gigabyte scan under the
+    interpreter lock froze the window); the log's span is searched a window at a time."""
+    monkeypatch.setattr(progressive, "SMALL_BYTES", 0)
+    monkeypatch.setattr(progressive, "SCAN_WINDOW", 64)
+    path = tmp_path / "t.loom.json"
+    path.write_text(_trace(13))
+    parsed: list[int] = []
+    real_parse = progressive.parse_top
+    monkeypatch.setattr(
+        progressive, "parse_top", lambda data, p: (parsed.append(len(data)), real_parse(data, p))[1]
+    )
+    result = load_progressive(str(path))
+    assert parsed and max(parsed) < path.stat().st_size // 2
+    assert _plain(result.doc.effects) == _plain(load(path).effects)
