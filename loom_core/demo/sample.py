@@ -34,7 +34,8 @@ from loom_core.demo.sample_scenario import (
     Episode,
     Turn,
 )
-from loom_core.formats.canonical import canonical_bytes, effect_key, harness_sys_hash
+from loom_core.formats.canonical import canonical_bytes, harness_sys_hash
+from loom_core.formats.entries import effect_entry
 from loom_core.formats.save import save_dict
 
 MODEL = "claude-sonnet-4-5"
@@ -124,16 +125,7 @@ class _Recorder:
         self, kind: str, payload: Any, result: Any, depth: int, meta: dict[str, Any] | None = None
     ) -> None:
         meta = meta if meta is not None else ({"agent": self.agent_name} if self.agent_name else {})
-        entry = {
-            "seq": len(self.log),
-            "kind": kind,
-            "key": effect_key(kind, payload),
-            "result": result,
-            "depth": depth,
-        }
-        if meta:
-            entry["meta"] = meta
-        self.log.append(entry)
+        self.log.append(effect_entry(len(self.log), kind, payload, result, depth, meta))
 
     def call_id(self) -> str:
         """Anthropic-style tool_use ids, derived from a counter so output is stable."""

@@ -19,8 +19,8 @@ from typing import Any
 
 import msgspec
 
-from loom_core.formats.canonical import effect_key
 from loom_core.formats.document import Document
+from loom_core.formats.entries import effect_entry, finished_run
 
 SNIFF_BYTES = 1 << 16  # what a reader's sniff sees of a file: its first 64 KiB
 
@@ -128,16 +128,7 @@ class RunBuilder:
         self, kind: str, payload: Any, result: Any, depth: int, meta: dict[str, Any] | None
     ) -> int:
         seq = len(self.log)
-        entry: dict[str, Any] = {
-            "seq": seq,
-            "kind": kind,
-            "key": effect_key(kind, payload),
-            "result": result,
-            "depth": depth,
-        }
-        if meta:
-            entry["meta"] = meta
-        self.log.append(entry)
+        self.log.append(effect_entry(seq, kind, payload, result, depth, meta))
         return seq
 
     def trace(self) -> dict[str, Any]:
@@ -145,20 +136,7 @@ class RunBuilder:
         from loom_core.formats.save import stamp
 
         return stamp(
-            {
-                "version": 2,
-                "model": self.model,
-                "system": self.system,
-                "prompt": self.episodes[0] if self.episodes else "",
-                "episodes": list(self.episodes),
-                "output": self.output,
-                "truncated": False,
-                "paused": False,
-                "pending": None,
-                "pending_depth": 0,
-                "stop_reason": "",
-                "log": self.log,
-            }
+            {**finished_run(self.model, self.system, self.episodes, self.output), "log": self.log}
         )
 
     def document(self, path: str, fmt: str, warnings: tuple[str, ...] = ()) -> Document:

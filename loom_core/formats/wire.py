@@ -19,6 +19,8 @@ from functools import lru_cache
 from typing import Any
 
 from loom_core.formats.canonical import proxy_model_key, proxy_tool_key
+from loom_core.formats.entries import finished_run
+from loom_core.formats.schema import PROXY_ORDER
 
 _VOLATILE = re.compile(
     r"\b[\w-]*(?:version|build|revision|commit|request[_-]?id|trace[_-]?id)[\w-]*\s*[=:]\s*[\w.\-+/]+",
@@ -330,21 +332,12 @@ class WireRecorder:
     def to_trace(self) -> dict[str, Any]:
         """The proxy trace members in loom-harness's order (checksum added on save)."""
         episodes = self.episodes or [""]
-        return {
-            "version": 2,
+        members = {
+            **finished_run(self.model, self.system, episodes, self.output),
             "recorded_via": "proxy",
-            "model": self.model,
-            "system": self.system,
             "systems": dict(self.systems),
-            "prompt": episodes[0],
-            "episodes": episodes,
-            "output": self.output,
-            "truncated": False,
-            "paused": False,
-            "pending": None,
-            "pending_depth": 0,
-            "stop_reason": "",
             "log": list(self.log),
             "wire": list(self.wire),
             "shield_events": list(self.shield_events),
         }
+        return {k: members[k] for k in PROXY_ORDER if k in members}
