@@ -117,6 +117,11 @@ def _tokens(t: SideTotals) -> str:
     return f"{t.input_tokens:,} in / {t.output_tokens:,} out"
 
 
+def _formats(diff: RunDiff) -> str:
+    fa, fb = diff.a.format, diff.b.format
+    return fa if fa == fb else f"{fa} vs {fb}"
+
+
 def report_lines(diff: RunDiff) -> list[str]:
     """The human report, one string per line."""
     from loom_core.diff import pair_detail
@@ -132,6 +137,8 @@ def report_lines(diff: RunDiff) -> list[str]:
             *_divergence_lines(diff, pair_detail(diff, first.row)),
             "totals: " + ", ".join(f"{n} {s}" for s, n in totals.statuses.items()),
         ]
+    if diff.by_substance:
+        lines.insert(0, f"compared by what each step did ({_formats(diff)}: ids and usage aside)")
     d = totals.delta
     lines.append(
         f"tokens: a {_tokens(totals.a)} · b {_tokens(totals.b)} · "

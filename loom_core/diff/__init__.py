@@ -27,8 +27,9 @@ from loom_core.diff.compare import (
     compare,
     pair_status,
 )
-from loom_core.diff.detail import PairDetail, call_of, effect_text, pair_detail
+from loom_core.diff.detail import PairDetail, effect_text, pair_detail
 from loom_core.diff.structdiff import Change, struct_diff
+from loom_core.diff.substance import call_of
 from loom_core.diff.textdiff import WordOp, changed_words, render, word_diff
 from loom_core.diff.usage import SideTotals
 

@@ -25,6 +25,7 @@ from itertools import zip_longest
 from typing import Any, NamedTuple
 
 from loom_core.diff.align import Pair, align, intern_tokens
+from loom_core.diff.substance import Substance, by_substance
 from loom_core.diff.usage import RunUsage, SideTotals, run_usage
 from loom_core.formats.document import Document, decode_raw
 
@@ -111,6 +112,7 @@ class RunDiff:
     usage_a: RunUsage
     usage_b: RunUsage
     cache: dict[str, Any] = field(default_factory=dict, repr=False)  # lazy per-run indexes
+    by_substance: bool = False  # steps compared by what they did (substance.py), not keys
 
     @property
     def identical(self) -> bool:
@@ -136,6 +138,7 @@ class RunDiff:
             "b": self.b.path,
             "identical": self.identical,
             "identical_prefix": self.identical_prefix,
+            "by_substance": self.by_substance,
             "first_divergence": self.first_divergence.to_dict() if self.first_divergence else None,
             "totals": self.totals.to_dict(),
         }
@@ -219,10 +222,26 @@ def pair_status(a: Document, b: Document, i: int | None, j: int | None) -> str:
     return IDENTICAL if _same_result(ea.result, eb.result) else RESULTS
 
 
-def _status(a: Document, b: Document, i: int | None, j: int | None) -> str:
-    """:func:`pair_status`, except that a pair of model calls of which only one follows an
-    edit is ``edited`` (proxy keys count exchanges, so the key alone would not tell)."""
-    status = pair_status(a, b, i, j)
+def substance_status(sub: Substance, i: int | None, j: int | None) -> str:
+    """The status of one aligned pair of runs from different producers (substance.py)."""
+    if i is None:
+        return ONLY_B
+    if j is None:
+        return ONLY_A
+    if (sub.a.effects[i].kind or "") != (sub.b.effects[j].kind or ""):
+        return KINDS
+    if not sub.same_inputs(i, j):
+        return INPUTS
+    return IDENTICAL if sub.same_results(i, j) else RESULTS
+
+
+def _status(
+    a: Document, b: Document, i: int | None, j: int | None, sub: Substance | None = None
+) -> str:
+    """:func:`pair_status` (or by substance, with ``sub``), except that a pair of model
+    calls of which only one follows an edit is ``edited`` (proxy keys count exchanges, so
+    the key alone would not tell)."""
+    status = pair_status(a, b, i, j) if sub is None else substance_status(sub, i, j)
     if status in (ONLY_A, ONLY_B, KINDS) or _after_edit(a, i) == _after_edit(b, j):
         return status
     return EDITED
@@ -236,8 +255,10 @@ def _seq(doc: Document, i: int | None) -> int | None:
 
 
 def compare(a: Document, b: Document) -> RunDiff:
-    """Align and compare two loaded runs (traces, journals or wirelogs)."""
-    rows = [Row(i, j, _status(a, b, i, j)) for i, j in aligned_pairs(a, b)]
+    """Align and compare two loaded runs (traces, journals, wirelogs or foreign runs)."""
+    cache: dict[str, Any] = {}
+    sub = Substance(a, b, cache) if by_substance(a, b) else None
+    rows = [Row(i, j, _status(a, b, i, j, sub)) for i, j in aligned_pairs(a, b)]
     prefix = next((k for k, r in enumerate(rows) if r.status != IDENTICAL), len(rows))
     first = None
     if prefix < len(rows):
@@ -248,4 +269,4 @@ def compare(a: Document, b: Document) -> RunDiff:
     totals = Totals(
         {s: counts[s] for s in STATUSES if counts[s]}, usage_a.totals(), usage_b.totals()
     )
-    return RunDiff(a, b, rows, prefix, first, totals, usage_a, usage_b)
+    return RunDiff(a, b, rows, prefix, first, totals, usage_a, usage_b, cache, sub is not None)

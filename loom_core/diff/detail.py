@@ -15,12 +15,13 @@ from typing import Any
 
 from loom_core.diff.compare import EDIT_KIND, Row, RunDiff
 from loom_core.diff.structdiff import Change, struct_diff
+from loom_core.diff.substance import TEXT_KINDS, Substance, as_structure, call_of
 from loom_core.diff.textdiff import WordOp, word_diff
 from loom_core.fork.edits import edit_summary
 from loom_core.formats.document import Document, text_and_calls
-from loom_core.views.context import ContextIndex, build_context
+from loom_core.views.context import ContextIndex
 
-_TEXT_KINDS = ("model", "sample")
+_TEXT_KINDS = TEXT_KINDS
 
 
 @dataclass(frozen=True)
@@ -64,30 +65,7 @@ def effect_text(kind: str, value: Any, doc: Document | None = None, i: int = -1)
 
 
 def _context(diff: RunDiff, side: str) -> ContextIndex:
-    index = diff.cache.get(side)
-    if index is None:
-        index = diff.cache[side] = build_context(diff.a if side == "a" else diff.b)
-    return index
-
-
-def call_of(doc: Document, index: ContextIndex, i: int) -> dict[str, Any] | None:
-    """The tool call (``{id, name, input}``) that effect ``i`` answers, when it can be told."""
-    model_eff = index.result_pairs.get(i)
-    if model_eff is None:
-        return None
-    calls = text_and_calls(doc.result(model_eff))[1]
-    kind = doc.effects[i].kind or ""
-    if doc.is_proxy:
-        tuid = doc.meta(i).tuid
-        return next((c for c in calls if c.get("id") == tuid), None)
-    name = kind[5:] if kind.startswith("tool:") else "ask_human"
-    earlier = sum(
-        1
-        for j in range(model_eff + 1, i)
-        if index.result_pairs.get(j) == model_eff and (doc.effects[j].kind or "") == kind
-    )
-    same = [c for c in calls if c.get("name") == name]
-    return same[earlier] if earlier < len(same) else None
+    return Substance(diff.a, diff.b, diff.cache).index(side)
 
 
 def _args(diff: RunDiff, side: str, i: int | None) -> Any:
@@ -107,19 +85,6 @@ def _args(diff: RunDiff, side: str, i: int | None) -> Any:
     return None
 
 
-def _as_structure(value: Any) -> Any:
-    """A dict/list as is, a string holding a JSON object/array decoded, else ``None``."""
-    if isinstance(value, (dict, list)):
-        return value
-    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
-        try:
-            decoded = json.loads(value)
-        except ValueError:
-            return None
-        return decoded if isinstance(decoded, (dict, list)) else None
-    return None
-
-
 def pair_detail(diff: RunDiff, row: int | Row) -> PairDetail:
     """Word diff of the texts and structural diffs of args and results for one row."""
     r = diff.rows[row] if isinstance(row, int) else row
@@ -132,11 +97,14 @@ def pair_detail(diff: RunDiff, row: int | Row) -> PairDetail:
     text_ops = word_diff(a_text or "", b_text or "")
     a_args, b_args = _args(diff, "a", r.a), _args(diff, "b", r.b)
     args_diff = struct_diff(a_args, b_args) if (a_args is not None or b_args is not None) else []
-    sa, sb = _as_structure(va), _as_structure(vb)
+    sa, sb = as_structure(va), as_structure(vb)
     lone_edit = EDIT_KIND in (ka, kb) and (r.a is None or r.b is None)  # its words say it all
+    # across producers a model result's ids and usage are noise: its words and calls above
+    # say what changed
+    noise = diff.by_substance and ka in _TEXT_KINDS and kb in _TEXT_KINDS
     result_diff = (
         []
-        if (sa is None and sb is None) or lone_edit
+        if (sa is None and sb is None) or lone_edit or noise
         else struct_diff(va if sa is None else sa, vb if sb is None else sb)
     )
     return PairDetail(r, a_text, b_text, text_ops, a_args, b_args, args_diff, result_diff)

@@ -108,7 +108,16 @@ def _color(text: str, color: str, bold: bool = False) -> str:
 
 
 def header_html(diff: RunDiff) -> str:
-    """The identical prefix and the first divergence, or that the runs are identical."""
+    """The identical prefix and the first divergence, or that the runs are identical; runs
+    from other tools say they were compared by what each step did (loom_core.diff.substance)."""
+    return _header(diff) + (
+        " <i>(compared by what each step did: the producers' ids and usage aside)</i>"
+        if diff.by_substance
+        else ""
+    )
+
+
+def _header(diff: RunDiff) -> str:
     if diff.identical:
         return (
             f"<b>The runs are identical</b>: {len(diff.rows):,} aligned steps with the same "
