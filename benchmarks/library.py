@@ -236,7 +236,11 @@ def report(r: dict[str, Any], kept: Path | None) -> None:
         f"on {f['files']} traces (10M steps: ~{10_000_000 / f['steps_per_s'] / 60:.0f} min); "
         f"unchanged re-pass {f['unchanged_pass_s'] * 1000:.0f} ms"
     )
-    print(f"  database size         {r['db_mb']:,.0f} MB{f' (kept: {kept})' if kept else ''}")
+    per_step = r["db_mb"] * 1e6 / r["steps"]
+    print(
+        f"  database size         {r['db_mb']:,.0f} MB, {per_step:.0f} bytes per step (no goal "
+        f"set){f'; kept: {kept}' if kept else ''}"
+    )
     print(
         f"  search tool argument  p50 {r['search_p50_ms']:.1f} ms, p99 {r['search_p99_ms']:.1f} ms "
         f"(goal < 200 ms: {met('search_p99_ms')}; every planted run found: "

@@ -50,7 +50,7 @@ class IndexProgress:
 
 @dataclass
 class _Task:
-    kind: str  # scan | refresh | note | path | forget
+    kind: str  # watch | unwatch | scan | refresh | note | path | forget
     path: str = ""
     event: str = ""
     generation: int = 0
@@ -92,7 +92,7 @@ class LibraryIndexer:
         if self._watcher is not None:
             self._watcher.start()
         for folder in self._folders:
-            self._watch(folder)
+            self._put(_Task("watch", folder))
             self._put(_Task("scan", folder))
         self._thread = threading.Thread(target=self._run, name="library-indexer", daemon=True)
         self._thread.start()
@@ -120,7 +120,7 @@ class LibraryIndexer:
         path = norm(folder)
         if path not in self._folders:
             self._folders.append(path)
-        self._watch(path)
+        self._put(_Task("watch", path))  # on the worker: watching a big tree takes a while
         self._put(_Task("scan", path))
 
     def remove_folder(self, folder: str | Path) -> None:
@@ -128,8 +128,7 @@ class LibraryIndexer:
         path = norm(folder)
         if path in self._folders:
             self._folders.remove(path)
-        if self._watcher is not None:
-            self._watcher.unwatch(path)
+        self._put(_Task("unwatch", path))
 
     def note(self, path: str | Path, event: str) -> None:
         """The app ``opened``/``recording``/``recorded``/``forked``/``healed`` ``path``."""
@@ -167,10 +166,6 @@ class LibraryIndexer:
         return True
 
     # -- internals -------------------------------------------------------------------
-    def _watch(self, folder: str) -> None:
-        if self._watcher is not None:
-            self._watcher.watch(folder)
-
     def _put(self, task: _Task) -> None:
         with self._cond:
             task.generation = self._generation
@@ -234,6 +229,13 @@ class LibraryIndexer:
         if task.kind == "note":
             indexer.note(task.path, task.event)
             return [task.path]  # its source changed even when its file did not
+        if task.kind in ("watch", "unwatch"):
+            if self._watcher is not None:
+                if task.kind == "watch":
+                    self._watcher.watch(task.path)
+                else:
+                    self._watcher.unwatch(task.path)
+            return []
         if task.kind == "forget":
             return [task.path] if indexer.forget(task.path) else []
         if task.kind == "path":
