@@ -96,7 +96,7 @@ class Indexer:
         except LoadError as err:
             self._store_broken(path, st, err.cause)
             return "unreadable"
-        except (RecursionError, MemoryError, ValueError, TypeError, AttributeError) as err:
+        except Exception as err:  # a reader's bug: this run is listed broken, the rest indexed
             self._store_broken(path, st, f"cannot be read ({type(err).__name__}: {err})")
             return "unreadable"
         parts = companions(path, next((r for r in readers() if r.name == doc.format), None))

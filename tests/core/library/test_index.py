@@ -12,6 +12,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from loom_core.library.db import SCHEMA_VERSION, connect, schema_version
 from loom_core.library.index import Indexer
 from loom_core.library.search import Library
@@ -85,19 +87,20 @@ def test_moved_deleted_and_unreadable_files_are_marked_not_fatal(runs: Path) -> 
     indexer.close()
 
 
-def test_an_unreadable_permission_is_marked(runs: Path) -> None:
+def test_a_file_that_cannot_be_read_is_marked_with_the_cause(runs: Path) -> None:
     indexer, lib = _index(runs)
     sample = runs / "sample.loom.json"
-    sample.chmod(0)
-    try:
-        if os.access(sample, os.R_OK):  # running as root: permissions do not apply
-            return
+    if os.geteuid() != 0:  # root reads anything: there, a folder in the file's place stands in
+        sample.chmod(0)
         st = sample.stat()
         os.utime(sample, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
         assert indexer.index_file(sample) == "unreadable"
-        assert lib.run(sample) is not None and lib.run(sample).cause == "permission denied"  # type: ignore[union-attr]
-    finally:
+        assert lib.run(sample).cause == "permission denied"  # type: ignore[union-attr]
         sample.chmod(0o644)
+    sample.unlink()
+    sample.mkdir()  # a folder where the run was
+    assert indexer.index_file(sample) == "unreadable"
+    assert lib.run(sample).cause == "is a directory, not a file"  # type: ignore[union-attr]
     indexer.close()
 
 
@@ -176,3 +179,23 @@ def test_a_forgotten_run_stays_forgotten_until_opened(runs: Path) -> None:
     assert lib.run(sample) is None and all(r.path != str(sample) for r in lib.runs(limit=1000))
     indexer.close()
     lib.close()
+
+
+def test_a_reader_that_fails_unexpectedly_marks_only_its_run(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loom_core.library import index
+
+    real = index.load
+
+    def flaky(path: str | Path) -> object:
+        if str(path).endswith("sample-branch.loom.json"):
+            raise KeyError("log")
+        return real(path)
+
+    monkeypatch.setattr(index, "load", flaky)
+    report = Indexer().index_folder(runs)
+    assert len(report.indexed) == 2 and report.unreadable == [str(runs / "sample-branch.loom.json")]
+    assert (
+        report.causes[str(runs / "sample-branch.loom.json")] == "cannot be read (KeyError: 'log')"
+    )
