@@ -123,16 +123,15 @@ def _json_file(data: bytes) -> list[Span]:
     try:
         return _from_json_bytes(data)
     except OtlpDecodeError as whole_err:
-        lines = [ln for ln in data.splitlines() if ln.strip()]
+        lines = [(n, ln) for n, ln in enumerate(data.splitlines(), 1) if ln.strip()]
         if len(lines) < 2:
             raise whole_err from None
     spans: list[Span] = []
-    for number, line in enumerate(data.splitlines(), 1):
-        if line.strip():
-            try:
-                spans += _from_json_bytes(line)
-            except OtlpDecodeError as err:
-                raise OtlpDecodeError(f"line {number}: {err}") from None
+    for number, line in lines:
+        try:
+            spans += _from_json_bytes(line)
+        except OtlpDecodeError as err:
+            raise OtlpDecodeError(f"line {number}: {err}") from None
     return spans
 
 

@@ -87,10 +87,10 @@ def agent_name(span: Span) -> str:
 # -- model calls ---------------------------------------------------------------------------
 
 
-def model_call(span: Span) -> ModelCall:
+def model_call(span: Span, cache: om.MessageCache | None = None) -> ModelCall:
     """A model span read in whichever convention it follows (the first that has content)."""
     attrs = span.attributes
-    inputs, outputs = _messages(span)
+    inputs, outputs = _messages(span, cache)
     system = om.system_instructions(attrs.get("gen_ai.system_instructions"))
     if inputs is not None:
         system_msgs = [m for m in inputs if m["role"] in ("system", "developer")]
@@ -123,10 +123,15 @@ def model_call(span: Span) -> ModelCall:
     )
 
 
-def _messages(span: Span) -> tuple[list[om.Message] | None, list[om.Message] | None]:
+def _messages(
+    span: Span, cache: om.MessageCache | None
+) -> tuple[list[om.Message] | None, list[om.Message] | None]:
     attrs = span.attributes
+    inputs = om.semconv_messages(attrs.get("gen_ai.input.messages"), cache)
+    outputs = om.semconv_messages(attrs.get("gen_ai.output.messages"))
+    if inputs is not None or outputs is not None:
+        return inputs, outputs
     pairs = (
-        ("gen_ai.input.messages", "gen_ai.output.messages", _semconv),
         ("llm.input_messages", "llm.output_messages", om.openinference_messages),
         ("gen_ai.prompt", "gen_ai.completion", om.legacy_messages),
     )
@@ -136,10 +141,6 @@ def _messages(span: Span) -> tuple[list[om.Message] | None, list[om.Message] | N
             return inputs, outputs
     inputs, outputs = om.event_messages(span.events)
     return inputs or None, outputs or None
-
-
-def _semconv(attrs: dict[str, Any], key: str) -> list[om.Message] | None:
-    return om.semconv_messages(attrs.get(key))
 
 
 def _first_str(attrs: dict[str, Any], *keys: str) -> str:

@@ -36,9 +36,13 @@ import json
 import re
 from typing import Any
 
+import msgspec
+
 from loom_core.formats.otlp_decode import SpanEvent
 
 Message = dict[str, Any]
+MessageCache = dict[bytes, list[Message]]
+_raw_list = msgspec.json.Decoder(list[msgspec.Raw])
 _INDEXED = re.compile(r"(\d+)\.(.+)")
 
 
@@ -102,16 +106,33 @@ def _message(role: Any, content: Any, calls: list[dict[str, Any]], call_id: Any 
 # -- OTel GenAI, current: JSON messages with parts ----------------------------------------
 
 
-def semconv_messages(value: Any) -> list[Message] | None:
-    """``gen_ai.input.messages`` / ``gen_ai.output.messages`` (JSON text or already a list)."""
+def semconv_messages(value: Any, cache: MessageCache | None = None) -> list[Message] | None:
+    """``gen_ai.input.messages`` / ``gen_ai.output.messages`` (JSON text or already a list).
+
+    ``cache`` (one per run): every call is sent the whole history again, so each message's
+    JSON is read once and its normalized form shared by every later call that was sent it
+    -- without it a long run costs the square of its length."""
+    if isinstance(value, str) and cache is not None:
+        try:
+            raws = _raw_list.decode(value)
+        except (msgspec.MsgspecError, RecursionError):
+            raws = None  # not a JSON list (or a value msgspec refuses): the plain path
+        if raws is not None:
+            out: list[Message] = []
+            for raw in raws:
+                key = bytes(raw)
+                if key not in cache:
+                    cache[key] = _item_messages(parse_json(key.decode("utf-8", "replace")))
+                out += cache[key]
+            return out
     items = parse_json(value)
     if not isinstance(items, list):
         return None
-    out: list[Message] = []
-    for item in items:
-        if isinstance(item, dict):
-            out += _parts_message(item.get("role"), item.get("parts"))
-    return out
+    return [m for item in items for m in _item_messages(item)]
+
+
+def _item_messages(item: Any) -> list[Message]:
+    return _parts_message(item.get("role"), item.get("parts")) if isinstance(item, dict) else []
 
 
 def _parts_message(role: Any, parts: Any) -> list[Message]:

@@ -13,7 +13,7 @@ from typing import Any
 from loom_core.formats.foreign import RunBuilder
 from loom_core.formats.otlp_decode import Span
 from loom_core.formats.otlp_genai import ModelCall, agent_name, model_call, role_of, tool_call
-from loom_core.formats.otlp_messages import text_of
+from loom_core.formats.otlp_messages import MessageCache, text_of
 
 
 def roots_of(spans: list[Span]) -> list[Span]:
@@ -98,6 +98,7 @@ def build_run(spans: list[Span]) -> RunBuilder:
     records: dict[int, Any] = {}
     seq_of: dict[str, int] = {}
     pending = _Pending()
+    cache: MessageCache = {}
     recorded = False
     outer = {a.span_id for s in tree.spans for a in tree.agents_above(s)[-1:]}
     for span in tree.steps():
@@ -114,7 +115,7 @@ def build_run(spans: list[Span]) -> RunBuilder:
                 tool.name, call_id or span.span_id, result, depth=depth, meta=meta
             )
         else:
-            call = model_call(span)
+            call = model_call(span, cache)
             recorded = recorded or call.inputs is not None or call.has_output
             _recover_tools(builder, records, pending, call, depth, span)
             seq = _add_model(builder, call, depth, meta)
