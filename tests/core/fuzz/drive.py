@@ -33,6 +33,9 @@ from tests.core.fuzz.strategies import FAMILIES, documents, mutated
 from tests.core.fuzz.surfaces import exercise
 
 REGRESSIONS = Path(__file__).resolve().parents[2] / "fuzz_regressions"
+# Inputs per hypothesis run: a run keeps a record of every choice it made, which grows
+# with each input (0.4 MB per broken journal), so a long family is many short runs.
+BATCH = 500
 
 
 class Hung(Exception):
@@ -92,15 +95,6 @@ def run_family(
     if window is not None:
         signal.signal(signal.SIGALRM, window.alarm)
 
-    @settings(
-        max_examples=cases,
-        deadline=None,
-        database=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-        derandomize=False,
-    )
-    @given(mutated(family, bases) if bases is not None else mutated(family))
     def one(data: bytes) -> None:
         if window is not None:
             _in_window(window, family, data, tally)
@@ -132,8 +126,18 @@ def run_family(
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
 
-    one._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
-    one()
+    strategy = mutated(family, bases) if bases is not None else mutated(family)
+    for start in range(0, cases, BATCH):
+        batch = settings(
+            max_examples=min(BATCH, cases - start),
+            deadline=None,
+            database=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+            derandomize=False,
+        )(given(strategy)(one))
+        batch._hypothesis_internal_use_seed = seed * 100_003 + start  # type: ignore[attr-defined]
+        batch()
 
 
 def _in_window(window: Any, family: str, data: bytes, tally: Counter) -> None:
