@@ -42,6 +42,17 @@ class Hung(Exception):
     """One input took longer than the hang limit."""
 
 
+class Stopped(BaseException):
+    """SIGTERM (``timeout``, a deadline): stop before the next input, print the figures."""
+
+
+_terminated: list[int] = []
+
+
+def _term(signum: int, _frame: Any) -> None:
+    _terminated.append(signum)  # acted on between inputs, never inside one
+
+
 def _alarm(_signum: int, _frame: Any) -> None:
     raise Hung()
 
@@ -96,6 +107,8 @@ def run_family(
         signal.signal(signal.SIGALRM, window.alarm)
 
     def one(data: bytes) -> None:
+        if _terminated:
+            raise Stopped()
         if window is not None:
             _in_window(window, family, data, tally)
         else:
@@ -192,13 +205,20 @@ def main(argv: list[str] | None = None) -> int:
     tally: Counter = Counter()
     start = time.monotonic()
     bases = base_pool(args.pool)
+    signal.signal(signal.SIGTERM, _term)
     with real_window(args.hang) if args.window else contextlib.nullcontext() as window:
         for family in args.family or FAMILIES:
             began = time.monotonic()
-            run_family(family, args.cases, args.hang, tally, args.seed, args.causes, bases, window)
+            with contextlib.suppress(Stopped):  # then the figures so far, marked
+                run_family(
+                    family, args.cases, args.hang, tally, args.seed, args.causes, bases, window
+                )
             row = {s: tally[(family, s)] for s in ("ok", "rejected", "crashed", "hung")}
             seconds = round(time.monotonic() - began)
-            print(json.dumps({"family": family, **row, "seconds": seconds}), flush=True)
+            stopped = {"stopped": True} if _terminated else {}
+            print(json.dumps({"family": family, **row, "seconds": seconds, **stopped}), flush=True)
+            if _terminated:
+                break
     total = {
         s: sum(v for (_f, st), v in tally.items() if st == s)
         for s in ("ok", "rejected", "crashed", "hung")
