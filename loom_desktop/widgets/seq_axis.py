@@ -16,6 +16,10 @@ import pyqtgraph as pg
 from loom_core.views.steps import step_label, step_summary
 from loom_core.views.timeline import Timeline
 
+# Where a seq beyond a float's range (a hand-edited 10**400; loom's JSON has no integer
+# limit) is placed and sorted; its label still says the seq (step_label reads the effect).
+SEQ_LIMIT = 1e300
+
 
 class SeqAxis(pg.AxisItem):
     """A bottom axis whose ticks name steps by seq, placed on their rows."""
@@ -27,7 +31,7 @@ class SeqAxis(pg.AxisItem):
         self._rows = np.empty(0, dtype=np.int64)  # rows of the effects, in seq order
         self._seqs = np.empty(0)  # their seqs, ascending
         self._tl: Timeline | None = None
-        self._seq_list: list[int] = []  # seq per effect index, as far as read
+        self._seq_list: list[float] = []  # seq per effect index (clamped), as far as read
 
     def set_timeline(self, tl: Timeline) -> None:
         """Take the row <-> seq mapping of ``tl`` (called whenever the plot is fed; a live
@@ -39,7 +43,7 @@ class SeqAxis(pg.AxisItem):
         fresh = [e.seq for e in effects[start:n]]
         if None in fresh:  # effect_seq's rule: a null seq is the position
             fresh = [start + i if s is None else s for i, s in enumerate(fresh)]
-        self._seq_list += fresh
+        self._seq_list += [min(max(s, -SEQ_LIMIT), SEQ_LIMIT) for s in fresh]
         seqs = np.array(self._seq_list, dtype=np.float64)
         rows = np.frombuffer(tl.step_of_effect, np.int32).astype(np.int64)
         row_seq = np.full(len(tl), np.nan)
@@ -82,7 +86,12 @@ class SeqAxis(pg.AxisItem):
         for v in values:
             row = int(round(v))
             seq = self.row_seq[row] if 0 <= row < len(self.row_seq) else np.nan
-            out.append("" if np.isnan(seq) else str(int(seq)))
+            if np.isnan(seq):
+                out.append("")
+            elif abs(seq) >= SEQ_LIMIT and self._tl is not None:  # placed at the limit
+                out.append(str(self._tl.doc.effects[self._tl.effect_of[row]].seq))
+            else:
+                out.append(str(int(seq)))
         return out
 
 

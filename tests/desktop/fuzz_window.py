@@ -125,7 +125,7 @@ class WindowFuzz:
             if isinstance(err, Hung):
                 self.problems.append("hung")
                 return
-            where = _where(tb)
+            where = _where(err)
             self.problems.append(f"{kind.__name__}: {str(err)[:200]} at {where}")
 
         def messages(kind: QtMsgType, _context: Any, text: str) -> None:
@@ -178,6 +178,8 @@ class WindowFuzz:
             self._close(view)
         except Hung:
             self.problems.append("hung")
+        except Exception as err:  # noqa: BLE001 - a view that fails while drawn is a crash
+            self.problems.append(f"{type(err).__name__}: {str(err)[:200]} at {_where(err)}")
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             path.unlink(missing_ok=True)
@@ -288,8 +290,8 @@ def _python_error(cause: str) -> bool:
     return head.isidentifier() and head.endswith(("Error", "Exception"))
 
 
-def _where(tb: TracebackType | None) -> str:
-    last = None
+def _where(err: BaseException) -> str:
+    tb, last = err.__traceback__, None
     while tb is not None:
         last, tb = tb, tb.tb_next
     return f"{last.tb_frame.f_code.co_filename}:{last.tb_lineno}" if last else "?"

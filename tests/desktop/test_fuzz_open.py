@@ -21,6 +21,7 @@ from loom_desktop.main_window import MainWindow
 from tests.core.fuzz.strategies import mutated
 from tests.core.fuzz.surfaces import exercise
 from tests.core.fuzz.test_fuzz import FUZZ, REGRESSIONS
+from tests.core.live_helpers import effect, header, model_result
 
 H = b'{"version": 2, "log": []'
 BAD = {  # family -> (content, words the dialog must show)
@@ -31,7 +32,7 @@ BAD = {  # family -> (content, words the dialog must show)
     "truncation": (H[:-3], "ends early"),
     "encodings": ((H + b"}").decode().encode("utf-16"), "UTF-16 text, not UTF-8"),
     "duplicates": (b'{"log": [], "log": 5}', "'log' is not a list"),
-}  # (journals open as live tabs, which report bad lines in their own banner)
+}  # (journals open as live tabs, which report bad lines in their own banner: see below)
 
 
 def _render(tl: Timeline, step: int) -> str:
@@ -57,6 +58,51 @@ def test_a_bad_file_gives_the_dialog(
     boxes = [b for b in window.findChildren(QMessageBox) if b.windowTitle() == "Cannot open file"]
     assert boxes and words in boxes[-1].text() and str(path) in boxes[-1].text()
     assert window.tabs.count() == 0
+
+
+GOOD = effect(0, "model", model_result("go", ("x",)))
+JOURNAL_LINES = {  # the journal_lines family: a bad line appended to a live journal
+    "torn": (effect(1, "tool:x", "ok")[:25] + b"\n", "Line 3", "incomplete (torn)"),
+    "invalid UTF-8": (
+        effect(1, "tool:x", "ok").replace(b'"ok"', b'"\xff\xfe"'),
+        "Line 3",
+        "not UTF-8 text",
+    ),
+    "deeply nested": (
+        effect(1, "tool:x", "ok").replace(b'"ok"', b"[" * 3000 + b"]" * 3000),
+        "Line 3",
+        "nested too deeply",
+    ),
+    "wrong types": (
+        b'{"type": "effect", "seq": 1, "kind": 5, "depth": "x", "result": "ok"}\n',
+        "line 3 (seq 1)",
+        "field 'kind' has the wrong type, shown raw: 5",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(JOURNAL_LINES))
+def test_a_bad_journal_line_gives_the_banner_and_the_tab_follows_on(
+    qtbot, window: MainWindow, tmp_path: Path, case: str
+) -> None:
+    """A live tab whose journal gets a bad line: the banner names the line and the cause,
+    what the tab had stays, and the good lines after it still arrive (no dialog)."""
+    line, where, cause = JOURNAL_LINES[case]
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(header("go") + GOOD)
+    view = window.open_path(str(path))  # File > Open: a journal becomes a live tab
+    assert view.live is not None
+    view.live.tailer.poll_interval = 0.05
+    qtbot.waitUntil(lambda: view.model.rowCount() == 2, timeout=15_000)
+    with open(path, "ab") as fh:
+        fh.write(line + effect(2, "model", model_result("done")))
+    last = lambda: view.session.timeline.doc.effects[-1].seq  # noqa: E731
+    qtbot.waitUntil(lambda: view.model.rowCount() >= 3 and last() == 2, timeout=15_000)
+    banner = view.live.banner
+    assert banner.isVisible() and where in banner.text()
+    assert cause in banner.text() + banner.toolTip()  # the tooltip lists every problem
+    assert view.session.timeline.kind_name(1) == "model"  # what it had is kept
+    assert window.tabs.indexOf(view) >= 0 and not window.failures
 
 
 def test_wrongly_typed_values_open_and_are_marked(

@@ -178,3 +178,14 @@ def test_a_denied_step_is_drawn_as_a_diamond_alone(qtbot, sample: Path) -> None:
 
     assert drawn(F_DENIED) == [decided[0]] and drawn(F_SHIELD) == decided[1:]
     assert flag_marks(int(tl.flags[decided[0]])).strip() == "◆"
+
+
+def test_a_seq_beyond_a_float_is_placed_and_still_named(qtbot) -> None:
+    """A hand-edited seq of 10**400 (JSON has no integer limit) crashed the plot's axis."""
+    from tests.core.fuzz.drive import REGRESSIONS
+
+    tl = build_timeline(load(REGRESSIONS / "numbers-huge-seq-timeline-axis.json"))
+    widget = TimelineWidget()
+    qtbot.addWidget(widget)
+    widget.set_timeline(tl)
+    assert widget.axis.tickStrings([0.0, 1.0], 1.0, 1.0) == ["0", "1" + "0" * 400]
