@@ -36,9 +36,11 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports
 
 # make fuzz - the long property run: N mutated inputs of every family through every reader,
-# view and command; crashes are kept in tests/fuzz_regressions/ (replayed by make test)
+# view and command, then N of every family opened in one real window (offscreen); crashes
+# are kept in tests/fuzz_regressions/ (replayed by make test)
 fuzz: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m tests.core.fuzz.drive --cases $(or $(N),10000)
+	QT_QPA_PLATFORM=offscreen $(PY) -m tests.core.fuzz.drive --window --cases $(or $(N),10000)
 	QT_QPA_PLATFORM=offscreen LOOM_FUZZ_PROFILE=long $(PY) -m pytest -q tests/core/fuzz
 
 bench: $(STAMP)

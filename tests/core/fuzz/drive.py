@@ -1,6 +1,10 @@
 """The long fuzz run (``make fuzz``): N mutated inputs per family, counted, crashes kept.
 
     QT_QPA_PLATFORM=offscreen python -m tests.core.fuzz.drive --cases 10000 [--family F]
+    QT_QPA_PLATFORM=offscreen python -m tests.core.fuzz.drive --window --cases 10000
+
+``--window`` opens every input in one real main window instead (see
+:mod:`tests.desktop.fuzz_window`). One family per process runs them side by side.
 
 Each input goes through the loader, the progressive loader, every view, the context
 view's HTML and the CLI (in-process). Hypothesis only generates here (no shrinking):
