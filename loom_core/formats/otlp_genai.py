@@ -115,7 +115,9 @@ def model_call(span: Span, cache: om.MessageCache | None = None) -> ModelCall:
         text=text,
         tool_calls=calls,
         usage=usage(attrs),
-        stop_reason=_stop_reason(attrs, calls),
+        stop_reason="error"
+        if failure(span) and not calls and not text
+        else _stop_reason(attrs, calls),
         inputs=inputs,
         system=system,
         tools=_tool_names(attrs),
@@ -249,8 +251,25 @@ def tool_call(span: Span) -> ToolCall:
         call_id=call_id,
         arguments=om.parse_json(args) if isinstance(args, str) else args,
         result=result,
-        error=span.status_message if span.status_code == 2 else "",
+        error=failure(span),
     )
+
+
+def failure(span: Span) -> str:
+    """What went wrong in a span whose status is ERROR, as loom-harness words a tool that
+    raised (``ERROR: <type>: <message>``, loom-format §1.5); "" when the span succeeded.
+    From the OTel exception conventions: an ``exception`` event with ``exception.type`` /
+    ``exception.message``, else ``error.type`` and the status description."""
+    if span.status_code != 2:
+        return ""
+    event = next((e.attributes for e in span.events if e.name == "exception"), {})
+    kind = event.get("exception.type") or span.attributes.get("error.type") or ""
+    message = event.get("exception.message") or span.status_message or "failed"
+    kind = str(kind).rsplit(".", 1)[-1]
+    message = str(message)
+    if kind and message.startswith(f"{kind}: "):  # some put the type in the description
+        message = message[len(kind) + 2 :]
+    return f"ERROR: {kind}: {message}" if kind else f"ERROR: {message}"
 
 
 def _first_present(attrs: dict[str, Any], *keys: str) -> Any:

@@ -108,9 +108,7 @@ def build_run(spans: list[Span]) -> RunBuilder:
         if tree.role[span.span_id] == "tool":
             tool = tool_call(span)
             call_id = pending.take(depth, tool.call_id, tool.name)
-            result = tool.result
-            if result is None and tool.error:
-                result = f"Error: {tool.error}"
+            result = tool.error or tool.result  # a failed tool: loom's ERROR: string
             seq = builder.add_tool(
                 tool.name, call_id or span.span_id, result, depth=depth, meta=meta
             )

@@ -327,3 +327,49 @@ def test_sniffing_big_protobuf_and_escaped_mentions(tmp_path: Path) -> None:
     trace = tmp_path / "talk.loom.json"  # a loom trace whose text mentions the key
     trace.write_text(json.dumps({"version": 2, "prompt": '{"resourceSpans": []}', "log": []}))
     assert sniff_format(trace) == "trace"
+
+
+def test_a_failed_call_and_a_tool_that_raised(tmp_path: Path) -> None:
+    """The API answers 500 once (the agent retries), a tool raises inside its span: both
+    are recorded by the producer as ERROR spans with an exception event."""
+    from tests.core.proxy.fake_upstream import api_error
+
+    with instrumented("openinference-openai") as (provider, exporter), running_upstream() as up:
+        up.script(
+            api_error(500, "api_error", "upstream exploded"),
+            Reply(calls=[("s1", "search", {"q": "x"})], usage=(10, 2)),
+            Reply(text="gave up", usage=(20, 3)),
+        )
+        tracer = provider.get_tracer("agent")
+        client = openai.OpenAI(base_url=up.url + "/v1", api_key=OPENAI_KEY, max_retries=0)
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "find x"}]
+        with _span(tracer, "agent", {"openinference.span.kind": "AGENT"}):
+            try:
+                _chat(client, messages)
+            except openai.InternalServerError:
+                pass
+            asked = _chat(client, messages).choices[0].message
+            try:
+                tool = {"openinference.span.kind": "TOOL", "tool.name": "search"}
+                with _span(tracer, "search", {**tool, "tool_call.id": "s1"}):
+                    raise TimeoutError("index offline")
+            except TimeoutError as err:
+                failed = f"ERROR: TimeoutError: {err}"
+            messages += [
+                {
+                    "role": "assistant",
+                    "tool_calls": [c.model_dump() for c in asked.tool_calls or []],
+                },
+                {"role": "tool", "tool_call_id": "s1", "content": failed},
+            ]
+            _chat(client, messages)
+        spans = exporter.get_finished_spans()
+    doc = load(write_pb(tmp_path / "failed.otlp.pb", spans))
+    assert [e.kind for e in doc.effects] == ["model", "model", "tool:search", "model"]
+    assert doc.result(0)["stop_reason"] == "error" and doc.result(0)["text"] == ""
+    assert doc.result(2) == "ERROR: TimeoutError: index offline"
+    from loom_core.views.timeline import F_ERROR, build_timeline
+
+    tl = build_timeline(doc)
+    tool_step = next(s for s in range(len(tl)) if tl.kind_name(s) == "tool:search")
+    assert tl.flags[tool_step] & F_ERROR
