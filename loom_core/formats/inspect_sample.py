@@ -199,7 +199,7 @@ def _events(state: _Walk, raws: list[msgspec.Raw], extra: int) -> None:
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(state, ev, raw, extra)
-        if ev.events and kind in ("tool", "subtask"):  # pre-span nesting
+        if len(ev.events) > 2 and kind in ("tool", "subtask"):  # pre-span nesting (not [])
             try:
                 nested = msgspec.json.decode(ev.events, type=list[msgspec.Raw])
             except (msgspec.DecodeError, msgspec.ValidationError):
