@@ -61,13 +61,18 @@ def make_log(events: int, folder: str) -> dict[str, object]:
         display="none",
     )
     assert log.samples
-    head = [ChatMessageSystem(content="You are a careful agent. " * 8), ChatMessageUser(content="go")]
+    head = [
+        ChatMessageSystem(content="You are a careful agent. " * 8),
+        ChatMessageUser(content="go"),
+    ]
     history: list[object] = []
     tool = ToolInfo(name="bash", description="Run a shell command")
     out: list[object] = []
     for t in range(events // 4):
         call = ToolCall(id=f"c{t}", function="bash", arguments={"cmd": f"ls -la /data/{t}"})
-        output = ModelOutput.for_tool_call("mockllm/model", "bash", call.arguments, tool_call_id=call.id)
+        output = ModelOutput.for_tool_call(
+            "mockllm/model", "bash", call.arguments, tool_call_id=call.id
+        )
         output.usage = ModelUsage(input_tokens=900 + t % 100, output_tokens=40, total_tokens=940)
         out.append(
             ModelEvent(

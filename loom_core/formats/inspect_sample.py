@@ -195,6 +195,9 @@ def _events(state: _Walk, raws: list[msgspec.Raw], extra: int) -> None:
             state.counts["(unreadable)"] += 1
             continue
         kind = ev.event if isinstance(ev.event, str) else "(untyped)"
+        for member in ("span_id", "parent_id"):  # span ids are dict keys: strings only
+            if not isinstance(getattr(ev, member), str):
+                setattr(ev, member, None)
         state.counts[kind] += 1
         handler = _HANDLERS.get(kind)
         if handler is not None:
