@@ -102,9 +102,10 @@ def build_run(spans: list[Span]) -> RunBuilder:
     recorded = False
     outer = {a.span_id for s in tree.spans for a in tree.agents_above(s)[-1:]}
     for span in tree.steps():
-        agents = [a for a in tree.agents_above(span) if a.span_id not in outer]
-        depth = len(agents)
-        meta = {"agent": agent_name(agents[0])} if agents else {}
+        above = tree.agents_above(span)
+        depth = len([a for a in above if a.span_id not in outer])
+        # the nearest agent names the step (handoffs between top-level agents show too)
+        meta = {"agent": agent_name(above[0])} if above else {}
         if tree.role[span.span_id] == "tool":
             tool = tool_call(span)
             call_id = pending.take(depth, tool.call_id, tool.name)
@@ -115,7 +116,7 @@ def build_run(spans: list[Span]) -> RunBuilder:
         else:
             call = model_call(span, cache)
             recorded = recorded or call.inputs is not None or call.has_output
-            _recover_tools(builder, records, pending, call, depth, span)
+            _recover_tools(builder, records, pending, call, (depth, meta), span)
             seq = _add_model(builder, call, depth, meta)
             if call.inputs is not None:
                 inputs[seq] = call.inputs
@@ -157,10 +158,12 @@ def _recover_tools(
     records: dict[int, Any],
     pending: _Pending,
     call: ModelCall,
-    depth: int,
+    where: tuple[int, dict[str, Any]],
     span: Span,
 ) -> None:
-    """Tool results the next call was sent for calls no tool span recorded, as tool steps."""
+    """Tool results the next call was sent for calls no tool span recorded, as tool steps
+    (``where``: the depth and meta of that call, its agent's)."""
+    depth, meta = where
     open_calls = pending.calls.get(depth) or {}
     if not open_calls or call.inputs is None:
         return
@@ -168,7 +171,7 @@ def _recover_tools(
         call_id = msg.get("tool_call_id")
         if msg["role"] == "tool" and call_id in open_calls:
             name = open_calls.pop(call_id)
-            seq = builder.add_tool(name, call_id, msg["content"], depth=depth)
+            seq = builder.add_tool(name, call_id, msg["content"], depth=depth, meta=meta)
             records[seq] = {"recovered_from_span": span.span_id, "message": msg}
 
 

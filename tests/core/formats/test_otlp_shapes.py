@@ -95,7 +95,9 @@ def test_sub_agent_steps_are_one_level_deeper(tmp_path: Path) -> None:
         ("tool:research", 0),  # the tool that ran the sub-agent ends after it
         ("model", 0),
     ]
-    assert doc.meta(1).agent == "researcher"
+    assert [doc.meta(i).agent for i in range(6)] == ["planner"] + ["researcher"] * 3 + [
+        "planner"
+    ] * 2
     assert doc.episodes == ["Plan my trip"]  # the sub-agent's prompt is not an episode
     assert doc.extra["inputs"][5][-1] == {
         "role": "tool",
