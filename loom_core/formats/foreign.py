@@ -41,6 +41,9 @@ class ForeignReader:
     patterns: tuple[str, ...]  # file-dialog patterns, e.g. ("*.eval",); never bare "*.json"
     sniff: Callable[[bytes, str], bool]  # (first SNIFF_BYTES bytes, path) -> is it mine?
     load: Callable[[bytes, str], Document]  # (whole file, path) -> Document; LoadError if not
+    # a file being written is followed live (re-read whole as it grows); False where a run,
+    # once in the file, is final and the file holds several to choose from (Inspect logs)
+    follow: bool = True
     # other files the run is also read from (path -> their paths), e.g. a Claude Code
     # session's sub-agent files: a live tab re-reads when one of them changes too
     companions: Callable[[str], list[str]] | None = None

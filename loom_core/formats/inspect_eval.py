@@ -210,4 +210,5 @@ READER = ForeignReader(
     patterns=("*.eval",),
     sniff=sniff,
     load=load,
+    follow=False,  # a sample is written once, whole; the tab offers the others instead
 )

@@ -223,7 +223,7 @@ class DocumentView(LiveHost):
         except LoadError as exc:
             QTimer.singleShot(0, lambda err=exc: self.failed.emit(err))
             return
-        if live or (reader is not None and is_live_file(self.path)):
+        if live or (reader is not None and reader.follow and is_live_file(self.path)):
             self.start_live(reader=reader)
             return
         path = self.path

@@ -60,6 +60,19 @@ def test_the_tab_offers_every_sample_and_switches(window: Any, qtbot: Any) -> No
     assert window.grab().save(str(SHOT))
 
 
+def test_a_log_just_written_opens_whole_with_its_samples(
+    window: Any, qtbot: Any, open_and_wait: Any, tmp_path: Path
+) -> None:
+    """A fresh file of a growing format is followed live; an Inspect log is not (a sample is
+    final once written, and following would pin the tab to the first one)."""
+    fresh = tmp_path / "fresh.eval"
+    fresh.write_bytes(eval_log().read_bytes())
+    view = open_and_wait(window, fresh)
+    assert view.live is None
+    qtbot.waitUntil(lambda: view.sample_bar is not None and view.sample_bar.isVisible())
+    assert view.sample_bar.combo.count() == 4
+
+
 def test_a_damaged_sample_is_a_dialog_and_the_tab_stays(
     window: Any, qtbot: Any, tmp_path: Path
 ) -> None:
