@@ -52,3 +52,32 @@ def test_every_family_opens_in_the_window_without_a_crash(harness: WindowFuzz) -
 def test_kept_regressions_open_in_the_window(harness: WindowFuzz, path: Path) -> None:
     case = harness.run(path.read_bytes(), journal_name=path.name.startswith("journal_lines"))
     assert case.status in ("ok", "rejected"), case.problems
+
+
+GOOD = b'{"version": 2, "log": [{"seq": 0, "kind": "tool:x", "result": "ok"}]}'
+
+
+def test_the_harness_counts_what_escapes_into_qt(
+    harness: WindowFuzz, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its own check: a slot that raises, a reader that fails with a Python exception (the
+    dialog then shows its name) and a tab that never reports are crashes, not loads."""
+    from loom_desktop.document import view as view_module
+    from loom_desktop.widgets.context_view import ContextView
+
+    assert harness.run(GOOD).status == "ok"
+    with monkeypatch.context() as m:
+        m.setattr(ContextView, "show_step", lambda *_a: 1 / 0)
+        case = harness.run(GOOD)
+        assert case.status == "crashed" and "ZeroDivisionError" in case.problems[0]
+    with monkeypatch.context() as m:
+        m.setattr(view_module, "load_progressive", lambda *_a: [][1])
+        case = harness.run(GOOD)
+        assert case.status == "crashed" and "IndexError" in case.problems[0]
+    with monkeypatch.context() as m:
+        m.setattr(view_module.DocumentView, "start_loading", lambda *_a: None)
+        harness.bound = 1.0
+        case = harness.run(GOOD)
+        assert case.status == "crashed" and case.problems[0].startswith("silent")
+    harness.bound = BOUND
+    assert harness.run(b"{").status == "rejected"
