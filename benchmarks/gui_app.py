@@ -14,11 +14,14 @@ from loom_desktop.infra.settings import DesktopSettings  # noqa: E402
 from loom_desktop.main_window import MainWindow  # noqa: E402
 
 
-def open_in_app(path: str) -> tuple[LoomApplication, MainWindow, Any]:
-    """(application, window, the tab opening ``path`` in the background)."""
+def open_in_app(path: str, library: bool = True) -> tuple[LoomApplication, MainWindow, Any]:
+    """(application, window, the tab opening ``path`` in the background). ``library``
+    False: the run library does not index the opened run (to measure its share)."""
     quiet_qt_noise()
     app = LoomApplication([])
     window = MainWindow(settings=DesktopSettings())  # never the user's settings
+    if not library:
+        window.library.loaded = lambda _path: None  # type: ignore[method-assign]
     window.resize(1400, 860)
     window.show()
     return app, window, window.open_path(path)

@@ -127,7 +127,7 @@ def plot_paint_ms(app, view) -> dict[str, float]:
 
 def main() -> None:
     path, start = sys.argv[1], float(sys.argv[2])
-    app, window, view = open_in_app(path)
+    app, window, view = open_in_app(path, library="--no-library" not in sys.argv)
     probe = StallProbe()
     watch = PaintWatch(view, start)
     view.table.viewport().installEventFilter(watch)

@@ -32,6 +32,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -134,7 +135,16 @@ def harness(path: Path) -> dict[str, float]:
 
 
 def gui(path: Path, *extra: str) -> dict[str, float]:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    with tempfile.TemporaryDirectory() as tmp:  # never the user's run library
+        env = {
+            **os.environ,
+            "QT_QPA_PLATFORM": "offscreen",
+            "LOOM_DESKTOP_LIBRARY": str(Path(tmp) / "library.sqlite3"),
+        }
+        return _gui(path, env, *extra)
+
+
+def _gui(path: Path, env: dict[str, str], *extra: str) -> dict[str, float]:
     start = time.time()
     proc = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "gui_probe.py"), str(path), repr(start), *extra],
@@ -203,6 +213,11 @@ def main() -> int:
     parser.add_argument("--effects", type=int, default=100_000)
     parser.add_argument("--json", action="store_true", help="print only the JSON line")
     parser.add_argument("--no-gui", action="store_true")
+    parser.add_argument(
+        "--library-share",
+        action="store_true",
+        help="also measure the GUI with the run library not indexing the opened run",
+    )
     args = parser.parse_args()
     path = trace_file(args.effects)
     size_mb = path.stat().st_size / 1e6
@@ -215,6 +230,9 @@ def main() -> int:
     if not args.no_gui:
         result.update(gui(path))
         result.update(qt_baseline())
+        if args.library_share:  # the same figures with the run library not indexing the run
+            alone = gui(path, "--no-library")
+            result.update({f"{k}_no_library": v for k, v in alone.items()})
     result.update(processes(path))
     result.update(core_rss(path))
     if args.effects <= 200_000:

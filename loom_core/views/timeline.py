@@ -40,6 +40,10 @@ KINDS = (
 K_EPISODE, K_MODEL, K_TOOL, K_HUMAN = 0, 1, 2, 3
 _CODE = {k: i for i, k in enumerate(KINDS)}
 
+# Where a seq beyond a float's range (a hand-edited 10**400; loom's JSON has no integer
+# limit) is placed and sorted in Timeline.seqs.
+SEQ_LIMIT = 1e300
+
 # flag bits
 F_ERROR, F_BLOCKED, F_DRYRUN, F_SHIELD, F_DENIED, F_UNFINISHED = 1, 2, 4, 8, 16, 32
 _PREFIXES = ((b'"ERROR:', F_ERROR), (b'"BLOCKED:', F_BLOCKED), (b'"DRY-RUN:', F_DRYRUN))
@@ -87,6 +91,9 @@ class Timeline:
     size: array[int] = field(default_factory=lambda: array("q"))  # bytes of the step's payload
     agents: list[str] = field(default_factory=list)
     step_of_effect: array[int] = field(default_factory=lambda: array("i"))
+    # effect -> its seq by effect_seq's rule (null: the position; clamped to SEQ_LIMIT),
+    # read once in the worker
+    seqs: array[float] = field(default_factory=lambda: array("d"))
     calls_of: dict[int, list[int]] = field(default_factory=dict)  # model step -> result steps
     call_of: dict[int, int] = field(default_factory=dict)  # result step -> model step
     shield_at: dict[int, list[int]] = field(default_factory=dict)  # step -> shield event idx
@@ -237,6 +244,16 @@ class TimelineBuilder:
             new.start, new.stop, self.walker.index.episode_before, final
         )
         self._append(doc, effect_of, episode_of)
+        fresh = doc.effects[new.start : new.stop]
+        tl.seqs.extend(
+            array(
+                "d",
+                [
+                    i if e.seq is None else min(max(e.seq, -SEQ_LIMIT), SEQ_LIMIT)
+                    for i, e in zip(new, fresh, strict=True)
+                ],
+            )
+        )
         steps = range(first_step, len(tl))
         for s in steps:
             if effect_of[s - first_step] >= 0:

@@ -14,11 +14,11 @@ import numpy as np
 import pyqtgraph as pg
 
 from loom_core.views.steps import step_label, step_summary
-from loom_core.views.timeline import Timeline
+from loom_core.views.timeline import SEQ_LIMIT, Timeline
 
-# Where a seq beyond a float's range (a hand-edited 10**400; loom's JSON has no integer
-# limit) is placed and sorted; its label still says the seq (step_label reads the effect).
-SEQ_LIMIT = 1e300
+# Where a seq beyond a float's range is placed: see Timeline.seqs; its label still says
+# the seq (read from the effect).
+__all__ = ["SEQ_LIMIT", "SeqAxis", "step_tip"]
 
 
 class SeqAxis(pg.AxisItem):
@@ -31,20 +31,13 @@ class SeqAxis(pg.AxisItem):
         self._rows = np.empty(0, dtype=np.int64)  # rows of the effects, in seq order
         self._seqs = np.empty(0)  # their seqs, ascending
         self._tl: Timeline | None = None
-        self._seq_list: list[float] = []  # seq per effect index (clamped), as far as read
 
     def set_timeline(self, tl: Timeline) -> None:
-        """Take the row <-> seq mapping of ``tl`` (called whenever the plot is fed; a live
-        timeline only appends, so only its new effects are read)."""
-        effects, n = tl.doc.effects, len(tl.step_of_effect)
-        if tl is not self._tl or n < len(self._seq_list):
-            self._tl, self._seq_list = tl, []
-        start = len(self._seq_list)
-        fresh = [e.seq for e in effects[start:n]]
-        if None in fresh:  # effect_seq's rule: a null seq is the position
-            fresh = [start + i if s is None else s for i, s in enumerate(fresh)]
-        self._seq_list += [min(max(s, -SEQ_LIMIT), SEQ_LIMIT) for s in fresh]
-        seqs = np.array(self._seq_list, dtype=np.float64)
+        """Take the row <-> seq mapping of ``tl`` (called whenever the plot is fed); the
+        seqs were read off the effects by the timeline's builder, in the worker."""
+        self._tl = tl
+        n = len(tl.step_of_effect)
+        seqs = np.frombuffer(tl.seqs, np.float64)[:n].copy()  # a copy: a live array grows
         rows = np.frombuffer(tl.step_of_effect, np.int32).astype(np.int64)
         row_seq = np.full(len(tl), np.nan)
         row_seq[rows] = seqs

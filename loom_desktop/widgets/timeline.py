@@ -27,6 +27,7 @@ from loom_desktop.style import (
     severity_color,
 )
 from loom_desktop.widgets.bars import EMPTY_TOP, BarsItem
+from loom_desktop.widgets.markers import MarkerLayer
 from loom_desktop.widgets.seq_axis import SeqAxis, step_tip
 from loom_desktop.widgets.timeline_legend import TimelineLegend
 
@@ -103,6 +104,9 @@ class TimelineWidget(pg.PlotWidget):
         )
         plot.addItem(self.bars)
         self.markers = {bit: self._marker(plot, symbol, color) for bit, symbol, color in _MARKS}
+        self._layers = {bit: MarkerLayer(item) for bit, item in self.markers.items()}
+        plot.getViewBox().sigXRangeChanged.connect(lambda *_: self._show_markers())
+        plot.getViewBox().sigResized.connect(lambda *_: self._show_markers())
         self.held = self._marker(plot, "o", BLOCKED_COLOR)  # where a held call's step will go
         self.findings = pg.ScatterPlotItem(size=15, pxMode=True, symbol=_flag())  # doctor's
         plot.addItem(self.findings)
@@ -202,9 +206,18 @@ class TimelineWidget(pg.PlotWidget):
         # list, the context view and `steps` sign it), not a star drawn over it
         flags[(flags & F_DENIED) != 0] &= np.uint8(~F_SHIELD & 0xFF)
         lift = max(float(height.max(initial=1.0)), 1.0) * 0.04
-        for bit, item in self.markers.items():
+        for bit, layer in self._layers.items():
             steps = np.flatnonzero(flags & bit)
-            item.setData(x=steps.astype(np.float64), y=height[steps] + lift)
+            layer.set_points(steps, height[steps] + lift)
+        self._show_markers()
+
+    def _show_markers(self) -> None:
+        """Feed each marker kind what is in view (see :mod:`.markers`)."""
+        box = self.getPlotItem().getViewBox()
+        (x0, x1), _ = box.viewRange()
+        columns = int(box.width()) or 1
+        for layer in self._layers.values():
+            layer.show(x0, x1, columns)
 
     def _set_cost(self, tl: Timeline) -> None:
         xs = np.arange(len(tl), dtype=np.float64)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from loom_core.formats.loader import load
-from loom_core.views.timeline import build_timeline
+from loom_core.views.timeline import F_ERROR, build_timeline
 from loom_desktop.widgets.timeline import TimelineWidget
+from tests.core.diff.tracegen import model, tool, write
 
 
 def test_moving_the_cursor_does_not_rerun_the_auto_range(qtbot, sample: Path) -> None:
@@ -41,3 +42,53 @@ def test_bar_bounds_are_measured_once_per_data_change(qtbot, sample: Path) -> No
     assert bars.boundingRect() == before
     bars.set_data(bars.heights, bars.kinds, bars.depths, bars.lane)
     assert bars.boundingRect() != before
+
+
+def _many_errors(tmp_path: Path, n: int) -> Path:
+    """A run of ``n`` model/tool pairs whose every tool call failed."""
+    effects = []
+    for k in range(n):
+        effects.append(model("go", [(f"c{k}", "t", {})], n=k))
+        effects.append(tool("t", f"ERROR: failed {k}", f"c{k}", {}))
+    return write(tmp_path / "errors.loom.json", effects)
+
+
+def test_markers_show_what_is_in_view_one_per_pixel_column(qtbot, tmp_path: Path) -> None:
+    """Zoomed out, a marker kind is thinned to one per pixel column; zoomed in, every
+    marker of the range is there, and none outside it (pyqtgraph pays per point)."""
+    widget = TimelineWidget()
+    qtbot.addWidget(widget)
+    widget.resize(700, 200)
+    widget.show()
+    tl = build_timeline(load(_many_errors(tmp_path, 2000)))
+    widget.set_timeline(tl)
+    errors = [s for s in range(len(tl)) if tl.flags[s] & F_ERROR]
+    widget.setXRange(0, len(tl), padding=0)
+    qtbot.wait(10)
+    columns = int(widget.getPlotItem().getViewBox().width())
+    shown = widget.markers[F_ERROR].getData()[0]
+    assert 0 < len(shown) <= columns < len(errors)
+    widget.setXRange(1000, 1100, padding=0)
+    qtbot.wait(10)
+    shown = sorted(widget.markers[F_ERROR].getData()[0].astype(int))
+    assert shown == [s for s in errors if 1000 <= s <= 1101]
+
+
+def test_the_step_axis_takes_seqs_from_the_timeline_not_the_effects(sample: Path) -> None:
+    """Reading a million effects' seqs on the GUI thread stalled it for most of a
+    second; the builder reads them in the worker (``Timeline.seqs``)."""
+    from loom_desktop.widgets.seq_axis import SeqAxis
+
+    tl = build_timeline(load(sample))
+    expected = [e.seq for e in tl.doc.effects]
+
+    class NoEffects:
+        @property
+        def effects(self) -> object:
+            raise AssertionError("the axis walked the effects")
+
+    tl.doc = NoEffects()  # type: ignore[assignment]
+    axis = SeqAxis()
+    axis.set_timeline(tl)
+    rows = list(tl.step_of_effect)
+    assert [int(axis.row_seq[r]) for r in rows] == expected
