@@ -245,15 +245,11 @@ class TimelineBuilder:
         )
         self._append(doc, effect_of, episode_of)
         fresh = doc.effects[new.start : new.stop]
-        tl.seqs.extend(
-            array(
-                "d",
-                [
-                    i if e.seq is None else min(max(e.seq, -SEQ_LIMIT), SEQ_LIMIT)
-                    for i, e in zip(new, fresh, strict=True)
-                ],
-            )
-        )
+        seqs = [i if e.seq is None else e.seq for i, e in zip(new, fresh, strict=True)]
+        try:
+            tl.seqs.extend(array("d", seqs))
+        except OverflowError:  # a seq beyond a float's range: placed at the limit
+            tl.seqs.extend(array("d", [min(max(s, -SEQ_LIMIT), SEQ_LIMIT) for s in seqs]))
         steps = range(first_step, len(tl))
         for s in steps:
             if effect_of[s - first_step] >= 0:
