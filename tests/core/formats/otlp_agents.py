@@ -100,19 +100,23 @@ def _agent_span(provider: TracerProvider, style: str, name: str) -> Any:
 
 
 def run_agent(
-    instrumentation: str, untraced: tuple[str, ...] = ("call_b",), root: bool = True
+    instrumentation: str,
+    untraced: tuple[str, ...] = ("call_b",),
+    root: bool = True,
+    stream: bool = False,
 ) -> Recorded:
     """The scripted 3-call agent with ``instrumentation`` (e.g. ``openinference-openai``);
-    ``root``: inside an agent span (else every model call is its own trace)."""
+    ``root``: inside an agent span (else every model call is its own trace); ``stream``:
+    the OpenAI client streams each reply (usage in the last chunk)."""
     style = instrumentation.split("-")[0]
     with instrumented(instrumentation) as (provider, exporter), _upstream() as up:
         rec = Recorded([], [])
         loop = _openai_loop if instrumentation.endswith("openai") else _anthropic_loop
         if root:
             with _agent_span(provider, style, "travel"):
-                loop(up.url, provider, style, untraced, rec)
+                loop(up.url, provider, style, untraced, rec, stream)
         else:
-            loop(up.url, provider, style, untraced, rec)
+            loop(up.url, provider, style, untraced, rec, stream)
         rec.spans = list(exporter.get_finished_spans())
         rec.requests = [s.body for s in up.seen]
     return rec
@@ -130,7 +134,12 @@ def _execute(
 
 
 def _openai_loop(
-    url: str, provider: TracerProvider, style: str, untraced: tuple[str, ...], rec: Recorded
+    url: str,
+    provider: TracerProvider,
+    style: str,
+    untraced: tuple[str, ...],
+    rec: Recorded,
+    stream: bool,
 ) -> None:
     client = openai.OpenAI(base_url=url + "/v1", api_key=OPENAI_KEY, max_retries=0, timeout=10)
     messages: list[dict[str, Any]] = [
@@ -138,7 +147,7 @@ def _openai_loop(
         {"role": "user", "content": PROMPT},
     ]
     for _ in range(len(SCRIPT)):
-        done = client.chat.completions.create(model="gpt-4o", messages=messages, tools=CHAT_TOOLS)  # type: ignore[arg-type]
+        done = _complete(client, messages, stream)
         assert done.usage is not None
         rec.usage.append((done.usage.prompt_tokens, done.usage.completion_tokens))
         msg = done.choices[0].message
@@ -161,9 +170,28 @@ def _openai_loop(
     raise AssertionError("agent did not finish")
 
 
+def _complete(client: openai.OpenAI, messages: list[dict[str, Any]], stream: bool) -> Any:
+    """One chat completion, whole or streamed (the SDK's stream helper assembles it)."""
+    if not stream:
+        return client.chat.completions.create(model="gpt-4o", messages=messages, tools=CHAT_TOOLS)  # type: ignore[arg-type]
+    with client.chat.completions.stream(
+        model="gpt-4o",
+        messages=messages,  # type: ignore[arg-type]
+        tools=CHAT_TOOLS,  # type: ignore[arg-type]
+        stream_options={"include_usage": True},
+    ) as events:
+        return events.get_final_completion()
+
+
 def _anthropic_loop(
-    url: str, provider: TracerProvider, style: str, untraced: tuple[str, ...], rec: Recorded
+    url: str,
+    provider: TracerProvider,
+    style: str,
+    untraced: tuple[str, ...],
+    rec: Recorded,
+    stream: bool,
 ) -> None:
+    del stream  # the Anthropic loop asks for whole replies only
     client = anthropic.Anthropic(base_url=url, api_key=ANTHROPIC_KEY, max_retries=0, timeout=10)
     messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
     for _ in range(len(SCRIPT)):

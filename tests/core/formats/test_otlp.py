@@ -66,6 +66,13 @@ def test_agent_loop_from_each_producer_as_jsonl_and_protobuf(producer: str, tmp_
     _check_run(write_pb(tmp_path / "run.otlp.pb", rec.spans), rec)
 
 
+@pytest.mark.parametrize("producer", ["openinference-openai", "openllmetry-openai"])
+def test_streamed_replies(producer: str, tmp_path: Path) -> None:
+    rec = run_agent(producer, stream=True)
+    assert all(body.get("stream") for body in rec.requests)
+    _check_run(write_pb(tmp_path / "streamed.otlp.pb", rec.spans), rec)
+
+
 def test_one_pretty_printed_request_and_sniffing(tmp_path: Path) -> None:
     rec = run_agent("openinference-openai")
     path = write_json(tmp_path / "run.otlp.json", rec.spans)
