@@ -16,12 +16,14 @@ import io
 import struct
 import zipfile
 import zlib
+from typing import Any
 
 from loom_core.errors import LoadError
 
 ZIP_ZSTANDARD = 93  # APPNOTE.TXT §4.4.5 compression method 93: Zstandard
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # APPNOTE.TXT §4.3.7, 30 bytes
 _LOCAL_MAGIC = b"PK\x03\x04"
+_CHUNK = 1 << 24
 _READ_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError)
 
 
@@ -70,9 +72,26 @@ def _read_zstd(info: zipfile.ZipInfo, data: bytes, path: str) -> bytes:
     except ImportError as err:  # a runtime dependency below Python 3.14 (pyproject.toml)
         raise LoadError(path, f"{name} is Zstandard-compressed and zstandard is missing") from err
     try:
-        out = zstandard.ZstdDecompressor().decompressobj(read_across_frames=True).decompress(packed)
+        out = _bounded(
+            zstandard.ZstdDecompressor().stream_reader(packed, read_across_frames=True),
+            info.file_size,
+        )
     except zstandard.ZstdError as err:
         raise LoadError(path, f"{name} is damaged ({err})") from err
     if len(out) != info.file_size or zlib.crc32(out) != info.CRC:
         raise LoadError(path, f"{name} is damaged (its size or CRC-32 does not match)")
     return out
+
+
+def _bounded(reader: Any, size: int) -> bytes:
+    """At most ``size + 1`` bytes from ``reader``: a member that inflates past the size its
+    directory entry declares is refused after one byte too many, not held whole in memory."""
+    chunks: list[bytes] = []
+    got = 0
+    while got <= size:
+        chunk = reader.read(min(_CHUNK, size + 1 - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)

@@ -22,7 +22,7 @@ from loom_core.errors import LoadError
 from loom_core.formats.inspect_eval import load_sample, parse_sample_spec, sniff
 from loom_core.formats.inspect_values import text_of
 from loom_core.formats.loader import load, load_bytes
-from loom_core.formats.zipread import ZIP_ZSTANDARD
+from loom_core.formats.zipread import ZIP_ZSTANDARD, _bounded
 from tests.core.clis import core, loom
 from tests.inspect_producer import eval_log
 
@@ -213,3 +213,19 @@ def test_sniff_claims_inspect_zips_and_eval_names_only(log: Path) -> None:
     assert not sniff(_zip({"notes.txt": b"x"}), "x.zip")
     assert not sniff(b'{"version": 2}', "t.loom.json")
     assert parse_sample_spec("a:b:3") == ("a:b", 3) and parse_sample_spec("x:") == ("x:", None)
+
+
+def test_a_member_larger_than_its_entry_says_is_refused(log: Path) -> None:
+    """The directory says 10 bytes: decompression stops after 11 and names the member."""
+    data = bytearray(log.read_bytes())
+    name = b"samples/7_epoch_1.json"
+    at = data.find(name)
+    while at >= 0 and data[at - 46 : at - 42] != b"PK\x01\x02":  # the directory entry's
+        at = data.find(name, at + 1)
+    assert at >= 0
+    size = at - 46 + 24  # uncompressed size (APPNOTE.TXT §4.3.12)
+    assert int.from_bytes(data[size : size + 4], "little") > 10
+    data[size : size + 4] = (10).to_bytes(4, "little")
+    with pytest.raises(LoadError, match="samples/7_epoch_1.json is damaged"):
+        load_sample(bytes(data), "bomb.eval", "7", 1)
+    assert len(_bounded(io.BytesIO(b"x" * 10**6), 10)) == 11  # read no further than that
