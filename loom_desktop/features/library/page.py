@@ -66,8 +66,7 @@ class RunsPage(QWidget):
         self.hits = QListView()
         self.hits.setModel(controller.hits)
         self.hits.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.hits.activated.connect(self._open_hit)
-        self.hits.doubleClicked.connect(self._open_hit)
+        self.hits.activated.connect(self._open_hit)  # a double-click or Enter (not both)
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(self.table)
         self.split.addWidget(self.hits)
@@ -92,10 +91,14 @@ class RunsPage(QWidget):
         self.hits.setVisible(bool(c.hits.hits))
         shown = len(c.runs.runs)
         more = f" (first {PAGE})" if shown >= PAGE else ""
+        runs = "run" if c.total == 1 else "runs"
         what = (
-            f"{shown:,} of {c.total:,} runs{more}" if c.query.strip() else f"{c.total:,} runs{more}"
+            f"{shown:,} of {c.total:,} {runs}{more}"
+            if c.query.strip()
+            else f"{c.total:,} {runs}{more}"
         )
-        hits = f" · {len(c.hits.hits):,} matching steps" if c.hits.hits else ""
+        found = len(c.hits.hits)
+        hits = f" · {found:,} matching step{'' if found == 1 else 's'}" if found else ""
         self.status.setText(what + hits + (f" · {self._indexing}" if self._indexing else ""))
         for col in (0, 1, 3, 4, 5, 6, 7, 8):
             self.table.resizeColumnToContents(col)

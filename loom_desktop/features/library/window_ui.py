@@ -3,12 +3,16 @@
 Kept out of main_window.py: the window only creates this and tells it when a run loaded.
 A hit opens its run at its step with the search's step terms in the tab's filter, so the
 matching steps are marked in the list; run keys (``model:``, ``after:``, ``before:``) are
-left out, since the step filter has no such key.
+left out, since the step filter has no such key. A hit on the model step that called a
+tool (the search's ``tool:NAME`` matches it, the step filter's only the tool's own step)
+drops the ``tool:`` terms too, so the step it opens at is not filtered out of the list.
+A run already open in a tab is shown there, not opened again.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QTimer
@@ -23,14 +27,20 @@ from loom_desktop.features.library.page import RunsPage
 _TERM = re.compile(r'"[^"]*"|\S+')
 
 
-def step_terms(query: str) -> str:
-    """The search without its run keys: what the tab's step filter understands."""
+def step_terms(query: str, tools: bool = True) -> str:
+    """The search without its run keys: what the tab's step filter understands; without
+    its ``tool:`` terms too unless ``tools``."""
+    dropped = RUN_KEYS if tools else (*RUN_KEYS, "tool")
     kept = [
         t
         for t in _TERM.findall(query)
-        if t.partition(":")[0].lower() not in RUN_KEYS or ":" not in t
+        if t.partition(":")[0].lower() not in dropped or ":" not in t
     ]
     return " ".join(kept)
+
+
+def _same_file(a: str, b: str) -> bool:
+    return a == b or Path(a).resolve() == Path(b).resolve()
 
 
 class LibraryUi:
@@ -66,22 +76,42 @@ class LibraryUi:
         self.dock.hide()
 
     def open(self, path: str, seq: int, query: str) -> None:
-        """Open ``path`` in a tab; at step ``seq`` (-1: where it opens) with the search's
-        step terms as the tab's filter."""
-        view = self.window.open_path(path)
+        """Show ``path`` in a tab (its open one, else a new one); at step ``seq`` (-1: where
+        it opens) with the search's step terms as the tab's filter."""
+        view = self._tab_of(path)
+        if view is not None:
+            self.window.tabs.setCurrentWidget(view)
+        else:
+            view = self.window.open_path(path)
         if seq < 0 and not query:
             return
-        terms = step_terms(query)
 
         def arrive() -> None:
             tl = view.session.timeline
             row = step_of_seq(tl, seq) if tl is not None and seq >= 0 else None
-            if terms:
+            on_tool = row is None or tl is None or tl.kind_name(row).startswith("tool:")
+            terms = step_terms(query, tools=on_tool)
+            if terms or view.filter_box.text():
                 view.filter_box.setText(terms)
             if row is not None:
                 view.session.set_step(row)
 
-        view.loaded.connect(arrive)
+        if view.complete:
+            arrive()
+        else:
+            view.loaded.connect(arrive)
+
+    def _tab_of(self, path: str) -> Any:
+        """The tab already showing ``path`` (not one showing one of a file's several
+        samples: the library's hit may be in another), or None."""
+        return next(
+            (
+                v
+                for v in self.window.documents()
+                if v.sample_bar is None and _same_file(v.path, path)
+            ),
+            None,
+        )
 
     def loaded(self, path: str) -> None:
         """The window opened ``path``: the library lists it (or brings it up to date). The

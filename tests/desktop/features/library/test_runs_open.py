@@ -1,0 +1,104 @@
+"""Opening a run from the Runs page the way a user does: a double-clicked hit opens its run
+once, a run already open is shown in its tab (at the hit's step), and a hit on the model
+step that called a tool stays in the list the tab's filter shows."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from loom_core.views.steps import step_seq
+from loom_desktop.features.library.window_ui import step_terms
+from loom_desktop.main_window import MainWindow
+
+WAIT = 30_000
+
+
+def _search(qtbot: Any, window: MainWindow, runs_dir: Path, sample: Path, query: str) -> Any:
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copy(sample, runs_dir / "one.loom.json")
+    controller = window.library.controller
+    controller.indexer.add_folder(runs_dir)
+    qtbot.waitUntil(lambda: len(controller.runs.runs) == 1, timeout=WAIT)
+    page = window.library.page
+    page.search.setText(query)
+    qtbot.waitUntil(lambda: bool(controller.hits.hits), timeout=WAIT)
+    return page
+
+
+def _filtered(qtbot: Any, view: Any, text: str) -> None:
+    """Wait until the tab shows ``text``'s filter result."""
+    qtbot.waitUntil(
+        lambda: (
+            view.filter_box.text() == text
+            and not view._filter_timer.isActive()
+            and not view._filter_task.running
+            and view.model.rows is not None
+        ),
+        timeout=WAIT,
+    )
+
+
+def test_a_double_clicked_hit_opens_its_run_once(
+    qtbot: Any, window: MainWindow, sample: Path, runs_dir: Path
+) -> None:
+    page = _search(qtbot, window, runs_dir, sample, "tool:git_push fix/slugify")
+    qtbot.waitUntil(lambda: page.hits.isVisible(), timeout=WAIT)
+    rect = page.hits.visualRect(page.hits.model().index(0, 0))
+    assert rect.isValid()
+    for click in (qtbot.mousePress, qtbot.mouseRelease, qtbot.mouseDClick, qtbot.mouseRelease):
+        click(page.hits.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: bool(window.documents()), timeout=WAIT)
+    view = window.documents()[0]
+    qtbot.waitUntil(lambda: view.complete, timeout=WAIT)
+    qtbot.wait(200)  # a second open would have been queued by now
+    assert len(window.documents()) == 1
+
+
+def test_a_hit_in_an_open_run_is_shown_in_its_tab(
+    qtbot: Any, window: MainWindow, sample: Path, runs_dir: Path
+) -> None:
+    page = _search(qtbot, window, runs_dir, sample, "tool:read_file slugify")
+    hits = window.library.controller.hits.hits
+    assert len(hits) >= 2
+    page._open_hit(page.hits.model().index(0))
+    view = window.current()
+    qtbot.waitUntil(lambda: view is not None and view.complete, timeout=WAIT)
+    page._open_hit(page.hits.model().index(1))
+    assert window.documents() == [view]
+    tl = view.session.timeline
+    assert step_seq(tl, view.session.step) == hits[1].seq
+
+
+def test_a_hit_on_the_calling_model_step_is_not_filtered_out(
+    qtbot: Any, window: MainWindow, sample: Path, runs_dir: Path
+) -> None:
+    """``tool:read_file`` across runs finds step 7 (the model step that called read_file);
+    the tab's filter would show only the read_file steps and hide it."""
+    page = _search(qtbot, window, runs_dir, sample, "tool:read_file slugify")
+    hits = window.library.controller.hits.hits
+    row = next(i for i, h in enumerate(hits) if h.seq == 7)
+    page._open_hit(page.hits.model().index(row))
+    view = window.current()
+    qtbot.waitUntil(lambda: view is not None and view.complete, timeout=WAIT)
+    tl = view.session.timeline
+    assert tl.kind_name(view.session.step) == "model" and step_seq(tl, view.session.step) == 7
+    _filtered(qtbot, view, "slugify")
+    assert view.model.row_of(view.session.step) >= 0  # the hit's step is listed
+
+
+def test_step_terms_without_tools() -> None:
+    assert step_terms('tool:bash "rm -rf" model:x', tools=False) == '"rm -rf"'
+    assert step_terms("tool:bash x") == "tool:bash x"
+
+
+def test_the_count_says_run_for_one(
+    qtbot: Any, window: MainWindow, sample: Path, runs_dir: Path
+) -> None:
+    page = _search(qtbot, window, runs_dir, sample, "CHANGELOG")
+    assert page.status.text() == "1 of 1 run · 1 matching step"
+    page.search.setText("")
+    qtbot.waitUntil(lambda: page.status.text() == "1 run", timeout=WAIT)
