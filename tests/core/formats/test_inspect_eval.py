@@ -229,3 +229,25 @@ def test_a_member_larger_than_its_entry_says_is_refused(log: Path) -> None:
     with pytest.raises(LoadError, match="samples/7_epoch_1.json is damaged"):
         load_sample(bytes(data), "bomb.eval", "7", 1)
     assert len(_bounded(io.BytesIO(b"x" * 10**6), 10)) == 11  # read no further than that
+
+
+def test_an_older_log_without_a_message_pool_reads_the_same(log: Path) -> None:
+    """Before the message pool (events_data), each model event held its input inline."""
+    key = "samples/a_epoch_1.json"
+
+    def unpooled(name: str, data: bytes) -> bytes:
+        if name != key:
+            return data
+        sample = json.loads(data)
+        pool = sample.pop("events_data")["messages"]
+        for event in sample["events"]:
+            if event["event"] == "model":
+                refs = event.pop("input_refs")
+                event["input"] = [m for a, b in refs for m in pool[a:b]]
+        return json.dumps(sample).encode()
+
+    old = load_sample(_rezip(log, unpooled), "old.eval", "a", 1)
+    new = _sample(log, "a:1")
+    models = [i for i, e in enumerate(new.effects) if e.kind == "model"]
+    assert [old.extra["inputs"][i] for i in models] == [new.extra["inputs"][i] for i in models]
+    assert old.header.system == new.header.system and len(old.effects) == len(new.effects)
