@@ -131,7 +131,7 @@ def page_data(doc: Document, timeline: Timeline | None = None) -> dict[str, Any]
         "format": FORMAT,
         "source": {"path": doc.path, "format": doc.format, "model": h.model or ""},
         "totals": {
-            "steps": len(tl),
+            "steps": len(step_of),  # effects: the app's and the library's count, not rows
             "tokens_in": tl.input_tokens,
             "tokens_out": tl.output_tokens,
             "cost": tl.cost_text(),
