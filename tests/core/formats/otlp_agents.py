@@ -11,15 +11,20 @@ TOOL span or an OTel GenAI ``execute_tool`` span, except for the calls listed in
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anthropic
 import openai
+from openai.types.chat import ChatCompletion
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 
+from tests.core.clis import ROOT
 from tests.core.formats.otlp_producers import instrumented
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
@@ -171,16 +176,45 @@ def _openai_loop(
 
 
 def _complete(client: openai.OpenAI, messages: list[dict[str, Any]], stream: bool) -> Any:
-    """One chat completion, whole or streamed (the SDK's stream helper assembles it)."""
+    """One chat completion, whole or streamed (the chunks assembled as an agent does)."""
     if not stream:
         return client.chat.completions.create(model="gpt-4o", messages=messages, tools=CHAT_TOOLS)  # type: ignore[arg-type]
-    with client.chat.completions.stream(
+    chunks = client.chat.completions.create(
         model="gpt-4o",
         messages=messages,  # type: ignore[arg-type]
         tools=CHAT_TOOLS,  # type: ignore[arg-type]
+        stream=True,
         stream_options={"include_usage": True},
-    ) as events:
-        return events.get_final_completion()
+    )
+    text, calls, usage = "", {}, None
+    for chunk in chunks:
+        usage = chunk.usage or usage
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+            for tc in choice.delta.tool_calls or []:
+                slot = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
+                slot["id"] = tc.id or slot["id"]
+                slot["name"] = (tc.function.name if tc.function else "") or slot["name"]
+                slot["arguments"] += (tc.function.arguments if tc.function else "") or ""
+    tool_calls = [
+        {
+            "id": c["id"],
+            "type": "function",
+            "function": {"name": c["name"], "arguments": c["arguments"]},
+        }
+        for _, c in sorted(calls.items())
+    ]
+    message = {"role": "assistant", "content": text or None, "tool_calls": tool_calls or None}
+    return ChatCompletion.model_validate(
+        {
+            "id": "streamed",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "gpt-4o",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": usage.model_dump() if usage else None,
+        }
+    )
 
 
 def _anthropic_loop(
@@ -261,3 +295,37 @@ def seen_by_reader(messages: list[dict[str, Any]]) -> list[tuple[str, str, tuple
         )
         for m in messages
     ]
+
+
+def run_agent_fresh(instrumentation: str, path: Path, stream: bool = False) -> Recorded:
+    """:func:`run_agent` in a new interpreter, its spans written to ``path`` (protobuf).
+
+    Why: OpenLLMetry's ``uninstrument`` leaves its stream wrapper in place, so after a
+    second ``instrument`` in one process each streamed chunk is recorded twice (the span
+    then says "Booked HBooked Hotel…"). A fresh process instruments once, as an app does.
+    """
+    args = json.dumps({"instrumentation": instrumentation, "path": str(path), "stream": stream})
+    code = "import sys; from tests.core.formats.otlp_agents import _fresh; _fresh(sys.argv[1])"
+    done = subprocess.run(
+        [sys.executable, "-c", code, args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    facts = json.loads(path.with_name(path.name + ".facts.json").read_text())
+    return Recorded(
+        [],
+        facts["requests"],
+        [tuple(t) for t in facts["tool_calls"]],
+        [tuple(u) for u in facts["usage"]],
+    )
+
+
+def _fresh(args: str) -> None:
+    """The child of :func:`run_agent_fresh`."""
+    from tests.core.formats.otlp_producers import write_pb
+
+    spec = json.loads(args)
+    rec = run_agent(spec["instrumentation"], stream=spec["stream"])
+    path = Path(spec["path"])
+    write_pb(path, rec.spans)
+    facts = {"requests": rec.requests, "tool_calls": rec.tool_calls, "usage": rec.usage}
+    path.with_name(path.name + ".facts.json").write_text(json.dumps(facts))

@@ -17,7 +17,13 @@ from loom_core.errors import LoadError
 from loom_core.formats.loader import load, sniff_format
 from loom_core.formats.otlp import decode_request, spans_to_document
 from loom_core.views.run_cost import token_usage
-from tests.core.formats.otlp_agents import Recorded, run_agent, seen_by_reader, sent
+from tests.core.formats.otlp_agents import (
+    Recorded,
+    run_agent,
+    run_agent_fresh,
+    seen_by_reader,
+    sent,
+)
 from tests.core.formats.otlp_producers import (
     request_json,
     request_proto,
@@ -68,9 +74,9 @@ def test_agent_loop_from_each_producer_as_jsonl_and_protobuf(producer: str, tmp_
 
 @pytest.mark.parametrize("producer", ["openinference-openai", "openllmetry-openai"])
 def test_streamed_replies(producer: str, tmp_path: Path) -> None:
-    rec = run_agent(producer, stream=True)
+    rec = run_agent_fresh(producer, tmp_path / "streamed.otlp.pb", stream=True)
     assert all(body.get("stream") for body in rec.requests)
-    _check_run(write_pb(tmp_path / "streamed.otlp.pb", rec.spans), rec)
+    _check_run(tmp_path / "streamed.otlp.pb", rec)
 
 
 def test_one_pretty_printed_request_and_sniffing(tmp_path: Path) -> None:
