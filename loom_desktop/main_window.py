@@ -299,12 +299,13 @@ class MainWindow(QMainWindow):
             self.open_path(dialog.selectedFiles()[0], watch=True)
 
     def claude_sessions_dialog(self) -> QDialog:
-        """The Claude Code sessions on this machine; the one picked opens in a tab."""
+        """The Claude Code sessions on this machine; the one picked opens in a tab that
+        follows it (a session waiting for its next prompt is resumed at any time)."""
         from loom_desktop.features.claude_sessions.dialog import ClaudeSessionsDialog
 
         dialog = ClaudeSessionsDialog(self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.chosen.connect(lambda path: self.open_path(path))
+        dialog.chosen.connect(lambda path: self.open_path(path, watch=True))
         dialog.open()
         return dialog
 

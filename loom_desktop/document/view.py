@@ -209,8 +209,10 @@ class DocumentView(LiveHost):
     def start_loading(self, watch: bool = False) -> None:
         """Load in the background (or follow, for a journal); ``loaded`` or ``failed`` follows.
 
-        ``watch``: the user asked to follow this path (File ▸ Watch Journal…), so an
-        empty or missing file is waited for. Otherwise an empty file is an error unless
+        ``watch``: the user asked to follow this path (File ▸ Watch Journal…, a Claude Code
+        session, which its writer appends to without keeping it open), so an empty or
+        missing file is waited for and a foreign file is followed even while nothing
+        writes it. Otherwise an empty file is an error unless
         it is named like a journal (``*.jsonl``: a proxy's journal starts empty); a
         trace is written whole, so an empty ``*.loom.json`` will never become one.
         """
@@ -223,7 +225,7 @@ class DocumentView(LiveHost):
         except LoadError as exc:
             QTimer.singleShot(0, lambda err=exc: self.failed.emit(err))
             return
-        if live or (reader is not None and reader.follow and is_live_file(self.path)):
+        if live or (reader is not None and reader.follow and (watch or is_live_file(self.path))):
             self.start_live(reader=reader)
             return
         path = self.path

@@ -97,6 +97,7 @@ class ClaudeSessionsDialog(QDialog):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
+        self.table.setWordWrap(False)  # a wrapped project folder was cut at the row's height
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.doubleClicked.connect(lambda _i: self.accept())
         self.buttons = QDialogButtonBox(
@@ -130,6 +131,7 @@ class ClaudeSessionsDialog(QDialog):
         if found:
             self.table.selectRow(0)
             self.table.resizeColumnToContents(0)
+            self.table.resizeColumnToContents(1)
 
     def selected_path(self) -> str | None:
         rows = self.table.selectionModel().selectedRows()
