@@ -68,21 +68,9 @@ def test_sub_agent_steps_are_one_level_deeper(tmp_path: Path) -> None:
                 ):
                     child = [{"role": "user", "content": "Research hotels"}]
                     asked = _chat(client, child).choices[0].message
-                    child += [
-                        {
-                            "role": "assistant",
-                            "tool_calls": [c.model_dump() for c in asked.tool_calls or []],
-                        },
-                        {"role": "tool", "tool_call_id": "c2", "content": "Storchen, Widder"},
-                    ]
+                    child += _answered(asked, "c2", "Storchen, Widder")
                     answer = _chat(client, child).choices[0].message.content
-            parent += [
-                {
-                    "role": "assistant",
-                    "tool_calls": [c.model_dump() for c in first.tool_calls or []],
-                },
-                {"role": "tool", "tool_call_id": "c1", "content": answer},
-            ]
+            parent += _answered(first, "c1", answer)
             _chat(client, parent)
         spans = exporter.get_finished_spans()
     doc = load(write_pb(tmp_path / "nested.otlp.pb", spans))
@@ -104,6 +92,16 @@ def test_sub_agent_steps_are_one_level_deeper(tmp_path: Path) -> None:
         "content": "Storchen is best",
         "tool_call_id": "c1",
     }
+
+
+def _answered(asked: Any, call_id: str, result: Any) -> list[dict[str, Any]]:
+    """The assistant turn that asked for tools and the one tool result, as an agent sends
+    them back (``asked``: the SDK's message)."""
+    calls = [c.model_dump() for c in asked.tool_calls or []]
+    return [
+        {"role": "assistant", "tool_calls": calls},
+        {"role": "tool", "tool_call_id": call_id, "content": result},
+    ]
 
 
 def _hand_made(name: str, attrs: dict[str, Any], events: list[tuple[str, dict[str, Any]]]) -> Any:
@@ -357,13 +355,7 @@ def test_a_failed_call_and_a_tool_that_raised(tmp_path: Path) -> None:
                     raise TimeoutError("index offline")
             except TimeoutError as err:
                 failed = f"ERROR: TimeoutError: {err}"
-            messages += [
-                {
-                    "role": "assistant",
-                    "tool_calls": [c.model_dump() for c in asked.tool_calls or []],
-                },
-                {"role": "tool", "tool_call_id": "s1", "content": failed},
-            ]
+            messages += _answered(asked, "s1", failed)
             _chat(client, messages)
         spans = exporter.get_finished_spans()
     doc = load(write_pb(tmp_path / "failed.otlp.pb", spans))
