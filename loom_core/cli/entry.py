@@ -108,9 +108,14 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise LoadError(args.output, f"cannot write: {err.strerror or err}") from err
     raw = written.get("wire")  # a hand-edited trace's wire may be anything: counted if a list
     wire = f" and {len(raw)} raw exchange(s)" if isinstance(raw, list) and raw else ""
+    from loom_core.formats.foreign import readers
+
+    labels = {r.name: r.label for r in readers()}  # "an Inspect AI log", not "a inspect"
     source = "proxy exchange sidecar" if doc.format == "exchanges" else doc.format
+    source = labels.get(doc.format, source)
     print(
-        f"wrote {args.output}: {len(written['log'])} effect(s){wire} from a {source}",
+        f"wrote {args.output}: {len(written['log'])} effect(s){wire} from "
+        f"{'an' if source[:1].lower() in 'aeiou' else 'a'} {source}",
         file=sys.stderr,
     )
     for note in notes:

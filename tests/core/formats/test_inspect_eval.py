@@ -115,6 +115,7 @@ def test_convert_writes_a_trace_loom_harness_verifies(log: Path, tmp_path: Path)
     out = tmp_path / "a2.loom.json"
     done = core("convert", log, "--sample", "a:2", "-o", out)
     assert done.returncode == 0, done.stderr
+    assert "effect(s) from an Inspect AI log" in done.stderr
     assert loom("trace", "verify", out).returncode == 0
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # loads without a warning
