@@ -39,7 +39,13 @@ from loom_desktop.infra.price_warning import warn_bad_prices
 from loom_desktop.infra.settings import DesktopSettings, load_settings, save_settings
 from loom_desktop.keys import FILTER_HELP
 from loom_desktop.tab_titles import retitle
-from loom_desktop.window_parts import EMPTY_TEXT, DocumentTabs, held_message, join_area
+from loom_desktop.window_parts import (
+    EMPTY_TEXT,
+    DocumentTabs,
+    format_text,
+    held_message,
+    join_area,
+)
 
 if TYPE_CHECKING:
     from loom_desktop.features.compare.dialog import CompareDialog
@@ -444,7 +450,7 @@ class MainWindow(QMainWindow):
         doc = view.doc
         warned = doc.warnings  # wrongly typed values, skipped lines: marked, listed on hover
         labels["format"].setText(
-            f"{doc.format} v{doc.extra.get('journal_version', doc.version)}"
+            format_text(doc)
             + (" · proxy" if doc.is_proxy else "")
             + (f" · ⚠ {len(warned)} warning(s)" if warned else "")
         )
