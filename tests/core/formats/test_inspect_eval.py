@@ -252,3 +252,18 @@ def test_an_older_log_without_a_message_pool_reads_the_same(log: Path) -> None:
     models = [i for i, e in enumerate(new.effects) if e.kind == "model"]
     assert [old.extra["inputs"][i] for i in models] == [new.extra["inputs"][i] for i in models]
     assert old.header.system == new.header.system and len(old.effects) == len(new.effects)
+
+
+def test_a_log_still_being_written_opens_from_its_journal(log: Path) -> None:
+    """While inspect runs there is no header.json yet: _journal/start.json and the samples
+    flushed so far (labels from _journal/summaries)."""
+    finished = ("header.json", "summaries.json", "reductions.json", "samples/a_epoch_2.json")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(_rezip(log))) as zf, zipfile.ZipFile(buf, "w") as out:
+        for name in zf.namelist():
+            if name not in finished:
+                out.writestr(name, zf.read(name))
+    doc = load_bytes(buf.getvalue(), "running.eval")
+    assert doc.header.model == "mockllm/model"
+    assert [f"{s['id']}:{s['epoch']}" for s in doc.extra["samples"]] == ["7:1", "a:1", "7:2"]
+    assert "What is 2+3?" in doc.extra["samples"][1]["label"]
