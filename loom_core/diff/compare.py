@@ -184,11 +184,16 @@ def _take_before(queue: deque[int], limit: int | None) -> list[int]:
     return taken
 
 
-def aligned_pairs(a: Document, b: Document) -> list[Pair]:
-    """Every effect of both runs in aligned pairs: by kind and depth, fork edits aside."""
+def aligned_pairs(a: Document, b: Document, sub: Substance | None = None) -> list[Pair]:
+    """Every effect of both runs in aligned pairs: by kind and depth, fork edits aside; with
+    ``sub`` (runs of different producers) a tool step also by its call's arguments, so an
+    extra call on one side does not shift the same calls apart."""
     edits_a, keep_a = _edits(a)
     edits_b, keep_b = _edits(b)
-    ta, tb = intern_tokens(_tokens(a, keep_a), _tokens(b, keep_b))
+    if sub is None:
+        ta, tb = intern_tokens(_tokens(a, keep_a), _tokens(b, keep_b))
+    else:
+        ta, tb = intern_tokens(sub.tokens("a", keep_a), sub.tokens("b", keep_b))
     pairs: list[Pair] = [
         (None if i is None else keep_a[i], None if j is None else keep_b[j])
         for i, j in align(ta, tb)
@@ -258,7 +263,7 @@ def compare(a: Document, b: Document) -> RunDiff:
     """Align and compare two loaded runs (traces, journals, wirelogs or foreign runs)."""
     cache: dict[str, Any] = {}
     sub = Substance(a, b, cache) if by_substance(a, b) else None
-    rows = [Row(i, j, _status(a, b, i, j, sub)) for i, j in aligned_pairs(a, b)]
+    rows = [Row(i, j, _status(a, b, i, j, sub)) for i, j in aligned_pairs(a, b, sub)]
     prefix = next((k for k, r in enumerate(rows) if r.status != IDENTICAL), len(rows))
     first = None
     if prefix < len(rows):

@@ -16,6 +16,7 @@ first divergence agrees with ``loom diff``.
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +72,10 @@ def _plain(value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
 def model_substance(value: Any) -> tuple[str, list[tuple[str, Any]]]:
     """A model result without ids or usage: its text and the calls (name, arguments)."""
     text, calls = text_and_calls(value)
@@ -96,6 +101,18 @@ class Substance:
         doc = self.a if side == "a" else self.b
         call = call_of(doc, self.index(side), i)
         return None if call is None else _plain(call.get("input", {}))
+
+    def tokens(self, side: str, keep: list[int]) -> list[Hashable]:
+        """What the aligner matches steps ``keep`` of a side by: kind and depth, and for a
+        tool or human step the arguments of its call (when it can be told)."""
+        doc = self.a if side == "a" else self.b
+        out: list[Hashable] = []
+        for i in keep:
+            effect = doc.effects[i]
+            kind, depth = effect.kind or "", effect.depth or 0
+            args = self._args(side, i) if kind.startswith("tool:") or kind == "human" else None
+            out.append((kind, depth) if args is None else (kind, depth, _canonical(args)))
+        return out
 
     def same_inputs(self, i: int, j: int) -> bool:
         """Same arguments of the call a tool/human step answers (unknown on a side: same)."""

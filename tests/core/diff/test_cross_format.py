@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from loom_core.diff import IDENTICAL, INPUTS, RESULTS, compare, pair_detail
+from loom_core.diff import IDENTICAL, INPUTS, ONLY_A, RESULTS, compare, pair_detail
 from loom_core.formats.loader import load
 from tests.core.clis import core
 from tests.core.diff.same_task import claude_run, otel_run
 from tests.core.diff.tracegen import basic_run, write
-from tests.core.formats.otlp_agents import Recorded
+from tests.core.formats.claude_fixtures import Session, text, tool_use
+from tests.core.formats.otlp_agents import PROMPT, Recorded
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +89,31 @@ def test_two_loom_runs_keep_loom_harness_statuses(tmp_path: Path) -> None:
     diff = compare(load(a), load(a))
     assert not diff.by_substance and diff.identical
     assert "compared by" not in core("diff", a, a).stdout
+
+
+def test_an_extra_call_on_one_side_is_its_own_row(
+    otel: tuple[Path, Recorded], tmp_path: Path
+) -> None:
+    """Claude Code searched Basel between the two searches the OTel run made: Basel is only in
+    A, and Bern still pairs with Bern (tool steps align by their arguments too)."""
+    path, _ = otel
+    s = Session()
+    s.prompt(PROMPT)
+    cities = ("Zürich", "Basel", "Bern")
+    s.reply([tool_use(f"toolu_{c}", "search", city=c) for c in cities], usage=(80, 20, 0, 0))
+    found = ("Storchen, Widder", "Les Trois Rois", "Schweizerhof")
+    for city, hotels in zip(cities, found, strict=True):
+        s.result(f"toolu_{city}", hotels)
+    s.reply([tool_use("toolu_b", "book", hotel="Storchen")], usage=(130, 15, 0, 0))
+    s.result("toolu_b", "booking #42")
+    s.reply([text("Booked Hotel Storchen ✓")], usage=(170, 9, 0, 0))
+    diff = compare(load(s.write(tmp_path / "extra.jsonl")), load(path))
+    assert [(r.a, r.b, r.status) for r in diff.rows] == [
+        (0, 0, RESULTS),  # asked for one more search
+        (1, 1, IDENTICAL),
+        (2, None, ONLY_A),  # Basel
+        (3, 2, IDENTICAL),  # Bern with Bern
+        (4, 3, IDENTICAL),
+        (5, 4, IDENTICAL),
+        (6, 5, IDENTICAL),
+    ]
