@@ -111,7 +111,7 @@ def decode_file(data: bytes) -> list[Span]:
     request, or length-prefixed requests). Raises :class:`OtlpDecodeError`."""
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     try:
-        return _json_file(stripped) if stripped[:1] == b"{" else _proto_file(data)
+        return _json_file(stripped) if stripped[:1] in (b"{", b"[") else _proto_file(data)
     except RecursionError:  # values nested deeper than the stack allows
         raise OtlpDecodeError("values nested too deeply") from None
 
@@ -146,8 +146,11 @@ def _from_json_bytes(data: bytes) -> list[Span]:
 
 
 def from_json_value(value: Any, ids: str = "auto") -> list[Span]:
-    """Spans of a decoded OTLP JSON request (``ids``: "auto" reads hex or base64 ids,
-    "base64" only base64, as protobuf's own JSON mapping writes them)."""
+    """Spans of a decoded OTLP JSON request, or of a list of them as some tools dump a
+    session (``ids``: "auto" reads hex or base64 ids, "base64" only base64, as protobuf's
+    own JSON mapping writes them)."""
+    if isinstance(value, list) and value:
+        return [span for request in value for span in from_json_value(request, ids)]
     if not isinstance(value, dict):
         raise OtlpDecodeError(f"expected an OTLP request object, got {type_name(value)}")
     groups = get(value, "resourceSpans", "resource_spans")

@@ -200,6 +200,9 @@ def test_other_layouts_of_the_same_trace(tmp_path: Path) -> None:
     framed = tmp_path / "framed.otlp.pb"  # the collector file exporter's `format: proto`
     framed.write_bytes(b"".join(struct.pack(">I", len(p)) + p for p in protos))
     assert load(snake).extra["records"][0]["span_id"] == want
+    listed = tmp_path / "dump.otlp.json"  # a list of requests, as some tools dump a session
+    listed.write_text(json.dumps([request_json(spans), request_json(other)], indent=1))
+    assert [e.kind for e in load(listed).effects] == ["model", "model"]
     assert [e.kind for e in load(framed).effects] == ["model", "model"]
 
 
