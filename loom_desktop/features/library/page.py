@@ -31,6 +31,9 @@ SEARCH_HELP = (
 )
 
 
+RUN_CHARS = 26  # the Run column's widest, in average characters
+
+
 class RunsPage(QWidget):
     """See the module docstring. ``open_requested(path, seq or -1, query)``."""
 
@@ -102,6 +105,11 @@ class RunsPage(QWidget):
         self.status.setText(what + hits + (f" · {self._indexing}" if self._indexing else ""))
         for col in (0, 1, 3, 4, 5, 6, 7, 8):
             self.table.resizeColumnToContents(col)
+        # a run's file name can be long (a Claude Code session's id, an Inspect log's time
+        # and task): capped, so the numbers after it stay in view (its tooltip is the path)
+        widest = self.table.fontMetrics().horizontalAdvance("x" * RUN_CHARS)
+        if self.table.columnWidth(1) > widest:
+            self.table.setColumnWidth(1, widest)
 
     def _progress(self, text: str) -> None:
         self._indexing = text

@@ -102,3 +102,22 @@ def test_the_count_says_run_for_one(
     assert page.status.text() == "1 of 1 run · 1 matching step"
     page.search.setText("")
     qtbot.waitUntil(lambda: page.status.text() == "1 run", timeout=WAIT)
+
+
+def test_a_long_run_name_leaves_the_numbers_in_view(
+    qtbot: Any, window: MainWindow, sample: Path, runs_dir: Path
+) -> None:
+    """A Claude Code session or an Inspect log has a long file name: the Run column is
+    capped (the tooltip has the path), so Steps, Tokens and Cost stay on the page."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    long = "2026-12-01T23-58-42-00-00_task_Yj3KMwzjcz9urp67Z9e2qE-and-more.loom.json"
+    shutil.copy(sample, runs_dir / long)
+    controller = window.library.controller
+    controller.indexer.add_folder(runs_dir)
+    qtbot.waitUntil(lambda: len(controller.runs.runs) == 1, timeout=WAIT)
+    table = window.library.page.table
+    qtbot.waitUntil(lambda: table.columnWidth(5) > 0, timeout=WAIT)
+    window.library.page._answered()
+    assert table.columnWidth(1) < table.fontMetrics().horizontalAdvance(long)
+    cost = table.columnViewportPosition(7) + table.columnWidth(7)
+    assert 0 < cost <= table.viewport().width()
