@@ -112,6 +112,7 @@ class _Walk:
 
     # -- depth ---------------------------------------------------------------------
     def _agents(self, span: Any) -> int:
+        """How many agent spans enclose ``span`` (memoised along its chain of parents)."""
         seen = 0
         chain: list[Any] = []
         while span in self.spans and span not in self.agents and seen < 10_000:
@@ -125,12 +126,14 @@ class _Walk:
         return count
 
     def depth(self, ev: _Event, extra: int) -> int:
+        """Agent spans around ``ev`` beyond those around the first call, plus ``extra``."""
         count = self._agents(ev.span_id)
         if self.base is None:
             self.base = count
         return max(0, count - self.base) + extra
 
     def agent_name(self, span: Any) -> str | None:
+        """The name of the innermost agent span around ``span`` (the step's Agent column)."""
         while span in self.spans:
             parent, kind, name = self.spans[span]
             if kind in _AGENT_SPANS and isinstance(name, str):
@@ -145,6 +148,7 @@ class _Walk:
         return self.pooled[i]
 
     def _input(self, stored: Any) -> list[Any]:
+        """A model call's messages: its inline input, or its ranges into the pool."""
         if isinstance(stored, msgspec.Raw):
             value = decoded(stored, self.attachments)
             return value if isinstance(value, list) else []
@@ -175,6 +179,10 @@ def walk(data: bytes, path: str, member: str) -> tuple[_Walk, _Sample]:
     _events(state, sample.events, 0)
     for held in list(state.held.values()):  # spans never closed (a cancelled sample)
         _place_tool(state, *held)
+    if state.counts["(unreadable)"]:
+        state.warnings.append(
+            f"{state.counts['(unreadable)']} event(s) of {member} are not event objects and were skipped"
+        )
     return state, sample
 
 

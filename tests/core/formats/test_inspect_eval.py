@@ -267,3 +267,16 @@ def test_a_log_still_being_written_opens_from_its_journal(log: Path) -> None:
     assert doc.header.model == "mockllm/model"
     assert [f"{s['id']}:{s['epoch']}" for s in doc.extra["samples"]] == ["7:1", "a:1", "7:2"]
     assert "What is 2+3?" in doc.extra["samples"][1]["label"]
+
+
+def test_an_event_that_is_not_an_object_is_skipped_and_said(log: Path) -> None:
+    def spoil(name: str, data: bytes) -> bytes:
+        if name != "samples/7_epoch_1.json":
+            return data
+        sample = json.loads(data)
+        sample["events"][2] = 5
+        return json.dumps(sample).encode()
+
+    doc = load_bytes(_rezip(log, spoil), "spoilt.eval")
+    assert len(doc.effects) == len(load(log).effects)
+    assert any("1 event(s) of samples/7_epoch_1.json are not event" in w for w in doc.warnings)
