@@ -7,6 +7,7 @@ import functools
 import io
 import json
 import zipfile
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +17,7 @@ from loom_core.errors import LoadError
 from loom_core.formats.loader import load_bytes
 from loom_core.formats.zipread import read_member
 from loom_core.views.timeline import build_timeline
+from tests.core.fuzz.surfaces import exercise
 from tests.inspect_producer import eval_log
 
 _json = st.recursive(
@@ -86,3 +88,11 @@ def test_any_json_in_any_field_opens_or_is_a_load_error(field: str, value: Any, 
         for member, data in members.items():
             out.writestr(member, json.dumps(sample).encode() if member == name else data)
     _opens_or_refuses(buf.getvalue())
+
+
+def test_every_view_and_command_reads_a_real_log(tmp_path: Path) -> None:
+    """The fuzzers' target (every loader, every view the window builds, every command that
+    reads a file) on the log as inspect wrote it, and on it cut short."""
+    data = _log()[0]
+    assert exercise(data, tmp_path).status == "ok"
+    assert exercise(data[: len(data) // 3], tmp_path).status == "rejected"
