@@ -233,7 +233,7 @@ def substance_status(sub: Substance, i: int | None, j: int | None) -> str:
         return ONLY_B
     if j is None:
         return ONLY_A
-    if (sub.a.effects[i].kind or "") != (sub.b.effects[j].kind or ""):
+    if not sub.same_kind(i, j):
         return KINDS
     if not sub.same_inputs(i, j):
         return INPUTS

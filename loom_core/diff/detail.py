@@ -15,7 +15,7 @@ from typing import Any
 
 from loom_core.diff.compare import EDIT_KIND, Row, RunDiff
 from loom_core.diff.structdiff import Change, struct_diff
-from loom_core.diff.substance import TEXT_KINDS, Substance, as_structure, call_of
+from loom_core.diff.substance import TEXT_KINDS, Substance, as_structure, call_of, tool_name
 from loom_core.diff.textdiff import WordOp, word_diff
 from loom_core.fork.edits import edit_summary
 from loom_core.formats.document import Document, text_and_calls
@@ -76,8 +76,11 @@ def _args(diff: RunDiff, side: str, i: int | None) -> Any:
     kind = doc.effects[i].kind or ""
     if kind in _TEXT_KINDS:
         calls = text_and_calls(doc.result(i))[1]
+        name = tool_name if diff.by_substance else str  # Claude Code's MCP prefix aside
         return {
-            "tool_calls": [{"name": c.get("name", ""), "args": c.get("input", {})} for c in calls]
+            "tool_calls": [
+                {"name": name(str(c.get("name", ""))), "args": c.get("input", {})} for c in calls
+            ]
         }
     if kind.startswith("tool:") or kind == "human":
         call = call_of(doc, _context(diff, side), i)

@@ -11,11 +11,17 @@ the tool calls it asked for (name and arguments); a tool or human step by the ar
 of the call it answers and by what it returned. Ids and usage are left aside (the token
 and cost deltas still report usage). Two loom runs keep loom-harness's statuses, so the
 first divergence agrees with ``loom diff``.
+
+Tool names: Claude Code reaches any tool of its own through MCP, and names it
+``mcp__<server>__<tool>`` (Claude Code's documentation on MCP tools in permissions and
+hooks); an SDK agent calls the same tool by its own name. Compared by substance, a name is
+taken without that prefix, so ``mcp__travel__search`` is the ``search`` of the other run.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +30,17 @@ from loom_core.formats.document import Document, text_and_calls
 from loom_core.views.context import ContextIndex, build_context
 
 TEXT_KINDS = ("model", "sample")
+_MCP_PREFIX = re.compile(r"^mcp__.+?__(?=.)")
+
+
+def tool_name(name: str) -> str:
+    """A tool's name without Claude Code's ``mcp__<server>__`` prefix."""
+    return _MCP_PREFIX.sub("", name)
+
+
+def plain_kind(kind: str) -> str:
+    """A step kind with its tool named as :func:`tool_name` does."""
+    return "tool:" + tool_name(kind[5:]) if kind.startswith("tool:") else kind
 
 
 def by_substance(a: Document, b: Document) -> bool:
@@ -79,7 +96,9 @@ def _canonical(value: Any) -> str:
 def model_substance(value: Any) -> tuple[str, list[tuple[str, Any]]]:
     """A model result without ids or usage: its text and the calls (name, arguments)."""
     text, calls = text_and_calls(value)
-    return text.strip(), [(str(c.get("name", "")), _plain(c.get("input", {}))) for c in calls]
+    return text.strip(), [
+        (tool_name(str(c.get("name", ""))), _plain(c.get("input", {}))) for c in calls
+    ]
 
 
 @dataclass
@@ -109,10 +128,14 @@ class Substance:
         out: list[Hashable] = []
         for i in keep:
             effect = doc.effects[i]
-            kind, depth = effect.kind or "", effect.depth or 0
+            kind, depth = plain_kind(effect.kind or ""), effect.depth or 0
             args = self._args(side, i) if kind.startswith("tool:") or kind == "human" else None
             out.append((kind, depth) if args is None else (kind, depth, _canonical(args)))
         return out
+
+    def same_kind(self, i: int, j: int) -> bool:
+        """Same kind, a tool named with or without Claude Code's MCP prefix."""
+        return plain_kind(self.a.effects[i].kind or "") == plain_kind(self.b.effects[j].kind or "")
 
     def same_inputs(self, i: int, j: int) -> bool:
         """Same arguments of the call a tool/human step answers (unknown on a side: same)."""

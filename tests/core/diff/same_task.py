@@ -4,8 +4,10 @@ Claude Code transcript of the same conversation.
 
 Claude Code has no producer library, so its side is written with the documented record
 types (tests/core/formats/claude_fixtures.py) from the same script the fake upstream
-answered with: the same tool calls and results, the same usage per call. Only the ids are
-the producers' own (``toolu_…`` against ``call_…``), as they would be in two real runs.
+answered with: the same tool calls and results, the same usage per call. What is the
+producers' own: the ids (``toolu_…`` against ``call_…``) and the tool names, since Claude
+Code reaches the travel tools through an MCP server and names them
+``mcp__travel__<tool>``.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def claude_run(folder: Path, hotel: str = "Storchen") -> Path:
             ids[call_id] = f"toolu_{call_id[-1]}{len(ids):02d}"
             if name == "book":
                 args = {"hotel": hotel}
-            blocks.append(tool_use(ids[call_id], name, **args))
+            blocks.append(tool_use(ids[call_id], f"mcp__travel__{name}", **args))
         session.reply(blocks, usage=(*reply.usage, 0, 0))
         for call_id, _name, _args in reply.calls:
             result = RESULTS[call_id].replace("#42", "#42" if hotel == "Storchen" else "#43")

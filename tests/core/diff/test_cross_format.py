@@ -52,7 +52,8 @@ def test_they_diverge_where_the_runs_differ(otel: tuple[Path, Recorded], tmp_pat
     claude = claude_run(tmp_path, hotel="Widder")
     diff = compare(load(claude), load(path))
     kinds = [diff.a.effects[r.a].kind for r in diff.rows if r.a is not None]
-    assert kinds == ["model", "tool:search", "tool:search", "model", "tool:book", "model"]
+    search, book = "tool:mcp__travel__search", "tool:mcp__travel__book"  # Claude Code's names
+    assert kinds == ["model", search, search, "model", book, "model"]
     assert [(r.a, r.b, r.status) for r in diff.rows] == [
         (0, 0, IDENTICAL),  # the two searches, asked with other ids
         (1, 1, IDENTICAL),
@@ -100,11 +101,14 @@ def test_an_extra_call_on_one_side_is_its_own_row(
     s = Session()
     s.prompt(PROMPT)
     cities = ("Zürich", "Basel", "Bern")
-    s.reply([tool_use(f"toolu_{c}", "search", city=c) for c in cities], usage=(80, 20, 0, 0))
+    s.reply(
+        [tool_use(f"toolu_{c}", "mcp__travel__search", city=c) for c in cities],
+        usage=(80, 20, 0, 0),
+    )
     found = ("Storchen, Widder", "Les Trois Rois", "Schweizerhof")
     for city, hotels in zip(cities, found, strict=True):
         s.result(f"toolu_{city}", hotels)
-    s.reply([tool_use("toolu_b", "book", hotel="Storchen")], usage=(130, 15, 0, 0))
+    s.reply([tool_use("toolu_b", "mcp__travel__book", hotel="Storchen")], usage=(130, 15, 0, 0))
     s.result("toolu_b", "booking #42")
     s.reply([text("Booked Hotel Storchen ✓")], usage=(170, 9, 0, 0))
     diff = compare(load(s.write(tmp_path / "extra.jsonl")), load(path))
