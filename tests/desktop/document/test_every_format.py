@@ -103,6 +103,8 @@ def _check_fork(qtbot: Any, window: MainWindow, view: Any, upstream: FakeUpstrea
     step = _top_models(view)[-1]
     seq, why = window.forks.why_not(view, step)
     assert seq is not None, why
+    item = window.forks.step_menu(view, step).actions()[0]  # the step list's right-click
+    assert item.isEnabled() and item.text() == "Fork from Here…"
     upstream.script(Reply(text="Forked answer.", usage=(40, 4)))
     dialog = open_dialog(qtbot, window, view, step)
     settings = dialog.settings
