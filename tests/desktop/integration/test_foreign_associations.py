@@ -84,3 +84,11 @@ def test_no_generic_suffix_is_claimed() -> None:
     keys = _reg(PACKAGING / "windows" / "register-user.reg")
     for g in GENERIC:  # only listed in Open With, the default stays the user's
         assert rf"{CLASSES}\.{g}" not in keys
+
+
+def test_packaging_readme_lists_every_file_type() -> None:
+    text = (PACKAGING / "README.md").read_text()
+    for t in APP.file_types:
+        row = next((ln for ln in text.splitlines() if ln.startswith(f"| `{t.glob}`")), "")
+        for fact in (t.mime_type, t.uti, t.prog_id):
+            assert f"`{fact}`" in row, (t.glob, fact)
