@@ -168,7 +168,8 @@ def _listing(
 
 
 def _label(sample_id: str, epoch: int, summary: Any) -> str:
-    """``7 · epoch 2 · What is 2+3? · C``: what a chooser shows for a sample."""
+    """``7 · epoch 2 · What is 2+3? · match: C``: what a chooser shows for a sample (a
+    score by its scorer's name: a bare ``C`` or ``I`` said nothing to who had not run it)."""
     parts = [sample_id, f"epoch {epoch}"]
     if isinstance(summary, dict):
         value = summary.get("input")
@@ -178,7 +179,8 @@ def _label(sample_id: str, epoch: int, summary: Any) -> str:
             parts.append(text[:_LABEL_CHARS] + ("…" if len(text) > _LABEL_CHARS else ""))
         scores = summary.get("scores")
         if isinstance(scores, dict):
-            parts += [str(s.get("value")) for s in scores.values() if isinstance(s, dict)][:2]
+            scored = [f"{k}: {s.get('value')}" for k, s in scores.items() if isinstance(s, dict)]
+            parts += scored[:2]
         if summary.get("error"):
             parts.append("error")
     return " · ".join(parts)

@@ -58,6 +58,7 @@ def test_every_sample_is_listed_and_the_first_opens_by_default(
     first = facts["order"][0]
     assert f"{doc.extra['sample']['id']}:{doc.extra['sample']['epoch']}" == first
     assert "And 1+1?" in doc.extra["samples"][0]["label"]
+    assert doc.extra["samples"][0]["label"].endswith(" · match: I")  # the scorer names it
 
 
 @pytest.mark.parametrize("key", ["7:1", "a:1", "7:2", "a:2"])
