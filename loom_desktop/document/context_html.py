@@ -358,7 +358,9 @@ def _header(tl: Timeline, step: int) -> str:
     kind = tl.kind_name(step)
     color = KIND_COLORS.get(kind.split(":")[0], "#555")
     parts = [f"<b style='color:{color}'>{esc(kind)}</b>", step_label(tl, step)]
-    parts.append(f"agent {esc(tl.agents[tl.agent[step]])}")
+    agent = tl.agents[tl.agent[step]]
+    if agent:  # a step no agent is named for (a tool, a foreign main agent): no bare "agent"
+        parts.append(f"agent {esc(agent)}")
     if tl.depth[step]:
         parts.append(f"depth {tl.depth[step]}")
     if tl.kind[step] == K_MODEL:
