@@ -265,7 +265,8 @@ def event_messages(events: tuple[SpanEvent, ...]) -> tuple[list[Message], list[M
 
 def _event_message(role: str, attrs: dict[str, Any]) -> Message:
     calls = []
-    for call in parse_json(attrs.get("tool_calls")) or []:
+    listed = parse_json(attrs.get("tool_calls"))
+    for call in listed if isinstance(listed, list) else []:
         if isinstance(call, dict):
             function = function_of(call)
             calls.append(

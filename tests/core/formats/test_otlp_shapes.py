@@ -229,6 +229,21 @@ _KEYS = (
     "llm.token_count.prompt",
     "tool.name",
     "output.value",
+    "content",
+    "tool_calls",
+    "message",
+    "id",
+    "exception.type",
+    "exception.message",
+    "gen_ai.prompt",
+)
+_EVENTS = (
+    "gen_ai.user.message",
+    "gen_ai.assistant.message",
+    "gen_ai.tool.message",
+    "gen_ai.choice",
+    "gen_ai.content.prompt",
+    "exception",
 )
 _ANY = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 2**70) | st.floats() | st.text(max_size=8),
@@ -270,7 +285,11 @@ def _otlp_value(value: Any) -> dict[str, Any]:
 def test_any_value_in_any_attribute_reads_or_is_refused_in_words(
     spans: list[dict[str, Any]],
 ) -> None:
-    """Attribute values are anyone's JSON: a run (odd values shown as they are) or a LoadError."""
+    """Attribute values are anyone's JSON: a run (odd values shown as they are) or a LoadError.
+    Each span is a model call, a tool or an agent unless its drawn attributes say otherwise,
+    so every reader of every convention (events included) gets the odd values."""
+    roles = ("chat", "execute_tool", "invoke_agent")
+    spans = [{"gen_ai.operation.name": roles[i % 3], **attrs} for i, attrs in enumerate(spans)]
     body = {
         "resourceSpans": [
             {
@@ -283,6 +302,17 @@ def test_any_value_in_any_attribute_reads_or_is_refused_in_words(
                                 "startTimeUnixNano": str(i),
                                 "attributes": [
                                     {"key": k, "value": _otlp_value(v)} for k, v in attrs.items()
+                                ],
+                                "status": {"code": 2, "message": "failed"},
+                                "events": [
+                                    {
+                                        "name": name,
+                                        "attributes": [
+                                            {"key": k, "value": _otlp_value(v)}
+                                            for k, v in attrs.items()
+                                        ],
+                                    }
+                                    for name in _EVENTS
                                 ],
                             }
                             for i, attrs in enumerate(spans)
