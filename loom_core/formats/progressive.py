@@ -9,6 +9,7 @@ chunks (a single multi-hundred-millisecond C call would freeze the window).
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -298,4 +299,12 @@ def load_progressive(
     if cancelled():
         raise Cancelled()
     with gc_paused():
-        return Loaded(doc, build_timeline(doc))
+        loaded = Loaded(doc, build_timeline(doc))
+        # The run's millions of objects (context items, pairs) were made while the
+        # collector was paused: once it runs again its first young collection would scan
+        # every one of them, a stall of a second or more in whichever thread allocates
+        # next (the window's, often). They live as long as the run is open, so they go
+        # straight to the permanent generation; the window thaws it when a tab closes
+        # (loom_desktop.infra.gc_policy), and refcounting frees them as usual.
+        gc.freeze()
+    return loaded

@@ -131,3 +131,24 @@ def test_the_log_is_found_by_layout_and_not_scanned_as_json(
     result = load_progressive(str(path))
     assert parsed and max(parsed) < path.stat().st_size // 2
     assert _plain(result.doc.effects) == _plain(load(path).effects)
+
+
+def test_a_loaded_run_is_not_left_for_one_huge_young_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the load made while the collector was paused goes to the permanent generation:
+    else the first collection after it scans every object of the run at once (a
+    multi-second stall of the window at a million steps)."""
+    import gc
+
+    monkeypatch.setattr(progressive, "SMALL_BYTES", 0)
+    path = tmp_path / "t.loom.json"
+    path.write_text(_trace(30))
+    gc.unfreeze()
+    try:
+        result = load_progressive(str(path))
+        assert gc.get_freeze_count() > 0
+        assert len(gc.get_objects(generation=0)) < 1000  # nothing of the run is young
+        assert len(result.timeline) == 31
+    finally:
+        gc.unfreeze()
