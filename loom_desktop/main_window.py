@@ -476,6 +476,7 @@ class MainWindow(QMainWindow):
         window: say how to open something."""
         index = self.tabs.currentIndex()
         self.central.setCurrentWidget(self.tabs if index >= 0 else self.library.start_page)
+        self.library.start_page_shown(index < 0)
         self.setWindowTitle(
             f"{self.tabs.tabText(index)} — Loom Desktop" if index >= 0 else "Loom Desktop"
         )

@@ -49,6 +49,7 @@ class LibraryUi:
     def __init__(self, window: Any, hint: QLabel, view_menu: QMenu) -> None:
         self.window = window
         self.recordings: set[str] = set()  # traces being recorded by a proxy started here
+        self._dock_away = False  # the dock was hidden for the start page (shown again after)
         self.controller = LibraryController(window, folders=default_folders())
         self.start_page = QWidget()
         lay = QVBoxLayout(self.start_page)
@@ -68,6 +69,17 @@ class LibraryUi:
         for page in (self.page, self.dock_page):
             page.open_requested.connect(self.open)
         QTimer.singleShot(0, self.controller.start)
+
+    def start_page_shown(self, shown: bool) -> None:
+        """The start page lists the runs itself: the Runs dock beside it was a second copy
+        of the same list and search box, so it steps aside while the start page shows and
+        comes back with the first tab."""
+        if shown and self.dock.isVisible():
+            self.dock.hide()
+            self._dock_away = True
+        elif not shown and self._dock_away:
+            self.dock.show()
+            self._dock_away = False
 
     def install_dock(self) -> None:
         from PySide6.QtCore import Qt

@@ -121,3 +121,17 @@ def test_a_long_run_name_leaves_the_numbers_in_view(
     assert table.columnWidth(1) < table.fontMetrics().horizontalAdvance(long)
     cost = table.columnViewportPosition(7) + table.columnWidth(7)
     assert 0 < cost <= table.viewport().width()
+
+
+def test_the_dock_steps_aside_for_the_start_page(
+    qtbot: Any, window: MainWindow, sample: Path, open_and_wait: Any
+) -> None:
+    """Closing the last tab shows the start page, which lists the runs: the Runs dock beside
+    it was the same list and search box again. It comes back with the next tab."""
+    open_and_wait(window, sample)
+    window.library.dock.show()
+    window.close_tab(0)
+    assert window.central.currentWidget() is window.library.start_page
+    assert not window.library.dock.isVisible()
+    open_and_wait(window, sample)
+    assert window.library.dock.isVisible()
