@@ -25,6 +25,8 @@ from loom_core.formats.tolerant import (
     decode_struct,
     decode_value,
     maybe_deep,
+    surrogate_cause,
+    surrogates_escaped,
     validated,
     with_headroom,
 )
@@ -59,13 +61,18 @@ class JournalState:
         if not line.strip():
             return True
         try:
-            kind = (
-                with_headroom(_type_decoder.decode, line)
-                if maybe_deep(line)
-                else _type_decoder.decode(line)
-            ).type
+            kind = _line_type(line)
         except (msgspec.DecodeError, msgspec.ValidationError):
-            return False
+            shown = surrogates_escaped(line)  # what Python's json (so loom-harness) reads
+            if shown is None:
+                return False
+            try:
+                kind = _line_type(shown)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                return False
+            cause = str(surrogate_cause(line)).rsplit(" at line ", 1)[0]
+            self.problems.append(f"line {self.line_no}: {cause}, shown as its escape")
+            line = shown
         if kind == "header":
             self.header = decode_value(line)
             self.headers_seen += 1
@@ -190,6 +197,12 @@ def load_journal_bytes(data: bytes, path: str) -> Document:
             + (f": {warnings[0]}" if warnings else ""),
         )
     return journal_document(state, path, data, warnings)
+
+
+def _line_type(line: bytes) -> str:
+    """The line's ``type`` member (msgspec's errors propagate)."""
+    decode = _type_decoder.decode
+    return (with_headroom(decode, line) if maybe_deep(line) else decode(line)).type
 
 
 def _bad_text(line: bytes) -> str | None:

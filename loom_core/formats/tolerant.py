@@ -140,6 +140,18 @@ def escaped_surrogates(value: Any) -> Any:
     return root[0]
 
 
+def surrogates_escaped(data: bytes) -> bytes | None:
+    """``data`` (a journal line) re-encoded with its lone surrogates shown as their escapes
+    (see :func:`escaped_surrogates`); None when it has none, or is not JSON for Python."""
+    if surrogate_cause(data) is None:
+        return None
+    try:
+        value = lenient_json(data)
+    except (ValueError, RecursionError):
+        return None
+    return json.dumps(escaped_surrogates(value)).encode()
+
+
 def decode_cause(err: Exception, data: bytes) -> str:
     """A decoder error as a short cause with its line (msgspec names a byte offset)."""
     text = str(err)

@@ -40,6 +40,7 @@ import msgspec
 from loom_core.formats.document import Unfinished
 from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.journal import JournalState
+from loom_core.formats.tolerant import surrogates_escaped
 from loom_core.live.live_status import DEFAULT_IDLE_AFTER, REWRITTEN, RUNNING, WAITING, live_status
 from loom_core.live.writers import WriterWatch, writer_present
 
@@ -93,7 +94,10 @@ def _first_line_problem(block: bytes) -> str | None:
             try:
                 kind = _probe.decode(line).get("type")
             except (msgspec.DecodeError, msgspec.ValidationError):
-                return "not a loom journal (the first line is not a JSON object)"
+                try:  # a lone surrogate escape: the line reader reads it (shown escaped)
+                    kind = _probe.decode(surrogates_escaped(line) or b"").get("type")
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    return "not a loom journal (the first line is not a JSON object)"
             except RecursionError:
                 return None  # an object, too deep to look into: the line reader names it
             if kind is None or bytes(kind) not in _JOURNAL_TYPES:

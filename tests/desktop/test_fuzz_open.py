@@ -73,6 +73,11 @@ JOURNAL_LINES = {  # the journal_lines family: a bad line appended to a live jou
         "Line 3",
         "nested too deeply",
     ),
+    "lone surrogate": (  # read as loom-harness reads it, the value shown as its escape
+        effect(1, "tool:x", "ok").replace(b'"ok"', b'"\\ud800"'),
+        "line 3",
+        "a lone surrogate escape (\\ud800) in a string, shown as its escape",
+    ),
     "wrong types": (
         b'{"type": "effect", "seq": 1, "kind": 5, "depth": "x", "result": "ok"}\n',
         "line 3 (seq 1)",

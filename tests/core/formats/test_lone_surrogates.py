@@ -72,3 +72,22 @@ def test_a_save_keeps_the_value_loom_harness_wrote(tmp_path: Path) -> None:
 def test_the_cli_shows_it(tmp_path: Path) -> None:
     done = core("summary", _written(tmp_path))
     assert done.returncode == 0 and "model: \\ud800" in done.stdout, done.stderr
+
+
+def test_a_journal_line_with_one_is_read_as_loom_harness_reads_it(tmp_path: Path) -> None:
+    """loom-harness's journal reader (``json.loads`` per line) takes the line; so do we,
+    the value shown as its escape, the line named (not skipped as unreadable)."""
+    from loom.journal import Journal
+
+    from tests.core.live_helpers import effect, header
+
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(header("go") + effect(0, "tool:x", "a\udc00b") + effect(1, "tool:x", "ok"))
+    assert b'"a\\udc00b"' in path.read_bytes()
+    _, theirs = Journal.read(str(path))
+    doc = load(path)
+    assert [e.result for e in theirs] == ["a\udc00b", "ok"] and len(doc.effects) == 2
+    assert step_summary(build_timeline(doc), 1).endswith("a\\udc00b")
+    assert doc.warnings == (
+        "line 2: a lone surrogate escape (\\udc00) in a string, shown as its escape",
+    )
