@@ -59,6 +59,15 @@ def signature(st: os.stat_result, parts: Sequence[str]) -> tuple[int, int]:
     return size, mtime
 
 
+INT64 = 2**63 - 1
+
+
+def sql_int(value: int | None) -> int | None:
+    """An integer SQLite can hold: a file's counts and seqs have no limit (a hand-edited
+    ``1e400``-sized token count or seq read as a Python int), a column has 64 bits."""
+    return None if value is None else max(-INT64 - 1, min(INT64, value))
+
+
 class Indexer:
     """The library's writer (one per process; see the module docstring)."""
 
@@ -154,8 +163,8 @@ class Indexer:
                     f.title,
                     "\n".join(f.models),
                     f.steps,
-                    f.tokens_in,
-                    f.tokens_out,
+                    sql_int(f.tokens_in),
+                    sql_int(f.tokens_out),
                     f.cost,
                     f.errors,
                     f.outcome,
@@ -163,7 +172,7 @@ class Indexer:
                     ended,
                     f.started if f.started is not None else ended,
                     norm(f.parent) if f.parent else None,
-                    f.fork_seq,
+                    sql_int(f.fork_seq),
                     f.healed_by,
                     time.time(),
                     run,
@@ -176,7 +185,7 @@ class Indexer:
             self.conn.executemany(
                 "INSERT INTO step_fts (rowid, body, tool, agent, tags, seq) VALUES (?, ?, ?, ?, ?, ?)",
                 (
-                    (step_rowid(run, i), r.body, r.tool, r.agent, r.tags, r.seq)
+                    (step_rowid(run, i), r.body, r.tool, r.agent, r.tags, sql_int(r.seq))
                     for i, r in enumerate(rows[: STEP_SPAN - 1])
                 ),
             )

@@ -199,3 +199,15 @@ def test_a_reader_that_fails_unexpectedly_marks_only_its_run(
     assert (
         report.causes[str(runs / "sample-branch.loom.json")] == "cannot be read (KeyError: 'log')"
     )
+
+
+def test_numbers_beyond_64_bits_are_indexed(tmp_path: Path) -> None:
+    """A hand-edited seq or token count of 10**400 reads (JSON has no integer limit); the
+    library stores it clamped instead of failing the file (the window's fuzz found it)."""
+    from tests.core.fuzz.drive import REGRESSIONS
+
+    indexer = Indexer(connect(tmp_path / "lib.sqlite3"))
+    for name in ("numbers-huge-seq-timeline-axis.json", "numbers-huge-int-usage-diff.json"):
+        path = tmp_path / name
+        shutil.copy(REGRESSIONS / name, path)
+        assert indexer.index_file(path) == "indexed"
