@@ -171,10 +171,16 @@ def _in_window(window: Any, family: str, data: bytes, tally: Counter) -> None:
 
 @contextlib.contextmanager
 def real_window(bound: float) -> Iterator[Any]:
-    """One offscreen application and main window for every input (settings kept apart)."""
+    """One offscreen application and main window for every input (settings, the run library
+    and generated runs kept in a temp dir, never the user's)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     with tempfile.TemporaryDirectory(prefix="loom-fuzz-window-") as tmp:
         os.environ["LOOM_DESKTOP_CONFIG_DIR"] = str(Path(tmp) / "config")
+        from loom_core.library.db import ENV as LIBRARY_ENV
+        from loom_core.runs_dir import ENV as RUNS_ENV
+
+        os.environ[LIBRARY_ENV] = str(Path(tmp) / "library.sqlite3")  # not the user's
+        os.environ[RUNS_ENV] = str(Path(tmp) / "runs")
         from PySide6.QtWidgets import QApplication
 
         from loom_desktop.main_window import MainWindow
