@@ -30,6 +30,7 @@ class SeqAxis(pg.AxisItem):
         self.row_seq = np.empty(0)  # row -> seq (NaN: a user prompt row)
         self._rows = np.empty(0, dtype=np.int64)  # rows of the effects, in seq order
         self._seqs = np.empty(0)  # their seqs, ascending
+        self._ascending = True  # so are the rows (the usual run)
         self._tl: Timeline | None = None
 
     def set_timeline(self, tl: Timeline) -> None:
@@ -45,16 +46,27 @@ class SeqAxis(pg.AxisItem):
             order = np.argsort(seqs, kind="stable")
             rows, seqs = rows[order], seqs[order]
         self.row_seq, self._rows, self._seqs = row_seq, rows, seqs
+        self._ascending = len(rows) < 2 or bool(np.all(rows[1:] >= rows[:-1]))
         self.picture = None  # redraw the labels
         self.update()
+
+    def _in_view(self, lo: float, hi: float) -> slice | np.ndarray:
+        """The effects whose rows are in ``lo..hi``: a slice found by bisection when rows
+        ascend with seqs (every ordinary run: no pass over a million rows per repaint),
+        else a mask."""
+        rows = self._rows
+        if self._ascending:
+            first = int(np.searchsorted(rows, lo, side="left"))
+            return slice(first, int(np.searchsorted(rows, hi, side="right")))
+        return (rows >= lo) & (rows <= hi)
 
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # noqa: N802
         """Round seqs in view, as rows: pyqtgraph picks the spacing over the seq range."""
         lo, hi = sorted((minVal, maxVal))
-        shown = (self._rows >= lo) & (self._rows <= hi)
-        if not shown.any():
-            return []
+        shown = self._in_view(lo, hi)
         seqs = self._seqs[shown]
+        if not len(seqs):
+            return []
         levels = []
         for spacing, values in super().tickValues(seqs[0] - 0.5, seqs[-1] + 0.5, size):
             wanted = np.array([v for v in values if float(v).is_integer()])  # zoomed in: 0.5s

@@ -92,3 +92,16 @@ def test_the_step_axis_takes_seqs_from_the_timeline_not_the_effects(sample: Path
     axis.set_timeline(tl)
     rows = list(tl.step_of_effect)
     assert [int(axis.row_seq[r]) for r in rows] == expected
+
+
+def test_axis_ticks_bisect_the_rows_in_view(sample: Path) -> None:
+    """Ticks are asked for on every axis repaint: the rows in view are found by bisection,
+    with the same ticks a scan over every row gives."""
+    from loom_desktop.widgets.seq_axis import SeqAxis
+
+    axis = SeqAxis()
+    axis.set_timeline(build_timeline(load(sample)))
+    assert isinstance(axis._in_view(3, 20), slice)
+    bisected = axis.tickValues(3, 20, 600)
+    axis._ascending = False  # the mask path (a file whose seqs go back)
+    assert axis.tickValues(3, 20, 600) == bisected and bisected
