@@ -27,6 +27,8 @@ def _when(ts: float | None) -> str:
 
 
 def _cost(row: RunRow) -> str:
+    if row.state != "ok":
+        return "-"
     return "?" if row.cost is None else format_usd(row.cost) or "$0"
 
 

@@ -211,3 +211,19 @@ def test_numbers_beyond_64_bits_are_indexed(tmp_path: Path) -> None:
         path = tmp_path / name
         shutil.copy(REGRESSIONS / name, path)
         assert indexer.index_file(path) == "indexed"
+
+
+def test_a_common_term_filters_the_runs_page_by_probing_runs(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loom_core.library import search
+
+    indexer, lib = _index(runs)
+    queries = ("slugify", "tool:git_push", "is:error", "get_weather", "model:claude-test weather")
+    exact = {q: [r.path for r in lib.runs(q)] for q in queries}
+    assert exact["get_weather"] == [str(runs / "proxy" / "session.loom.json")]
+    assert len(exact["slugify"]) == 2  # the sample and its branch
+    monkeypatch.setattr(search, "EXACT_STEPS", 0)  # every term counts as common
+    assert {q: [r.path for r in lib.runs(q)] for q in queries} == exact
+    assert [r.path for r in lib.runs("slugify", limit=1, offset=1)] == exact["slugify"][1:]
+    indexer.close()
