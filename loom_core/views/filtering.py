@@ -262,6 +262,11 @@ def filter_steps(
     return out
 
 
+def prepare_filter(tl: Timeline) -> None:
+    """Build the columns every ``tool:`` query needs, before the first one is typed in full."""
+    step_index(tl).name_ids(tl, len(tl))
+
+
 def filter_message(text: str, rows: array[int] | None, total: int) -> tuple[str, bool]:
     """What to say under the filter box, and whether it is a problem (shown in red):
     the query's problems, "no step matches …" for an empty result, else the count."""

@@ -64,6 +64,11 @@ class StepIndex:
         self._lower: dict[str, bytes] = {}
         self._lock = threading.Lock()
 
+    @property
+    def named_steps(self) -> int:
+        """How many steps the kind-name column covers so far."""
+        return len(self._name_of)
+
     def name_ids(self, tl: Timeline, upto: int) -> npt.NDArray[np.uint32]:
         """Kind-name id of steps ``0 .. upto - 1`` (``episode`` for user steps)."""
         with self._lock:

@@ -62,3 +62,15 @@ def test_matches_stream_in_and_a_new_query_cancels_the_old(
     latest = filter_steps(tl, "line 29")
     assert latest is not None and list(view.model.rows or []) == list(latest)
     assert len(finished) == 1
+
+
+def test_typing_builds_the_kind_name_column_before_the_filter_runs(
+    qtbot, open_and_wait, window: MainWindow, tmp_path: Path
+) -> None:
+    view = open_and_wait(window, _trace(tmp_path / "t.loom.json", 500))
+    tl = view.session.timeline
+    assert step_index.step_index(tl).named_steps == 0
+    view.filter_box.setText("t")  # the first keystroke of "tool:…"
+    view._filter_timer.stop()  # the filter itself does not run
+    qtbot.waitUntil(lambda: step_index.step_index(tl).named_steps == len(tl), timeout=10_000)
+    assert view.model.rows is None  # nothing was filtered: only the column was built
