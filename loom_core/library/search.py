@@ -185,39 +185,45 @@ class Library:
                 RunRow.of(r)
                 for r in self.conn.execute(f"{sql} LIMIT ? OFFSET ?", [*args, limit, offset])
             ]
-        ids = self._runs_matching(q.match)
+        ids = self._runs_matching(q)
         if ids is not None:
             sql = sql.replace(" ORDER BY", " AND r.id IN (SELECT value FROM json_each(?)) ORDER BY")
             rows = self.conn.execute(
                 f"{sql} LIMIT ? OFFSET ?", [*args, json.dumps(ids), limit, offset]
             )
             return [RunRow.of(r) for r in rows]
-        return self._probe_runs(sql, args, q.match, limit, offset)
+        return self._probe_runs(sql, args, q, limit, offset)
 
-    def _runs_matching(self, match: str) -> list[int] | None:
-        """The runs with a step matching ``match``, or None when more than
+    def _runs_matching(self, q: SearchQuery) -> list[int] | None:
+        """The runs with a step matching ``q``, or None when more than
         :data:`EXACT_STEPS` steps match (then most runs do: see :meth:`_probe_runs`)."""
+        names = "tool, agent" if q.tools or q.agents else "'', ''"  # reading them costs
         rows = self.conn.execute(
-            "SELECT rowid / ? FROM step_fts WHERE step_fts MATCH ? LIMIT ?",
-            (STEP_SPAN, match, EXACT_STEPS + 1),
+            f"SELECT rowid / ?, {names} FROM step_fts WHERE step_fts MATCH ? LIMIT ?",
+            (STEP_SPAN, q.match, EXACT_STEPS + 1),
         ).fetchall()
-        return sorted({r for (r,) in rows}) if len(rows) <= EXACT_STEPS else None
+        if len(rows) > EXACT_STEPS:
+            return None
+        return sorted({run for run, tool, agent in rows if q.keeps(tool, agent)})
 
     def _probe_runs(
-        self, sql: str, args: list[Any], match: str, limit: int, offset: int
+        self, sql: str, args: list[Any], q: SearchQuery, limit: int, offset: int
     ) -> list[RunRow]:
         """A common term: walk the runs in the page's order and keep those with a matching
         step (one rowid-range probe each) until the page is full. Why: collecting every
         matching step of a word in a third of ten million steps takes seconds; a page of
         runs that mostly match is filled after a few hundred probes."""
         out: list[RunRow] = []
-        probe = "SELECT 1 FROM step_fts WHERE step_fts MATCH ? AND rowid >= ? AND rowid < ? LIMIT 1"
+        probe = (
+            "SELECT tool, agent FROM step_fts WHERE step_fts MATCH ? AND rowid >= ? AND rowid < ?"
+        )
+        if not (q.tools or q.agents):
+            probe += " LIMIT 1"  # any matching step will do
         skip = offset
         for row in self.conn.execute(sql, args):
             run = int(row[0])
-            if self.conn.execute(
-                probe, (match, step_rowid(run, 0), step_rowid(run + 1, 0))
-            ).fetchone():
+            steps = self.conn.execute(probe, (q.match, step_rowid(run, 0), step_rowid(run + 1, 0)))
+            if any(q.keeps(tool, agent) for tool, agent in steps):
                 if skip:
                     skip -= 1
                     continue

@@ -219,10 +219,21 @@ def test_a_common_term_filters_the_runs_page_by_probing_runs(
     from loom_core.library import search
 
     indexer, lib = _index(runs)
-    queries = ("slugify", "tool:git_push", "is:error", "get_weather", "model:claude-test weather")
+    queries = (
+        "slugify",
+        "tool:git_push",
+        "is:error",
+        "get_weather",
+        "model:claude-test weather",
+        "tool:*_file",  # the index cannot narrow it: names are checked one by one
+        "tool:get_*",
+    )
     exact = {q: [r.path for r in lib.runs(q)] for q in queries}
     assert exact["get_weather"] == [str(runs / "proxy" / "session.loom.json")]
     assert len(exact["slugify"]) == 2  # the sample and its branch
+    for query in ("tool:*_file", "tool:get_*"):
+        assert set(exact[query]) == {h.path for h in lib.search(query, limit=1000)}
+    assert exact["tool:*_file"] == [str(runs / "sample.loom.json")]
     monkeypatch.setattr(search, "EXACT_STEPS", 0)  # every term counts as common
     assert {q: [r.path for r in lib.runs(q)] for q in queries} == exact
     assert [r.path for r in lib.runs("slugify", limit=1, offset=1)] == exact["slugify"][1:]
