@@ -166,6 +166,10 @@ class RereadFollower:
         self.writer.at_read(self._size, False)
         self.writer.changed()
         self._last_change = started
+        if self.document is None:  # first read: quiet since the file's last write, not now
+            mtime = sig[3]  # (a session opened an hour after its last prompt is not running)
+            if isinstance(mtime, int):
+                self._last_change -= max(0.0, time.time() - mtime / 1e9)
         try:
             with open(self.path, "rb") as fh:
                 data = fh.read()

@@ -101,6 +101,20 @@ def test_idle_when_quiet_and_no_writer_running_while_held(tmp_path: Path) -> Non
     assert held._status == RUNNING
 
 
+def test_a_file_last_written_long_ago_is_idle_from_the_first_read(tmp_path: Path) -> None:
+    """A tab that follows a session nobody wrote for an hour says idle at once, not running
+    for the first seconds as if the read were a write."""
+    path, clock = tmp_path / "run.toy", Clock()
+    path.write_bytes(toy_line("a"))
+    old = path.stat().st_mtime - 3600
+    os.utime(path, (old, old))
+    update = _follower(path, clock, present=False).read()
+    assert update is not None and update.document is not None and update.status == IDLE
+    fresh = tmp_path / "fresh.toy"
+    fresh.write_bytes(toy_line("a"))
+    assert _follower(fresh, clock).read().status == RUNNING  # type: ignore[union-attr]
+
+
 def test_is_live_file(tmp_path: Path) -> None:
     path = tmp_path / "run.toy"
     path.write_bytes(toy_line("a"))
