@@ -247,6 +247,7 @@ def _pyinstaller_available() -> bool:
     os.environ.get("LOOM_SKIP_PACKAGE_TEST") == "1",
     reason="LOOM_SKIP_PACKAGE_TEST=1: frozen-app smoke test skipped",
 )
+@pytest.mark.timeout(1200)  # PyInstaller's build alone takes minutes on a 2-core machine
 def test_frozen_bundle_builds_and_runs_headless(tmp_path: Path, sample: Path) -> None:
     if not _pyinstaller_available():
         if os.environ.get("CI"):
@@ -300,6 +301,15 @@ def test_frozen_bundle_builds_and_runs_headless(tmp_path: Path, sample: Path) ->
         timeout=60,
     )
     assert helper.stdout.strip() == "valid", helper.stderr  # the checksum tab helper, frozen
+    page = tmp_path / "page.html"
+    export = subprocess.run(  # the HTML page's assets are package data: bundled too
+        [str(binary), "--run-module", "loom_core", "export-html", str(sample), "-o", str(page)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert export.returncode == 0 and "loom-data" in page.read_text(), export.stderr
     for args in ([str(sample), "--step", "9"], []):  # [] opens the bundled sample
         out = tmp_path / f"frozen{len(args)}.png"
         run = subprocess.run(
