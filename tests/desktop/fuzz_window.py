@@ -134,6 +134,8 @@ class WindowFuzz:
 
         sys.excepthook = excepthook
         old_hold, gc_policy.hold = gc_policy.hold, _hold_nothing
+        collecting = gc.isenabled()
+        gc.disable()  # collected on this thread only (see _hold_nothing)
         own_plot, fork_menu = DocumentView.ensure_timeline, ForkActions._plot_menu
         DocumentView.ensure_timeline = lambda view: (  # type: ignore[method-assign]
             own_plot(view) if self._n % OWN_PLOT_EVERY == 0 else None
@@ -151,6 +153,8 @@ class WindowFuzz:
             qInstallMessageHandler(old_qt)
             main_window.QMessageBox = old_box  # type: ignore[misc]
             gc_policy.hold = old_hold
+            if collecting:
+                gc.enable()
             DocumentView.ensure_timeline = own_plot  # type: ignore[method-assign]
             ForkActions._plot_menu = fork_menu  # type: ignore[method-assign]
             sys.excepthook = old_hook
@@ -280,7 +284,10 @@ def _hold_nothing(_owner: object) -> None:
     """The window's collector policy is for tabs that stay open: it freezes a loaded run and
     runs a full collection of the process when its tab closes (see ``gc_policy``). Here a
     tab lives for milliseconds, and a full collection of the fuzzer's heap per input would
-    be most of the run's time; :meth:`WindowFuzz.run` collects every ``COLLECT_EVERY``."""
+    be most of the run's time; :meth:`WindowFuzz.run` collects every ``COLLECT_EVERY``, on
+    the GUI thread, with automatic collection off meanwhile: left on, it ran in the
+    tailer's thread once closed tabs' garbage piled up, and destroying Qt objects there
+    killed the process (SIGSEGV, twice in the long truncation run)."""
 
 
 def _python_error(cause: str) -> bool:
