@@ -56,5 +56,5 @@ def write_page(
 ) -> int:
     """Write the page atomically; returns its size in bytes."""
     payload = render_page(doc, timeline, scrub).encode("utf-8")
-    atomic_write_bytes(out, payload)
+    atomic_write_bytes(out, payload, shared=True)
     return len(payload)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -70,19 +71,49 @@ def stamp(data: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def atomic_write_bytes(path: str | Path, payload: bytes) -> None:
-    """Write ``payload`` to ``path`` via temp file + fsync + rename."""
+def atomic_write_bytes(path: str | Path, payload: bytes, shared: bool = False) -> None:
+    """Write ``payload`` to ``path`` via temp file + fsync + rename.
+
+    The temporary file is private (0600). ``shared`` (a trace, an exported page: files
+    the user shows others, as loom-harness's own writes are) gives the result the mode a
+    plain write would: a replaced file keeps its mode, a new one gets 0666 less the umask.
+    """
     target = Path(path)
+    mode = _plain_mode(target) if shared else None
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _plain_mode(target: Path) -> int:
+    """The mode ``open(target, "w")`` would leave: the old file's, else 0666 & ~umask."""
+    try:
+        return stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where the platform tells (Linux)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: set and restore (a moment's window, at save time)
+    os.umask(mask)
+    return mask
 
 
 def save_dict(data: dict[str, Any], path: str | Path) -> dict[str, Any]:
@@ -90,7 +121,7 @@ def save_dict(data: dict[str, Any], path: str | Path) -> dict[str, Any]:
     with gc_paused():
         stamped = stamp(data)
         payload = json.dumps(stamped, indent=2).encode("ascii")
-    atomic_write_bytes(path, payload)
+    atomic_write_bytes(path, payload, shared=True)
     return stamped
 
 

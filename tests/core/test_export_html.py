@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from pathlib import Path
 
@@ -128,3 +129,25 @@ def test_the_page_renders_scrubs_and_fetches_nothing_in_chromium(tmp_path: Path)
     assert 0 < seen["rows"] < len(rows) + 1
     assert all(u.startswith("file://") for u in seen["requests"]), seen["requests"]
     assert (tmp_path / "shot.png").stat().st_size > 10_000
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+def test_pages_and_traces_get_a_plain_files_mode(tmp_path: Path) -> None:
+    """Shared files are written as a plain write would leave them (0666 less the umask; a
+    replaced file keeps its mode), not 0600 from the private temporary file."""
+    import stat
+
+    from loom_core.formats.save import save_document
+
+    old = os.umask(0o022)
+    try:
+        page, trace = tmp_path / "p.html", tmp_path / "t.loom.json"
+        assert core("export-html", SAMPLE, "-o", page).returncode == 0
+        save_document(load(SAMPLE), trace)
+        assert stat.S_IMODE(page.stat().st_mode) == 0o644
+        assert stat.S_IMODE(trace.stat().st_mode) == 0o644
+        trace.chmod(0o640)
+        save_document(load(SAMPLE), trace)
+        assert stat.S_IMODE(trace.stat().st_mode) == 0o640
+    finally:
+        os.umask(old)
