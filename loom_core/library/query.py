@@ -29,6 +29,7 @@ RUN_KEYS = ("model", "after", "before")
 _TERM = re.compile(r'"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w")
 _GLOB_WORDS = re.compile(r"[^\W_]+")
+_WILD = re.compile(r"\[[^\]]*\]?|[*?]")
 
 
 @dataclass
@@ -99,18 +100,24 @@ def _any(column: str, terms: list[str]) -> str:
 
 
 def _glob_terms(glob: str) -> list[str]:
-    """An FTS5 phrase every tool name matching ``glob`` contains (none: the index cannot
-    narrow it, the names are checked one by one). The filter wraps a plain name in
-    wildcards (``bash`` → ``*bash*``); that is matched as a word, which the index answers
-    at once. A glob the user wrote is narrowed by its beginning (``read_*`` → ``"read"*``)."""
+    """FTS5 terms every tool name matching ``glob`` holds (none: the index cannot narrow
+    it, the names are checked one by one). A word of the glob that a wildcard does not
+    touch is a whole word of the name (``*_file`` → ``"file"``), one a wildcard follows is
+    a beginning (``read*`` → ``"read"*``), one a wildcard precedes could end a longer word
+    and is left to the name check. The filter wraps a plain name in wildcards (``bash`` →
+    ``*bash*``); that is matched as a word, which the index answers at once."""
     inner = glob.lower()
     if len(inner) > 2 and inner.startswith("*") and inner.endswith("*"):
         inner = inner[1:-1]
-    head = re.split(r"[*?\[\]]", inner, maxsplit=1)
-    words = " ".join(_GLOB_WORDS.findall(head[0]))
-    if not words:
-        return []
-    return [fts_string(words) + ("*" if len(head) > 1 else "")]
+    pieces = _WILD.split(inner)
+    terms = []
+    for k, part in enumerate(pieces):
+        for word in _GLOB_WORDS.finditer(part):
+            if word.start() == 0 and k > 0:
+                continue  # a wildcard just before: the end of some longer word
+            open_end = word.end() == len(part) and k < len(pieces) - 1
+            terms.append(fts_string(word.group()) + ("*" if open_end else ""))
+    return terms
 
 
 def _text_term(needle: str) -> str | None:
@@ -124,10 +131,10 @@ def _tool_expr(q: SearchQuery, globs: list[str]) -> str:
     q.tools = [g.lower() for g in globs]
     alternatives = []
     for glob in globs:
-        words = _glob_terms(glob)
-        if not words:  # ``tool:*`` or ``tool:*_x``: every call and tool step, names checked
+        terms = _glob_terms(glob)
+        if not terms:  # ``tool:*`` or ``tool:*x``: every call and tool step, names checked
             return "tags : (ktool OR kmodel)"
-        alternatives += words
+        alternatives.append(terms[0] if len(terms) == 1 else f"({' AND '.join(terms)})")
     return _any("tool", alternatives)
 
 

@@ -22,6 +22,7 @@ from loom_core.library.query import SearchQuery, parse_search
 
 OPEN_MARK, CLOSE_MARK = "\x02", "\x03"  # what FTS5 puts around a match; see Hit.marks
 SNIPPET_WORDS = 16
+EXAMINED = 200_000  # steps a tool glob or agent name is checked on, at most, per query
 EXACT_STEPS = 20_000  # runs() collects the runs of at most this many matching steps at once
 SORTS = {
     "time": "time",
@@ -219,11 +220,20 @@ class Library:
         )
         if not (q.tools or q.agents):
             probe += " LIMIT 1"  # any matching step will do
-        skip = offset
+        skip, examined = offset, 0
         for row in self.conn.execute(sql, args):
             run = int(row[0])
-            steps = self.conn.execute(probe, (q.match, step_rowid(run, 0), step_rowid(run + 1, 0)))
-            if any(q.keeps(tool, agent) for tool, agent in steps):
+            kept = False
+            for tool, agent in self.conn.execute(
+                probe, (q.match, step_rowid(run, 0), step_rowid(run + 1, 0))
+            ):
+                examined += 1
+                if q.keeps(tool, agent):
+                    kept = True
+                    break
+            if examined > EXAMINED:
+                break  # see search(): a glob the index cannot narrow
+            if kept:
                 if skip:
                     skip -= 1
                     continue
@@ -263,9 +273,10 @@ class Library:
             f"WHERE step_fts MATCH ? AND {' AND '.join(where)} ORDER BY s.rowid DESC"
         )
         found: list[tuple[int, Hit]] = []
-        for rowid, seq, snip, tool, agent, path, run in self.conn.execute(
-            sql, [SNIPPET_WORDS, STEP_SPAN, q.match, *args]
-        ):
+        rows = self.conn.execute(sql, [SNIPPET_WORDS, STEP_SPAN, q.match, *args])
+        for examined, (rowid, seq, snip, tool, agent, path, run) in enumerate(rows):
+            if examined >= EXAMINED:
+                break  # a glob the index cannot narrow (``tool:*sh``): the newest steps only
             if q.keeps(tool, agent):
                 text, marks = split_marks(snip)
                 found.append((rowid, Hit(path, seq, text, marks, tool, agent, run)))

@@ -75,6 +75,20 @@ def test_tool_globs_are_checked_name_by_name(lib: Library) -> None:
     assert seqs(lib.search("tool:git_push")) == [20, 21]
 
 
+def test_a_glob_is_narrowed_by_its_whole_words_and_checking_is_bounded(
+    lib: Library, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from loom_core.library import search
+
+    assert parse_search("tool:*_nothing").match == 'tool : ("nothing")'  # no scan of every step
+    assert parse_search("tool:re?d_file").match == 'tool : (("re"* AND "file"))'
+    assert parse_search("tool:*sh").match == "tags : (ktool OR kmodel)"  # only names can tell
+    assert lib.search("tool:*_nothing") == []
+    assert seqs(lib.search("tool:*sh", limit=50)) == [20, 21]  # git_push
+    monkeypatch.setattr(search, "EXAMINED", 3)  # a glob the index cannot narrow stops early
+    assert len(lib.search("tool:*_file", limit=50)) == 3
+
+
 def test_run_keys_filter_by_model_and_date(lib: Library) -> None:
     assert seqs(lib.search("model:sonnet slugify", limit=100))
     assert lib.search("model:gpt slugify") == []
