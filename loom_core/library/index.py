@@ -73,6 +73,9 @@ class Indexer:
 
     def __init__(self, conn: sqlite3.Connection | None = None) -> None:
         self.conn = conn if conn is not None else connect()
+        # (path, size) -> None to index here, "" when indexed elsewhere, else why not
+        # (the desktop hands big runs to a child: :mod:`loom_core.library.offload`)
+        self.offload: Callable[[str, int], str | None] | None = None
 
     def close(self) -> None:
         self.conn.close()
@@ -98,6 +101,12 @@ class Indexer:
             and row[3] != "missing"
         ):
             return "unchanged"
+        elsewhere = self.offload(path, st.st_size) if self.offload is not None else None
+        if elsewhere is not None:
+            if elsewhere:
+                self._store_broken(path, st, elsewhere)
+                return "unreadable"
+            return "indexed"
         try:
             doc = load(path)
             rows = step_texts(doc)

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loom_core.library.db import connect, norm
+from loom_core.library.db import connect, library_path, norm
 from loom_core.library.index import EVENTS, Indexer
+from loom_core.library.offload import OFFLOAD_BYTES, ChildIndexing, Spawn
 from loom_core.library.scan import default_folders, is_run_file
 from loom_core.library.watch import FolderWatcher
 
@@ -67,6 +68,8 @@ class LibraryIndexer:
         on_changed: Callable[[list[str]], None] | None = None,
         watch: bool = True,
         settle: float = 0.5,
+        spawn: Spawn | None = None,
+        offload_bytes: int = OFFLOAD_BYTES,
     ) -> None:
         self._folders = [norm(f) for f in (default_folders() if folders is None else folders)]
         self._db_path = db_path
@@ -83,6 +86,12 @@ class LibraryIndexer:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self.progress = IndexProgress("idle")
+        # big runs are indexed by a child process when the owner says how to start one
+        self.offload = (
+            ChildIndexing(spawn, str(db_path or library_path()), offload_bytes)
+            if spawn is not None
+            else None
+        )
 
     # -- owner -----------------------------------------------------------------------
     def start(self) -> None:
@@ -103,6 +112,8 @@ class LibraryIndexer:
             self._stopping = True
             self._generation += 1
             self._cond.notify_all()
+        if self.offload is not None:
+            self.offload.stop()
         if self._watcher is not None:
             self._watcher.stop(timeout)
         if self._thread is not None:
@@ -205,6 +216,7 @@ class LibraryIndexer:
         indexer = None
         try:
             indexer = Indexer(connect(self._db_path))
+            indexer.offload = self.offload
             while (task := self._next()) is not None:
                 try:
                     changed = self._do(indexer, task)

@@ -21,6 +21,7 @@ from loom_core.library.index import Indexer
 from loom_core.library.search import Hit, Library, RunRow
 from loom_core.library.worker import IndexProgress, LibraryIndexer
 from loom_desktop.features.library.models import COLUMNS, HitsModel, RunsModel
+from loom_desktop.infra.child import module_command
 from loom_desktop.infra.workers import Task
 
 PAGE = 500  # runs listed at once; the list says when there are more
@@ -52,6 +53,12 @@ def run_query(
         return Answer(runs, hits, lib.count())
 
 
+def index_command(db: str, path: str) -> list[str]:
+    """The child process that indexes a big run (its memory and CPU stay out of the app's)."""
+    program, args = module_command("loom_core", "runs", "--library", db, "index", path)
+    return [program, *args]
+
+
 class _Relay(QObject):
     progress = Signal(object)
     changed = Signal(object)
@@ -79,7 +86,7 @@ class LibraryController(QObject):
         self._refresh_soon = QTimer(self, singleShot=True, interval=150)
         self._relay.changed.connect(lambda _paths: self._refresh_soon.start())
         self.indexer = LibraryIndexer(
-            folders, db, self._relay.progress.emit, self._relay.changed.emit
+            folders, db, self._relay.progress.emit, self._relay.changed.emit, spawn=index_command
         )
         self._task = Task(self)
         self._task.finished.connect(self._on_answer)

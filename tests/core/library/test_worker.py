@@ -123,3 +123,32 @@ def test_default_folders_are_the_runs_folder_and_claude_projects(
     runs_dir.mkdir()
     (tmp_path / "claude" / "projects").mkdir(parents=True)
     assert default_folders() == [runs_dir, tmp_path / "claude" / "projects"]
+
+
+def test_big_runs_are_indexed_by_a_child_process(runs: Path, tmp_path: Path) -> None:
+    """The app's process never loads a big run a second time to index it: a child does."""
+    import sys
+
+    calls: list[tuple[str, str]] = []
+
+    def spawn(db: str, path: str) -> list[str]:
+        calls.append((db, path))
+        return [sys.executable, "-m", "loom_core", "runs", "--library", db, "index", path]
+
+    big = runs / "sample.loom.json"
+    small = runs / "small.loom.json"
+    small.write_text('{"version": 2, "log": []}')
+    worker = LibraryIndexer([], watch=False, spawn=spawn, offload_bytes=big.stat().st_size)
+    worker.start()
+    try:
+        worker.note(big, "opened")
+        worker.note(small, "opened")
+        assert worker.wait_idle(60)
+        with Library() as lib:
+            row = lib.run(big)
+            assert row is not None and row.state == "ok" and row.steps == 28
+            assert lib.run(small) is not None
+        assert [Path(p).name for _db, p in calls] == ["sample.loom.json"]  # the small one here
+        assert worker.offload is not None and worker.offload.children == 1
+    finally:
+        worker.stop()
