@@ -21,6 +21,7 @@ from PySide6.QtGui import QFileOpenEvent, QIcon
 from PySide6.QtWidgets import QApplication, QWidget
 
 from loom_desktop import __version__
+from loom_desktop.infra import gc_policy
 from loom_desktop.integration.description import APP, ICON_SIZES
 from loom_desktop.resources import resources_dir
 
@@ -73,6 +74,7 @@ class LoomApplication(QApplication):
         # each hand-off can wait that long behind a paint, several times per line.
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         super().__init__(argv)
+        gc_policy.collect_on_gui_thread(self)  # never collect Qt objects on a worker thread
         self.setApplicationName(APP.name)
         self.setApplicationVersion(__version__)
         self.setOrganizationName("loom-desktop")

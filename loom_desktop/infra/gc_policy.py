@@ -18,6 +18,39 @@ import gc
 from PySide6.QtCore import QObject, QTimer
 
 _open = 0  # loaded runs whose objects are frozen (GUI thread only)
+_collector: QTimer | None = None
+COLLECT_EVERY_MS = 500
+
+
+def collect_on_gui_thread(app: QObject) -> None:
+    """Turn automatic collection off and collect from a GUI-thread timer instead.
+
+    Why: the collector runs in whichever thread happens to allocate past its threshold
+    -- a load worker, the journal tailer. If a cycle it frees holds a Qt object, that
+    object is destroyed on the wrong thread: the fuzz driver's long window runs died of
+    it (a segfault with the collector on the tailer's thread; a deadlock with it on a
+    pool thread destroying a QObject under Qt's lock while the GUI thread held the GIL).
+    pyqtgraph's GarbageCollector answers this the same way: the same thresholds,
+    checked on the GUI thread only. Idempotent.
+    """
+    global _collector
+    if _collector is not None:
+        return
+    gc.disable()
+    _collector = QTimer(app)
+    _collector.timeout.connect(collect_due)
+    _collector.start(COLLECT_EVERY_MS)
+
+
+def collect_due() -> int:
+    """Collect the generations whose counts passed their thresholds (the collector's own
+    rule, applied here); returns the highest generation collected, -1 for none."""
+    counts, limits = gc.get_count(), gc.get_threshold()
+    due = [g for g in range(3) if counts[g] > limits[g]]
+    if not due:
+        return -1
+    gc.collect(due[-1])
+    return due[-1]
 
 
 def hold(owner: QObject) -> None:
@@ -34,7 +67,7 @@ def _released(*_args: object) -> None:
     QTimer.singleShot(0, _collect)  # after the rest of the tab's deferred deletes
 
 
-def _collect() -> None:
+def _collect() -> None:  # GUI thread (a queued timer)
     gc.unfreeze()
     gc.collect()
     if _open:

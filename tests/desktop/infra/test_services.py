@@ -35,6 +35,9 @@ class _Services:
     def show_status(self, message: str, timeout_ms: int) -> None:
         self.said.append(message)
 
+    def note_run(self, path: str, event: str) -> None:
+        self.said.append(f"{event} {path}")
+
 
 def test_main_window_implements_the_services(qtbot, window: MainWindow) -> None:
     assert isinstance(window, WindowServices)
