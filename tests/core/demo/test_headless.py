@@ -12,12 +12,15 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from loom_core.demo.headless import WAIT_S, run_demo
 from loom_core.formats.loader import load
 
 RUNS = 15
 
 
+@pytest.mark.timeout(900)  # 15 whole demo runs: 3 min on a quiet 2-core machine, 5+ loaded
 def test_the_demo_runs_headless_many_times_without_a_failure(tmp_path: Path) -> None:
     for n in range(RUNS):
         started = time.monotonic()

@@ -56,6 +56,7 @@ def test_matches_stream_in_and_a_new_query_cancels_the_old(
     view._run_filter()  # the first search of "hay" starts…
     view.filter_box.setText("line 29")
     view._run_filter()  # …and is replaced by this one before it can finish
+    view._filter_timer.stop()  # the typing's debounce would run "line 29" a second time
     view._filter_timer.stop()  # (the typing's own debounced run is not part of this test)
     qtbot.waitUntil(lambda: bool(finished), timeout=10_000)
     qtbot.wait(50)  # anything the cancelled search still sent has arrived by now

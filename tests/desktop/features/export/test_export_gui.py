@@ -30,14 +30,15 @@ def test_menu_export_writes_the_chosen_file(
         "Self-contained HTML, Secrets &Scrubbed…",
     ]
     open_and_wait(window, sample)
-    target = tmp_path / "shared.html"
+    target = tmp_path / "out" / "shared.html"
+    target.parent.mkdir()
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
     window.exports.ask()
     qtbot.waitUntil(lambda: "Exported" in window.statusBar().currentMessage(), timeout=30_000)
     assert str(target) in window.statusBar().currentMessage()
     page = target.read_text()
     assert "loom-data" in page and "sample.loom.json" in page
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["shared.html"]  # nothing else written
+    assert [p.name for p in target.parent.iterdir()] == ["shared.html"]  # nothing else written
 
 
 def test_cancelled_dialog_writes_nothing(
