@@ -25,3 +25,18 @@ def library_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "library.sqlite3"
     monkeypatch.setenv(LIBRARY_ENV, str(path))
     return path
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "pristine_sdks: needs the openai/anthropic SDKs no instrumentor has touched"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``pristine_sdks`` run first. OpenLLMetry's ``uninstrument`` leaves its
+    wrappers on the SDK clients for the rest of the process: afterwards every client call
+    opens a span on a shut-down provider, so an SDK-only agent's traces have a parent that
+    never arrives and are no longer bare (tests/core/formats/test_otlp.py runs it)."""
+    first = [i for i in items if i.get_closest_marker("pristine_sdks")]
+    items[:] = first + [i for i in items if not i.get_closest_marker("pristine_sdks")]

@@ -219,11 +219,13 @@ def _bad_text(line: bytes) -> str | None:
 def _header_cause(line: bytes) -> str | None:
     """Why a header line cannot head a document (see :func:`journal_document`), or None;
     a line that is not a header, or not readable at all, is left to the reader."""
+    if surrogate_cause(line) is not None:  # read as feed() reads it: escapes as text
+        line = surrogates_escaped(line) or line
     try:
-        if _type_decoder.decode(line).type != "header":
-            return None
         value = decode_value(line)
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or value.get("type") != "header":
         return None
     try:
         validated(

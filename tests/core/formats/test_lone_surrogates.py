@@ -91,3 +91,13 @@ def test_a_journal_line_with_one_is_read_as_loom_harness_reads_it(tmp_path: Path
     assert doc.warnings == (
         "line 2: a lone surrogate escape (\\udc00) in a string, shown as its escape",
     )
+
+
+def test_a_live_header_with_a_wrongly_typed_surrogate_value_is_a_line_problem() -> None:
+    """The live tail skips a header no document can be built from, surrogates or not: the
+    version "a\\ud800b" is named as the line's cause instead of failing the tab's update."""
+    from loom_core.formats.journal import JournalState
+
+    line = b'{"version": "a\\ud800b", "type": "header", "episodes": []}'
+    cause = JournalState().read_line(line)
+    assert cause is not None and "version" in cause

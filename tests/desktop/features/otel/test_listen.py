@@ -51,6 +51,7 @@ def _steps(window: MainWindow) -> tuple[int, int]:
     return kinds.count("model"), sum(k.startswith("tool:") for k in kinds)
 
 
+@pytest.mark.pristine_sdks
 @pytest.mark.parametrize("root", [True, False], ids=["agent-span", "sdk-only"])
 def test_a_live_agent_shows_step_by_step(
     qtbot, window: MainWindow, tmp_path: Path, root: bool
