@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 import resource
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def peak_rss_mb() -> float:
@@ -16,3 +20,36 @@ def peak_rss_mb() -> float:
     except OSError:
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_jsonl_reader(
+    description: str,
+    default_calls: int,
+    make: Callable[[int], bytes],
+    load: Callable[[bytes, str], Any],
+    path: str,
+) -> None:
+    """The main of a JSON-lines reader's benchmark: a file of ``--calls`` model calls made by
+    ``make``, read by ``load`` against a ``json.loads`` of each line, then its timeline."""
+    from benchmarks.open_trace import _median
+    from loom_core.views.timeline import build_timeline
+
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=default_calls)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    data = make(args.calls)
+    json_s = _median(lambda: [json.loads(line) for line in data.splitlines()])
+    load_s = _median(lambda: load(data, path))
+    doc = load(data, path)
+    timeline_s = _median(lambda: build_timeline(doc))
+    out = {
+        "calls": args.calls,
+        "mb": round(len(data) / 1e6, 2),
+        "effects": len(doc.effects),
+        "json_lines_s": round(json_s, 3),
+        "load_s": round(load_s, 3),
+        "timeline_s": round(timeline_s, 3),
+        "ratio": round(load_s / json_s, 2),
+    }
+    print(json.dumps(out) if args.json else "\n".join(f"{k}: {v}" for k, v in out.items()))

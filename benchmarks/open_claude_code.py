@@ -12,15 +12,13 @@ live tab's re-read costs against parsing the file at all.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.open_trace import _median  # noqa: E402 - after the path is set
+from benchmarks.measure import run_jsonl_reader  # noqa: E402 - after the path is set
 
 
 def transcript(calls: int) -> bytes:
@@ -39,28 +37,9 @@ def transcript(calls: int) -> bytes:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
     from loom_core.formats.claude_code import load_claude_code
-    from loom_core.views.timeline import build_timeline
 
-    data = transcript(args.calls)
-    json_s = _median(lambda: [json.loads(line) for line in data.splitlines()])
-    load_s = _median(lambda: load_claude_code(data, "/bench/s.jsonl"))
-    doc = load_claude_code(data, "/bench/s.jsonl")
-    timeline_s = _median(lambda: build_timeline(doc))
-    out = {
-        "calls": args.calls,
-        "mb": round(len(data) / 1e6, 2),
-        "effects": len(doc.effects),
-        "json_lines_s": round(json_s, 3),
-        "load_s": round(load_s, 3),
-        "timeline_s": round(timeline_s, 3),
-        "ratio": round(load_s / json_s, 2),
-    }
-    print(json.dumps(out) if args.json else "\n".join(f"{k}: {v}" for k, v in out.items()))
+    run_jsonl_reader(__doc__ or "", 2000, transcript, load_claude_code, "/bench/s.jsonl")
 
 
 if __name__ == "__main__":

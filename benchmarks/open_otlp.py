@@ -13,7 +13,6 @@ the derived views, ``ratio`` load / json_lines.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.open_trace import _median  # noqa: E402 - after the path is set
+from benchmarks.measure import run_jsonl_reader  # noqa: E402 - after the path is set
 
 
 def _kv(key: str, value: Any) -> dict[str, Any]:
@@ -77,28 +76,9 @@ def trace(calls: int) -> bytes:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=500)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
     from loom_core.formats.otlp import load_otlp
-    from loom_core.views.timeline import build_timeline
 
-    data = trace(args.calls)
-    json_s = _median(lambda: [json.loads(line) for line in data.splitlines()])
-    load_s = _median(lambda: load_otlp(data, "/bench/run.otlp.jsonl"))
-    doc = load_otlp(data, "/bench/run.otlp.jsonl")
-    timeline_s = _median(lambda: build_timeline(doc))
-    out = {
-        "calls": args.calls,
-        "mb": round(len(data) / 1e6, 2),
-        "effects": len(doc.effects),
-        "json_lines_s": round(json_s, 3),
-        "load_s": round(load_s, 3),
-        "timeline_s": round(timeline_s, 3),
-        "ratio": round(load_s / json_s, 2),
-    }
-    print(json.dumps(out) if args.json else "\n".join(f"{k}: {v}" for k, v in out.items()))
+    run_jsonl_reader(__doc__ or "", 500, trace, load_otlp, "/bench/run.otlp.jsonl")
 
 
 if __name__ == "__main__":
