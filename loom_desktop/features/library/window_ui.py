@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QVBoxLayout, QWidget
 
 from loom_core.library.query import RUN_KEYS
@@ -82,8 +82,6 @@ class LibraryUi:
             self._dock_away = False
 
     def install_dock(self) -> None:
-        from PySide6.QtCore import Qt
-
         self.window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
         self.dock.hide()
 
