@@ -110,8 +110,8 @@ class WindowFuzz:
         self.problems: list[str] = []  # what escaped into Qt during the current case
         self._n = 0
         self.plot = TimelineWidget()
-        self.plot.resize(900, 230)
-        self.plot.show()
+        self.plot.resize(900, 230)  # never shown: painted by grab() only (see PAINT_EVERY);
+        # shown, it repainted on every processEvents, 2-3 times per input and half the run
 
     @contextlib.contextmanager
     def hooks(self) -> Iterator[None]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtGui import QDesktopServices, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -82,6 +82,7 @@ class RunsPage(QWidget):
         controller.progressed.connect(self._progress)
         controller.failed.connect(lambda cause: self.status.setText(f"⚠ {cause}"))
         self._indexing = ""
+        self._unfitted = True
         self._answered()
 
     # -- showing ---------------------------------------------------------------------
@@ -103,6 +104,16 @@ class RunsPage(QWidget):
         found = len(c.hits.hits)
         hits = f" · {found:,} matching step{'' if found == 1 else 's'}" if found else ""
         self.status.setText(what + hits + (f" · {self._indexing}" if self._indexing else ""))
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Columns sized to what they hold; skipped while the page is hidden (it costs a
+        few ms per column over a page of runs, and the library changes with every run
+        opened or recorded), done again when it is shown."""
+        if not self.isVisible():
+            self._unfitted = True
+            return
+        self._unfitted = False
         for col in (0, 1, 3, 4, 5, 6, 7, 8):
             self.table.resizeColumnToContents(col)
         # a run's file name can be long (a Claude Code session's id, an Inspect log's time
@@ -110,6 +121,11 @@ class RunsPage(QWidget):
         widest = self.table.fontMetrics().horizontalAdvance("x" * RUN_CHARS)
         if self.table.columnWidth(1) > widest:
             self.table.setColumnWidth(1, widest)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._unfitted:
+            self._fit_columns()
 
     def _progress(self, text: str) -> None:
         self._indexing = text

@@ -135,3 +135,21 @@ def test_the_dock_steps_aside_for_the_start_page(
     assert not window.library.dock.isVisible()
     open_and_wait(window, sample)
     assert window.library.dock.isVisible()
+
+
+def test_a_hidden_page_fits_its_columns_when_shown(
+    qtbot: Any, window: MainWindow, sample: Path, open_and_wait: Any, monkeypatch: Any
+) -> None:
+    """Every run opened changes the library and so the Runs list; fitting the columns of a
+    page nobody sees is GUI-thread work for nothing, so the page fits them when shown."""
+    page = window.library.page
+    fitted: list[int] = []
+    real = page.table.resizeColumnToContents
+    monkeypatch.setattr(page.table, "resizeColumnToContents", lambda c: (fitted.append(c), real(c)))
+    open_and_wait(window, sample)  # the start page is hidden behind the tab
+    controller = window.library.controller
+    qtbot.waitUntil(lambda: len(controller.runs.runs) == 1, timeout=WAIT)
+    page._answered()
+    assert not page.isVisible() and fitted == []
+    window.close_tab(0)  # the start page again
+    assert page.isVisible() and fitted
