@@ -28,7 +28,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QElapsedTimer, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
@@ -47,7 +47,9 @@ from loom_desktop.document.live_shield import LiveShield
 from loom_desktop.document.session import Session
 from loom_desktop.document.step_list_model import StepListModel
 from loom_desktop.infra.services import WindowServices
-from loom_desktop.widgets.timeline import TimelineWidget
+
+if TYPE_CHECKING:  # the plot (and pyqtgraph) is imported when a tab first shows one
+    from loom_desktop.widgets.timeline import TimelineWidget
 
 
 class LiveHost(QWidget):
