@@ -30,6 +30,7 @@ def harness(window: MainWindow, tmp_path: Path):
     fuzz = WindowFuzz(window, tmp_path, BOUND)
     try:
         with fuzz.hooks():
+            fuzz.open_anchor()
             yield fuzz
     finally:
         fuzz.plot.close()

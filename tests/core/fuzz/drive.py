@@ -188,11 +188,12 @@ def real_window(bound: float) -> Iterator[Any]:
 
         app = QApplication.instance() or QApplication([])
         window = MainWindow()
-        window.resize(1280, 800)
+        window.resize(1000, 640)  # every paint path, at 60 % of the pixels to paint
         window.show()
         harness = WindowFuzz(window, Path(tmp), bound)
         try:
             with harness.hooks():
+                harness.open_anchor()
                 yield harness
         finally:
             window.close()
