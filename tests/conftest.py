@@ -31,12 +31,25 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "pristine_sdks: needs the openai/anthropic SDKs no instrumentor has touched"
     )
+    config.addinivalue_line(
+        "markers", "long: runs for tens of seconds; started early so both workers end together"
+    )
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups it is given here
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked ``pristine_sdks`` run first. OpenLLMetry's ``uninstrument`` leaves its
     wrappers on the SDK clients for the rest of the process: afterwards every client call
     opens a span on a shut-down provider, so an SDK-only agent's traces have a parent that
-    never arrives and are no longer bare (tests/core/formats/test_otlp.py runs it)."""
+    never arrives and are no longer bare (tests/core/formats/test_otlp.py runs it).
+
+    Under pytest-xdist (``--dist loadgroup``) they are one group: the scheduler hands out
+    groups in collection order, so the group is the first work of the worker that gets it.
+    Tests marked ``long`` come next: one started near the end would leave a worker idle
+    while the other finishes it."""
     first = [i for i in items if i.get_closest_marker("pristine_sdks")]
-    items[:] = first + [i for i in items if not i.get_closest_marker("pristine_sdks")]
+    for item in first:
+        item.add_marker(pytest.mark.xdist_group("pristine_sdks"))
+    rest = [i for i in items if not i.get_closest_marker("pristine_sdks")]
+    long = [i for i in rest if i.get_closest_marker("long")]  # a long test started last
+    items[:] = first + long + [i for i in rest if not i.get_closest_marker("long")]

@@ -37,6 +37,7 @@ def harness(window: MainWindow, tmp_path: Path):
         signal.signal(signal.SIGALRM, previous)
 
 
+@pytest.mark.long
 def test_every_family_opens_in_the_window_without_a_crash(harness: WindowFuzz) -> None:
     tally: Counter = Counter()
     bases = base_pool(60)

@@ -247,6 +247,7 @@ def _pyinstaller_available() -> bool:
     os.environ.get("LOOM_SKIP_PACKAGE_TEST") == "1",
     reason="LOOM_SKIP_PACKAGE_TEST=1: frozen-app smoke test skipped",
 )
+@pytest.mark.long
 @pytest.mark.timeout(1200)  # PyInstaller's build alone takes minutes on a 2-core machine
 def test_frozen_bundle_builds_and_runs_headless(tmp_path: Path, sample: Path) -> None:
     if not _pyinstaller_available():

@@ -16,6 +16,7 @@ import tracemalloc
 import weakref
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QCoreApplication, QEvent
 
 from benchmarks.synth import write_synth
@@ -59,6 +60,7 @@ def open_close(qtbot, window: MainWindow, open_and_wait, path: Path) -> weakref.
     return doc
 
 
+@pytest.mark.long
 def test_closing_big_tabs_returns_memory(
     qtbot, window: MainWindow, open_and_wait, tmp_path: Path
 ) -> None:

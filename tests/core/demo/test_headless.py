@@ -20,6 +20,7 @@ from loom_core.formats.loader import load
 RUNS = 15
 
 
+@pytest.mark.long
 @pytest.mark.timeout(900)  # 15 whole demo runs: 3 min on a quiet 2-core machine, 5+ loaded
 def test_the_demo_runs_headless_many_times_without_a_failure(tmp_path: Path) -> None:
     for n in range(RUNS):

@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = {"json_c1", "json_c8", "stream_c1", "stream_c8", "paced_c1", "paced_c8"}
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
 def test_quick_json_shape(loop: str) -> None:
     pytest.importorskip(loop)
