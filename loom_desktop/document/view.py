@@ -39,6 +39,7 @@ from loom_desktop.document.session import Session
 from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
 from loom_desktop.infra import gc_policy
 from loom_desktop.infra.child import module_command
+from loom_desktop.infra.later import call_later
 from loom_desktop.infra.workers import Task
 from loom_desktop.keys import FILTER_KEYS, STEP_KEYS, bind
 from loom_desktop.widgets.context_view import ContextView
@@ -226,7 +227,8 @@ class DocumentView(LiveHost):
             live = fmt in (None, "journal")
             reader = reader_named(fmt)  # a foreign format: live while it is being written
         except LoadError as exc:
-            QTimer.singleShot(0, lambda err=exc: self.failed.emit(err))
+            self._refused = exc
+            call_later(0, self, self._report_refused)  # after the caller has connected
             return
         if live or (reader is not None and reader.follow and (watch or is_live_file(self.path))):
             self.start_live(reader=reader)
@@ -248,6 +250,9 @@ class DocumentView(LiveHost):
         self.checksum = "absent"
         self.ensure_timeline()
         self.live.start()
+
+    def _report_refused(self) -> None:
+        self.failed.emit(self._refused)
 
     def _live_changed(self) -> None:
         if not self.complete and self.live.doc is not None:
@@ -363,7 +368,7 @@ class DocumentView(LiveHost):
         if self.timeline_widget is not None:
             self.timeline_widget.set_timeline(timeline)
         else:  # let the step list paint first, then pay for the plot
-            QTimer.singleShot(30, self.ensure_timeline)
+            call_later(30, self, self.ensure_timeline)
         if self.filter_box.text().strip():
             self._run_filter()
         self.status_changed.emit()

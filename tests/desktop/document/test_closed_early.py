@@ -1,0 +1,33 @@
+"""A tab closed right after its run arrives: what the tab scheduled for itself is dropped
+with it. PySide ties ``QTimer.singleShot(ms, obj.method)`` to ``obj`` only when the method
+is a plain method; the window fuzzer wraps ``ensure_timeline`` (as any decorator would),
+and the deferred plot was then built on a splitter Qt had already deleted: a RuntimeError
+escaping into Qt. The tab now names itself as the timer's context."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, QEvent
+
+from loom_core.formats.loader import load
+from loom_core.views.timeline import build_timeline
+from loom_desktop.document.view import DocumentView
+
+
+def test_a_tab_deleted_before_its_plot_is_built(qtbot: Any, sample: Path, monkeypatch: Any) -> None:
+    plain = DocumentView.ensure_timeline
+    monkeypatch.setattr(DocumentView, "ensure_timeline", lambda view: plain(view))
+    view = DocumentView(str(sample))
+    view._on_timeline(build_timeline(load(sample)))  # as when the run arrives
+    assert view.timeline_widget is None  # the plot is 30 ms away
+    tab = weakref.ref(view)
+    view.deleteLater()  # as closing the tab does
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    qtbot.wait(120)  # past the plot's timer: an exception there fails the test (pytest-qt)
+    del view
+    gc.collect()
+    assert tab() is None  # and the pending call did not keep the deleted tab alive
