@@ -186,6 +186,17 @@ def _integrate(install: bool) -> int:
     return linux.install() if install else linux.uninstall()
 
 
+def _import_core_first() -> None:
+    """The Qt-free modules every window uses, imported before PySide6: once PySide6 is
+    imported, shiboken reads the source of each module imported after it (to see whether it
+    uses PySide's ``__feature__`` switches), and numpy's and the readers' modules are about
+    180 of those at start-up."""
+    import loom_core.formats.progressive  # noqa: F401
+    import loom_core.library.worker  # noqa: F401
+    import loom_core.views.filtering  # noqa: F401
+    import loom_core.views.timeline  # noqa: F401
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == [RUN_MODULE] and len(argv) > 1:  # a helper process of the frozen app
@@ -196,6 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.screenshot and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import loom_desktop  # noqa: F401  (pins pyqtgraph to PySide6 first)
+
+    _import_core_first()
     from loom_desktop.app import LoomApplication, quiet_qt_noise
     from loom_desktop.resources import sample_trace
 

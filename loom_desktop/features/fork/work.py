@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loom_core.fork.agent_rerun import NOT_RECORDED, AgentRerunError, agent_rerun, plan_agent_rerun
 from loom_core.fork.edits import Edit
 from loom_core.fork.plan import dry_run
 from loom_core.fork.point import apply_edit, fork_context
@@ -166,7 +165,10 @@ def run_resume(
 
 
 def run_agent(job: ForkJob, cancel: CancelToken, on_line: Callable[[str], None]) -> RunOutcome:
-    """Re-run the recorded command against a fork proxy (which journals the branch)."""
+    """Re-run the recorded command against a fork proxy (which journals the branch).
+    (The fork proxy's module, with aiohttp, is imported here: not on the window's start.)"""
+    from loom_core.fork.agent_rerun import agent_rerun
+
     result = agent_rerun(
         job.parent, job.step, job.edit, job.out, cancel=cancel, on_line=on_line, timeout=job.timeout
     )
@@ -202,6 +204,8 @@ def run_agent(job: ForkJob, cancel: CancelToken, on_line: Callable[[str], None])
 def read_fork_point(doc: Any, path: str, seq: int) -> dict[str, Any]:
     """The context at ``seq``, the provider that speaks like the parent, and whether an
     agent re-run is possible (argv and cwd) or why not."""
+    from loom_core.fork.agent_rerun import NOT_RECORDED, AgentRerunError, plan_agent_rerun
+
     ctx = fork_context(doc, path, seq)
     workspace, why = None, NOT_RECORDED
     if getattr(doc.header, "workspace", None) is not None:

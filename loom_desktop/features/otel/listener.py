@@ -5,17 +5,23 @@ store calls back on the receiver's thread; a relay living in the GUI thread turn
 call into a queued signal, so whatever opens the tab runs on the GUI thread. Binding
 (a socket and a folder) is quick, so :meth:`OtelListener.start` runs on the GUI thread and
 raises what binding raised; :meth:`OtelListener.stop` closes and joins, bounded.
+
+The receiver (aiohttp and the OTLP protobuf classes, about 0.3 s of imports) is imported
+when the user starts listening, not when the window builds its menu: that was on the path
+to the window's first paint.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from loom_core.live.otlp_receiver import ReceiverConfig
-from loom_core.live.otlp_thread import ReceiverThread
 from loom_core.runs_dir import runs_dir
+
+if TYPE_CHECKING:
+    from loom_core.live.otlp_thread import ReceiverThread
 
 DEFAULT_PORT = 4318
 
@@ -61,6 +67,9 @@ class OtelListener(QObject):
     def start(self, port: int, folder: Path) -> str:
         """Listen on 127.0.0.1:``port`` (0: any free port) filing traces in ``folder``;
         returns the endpoint. OSError (port taken, folder unusable) leaves it stopped."""
+        from loom_core.live.otlp_receiver import ReceiverConfig
+        from loom_core.live.otlp_thread import ReceiverThread
+
         self.stop()
         thread = ReceiverThread(ReceiverConfig(folder, port=port))
         thread.store.on_new_trace = lambda trace_id, path: self._relay.arrived.emit(
