@@ -90,6 +90,7 @@ class TimelineWidget(pg.PlotWidget):
         self._tip_row: int | None = None
         self._auto_range = True
         self._setting_range = False
+        self._cost_top = 1.0  # the right axis's top (see _align_cost_zero)
         plot = self.getPlotItem()
         plot.getViewBox().sigRangeChangedManually.connect(self._user_ranged)
         plot.setMouseEnabled(x=True, y=False)
@@ -156,7 +157,14 @@ class TimelineWidget(pg.PlotWidget):
         """A second y axis on the right for the cumulative cost (or tokens) line."""
         view = pg.ViewBox()
         plot.showAxis("right")
-        plot.getAxis("right").enableAutoSIPrefix(False)  # dollars, never "m$"
+        right = plot.getAxis("right")
+        right.enableAutoSIPrefix(False)  # dollars, never "m$"
+        right.tickStrings = lambda values, scale, spacing: [  # below $0 is the lanes' room
+            "" if v < 0 else text
+            for v, text in zip(
+                values, pg.AxisItem.tickStrings(right, values, scale, spacing), strict=True
+            )
+        ]
         plot.scene().addItem(view)
         plot.getAxis("right").linkToView(view)
         view.setXLink(plot)
@@ -170,6 +178,7 @@ class TimelineWidget(pg.PlotWidget):
         plot.getViewBox().sigResized.connect(
             lambda: view.setGeometry(plot.getViewBox().sceneBoundingRect())
         )
+        plot.getViewBox().sigYRangeChanged.connect(lambda *_: self._align_cost_zero())
         return view, curve
 
     # -- data -----------------------------------------------------------------------
@@ -230,9 +239,18 @@ class TimelineWidget(pg.PlotWidget):
         self.getPlotItem().setLabel("right", axis)
         self.cost_curve.setData(xs, ys)
         top = float(ys.max(initial=0.0))
-        # from zero up: a free or empty run shows $0..$1, never negative dollars
-        self._cost_view.setYRange(0.0, top * 1.05 if top > 0 else 1.0, padding=0)
+        self._cost_top = top * 1.05 if top > 0 else 1.0  # a free or empty run: $0..$1
+        self._align_cost_zero()
         self.legend.update(tl, line)
+
+    def _align_cost_zero(self) -> None:
+        """The right axis's zero on the left axis's zero line. The left axis reaches below
+        zero (the sub-agent lanes are drawn there); a right axis starting at its bottom
+        drew $0 below the bars' baseline, as if the run had started at a negative cost."""
+        low, high = self.getPlotItem().getViewBox().viewRange()[1]
+        below = min(max(-low / (high - low), 0.0), 0.9) if high > low else 0.0
+        top = self._cost_top
+        self._cost_view.setYRange(-top * below / (1.0 - below), top, padding=0)
 
     def set_held(self, position: int | None) -> None:
         """Flag (or clear) a call held for approval at the step it will become."""

@@ -1,0 +1,36 @@
+"""The cumulative cost line starts on the bars' baseline. The token axis reaches below zero
+(the sub-agent lanes are drawn there); the cost axis began at its bottom, so the line's $0
+was drawn below the bars' zero, as if the run had started at a negative cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QPointF
+
+from loom_core.formats.loader import load
+from loom_core.views.timeline import build_timeline
+from loom_desktop.widgets.timeline import TimelineWidget
+
+
+def _scene_y(view, y: float) -> float:
+    return view.mapViewToScene(QPointF(0.0, y)).y()
+
+
+def test_zero_dollars_is_on_the_zero_token_line(qtbot, sample: Path) -> None:
+    widget = TimelineWidget()
+    qtbot.addWidget(widget)
+    widget.resize(900, 260)
+    widget.show()
+    widget.set_timeline(build_timeline(load(sample)))
+    qtbot.wait(10)
+    tokens = widget.getPlotItem().getViewBox()
+    assert tokens.viewRange()[1][0] < 0  # the lanes' room below the baseline (the sample has one)
+    assert abs(_scene_y(tokens, 0.0) - _scene_y(widget._cost_view, 0.0)) < 1.0
+    top = float(widget.timeline.cum_cost[-1])
+    assert _scene_y(widget._cost_view, top) >= _scene_y(tokens, tokens.viewRange()[1][1])
+    right = widget.getPlotItem().getAxis("right")
+    low, high = widget._cost_view.viewRange()[1]
+    values = [low, low / 2, 0.0, high / 2]
+    labels = right.tickStrings(values, 1.0, (high - low) / 4)
+    assert labels[:2] == ["", ""] and labels[2] != ""  # never a negative dollar label
