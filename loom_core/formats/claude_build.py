@@ -71,6 +71,9 @@ class Builder:
 
     def add_file(self, recs: list[dict[str, Any]], depth: int = 0, agent: str = "") -> None:
         """Emit one file's records, in order; ``depth`` 1 for a sub-agent's own file."""
+        if depth == 0 and "started" not in self.run.extra:  # the Runs page's "When"
+            stamps = (r.get("timestamp") for r in recs)
+            self.run.extra["started"] = next((t for t in stamps if isinstance(t, str)), None)
         for event in _events(recs, self):
             kind, rec = event[0], event[1]
             level, who = depth, agent

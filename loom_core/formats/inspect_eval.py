@@ -92,6 +92,7 @@ def load_sample(
     run = state.run
     run.model = ev.model if isinstance(ev.model, str) else ""
     run.extra.update(
+        started=ev.created,  # the Runs page's "When" (ISO 8601)
         inputs=state.inputs,
         records=state.records,
         samples=_listing(zf, data, path, names, members),

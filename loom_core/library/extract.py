@@ -179,6 +179,9 @@ def _pop_call(queue: deque[tuple[str, int]] | None, name: str) -> int | None:
 
 
 def _timestamp(value: Any) -> float | None:
+    """Unix seconds of an ISO 8601 time or of a number of seconds (None: neither)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value) if 0 < value < 1e11 else None  # (seconds, not ms or ns)
     if not isinstance(value, str) or not value:
         return None
     try:
@@ -236,7 +239,8 @@ def run_facts(doc: Document, rows: list[StepText]) -> RunFacts:
         errors=sum(1 for r in rows if r.seq is not None and "ferror" in r.tags.split()),
         outcome=_outcome(doc, fork, rows),
         started=_timestamp(fork.get("created_at"))
-        or _timestamp(workspace.recorded_at if workspace is not None else None),
+        or _timestamp(workspace.recorded_at if workspace is not None else None)
+        or _timestamp(doc.extra.get("started")),  # a foreign run: when its source says
         parent=parent_path if isinstance(parent_path, str) else None,
         fork_seq=step if isinstance(step, int) and not isinstance(step, bool) else None,
         healed_by=healed if isinstance(healed, str) and healed else None,

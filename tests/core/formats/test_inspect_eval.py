@@ -281,3 +281,19 @@ def test_an_event_that_is_not_an_object_is_skipped_and_said(log: Path) -> None:
     doc = load_bytes(_rezip(log, spoil), "spoilt.eval")
     assert len(doc.effects) == len(load(log).effects)
     assert any("1 event(s) of samples/7_epoch_1.json are not event" in w for w in doc.warnings)
+
+
+def test_the_run_starts_when_the_eval_was_created(log: Path) -> None:
+    """The Runs page's "When" is the eval's own time, not the file's mtime."""
+    from datetime import datetime
+
+    from loom_core.formats.zipread import open_zip, read_member
+    from loom_core.library.extract import run_facts, step_texts
+
+    data = log.read_bytes()
+    with open_zip(data, str(log)) as zf:
+        created = json.loads(read_member(zf, "header.json", data, str(log)))["eval"]["created"]
+    doc = load(log)
+    assert doc.extra["started"] == created
+    want = datetime.fromisoformat(created).timestamp()
+    assert run_facts(doc, step_texts(doc)).started == pytest.approx(want)

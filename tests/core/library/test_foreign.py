@@ -11,8 +11,12 @@ re-indexes the session.
 
 from __future__ import annotations
 
+import json
 import os
+from datetime import datetime
 from pathlib import Path
+
+import pytest
 
 from loom_core.library.index import Indexer
 from loom_core.library.search import Library
@@ -38,12 +42,15 @@ def test_otlp_exports_are_runs_and_unrelated_json_is_not(tmp_path: Path) -> None
     assert {h.path for h in hits} == {str(pb), str(jsonl)}
     assert all("[Zürich]" in h.marked() for h in hits)
     assert lib.run(pb).steps == 6  # type: ignore[union-attr]
+    first = min(s.start_time for s in rec.spans) / 1e9  # "When": the first span, not the mtime
+    assert lib.run(pb).started == pytest.approx(first, abs=1e-3)  # type: ignore[union-attr]
     indexer.close()
     lib.close()
 
 
 def test_a_claude_code_session_is_one_run_with_its_sub_agents(tmp_path: Path) -> None:
     path, _main, _sub = full_session(tmp_path / "projects")
+    os.utime(path, (1e9, 1e9))  # 2001: "When" must come from the transcript, not the mtime
     sub_file = next((tmp_path / "projects").rglob("agent-*.jsonl"))
     indexer = Indexer()
     report = indexer.index_folder(tmp_path / "projects")
@@ -51,6 +58,9 @@ def test_a_claude_code_session_is_one_run_with_its_sub_agents(tmp_path: Path) ->
     lib = Library()
     row = lib.run(path)
     assert row is not None and row.format == "claude-code" and row.state == "ok"
+    stamps = [json.loads(line).get("timestamp") for line in path.read_text().splitlines()]
+    first = next(t for t in stamps if t)
+    assert row.started == datetime.fromisoformat(first.replace("Z", "+00:00")).timestamp()
     assert [h.seq is not None for h in lib.search('"pytest"')] == [True]  # in the sub-agent
     assert indexer.owner(sub_file) == str(path)
     with sub_file.open("a") as fh:  # the sub-agent goes on: its session is read again
