@@ -4,25 +4,15 @@ was drawn below the bars' zero, as if the run had started at a negative cost."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from PySide6.QtCore import QPointF
-
-from loom_core.formats.loader import load
-from loom_core.views.timeline import build_timeline
-from loom_desktop.widgets.timeline import TimelineWidget
 
 
 def _scene_y(view, y: float) -> float:
     return view.mapViewToScene(QPointF(0.0, y)).y()
 
 
-def test_zero_dollars_is_on_the_zero_token_line(qtbot, sample: Path) -> None:
-    widget = TimelineWidget()
-    qtbot.addWidget(widget)
-    widget.resize(900, 260)
-    widget.show()
-    widget.set_timeline(build_timeline(load(sample)))
+def test_zero_dollars_is_on_the_zero_token_line(qtbot, sample_plot) -> None:
+    widget = sample_plot
     qtbot.wait(10)
     tokens = widget.getPlotItem().getViewBox()
     assert tokens.viewRange()[1][0] < 0  # the lanes' room below the baseline (the sample has one)

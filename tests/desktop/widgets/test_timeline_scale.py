@@ -16,12 +16,8 @@ from loom_desktop.widgets.timeline import TimelineWidget
 from tests.core.diff.tracegen import model, tool, write
 
 
-def test_moving_the_cursor_does_not_rerun_the_auto_range(qtbot, sample: Path) -> None:
-    widget = TimelineWidget()
-    qtbot.addWidget(widget)
-    widget.resize(900, 200)
-    widget.show()
-    widget.set_timeline(build_timeline(load(sample)))
+def test_moving_the_cursor_does_not_rerun_the_auto_range(qtbot, sample_plot) -> None:
+    widget = sample_plot
     box = widget.getPlotItem().getViewBox()
     told: list[object] = []
     original = box.itemBoundsChanged
