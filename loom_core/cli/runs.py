@@ -65,8 +65,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 0
     for hit in hits:
         where = f"{hit.path}:{hit.seq if hit.seq is not None else 'prompt'}"
+        sample = f"  {hit.sample_label()}" if hit.sample else ""  # open it: --sample ID:EPOCH
         tool = f"  {hit.tool}" if hit.tool else ""
-        print(f"{where}{tool}  {' '.join(hit.marked().split())}")
+        print(f"{where}{sample}{tool}  {' '.join(hit.marked().split())}")
     return 0
 
 

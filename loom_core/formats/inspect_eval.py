@@ -11,12 +11,15 @@ Each sample is a run. Only the header, the summaries and the chosen sample are r
 sample can hold hundreds of thousands of events; a log, thousands of samples). Which
 one: the first in inspect's own order (epoch, then id) unless :func:`load_sample` is
 told; ``Document.extra["samples"]`` lists them all so a face can offer the others.
+:func:`each_sample` yields every sample in turn (the run library indexes them all).
 """
 
 from __future__ import annotations
 
 import re
 import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -76,6 +79,36 @@ def load_sample(
     data: bytes, path: str, sample_id: str | int | None = None, epoch: int | None = None
 ) -> Document:
     """Sample ``sample_id`` (its ``epoch``, else its first) of the log as a run."""
+    log = _open_log(data, path)
+    return _document(log, _choose(log.members, sample_id, epoch, path))
+
+
+def each_sample(data: bytes, path: str) -> Iterator[Document]:
+    """Every sample of the log as a run, in inspect's order, one at a time.
+
+    Why not :func:`load_sample` per sample: that opens the zip and reads the header and
+    the summaries again for each; here they are read once and each sample's member once
+    (the run library indexes every sample of a log). The caller drops each document
+    before asking for the next, so only one sample is in memory at a time.
+    """
+    log = _open_log(data, path)
+    for member in log.members:
+        yield _document(log, member)
+
+
+@dataclass
+class _Log:
+    """An opened log: what every sample's document shares (read once)."""
+
+    zf: zipfile.ZipFile
+    data: bytes
+    path: str
+    header: _Header
+    members: list[tuple[str, int, str]]
+    listing: list[dict[str, Any]]
+
+
+def _open_log(data: bytes, path: str) -> _Log:
     if data[:4] != _ZIP_MAGIC and data[:4] != b"PK\x05\x06":
         raise LoadError(path, "not an Inspect AI log (an .eval log is a zip archive)")
     zf = open_zip(data, path)
@@ -86,18 +119,28 @@ def load_sample(
     members = sample_members(names)
     if not members:
         raise LoadError(path, "the log holds no samples (run with log_samples off, or unfinished)")
-    chosen = _choose(members, sample_id, epoch, path)
-    state, sample = walk(read_member(zf, chosen[2], data, path), path, chosen[2])
-    ev = header.eval or _Eval()
+    return _Log(zf, data, path, header, members, _listing(zf, data, path, names, members))
+
+
+def _document(log: _Log, chosen: tuple[str, int, str]) -> Document:
+    """Sample ``chosen`` (``(id, epoch, member)``) of ``log`` as a run."""
+    path = log.path
+    state, sample = walk(read_member(log.zf, chosen[2], log.data, path), path, chosen[2])
+    ev = log.header.eval or _Eval()
     run = state.run
     run.model = ev.model if isinstance(ev.model, str) else ""
     run.extra.update(
         started=ev.created,  # the Runs page's "When" (ISO 8601)
         inputs=state.inputs,
         records=state.records,
-        samples=_listing(zf, data, path, names, members),
+        samples=[dict(s) for s in log.listing],
         sample={"id": chosen[0], "epoch": chosen[1], "events": dict(state.counts)},
-        eval={"task": ev.task, "model": ev.model, "created": ev.created, "status": header.status},
+        eval={
+            "task": ev.task,
+            "model": ev.model,
+            "created": ev.created,
+            "status": log.header.status,
+        },
     )
     return run.document(path, READER.name, tuple(state.warnings) + _sample_notes(sample))
 

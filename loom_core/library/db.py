@@ -23,7 +23,7 @@ from pathlib import Path
 from loom_core.runs_dir import APP, data_home
 
 ENV = "LOOM_DESKTOP_LIBRARY"
-SCHEMA_VERSION = 2  # 2: the parts table
+SCHEMA_VERSION = 3  # 2: the parts table; 3: step_fts.sample
 # A step's rowid holds its run: deleting or finding a run's steps is a rowid range, which
 # FTS5 answers from its b-tree (a column filter would scan every step in the library).
 STEP_SPAN = 1 << 24  # steps per run indexed at most
@@ -67,6 +67,7 @@ CREATE INDEX parts_run ON parts (run);
 -- rowid = run id * STEP_SPAN + the step's position in the run (see :func:`step_rowid`)
 CREATE VIRTUAL TABLE step_fts USING fts5 (
     body, tool, agent, tags, seq UNINDEXED,
+    sample UNINDEXED,          -- ID:EPOCH of an Inspect log's sample ('': a file of one run)
     tokenize = 'unicode61 remove_diacritics 2'
 );
 """

@@ -34,13 +34,15 @@ _PAUSED_FORK = frozenset({"needs_tool_result", "stopped"})
 
 @dataclass
 class StepText:
-    """One row of the full-text index (``seq`` None: a user prompt, which has no number)."""
+    """One row of the full-text index (``seq`` None: a user prompt, which has no number;
+    ``sample``: ``ID:EPOCH`` of the Inspect sample it is in, "" in a file of one run)."""
 
     seq: int | None
     body: str
     tool: str = ""
     agent: str = ""
     tags: str = ""
+    sample: str = ""
 
 
 @dataclass

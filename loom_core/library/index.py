@@ -23,9 +23,9 @@ from pathlib import Path
 
 from loom_core.errors import LoadError
 from loom_core.formats.foreign import readers
-from loom_core.formats.loader import load
 from loom_core.library.db import STEP_SPAN, connect, norm, step_rowid, transaction
-from loom_core.library.extract import RunFacts, StepText, run_facts, step_texts
+from loom_core.library.extract import RunFacts, StepText
+from loom_core.library.samples import file_run
 from loom_core.library.scan import companions, run_files
 
 FORGOTTEN = "forgotten"  # a runs.state: the user took it off the list
@@ -108,16 +108,14 @@ class Indexer:
                 return "unreadable"
             return "indexed"
         try:
-            doc = load(path)
-            rows = step_texts(doc)
-            facts = run_facts(doc, rows)
+            facts, rows = file_run(path)
         except LoadError as err:
             self._store_broken(path, st, err.cause)
             return "unreadable"
         except Exception as err:  # a reader's bug: this run is listed broken, the rest indexed
             self._store_broken(path, st, f"cannot be read ({type(err).__name__}: {err})")
             return "unreadable"
-        parts = companions(path, next((r for r in readers() if r.name == doc.format), None))
+        parts = companions(path, next((r for r in readers() if r.name == facts.format), None))
         size, mtime_ns = signature(st, parts)
         self.store(path, size, mtime_ns, facts, rows, parts)
         return "indexed"
@@ -192,9 +190,10 @@ class Indexer:
                 "INSERT OR REPLACE INTO parts VALUES (?, ?)", ((p, run) for p in parts)
             )
             self.conn.executemany(
-                "INSERT INTO step_fts (rowid, body, tool, agent, tags, seq) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO step_fts (rowid, body, tool, agent, tags, seq, sample) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
-                    (step_rowid(run, i), r.body, r.tool, r.agent, r.tags, sql_int(r.seq))
+                    (step_rowid(run, i), r.body, r.tool, r.agent, r.tags, sql_int(r.seq), r.sample)
                     for i, r in enumerate(rows[: STEP_SPAN - 1])
                 ),
             )

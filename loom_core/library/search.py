@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.errors import LoadError
+from loom_core.formats.inspect_eval import parse_sample_spec
 from loom_core.library.db import STEP_SPAN, connect, norm, step_rowid
 from loom_core.library.query import SearchQuery, parse_search
 
@@ -79,7 +80,8 @@ class RunRow:
 @dataclass(frozen=True)
 class Hit:
     """One step that matched: open ``path`` at step ``seq`` (None: a user prompt, the run's
-    start). ``snippet`` is plain text; ``marks`` are the matched spans in it."""
+    start), in its sample ``sample`` (``ID:EPOCH`` of an Inspect log, as ``--sample`` takes
+    it; "": a file of one run). ``snippet`` is plain text; ``marks`` are the matched spans."""
 
     path: str
     seq: int | None
@@ -88,6 +90,14 @@ class Hit:
     tool: str
     agent: str
     run_id: int
+    sample: str = ""
+
+    def sample_label(self) -> str:
+        """``sample 7 · epoch 2`` ("" when the file holds one run): how a hit names it."""
+        if not self.sample:
+            return ""
+        sample_id, epoch = parse_sample_spec(self.sample)
+        return f"sample {sample_id}" + (f" · epoch {epoch}" if epoch is not None else "")
 
     def marked(self, open_: str = "[", close: str = "]") -> str:
         """The snippet with each match between ``open_`` and ``close``."""
@@ -105,6 +115,7 @@ class Hit:
             "marks": [list(m) for m in self.marks],
             "tool": self.tool,
             "agent": self.agent,
+            "sample": self.sample or None,
         }
 
 
@@ -269,17 +280,18 @@ class Library:
         where, args = _run_conditions(q)
         sql = (
             "SELECT s.rowid, s.seq, snippet(step_fts, 0, char(2), char(3), '…', ?), "
-            "s.tool, s.agent, r.path, r.id FROM step_fts s JOIN runs r ON r.id = s.rowid / ? "
+            "s.tool, s.agent, r.path, r.id, s.sample FROM step_fts s JOIN runs r ON r.id = s.rowid / ? "
             f"WHERE step_fts MATCH ? AND {' AND '.join(where)} ORDER BY s.rowid DESC"
         )
         found: list[tuple[int, Hit]] = []
         rows = self.conn.execute(sql, [SNIPPET_WORDS, STEP_SPAN, q.match, *args])
-        for examined, (rowid, seq, snip, tool, agent, path, run) in enumerate(rows):
+        for examined, (rowid, seq, snip, tool, agent, path, run, sample) in enumerate(rows):
             if examined >= EXAMINED:
                 break  # a glob the index cannot narrow (``tool:*sh``): the newest steps only
             if q.keeps(tool, agent):
                 text, marks = split_marks(snip)
-                found.append((rowid, Hit(path, seq, text, marks, tool, agent, run)))
+                hit = Hit(path, seq, text, marks, tool, agent, run, sample or "")
+                found.append((rowid, hit))
                 if len(found) >= limit:
                     break
         runs = {hit.run_id: n for n, (_r, hit) in reversed(list(enumerate(found)))}

@@ -186,14 +186,14 @@ def test_a_reader_that_fails_unexpectedly_marks_only_its_run(
 ) -> None:
     from loom_core.library import index
 
-    real = index.load
+    real = index.file_run
 
     def flaky(path: str | Path) -> object:
         if str(path).endswith("sample-branch.loom.json"):
             raise KeyError("log")
         return real(path)
 
-    monkeypatch.setattr(index, "load", flaky)
+    monkeypatch.setattr(index, "file_run", flaky)
     report = Indexer().index_folder(runs)
     assert len(report.indexed) == 2 and report.unreadable == [str(runs / "sample-branch.loom.json")]
     assert (
