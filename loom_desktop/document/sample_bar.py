@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QMessageBox, QWidget
 
 from loom_core.errors import LoadError
@@ -37,7 +38,10 @@ def _load(path: str, sample_id: str, epoch: int) -> Loaded:
 
 
 class SampleBar(QWidget):
-    """A combo of the file's samples; choosing one loads it and hands it to ``show``."""
+    """A combo of the file's samples; choosing one loads it and hands it to ``show``,
+    then emits ``shown`` (whoever asked for a sample goes to its step after that)."""
+
+    shown = Signal()
 
     def __init__(
         self, path: str, show: Callable[[Loaded], None], parent: QWidget | None = None
@@ -90,8 +94,27 @@ class SampleBar(QWidget):
         self.note.setText("loading…")
         self.task.start(lambda _ctx: _load(path, sample_id, epoch))
 
+    def current(self) -> str:
+        """``ID:EPOCH`` of the sample the tab shows ("" before it has shown one)."""
+        if not 0 <= self._current < len(self._samples):
+            return ""
+        shown = self._samples[self._current]
+        return f"{shown.get('id')}:{shown.get('epoch')}"
+
+    def switch_to(self, spec: str) -> bool:
+        """Show sample ``spec`` (``ID:EPOCH``, as a library hit names it). True: it is
+        being read and ``shown`` follows; False: it is the one shown, or not in the file."""
+        keys = [f"{s.get('id')}:{s.get('epoch')}" for s in self._samples]
+        if spec not in keys or keys.index(spec) == self._current:
+            return False
+        index = keys.index(spec)
+        self.combo.setCurrentIndex(index)
+        self.choose(index)
+        return True
+
     def _loaded(self, result: Loaded) -> None:
         self._show(result)  # the tab calls show_document back with the new run
+        self.shown.emit()
 
     def _failed(self, exc: object) -> None:
         self.combo.setCurrentIndex(self._current)

@@ -155,6 +155,7 @@ class HitsModel(QAbstractListModel):
         hit = self.hits[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             where = "start" if hit.seq is None else f"step {hit.seq}"
+            where = " · ".join(filter(None, [hit.sample_label(), where]))
             tool = f" · {hit.tool}" if hit.tool else ""
             snippet = " ".join(hit.marked("«", "»").split())  # one line per hit
             return f"{Path(hit.path).name} · {where}{tool}    {snippet}"

@@ -35,9 +35,10 @@ RUN_CHARS = 26  # the Run column's widest, in average characters
 
 
 class RunsPage(QWidget):
-    """See the module docstring. ``open_requested(path, seq or -1, query)``."""
+    """See the module docstring. ``open_requested(path, seq or -1, query, sample)``
+    (``sample``: ``ID:EPOCH`` of an Inspect log's sample the hit is in, else "")."""
 
-    open_requested = Signal(str, int, str)
+    open_requested = Signal(str, int, str, str)
 
     def __init__(self, controller: LibraryController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -144,22 +145,21 @@ class RunsPage(QWidget):
     def _open_run(self, index: QModelIndex) -> None:
         path = self._path_at(index)
         if path is not None:
-            self.open_requested.emit(path, -1, "")
+            self.open_requested.emit(path, -1, "", "")
 
     def _open_hit(self, index: QModelIndex) -> None:
         hits = self.controller.hits.hits
         if index.isValid() and index.row() < len(hits):
             hit = hits[index.row()]
-            self.open_requested.emit(
-                hit.path, -1 if hit.seq is None else hit.seq, self.controller.query
-            )
+            seq = -1 if hit.seq is None else hit.seq
+            self.open_requested.emit(hit.path, seq, self.controller.query, hit.sample)
 
     def _menu(self, pos: QPoint) -> None:
         path = self._path_at(self.table.indexAt(pos))
         if path is None:
             return
         menu = QMenu(self)
-        menu.addAction("Open").triggered.connect(lambda: self.open_requested.emit(path, -1, ""))
+        menu.addAction("Open").triggered.connect(lambda: self.open_requested.emit(path, -1, "", ""))
         menu.addAction("Reveal in Folder").triggered.connect(lambda: reveal(path))
         menu.addAction("Forget (keep the file)").triggered.connect(
             lambda: self.controller.forget(path)

@@ -85,15 +85,17 @@ class LibraryUi:
         self.window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
         self.dock.hide()
 
-    def open(self, path: str, seq: int, query: str) -> None:
+    def open(self, path: str, seq: int, query: str, sample: str = "") -> None:
         """Show ``path`` in a tab (its open one, else a new one); at step ``seq`` (-1: where
-        it opens) with the search's step terms as the tab's filter."""
-        view = self._tab_of(path)
+        it opens) of its sample ``sample`` (``ID:EPOCH`` of an Inspect log, chosen on the
+        tab's sample bar as a user would; "": the one it opens at) with the search's step
+        terms as the tab's filter."""
+        view = self._tab_of(path, sample)
         if view is not None:
             self.window.tabs.setCurrentWidget(view)
         else:
             view = self.window.open_path(path)
-        if seq < 0 and not query:
+        if seq < 0 and not query and not sample:
             return
 
         def arrive() -> None:
@@ -106,22 +108,29 @@ class LibraryUi:
             if row is not None:
                 view.session.set_step(row)
 
-        if view.complete:
-            arrive()
-        else:
-            view.loaded.connect(arrive)
+        def in_sample() -> None:
+            bar = view.sample_bar
+            if sample and bar is not None and bar.switch_to(sample):
+                bar.shown.connect(arrive, Qt.ConnectionType.SingleShotConnection)
+            else:
+                arrive()
 
-    def _tab_of(self, path: str) -> Any:
-        """The tab already showing ``path`` (not one showing one of a file's several
-        samples: the library's hit may be in another), or None."""
-        return next(
-            (
-                v
-                for v in self.window.documents()
-                if v.sample_bar is None and _same_file(v.path, path)
-            ),
-            None,
-        )
+        if view.complete:
+            in_sample()
+        else:
+            view.loaded.connect(in_sample)
+
+    def _tab_of(self, path: str, sample: str = "") -> Any:
+        """The tab already showing ``path``, or None. Of a file of several samples, only a
+        tab showing the hit's ``sample``: one showing another sample is the user's view of
+        that one, and a run row (no sample) opens a tab of its own."""
+        for view in self.window.documents():
+            bar = view.sample_bar
+            if _same_file(view.path, path) and (
+                bar is None or (sample and bar.current() == sample)
+            ):
+                return view
+        return None
 
     def loaded(self, path: str) -> None:
         """The window opened ``path``: the library lists it (or brings it up to date). The
