@@ -39,7 +39,7 @@ from loom_desktop.document.session import Session
 from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
 from loom_desktop.infra import gc_policy
 from loom_desktop.infra.child import module_command
-from loom_desktop.infra.later import call_later
+from loom_desktop.infra.later import AfterPaint, call_later
 from loom_desktop.infra.workers import Task
 from loom_desktop.keys import FILTER_KEYS, STEP_KEYS, bind
 from loom_desktop.widgets.context_view import ContextView
@@ -68,6 +68,7 @@ class DocumentView(LiveHost):
     failed = Signal(object)
     status_changed = Signal()
     progressed = Signal(int, int)
+    timeline_built = Signal()  # the plot exists now (features add to its menu)
 
     def __init__(self, path: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -96,6 +97,7 @@ class DocumentView(LiveHost):
     # -- layout -----------------------------------------------------------------------
     def _build(self) -> None:
         self.timeline_widget: Any = None  # built after the first paint (see ensure_timeline)
+        self._plot_waits: AfterPaint | None = None
         self.filter_box = QLineEdit(
             placeholderText="Filter: text, kind:model, tool:read*, is:error…"
         )
@@ -208,6 +210,7 @@ class DocumentView(LiveHost):
         if self.session.timeline is not None:
             widget.set_timeline(self.session.timeline)
             widget.set_cursor(self.session.step)
+        self.timeline_built.emit()
 
     # -- loading -----------------------------------------------------------------------
     def start_loading(self, watch: bool = False) -> None:
@@ -367,8 +370,8 @@ class DocumentView(LiveHost):
         self.model.set_timeline(timeline)
         if self.timeline_widget is not None:
             self.timeline_widget.set_timeline(timeline)
-        else:  # let the step list paint first, then pay for the plot
-            call_later(30, self, self.ensure_timeline)
+        elif self._plot_waits is None:  # let the step list paint first, then pay for the plot
+            self._plot_waits = AfterPaint(self.table.viewport(), self.ensure_timeline)
         if self.filter_box.text().strip():
             self._run_filter()
         self.status_changed.emit()

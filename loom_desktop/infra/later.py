@@ -14,7 +14,8 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QWidget
 
 
 def call_later(msec: int, owner: QObject, method: Callable[[], object]) -> None:
@@ -27,3 +28,23 @@ def call_later(msec: int, owner: QObject, method: Callable[[], object]) -> None:
             bound()
 
     QTimer.singleShot(msec, owner, call)
+
+
+class AfterPaint(QObject):
+    """Calls ``method`` (a bound method of a QObject) once, after ``widget``'s next paint:
+    work that may wait until the user sees something (a tab's plot: pyqtgraph's import and
+    the plot's build took 0.3-0.6 s, and a fixed 30 ms delay often fired before the step
+    list had painted its rows). Held weakly, and dropped with its owner (see call_later)."""
+
+    def __init__(self, widget: QWidget, method: Callable[[], object]) -> None:
+        super().__init__(widget)
+        self._method: weakref.WeakMethod[Callable[[], object]] | None = weakref.WeakMethod(method)
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Paint and self._method is not None:
+            watched.removeEventFilter(self)
+            bound, self._method = self._method(), None
+            if bound is not None:  # after this paint is on the screen
+                call_later(0, bound.__self__, bound)  # type: ignore[attr-defined]
+        return False

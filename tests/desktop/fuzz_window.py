@@ -37,7 +37,6 @@ from PySide6.QtWidgets import QMessageBox
 
 from loom_desktop import main_window
 from loom_desktop.document.view import DocumentView
-from loom_desktop.features.fork.actions import ForkActions
 from loom_desktop.infra import gc_policy
 from loom_desktop.main_window import MainWindow
 from loom_desktop.widgets.timeline import TimelineWidget
@@ -150,13 +149,10 @@ class WindowFuzz:
         old_hold, gc_policy.hold = gc_policy.hold, _hold_nothing
         collecting = gc.isenabled()
         gc.disable()  # collected on this thread only (see _hold_nothing)
-        own_plot, fork_menu = DocumentView.ensure_timeline, ForkActions._plot_menu
+        own_plot = DocumentView.ensure_timeline
         DocumentView.ensure_timeline = lambda view: (  # type: ignore[method-assign]
             own_plot(view) if self._n % OWN_PLOT_EVERY == 0 else None
         )
-        ForkActions._plot_menu = lambda forks, view: (  # type: ignore[method-assign]
-            fork_menu(forks, view) if view.timeline_widget is not None else None
-        )  # the fork menu goes into the tab's plot, when the tab has built one
         main_window.QMessageBox = RecordedBox  # type: ignore[misc,assignment]
         old_qt = qInstallMessageHandler(messages)
         logging.getLogger().addHandler(handler)
@@ -170,7 +166,6 @@ class WindowFuzz:
             if collecting:
                 gc.enable()
             DocumentView.ensure_timeline = own_plot  # type: ignore[method-assign]
-            ForkActions._plot_menu = fork_menu  # type: ignore[method-assign]
             sys.excepthook = old_hook
 
     def run(self, data: bytes, journal_name: bool = False) -> Case:

@@ -63,7 +63,15 @@ def test_filter_by_kind_tool_and_text(
 ) -> None:
     view = open_and_wait(window, sample)
     qtbot.keyClicks(view.filter_box, "is:error")
-    qtbot.waitUntil(lambda: view.model.rows is not None, timeout=5000)
+    # the first matches stream in before the search ends; the note comes with the end
+    qtbot.waitUntil(
+        lambda: (
+            view.model.rows is not None
+            and not view._filter_timer.isActive()
+            and not view._filter_task.running
+        ),
+        timeout=5000,
+    )
     tl = view.session.timeline
     errors = [s for s in range(len(tl)) if tl.flags[s] & F_ERROR]
     assert set(errors) < set(view.model.rows)  # and blocked calls, and the steps that made them

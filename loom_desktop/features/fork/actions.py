@@ -11,7 +11,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from PySide6.QtCore import QObject, QPoint, Qt, QTimer
+from PySide6.QtCore import QObject, QPoint, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
@@ -47,22 +47,18 @@ class ForkActions(QObject):
         """A new tab: its step list's context menu, and branch links once it is loaded."""
         view.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.table.customContextMenuRequested.connect(lambda pos: self._table_menu(view, pos))
-        view.loaded.connect(lambda: self._loaded(view))
-
-    def _loaded(self, view: Any) -> None:
-        self.tabs.on_loaded(view)
-        # dropped if the tab closes first; PySide then keeps the callable, so it must not
-        # hold the tab (that kept a closed tab's whole run in memory)
+        view.loaded.connect(lambda: self.tabs.on_loaded(view))
+        # the plot is built after the step list's first paint (or at once for a live tab);
+        # the callable must not hold the tab (that kept a closed tab's whole run in memory)
         tab = weakref.ref(view)
-        QTimer.singleShot(
-            50, view, lambda: self._plot_menu(v) if (v := tab()) is not None else None
-        )
+        view.timeline_built.connect(lambda: self._plot_menu(tab()))
+        self._plot_menu(view)
 
     def _plot_menu(self, view: Any) -> None:
-        """Fork from the cursor's step via the timeline's own context menu."""
-        if self.window.tabs.indexOf(view) < 0:
-            return  # closed meanwhile
-        view.ensure_timeline()
+        """Fork from the cursor's step via the timeline's own context menu (once the tab
+        has a plot; a closed tab has none)."""
+        if view is None or view.timeline_widget is None:
+            return
         menu = view.timeline_widget.getPlotItem().getViewBox().menu
         if not any(a.text() == MENU_TEXT for a in menu.actions()):
             menu.addSeparator()

@@ -11,7 +11,7 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QEvent
+from PySide6.QtCore import QCoreApplication, QEvent, QObject
 
 from loom_core.formats.loader import load
 from loom_core.views.timeline import build_timeline
@@ -31,3 +31,36 @@ def test_a_tab_deleted_before_its_plot_is_built(qtbot: Any, sample: Path, monkey
     del view
     gc.collect()
     assert tab() is None  # and the pending call did not keep the deleted tab alive
+
+
+def test_the_plot_is_built_after_the_step_list_has_painted(
+    qtbot: Any, sample: Path, monkeypatch: Any
+) -> None:
+    """The plot (pyqtgraph's import and build: 0.3-0.6 s) waits for the step list's first
+    paint with rows: a fixed 30 ms timer often fired first on a busy machine, and the user
+    looked at an empty window meanwhile."""
+    order: list[str] = []
+    plain = DocumentView.ensure_timeline
+    monkeypatch.setattr(
+        DocumentView, "ensure_timeline", lambda view: (order.append("plot"), plain(view))
+    )
+    view = DocumentView(str(sample))
+    qtbot.addWidget(view)
+    view.table.viewport().installEventFilter(_Painted(order, view))
+    view._on_timeline(build_timeline(load(sample)))
+    qtbot.wait(60)  # longer than the old timer: nothing painted, no plot
+    assert order == []
+    view.show()
+    qtbot.waitUntil(lambda: view.timeline_widget is not None, timeout=10_000)
+    assert order[:2] == ["rows painted", "plot"]
+
+
+class _Painted(QObject):
+    def __init__(self, order: list[str], view: DocumentView) -> None:
+        super().__init__(view)
+        self.order, self.view = order, view
+
+    def eventFilter(self, _obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Paint and self.view.model.rowCount() and not self.order:
+            self.order.append("rows painted")
+        return False
