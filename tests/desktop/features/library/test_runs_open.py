@@ -17,9 +17,18 @@ from loom_desktop.main_window import MainWindow
 WAIT = 30_000
 
 
-def _search(qtbot: Any, window: MainWindow, runs_dir: Path, sample: Path, query: str) -> Any:
+def search_runs(
+    qtbot: Any,
+    window: MainWindow,
+    runs_dir: Path,
+    sample: Path,
+    query: str,
+    name: str = "one.loom.json",
+) -> Any:
+    """``sample`` indexed as the runs folder's ``name``, and ``query`` typed in the Runs
+    page's search box: the page, once it lists hits."""
     runs_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copy(sample, runs_dir / "one.loom.json")
+    shutil.copy(sample, runs_dir / name)
     controller = window.library.controller
     controller.indexer.add_folder(runs_dir)
     qtbot.waitUntil(lambda: len(controller.runs.runs) == 1, timeout=WAIT)
@@ -45,7 +54,7 @@ def _filtered(qtbot: Any, view: Any, text: str) -> None:
 def test_a_double_clicked_hit_opens_its_run_once(
     qtbot: Any, window: MainWindow, sample: Path, runs_dir: Path
 ) -> None:
-    page = _search(qtbot, window, runs_dir, sample, "tool:git_push fix/slugify")
+    page = search_runs(qtbot, window, runs_dir, sample, "tool:git_push fix/slugify")
     qtbot.waitUntil(lambda: page.hits.isVisible(), timeout=WAIT)
     rect = page.hits.visualRect(page.hits.model().index(0, 0))
     assert rect.isValid()
@@ -61,7 +70,7 @@ def test_a_double_clicked_hit_opens_its_run_once(
 def test_a_hit_in_an_open_run_is_shown_in_its_tab(
     qtbot: Any, window: MainWindow, sample: Path, runs_dir: Path
 ) -> None:
-    page = _search(qtbot, window, runs_dir, sample, "tool:read_file slugify")
+    page = search_runs(qtbot, window, runs_dir, sample, "tool:read_file slugify")
     hits = window.library.controller.hits.hits
     assert len(hits) >= 2
     page._open_hit(page.hits.model().index(0))
@@ -78,7 +87,7 @@ def test_a_hit_on_the_calling_model_step_is_not_filtered_out(
 ) -> None:
     """``tool:read_file`` across runs finds step 7 (the model step that called read_file);
     the tab's filter would show only the read_file steps and hide it."""
-    page = _search(qtbot, window, runs_dir, sample, "tool:read_file slugify")
+    page = search_runs(qtbot, window, runs_dir, sample, "tool:read_file slugify")
     hits = window.library.controller.hits.hits
     row = next(i for i, h in enumerate(hits) if h.seq == 7)
     page._open_hit(page.hits.model().index(row))
@@ -98,7 +107,7 @@ def test_step_terms_without_tools() -> None:
 def test_the_count_says_run_for_one(
     qtbot: Any, window: MainWindow, sample: Path, runs_dir: Path
 ) -> None:
-    page = _search(qtbot, window, runs_dir, sample, "CHANGELOG")
+    page = search_runs(qtbot, window, runs_dir, sample, "CHANGELOG")
     assert page.status.text() == "1 of 1 run · 1 matching step"
     page.search.setText("")
     qtbot.waitUntil(lambda: page.status.text() == "1 run", timeout=WAIT)

@@ -7,7 +7,6 @@ would show a step of another run. The log is written by the real producer
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from PySide6.QtCore import Qt
 
 from loom_core.views.steps import step_seq
 from loom_desktop.main_window import MainWindow
+from tests.desktop.features.library.test_runs_open import search_runs
 from tests.inspect_producer import eval_log
 
 WAIT = 30_000
@@ -36,14 +36,8 @@ def _double_click(qtbot: Any, page: Any, row: int) -> None:
 def test_a_hit_in_a_later_sample_opens_there(
     qtbot: Any, window: MainWindow, log: Path, runs_dir: Path
 ) -> None:
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copy(log, runs_dir / "task.eval")
+    page = search_runs(qtbot, window, runs_dir, log, "tool:secret", name="task.eval")
     controller = window.library.controller
-    controller.indexer.add_folder(runs_dir)
-    qtbot.waitUntil(lambda: len(controller.runs.runs) == 1, timeout=WAIT)
-    page = window.library.page
-    page.search.setText("tool:secret")
-    qtbot.waitUntil(lambda: bool(controller.hits.hits), timeout=WAIT)
     qtbot.waitUntil(lambda: page.hits.isVisible(), timeout=WAIT)
     hits = controller.hits.hits
     row = next(n for n, h in enumerate(hits) if h.sample == "7:2" and h.seq is not None)
