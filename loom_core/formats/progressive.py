@@ -135,8 +135,9 @@ def _parse_around_log(
 ) -> tuple[dict[str, msgspec.Raw], TraceHeader, tuple[str, ...], bool]:
     """:func:`parse_top` without scanning the log: the members around it are parsed
     with an empty log in its place, and ``log`` is a raw view of its span. Any
-    doubt (another layout, a broken member) parses the whole document instead,
-    so errors name their true place. The flag: the log's span came from the layout."""
+    doubt (another layout, a broken member, a warning: it names a line, counted in
+    the bytes without the log) parses the whole document instead, so errors and
+    warnings name their true place. The flag: the log's span came from the layout."""
     span = _log_span(data, cancelled)
     if span is not None and len(data) - (span[1] - span[0]) <= max(len(data) // 8, 1 << 20):
         a, b = span  # (the members around the log are copied: only when they are small)
@@ -146,8 +147,9 @@ def _parse_around_log(
         except LoadError:
             pass
         else:
-            top["log"] = msgspec.Raw(memoryview(data)[a:b])
-            return top, header, warnings, True
+            if not warnings:
+                top["log"] = msgspec.Raw(memoryview(data)[a:b])
+                return top, header, warnings, True
     with gc_paused():
         return (*parse_top(data, path), False)
 
