@@ -93,6 +93,7 @@ def _preview(path: str, on_head: Callable[[Loaded], None]) -> bool:
     if begin < 0 or reader_for(data, path) or detect_format(data) != "trace":
         return False
     try:
+        check_utf8(data[:begin], path)  # (the decoders raise their own error on bad bytes)
         with gc_paused():
             _top, header, warnings = parse_top(data[:begin] + b'\n  "log": []\n}', path)
     except LoadError:
