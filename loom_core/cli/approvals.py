@@ -16,8 +16,9 @@ import argparse
 import getpass
 import json
 import os
-import sys
 from typing import TYPE_CHECKING, Any
+
+from loom_core.cli.help import print_error
 
 if TYPE_CHECKING:  # pydantic and urllib load only when a command talks to a proxy
     from loom_core.proxy.control_client import ControlError
@@ -32,12 +33,12 @@ def _port(args: argparse.Namespace) -> int | None:
     try:
         return only_running_port()
     except LookupError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print_error(str(err))
         return None
 
 
 def _fail(err: ControlError) -> int:
-    print(f"error: {err}", file=sys.stderr)
+    print_error(str(err))
     return 2 if err.status == 0 else 1
 
 

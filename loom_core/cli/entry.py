@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from loom_core import __version__
-from loom_core.cli.help import HelpParser
+from loom_core.cli.help import HelpParser, print_error
 from loom_core.cli.sample_option import add_sample_option
 from loom_core.errors import LoadError
 
@@ -199,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_overrides()
         return func(args)
     except LoadError as err:
-        print(f"error: {err.path}: {err.cause}", file=sys.stderr)
+        print_error(f"{err.path}: {err.cause}")
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0

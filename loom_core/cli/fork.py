@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+from loom_core.cli.help import print_error
 from loom_core.errors import LoadError
 from loom_core.providers.names import PROVIDERS, guess_provider
 
@@ -163,7 +163,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
         finally:
             getattr(provider, "close", lambda: None)()  # SDK providers pool connections
     except (BadInput, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        print_error(str(err))
         return EXIT_BAD_INPUT
     except OSError as err:
         raise LoadError(args.output or args.trace, f"cannot write: {err.strerror or err}") from err

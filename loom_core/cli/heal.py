@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from loom_core.cli.fork import BadInput, make
+from loom_core.cli.help import print_error
 from loom_core.providers.names import PROVIDERS, guess_provider
 
 EXIT_OK, EXIT_NO_WINNER, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
@@ -104,7 +104,7 @@ def cmd_heal(args: argparse.Namespace) -> int:
         healer = Healer(doc, args.trace, check, factory, out_dir, options)
         result = healer.run(checkup(doc).findings)
     except (BadInput, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        print_error(str(err))
         return EXIT_BAD_INPUT
     if args.json:
         print(json.dumps(result.to_dict()))

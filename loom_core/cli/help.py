@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 
 _LITERAL = re.compile(r"``(.+?)``", re.DOTALL)
 _SINGLE = re.compile(r"`([^`\s][^`]*)`")
@@ -28,3 +29,14 @@ class HelpParser(argparse.ArgumentParser):
 
     def format_usage(self) -> str:
         return plain(super().format_usage())
+
+
+# characters a terminal or str.splitlines() breaks a line at, shown as their escape
+_BREAKS = {c: f"\\u{c:04x}" for c in (0x0B, 0x0C, 0x1C, 0x1D, 0x1E, 0x85, 0x2028, 0x2029)}
+_BREAKS.update({ord("\n"): "\\n", ord("\r"): "\\r"})
+
+
+def print_error(message: str) -> None:
+    """``error: MESSAGE`` on stderr, on one line whatever the message holds (it can quote
+    a file's text, e.g. a step's kind, and the CLI's promise is one line per refusal)."""
+    print(f"error: {message.translate(_BREAKS)}", file=sys.stderr)

@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from loom_core.cli.help import print_error
+
 if TYPE_CHECKING:  # the command imports aiohttp and protobuf only when it runs
     from loom_core.live.otlp_receiver import ReceiverConfig
 
@@ -62,7 +64,7 @@ def cmd_otlp_receive(args: argparse.Namespace) -> int:
         max_mb = _number(args.max_body_mb, "--max-body-mb", 0, 1 << 20)
         check_loopback(args.host)
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print_error(str(err))
         return 2
     config = ReceiverConfig(Path(args.save), args.host, int(port), int(max_mb * 1024 * 1024))
     return asyncio.run(_serve(config))
@@ -90,7 +92,7 @@ async def _serve(config: ReceiverConfig) -> int:
     try:
         receiver = await start_receiver(config, store)
     except (OSError, ValueError) as err:
-        print(f"error: {_cause(err, config)}", file=sys.stderr)
+        print_error(_cause(err, config))
         return 2
     print(
         f"listening on {receiver.endpoint}/v1/traces, saving to {config.save}\n"

@@ -54,6 +54,12 @@ def normal_call(call: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _listed(value: Any) -> list[Any]:
+    """``value`` when it is a list (a recorded context item is any JSON: a number where a
+    list was expected reads as none)."""
+    return value if isinstance(value, list) else []
+
+
 def normal_item(data: dict[str, Any]) -> dict[str, Any]:
     """Any Item-like dict (a hand-made message, an old snapshot) with every member present."""
     content = data.get("content")
@@ -64,7 +70,7 @@ def normal_item(data: dict[str, Any]) -> dict[str, Any]:
         role,
         text,
         str(data.get("source") or _default_source(role, data)),
-        tool_calls=[c for c in data.get("tool_calls") or [] if isinstance(c, dict)],
+        tool_calls=[c for c in _listed(data.get("tool_calls")) if isinstance(c, dict)],
         tool_call_id=str(data.get("tool_call_id") or ""),
         name=str(data.get("name") or ""),
         pinned=bool(data.get("pinned")),

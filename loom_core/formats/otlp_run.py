@@ -125,9 +125,9 @@ def build_run(spans: list[Span]) -> RunBuilder:
             )
         records[seq] = span.record()
         seq_of[span.span_id] = seq
-    starts = [s.start_ns for s in spans if s.start_ns > 0]
+    first = min((s.start_ns for s in spans if s.start_ns > 0), default=0)
     builder.extra.update(
-        started=min(starts) / 1e9 if starts else None,  # the Runs page's "When"
+        started=first / 1e9 if 0 < first < 1 << 63 else None,  # the Runs page's "When"
         inputs=inputs,
         records=records,
         content_recorded=recorded,
