@@ -16,10 +16,7 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,24 +25,9 @@ FIGURES = ("first_paint_cpu_s", "first_paint_s", "ready_cpu_s", "ready_s")
 
 def probe(root: Path, trace: Path) -> dict[str, float]:
     """One GUI process of checkout ``root`` opening ``trace``: its figures."""
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {
-            **os.environ,
-            "QT_QPA_PLATFORM": "offscreen",
-            "PYTHONPATH": str(root),
-            "LOOM_DESKTOP_LIBRARY": str(Path(tmp) / "library.sqlite3"),
-        }
-        start = time.time()
-        done = subprocess.run(
-            [sys.executable, str(root / "benchmarks" / "gui_probe.py"), str(trace), repr(start)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    if done.returncode != 0:
-        raise SystemExit(f"gui probe failed ({root}): {done.stderr.strip()[-1000:]}")
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    from benchmarks.open_trace import gui
+
+    result = gui(trace, root=root)
     return {k: float(result[k]) for k in FIGURES}
 
 

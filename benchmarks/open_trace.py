@@ -134,20 +134,22 @@ def harness(path: Path) -> dict[str, float]:
         return {"harness_load_s": _median(lambda: Run.load(str(path)), 1)}
 
 
-def gui(path: Path, *extra: str) -> dict[str, float]:
+def gui(path: Path, *extra: str, root: Path = ROOT) -> dict[str, float]:
+    """The GUI probe's figures for ``path``, run by the app of checkout ``root``."""
     with tempfile.TemporaryDirectory() as tmp:  # never the user's run library
         env = {
             **os.environ,
             "QT_QPA_PLATFORM": "offscreen",
             "LOOM_DESKTOP_LIBRARY": str(Path(tmp) / "library.sqlite3"),
+            "PYTHONPATH": str(root),
         }
-        return _gui(path, env, *extra)
+        return _gui(path, env, *extra, root=root)
 
 
-def _gui(path: Path, env: dict[str, str], *extra: str) -> dict[str, float]:
+def _gui(path: Path, env: dict[str, str], *extra: str, root: Path = ROOT) -> dict[str, float]:
     start = time.time()
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "gui_probe.py"), str(path), repr(start), *extra],
+        [sys.executable, str(root / "benchmarks" / "gui_probe.py"), str(path), repr(start), *extra],
         env=env,
         capture_output=True,
         text=True,
