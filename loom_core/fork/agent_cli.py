@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from loom_core.cli.help import HelpParser
+from loom_core.cli.help import HelpParser, print_error
 from loom_core.errors import LoadError
 from loom_core.fork.agent_rerun import (
     DEFAULT_TIMEOUT,
@@ -136,7 +136,7 @@ def run_agent_mode(args: argparse.Namespace) -> int:
             refuse_overwrite(args.output, bool(getattr(args, "force", False)))
         out = getattr(args, "output", None) or default_output(parent, step)
     except (LoadError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
+        print_error(str(err))
         return EXIT_BAD_INPUT
     cancel = CancelToken()
     restore = _cancel_on_sigint(cancel)
@@ -152,10 +152,10 @@ def run_agent_mode(args: argparse.Namespace) -> int:
             on_line=lambda line: print(line, file=sys.stderr),
         )
     except LoadError as err:
-        print(f"error: {err.path}: {err.cause}", file=sys.stderr)
+        print_error(f"{err.path}: {err.cause}")
         return EXIT_BAD_INPUT
     except AgentRerunError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print_error(str(err))
         return EXIT_BAD_INPUT
     finally:
         restore()

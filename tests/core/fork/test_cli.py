@@ -298,3 +298,27 @@ def test_sdk_fork_that_pauses_or_fails(
     assert result["status"] == "error" and "prompt is too long" in result["error"]
     assert kinds(tail_of(read(out))) == ["edit"] and read(out)["fork"]["status"] == "error"
     loom_ok(out)
+
+
+@pytest.mark.parametrize("mode", ["model", "agent"])
+def test_a_refusal_is_one_line_whatever_the_name_holds(
+    parents: dict[str, Any], tmp_path: Path, mode: str
+) -> None:
+    """A refusal quotes the file (or a step's kind) it is about; a line break in it must
+    not break the CLI's one line per refusal (both fork modes print through print_error)."""
+    target = tmp_path / "two\nlines.loom.json"
+    target.write_text("{}")
+    done = core(
+        "fork",
+        parents["weather"],
+        "--step",
+        "3",
+        "--mode",
+        mode,
+        "-o",
+        target,
+        *(["--provider", "scripted"] if mode == "model" else []),
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "two\\nlines" in done.stderr and "already exists" in done.stderr
+    assert target.read_text() == "{}"
