@@ -9,6 +9,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import loom_desktop  # noqa: E402,F401  (pins pyqtgraph to PySide6)
+from loom_desktop.__main__ import _import_core_first  # noqa: E402
+
+_import_core_first()  # as the app's entry point does, before PySide6 (its start-up cost)
+
 from loom_desktop.app import LoomApplication, quiet_qt_noise  # noqa: E402
 from loom_desktop.infra.settings import DesktopSettings  # noqa: E402
 from loom_desktop.main_window import MainWindow  # noqa: E402

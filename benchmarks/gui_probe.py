@@ -23,10 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.gui_app import open_in_app  # noqa: E402  (first: the core before PySide6, as the app)
+
+# isort: split
 from PySide6.QtCore import QEvent, QObject, QTimer  # noqa: E402
 
-import loom_desktop  # noqa: E402,F401  (pins pyqtgraph to PySide6)
-from benchmarks.gui_app import open_in_app  # noqa: E402
 from benchmarks.measure import peak_rss_mb  # noqa: E402
 
 MOVES_PER_SPOT, SPOTS, JUMPS = 40, 10, 40

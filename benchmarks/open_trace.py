@@ -39,6 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.measure import ensure_bytecode  # noqa: E402
+
 
 def _median(fn, repeat: int = 3) -> float:
     times = []
@@ -104,6 +106,7 @@ def core_rss(path: Path) -> dict[str, float]:
 
 
 def processes(path: Path) -> dict[str, float]:
+    ensure_bytecode(ROOT)
     py = sys.executable
     plain = _median(
         lambda: subprocess.run(
@@ -147,6 +150,7 @@ def gui(path: Path, *extra: str, root: Path = ROOT) -> dict[str, float]:
 
 
 def _gui(path: Path, env: dict[str, str], *extra: str, root: Path = ROOT) -> dict[str, float]:
+    ensure_bytecode(root)
     start = time.time()
     proc = subprocess.run(
         [sys.executable, str(root / "benchmarks" / "gui_probe.py"), str(path), repr(start), *extra],

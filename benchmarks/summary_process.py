@@ -41,8 +41,10 @@ def _run(argv: list[str]) -> tuple[float, float]:
 
 
 def measure(n: int, repeat: int) -> dict[str, Any]:
+    from benchmarks.measure import ensure_bytecode
     from benchmarks.open_trace import trace_file
 
+    ensure_bytecode(ROOT)
     path = str(trace_file(n))
     py = sys.executable
     plain = [py, "-c", f"import json; json.load(open({path!r}))"]
