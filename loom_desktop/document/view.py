@@ -38,6 +38,7 @@ from loom_desktop.document.sample_bar import SampleBar, samples_of
 from loom_desktop.document.session import Session
 from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
 from loom_desktop.infra import gc_policy
+from loom_desktop.infra.background_import import plot_modules
 from loom_desktop.infra.child import module_command
 from loom_desktop.infra.later import AfterPaint, call_later
 from loom_desktop.infra.workers import Task
@@ -191,6 +192,10 @@ class DocumentView(LiveHost):
             {"Return": self._filter_entered, "Escape": self._filter_escaped},
         )
         self.filter_box.returnPressed.connect(self._filter_entered)  # the keypad's Enter
+
+    def _import_plot(self) -> None:
+        """The plot's modules are imported off the GUI thread, then the plot is built."""
+        plot_modules().when_imported(self.ensure_timeline)
 
     def ensure_timeline(self) -> None:
         """Build the plot. Deferred: importing pyqtgraph costs a third of a second, and
@@ -371,7 +376,7 @@ class DocumentView(LiveHost):
         if self.timeline_widget is not None:
             self.timeline_widget.set_timeline(timeline)
         elif self._plot_waits is None:  # let the step list paint first, then pay for the plot
-            self._plot_waits = AfterPaint(self.table.viewport(), self.ensure_timeline)
+            self._plot_waits = AfterPaint(self.table.viewport(), self._import_plot)
         if self.filter_box.text().strip():
             self._run_filter()
         self.status_changed.emit()
