@@ -39,7 +39,7 @@ from loom_desktop.document.session import Session
 from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
 from loom_desktop.infra import gc_policy
 from loom_desktop.infra.background_import import plot_modules
-from loom_desktop.infra.child import module_command
+from loom_desktop.infra.child import BACKGROUND, module_command
 from loom_desktop.infra.later import AfterPaint, call_later
 from loom_desktop.infra.workers import Task
 from loom_desktop.keys import FILTER_KEYS, STEP_KEYS, bind
@@ -353,7 +353,7 @@ class DocumentView(LiveHost):
             lambda *_: self._on_checksum(proc) if proc is self._checksum_proc else None
         )
         self._checksum_proc = proc
-        proc.start(*module_command("loom_core", "checksum", self.path))
+        proc.start(*module_command(BACKGROUND, "checksum", self.path))  # yields the CPU to us
 
     def _on_checksum(self, proc: QProcess) -> None:
         try:

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 RUN_MODULE = "--run-module"
+BACKGROUND = "loom_core.cli.background"  # a loom_core command at a lower CPU priority
 
 
 def module_command(module: str, *args: str) -> tuple[str, list[str]]:

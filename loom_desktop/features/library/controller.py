@@ -21,7 +21,7 @@ from loom_core.library.index import Indexer
 from loom_core.library.search import Hit, Library, RunRow
 from loom_core.library.worker import IndexProgress, LibraryIndexer
 from loom_desktop.features.library.models import COLUMNS, HitsModel, RunsModel
-from loom_desktop.infra.child import module_command
+from loom_desktop.infra.child import BACKGROUND, module_command
 from loom_desktop.infra.workers import Task
 
 PAGE = 500  # runs listed at once; the list says when there are more
@@ -54,8 +54,9 @@ def run_query(
 
 
 def index_command(db: str, path: str) -> list[str]:
-    """The child process that indexes a big run (its memory and CPU stay out of the app's)."""
-    program, args = module_command("loom_core", "runs", "--library", db, "index", path)
+    """The child process that indexes a big run (its memory and CPU stay out of the app's;
+    at a lower priority, :mod:`loom_core.cli.background`)."""
+    program, args = module_command(BACKGROUND, "runs", "--library", db, "index", path)
     return [program, *args]
 
 
