@@ -10,12 +10,15 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loom_core import __version__
 from loom_core.cli.help import HelpParser, print_error
 from loom_core.cli.sample_option import add_sample_option
 from loom_core.errors import LoadError
+
+if TYPE_CHECKING:
+    from loom_core.formats.fastcheck import ParallelChecksum
 
 EXIT_BAD_INPUT = 2
 # commands that print money: a malformed price override file stops them (exit 2),
@@ -52,27 +55,33 @@ def _print_timeline(doc: Any) -> None:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    from loom_core.cli.sample_option import load_run
-    from loom_core.formats.fastcheck import ParallelChecksum
-    from loom_core.formats.loader import read_bytes
-    from loom_core.formats.trace import checksum_state
-    from loom_core.views.summary import summarize
+    from loom_core.formats.read_file import read_bytes
 
     data = read_bytes(args.path)
-    # Most of the checksum runs in a forked child while this process loads and sums up;
-    # with the fast canonical encoder the child's share is the smaller job, so it takes 80%.
-    job = ParallelChecksum.start(data, child_share=0.8) if args.json else None
+    job: ParallelChecksum | None = None
+    if args.json:  # fork the checksum child before the heavy imports (pydantic, the readers)
+        from loom_core.formats.fastcheck import ParallelChecksum
+
+        job = ParallelChecksum.start(data)
     try:
-        doc = load_run(args.path, args.sample, data)
-    except BaseException:
+        return _summary(args, data, job)
+    finally:
         if job is not None:
-            job.result()  # reap the child
-        raise
+            job.close()  # reaps the child on every path, a failed load included
+
+
+def _summary(args: argparse.Namespace, data: bytes, job: ParallelChecksum | None) -> int:
+    from loom_core.cli.sample_option import load_run
+    from loom_core.formats.trace import checksum_state
+
+    doc = load_run(args.path, args.sample, data)
     if args.json:
+        from loom_core.views.summary import summarize, usage_and_cost
+
+        usage = usage_and_cost(doc)  # while the child still works on the checksum
         computed = job.result() if job is not None and doc.format == "trace" else None
-        if job is not None and doc.format != "trace":
-            job.result()
-        print(json.dumps(summarize(doc, checksum_state(doc, computed)), ensure_ascii=False))
+        state = checksum_state(doc, computed)
+        print(json.dumps(summarize(doc, state, usage), ensure_ascii=False))
         return 0
     _print_timeline(doc)
     state = checksum_state(doc)

@@ -6,12 +6,12 @@ messages, ``convert``'s notes and shell completion all name a real file.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loom_core.errors import LoadError
-from loom_core.formats.document import Document
-from loom_core.formats.foreign import SNIFF_BYTES
-from loom_core.formats.loader import load_bytes, read_bytes
+
+if TYPE_CHECKING:
+    from loom_core.formats.document import Document
 
 
 def add_sample_option(parser: Any) -> None:
@@ -24,7 +24,14 @@ def add_sample_option(parser: Any) -> None:
 
 
 def load_run(path: str, sample: str | None, data: bytes | None = None) -> Document:
-    """The run at ``path``: the file's only one, or its sample ``sample``."""
+    """The run at ``path``: the file's only one, or its sample ``sample``.
+
+    The readers are imported here, not at the top: ``summary --json`` parses its
+    options and forks its checksum child before it pays for the schema (pydantic).
+    """
+    from loom_core.formats.foreign import SNIFF_BYTES
+    from loom_core.formats.loader import load_bytes, read_bytes
+
     data = read_bytes(path) if data is None else data
     if sample is None:
         return load_bytes(data, path)

@@ -1,101 +1,64 @@
 """Verify a big trace's checksum on two cores (loom-format.md §2).
 
 The checksum needs the whole document decoded and re-serialised canonically
-(sorted keys, Python's separators and escapes): on a 130 MB trace that is most
-of a second of single-threaded work. The canonical text of a list is its items'
-canonical texts joined by ``", "``, so the bulky lists (``log``, ``wire``) are
-split in half: a forked child serialises the second halves while the parent does
-the first halves and the small members, and the pieces are hashed in order.
-Where ``fork`` is unavailable, or a file needs Python's own JSON reader (NaN),
-the plain serial check runs instead; both give identical answers.
+(sorted keys, Python's separators and escapes): on a 100 MB trace that is most of a
+second of single-threaded work. :mod:`.checksum_plan` cuts the bulky lists into
+chunks whose texts can be computed anywhere; here a forked child computes them from
+the front while the caller does its own work (loading, summing up), then the caller
+computes them from the back until the two meet, hashing the child's text as it comes.
+Where ``fork`` is unavailable, or a file needs Python's own JSON reader (NaN), the
+plain serial check runs instead; both give identical answers.
 """
 
 from __future__ import annotations
 
 import gc
-import hashlib
-import json
+import mmap
 import os
+import signal
+import struct
 import threading
-from collections.abc import Mapping
-from typing import Any
+from typing import NoReturn
 
 import msgspec
 
-from loom_core.formats.canonical import CHECKSUM_PREFIX
-from loom_core.formats.fastcanon import FastCanonError, canonical_text
+from loom_core.formats.checksum_plan import (
+    Hasher,
+    Plan,
+    canon_items,
+    make_plan,
+    serial_text_checksum,
+)
 from loom_core.formats.gc_pause import gc_paused
 
-_top = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_items = msgspec.json.Decoder(list[msgspec.Raw])
-_generic = msgspec.json.Decoder()
-_BULKY = ("log", "wire")
 MIN_PARALLEL_BYTES = 8 << 20
-
-
-def _canon(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True).encode("ascii")
-
-
-def _bracketed(raws: list[msgspec.Raw]) -> bytes:
-    """``[item,item,…]`` in one copy (``b"[" + joined + b"]"`` would copy it three times)."""
-    if len(raws) == 1:
-        return b"[" + bytes(raws[0]) + b"]"
-    return b",".join([b"[" + bytes(raws[0]), *raws[1:-1], bytes(raws[-1]) + b"]"])
-
-
-def _canon_items(raws: list[msgspec.Raw]) -> bytes:
-    """Canonical text of some list items, joined by ", " (no brackets): msgspec's fast
-    path (:mod:`.fastcanon`), else Python's encoder."""
-    if not raws:
-        return b""
-    data = _bracketed(raws)
-    try:
-        return canonical_text(data)[1:-1]
-    except FastCanonError:
-        return _canon(_generic.decode(data))[1:-1]
-
-
-def _child(write_fd: int, halves: list[list[msgspec.Raw]]) -> None:
-    """In the forked child: write each second half's canonical text, length-prefixed."""
-    with os.fdopen(write_fd, "wb") as out:
-        for raws in halves:
-            text = _canon_items(raws)
-            out.write(len(text).to_bytes(8, "big") + text)
-
-
-def _read_halves(read_fd: int, count: int) -> list[bytes]:
-    parts = []
-    with os.fdopen(read_fd, "rb") as src:
-        for _ in range(count):
-            size = int.from_bytes(src.read(8), "big")
-            parts.append(src.read(size))
-    return parts
-
-
-def _split(
-    data: bytes, child_share: float
-) -> tuple[dict[str, msgspec.Raw], dict[str, tuple[list[msgspec.Raw], list[msgspec.Raw]]]]:
-    """Top-level members and each bulky list cut at the same place in both processes."""
-    top = _top.decode(data)
-    bulky = {k: _items.decode(top[k]) for k in _BULKY if k in top}
-    cut = {k: int(len(v) * (1 - child_share)) for k, v in bulky.items()}
-    return top, {k: (v[: cut[k]], v[cut[k] :]) for k, v in bulky.items()}
+_FAILED = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+_REPORT = struct.Struct("<QQQ")  # a chunk the child finished: index, offset in the sink, length
+_CLAIM = struct.Struct("<Q")  # shared: the child's next chunk (at 0), the caller's lowest (at 8)
 
 
 class ParallelChecksum:
-    """A checksum whose bulk is being computed by a forked child while the caller works.
+    """A checksum whose chunks a forked child computes while the caller works.
 
-    :meth:`start` forks at once; the child splits the document itself and serialises
-    ``child_share`` of every bulky list, while the caller goes on (loading, say);
-    :meth:`result` then splits it the same way, does the rest and joins.
+    The child writes each chunk's text into an unlinked file (never a pipe, which
+    would stall it while the caller is busy loading) and reports it on a pipe. Who
+    computes which chunk is settled at run time through two counters in shared memory,
+    so neither process idles whatever the machine's load. The counters are hints only:
+    a chunk both did is hashed once, and one neither did (the child died) the caller
+    computes at the end, so every failure still gives the serial answer.
     """
 
-    def __init__(self, data: bytes, child_share: float, pid: int, read_fd: int) -> None:
-        self.data, self.child_share, self.pid, self.read_fd = data, child_share, pid, read_fd
+    def __init__(self, plan: Plan, pid: int, reports: int, sink: int, claims: mmap.mmap) -> None:
+        self.plan, self.pid = plan, pid
+        self._reports, self._sink, self._claims = reports, sink, claims
+        self._done: dict[int, tuple[int, int]] = {}  # the child's chunks: offset, length
+        self._own: dict[int, bytes] = {}  # the caller's chunks, not hashed yet
+        self._pending = b""  # a report read in part
+        self._eof = False
+        self._open = True
 
     @classmethod
-    def start(cls, data: bytes, child_share: float = 0.5) -> ParallelChecksum | None:
+    def start(cls, data: bytes) -> ParallelChecksum | None:
         """Fork the child, or None when this process should use the serial path."""
         if (
             not hasattr(os, "fork")
@@ -103,75 +66,133 @@ class ParallelChecksum:
             or threading.active_count() > 1
         ):
             return None  # forking a threaded process is unsafe; small files are fast anyway
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child never returns from here, whatever happens
-            code = 1  # e.g. not a trace this reader can split: the parent goes serial
-            try:
-                os.close(read_fd)
-                gc.disable()
-                _top_unused, splits = _split(data, child_share)
-                _child(write_fd, [second for _first, second in splits.values()])
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(write_fd)
-        return cls(data, child_share, pid, read_fd)
+        try:
+            plan = make_plan(data)
+        except _FAILED:
+            return None  # not a JSON object: the serial path says so
+        if len(plan.chunks) < 2:
+            return None
+        claims = mmap.mmap(-1, 2 * _CLAIM.size)  # anonymous and shared with the child
+        _CLAIM.pack_into(claims, _CLAIM.size, len(plan.chunks))
+        fds: list[int] = []
+        try:
+            fds.append(_sink())
+            fds.extend(os.pipe())
+            pid = os.fork()
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            claims.close()
+            return None
+        sink, reports, write_end = fds
+        if pid == 0:
+            _child(plan, reports, write_end, sink, claims)
+        os.close(write_end)
+        os.set_blocking(reports, False)
+        return cls(plan, pid, reports, sink, claims)
 
     def result(self) -> str | None:
-        """``sha256:…`` of the trace without its checksum, or None (use the serial path)."""
-        with gc_paused():
-            try:
-                top, splits = _split(self.data, self.child_share)
-                firsts = {k: _canon_items(first) for k, (first, _second) in splits.items()}
-                small = _small_members(top, splits)
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                os.close(self.read_fd)  # the child's writes now fail and it exits
-                os.waitpid(self.pid, 0)
-                return None
-            seconds = dict(zip(splits, _read_halves(self.read_fd, len(splits)), strict=True))
-            _, status = os.waitpid(self.pid, 0)
-        if status != 0:
+        """``sha256:…`` of the trace without its checksum, or None (use Python's reader)."""
+        try:
+            with gc_paused():
+                return self._finish()
+        except _FAILED:
             return None
-        return _digest(top, small, firsts, seconds)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop and reap the child and free what it shared; safe to call twice."""
+        if not self._open:
+            return
+        self._open = False
+        os.kill(self.pid, signal.SIGKILL)  # done or not needed; not reaped, so still ours
+        os.waitpid(self.pid, 0)
+        os.close(self._reports)
+        os.close(self._sink)
+        self._claims.close()
+
+    def _finish(self) -> str:
+        plan = self.plan
+        hasher = Hasher(plan, plan.small_texts())
+        index = len(plan.chunks) - 1
+        while index >= _CLAIM.unpack_from(self._claims, 0)[0]:  # the child has not got here
+            _CLAIM.pack_into(self._claims, _CLAIM.size, index)
+            self._own[index] = canon_items(plan.chunks[index])
+            self._collect()
+            hasher.feed(self._text)
+            index -= 1
+        os.set_blocking(self._reports, True)
+        while not hasher.feed(self._text) and not self._eof:
+            self._collect()  # wait for the child's next report, or its end
+        hasher.feed(lambda i: self._text(i) or canon_items(plan.chunks[i]))  # a dead child's
+        return hasher.checksum()
+
+    def _collect(self) -> None:
+        """Take in the child's reports that have arrived (waits for one if blocking)."""
+        try:
+            got = os.read(self._reports, 1 << 16)
+        except BlockingIOError:
+            return
+        if not got:
+            self._eof = True
+            return
+        buf = self._pending + got
+        whole = len(buf) - len(buf) % _REPORT.size
+        for index, offset, length in _REPORT.iter_unpack(buf[:whole]):
+            self._done[index] = (offset, length)
+        self._pending = buf[whole:]
+
+    def _text(self, index: int) -> bytes | None:
+        """Chunk ``index``'s text if either process has it (each is hashed once)."""
+        if index in self._own:
+            return self._own.pop(index)
+        if index not in self._done:
+            return None
+        offset, length = self._done.pop(index)
+        text = os.pread(self._sink, length, offset)
+        return text if len(text) == length else None
 
 
-def _small_members(top: dict[str, msgspec.Raw], splits: Mapping[str, object]) -> dict[str, bytes]:
-    """Canonical text of every member but the bulky lists and the checksum."""
-    return {
-        k: _canon(_generic.decode(v)) for k, v in top.items() if k not in splits and k != "checksum"
-    }
+def _sink() -> int:
+    """An unlinked file for the child's texts: in memory where the OS offers that."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("loom-checksum")
+    import tempfile
+
+    with tempfile.TemporaryFile() as fh:
+        return os.dup(fh.fileno())
 
 
-def _digest(
-    top: dict[str, msgspec.Raw],
-    small: dict[str, bytes],
-    firsts: dict[str, bytes],
-    seconds: dict[str, bytes],
-) -> str:
-    """Hash the members in sorted order, each bulky list as its two halves joined."""
-    digest = hashlib.sha256(b"{")
-    for n, key in enumerate(sorted(k for k in top if k != "checksum")):
-        digest.update((", " if n else "").encode() + _canon(key) + b": ")
-        if key in firsts:
-            first, second = firsts[key], seconds[key]
-            digest.update(b"[" + first + (b", " if first and second else b"") + second + b"]")
-        else:
-            digest.update(small[key])
-    digest.update(b"}")
-    return CHECKSUM_PREFIX + digest.hexdigest()
+def _child(plan: Plan, read_end: int, reports: int, sink: int, claims: mmap.mmap) -> NoReturn:
+    """In the forked child: chunks from the front until the caller's claims; never returns."""
+    code = 1
+    try:
+        os.close(read_end)
+        gc.disable()
+        offset = 0
+        for index in range(len(plan.chunks)):
+            if index >= _CLAIM.unpack_from(claims, _CLAIM.size)[0]:
+                break  # the caller has it
+            _CLAIM.pack_into(claims, 0, index + 1)
+            text = canon_items(plan.chunks[index])
+            view = memoryview(text)
+            while view:
+                view = view[os.pwrite(sink, view, offset + len(text) - len(view)) :]
+            os.write(reports, _REPORT.pack(index, offset, len(text)))
+            offset += len(text)
+        code = 0
+    finally:
+        os._exit(code)
 
 
 def serial_checksum(data: bytes) -> str | None:
     """The same checksum in this process alone (no fork), or None (use Python's reader)."""
     with gc_paused():
         try:
-            top, splits = _split(data, 0.0)
-            whole = {k: _canon_items(first) for k, (first, _second) in splits.items()}
-            small = _small_members(top, splits)
-        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            return serial_text_checksum(make_plan(data))
+        except _FAILED:
             return None
-    return _digest(top, small, whole, dict.fromkeys(whole, b""))
 
 
 def parallel_checksum(data: bytes) -> str | None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal, overload
 
 import msgspec
 
@@ -20,6 +19,7 @@ from loom_core.formats.document import Document
 from loom_core.formats.exchanges import load_exchanges_bytes
 from loom_core.formats.foreign import reader_for
 from loom_core.formats.journal import load_journal_bytes
+from loom_core.formats.read_file import read_bytes as read_bytes  # re-exported
 from loom_core.formats.trace import load_trace_bytes
 from loom_core.formats.wirelog import load_wirelog_bytes
 
@@ -105,39 +105,6 @@ def sniff_format(path: str | Path, limit: int = 1 << 20) -> str | None:
         return foreign.name
     head = without_bom(head)
     return detect_format(head) if _NONBLANK.search(head) else "journal"
-
-
-def _read_buffer(path: str | Path) -> bytearray:
-    with open(path, "rb") as fh:
-        buf = bytearray(os.fstat(fh.fileno()).st_size)
-        got = fh.readinto(buf)
-        if got < len(buf):  # the file shrank meanwhile
-            del buf[got:]
-        buf += fh.read()  # or grew
-        return buf
-
-
-@overload
-def read_bytes(path: str | Path, mutable: Literal[False] = False) -> bytes: ...
-@overload
-def read_bytes(path: str | Path, mutable: Literal[True]) -> bytearray: ...
-
-
-def read_bytes(path: str | Path, mutable: bool = False) -> bytes | bytearray:
-    """Read a file, turning OS errors into a :class:`LoadError` with the cause.
-
-    ``mutable`` returns a bytearray (see :mod:`loom_core.formats.progressive` for why).
-    """
-    try:
-        return _read_buffer(path) if mutable else Path(path).read_bytes()
-    except FileNotFoundError as err:
-        raise LoadError(path, "no such file") from err
-    except IsADirectoryError as err:
-        raise LoadError(path, "is a directory, not a file") from err
-    except PermissionError as err:
-        raise LoadError(path, "permission denied") from err
-    except OSError as err:
-        raise LoadError(path, os.strerror(err.errno or 0) or str(err)) from err
 
 
 BOM = b"\xef\xbb\xbf"  # some editors start UTF-8 text with it; loom never does

@@ -185,6 +185,13 @@ def _offline_tail(doc: Document) -> int | None:
     return None
 
 
+def _plain_usd(rates: Rates, n_in: int, n_out: int) -> float:
+    """:meth:`Rates.cost` of a plain usage, term by term (no tuple built)."""
+    return (
+        rates.per_request + rate_at(rates.input, n_in) * n_in + rate_at(rates.output, n_in) * n_out
+    )
+
+
 class RunPricer:
     """Prices the model effects of one document (which may still grow: a live journal)."""
 
@@ -267,16 +274,28 @@ class RunPricer:
             if plain[i] and (offline_from is None or i < offline_from):
                 model = self.model(i)
                 rates = flat[model] if model in flat else flat.setdefault(model, _flat(model))
-            if rates is None:
-                out.append(self.cost(i))
-            else:  # Rates.cost of a plain usage, term by term
-                n_in = t_in[i]
-                out.append(
-                    rates.per_request
-                    + rate_at(rates.input, n_in) * n_in
-                    + rate_at(rates.output, n_in) * t_out[i]
-                )
+            out.append(self.cost(i) if rates is None else _plain_usd(rates, t_in[i], t_out[i]))
         return out
+
+    def model_cost(self, i: int, recorded: Any) -> float | None:
+        """:meth:`cost` of model effect ``i`` whose result's ``usage`` member is ``recorded``.
+
+        The usual call (plain input and output counts, an online model priced by
+        :class:`Rates`, no wire to consult) is priced inline as in :meth:`costs`:
+        ``summary --json`` prices every model call of a big run this way.
+        """
+        if (
+            type(recorded) is dict
+            and recorded.keys() <= _PLAIN
+            and not (self.doc.wire or self._sidecar is not None)
+            and (self.offline_from is None or i < self.offline_from)
+        ):
+            model, flat = self.model(i), self._flat_rates
+            rates = flat[model] if model in flat else flat.setdefault(model, _flat(model))
+            if rates is not None:
+                n_in, n_out = _n(recorded.get("input_tokens")), _n(recorded.get("output_tokens"))
+                return _plain_usd(rates, n_in, n_out)
+        return self.cost(i, recorded)
 
     def _wire_index(self, i: int) -> int:
         effects, ordinal = self.doc.effects, self._ordinal

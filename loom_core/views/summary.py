@@ -79,14 +79,17 @@ def usage_and_cost(doc: Document) -> tuple[int, int, float | None]:
             pair = _pair(head, raw) if raw is not None else (0, 0)
             t_in, t_out = t_in + pair[0], t_out + pair[1]
         if total is not None:
-            cost = pricer.cost(i, head.usage if head is not None else None)
+            cost = pricer.model_cost(i, head.usage if head is not None else None)
             total = None if cost is None else total + cost
     return t_in, t_out, total
 
 
-def summarize(doc: Document, checksum: str) -> dict[str, Any]:
-    """Everything the CLI's ``summary --json`` prints, as plain values."""
-    t_in, t_out, cost = usage_and_cost(doc)
+def summarize(
+    doc: Document, checksum: str, usage: tuple[int, int, float | None] | None = None
+) -> dict[str, Any]:
+    """Everything the CLI's ``summary --json`` prints, as plain values; ``usage`` is
+    :func:`usage_and_cost` when the caller computed it already (while the checksum ran)."""
+    t_in, t_out, cost = usage_and_cost(doc) if usage is None else usage
     h = doc.header
     facts: dict[str, Any] = {
         "path": doc.path,

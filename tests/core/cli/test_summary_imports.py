@@ -36,3 +36,32 @@ def test_summary_json_does_not_import_the_other_commands() -> None:
 def test_other_commands_still_parse_with_the_whole_parser() -> None:
     result = _run("steps", str(SAMPLE))
     assert result["code"] == 0 and "loom_core.cli.diff" in result["loaded"]
+
+
+_FORK_PROBE = """
+import contextlib, io, json, os, sys
+from loom_core.formats import checksum_plan, fastcheck
+fastcheck.MIN_PARALLEL_BYTES, checksum_plan.CHUNK_BYTES = 0, 1
+real, seen = os.fork, []
+def fork():
+    seen.append(sorted(m for m in ("pydantic", "loom_core.formats.document") if m in sys.modules))
+    return real()
+os.fork = fork
+from loom_core.cli.entry import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "out": out.getvalue(), "heavy_at_fork": seen}))
+"""
+
+
+def test_summary_json_forks_its_checksum_child_before_the_heavy_imports() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _FORK_PROBE, "summary", "--json", str(SAMPLE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["code"] == 0 and json.loads(result["out"])["checksum"] == "valid"
+    assert result["heavy_at_fork"] == [[]]  # forked once, with neither the schema nor pydantic

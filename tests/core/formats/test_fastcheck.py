@@ -1,12 +1,16 @@
-"""The two-process checksum agrees with the plain one, and catches tampering."""
+"""The two-process checksum agrees with the plain one whoever computes which chunk, also when
+the child dies or never starts, and catches tampering; the child is always reaped."""
 
 from __future__ import annotations
 
 import json
+import os
+import time
+from typing import Any
 
 import pytest
 
-from loom_core.formats import fastcheck
+from loom_core.formats import checksum_plan, fastcheck
 from loom_core.formats.canonical import checksum
 
 
@@ -16,7 +20,7 @@ def _doc(n: int) -> dict:
             "seq": i,
             "kind": "tool:t",
             "key": f"{i:012x}",
-            "result": {"f": 1.5, "i": i, "s": "über ✓ 😀", "nan_free": [True, None, 1e16]},
+            "result": {"f": 1.5, "i": i, "s": "über ✓ 😀\x7f", "nan_free": [True, None, 1e16]},
             "depth": 0,
         }
         for i in range(n)
@@ -35,25 +39,111 @@ def _doc(n: int) -> dict:
     return doc
 
 
-@pytest.mark.parametrize("n", [0, 1, 2, 7])
-@pytest.mark.parametrize("share", [0.5, 0.65, 1.0])
-def test_parallel_equals_serial(monkeypatch: pytest.MonkeyPatch, n: int, share: float) -> None:
+@pytest.fixture
+def tiny_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fork for any size and cut every list into one-item chunks: many chunks, small files."""
     monkeypatch.setattr(fastcheck, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(checksum_plan, "CHUNK_BYTES", 1)
+
+
+def _no_children_left() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 40])
+@pytest.mark.parametrize("indent", [None, 2])
+def test_parallel_equals_serial_and_python(tiny_chunks: None, n: int, indent: int | None) -> None:
     doc = _doc(n)
-    data = json.dumps(doc, indent=2).encode()
-    job = fastcheck.ParallelChecksum.start(data, child_share=share)
+    data = json.dumps(doc, indent=indent).encode()
+    job = fastcheck.ParallelChecksum.start(data)
+    assert job is not None and len(job.plan.chunks) == n + n // 2
+    assert job.result() == doc["checksum"] == fastcheck.serial_checksum(data)
+    assert _no_children_left()
+
+
+@pytest.mark.parametrize(
+    "members",
+    [
+        {"log": [], "wire": [{"a": 1}, {"b": [1.25, "é"]}, {}]},  # an empty bulky list
+        {"log": {"not": "a list"}, "wire": [[1, 2], [3], ["ü"], [None]]},  # log hashed whole
+        {"log": [{"k": 1}, 2, "three", [4.0], None, 1e300], "signature": "s", "a": {"b": []}},
+        {"log": [{"b": 1, "a": 2, "b ": 3}, {"\u2028": "\U0001f600"}, {"": ""}], "z": None},
+    ],
+)
+def test_odd_members_equal_python(tiny_chunks: None, members: dict[str, Any]) -> None:
+    doc = {"version": 2, **members}
+    doc["checksum"] = checksum(doc)
+    data = json.dumps(doc, ensure_ascii=False).encode()
+    job = fastcheck.ParallelChecksum.start(data)
     assert job is not None
+    assert job.result() == doc["checksum"] == fastcheck.serial_checksum(data)
+
+
+def test_a_child_that_dies_midway_changes_nothing(
+    tiny_chunks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent, real = os.getpid(), checksum_plan.canon_items
+    done = []
+
+    def dying(raws: list) -> bytes:
+        if os.getpid() != parent and len(done) == 3:
+            os._exit(9)  # the child dies after reporting three chunks
+        done.append(1)
+        return real(raws)
+
+    monkeypatch.setattr(fastcheck, "canon_items", dying)
+    doc = _doc(30)
+    job = fastcheck.ParallelChecksum.start(json.dumps(doc).encode())
+    assert job is not None
+    time.sleep(0.2)  # let it die first (the result is the same if it has not)
     assert job.result() == doc["checksum"]
+    assert _no_children_left()
 
 
-def test_tampering_changes_the_parallel_checksum(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fastcheck, "MIN_PARALLEL_BYTES", 0)
+def test_the_caller_does_every_chunk_when_the_child_is_slow(
+    tiny_chunks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def late_child(*_args: object) -> None:
+        time.sleep(30)  # not started yet when the caller has claimed every chunk
+        os._exit(0)
+
+    monkeypatch.setattr(fastcheck, "_child", late_child)
+    doc = _doc(12)
+    job = fastcheck.ParallelChecksum.start(json.dumps(doc).encode())
+    assert job is not None
+    started = time.monotonic()
+    assert job.result() == doc["checksum"]
+    assert time.monotonic() - started < 20  # it did not wait for the child: it killed it
+    assert _no_children_left()
+
+
+def test_close_reaps_the_child_and_frees_its_fds(tiny_chunks: None) -> None:
+    fds = set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else set()
+    job = fastcheck.ParallelChecksum.start(json.dumps(_doc(50)).encode())
+    assert job is not None
+    job.close()
+    job.close()  # twice is harmless
+    assert _no_children_left()
+    if fds:
+        assert set(os.listdir("/proc/self/fd")) == fds
+
+
+def test_tampering_changes_the_parallel_checksum(tiny_chunks: None) -> None:
     doc = _doc(6)
     doc["log"][5]["result"]["s"] = "edited"
     assert fastcheck.parallel_checksum(json.dumps(doc).encode()) != doc["checksum"]
 
 
-def test_not_a_trace_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fastcheck, "MIN_PARALLEL_BYTES", 0)
-    job = fastcheck.ParallelChecksum.start(b'{"a": 1}\n{"b": 2}\n')
-    assert job is not None and job.result() is None  # the caller then checks serially
+def test_what_only_python_reads_gives_none(tiny_chunks: None) -> None:
+    data = json.dumps({"version": 2, "log": [{"a": 1}, {"b": float("nan")}, {"c": 3}]}).encode()
+    assert fastcheck.ParallelChecksum.start(data) is None  # refused before any fork
+    assert fastcheck.parallel_checksum(data) is None  # the caller then uses Python's reader
+
+
+def test_not_a_trace_does_not_fork(tiny_chunks: None) -> None:
+    assert fastcheck.ParallelChecksum.start(b'{"a": 1}\n{"b": 2}\n') is None
+    assert fastcheck.ParallelChecksum.start(b'{"a": [1, 2, 3]}') is None  # nothing bulky
