@@ -35,6 +35,7 @@ _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)  # com
 _NUMERIC = frozenset({0, 4, 5})  # step, tokens, cost
 _ERROR_RED = QColor("#c62828")
 _CACHE = 4096
+_CELL_ROWS = 1024  # rows' cell texts kept: a few screens' worth
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -60,6 +61,18 @@ def format_cost(value: float) -> str:
     return format_usd(value)
 
 
+def _cell_texts(row: StepRow) -> tuple[str, ...]:
+    """The texts of a row's cells, in COLUMNS order."""
+    return (
+        "" if row.seq is None else str(row.seq),
+        "  " * row.depth + ("↳ " if row.depth else "") + row.kind,
+        row.agent,
+        flag_marks(row.flags) + row.summary,
+        f"{row.tokens:,}" if row.tokens else "",
+        row.cost_text,
+    )
+
+
 class StepListModel(QAbstractTableModel):
     """Rows = steps of the current timeline (optionally filtered)."""
 
@@ -69,6 +82,11 @@ class StepListModel(QAbstractTableModel):
         self.rows: array[int] | None = None  # filtered steps, or None for all
         self._count = 0  # steps announced to views (a live timeline grows before we say so)
         self._summaries: OrderedDict[int, str] = OrderedDict()
+        # Each visible row's six cell texts. A paint asks for every cell of every visible
+        # row (a live tab repaints them at each insert, a scrub at each move): one row
+        # computed once, not once per cell. Dropped whenever rows may read differently.
+        self._cells: dict[int, tuple[str, ...]] = {}
+        self.dataChanged.connect(self._forget_cells)  # e.g. a live run's shield decisions
         self._bold = QFont()
         self._bold.setBold(True)
 
@@ -79,6 +97,7 @@ class StepListModel(QAbstractTableModel):
         self.rows = None
         self._count = len(timeline) if timeline is not None else 0
         self._summaries.clear()
+        self._cells.clear()
         self.endResetModel()
 
     def append_steps(self) -> None:
@@ -87,6 +106,7 @@ class StepListModel(QAbstractTableModel):
             return
         new = len(self.timeline)
         if new > self._count:
+            self._cells.clear()  # a new step can name an earlier step's agent
             if self.rows is None:
                 self.beginInsertRows(QModelIndex(), self._count, new - 1)
                 self._count = new
@@ -160,18 +180,15 @@ class StepListModel(QAbstractTableModel):
         return step_row(self.timeline, step, SUMMARY_CHARS, self._summary(step))
 
     def _display(self, step: int, col: int) -> str:
-        row = self.step_row(step)
-        if col == COL_STEP:
-            return "" if row.seq is None else str(row.seq)
-        if col == COL_KIND:
-            return "  " * row.depth + ("↳ " if row.depth else "") + row.kind
-        if col == COL_AGENT:
-            return row.agent
-        if col == COL_SUMMARY:
-            return flag_marks(row.flags) + row.summary
-        if col == COL_TOKENS:
-            return f"{row.tokens:,}" if row.tokens else ""
-        return row.cost_text
+        cells = self._cells.get(step)
+        if cells is None:
+            if len(self._cells) >= _CELL_ROWS:
+                self._cells.clear()
+            cells = self._cells[step] = _cell_texts(self.step_row(step))
+        return cells[col]
+
+    def _forget_cells(self, *_changed: object) -> None:
+        self._cells.clear()
 
     def _summary(self, step: int) -> str:
         cached = self._summaries.get(step)
