@@ -24,8 +24,10 @@ _top = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _items = msgspec.json.Decoder(list[msgspec.Raw])
 _generic = msgspec.json.Decoder()
 BULKY = ("log", "wire")
-CHUNK_BYTES = 1 << 20  # small enough that a chunk's decoded objects reuse freed memory
-MAX_CHUNKS = 512  # bigger chunks beyond this: the child's reports stay within a pipe buffer
+# A chunk's decoded objects stay in the CPU's cache, and are freed for the next one to reuse:
+# 256 KB chunks canonicalise a 100 MB log in 0.38 s, 4 MB ones in 0.6, the whole at once 0.85.
+CHUNK_BYTES = 256 << 10
+MAX_CHUNKS = 4096  # beyond it, bigger chunks: the child's 8-byte reports fit a pipe's buffer
 
 
 def canon(value: Any) -> bytes:

@@ -33,7 +33,7 @@ from loom_core.formats.gc_pause import gc_paused
 
 MIN_PARALLEL_BYTES = 8 << 20
 _FAILED = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-_REPORT = struct.Struct("<QQQ")  # a chunk the child finished: index, offset in the sink, length
+_REPORT = struct.Struct("<Q")  # the length of the child's next chunk, in order, in the sink
 _CLAIM = struct.Struct("<Q")  # shared: the child's next chunk (at 0), the caller's lowest (at 8)
 
 
@@ -52,6 +52,7 @@ class ParallelChecksum:
         self.plan, self.pid = plan, pid
         self._reports, self._sink, self._claims = reports, sink, claims
         self._done: dict[int, tuple[int, int]] = {}  # the child's chunks: offset, length
+        self._reported = self._end = 0  # the child's chunks so far; their end in the sink
         self._own: dict[int, bytes] = {}  # the caller's chunks, not hashed yet
         self._pending = b""  # a report read in part
         self._eof = False
@@ -139,8 +140,9 @@ class ParallelChecksum:
             return
         buf = self._pending + got
         whole = len(buf) - len(buf) % _REPORT.size
-        for index, offset, length in _REPORT.iter_unpack(buf[:whole]):
-            self._done[index] = (offset, length)
+        for (length,) in _REPORT.iter_unpack(buf[:whole]):
+            self._done[self._reported] = (self._end, length)
+            self._reported, self._end = self._reported + 1, self._end + length
         self._pending = buf[whole:]
 
     def _text(self, index: int) -> bytes | None:
@@ -179,7 +181,7 @@ def _child(plan: Plan, read_end: int, reports: int, sink: int, claims: mmap.mmap
             view = memoryview(text)
             while view:
                 view = view[os.pwrite(sink, view, offset + len(text) - len(view)) :]
-            os.write(reports, _REPORT.pack(index, offset, len(text)))
+            os.write(reports, _REPORT.pack(len(text)))
             offset += len(text)
         code = 0
     finally:
