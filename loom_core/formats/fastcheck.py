@@ -3,11 +3,12 @@
 The checksum needs the whole document decoded and re-serialised canonically
 (sorted keys, Python's separators and escapes): on a 100 MB trace that is most of a
 second of single-threaded work. :mod:`.checksum_plan` cuts the bulky lists into
-chunks whose texts can be computed anywhere; here a forked child computes them from
-the front while the caller does its own work (loading, summing up), then the caller
-computes them from the back until the two meet, hashing the child's text as it comes.
-Where ``fork`` is unavailable, or a file needs Python's own JSON reader (NaN), the
-plain serial check runs instead; both give identical answers.
+chunks whose texts can be computed anywhere. Here a forked child computes them from
+the front, hashing as it goes, while the caller does its own work (loading, summing
+up); then the caller computes chunks from the back until the two meet and hands its
+texts to the child, which finishes the hash. Where ``fork`` is unavailable, or a file
+needs Python's own JSON reader (NaN), the plain serial check runs instead; both give
+identical answers.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import NoReturn
 
 import msgspec
 
+from loom_core.formats.canonical import CHECKSUM_PREFIX
 from loom_core.formats.checksum_plan import (
     Hasher,
     Plan,
@@ -33,29 +35,27 @@ from loom_core.formats.gc_pause import gc_paused
 
 MIN_PARALLEL_BYTES = 8 << 20
 _FAILED = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-_REPORT = struct.Struct("<Q")  # the length of the child's next chunk, in order, in the sink
+_STOP = struct.Struct("<Q")  # child -> caller: the first chunk it did not do (then the digest)
+_SENT = struct.Struct("<QQQ")  # caller -> child: a chunk's index, offset in the sink, length
 _CLAIM = struct.Struct("<Q")  # shared: the child's next chunk (at 0), the caller's lowest (at 8)
+_DIGEST_LEN = len(CHECKSUM_PREFIX) + 64
 
 
 class ParallelChecksum:
-    """A checksum whose chunks a forked child computes while the caller works.
+    """A checksum whose chunks a forked child computes and hashes while the caller works.
 
-    The child writes each chunk's text into an unlinked file (never a pipe, which
-    would stall it while the caller is busy loading) and reports it on a pipe. Who
-    computes which chunk is settled at run time through two counters in shared memory,
-    so neither process idles whatever the machine's load. The counters are hints only:
-    a chunk both did is hashed once, and one neither did (the child died) the caller
-    computes at the end, so every failure still gives the serial answer.
+    Who computes which chunk is settled at run time through two counters in shared
+    memory, so neither process idles whatever the machine's load; they are hints only:
+    the child says where it stopped and the caller supplies every chunk from there (a
+    chunk both did is hashed once). The caller's texts go through an unlinked file, the
+    notes through pipes. If the child dies, the caller computes the rest alone.
     """
 
-    def __init__(self, plan: Plan, pid: int, reports: int, sink: int, claims: mmap.mmap) -> None:
-        self.plan, self.pid = plan, pid
-        self._reports, self._sink, self._claims = reports, sink, claims
-        self._done: dict[int, tuple[int, int]] = {}  # the child's chunks: offset, length
-        self._reported = self._end = 0  # the child's chunks so far; their end in the sink
-        self._own: dict[int, bytes] = {}  # the caller's chunks, not hashed yet
-        self._pending = b""  # a report read in part
-        self._eof = False
+    def __init__(self, plan: Plan, pid: int, fds: tuple[int, int, int], claims: mmap.mmap) -> None:
+        self.plan, self.pid, self._claims = plan, pid, claims
+        self._from_child, self._to_child, self._sink = fds
+        self._sent: dict[int, tuple[int, int]] = {}  # the caller's chunks: offset, length
+        self._end = 0  # of the caller's texts in the sink
         self._open = True
 
     @classmethod
@@ -78,19 +78,20 @@ class ParallelChecksum:
         fds: list[int] = []
         try:
             fds.append(_sink())
-            fds.extend(os.pipe())
+            fds.extend(os.pipe())  # child -> caller
+            fds.extend(os.pipe())  # caller -> child
             pid = os.fork()
         except OSError:
             for fd in fds:
                 os.close(fd)
             claims.close()
             return None
-        sink, reports, write_end = fds
+        sink, up_read, up_write, down_read, down_write = fds
         if pid == 0:
-            _child(plan, reports, write_end, sink, claims)
-        os.close(write_end)
-        os.set_blocking(reports, False)
-        return cls(plan, pid, reports, sink, claims)
+            _child(plan, claims, sink, up_write, down_read, (up_read, down_write))
+        os.close(up_write)
+        os.close(down_read)
+        return cls(plan, pid, (up_read, down_write, sink), claims)
 
     def result(self) -> str | None:
         """``sha256:…`` of the trace without its checksum, or None (use Python's reader)."""
@@ -109,55 +110,64 @@ class ParallelChecksum:
         self._open = False
         os.kill(self.pid, signal.SIGKILL)  # done or not needed; not reaped, so still ours
         os.waitpid(self.pid, 0)
-        os.close(self._reports)
-        os.close(self._sink)
+        for fd in (self._from_child, self._to_child, self._sink):
+            os.close(fd)
         self._claims.close()
 
     def _finish(self) -> str:
-        plan = self.plan
-        hasher = Hasher(plan, plan.small_texts())
-        index = len(plan.chunks) - 1
-        while index >= _CLAIM.unpack_from(self._claims, 0)[0]:  # the child has not got here
-            _CLAIM.pack_into(self._claims, _CLAIM.size, index)
-            self._own[index] = canon_items(plan.chunks[index])
-            self._collect()
-            hasher.feed(self._text)
-            index -= 1
-        os.set_blocking(self._reports, True)
-        while not hasher.feed(self._text) and not self._eof:
-            self._collect()  # wait for the child's next report, or its end
-        hasher.feed(lambda i: self._text(i) or canon_items(plan.chunks[i]))  # a dead child's
+        index = len(self.plan.chunks) - 1
+        try:
+            while index >= _CLAIM.unpack_from(self._claims, 0)[0]:  # the child is not here yet
+                _CLAIM.pack_into(self._claims, _CLAIM.size, index)
+                self._send(index)
+                index -= 1
+            if index < 0:
+                return self._alone()  # every chunk done here: the child is not needed
+            stop = self._read(_STOP.size)
+            if len(stop) < _STOP.size:
+                return self._alone()  # the child died
+            for gap in range(_STOP.unpack(stop)[0], index + 1):
+                self._send(gap)  # claimed by neither (the counters are hints)
+        except BrokenPipeError:
+            return self._alone()
+        digest = self._read(_DIGEST_LEN + 1).decode("ascii", "replace")
+        return digest if len(digest) == _DIGEST_LEN else self._alone()
+
+    def _send(self, index: int) -> None:
+        """Compute chunk ``index``, put it in the sink and tell the child where."""
+        text = canon_items(self.plan.chunks[index])
+        _write_at(self._sink, text, self._end)
+        self._sent[index] = (self._end, len(text))
+        self._end += len(text)
+        os.write(self._to_child, _SENT.pack(index, self._end - len(text), len(text)))
+
+    def _read(self, size: int) -> bytes:
+        """Up to ``size`` bytes from the child, fewer only at its end."""
+        got = b""
+        while len(got) < size:
+            part = os.read(self._from_child, size - len(got))
+            if not part:
+                break
+            got += part
+        return got
+
+    def _alone(self) -> str:
+        """The checksum without the child: the chunks sent so far, the others computed."""
+        hasher = Hasher(self.plan, self.plan.small_texts())
+        hasher.feed(self._own_text)
         return hasher.checksum()
 
-    def _collect(self) -> None:
-        """Take in the child's reports that have arrived (waits for one if blocking)."""
-        try:
-            got = os.read(self._reports, 1 << 16)
-        except BlockingIOError:
-            return
-        if not got:
-            self._eof = True
-            return
-        buf = self._pending + got
-        whole = len(buf) - len(buf) % _REPORT.size
-        for (length,) in _REPORT.iter_unpack(buf[:whole]):
-            self._done[self._reported] = (self._end, length)
-            self._reported, self._end = self._reported + 1, self._end + length
-        self._pending = buf[whole:]
-
-    def _text(self, index: int) -> bytes | None:
-        """Chunk ``index``'s text if either process has it (each is hashed once)."""
-        if index in self._own:
-            return self._own.pop(index)
-        if index not in self._done:
-            return None
-        offset, length = self._done.pop(index)
-        text = os.pread(self._sink, length, offset)
-        return text if len(text) == length else None
+    def _own_text(self, index: int) -> bytes:
+        if index in self._sent:
+            offset, length = self._sent[index]
+            text = os.pread(self._sink, length, offset)
+            if len(text) == length:
+                return text
+        return canon_items(self.plan.chunks[index])
 
 
 def _sink() -> int:
-    """An unlinked file for the child's texts: in memory where the OS offers that."""
+    """An unlinked file for the caller's texts: in memory where the OS offers that."""
     if hasattr(os, "memfd_create"):
         return os.memfd_create("loom-checksum")
     import tempfile
@@ -166,26 +176,48 @@ def _sink() -> int:
         return os.dup(fh.fileno())
 
 
-def _child(plan: Plan, read_end: int, reports: int, sink: int, claims: mmap.mmap) -> NoReturn:
-    """In the forked child: chunks from the front until the caller's claims; never returns."""
+def _write_at(fd: int, text: bytes, offset: int) -> None:
+    view = memoryview(text)
+    while view:
+        view = view[os.pwrite(fd, view, offset + len(text) - len(view)) :]
+
+
+def _child(
+    plan: Plan, claims: mmap.mmap, sink: int, up: int, down: int, callers: tuple[int, int]
+) -> NoReturn:
+    """In the forked child: chunks from the front, hashed as they come, until the caller's
+    claims; then the caller's chunks; then the digest. Never returns."""
     code = 1
     try:
-        os.close(read_end)
+        for fd in callers:
+            os.close(fd)
         gc.disable()
-        offset = 0
-        for index in range(len(plan.chunks)):
-            if index >= _CLAIM.unpack_from(claims, _CLAIM.size)[0]:
-                break  # the caller has it
-            _CLAIM.pack_into(claims, 0, index + 1)
-            text = canon_items(plan.chunks[index])
-            view = memoryview(text)
-            while view:
-                view = view[os.pwrite(sink, view, offset + len(text) - len(view)) :]
-            os.write(reports, _REPORT.pack(len(text)))
-            offset += len(text)
+        hasher = Hasher(plan, plan.small_texts())
+        stop = _front(plan, claims, hasher)
+        os.write(up, _STOP.pack(stop))
+        sent: dict[int, bytes] = {}
+        with os.fdopen(down, "rb") as notes:
+            while not hasher.feed(lambda i: sent.pop(i, None)):
+                index, offset, length = _SENT.unpack(notes.read(_SENT.size))
+                text = os.pread(sink, length, offset)
+                if len(text) != length:
+                    raise EOFError("the caller's text is not all there")
+                if index >= stop:  # (one both did is hashed already)
+                    sent[index] = text
+        os.write(up, hasher.checksum().encode("ascii"))
         code = 0
     finally:
         os._exit(code)
+
+
+def _front(plan: Plan, claims: mmap.mmap, hasher: Hasher) -> int:
+    """The child's share: chunks in order until one the caller claimed; where it stopped."""
+    stop = 0
+    while stop < len(plan.chunks) and stop < _CLAIM.unpack_from(claims, _CLAIM.size)[0]:
+        _CLAIM.pack_into(claims, 0, stop + 1)
+        hasher.feed({stop: canon_items(plan.chunks[stop])}.get)  # the hash waits for just it
+        stop += 1
+    return stop
 
 
 def serial_checksum(data: bytes) -> str | None:
