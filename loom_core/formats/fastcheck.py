@@ -3,11 +3,12 @@
 The checksum needs the whole document decoded and re-serialised canonically
 (sorted keys, Python's separators and escapes): on a 100 MB trace that is most of a
 second of single-threaded work. :mod:`.checksum_plan` cuts the bulky lists into
-chunks whose texts can be computed anywhere. Here a forked child computes them from
-the front, hashing as it goes, while the caller does its own work (loading, summing
-up); then the caller computes chunks from the back until the two meet and hands its
-texts to the child, which finishes the hash. Where ``fork`` is unavailable, or a file
-needs Python's own JSON reader (NaN), the plain serial check runs instead; both give
+chunks whose texts can be computed anywhere. Here a child forked as soon as the file
+is read plans and computes them from the front, hashing as it goes, while the caller
+does its own work (loading, summing up); if the child is far behind by then, the
+caller computes chunks from the back until the two meet and hands its texts to the
+child, which finishes the hash. Where ``fork`` is unavailable, or a file needs
+Python's own JSON reader (NaN), the plain serial check runs instead; both give
 identical answers.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import gc
 import mmap
 import os
+import re
 import signal
 import struct
 import threading
@@ -37,22 +39,30 @@ MIN_PARALLEL_BYTES = 8 << 20
 _FAILED = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 _STOP = struct.Struct("<Q")  # child -> caller: the first chunk it did not do (then the digest)
 _SENT = struct.Struct("<QQQ")  # caller -> child: a chunk's index, offset in the sink, length
-_CLAIM = struct.Struct("<Q")  # shared: the child's next chunk (at 0), the caller's lowest (at 8)
+# shared: the child's next chunk (at 0), the caller's lowest (at 8), the child's count (at 16)
+_CLAIM = struct.Struct("<Q")
+_UNCLAIMED = 1 << 62
+# The caller helps (makes its own plan, computes chunks from the back) only when the child has
+# done less than this share: the plan costs about a third of the chunks' work.
+HELP_BELOW = 0.5
 _DIGEST_LEN = len(CHECKSUM_PREFIX) + 64
+_OBJECT = re.compile(rb"[ \t\r\n]*\{")
 
 
 class ParallelChecksum:
-    """A checksum whose chunks a forked child computes and hashes while the caller works.
+    """A checksum whose chunks a forked child plans, computes and hashes while the caller works.
 
-    Who computes which chunk is settled at run time through two counters in shared
-    memory, so neither process idles whatever the machine's load; they are hints only:
+    The fork comes first, so the caller's own work starts at once; when the caller asks
+    for the result and the child is far behind, the caller helps. Who computes which
+    chunk is then settled through two counters in shared memory; they are hints only:
     the child says where it stopped and the caller supplies every chunk from there (a
     chunk both did is hashed once). The caller's texts go through an unlinked file, the
     notes through pipes. If the child dies, the caller computes the rest alone.
     """
 
-    def __init__(self, plan: Plan, pid: int, fds: tuple[int, int, int], claims: mmap.mmap) -> None:
-        self.plan, self.pid, self._claims = plan, pid, claims
+    def __init__(self, data: bytes, pid: int, fds: tuple[int, int, int], claims: mmap.mmap) -> None:
+        self.data, self.pid, self._claims = data, pid, claims
+        self._plan: Plan | None = None
         self._from_child, self._to_child, self._sink = fds
         self._sent: dict[int, tuple[int, int]] = {}  # the caller's chunks: offset, length
         self._end = 0  # of the caller's texts in the sink
@@ -67,14 +77,10 @@ class ParallelChecksum:
             or threading.active_count() > 1
         ):
             return None  # forking a threaded process is unsafe; small files are fast anyway
-        try:
-            plan = make_plan(data)
-        except _FAILED:
+        if not _OBJECT.match(data):
             return None  # not a JSON object: the serial path says so
-        if len(plan.chunks) < 2:
-            return None
-        claims = mmap.mmap(-1, 2 * _CLAIM.size)  # anonymous and shared with the child
-        _CLAIM.pack_into(claims, _CLAIM.size, len(plan.chunks))
+        claims = mmap.mmap(-1, 3 * _CLAIM.size)  # anonymous and shared with the child
+        _CLAIM.pack_into(claims, _CLAIM.size, _UNCLAIMED)
         fds: list[int] = []
         try:
             fds.append(_sink())
@@ -88,10 +94,17 @@ class ParallelChecksum:
             return None
         sink, up_read, up_write, down_read, down_write = fds
         if pid == 0:
-            _child(plan, claims, sink, up_write, down_read, (up_read, down_write))
+            _child(data, claims, sink, up_write, down_read, (up_read, down_write))
         os.close(up_write)
         os.close(down_read)
-        return cls(plan, pid, (up_read, down_write, sink), claims)
+        return cls(data, pid, (up_read, down_write, sink), claims)
+
+    @property
+    def plan(self) -> Plan:
+        """The same plan as the child's, made here when first needed (raises msgspec's errors)."""
+        if self._plan is None:
+            self._plan = make_plan(self.data)
+        return self._plan
 
     def result(self) -> str | None:
         """``sha256:…`` of the trace without its checksum, or None (use Python's reader)."""
@@ -115,23 +128,34 @@ class ParallelChecksum:
         self._claims.close()
 
     def _finish(self) -> str:
-        index = len(self.plan.chunks) - 1
         try:
-            while index >= _CLAIM.unpack_from(self._claims, 0)[0]:  # the child is not here yet
-                _CLAIM.pack_into(self._claims, _CLAIM.size, index)
-                self._send(index)
-                index -= 1
-            if index < 0:
+            index = self._help() if self._child_is_behind() else None
+            if index is not None and index < 0:
                 return self._alone()  # every chunk done here: the child is not needed
             stop = self._read(_STOP.size)
             if len(stop) < _STOP.size:
                 return self._alone()  # the child died
-            for gap in range(_STOP.unpack(stop)[0], index + 1):
+            for gap in range(_STOP.unpack(stop)[0], -1 if index is None else index + 1):
                 self._send(gap)  # claimed by neither (the counters are hints)
         except BrokenPipeError:
             return self._alone()
         digest = self._read(_DIGEST_LEN + 1).decode("ascii", "replace")
         return digest if len(digest) == _DIGEST_LEN else self._alone()
+
+    def _child_is_behind(self) -> bool:
+        done, _lowest, count = (
+            _CLAIM.unpack_from(self._claims, k * _CLAIM.size)[0] for k in range(3)
+        )
+        return not count or done < HELP_BELOW * count
+
+    def _help(self) -> int:
+        """Chunks from the back until the child's; the last one not done here."""
+        index = len(self.plan.chunks) - 1
+        while index >= _CLAIM.unpack_from(self._claims, 0)[0]:  # the child is not here yet
+            _CLAIM.pack_into(self._claims, _CLAIM.size, index)
+            self._send(index)
+            index -= 1
+        return index
 
     def _send(self, index: int) -> None:
         """Compute chunk ``index``, put it in the sink and tell the child where."""
@@ -183,15 +207,17 @@ def _write_at(fd: int, text: bytes, offset: int) -> None:
 
 
 def _child(
-    plan: Plan, claims: mmap.mmap, sink: int, up: int, down: int, callers: tuple[int, int]
+    data: bytes, claims: mmap.mmap, sink: int, up: int, down: int, callers: tuple[int, int]
 ) -> NoReturn:
-    """In the forked child: chunks from the front, hashed as they come, until the caller's
-    claims; then the caller's chunks; then the digest. Never returns."""
+    """In the forked child: the plan, then chunks from the front, hashed as they come,
+    until the caller's claims; then the caller's chunks; then the digest. Never returns."""
     code = 1
     try:
         for fd in callers:
             os.close(fd)
         gc.disable()
+        plan = make_plan(data)  # not a JSON object: the caller finds that out by itself
+        _CLAIM.pack_into(claims, 2 * _CLAIM.size, len(plan.chunks))
         hasher = Hasher(plan, plan.small_texts())
         stop = _front(plan, claims, hasher)
         os.write(up, _STOP.pack(stop))

@@ -54,9 +54,17 @@ def _no_children_left() -> bool:
     return False
 
 
-@pytest.mark.parametrize("n", [2, 3, 7, 40])
+@pytest.mark.parametrize("n", [1, 2, 7, 40])
 @pytest.mark.parametrize("indent", [None, 2])
-def test_parallel_equals_serial_and_python(tiny_chunks: None, n: int, indent: int | None) -> None:
+@pytest.mark.parametrize("help_below", [0.0, 0.6, 2.0])  # the caller never / may / must help
+def test_parallel_equals_serial_and_python(
+    tiny_chunks: None,
+    monkeypatch: pytest.MonkeyPatch,
+    n: int,
+    indent: int | None,
+    help_below: float,
+) -> None:
+    monkeypatch.setattr(fastcheck, "HELP_BELOW", help_below)
     doc = _doc(n)
     data = json.dumps(doc, indent=indent).encode()
     job = fastcheck.ParallelChecksum.start(data)
@@ -83,9 +91,11 @@ def test_odd_members_equal_python(tiny_chunks: None, members: dict[str, Any]) ->
     assert job.result() == doc["checksum"] == fastcheck.serial_checksum(data)
 
 
+@pytest.mark.parametrize("help_below", [0.0, 2.0])
 def test_a_child_that_dies_midway_changes_nothing(
-    tiny_chunks: None, monkeypatch: pytest.MonkeyPatch
+    tiny_chunks: None, monkeypatch: pytest.MonkeyPatch, help_below: float
 ) -> None:
+    monkeypatch.setattr(fastcheck, "HELP_BELOW", help_below)
     parent, real = os.getpid(), checksum_plan.canon_items
     done = []
 
@@ -138,12 +148,22 @@ def test_tampering_changes_the_parallel_checksum(tiny_chunks: None) -> None:
     assert fastcheck.parallel_checksum(json.dumps(doc).encode()) != doc["checksum"]
 
 
-def test_what_only_python_reads_gives_none(tiny_chunks: None) -> None:
-    data = json.dumps({"version": 2, "log": [{"a": 1}, {"b": float("nan")}, {"c": 3}]}).encode()
-    assert fastcheck.ParallelChecksum.start(data) is None  # refused before any fork
-    assert fastcheck.parallel_checksum(data) is None  # the caller then uses Python's reader
+@pytest.mark.parametrize(
+    "data",
+    [
+        json.dumps({"version": 2, "log": [{"a": 1}, {"b": float("nan")}, {"c": 3}]}).encode(),
+        b'{"a": 1}\n{"b": 2}\n',  # a journal
+        b'{"log": [1, 2',  # cut short
+    ],
+)
+def test_what_only_python_reads_gives_none(tiny_chunks: None, data: bytes) -> None:
+    job = fastcheck.ParallelChecksum.start(data)
+    assert job is not None and job.result() is None  # the caller then uses Python's reader
+    assert fastcheck.parallel_checksum(data) is None
+    assert _no_children_left()
 
 
-def test_not_a_trace_does_not_fork(tiny_chunks: None) -> None:
-    assert fastcheck.ParallelChecksum.start(b'{"a": 1}\n{"b": 2}\n') is None
-    assert fastcheck.ParallelChecksum.start(b'{"a": [1, 2, 3]}') is None  # nothing bulky
+def test_what_is_no_json_object_does_not_fork(tiny_chunks: None) -> None:
+    assert fastcheck.ParallelChecksum.start(b"[1, 2, 3]") is None
+    assert fastcheck.ParallelChecksum.start(b"\xef\xbb\xbf{}") is None  # a BOM: Python's reader
+    assert fastcheck.parallel_checksum(b' \n{"log": [1, 2]}') is not None  # small: serial
