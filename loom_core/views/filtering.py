@@ -189,8 +189,8 @@ def _flagged(tl: Timeline, flags: int, upto: int) -> npt.NDArray[np.bool_]:
     mask: npt.NDArray[np.bool_] = (own & flags) != 0
     if flags & _CALL_FLAGS:
         for result in np.flatnonzero(own & (flags & _CALL_FLAGS)).tolist():
-            caller = tl.call_of.get(result)
-            if caller is not None and caller < upto:
+            caller = tl.call_of[result]
+            if 0 <= caller < upto:
                 mask[caller] = True
     return mask
 

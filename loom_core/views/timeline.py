@@ -94,8 +94,9 @@ class Timeline:
     # effect -> its seq by effect_seq's rule (null: the position; clamped to SEQ_LIMIT),
     # read once in the worker
     seqs: array[float] = field(default_factory=lambda: array("d"))
-    calls_of: dict[int, list[int]] = field(default_factory=dict)  # model step -> result steps
-    call_of: dict[int, int] = field(default_factory=dict)  # result step -> model step
+    # step -> the model step whose call it answers, or -1. An array, not a dict (and no
+    # model step -> results dict): two dicts of Python ints were 13 MB at 100,000 effects.
+    call_of: array[int] = field(default_factory=lambda: array("i"))
     shield_at: dict[int, list[int]] = field(default_factory=dict)  # step -> shield event idx
     context: ContextIndex | None = None
     cost_known: bool = True
@@ -124,6 +125,13 @@ class Timeline:
         if step < len(self.offline) and self.offline[step]:
             return OFFLINE_TEXT
         return format_usd(self.cost[step])
+
+    def call_position(self, result: int) -> int:
+        """Which of its call's results ``result`` is (0 for the first), or -1 when no call
+        made it. Counts the steps between the call and it (a C-level count; calls' results
+        follow them closely, a sub-agent's after its whole run)."""
+        caller = self.call_of[result] if 0 <= result < len(self.call_of) else -1
+        return -1 if caller < 0 else self.call_of[caller + 1 : result].count(caller)
 
     def kind_name(self, step: int) -> str:
         """The effect kind of a step (``tool:name`` kept), or ``episode``."""
@@ -313,6 +321,7 @@ class TimelineBuilder:
             ]
         )
         tl.flags.extend(array("B", flags))
+        tl.call_of.extend(array("i", [-1]) * len(codes))  # _pairs fills them in
         tl.size.extend(array("q", sizes))
         tl.cost_known = tl.cost_known and known
         tl.input_tokens += sum(t_in)
@@ -340,9 +349,7 @@ def _pairs(tl: Timeline, ctx: ContextIndex, effects: range) -> None:
     for result_eff in effects:
         call_eff = pairs.get(result_eff)
         if call_eff is not None:
-            r, c = tl.step_of_effect[result_eff], tl.step_of_effect[call_eff]
-            tl.call_of[r] = c
-            tl.calls_of.setdefault(c, []).append(r)
+            tl.call_of[tl.step_of_effect[result_eff]] = tl.step_of_effect[call_eff]
 
 
 def _mark_unfinished(tl: Timeline, first_new: int, unfinished: bool) -> None:

@@ -302,8 +302,8 @@ def _tool_html(tl: Timeline, step: int, state: ViewState) -> list[str]:
     effect = tl.effect_of[step]
     kind = tl.kind_name(step)
     out = []
-    caller = tl.call_of.get(step)
-    if caller is not None:
+    caller = tl.call_of[step]
+    if caller >= 0:
         call = _find_call(tl, caller, step)
         out.append(
             f"<div class='sec'>Call (made at <a href='loom:step:{caller}'>"
@@ -343,7 +343,7 @@ def _tool_html(tl: Timeline, step: int, state: ViewState) -> list[str]:
 
 def _find_call(tl: Timeline, model_step: int, result_step: int) -> dict[str, Any] | None:
     calls = text_and_calls(tl.doc.result(tl.effect_of[model_step]))[1]
-    position = tl.calls_of.get(model_step, []).index(result_step)
+    position = tl.call_position(result_step)
     meta = tl.context.meta_of(tl.effect_of[result_step]) if tl.context else None
     tuid = getattr(meta, "tuid", None)
     by_id = next((c for c in calls if tuid and c.get("id") == tuid), None)

@@ -56,9 +56,13 @@ def _reference(tl: Timeline, text: str) -> list[int] | None:
         escaped = json.dumps(t)[1:-1].encode("ascii")
         groups.append([t.encode()] if escaped == t.encode() else [t.encode(), escaped.lower()])
     out = []
+    results: dict[int, list[int]] = {}
+    for result, caller in enumerate(tl.call_of):
+        if caller >= 0:
+            results.setdefault(caller, []).append(result)
     for step in range(len(tl)):
         flags = tl.flags[step]
-        for result in tl.calls_of.get(step, ()):
+        for result in results.get(step, ()):
             flags |= tl.flags[result] & _CALL_FLAGS
         name = tl.kind_name(step)
         ok = (
