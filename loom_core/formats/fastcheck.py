@@ -135,7 +135,9 @@ class ParallelChecksum:
             stop = self._read(_STOP.size)
             if len(stop) < _STOP.size:
                 return self._alone()  # the child died
-            for gap in range(_STOP.unpack(stop)[0], -1 if index is None else index + 1):
+            if index is None:  # the child's count, published before it wrote where it stopped
+                index = _CLAIM.unpack_from(self._claims, 2 * _CLAIM.size)[0] - 1
+            for gap in range(_STOP.unpack(stop)[0], index + 1):
                 self._send(gap)  # claimed by neither (the counters are hints)
         except BrokenPipeError:
             return self._alone()

@@ -114,6 +114,25 @@ def test_a_child_that_dies_midway_changes_nothing(
     assert _no_children_left()
 
 
+@pytest.mark.parametrize("help_below", [0.0, 2.0])
+def test_chunks_the_child_claimed_but_left_are_supplied(
+    tiny_chunks: None, monkeypatch: pytest.MonkeyPatch, help_below: float
+) -> None:
+    def front(plan: checksum_plan.Plan, claims: Any, hasher: checksum_plan.Hasher) -> int:
+        fastcheck._CLAIM.pack_into(claims, 0, len(plan.chunks))  # claims them all (a stale
+        for i in range(3):  # hint, say), but stops after three
+            hasher.feed({i: checksum_plan.canon_items(plan.chunks[i])}.get)
+        return 3
+
+    monkeypatch.setattr(fastcheck, "HELP_BELOW", help_below)
+    monkeypatch.setattr(fastcheck, "_front", front)
+    doc = _doc(10)
+    job = fastcheck.ParallelChecksum.start(json.dumps(doc).encode())
+    assert job is not None
+    assert job.result() == doc["checksum"]
+    assert _no_children_left()
+
+
 def test_the_caller_does_every_chunk_when_the_child_is_slow(
     tiny_chunks: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
