@@ -14,14 +14,23 @@ from typing import Literal, overload
 from loom_core.errors import LoadError
 
 
+READ_CHUNK = 16 << 20  # bytes appended per step while the whole file is read
+
+
 def _read_buffer(path: str | Path) -> bytearray:
+    """The whole file in a bytearray, read a chunk at a time.
+
+    Why not ``bytearray(size)`` and one ``readinto``: that constructor zero-fills the
+    buffer while holding the interpreter lock, 0.7 s for a gigabyte, during which the
+    window (whose thread needs the lock for every Python call) cannot paint its first
+    rows. A chunk's read runs without the lock, and appending it holds the lock for
+    about 10 ms (a large block grows in place, without copying what is there).
+    """
+    buf = bytearray()
     with open(path, "rb") as fh:
-        buf = bytearray(os.fstat(fh.fileno()).st_size)
-        got = fh.readinto(buf)
-        if got < len(buf):  # the file shrank meanwhile
-            del buf[got:]
-        buf += fh.read()  # or grew
-        return buf
+        while chunk := fh.read(READ_CHUNK):  # to the end, also of a file still growing
+            buf += chunk
+    return buf
 
 
 @overload

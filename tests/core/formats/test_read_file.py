@@ -1,0 +1,35 @@
+"""Reading a whole file into the buffer the big-file loader decodes in place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from loom_core.errors import LoadError
+from loom_core.formats import read_file
+from loom_core.formats.read_file import read_bytes
+
+SAMPLE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096, 1 << 30])
+def test_the_buffer_holds_the_whole_file_whatever_the_chunk(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(read_file, "READ_CHUNK", chunk)
+    buf = read_bytes(SAMPLE, mutable=True)
+    assert isinstance(buf, bytearray)
+    assert buf == SAMPLE.read_bytes()
+    buf[0:1] = b"{"  # writable: the loader swaps separator bytes while it decodes
+
+
+def test_an_empty_file_is_an_empty_buffer(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.loom.json"
+    empty.write_bytes(b"")
+    assert read_bytes(empty, mutable=True) == bytearray()
+
+
+def test_a_missing_file_names_the_cause(tmp_path: Path) -> None:
+    with pytest.raises(LoadError, match="no such file"):
+        read_bytes(tmp_path / "gone.loom.json", mutable=True)
