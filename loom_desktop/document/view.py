@@ -243,7 +243,9 @@ class DocumentView(LiveHost):
             return
         path = self.path
         self._load_task.start(
-            lambda ctx: load_progressive(path, ctx.partial, ctx.progress, ctx.cancelled)
+            lambda ctx: gc_policy.loading(
+                lambda: load_progressive(path, ctx.partial, ctx.progress, ctx.cancelled)
+            )
         )
 
     def start_live(self, poll_interval: float = 0.5, reader: ForeignReader | None = None) -> None:
