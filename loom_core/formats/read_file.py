@@ -13,7 +13,6 @@ from typing import Literal, overload
 
 from loom_core.errors import LoadError
 
-
 READ_CHUNK = 16 << 20  # bytes appended per step while the whole file is read
 
 
