@@ -33,6 +33,7 @@ CHUNK = 4000
 SMALL_BYTES = 4 << 20  # below this a plain load is fast enough to skip the head
 HEAD_BYTES = 8 << 20  # read for the first screen before the whole file is
 SCAN_WINDOW = 8 << 20  # bytes searched per call while looking for the log's end
+CHUNK_BYTES = 4 << 20  # a layout chunk ends at the first entry boundary past this size
 _list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 _log_decoder: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list_of(FastEffect))
 # loom-harness writes log entries at indent 4 inside "log": [...]
@@ -174,12 +175,16 @@ def _decode_chunked(
 
 
 def _layout_chunks(data: bytes, log: msgspec.Raw) -> list[tuple[int, int]] | None:
-    """Byte ranges of ~CHUNK whole log entries, found by loom-harness's indentation.
+    """Byte ranges of whole log entries, ~CHUNK_BYTES each, found by loom-harness's
+    indentation.
 
     With ``indent=2`` every log entry's braces sit at exactly four spaces, and raw
     newlines never occur inside JSON strings, so ``"\n    },\n    {"`` separates two
-    entries and nothing else inside ``log``. Decoding each range as one list is a
-    C-speed pass per chunk; None (another layout) sends the caller to the general path.
+    entries and nothing else inside ``log``. Only the boundaries where a chunk ends are
+    looked for (a jump of CHUNK_BYTES, then the next separator), not every entry's: a
+    Python step per entry was 0.8 s at 1,000,000 effects. Decoding each range as one
+    list is a C-speed pass per chunk; None (another layout) sends the caller to the
+    general path.
     """
     begin = data.find(_LOG_START)
     if begin < 0:
@@ -193,14 +198,11 @@ def _layout_chunks(data: bytes, log: msgspec.Raw) -> list[tuple[int, int]] | Non
         return [] if not data[start + 1 : end - 1].strip() else None
     cuts = [first + 5]
     pos = first
-    count = 0
-    while True:
-        pos = data.find(_ENTRY_SEP, pos + 1, end)
+    while True:  # jump a chunk's bytes ahead, then to the next boundary between entries
+        pos = data.find(_ENTRY_SEP, pos + CHUNK_BYTES, end)
         if pos < 0:
             break
-        count += 1
-        if count % CHUNK == 0:
-            cuts += [pos + 6, pos + 8]  # end of one chunk, start of the next
+        cuts += [pos + 6, pos + 8]  # end of one chunk, start of the next
     closing = data.rfind(b"\n    }", start, end)
     if closing < 0 or data[start + 1 : first].strip() or data[closing + 6 : end - 1].strip():
         return None  # something outside the indented entries (hand-edited): not this layout

@@ -62,6 +62,7 @@ def test_chunked_load_equals_plain_load(
 ) -> None:
     monkeypatch.setattr(progressive, "SMALL_BYTES", 0)
     monkeypatch.setattr(progressive, "CHUNK", 3)
+    monkeypatch.setattr(progressive, "CHUNK_BYTES", 300)  # a chunk every two or three entries
     monkeypatch.setattr(progressive, "HEAD_ENTRIES", 2)
     path = tmp_path / "t.loom.json"
     path.write_text(_trace(n, compact))
@@ -152,3 +153,15 @@ def test_a_loaded_run_is_not_left_for_one_huge_young_collection(
         assert len(result.timeline) == 31
     finally:
         gc.unfreeze()
+
+
+def test_layout_chunks_cut_at_entry_boundaries_a_chunk_of_bytes_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(progressive, "CHUNK_BYTES", 300)
+    data = _trace(13).encode()
+    log = msgspec.json.decode(data, type=dict[str, msgspec.Raw])["log"]
+    ranges = progressive._layout_chunks(data, log)
+    assert ranges is not None and len(ranges) > 2
+    entries = [e for a, b in ranges for e in json.loads(b"[" + data[a:b] + b"]")]
+    assert entries == json.loads(data)["log"]
