@@ -12,8 +12,10 @@ Request path of a POST (the only method that is recorded), see also :mod:`.hooks
    a connection failure is a 502, a timeout before the answer a 504 (JSON bodies);
 6. a 2xx ``text/event-stream`` is relayed unbuffered (:mod:`.relay`) -- or, with a
    screen, buffered, screened, recorded and re-sent; a 2xx JSON model response
-   (Anthropic message, chat completion, Responses object) is screened, recorded,
-   then sent (upstream bytes as they were unless screening changed the object);
+   (Anthropic message, chat completion, Responses object) is screened, sent
+   (upstream bytes as they were unless screening changed the object), then
+   recorded -- off the client's wait, yet before the handler returns, so a clean
+   stop (which lets handlers finish) never loses an exchange it answered;
    any other 2xx body (token counts, embeddings...) is relayed, not recorded.
 
 An exchange is recorded iff the upstream completed it and the client was still
@@ -227,19 +229,33 @@ class ProxyServer:
         events: list[dict[str, Any]],
         started: float,
     ) -> web.Response:
-        response = _json_object(raw)
-        dialect = model_dialect(response)
+        """Send a 2xx JSON answer, then record it if it is a model response.
+
+        Without a screen the upstream bytes go out unread: parsing them is part of
+        the recording, done after the send. A screen judges the response first."""
         headers = response_headers(up.headers)
-        if response is None or dialect is None:
-            return web.Response(body=raw, status=up.status, headers=headers)
+        response: dict[str, Any] | None = None
         if self.screen is not None:
+            response = _json_object(raw)
+            if response is None or model_dialect(response) is None:
+                return web.Response(body=raw, status=up.status, headers=headers)
             screened = await self.screen.screen_response(exchange, response)
             events, response = events + screened.events, screened.response
             if screened.changed:
                 raw = json.dumps(response).encode()
-        if not client_gone(request):
-            self._persist(exchange, dialect, response, events, started)
-        return web.Response(body=raw, status=up.status, headers=headers)
+        reply = web.Response(body=raw, status=up.status, headers=headers)
+        if client_gone(request):
+            return reply  # nobody to answer: nothing recorded
+        try:
+            await reply.prepare(request)
+            await reply.write_eof()  # a small body: handed to the kernel without a wait
+        finally:  # also when the send is cancelled: the client may have the bytes
+            if response is None:
+                response = _json_object(raw)
+            dialect = model_dialect(response)
+            if response is not None and dialect is not None:  # else not a model response
+                self._persist(exchange, dialect, response, events, started)
+        return reply
 
     async def _screened_stream(
         self,

@@ -12,10 +12,14 @@ Why three files (all named from ``--save``, see :class:`~.config.SessionPaths`):
   and each entry serialized only once (:mod:`.tracefile`).
 
 :meth:`RecordingSession.record` is synchronous and runs on the event loop: both
-lines are appended and flushed before it returns, and the server calls it before
-the client gets the response's last byte. Order: sidecar, then journal, so when the
-desktop sees an effect its request is already readable. Flushed means in the OS
-(survives ``kill -9``); no fsync per line (power loss may lose the last lines).
+lines are appended and flushed before it returns. The server calls it before a
+stream's final event reaches the client, and right after a JSON answer's last byte
+was handed to the kernel (off the client's wait), in the same handler step, so a
+clean stop, which lets handlers finish, has every exchange it answered on disk
+(a ``kill -9`` landing between that send and the record can lose that one
+exchange). Order: sidecar, then journal, so when the desktop sees an effect its
+request is already readable. Flushed means in the OS (survives ``kill -9``); no
+fsync per line (power loss may lose the last lines).
 """
 
 from __future__ import annotations
