@@ -4,7 +4,6 @@ one stderr line on bad input, and no child or descriptor left behind on any path
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -13,19 +12,8 @@ import pytest
 
 from loom_core.cli.entry import main
 from loom_core.formats import checksum_plan, fastcheck
+from tests.core.children import no_children_left, open_fds
 from tests.core.harness_runs import Recorded
-
-
-def _fds() -> set[str]:
-    return set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else set()
-
-
-def _no_children_left() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
 
 
 @pytest.fixture
@@ -66,7 +54,7 @@ def test_harness_traces_verify_through_the_child(
     path.write_text(json.dumps(doc, indent=2))
     code, out, _ = _summary(path, capsys)
     assert code == 0 and json.loads(out)["checksum"] == "mismatch"
-    assert _no_children_left()
+    assert no_children_left()
 
 
 def test_a_failed_load_reaps_the_child_and_says_one_line(
@@ -75,12 +63,12 @@ def test_a_failed_load_reaps_the_child_and_says_one_line(
     path = tmp_path / "newer.loom.json"
     log = [{"seq": i, "kind": "tool:t", "result": "x" * 50} for i in range(40)]
     path.write_text(json.dumps({"version": 99, "log": log, "checksum": "sha256:0"}))
-    fds = _fds()
+    fds = open_fds()
     code, out, err = _summary(path, capsys)
     assert code == 2 and out == ""
     assert len(err.splitlines()) == 1 and str(path) in err and "newer" in err
     assert jobs and jobs[0] is not None  # it had forked before the load failed
-    assert _no_children_left() and _fds() == fds
+    assert no_children_left() and open_fds() == fds
 
 
 def test_a_file_that_is_no_trace_still_summarises(
@@ -95,4 +83,4 @@ def test_a_file_that_is_no_trace_still_summarises(
     facts = json.loads(out)
     assert facts["format"] == "journal" and facts["checksum"] == "absent"
     assert len(jobs) == 1 and jobs[0] is not None  # its first line is an object: it forked
-    assert _no_children_left()  # and the child, not needed, was stopped and reaped
+    assert no_children_left()  # and the child, not needed, was stopped and reaped

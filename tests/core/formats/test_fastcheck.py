@@ -12,6 +12,7 @@ import pytest
 
 from loom_core.formats import checksum_plan, fastcheck
 from loom_core.formats.canonical import checksum
+from tests.core.children import no_children_left
 
 
 def _doc(n: int) -> dict:
@@ -46,14 +47,6 @@ def tiny_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(checksum_plan, "CHUNK_BYTES", 1)
 
 
-def _no_children_left() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
-
-
 @pytest.mark.parametrize("n", [1, 2, 7, 40])
 @pytest.mark.parametrize("indent", [None, 2])
 @pytest.mark.parametrize("help_below", [0.0, 0.6, 2.0])  # the caller never / may / must help
@@ -70,7 +63,7 @@ def test_parallel_equals_serial_and_python(
     job = fastcheck.ParallelChecksum.start(data)
     assert job is not None and len(job.plan.chunks) == n + n // 2
     assert job.result() == doc["checksum"] == fastcheck.serial_checksum(data)
-    assert _no_children_left()
+    assert no_children_left()
 
 
 @pytest.mark.parametrize(
@@ -111,7 +104,7 @@ def test_a_child_that_dies_midway_changes_nothing(
     assert job is not None
     time.sleep(0.2)  # let it die first (the result is the same if it has not)
     assert job.result() == doc["checksum"]
-    assert _no_children_left()
+    assert no_children_left()
 
 
 @pytest.mark.parametrize("help_below", [0.0, 2.0])
@@ -130,7 +123,7 @@ def test_chunks_the_child_claimed_but_left_are_supplied(
     job = fastcheck.ParallelChecksum.start(json.dumps(doc).encode())
     assert job is not None
     assert job.result() == doc["checksum"]
-    assert _no_children_left()
+    assert no_children_left()
 
 
 def test_the_caller_does_every_chunk_when_the_child_is_slow(
@@ -147,7 +140,7 @@ def test_the_caller_does_every_chunk_when_the_child_is_slow(
     started = time.monotonic()
     assert job.result() == doc["checksum"]
     assert time.monotonic() - started < 20  # it did not wait for the child: it killed it
-    assert _no_children_left()
+    assert no_children_left()
 
 
 def test_close_reaps_the_child_and_frees_its_fds(tiny_chunks: None) -> None:
@@ -156,7 +149,7 @@ def test_close_reaps_the_child_and_frees_its_fds(tiny_chunks: None) -> None:
     assert job is not None
     job.close()
     job.close()  # twice is harmless
-    assert _no_children_left()
+    assert no_children_left()
     if fds:
         assert set(os.listdir("/proc/self/fd")) == fds
 
@@ -179,7 +172,7 @@ def test_what_only_python_reads_gives_none(tiny_chunks: None, data: bytes) -> No
     job = fastcheck.ParallelChecksum.start(data)
     assert job is not None and job.result() is None  # the caller then uses Python's reader
     assert fastcheck.parallel_checksum(data) is None
-    assert _no_children_left()
+    assert no_children_left()
 
 
 def test_what_is_no_json_object_does_not_fork(tiny_chunks: None) -> None:
