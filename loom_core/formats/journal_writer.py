@@ -128,6 +128,14 @@ class JournalWriter:
         """Record a completed effect (an EffectEntry as a dict); on disk before this returns."""
         self._append(effect_line(entry))
 
+    def effects(self, entries: Iterable[Mapping[str, Any]]) -> None:
+        """Record several completed effects with one write (one system call, not one
+        per line -- a recording proxy's exchange often adds a tool result and a model
+        call); the same bytes as :meth:`effect` per entry, all on disk before this returns."""
+        data = b"".join(_encode(effect_line(entry)) for entry in entries)
+        if data:
+            self._append_bytes(data)
+
     def close(self) -> None:
         """Release the file; every line is already flushed, so nothing changes on disk."""
         with self._lock:
@@ -137,7 +145,9 @@ class JournalWriter:
                 self._file = None
 
     def _append(self, line: dict[str, Any]) -> None:
-        data = _encode(line)
+        self._append_bytes(_encode(line))
+
+    def _append_bytes(self, data: bytes) -> None:
         with self._lock:
             if self._file is None:
                 raise ValueError(

@@ -140,8 +140,7 @@ class RecordingSession:
         elif len(episodes) != self._journal_episodes:  # a later user prompt: tell the viewer
             self.journal.amend_header(self.recorder.model, self.recorder.system, episodes)
         self._journal_episodes = len(episodes)
-        for entry in self.recorder.log[first_new:]:
-            self.journal.effect(entry)
+        self.journal.effects(self.recorder.log[first_new:])  # one write for them all
         self._dirty.set()
         if self.otlp is not None:  # a queue put: the spans are built on the sink's thread
             self.otlp.submit(path, dialect, request, response, self.recorder.log[first_new:], ms)

@@ -207,3 +207,26 @@ def test_writes_are_on_disk_per_line(tmp_path: Path) -> None:
     writer.close()
     with pytest.raises(ValueError, match="closed"):
         writer.effect({"seq": 1, "kind": "time"})
+
+
+def test_several_effects_in_one_write_are_the_same_bytes(tmp_path: Path) -> None:
+    """``effects`` (the recording proxy's call: a tool result and a model call per
+    exchange) writes what ``effect`` per entry writes, with one write to the file."""
+    entries = [
+        {"seq": 0, "kind": "tool:x", "key": "k", "result": "ok", "depth": 1},
+        {"seq": 1, "kind": "model", "key": "m", "result": {"text": "é"}, "meta": {"a": 1}},
+    ]
+    one, many = JournalWriter(tmp_path / "one.jsonl"), JournalWriter(tmp_path / "many.jsonl")
+    for writer in (one, many):
+        writer.header("m", "sys", ["go"])
+    for entry in entries:
+        one.effect(entry)
+    writes: list[bytes] = []
+    real = many._write
+    many._write = lambda data: (writes.append(data), real(data))[1]  # type: ignore[method-assign]
+    many.effects(entries)
+    many.effects([])  # nothing to write: no write at all
+    assert len(writes) == 1  # on disk before the call returned, with one system call
+    assert (tmp_path / "many.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
+    one.close()
+    many.close()
