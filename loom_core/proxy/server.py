@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from typing import Any
 
@@ -254,7 +255,10 @@ class ProxyServer:
                 response = _json_object(raw)
             dialect = model_dialect(response)
             if response is not None and dialect is not None:  # else not a model response
-                self._persist(exchange, dialect, response, events, started)
+                try:
+                    self._persist(exchange, dialect, response, events, started)
+                except OSError as err:  # the client has its answer: say so, do not fail it
+                    print(f"loom proxy: exchange not written: {err}", file=sys.stderr, flush=True)
         return reply
 
     async def _screened_stream(

@@ -286,3 +286,26 @@ def test_a_later_prompt_reaches_the_journal_without_rewriting_it(rig: Rig) -> No
     assert len(ours.effects) == len(trace["log"]) == 2
     header, entries, unfinished = Journal.read_full(str(journal))
     assert header["episodes"] == trace["episodes"] and len(entries) == 2 and not unfinished
+
+
+def test_a_failed_write_after_a_json_answer_is_reported_not_raised(
+    rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The answer is already with the client when its record fails (disk full): the
+    proxy says so on stderr and goes on; the client's connection is not torn."""
+    session = rig.proxy.session
+    assert session is not None
+
+    def full(*_: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    session.sidecar.exchange = full  # type: ignore[method-assign]
+    rig.upstream.script(Reply(text="a"), Reply(text="b"))
+    client = rig.anthropic()
+    first = client.messages.create(model="m", max_tokens=5, messages=HI)
+    rig.settle()
+    assert "loom proxy: exchange not written: [Errno 28] No space left on device" in (
+        capsys.readouterr().err
+    )
+    second = client.messages.create(model="m", max_tokens=5, messages=HI)
+    assert [first.content[0].text, second.content[0].text] == ["a", "b"]  # type: ignore[union-attr]
