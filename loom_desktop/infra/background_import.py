@@ -4,12 +4,12 @@ Why: pyqtgraph and our timeline widget are about 400 modules and 0.4-0.6 s of im
 (PySide's import hook also reads the source of each one). Imported on the GUI thread
 right after a big run's first rows were painted, that import was the longest freeze of
 the whole load: 1.1-1.5 s at 100,000 effects, since the loader's thread held the
-interpreter lock half of that time. On a thread of its own the import shares the lock,
-so the window answers meanwhile, if not at once: the longest freeze measured 0.1-0.4 s
-on the same machine (three threads want the lock while the loader still runs; without
-this import it is about 0.08 s), the plot's first build and paint on the GUI thread
-included. The import itself is safe off the GUI thread: these modules make no widget,
-pixmap or timer when imported (a test imports them so with Qt's warnings fatal).
+interpreter lock half of that time. On a thread of its own the import shares the lock
+with the window, which answers meanwhile; a big run's tab starts it only once the whole
+run is loaded (while the loader also ran, three threads wanting the lock still froze the
+window 0.1-0.4 s at 100,000 effects). The import itself is safe off the GUI thread: these
+modules make no widget, pixmap or timer when imported (a test imports them so with Qt's
+warnings fatal).
 """
 
 from __future__ import annotations
