@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
 
-from loom_desktop.infra.later import call_later
+from loom_desktop.infra.later import soon
 
 PLOT_MODULES = ("pyqtgraph", "loom_desktop.widgets.timeline")
 
@@ -44,7 +44,7 @@ class BackgroundImport(QObject):
     def when_imported(self, method: Callable[[], object]) -> None:
         """Call ``method`` (a bound method of a QObject) once the modules are imported."""
         if self.done:
-            call_later(0, method.__self__, method)  # type: ignore[attr-defined]
+            soon(method)
             return
         self._waiting.append(weakref.WeakMethod(method))
         if self._thread is None:
@@ -70,7 +70,7 @@ class BackgroundImport(QObject):
         for ref in waiting:
             bound = ref()
             if bound is not None:
-                call_later(0, bound.__self__, bound)  # type: ignore[attr-defined]
+                soon(bound)
 
 
 _plot: BackgroundImport | None = None

@@ -30,6 +30,12 @@ def call_later(msec: int, owner: QObject, method: Callable[[], object]) -> None:
     QTimer.singleShot(msec, owner, call)
 
 
+def soon(method: Callable[[], object]) -> None:
+    """Call ``method`` (a bound method of a QObject) at the event loop's next turn, if its
+    object still lives then."""
+    call_later(0, method.__self__, method)  # type: ignore[attr-defined]
+
+
 class AfterPaint(QObject):
     """Calls ``method`` (a bound method of a QObject) once, after ``widget``'s next paint:
     work that may wait until the user sees something (a tab's plot: pyqtgraph's import and
@@ -46,5 +52,5 @@ class AfterPaint(QObject):
             watched.removeEventFilter(self)
             bound, self._method = self._method(), None
             if bound is not None:  # after this paint is on the screen
-                call_later(0, bound.__self__, bound)  # type: ignore[attr-defined]
+                soon(bound)
         return False
