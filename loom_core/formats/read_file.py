@@ -23,12 +23,16 @@ def _read_buffer(path: str | Path) -> bytearray:
     buffer while holding the interpreter lock, 0.7 s for a gigabyte, during which the
     window (whose thread needs the lock for every Python call) cannot paint its first
     rows. A chunk's read runs without the lock, and appending it holds the lock for
-    about 10 ms (a large block grows in place, without copying what is there).
+    about 10 ms (on Linux a large block usually grows in place). The chunks go up to the
+    size the file had when opened; what a writer added meanwhile is read once at the end,
+    so a file that keeps growing cannot keep this loop going.
     """
     buf = bytearray()
     with open(path, "rb") as fh:
-        while chunk := fh.read(READ_CHUNK):  # to the end, also of a file still growing
-            buf += chunk
+        size = os.fstat(fh.fileno()).st_size
+        while len(buf) < size and (chunk := fh.read(min(READ_CHUNK, size - len(buf)))):
+            buf += chunk  # (a file that shrank meanwhile ends the loop early)
+        buf += fh.read()
     return buf
 
 

@@ -33,3 +33,19 @@ def test_an_empty_file_is_an_empty_buffer(tmp_path: Path) -> None:
 def test_a_missing_file_names_the_cause(tmp_path: Path) -> None:
     with pytest.raises(LoadError, match="no such file"):
         read_bytes(tmp_path / "gone.loom.json", mutable=True)
+
+
+def test_bytes_a_writer_added_after_the_open_are_read_once_at_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The chunks stop at the size the file had when opened (a file that keeps growing
+    cannot keep the loop going); what came after is read in one last read."""
+    real_fstat = read_file.os.fstat
+
+    class _Smaller:  # the size at open: a third of what is there by the time it is read
+        def __init__(self, fd: int) -> None:
+            self.st_size = real_fstat(fd).st_size // 3
+
+    monkeypatch.setattr(read_file.os, "fstat", _Smaller)
+    monkeypatch.setattr(read_file, "READ_CHUNK", 100)
+    assert read_bytes(SAMPLE, mutable=True) == SAMPLE.read_bytes()
