@@ -140,6 +140,8 @@ def _until_plot(app, view, start: float, deadline: float) -> float:
     while view.timeline_widget is None and time.time() < deadline:
         app.processEvents()
         time.sleep(0.001)
+    if view.timeline_widget is None:
+        raise SystemExit("the tab built no plot before the deadline")
     view.timeline_widget.repaint()  # its first paint, now
     shown = time.time() - start
     app.processEvents()  # the stall probe's overdue tick records the build and the paint
