@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -117,7 +118,7 @@ def _open(target: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(target, timeout=BUSY_MS / 1000, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         if schema_version(conn) != SCHEMA_VERSION:
             _rebuild(conn)
@@ -125,6 +126,28 @@ def _open(target: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _wal(conn: sqlite3.Connection) -> None:
+    """Write-ahead logging, set once per file (the mode stays in it).
+
+    Why the retries: switching a file to WAL needs it to itself, and when two
+    connections open a new library at the same moment (the window's indexer and its
+    Runs list do) both can hold a read lock and want the switch; SQLite then fails one
+    of them at once with "database is locked" rather than wait for the other, and the
+    run library stopped for the session (one first open in ten, three at once). The
+    switch is tried again, for up to BUSY_MS, as its busy timeout would have waited.
+    """
+    deadline = time.monotonic() + BUSY_MS / 1000
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 def schema_version(conn: sqlite3.Connection) -> int | None:
