@@ -1,31 +1,45 @@
 # Two commands do all the set-up on a fresh machine with Python >= 3.11, git and make:
-#   make run    - create .venv, install, open the app (the bundled sample when no FILE)
-#   make test   - create .venv, install with the dev extra, run the whole test suite
+#   make run    - create .venv, install what the app needs, open it (the bundled sample when no FILE)
+#   make test   - the same venv plus the test tools, then the whole test suite
 #   make lint   - ruff (lint + format check), mypy and import-linter with the venv's tools;
 #                 `make test` runs them first
+# Both install from lock files with hashes (requirements/app.txt, requirements/dev.txt), so
+# an upstream release cannot change what CI runs. `make lock` re-resolves them;
+# `make deps-latest` runs the suite against the newest releases (not in CI's path).
 # The first interpreter that really runs and is >= 3.11 (a pyenv shim can exist
 # for a version that is not installed, so `command -v` alone is not enough).
 PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
 	$$p -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null && { echo $$p; break; }; done)
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+RUN_LOCK   := requirements/app.txt
+TEST_LOCK  := requirements/dev.txt
+RUN_STAMP  := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: run test lint fuzz bench sample screenshot clean
+.PHONY: run test lint fuzz bench sample screenshot clean lock deps-latest
 
-$(STAMP): pyproject.toml
+$(PY):
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 needed"'
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
-	touch $(STAMP)
+	$(PYTHON) -m venv $(VENV)
+
+# Every pinned package with its hashes (pip refuses a dependency the lock does not name),
+# then the project itself, editable, built by the locked setuptools.
+$(RUN_STAMP): $(RUN_LOCK) pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --require-hashes -r $(RUN_LOCK)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+$(TEST_STAMP): $(TEST_LOCK) $(RUN_STAMP)
+	$(PY) -m pip install --quiet --require-hashes -r $(TEST_LOCK)
+	touch $@
 
 # Our packages' bytecode, written ahead (cheap when up to date): an editable install has
 # none, and where PYTHONDONTWRITEBYTECODE is set (our CI machine) Python would recompile
 # every module from source at each start: about 0.2 s of every window's and command's start.
 BYTECODE := $(PY) -m compileall -q -j 0 loom_core loom_desktop benchmarks
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	@$(BYTECODE)
 	$(VENV)/bin/loom-desktop $(FILE)
 
@@ -35,8 +49,8 @@ test: lint
 
 # make lint - the static checks, configured in pyproject.toml (ruff, mypy) and by the
 # import-linter contracts (layers and feature seams); each must report zero findings
-LINT_PATHS := loom_core loom_desktop tests benchmarks packaging
-lint: $(STAMP)
+LINT_PATHS := loom_core loom_desktop tests benchmarks packaging tools
+lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check $(LINT_PATHS)
 	$(VENV)/bin/ruff format --check $(LINT_PATHS)
 	$(VENV)/bin/mypy
@@ -45,34 +59,48 @@ lint: $(STAMP)
 # make fuzz - the long property run: N mutated inputs of every family through every reader,
 # view and command, then N of every family opened in one real window (offscreen); crashes
 # are kept in tests/fuzz_regressions/ (replayed by make test)
-fuzz: $(STAMP)
+fuzz: $(TEST_STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m tests.core.fuzz.drive --cases $(or $(N),10000)
 	QT_QPA_PLATFORM=offscreen $(PY) -m tests.core.fuzz.drive --window --cases $(or $(N),10000)
 	QT_QPA_PLATFORM=offscreen LOOM_FUZZ_PROFILE=long $(PY) -m pytest -q tests/core/fuzz
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) benchmarks/open_trace.py --effects $(or $(N),100000) --json
 
-sample: $(STAMP)
+sample: $(RUN_STAMP)
 	$(PY) -m loom_core.demo.sample resources/sample.loom.json --force
 
-screenshot: $(STAMP)
+screenshot: $(RUN_STAMP)
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/loom-desktop --screenshot docs/screenshot.png --step 14 --size 1400x860
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(LOCK_VENV) $(LATEST_VENV) build *.egg-info .pytest_cache
 
-# make package - build the one-folder app into dist/loom-desktop (PyInstaller, packaging/)
-PACKAGE_STAMP := $(VENV)/.installed-package
-
-$(PACKAGE_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e ".[dev,package]"
-	touch $(PACKAGE_STAMP)
-
-.PHONY: package package-deps
-package-deps: $(PACKAGE_STAMP)
-
-package: $(PACKAGE_STAMP)
+# make package - build the one-folder app into dist/loom-desktop (PyInstaller, packaging/);
+# PyInstaller is in the test lock because the suite's frozen-app smoke test builds it too
+.PHONY: package
+package: $(TEST_STAMP)
 	$(PY) -m PyInstaller --noconfirm --clean --log-level WARN \
 		--distpath dist --workpath build/pyinstaller packaging/loom-desktop.spec
 	@du -sh dist/loom-desktop
+
+# make lock - re-resolve both lock files from pyproject.toml (every platform, Python >= 3.11),
+# with uv in a venv of its own; commit the two files it writes. The test lock is resolved
+# first and the app lock inside it, so a package has the same version in both.
+UV_VERSION := 0.13.9
+LOCK_VENV  := .venv-lock
+UV_COMPILE := $(LOCK_VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes
+lock:
+	test -x $(LOCK_VENV)/bin/uv || { $(PYTHON) -m venv $(LOCK_VENV) && \
+		$(LOCK_VENV)/bin/python -m pip install --quiet uv==$(UV_VERSION); }
+	$(UV_COMPILE) pyproject.toml requirements/build.in --extra dev --extra package $(UPGRADE) -o $(TEST_LOCK)
+	$(UV_COMPILE) pyproject.toml requirements/build.in -c $(TEST_LOCK) -o $(RUN_LOCK)
+
+# make deps-latest - the suite against the newest release of every dependency, in a venv of
+# its own (never in CI's path): prints which packages differ from the lock, then runs pytest
+LATEST_VENV := .venv-latest
+deps-latest:
+	rm -rf $(LATEST_VENV) && $(PYTHON) -m venv $(LATEST_VENV)
+	$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade -e ".[dev,package]"
+	$(LATEST_VENV)/bin/python tools/lock_drift.py $(TEST_LOCK)
+	QT_QPA_PLATFORM=offscreen $(LATEST_VENV)/bin/python -m pytest -q $(PYTEST_ARGS)
