@@ -1,0 +1,84 @@
+"""The local copies of published runs: opened like any file, bounded, least recently used out.
+
+Why a cache and not a temp file: a team opens the same runs again and again (a failing CI
+run, a teammate's fork), and a run of a gigabyte should come over the network once. Each
+run lives in ``<cache>/<digest>/`` (its files as published, so a Claude Code session keeps
+its sub-agent folder beside it); opening one touches its folder, and when the cache grows
+past its bound the folders used longest ago are removed, never the one being opened.
+
+``LOOM_DESKTOP_CACHE`` names the folder (tests: a temp dir) and ``LOOM_DESKTOP_CACHE_MB``
+its bound (default 4096).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from loom_core.library.store import RunStore
+from loom_core.runs_dir import APP
+
+ENV, BOUND_ENV = "LOOM_DESKTOP_CACHE", "LOOM_DESKTOP_CACHE_MB"
+DEFAULT_MB = 4096
+
+
+def cache_home() -> Path:
+    """The platform's per-user cache folder for published runs."""
+    env = os.environ.get(ENV)
+    if env:
+        return Path(env).expanduser()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+        return base / APP / "cache" / "runs"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / APP / "runs"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / APP / "runs"
+
+
+def bound_bytes() -> int:
+    """The cache's bound in bytes (a malformed setting falls back to the default)."""
+    try:
+        megabytes = int(os.environ.get(BOUND_ENV, DEFAULT_MB))
+    except ValueError:
+        megabytes = DEFAULT_MB
+    return max(0, megabytes) << 20
+
+
+def local_copy(store: RunStore, url: str, digest: str, name: str) -> Path:
+    """The run published at ``url`` as a local file, fetched unless the cache has it."""
+    folder = cache_home() / digest
+    main = folder / name
+    if not main.is_file():
+        store.fetch(url, folder)
+    now = time.time()
+    os.utime(folder, (now, now))  # the folder's time is its last use
+    evict(keep=folder)
+    return main
+
+
+def _size(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def evict(keep: Path | None = None, bound: int | None = None) -> list[Path]:
+    """Remove the least recently used runs until the cache is within its bound; the
+    folders removed. ``keep`` (the run being opened) stays, whatever its size."""
+    root = cache_home()
+    if not root.is_dir():
+        return []
+    limit = bound_bytes() if bound is None else bound
+    folders = sorted((f for f in root.iterdir() if f.is_dir()), key=lambda f: f.stat().st_mtime)
+    sizes = {f: _size(f) for f in folders}
+    total, removed = sum(sizes.values()), []
+    for folder in folders:
+        if total <= limit:
+            break
+        if keep is not None and folder == keep:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        total -= sizes[folder]
+        removed.append(folder)
+    return removed
