@@ -1,4 +1,4 @@
-"""The search language across runs: the step filter's, plus run keys, as FTS5 MATCH and SQL.
+"""The search language across runs: the step filter's, plus run keys, as one tree of terms.
 
 Why the step filter's parser: a user who typed ``tool:bash "rm -rf" is:error`` in a run's
 filter box types the same into the Runs page, and means the same. Its terms are parsed by
@@ -32,11 +32,28 @@ _GLOB_WORDS = re.compile(r"[^\W_]+")
 _WILD = re.compile(r"\[[^\]]*\]?|[*?]")
 
 
+@dataclass(frozen=True)
+class Atom:
+    """One indexed term: ``text`` (a word or a phrase, as typed) in any of ``columns``,
+    a word beginning when ``prefix``. Each backend tokenizes ``text`` its own way."""
+
+    columns: tuple[str, ...]  # body, tool, agent, tags
+    text: str
+    prefix: bool = False
+
+
+# A step matches when every clause matches; a clause when one of its alternatives does;
+# an alternative when all its atoms do. Both backends compile this one tree: SQLite to an
+# FTS5 MATCH expression (:func:`fts5_match`), PostgreSQL to a tsquery.
+Alternative = tuple[Atom, ...]
+Clause = tuple[Alternative, ...]
+
+
 @dataclass
 class SearchQuery:
-    """A parsed search: one FTS5 expression for steps, conditions for runs."""
+    """A parsed search: the step terms as a tree of indexed terms, conditions for runs."""
 
-    match: str = ""  # FTS5 MATCH expression ("": no step term)
+    clauses: list[Clause] = field(default_factory=list)  # step terms ([]: none)
     models: list[str] = field(default_factory=list)  # the run used one of these (substring)
     after: float | None = None  # the run's time is at or after (unix seconds)
     before: float | None = None  # … and before
@@ -46,8 +63,13 @@ class SearchQuery:
     problems: list[str] = field(default_factory=list)
 
     @property
+    def match(self) -> str:
+        """The step terms as one FTS5 MATCH expression ("": no step term)."""
+        return fts5_match(self.clauses)
+
+    @property
     def empty(self) -> bool:
-        return not (self.match or self.models or self.after or self.before or self.nothing)
+        return not (self.clauses or self.models or self.after or self.before or self.nothing)
 
     def keeps(self, tool: str, agent: str) -> bool:
         """Whether a step the index matched passes the exact tool and agent tests."""
@@ -95,57 +117,81 @@ def _split(text: str, q: SearchQuery) -> str:
     return " ".join(rest)
 
 
-def _any(column: str, terms: list[str]) -> str:
-    return f"{column} : ({' OR '.join(terms)})"
+def _atom_fts(atom: Atom) -> str:
+    return fts_string(atom.text) + ("*" if atom.prefix else "")
 
 
-def _glob_terms(glob: str) -> list[str]:
-    """FTS5 terms every tool name matching ``glob`` holds (none: the index cannot narrow
+def _alternative_fts(alternative: Alternative) -> str:
+    terms = [_atom_fts(a) for a in alternative]
+    return terms[0] if len(terms) == 1 else f"({' AND '.join(terms)})"
+
+
+def fts5_match(clauses: list[Clause]) -> str:
+    """The step terms as an FTS5 MATCH expression over the ``step_fts`` columns. A clause's
+    alternatives share their columns (one key each); text spans ``{body tool}``."""
+    parts = []
+    for clause in clauses:
+        columns = clause[0][0].columns
+        terms = [_alternative_fts(alt) for alt in clause]
+        if len(columns) > 1:
+            parts.append("{" + " ".join(columns) + "} : " + " OR ".join(terms))
+        else:
+            parts.append(f"{columns[0]} : ({' OR '.join(terms)})")
+    return " AND ".join(parts)
+
+
+def _any(column: str, words: list[str]) -> Clause:
+    """One of ``words`` (whole words) in ``column``."""
+    return tuple((Atom((column,), w),) for w in words)
+
+
+def _glob_atoms(glob: str) -> list[Atom]:
+    """Words every tool name matching ``glob`` holds (none: the index cannot narrow
     it, the names are checked one by one). A word of the glob that a wildcard does not
-    touch is a whole word of the name (``*_file`` → ``"file"``), one a wildcard follows is
-    a beginning (``read*`` → ``"read"*``), one a wildcard precedes could end a longer word
+    touch is a whole word of the name (``*_file`` → ``file``), one a wildcard follows is
+    a beginning (``read*`` → ``read…``), one a wildcard precedes could end a longer word
     and is left to the name check. The filter wraps a plain name in wildcards (``bash`` →
     ``*bash*``); that is matched as a word, which the index answers at once."""
     inner = glob.lower()
     if len(inner) > 2 and inner.startswith("*") and inner.endswith("*"):
         inner = inner[1:-1]
     pieces = _WILD.split(inner)
-    terms = []
+    atoms = []
     for k, part in enumerate(pieces):
         for word in _GLOB_WORDS.finditer(part):
             if word.start() == 0 and k > 0:
                 continue  # a wildcard just before: the end of some longer word
             open_end = word.end() == len(part) and k < len(pieces) - 1
-            terms.append(fts_string(word.group()) + ("*" if open_end else ""))
-    return terms
+            atoms.append(Atom(("tool",), word.group(), open_end))
+    return atoms
 
 
-def _text_term(needle: str) -> str | None:
+def _text_atom(needle: str) -> Atom | None:
     """A word or phrase; a trailing ``*`` asks for word beginnings (``conf*``)."""
     prefix = needle.endswith("*")
     words = needle.rstrip("*")
-    return fts_string(words) + ("*" if prefix else "") if _WORD.search(words) else None
+    return Atom(("body", "tool"), words, prefix) if _WORD.search(words) else None
 
 
-def _tool_expr(q: SearchQuery, globs: list[str]) -> str:
+def _tool_clause(q: SearchQuery, globs: list[str]) -> Clause:
     q.tools = [g.lower() for g in globs]
     alternatives = []
     for glob in globs:
-        terms = _glob_terms(glob)
-        if not terms:  # ``tool:*`` or ``tool:*x``: every call and tool step, names checked
-            return "tags : (ktool OR kmodel)"
-        alternatives.append(terms[0] if len(terms) == 1 else f"({' AND '.join(terms)})")
-    return _any("tool", alternatives)
+        atoms = _glob_atoms(glob)
+        if not atoms:  # ``tool:*`` or ``tool:*x``: every call and tool step, names checked
+            return _any("tags", ["ktool", "kmodel"])
+        alternatives.append(tuple(atoms))
+    return tuple(alternatives)
 
 
-def _flag_expr(flags: int, subagent: bool) -> list[str]:
+def _flag_clauses(flags: int, subagent: bool) -> list[Clause]:
     """``is:`` terms: any of the flags (as in the step filter), and a sub-agent step."""
     words = ["ferror" if flags & F_ERROR else "fblocked" if flags & F_BLOCKED else ""]
     words.append("fdenied" if flags & F_DENIED and not flags & F_BLOCKED else "")
     words.append("fshield" if flags & F_SHIELD else "")
     chosen = [w for w in words if w]
-    parts = [_any("tags", chosen)] if chosen else []
-    return parts + (["tags : fsubagent"] if subagent else [])
+    clauses = [_any("tags", chosen)] if chosen else []
+    return clauses + ([_any("tags", ["fsubagent"])] if subagent else [])
 
 
 def parse_search(text: str) -> SearchQuery:
@@ -154,19 +200,18 @@ def parse_search(text: str) -> SearchQuery:
     step = parse_query(_split(text, q))
     q.problems += step.problems
     q.nothing = q.nothing or step.nothing
-    parts: list[str] = []
     if step.kinds:
-        parts.append(_any("tags", [f"k{KINDS[k]}" for k in sorted(step.kinds)]))
+        q.clauses.append(_any("tags", [f"k{KINDS[k]}" for k in sorted(step.kinds)]))
     if step.tools:
-        parts.append(_tool_expr(q, step.tools))
+        q.clauses.append(_tool_clause(q, step.tools))
     if step.agents:
         q.agents = step.agents
-        names = [fts_string(a) for a in step.agents if _WORD.search(a)]
-        parts += [_any("agent", names)] if len(names) == len(step.agents) else []
-    parts += _flag_expr(step.flags, step.subagent)
+        names = [a for a in step.agents if _WORD.search(a)]
+        if len(names) == len(step.agents):
+            q.clauses.append(_any("agent", names))
+    q.clauses += _flag_clauses(step.flags, step.subagent)
     for needle in step.texts:
-        term = _text_term(needle)
-        if term is not None:
-            parts.append("{body tool} : " + term)
-    q.match = " AND ".join(parts)
+        atom = _text_atom(needle)
+        if atom is not None:
+            q.clauses.append(((atom,),))
     return q
