@@ -1,0 +1,71 @@
+"""Real servers for the team library: one PostgreSQL cluster and one S3 API per test worker.
+
+Started once per session (a cluster takes seconds on a busy machine) and stopped at its
+end; each test gets its own database and bucket, so tests share no state. Where a server
+cannot start here the tests that need it skip, saying why (CI installs both).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.servers.postgres import PgServer, find_binaries
+from tests.servers.s3 import S3Server
+
+_names = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    bindir, why = find_binaries()
+    if bindir is None:
+        pytest.skip(f"no PostgreSQL server here: {why}")
+    # not under pytest's temp dir: the server may run as another user (root's is private)
+    root = Path(tempfile.mkdtemp(prefix="loom-pg-"))
+    root.chmod(0o755)
+    server = PgServer(bindir, root / "cluster")
+    try:
+        server.start()
+    except Exception as err:  # the reason, not a traceback of someone else's tool
+        shutil.rmtree(root, ignore_errors=True)
+        pytest.skip(f"PostgreSQL did not start: {err}")
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new database for this test; PGPASSFILE holds the role's password, as for a user."""
+    monkeypatch.setenv("PGPASSFILE", str(pg_server.passfile))
+    return pg_server.create_database(f"t{os.getpid()}_{next(_names)}")
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    server = S3Server()
+    try:
+        server.start()
+    except Exception as err:
+        pytest.skip(f"moto's S3 server did not start: {err}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new bucket, the AWS chain's environment pointing at the test server."""
+    for key, value in s3_server.env().items():
+        monkeypatch.setenv(key, value)
+    return s3_server.make_bucket(f"runs-{os.getpid()}-{next(_names)}")
