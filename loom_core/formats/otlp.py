@@ -121,7 +121,9 @@ def spans_to_document(
     groups = trace_groups(spans)
     if not groups:
         return RunBuilder().document(path, fmt, warnings)
-    builder = build_run(groups[0])
+    problems: list[str] = []
+    builder = build_run(groups[0], problems)
+    warnings += tuple(problems)
     builder.extra["traces"] = [_trace_row(g) for g in groups]
     if len(groups) > 1:
         warnings += (

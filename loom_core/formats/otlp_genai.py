@@ -48,6 +48,8 @@ class ModelCall:
     system: str
     tools: list[str] = field(default_factory=list)
     has_output: bool = False
+    response_id: str = ""
+    problems: list[str] = field(default_factory=list)  # values shown raw, not counted
 
 
 @dataclass
@@ -98,6 +100,7 @@ def model_call(span: Span, cache: om.MessageCache | None = None) -> ModelCall:
         system = system or "\n".join(om.text_of(m["content"]) for m in system_msgs)
         inputs = ([{"role": "system", "content": system}] if system else []) + inputs_wo
     text, calls = "", []
+    problems: list[str] = []
     for msg in outputs or []:
         if msg["role"] in ("assistant", "model", ""):
             piece = om.text_of(msg["content"])
@@ -114,7 +117,7 @@ def model_call(span: Span, cache: om.MessageCache | None = None) -> ModelCall:
         ),
         text=text,
         tool_calls=calls,
-        usage=usage(attrs),
+        usage=usage(attrs, problems),
         stop_reason="error"
         if failure(span) and not calls and not text
         else _stop_reason(attrs, calls),
@@ -122,6 +125,8 @@ def model_call(span: Span, cache: om.MessageCache | None = None) -> ModelCall:
         system=system,
         tools=_tool_names(attrs),
         has_output=outputs is not None,
+        response_id=_first_str(attrs, "gen_ai.response.id", "llm.response.id"),
+        problems=problems,
     )
 
 
@@ -153,31 +158,54 @@ def _first_str(attrs: dict[str, Any], *keys: str) -> str:
     return ""
 
 
-def _count(attrs: dict[str, Any], *keys: str) -> int:
+def _count(attrs: dict[str, Any], problems: list[str] | None, *keys: str) -> int:
+    """The first of ``keys`` that holds a token count. A count written as a string (Spring
+    AI's Micrometer writes every attribute so: ``"11"``) is read as its number; a value
+    that is no number is skipped and named in ``problems`` -- shown raw, never read as 0."""
     for key in keys:
         value = attrs.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
-            return int(value)
+        number = _number(value)
+        if number is not None:
+            return number
+        if value is not None and problems is not None:
+            problems.append(f"{key} = {str(value)[:40]!r} is not a number of tokens")
     return 0
 
 
-def usage(attrs: dict[str, Any]) -> dict[str, Any]:
+def _number(value: Any) -> int | None:
+    """A non-negative count from a JSON number or a numeric string, else None."""
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) if 0 <= value < 1 << 63 else None
+
+
+def usage(attrs: dict[str, Any], problems: list[str] | None = None) -> dict[str, Any]:
     """Token counts in the OpenAI Responses shape (``input_tokens`` includes the cached ones,
-    as the GenAI conventions count them), which the pricing view reads as it is."""
+    as the GenAI conventions count them), which the pricing view reads as it is; a count
+    that is not a number is named in ``problems``."""
     read = _count(
         attrs,
+        problems,
         "gen_ai.usage.cache_read.input_tokens",
         "gen_ai.usage.cache_read_input_tokens",
         "llm.token_count.prompt_details.cache_read",
     )
     write = _count(
         attrs,
+        problems,
         "gen_ai.usage.cache_creation.input_tokens",
+        "gen_ai.usage.cache_write.input_tokens",  # the Anthropic SDK's own spans
         "gen_ai.usage.cache_creation_input_tokens",
         "llm.token_count.prompt_details.cache_write",
     )
     reasoning = _count(
         attrs,
+        problems,
         "gen_ai.usage.reasoning.output_tokens",
         "gen_ai.usage.reasoning_tokens",
         "llm.usage.reasoning_tokens",
@@ -186,12 +214,14 @@ def usage(attrs: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "input_tokens": _count(
             attrs,
+            problems,
             "gen_ai.usage.input_tokens",
             "gen_ai.usage.prompt_tokens",
             "llm.token_count.prompt",
         ),
         "output_tokens": _count(
             attrs,
+            problems,
             "gen_ai.usage.output_tokens",
             "gen_ai.usage.completion_tokens",
             "llm.token_count.completion",
@@ -209,8 +239,12 @@ def _stop_reason(attrs: dict[str, Any], calls: list[dict[str, Any]]) -> str:
     if calls:
         return "tool_use"
     reasons = attrs.get("gen_ai.response.finish_reasons")
+    if isinstance(reasons, str) and reasons.startswith("["):  # Spring AI: '["STOP"]'
+        reasons = om.parse_json(reasons)
     reason = reasons[0] if isinstance(reasons, list) and reasons else attrs.get("llm.finish_reason")
-    if not isinstance(reason, str) or reason in ("", "stop", "end_turn", "tool_call", "tool_calls"):
+    if not isinstance(reason, str):
+        return "end_turn"
+    if reason.lower() in ("", "stop", "end_turn", "tool_call", "tool_calls"):
         return "end_turn"
     return reason
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loom_core.formats.foreign import RunBuilder
+from loom_core.formats.otlp_calls import Call, group_calls, same_call_records
 from loom_core.formats.otlp_decode import Span
 from loom_core.formats.otlp_genai import ModelCall, agent_name, model_call, role_of, tool_call
 from loom_core.formats.otlp_messages import MessageCache, text_of
@@ -30,19 +31,13 @@ class _Tree:
     by_id: dict[str, Span] = field(default_factory=dict)
     role: dict[str, str] = field(default_factory=dict)
     has_step_below: set[str] = field(default_factory=set)
-    has_model_below: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.by_id = {s.span_id: s for s in self.spans}
         self.role = {s.span_id: role_of(s) for s in self.spans}
         for span in self.spans:
-            own = self.role[span.span_id]
-            if own not in ("model", "tool"):
-                continue
-            for up in self.ancestors(span):
-                self.has_step_below.add(up.span_id)
-                if own == "model":
-                    self.has_model_below.add(up.span_id)
+            if self.role[span.span_id] in ("model", "tool"):
+                self.has_step_below.update(up.span_id for up in self.ancestors(span))
 
     def ancestors(self, span: Span) -> list[Span]:
         out: list[Span] = []
@@ -57,22 +52,32 @@ class _Tree:
     def agents_above(self, span: Span) -> list[Span]:
         return [a for a in self.ancestors(span) if self.role[a.span_id] == "agent"]
 
-    def steps(self) -> list[Span]:
-        """Model and tool spans in time order: by start, except that a span with steps
-        below it (a tool that ran a sub-agent) comes when it ended, after them. A model
-        span with a model call below it (an SDK span around the HTTP-client one) is left
-        out: the inner one is the call."""
-        chosen = [
-            s
-            for s in self.spans
-            if self.role[s.span_id] == "tool"
-            or (self.role[s.span_id] == "model" and s.span_id not in self.has_model_below)
-        ]
+    def steps(self, cache: MessageCache) -> list[Span | Call]:
+        """Tool spans and model calls (each call once, see :mod:`.otlp_calls`) in time
+        order: by start, except that a tool with steps below it (one that ran a
+        sub-agent) comes when it ended, after them."""
+        models = [s for s in self.spans if self.role[s.span_id] == "model"]
+        calls = group_calls(models, lambda s: model_call(s, cache), self.ancestors)
+        tools: list[Span | Call] = [s for s in self.spans if self.role[s.span_id] == "tool"]
 
-        def when(s: Span) -> tuple[int, int]:
-            return (s.end_ns if s.span_id in self.has_step_below else s.start_ns, s.end_ns)
+        def when(step: Span | Call) -> tuple[int, int]:
+            if isinstance(step, Call):
+                return (step.start_ns, step.span.end_ns)
+            below = step.span_id in self.has_step_below
+            return (step.end_ns if below else step.start_ns, step.end_ns)
 
-        return sorted(chosen, key=when)
+        return sorted(tools + list(calls), key=when)
+
+    def owners(self, steps: list[Span | Call]) -> set[str]:
+        """Agent spans that own a step directly (the nearest agent above it): only they
+        make a depth. An agent span around agents and nothing else (the OpenAI Agents
+        SDK's trace, as OpenInference writes it) is a wrapper, not a level."""
+        out: set[str] = set()
+        for step in steps:
+            above = self.agents_above(step.span if isinstance(step, Call) else step)
+            if above:
+                out.add(above[0].span_id)
+        return out
 
 
 @dataclass
@@ -90,8 +95,9 @@ class _Pending:
         return call_id
 
 
-def build_run(spans: list[Span]) -> RunBuilder:
-    """The run of ``spans`` (one trace, or several loose ones) as a :class:`RunBuilder`."""
+def build_run(spans: list[Span], warnings: list[str] | None = None) -> RunBuilder:
+    """The run of ``spans`` (one trace, or several loose ones) as a :class:`RunBuilder`;
+    values shown raw rather than counted are named in ``warnings``."""
     tree = _Tree(sorted(spans, key=lambda s: (s.start_ns, s.end_ns)))
     builder = RunBuilder()
     inputs: dict[int, list[dict[str, Any]]] = {}
@@ -100,21 +106,16 @@ def build_run(spans: list[Span]) -> RunBuilder:
     pending = _Pending()
     cache: MessageCache = {}
     recorded = False
-    outer = {a.span_id for s in tree.spans for a in tree.agents_above(s)[-1:]}
-    for span in tree.steps():
+    steps = tree.steps(cache)
+    owners = tree.owners(steps)
+    for step in steps:
+        span = step.span if isinstance(step, Call) else step
         above = tree.agents_above(span)
-        depth = len([a for a in above if a.span_id not in outer])
+        depth = max(0, len([a for a in above if a.span_id in owners]) - 1)
         # the nearest agent names the step (handoffs between top-level agents show too)
         meta = {"agent": agent_name(above[0])} if above else {}
-        if tree.role[span.span_id] == "tool":
-            tool = tool_call(span)
-            call_id = pending.take(depth, tool.call_id, tool.name)
-            result = tool.error or tool.result  # a failed tool: loom's ERROR: string
-            seq = builder.add_tool(
-                tool.name, call_id or span.span_id, result, depth=depth, meta=meta
-            )
-        else:
-            call = model_call(span, cache)
+        if isinstance(step, Call):
+            call = step.call
             recorded = recorded or call.inputs is not None or call.has_output
             _recover_tools(builder, records, pending, call, (depth, meta), span)
             seq = _add_model(builder, call, depth, meta)
@@ -123,8 +124,22 @@ def build_run(spans: list[Span]) -> RunBuilder:
             pending.calls.setdefault(depth, {}).update(
                 {c["id"]: c["name"] for c in call.tool_calls if c.get("id")}
             )
-        records[seq] = span.record()
+            records[seq] = span.record()
+            if step.others:
+                records[seq]["same_call"] = same_call_records(step)
+            if warnings is not None:
+                warnings += [f"step {seq} ({span.name}): {p}; shown raw" for p in call.problems]
+        else:
+            tool = tool_call(span)
+            call_id = pending.take(depth, tool.call_id, tool.name)
+            result = tool.error or tool.result  # a failed tool: loom's ERROR: string
+            seq = builder.add_tool(
+                tool.name, call_id or span.span_id, result, depth=depth, meta=meta
+            )
+            records[seq] = span.record()
         seq_of[span.span_id] = seq
+        for other in step.others if isinstance(step, Call) else ():
+            seq_of[other.span_id] = seq
     first = min((s.start_ns for s in spans if s.start_ns > 0), default=0)
     builder.extra.update(
         started=first / 1e9 if 0 < first < 1 << 63 else None,  # the Runs page's "When"

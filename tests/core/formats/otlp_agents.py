@@ -11,6 +11,7 @@ TOOL span or an OTel GenAI ``execute_tool`` span, except for the calls listed in
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ from openai.types.chat import ChatCompletion
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 
 from tests.core.clis import ROOT
-from tests.core.formats.otlp_producers import instrumented
+from tests.core.formats.otlp_producers import instrumented, instrumented_globally
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import ANTHROPIC_KEY, OPENAI_KEY, running_upstream
@@ -61,6 +62,7 @@ class Recorded:
     requests: list[dict[str, Any]]  # request bodies the upstream received
     tool_calls: list[tuple[str, str]] = field(default_factory=list)  # (id, name) executed
     usage: list[tuple[int, int]] = field(default_factory=list)
+    output: str = ""  # the agent's final answer, as the agent framework returned it
 
     @property
     def tokens(self) -> tuple[int, int]:
@@ -109,12 +111,20 @@ def run_agent(
     untraced: tuple[str, ...] = ("call_b",),
     root: bool = True,
     stream: bool = False,
+    also: tuple[str, ...] = (),
 ) -> Recorded:
     """The scripted 3-call agent with ``instrumentation`` (e.g. ``openinference-openai``);
     ``root``: inside an agent span (else every model call is its own trace); ``stream``:
-    the OpenAI client streams each reply (usage in the last chunk)."""
+    the OpenAI client streams each reply (usage in the last chunk); ``also``: more
+    instrumentations on the same client, all on a GLOBAL tracer provider (so with the
+    Anthropic SDK's own spans: call it in a fresh interpreter, :func:`run_agent_fresh`)."""
     style = instrumentation.split("-")[0]
-    with instrumented(instrumentation) as (provider, exporter), _upstream() as up:
+    setup = (
+        instrumented_globally((instrumentation, *also))
+        if also or instrumentation == "anthropic-sdk"
+        else instrumented(instrumentation)
+    )
+    with setup as (provider, exporter), _upstream() as up:
         rec = Recorded([], [])
         loop = _openai_loop if instrumentation.endswith("openai") else _anthropic_loop
         if root:
@@ -297,17 +307,31 @@ def seen_by_reader(messages: list[dict[str, Any]]) -> list[tuple[str, str, tuple
     ]
 
 
-def run_agent_fresh(instrumentation: str, path: Path, stream: bool = False) -> Recorded:
-    """:func:`run_agent` in a new interpreter, its spans written to ``path`` (protobuf).
+def run_agent_fresh(
+    instrumentation: str,
+    path: Path,
+    stream: bool = False,
+    also: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> Recorded:
+    """:func:`run_agent` in a new interpreter, its spans written to ``path`` (protobuf);
+    ``env``: more environment for it (e.g. the Anthropic SDK's content switch).
 
     Why: OpenLLMetry's ``uninstrument`` leaves its stream wrapper in place, so after a
     second ``instrument`` in one process each streamed chunk is recorded twice (the span
-    then says "Booked HBooked Hotel…"). A fresh process instruments once, as an app does.
+    then says "Booked HBooked Hotel…"); and the global tracer provider can be set once. A
+    fresh process instruments once, as an app does.
     """
-    args = json.dumps({"instrumentation": instrumentation, "path": str(path), "stream": stream})
+    spec = {"instrumentation": instrumentation, "path": str(path), "stream": stream}
+    args = json.dumps({**spec, "also": list(also)})
     code = "import sys; from tests.core.formats.otlp_agents import _fresh; _fresh(sys.argv[1])"
     done = subprocess.run(
-        [sys.executable, "-c", code, args], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code, args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
     )
     assert done.returncode == 0, done.stderr[-3000:]
     facts = json.loads(path.with_name(path.name + ".facts.json").read_text())
@@ -324,7 +348,7 @@ def _fresh(args: str) -> None:
     from tests.core.formats.otlp_producers import write_pb
 
     spec = json.loads(args)
-    rec = run_agent(spec["instrumentation"], stream=spec["stream"])
+    rec = run_agent(spec["instrumentation"], stream=spec["stream"], also=tuple(spec["also"]))
     path = Path(spec["path"])
     write_pb(path, rec.spans)
     facts = {"requests": rec.requests, "tool_calls": rec.tool_calls, "usage": rec.usage}

@@ -25,6 +25,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")
 
 
+SDK_SCOPE = "com.anthropic.sdk.python"  # the Anthropic SDK's own spans (anthropic 2.x)
+
+
 def _instrumentor(name: str) -> Any:
     if name == "openinference-openai":
         from openinference.instrumentation.openai import OpenAIInstrumentor
@@ -42,7 +45,37 @@ def _instrumentor(name: str) -> Any:
         from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor as LLAnth
 
         return LLAnth()
+    if name == "openinference-openai-agents":
+        from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+        return OpenAIAgentsInstrumentor()
     raise ValueError(name)
+
+
+@contextmanager
+def instrumented_globally(
+    names: Sequence[str],
+) -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
+    """The normal set-up (``phoenix.otel.register()``, ``Traceloop.init()``): a tracer
+    provider set as OpenTelemetry's GLOBAL one, every instrumentation in ``names`` on it --
+    and so the Anthropic SDK's own spans too (on by default in ``anthropic`` 2.x, through
+    the global provider). The global provider can be set once per process: call this in a
+    fresh interpreter (:func:`tests.core.formats.otlp_agents.run_agent_fresh`)."""
+    from opentelemetry import trace
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    insts = [_instrumentor(name) for name in names if name != "anthropic-sdk"]
+    for inst in insts:
+        inst.instrument()
+    try:
+        yield provider, exporter
+    finally:
+        for inst in reversed(insts):
+            inst.uninstrument()
+        provider.shutdown()
 
 
 @contextmanager

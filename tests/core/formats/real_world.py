@@ -1,0 +1,25 @@
+"""Real third-party files (never written by us) beside the repository: ``shared/real-world``.
+
+Why beside it, not in it: they are other people's bytes, kept byte-exact with where each
+came from in that folder's README; the tests read them where they are. A checkout without
+the folder skips these tests, naming the folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.core.clis import ROOT
+
+FILES = ROOT.parent / "shared" / "real-world" / "files"
+
+
+def real_file(*parts: str) -> Path:
+    """The real file at ``FILES/parts``; the test is skipped when the folder is absent."""
+    path = FILES.joinpath(*parts)
+    if not FILES.is_dir():
+        pytest.skip(f"no real-world files beside the repository ({FILES})")
+    assert path.is_file(), f"{path} is listed in the real-world README but missing"
+    return path
