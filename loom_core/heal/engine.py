@@ -252,15 +252,19 @@ class Healer:
 
 
 def diverged_at(doc: Document, branch: dict[str, Any], step: int) -> int | None:
-    """Seq of the first branch step after the edit that differs from the parent's step there."""
+    """Seq of the branch's first divergence from the parent, as Compare and ``diff`` name it:
+    the first step from the fork point on whose kind, key or result differs from the parent's
+    step at the same place. The steps before the fork point are the parent's (replayed), and
+    the branch's first own step is its edit, so that is normally where it diverged; a branch
+    with no edit diverges where its re-run first answered differently."""
     log = branch.get("log") or []
     start = find_model_effect(doc, step)
-    edit = next((i for i in range(start, len(log)) if log[i].get("kind") == "edit"), start - 1)
-    for k, entry in enumerate(log[edit + 1 :]):
-        i = start + k
+    for i in range(start, len(log)):
+        entry = log[i]
         if (
             i >= len(doc.effects)
             or entry.get("kind") != doc.effects[i].kind
+            or (entry.get("key") or "") != (doc.effects[i].key or "")
             or entry.get("result") != doc.result(i)
         ):
             seq: int | None = entry.get("seq")  # the branch's JSON: an effect's seq is an int

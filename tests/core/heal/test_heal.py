@@ -76,7 +76,10 @@ def test_heal_through_the_anthropic_sdk(
     assert result["status"] == "healed" and result["winner"].startswith("redact-oversized-")
     first = result["candidates"][0]
     assert first["label"] == result["winner"] and first["status"] == "passed"
-    assert first["output"] == GOOD and first["diverged_at"] == 4  # edit at 3, the answer at 4
+    assert first["output"] == GOOD and first["diverged_at"] == 3  # the edit, at the fork step
+    # one definition of the first divergence: `diff` (and Compare) name the same step
+    diff = core("diff", parent, result["winner_path"], "--json")
+    assert json.loads(diff.stdout)["first_divergence"]["b_seq"] == first["diverged_at"]
     branch = read(Path(result["winner_path"]))
     assert branch["healed_by"] == result["winner"] and branch["output"] == GOOD
     assert "PWNED" not in json.dumps(branch["log"][3]["result"])  # the edit snapshot: redacted
