@@ -53,6 +53,7 @@ class HealCandidates(QWidget):
         for col, width in _WIDTHS:
             self.table.setColumnWidth(col, width)
         self.plan_label = QLabel("Planning: checking the context…", wordWrap=True)
+        self.planned = "No repair planned"  # the plan's counts, kept for the outcome's words
         self.result_label = QLabel(wordWrap=True)
         self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay = QVBoxLayout(self)
@@ -68,9 +69,11 @@ class HealCandidates(QWidget):
 
     def show_plan(self, plan: Any) -> None:
         self.model.set_candidates(plan.candidates)
+        self.planned = (
+            f"{len(plan.candidates)} repair(s) planned from {len(plan.findings)} finding(s)"
+        )
         self.plan_label.setText(
-            f"{len(plan.candidates)} repair(s) planned from {len(plan.findings)} finding(s). "
-            "Nothing is spent before Start."
+            f"{self.planned}. Nothing is spent before Start."
             if plan.candidates
             else "No repair to try: the checkup found nothing to redact."
         )
@@ -92,6 +95,7 @@ class HealCandidates(QWidget):
         """The final rows and the outcome's line (green when healed or nothing to heal)."""
         if result.status == "already_passes":
             self.model.set_candidates([])  # nothing was tried: the plan's rows would say queued
+            self.plan_label.setText(f"{self.planned}; none was tried: the run already passes.")
         for cand in result.candidates:
             self.model.update(cand)
         ok = result.status in ("healed", "already_passes")
