@@ -2,7 +2,7 @@
 
 The text output reads like ``loom doctor``'s (same first line, same
 ``  [sev] kind: message`` lines and quoted snippets) plus where each item
-entered the run, so scripts written for one work with the other. Exit 1 when
+entered the run (and, for a duplicate, where the earlier one did), so scripts written for one work with the other. Exit 1 when
 there are findings, 0 when none, 2 with one stderr line on bad input (the
 shared CLI turns a LoadError into that).
 """
@@ -35,7 +35,8 @@ def render(report: Checkup) -> str:
     lines = [f"{len(report.findings)} finding(s) in {report.total_tokens} tokens of context:"]
     for f in report.findings:
         lines.append(f"  [{f.severity}] {f.kind}: {f.message}")
-        lines.append(f"      {f.quoted_snippet()}{where(f)}")
+        earlier = f"; the earlier one{f.note}" if f.note else ""
+        lines.append(f"      {f.quoted_snippet()}{where(f)}{earlier}")
     return "\n".join(lines)
 
 

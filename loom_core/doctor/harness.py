@@ -13,6 +13,7 @@ numbers and messages as ``loom doctor``; only the duplicate search is faster
 from __future__ import annotations
 
 from bisect import bisect_left
+from dataclasses import replace
 from functools import cached_property
 
 from loom_core.doctor.items import Items, words
@@ -95,15 +96,23 @@ class HarnessFindings:
         out = []
         for k, j in enumerate(earliest_matches(self._word_sets)):
             if j is not None:
-                out.append(
-                    self.finding(
-                        DUPLICATE,
-                        WARN,
-                        k,
-                        f"{items.kinds[k]} content nearly identical to earlier {items.kinds[j]}",
-                    )
+                found = self.finding(
+                    DUPLICATE,
+                    WARN,
+                    k,
+                    f"{items.kinds[k]} content nearly identical to earlier {items.kinds[j]}",
                 )
+                out.append(replace(found, note=self.where(j)))
         return out
+
+    def where(self, k: int) -> str:
+        """Where item ``k`` entered, as words that end a message: `` at step 6``, or
+        `` in the user prompt before step 1`` (a prompt has no number of its own)."""
+        effect = self.items.effect_of(k)
+        if effect is not None:
+            return f" at step {self.place.seq(effect)}"
+        before = self.place.episode_effect(k)
+        return "" if before is None else f" in the user prompt before step {self.place.seq(before)}"
 
     @cached_property
     def _word_sets(self) -> list[frozenset[str] | None]:

@@ -45,7 +45,9 @@ class Finding:
     with ``redact_prefix``, the 48-character content prefix loom-harness's heal
     matches items by, so a model effect whose text starts the same way is
     included, as in §10.2; a user episode is matched by the prefix only), and
-    ``model_step`` the seq of the first model call that saw the item.
+    ``model_step`` the seq of the first model call that saw the item. ``note`` ends the
+    message where loom doctor's words leave a place unnamed (a duplicate's earlier item:
+    `` at step 6``); :attr:`text` is the message with it, as the app shows it.
     """
 
     kind: str
@@ -62,6 +64,12 @@ class Finding:
     redact_targets: tuple[int, ...] = ()
     redact_prefix: str | None = None
     model_step: int | None = None
+    note: str = ""
+
+    @property
+    def text(self) -> str:
+        """The message with what it leaves unnamed (``message`` alone is loom doctor's)."""
+        return self.message + self.note
 
     def quoted_snippet(self) -> str:
         """The snippet as ``loom doctor`` prints it: ``repr`` of 60 chars, ``...`` if cut."""

@@ -77,7 +77,7 @@ def plan_candidates(
             continue
         seen.add(targets)
         label = f"redact-{finding.kind}-{i}"
-        cand = Candidate(label, finding.kind, finding.model_step, targets, 0, finding.message)
+        cand = Candidate(label, finding.kind, finding.model_step, targets, 0, finding.text)
         try:
             cand.estimate = dry_run(doc, path, cand.step, cand.edit, max_turns).total_tokens
         except ValueError as err:  # e.g. the step is a sub-agent's: not a fork point

@@ -64,8 +64,12 @@ _QCOLORS: dict[str, QColor] = {}  # one per severity: views ask on every paint
 
 # -- the findings -----------------------------------------------------------------------
 
-FINDING_COLUMNS = ("Severity", "Kind", "Step", "Tokens", "Share", "Finding", "Snippet")
-F_SEVERITY, F_KIND, F_STEP, F_TOKENS, F_SHARE, F_MESSAGE, F_SNIPPET = range(7)
+FINDING_COLUMNS = ("Severity", "Kind", "Step", "Seen at", "Tokens", "Share", "Finding", "Snippet")
+F_SEVERITY, F_KIND, F_STEP, F_SEEN, F_TOKENS, F_SHARE, F_MESSAGE, F_SNIPPET = range(8)
+HEADER_TIPS = {
+    F_STEP: "the step where the item entered the context",
+    F_SEEN: "the first model call that saw the item: clicking a finding goes there",
+}
 
 
 class FindingsModel(QAbstractTableModel):
@@ -105,6 +109,8 @@ class FindingsModel(QAbstractTableModel):
     ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == _DISPLAY:
             return FINDING_COLUMNS[section]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return HEADER_TIPS.get(section)
         return None
 
     def data(self, index: _Index, role: int = _DISPLAY) -> Any:
@@ -117,10 +123,10 @@ class FindingsModel(QAbstractTableModel):
             return _QCOLORS.setdefault(f.severity, QColor(severity_color(f.severity)))
         if role == Qt.ItemDataRole.ForegroundRole and col == F_SEVERITY:
             return QColor(severity_color(f.severity)).darker(150)
-        if role == _ALIGN and col in (F_STEP, F_TOKENS, F_SHARE):
+        if role == _ALIGN and col in (F_STEP, F_SEEN, F_TOKENS, F_SHARE):
             return _RIGHT
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{f.message}\n{f.quoted_snippet()}"
+            return f"{f.text}\n{f.quoted_snippet()}\n{seen_text(f)}"
         if role == FindingRole:
             return f
         if role == JumpRole:
@@ -136,13 +142,22 @@ class FindingsModel(QAbstractTableModel):
             if f.effect is None and f.episode is not None:
                 return PROMPT_LABEL
             return "" if f.step is None else str(f.step)
+        if col == F_SEEN:
+            return "" if f.model_step is None else str(f.model_step)
         if col == F_TOKENS:
             return f"{f.tokens:,}"
         if col == F_SHARE:
             return f"{f.share * 100:.1f}%"
         if col == F_MESSAGE:
-            return f.message
+            return f.text
         return f.quoted_snippet()
+
+
+def seen_text(f: Any) -> str:
+    """Why a click on the finding selects another step than its own, in words."""
+    if f.model_step is None:
+        return "no model call saw it"
+    return f"first seen by the model call at step {f.model_step} (a click goes there)"
 
 
 # -- the heal's candidates --------------------------------------------------------------

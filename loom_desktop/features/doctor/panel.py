@@ -101,7 +101,7 @@ class DoctorPanel(QDockWidget):
         self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(F_MESSAGE, QHeaderView.ResizeMode.Stretch)
-        for col, width in ((0, 80), (1, 110), (2, 50), (3, 70), (4, 60), (6, 380)):
+        for col, width in ((0, 80), (1, 110), (2, 50), (3, 60), (4, 70), (5, 60), (7, 380)):
             self.table.setColumnWidth(col, width)
         self.table.selectionModel().currentRowChanged.connect(
             lambda cur, _prev: self.jump(cur.row()) if cur.isValid() else None
@@ -219,7 +219,12 @@ class DoctorPanel(QDockWidget):
         result, steps = self.results[id(view)]
         self.model.set_findings(result.findings, steps)
         self.summary.setText(
-            summary_text(result) + (" — click one to see it in context" if result.findings else "")
+            summary_text(result)
+            + (
+                " — click one to see it in the context of the model call that first saw it"
+                if result.findings
+                else ""
+            )
         )
         color = (
             "#c62828"

@@ -17,6 +17,7 @@ import pytest
 from loom import Run
 
 from loom_core.doctor import DUPLICATE, HARNESS_KINDS, OVERSIZED, UNUSED, checkup_path
+from tests.core.clis import core
 from tests.core.doctor.traces import WORDS, Trace
 
 
@@ -172,6 +173,23 @@ def test_duplicate_names_the_earliest_match_and_episodes_come_first(tmp_path: Pa
     ]
     report = checkup_path(tmp_path / "t.loom.json")
     assert [f.step for f in report.findings] == [0, 1]  # sorted by step
+
+
+def test_a_duplicate_says_where_the_earlier_item_is(tmp_path: Path) -> None:
+    """loom doctor's message names the earlier item's kind only; ours adds its step, and the
+    CLI says it on the snippet line (loom doctor's lines stay as they are)."""
+    text = _words(10)
+    t = Trace("hello")
+    t.effect("tool:a", text)
+    t.model("noted")
+    t.effect("tool:b", text)
+    t.model(text)
+    t.save(tmp_path / "u.loom.json")
+    (dup,) = checkup_path(tmp_path / "u.loom.json").of_kind(DUPLICATE)
+    assert dup.text == "tool:b content nearly identical to earlier tool:a at step 0"
+    assert dup.message == "tool:b content nearly identical to earlier tool:a"  # loom's words
+    printed = core("doctor", tmp_path / "u.loom.json").stdout
+    assert f"{dup.quoted_snippet()} at step 2; the earlier one at step 0" in printed
 
 
 def test_an_episode_duplicate_has_no_effect(tmp_path: Path) -> None:

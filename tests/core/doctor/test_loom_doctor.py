@@ -78,7 +78,9 @@ def printed_findings(stdout: str) -> tuple[str, list[tuple[str, str]]]:
     for head, snippet in zip(lines[1::2], lines[2::2], strict=True):
         kind = head.split("] ", 1)[1].split(":", 1)[0]
         if kind in HARNESS_KINDS:
-            pairs.append((head, re.sub(r" (at|in the user prompt before) step \d+$", "", snippet)))
+            pairs.append(
+                (head, re.sub(r" (at|in the user prompt before) step \d+(;.*)?$", "", snippet))
+            )
     return tokens.group(1), pairs
 
 

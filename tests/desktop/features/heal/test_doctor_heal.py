@@ -24,7 +24,16 @@ from loom_core.providers.scripted import ScriptedProvider
 from loom_desktop.document.context_html import HIGHLIGHT_BG, HIGHLIGHT_MARK
 from loom_desktop.document.view import DocumentView
 from loom_desktop.features.compare.view import CompareView
-from loom_desktop.features.doctor.findings_model import CandidatesModel, FindingsModel, locate
+from loom_desktop.features.doctor.findings_model import (
+    F_MESSAGE,
+    F_SEEN,
+    F_SHARE,
+    F_SNIPPET,
+    F_STEP,
+    CandidatesModel,
+    FindingsModel,
+    locate,
+)
 from loom_desktop.features.heal import runner as heal_runner
 from loom_desktop.features.heal.dialog import HealDialog
 from loom_desktop.main_window import MainWindow
@@ -154,16 +163,21 @@ def test_panel_lists_marks_and_shows_a_finding_in_context(
     assert panel.summary.text().startswith(
         f"2 finding(s) in {checkup(view.doc).total_tokens:,} tokens"
     )
-    assert panel.model.index(row, 2).data() == str(POISON_SEQ)  # as `doctor` prints it
-    assert panel.model.index(row, 4).data() == "97.5%"
-    assert "IGNORE ALL PREVIOUS" in panel.model.index(row, 6).data()
+    assert panel.model.index(row, F_STEP).data() == str(POISON_SEQ)  # as `doctor` prints it
+    # where a click goes, and why it is not the finding's own step, said before the click
+    assert panel.model.headerData(F_SEEN, Qt.Orientation.Horizontal) == "Seen at"
+    assert panel.model.index(row, F_SEEN).data() == str(MODEL_SEQ)
+    tip = panel.model.index(row, F_STEP).data(Qt.ItemDataRole.ToolTipRole)
+    assert f"first seen by the model call at step {MODEL_SEQ}" in tip
+    assert panel.model.index(row, F_SHARE).data() == "97.5%"
+    assert "IGNORE ALL PREVIOUS" in panel.model.index(row, F_SNIPPET).data()
     # one arrow per finding above its step's bar, red for the high one
     marks = panel_marks(view)
     assert sorted(marks) == [POISON_STEP - 1, POISON_STEP]
     assert marks[POISON_STEP] == "#d32f2f"
     # a click goes to the first model step that saw the item, marked in the context view
     assert view.session.step != MODEL_STEP
-    rect = panel.table.visualRect(panel.model.index(row, 5))
+    rect = panel.table.visualRect(panel.model.index(row, F_MESSAGE))
     qtbot.mouseClick(panel.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert view.session.step == MODEL_STEP
     assert view.context_view.state.highlight == POISON_SEQ
