@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from loom_core.errors import LoadError
+from loom_core.formats.foreign import format_label
 from loom_core.views.pricing import provenance
 from loom_core.views.steps import step_label
 from loom_desktop import __version__
@@ -42,7 +43,6 @@ from loom_desktop.tab_titles import retitle
 from loom_desktop.window_parts import (
     EMPTY_TEXT,
     DocumentTabs,
-    format_text,
     held_message,
     join_area,
 )
@@ -450,7 +450,7 @@ class MainWindow(QMainWindow):
         doc = view.doc
         warned = doc.warnings  # wrongly typed values, skipped lines: marked, listed on hover
         labels["format"].setText(
-            format_text(doc)
+            format_label(doc)
             + (" · proxy" if doc.is_proxy else "")
             + (f" · ⚠ {len(warned)} warning(s)" if warned else "")
         )

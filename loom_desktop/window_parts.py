@@ -6,12 +6,8 @@ side by side), the title named no run, and an empty window said nothing.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget
-
-from loom_desktop.document.live_reread import reader_named
 
 EMPTY_TEXT = (
     "No run is open.\n\nFile ▸ Open… (Ctrl+O) or drop a trace, journal or wirelog here;\n"
@@ -28,16 +24,6 @@ class DocumentTabs(QTabWidget):
     def setTabText(self, index: int, text: str) -> None:  # noqa: N802 - Qt API
         super().setTabText(index, text)
         self.retitled.emit()
-
-
-def format_text(doc: Any) -> str:
-    """What the status bar names the run's file as: ``trace v2``, ``journal v1``; a foreign
-    file by its format's name (its ``version`` is that of the loom trace it was read into,
-    not of the producer's format: "otlp v2" named a version OTLP does not have)."""
-    reader = reader_named(doc.format)
-    if reader is not None:
-        return reader.label
-    return f"{doc.format} v{doc.extra.get('journal_version', doc.version)}"
 
 
 def held_message(count: int) -> str:

@@ -33,12 +33,13 @@ def _detail(value: Any, limit: int = 100) -> str:
 
 
 def _print_timeline(doc: Any) -> None:
+    from loom_core.formats.foreign import format_label
     from loom_core.views.steps import effect_seq, step_summary
     from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, build_timeline
 
     tl = build_timeline(doc)
     print(
-        f"{doc.format} v{doc.version}  model: {doc.header.model}  |  "
+        f"{format_label(doc)}  model: {doc.header.model}  |  "
         f"prompt: {_detail(doc.episodes[0] if doc.episodes else '', 80)}"
     )
     for s in range(len(tl)):
@@ -117,14 +118,13 @@ def cmd_convert(args: argparse.Namespace) -> int:
         raise LoadError(args.output, f"cannot write: {err.strerror or err}") from err
     raw = written.get("wire")  # a hand-edited trace's wire may be anything: counted if a list
     wire = f" and {len(raw)} raw exchange(s)" if isinstance(raw, list) and raw else ""
-    from loom_core.formats.foreign import readers
+    from loom_core.formats.foreign import reader_named, with_article
 
-    labels = {r.name: r.label for r in readers()}  # "an Inspect AI log", not "a inspect"
+    reader = reader_named(doc.format)  # "an Inspect AI log", not "a inspect"
     source = "proxy exchange sidecar" if doc.format == "exchanges" else doc.format
-    source = labels.get(doc.format, source)
+    source = reader.label if reader is not None else source
     print(
-        f"wrote {args.output}: {len(written['log'])} effect(s){wire} from "
-        f"{'an' if source[:1].lower() in 'aeiou' else 'a'} {source}",
+        f"wrote {args.output}: {len(written['log'])} effect(s){wire} from {with_article(source)}",
         file=sys.stderr,
     )
     for note in notes:

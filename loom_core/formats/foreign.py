@@ -37,7 +37,7 @@ class ForeignReader:
     """A format loom-harness does not write, read into loom effects."""
 
     name: str  # Document.format, e.g. "otlp"
-    label: str  # what dialogs and the README call it, e.g. "OpenTelemetry (OTLP)"
+    label: str  # what dialogs and the README call it, e.g. "OpenTelemetry (OTLP) trace"
     patterns: tuple[str, ...]  # file-dialog patterns, e.g. ("*.eval",); never bare "*.json"
     sniff: Callable[[bytes, str], bool]  # (first SNIFF_BYTES bytes, path) -> is it mine?
     load: Callable[[bytes, str], Document]  # (whole file, path) -> Document; LoadError if not
@@ -53,6 +53,26 @@ class ForeignReader:
 def readers() -> tuple[ForeignReader, ...]:
     """Every foreign reader, in :data:`READER_MODULES` order."""
     return tuple(importlib.import_module(m).READER for m in READER_MODULES)
+
+
+def reader_named(name: str | None) -> ForeignReader | None:
+    """The foreign reader of format ``name`` (a ``Document.format``), or None."""
+    return next((r for r in readers() if r.name == name), None)
+
+
+def format_label(doc: Document) -> str:
+    """What the status bar and ``summary`` name a run's file as: ``trace v2``, ``journal v1``;
+    a foreign file by its format's name (its ``version`` is that of the loom trace it was read
+    into, not the producer's: "otlp v2" named a version OTLP does not have)."""
+    reader = reader_named(doc.format)
+    if reader is not None:
+        return reader.label
+    return f"{doc.format} v{doc.extra.get('journal_version', doc.version)}"
+
+
+def with_article(noun: str) -> str:
+    """``an Inspect AI log``, ``a Claude Code transcript``."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def reader_for(head: bytes, path: str) -> ForeignReader | None:

@@ -145,7 +145,7 @@ def _trace_row(group: list[Span]) -> dict[str, Any]:
 
 READER = ForeignReader(
     name="otlp",
-    label="OpenTelemetry (OTLP)",
+    label="OpenTelemetry (OTLP) trace",
     patterns=PATTERNS,
     sniff=sniff,
     load=load_otlp,

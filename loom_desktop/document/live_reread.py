@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from loom_core.formats.foreign import ForeignReader, readers
 from loom_core.live.follow import JournalUpdate
 from loom_core.live.reread import RereadUpdate
 from loom_core.views.timeline import TimelineBuilder
@@ -24,11 +23,6 @@ class IndexedReread(RereadUpdate):
     """A re-read with its document's timeline already built (``builder``)."""
 
     builder: TimelineBuilder | None = None
-
-
-def reader_named(name: str | None) -> ForeignReader | None:
-    """The foreign reader of format ``name`` (what ``sniff_format`` answered), or None."""
-    return next((r for r in readers() if r.name == name), None)
 
 
 def indexed(update: JournalUpdate) -> JournalUpdate:

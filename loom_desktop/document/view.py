@@ -25,14 +25,13 @@ from PySide6.QtWidgets import (
 )
 
 from loom_core.errors import LoadError
-from loom_core.formats.foreign import ForeignReader
+from loom_core.formats.foreign import ForeignReader, reader_named
 from loom_core.formats.loader import sniff_format
 from loom_core.formats.progressive import Cancelled, Loaded, load_progressive
 from loom_core.formats.trace import checksum_state
 from loom_core.live.reread import is_live_file
 from loom_core.views.filtering import filter_message, filter_steps, prepare_filter
 from loom_desktop.document.filter_batches import FilterBatches
-from loom_desktop.document.live_reread import reader_named
 from loom_desktop.document.live_view import LiveController, LiveHost
 from loom_desktop.document.sample_bar import SampleBar, samples_of
 from loom_desktop.document.session import Session

@@ -140,6 +140,8 @@ def test_convert_verifies_with_loom_harness_and_summary_keys(session, tmp_path) 
     assert json.loads(mine.stdout).keys() == json.loads(trace.stdout).keys()
     steps = core("steps", path)
     assert steps.returncode == 0 and "general-purpose" in steps.stdout
+    # named, not versioned: "claude-code v2" was the version of the trace it was read into
+    assert core("summary", path).stdout.startswith("Claude Code transcript  model: ")
 
 
 _any_json = st.recursive(

@@ -34,6 +34,8 @@ def test_convert_gives_a_trace_loom_harness_verifies(
     tools = [e.kind for e in run.log if e.kind.startswith("tool:")]
     assert tools == [f"tool:{name}" for _, name in rec.tool_calls]
     assert run.output == "Booked Hotel Storchen ✓"
+    # the format by its name, as a noun: not "from an OpenTelemetry (OTLP)"
+    assert done.stderr.strip().endswith("from an OpenTelemetry (OTLP) trace"), done.stderr
     again = core("convert", path, "-o", out)  # never overwritten unasked
     assert again.returncode == 2 and "--force" in again.stderr
 
@@ -52,6 +54,9 @@ def test_summary_json_has_the_keys_of_a_loom_trace(
     assert foreign["effects"] == native["effects"] == len(rec.requests) + len(rec.tool_calls)
     text = core("summary", path)
     assert text.returncode == 0 and "tool:book" in text.stdout, text.stderr
+    # the header names the format as the status bar does: OTLP has no "v2"
+    assert text.stdout.startswith("OpenTelemetry (OTLP) trace  model: "), text.stdout[:80]
+    assert core("summary", out).stdout.startswith("trace v2  model: ")
 
 
 def test_a_broken_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
