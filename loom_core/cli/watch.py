@@ -5,7 +5,8 @@ re-reads the whole file each time; this one follows the file by offset with
 file-system events (:mod:`loom_core.live.tail`), notices rewrites, and can speak JSON
 lines for scripts, with a ``{"status": ...}`` line whenever the run's status
 changes (waiting, running, rewritten, waiting on a human, finished, crashed
-mid-tool, stopped without finishing). A line that cannot be read is reported as
+mid-tool, stopped without finishing). Steps are described as ``summary`` describes them (a model call by the
+calls it made, not its raw JSON). A line that cannot be read is reported as
 ``{"status": "unreadable line", "line": N, "cause": ...}`` (``-- line N cannot be
 read: cause --``) and the lines after it are followed; a field of the wrong type is
 a ``{"warning": ...}`` line. The human format is loom's:
@@ -62,10 +63,13 @@ def add_watch_command(sub: Any) -> None:
     p.set_defaults(func=cmd_watch)
 
 
-def _detail(result: Any) -> str:
-    """loom's watch detail (string, or ``json.dumps``; 100 chars + ...), kept on one line."""
-    text = result if isinstance(result, str) else json.dumps(result)
-    text = text.replace("\r", " ").replace("\n", " ")
+def _detail(kind: str, result: Any) -> str:
+    """A step as ``summary`` describes it (a model call by its calls, a clock reading as a
+    date: loom's watch printed their raw JSON), cut as loom's watch cuts (100 chars + ...)
+    and kept on one line."""
+    from loom_core.views.steps import effect_text
+
+    text = effect_text(kind, result).replace("\r", " ").replace("\n", " ")
     return text[:100] + "..." if len(text) > 100 else text
 
 
@@ -132,13 +136,13 @@ class _Printer:
         result = self._decode(eff.result)
         kind, depth, seq = eff.kind or "", eff.depth or 0, eff.seq or 0
         if not self.json_lines:
-            return f"  [{seq:>3}] {'  ' * depth}{kind:<14} {_detail(result)}"
+            return f"  [{seq:>3}] {'  ' * depth}{kind:<14} {_detail(kind, result)}"
         obj: dict[str, Any] = {
             "seq": seq,
             "kind": kind,
             "depth": depth,
             "key": eff.key or "",
-            "detail": _detail(result),
+            "detail": _detail(kind, result),
         }
         if kind == "model":
             obj["tool_calls"] = [c.get("name", "") for c in self._calls(result)[1]]

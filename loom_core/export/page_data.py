@@ -16,7 +16,7 @@ from typing import Any
 from loom_core.formats.document import Document, text_and_calls
 from loom_core.views.frames import Message, frame_at
 from loom_core.views.recorded import content_missing, new_from, recorded_messages
-from loom_core.views.steps import call_text, step_rows
+from loom_core.views.steps import call_text, readable_time, step_rows
 from loom_core.views.timeline import K_EPISODE, K_MODEL, Timeline, build_timeline
 
 TEXT_LIMIT = 20_000
@@ -86,7 +86,8 @@ def _detail(tl: Timeline, step: int, step_of: dict[int, int]) -> dict[str, Any]:
     effect = tl.effect_of[step]
     value = tl.doc.result(effect)
     if kind != K_MODEL:
-        return {"result": _shown(value)}
+        when = readable_time(value) if tl.kind_name(step) == "time" else None
+        return {"result": _shown(value) if when is None else f"{when}\n(recorded as {value!r})"}
     text, calls = text_and_calls(value)
     stop = value.get("stop_reason", "") if isinstance(value, dict) else ""
     return {

@@ -17,6 +17,7 @@ import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from loom_core.fork.edits import edit_summary
@@ -59,6 +60,32 @@ def call_text(call: dict[str, Any]) -> str:
     return f"{name}({json.dumps(call.get('input', {}), ensure_ascii=False)})"
 
 
+def readable_time(value: Any) -> str | None:
+    """A ``time`` effect's clock reading (seconds since the epoch, as ``time.time()`` gave
+    it) as a UTC date and time; None when it is not such a number (shown raw then)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        when = datetime.fromtimestamp(value, UTC)
+    except (OverflowError, OSError, ValueError):  # NaN, ±inf, beyond year 9999
+        return None
+    return when.strftime("%Y-%m-%d %H:%M:%S.") + f"{when.microsecond // 1000:03d} UTC"
+
+
+def effect_text(kind: str, value: Any) -> str:
+    """What an effect's result says, unclipped: a model call by the calls it made (or its
+    text), a clock reading as a date, a text as it is, anything else as JSON. The step list,
+    ``summary``, ``steps``, ``watch`` and the exported page all describe a step by this."""
+    if kind == "model" and isinstance(value, dict):
+        text, calls = text_and_calls(value)
+        return "calls " + ", ".join(call_text(c) for c in calls) if calls else text
+    if isinstance(value, str):
+        return value
+    if kind == "time" and (when := readable_time(value)) is not None:
+        return when
+    return json.dumps(value, ensure_ascii=False)
+
+
 def step_summary(tl: Timeline, step: int, limit: int = 120) -> str:
     """What happened at ``step``, in one line."""
     doc = tl.doc
@@ -67,15 +94,10 @@ def step_summary(tl: Timeline, step: int, limit: int = 120) -> str:
     effect = tl.effect_of[step]
     value = doc.result(effect)
     if tl.kind[step] == K_MODEL and isinstance(value, dict):
-        text, calls = text_and_calls(value)
-        if calls:
-            return clip("calls " + ", ".join(call_text(c) for c in calls), limit)
-        return clip(text, limit)
-    if isinstance(value, str):
-        return clip(value, limit)
-    if tl.kind_name(step) == "edit":
+        return clip(effect_text("model", value), limit)
+    if tl.kind_name(step) == "edit" and not isinstance(value, str):
         return clip(edit_summary(doc, effect, value), limit)
-    return clip(json.dumps(value, ensure_ascii=False), limit)
+    return clip(effect_text(tl.kind_name(step), value), limit)
 
 
 # -- the one number ------------------------------------------------------------------------

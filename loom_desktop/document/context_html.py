@@ -17,7 +17,7 @@ from loom_core.formats.document import text_and_calls
 from loom_core.views.edit_delta import NEW, EditDelta, frame_delta
 from loom_core.views.frames import Frame, Message, frame_at
 from loom_core.views.recorded import content_missing, new_from, recorded_messages
-from loom_core.views.steps import call_text, step_label
+from loom_core.views.steps import call_text, readable_time, step_label
 from loom_core.views.timeline import (
     F_BLOCKED,
     F_DENIED,
@@ -385,10 +385,10 @@ def step_html(tl: Timeline, step: int, state: ViewState) -> str:
     elif tl.kind_name(step) == "edit":
         body += edit_step_html(tl, step)
     else:
-        body += [
-            "<div class='sec'>Result</div>",
-            folded(pretty(tl.doc.result(tl.effect_of[step])), "result", state),
-        ]
+        value = tl.doc.result(tl.effect_of[step])
+        when = readable_time(value) if tl.kind_name(step) == "time" else None
+        shown = pretty(value) if when is None else f"{when}\n(recorded as {pretty(value)})"
+        body += ["<div class='sec'>Result</div>", folded(shown, "result", state)]
     body += _shield_html(tl, step)
     if tl.flags[step] & F_DENIED:
         body.append(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -142,13 +143,26 @@ def test_json_lines_follow_a_growing_then_rewritten_journal(
     assert [json.loads(line) for line in rest][-1] == {"status": "finished", "effects": 3}
 
 
-def test_human_format_is_loom_watch(tmp_path: Path) -> None:
+def test_human_format_is_loom_watch_with_steps_described_as_summary_does(tmp_path: Path) -> None:
+    """loom's watch lines, except that a model step is its calls (or text) and a clock
+    reading a date, as ``summary`` says them, where loom's watch printed raw JSON."""
     path, _ = journal_complete(tmp_path)
     mine, theirs = core("watch", path, "--until-idle", "0.3"), loom("watch", path, "--once")
     assert mine.returncode == theirs.returncode == 0 and mine.stderr == ""
-    ours = mine.stdout.splitlines()
-    assert [line for line in ours if not line.startswith("--")] == theirs.stdout.splitlines()
-    assert ours[-1] == "-- finished --"
+    ours = [line for line in mine.stdout.splitlines() if not line.startswith("--")]
+    loom_lines = theirs.stdout.splitlines()
+    assert len(ours) == len(loom_lines) and ours[0] == loom_lines[0]
+    for mine_line, loom_line in zip(ours[1:], loom_lines[1:], strict=True):
+        kind = loom_line[8:].split()[0]
+        assert mine_line == loom_line or kind in ("model", "time"), (mine_line, loom_line)
+    assert (
+        ours[2] == '  [  1] model          calls read_file({"path": "a"}), explode({"reason": "x"})'
+    )
+    assert ours[5] == "  [  4] model          ok ü" and ours[6].endswith("second answer ✓")
+    assert re.fullmatch(r"  \[  0\] time +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC", ours[1])
+    assert mine.stdout.splitlines()[-1] == "-- finished --"
+    summary = core("summary", path).stdout
+    assert 'calls read_file({"path": "a"}), explode({"reason": "x"})' in summary
 
 
 def test_a_crashed_journal_ends_crashed_mid_tool(tmp_path: Path) -> None:
