@@ -21,6 +21,7 @@ from loom_core.formats.foreign import reader_for
 from loom_core.formats.journal import load_journal_bytes
 from loom_core.formats.read_file import read_bytes as read_bytes  # re-exported
 from loom_core.formats.trace import load_trace_bytes
+from loom_core.formats.unknown_json import describe
 from loom_core.formats.wirelog import load_wirelog_bytes
 
 _probe = msgspec.json.Decoder(dict[str, msgspec.Raw])
@@ -153,7 +154,10 @@ def load_bytes(data: bytes, path: str) -> Document:
         return load_wirelog_bytes(data, path)
     if fmt == "exchanges":
         return load_exchanges_bytes(data, path)
-    return load_trace_bytes(data, path)
+    try:
+        return load_trace_bytes(data, path)
+    except LoadError as err:  # several JSON records: say what they are (unknown_json)
+        raise LoadError(path, describe(data, err.cause)) from err
 
 
 def load(path: str | Path) -> Document:

@@ -26,6 +26,7 @@ from loom_core.formats.loader import BOM, check_utf8, detect_format, load_bytes,
 from loom_core.formats.schema import TraceHeader
 from loom_core.formats.tolerant import nesting_cause
 from loom_core.formats.trace import assemble, decode_entries, parse_top, with_problems
+from loom_core.formats.unknown_json import describe
 from loom_core.views.timeline import Timeline, build_timeline
 
 HEAD_ENTRIES = 400
@@ -279,7 +280,10 @@ def load_progressive(
         doc = load_bytes(data, path)
         return Loaded(doc, build_timeline(doc))
     check_utf8(data, path)
-    top, header, warnings, around = _parse_around_log(data, path, cancelled)
+    try:
+        top, header, warnings, around = _parse_around_log(data, path, cancelled)
+    except LoadError as err:  # several JSON records: say what they are (unknown_json)
+        raise LoadError(path, describe(data, err.cause)) from err
     if on_head is not None and not shown:
         head = _head_effects(data, path)
         if head:
