@@ -1,5 +1,5 @@
-"""docs/ARCHITECTURE.md and the README name only modules that exist, and the README's
-Layout table names every package of both trees.
+"""docs/ARCHITECTURE.md, the README and the other pages of docs/ name only modules and
+paths that exist, and the architecture page's Layout table names every package of both trees.
 
 Why: a map that names a module which has moved sends a newcomer to the wrong room, and
 a Layout table that misses a new package hides it; both rot silently as code moves.
@@ -14,7 +14,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "docs" / "ARCHITECTURE.md", ROOT / "README.md"]
+ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
+DOCS = [
+    ARCHITECTURE,
+    ROOT / "README.md",
+    *sorted(set((ROOT / "docs").glob("*.md")) - {ARCHITECTURE}),
+]
 PACKAGES = ("loom_core", "loom_desktop")
 _DOTTED = re.compile(r"(?<![\w./-])((?:loom_core|loom_desktop)(?:\.\w+)+)")
 
@@ -66,7 +71,7 @@ def test_every_path_exists(doc: Path) -> None:
 
 
 def test_the_architecture_page_names_every_package() -> None:
-    named = _named(DOCS[0])
+    named = _named(ARCHITECTURE)
     for package in PACKAGES:
         for sub in sorted((ROOT / package).glob("*/__init__.py")):
             name = f"{package}.{sub.parent.name}"
@@ -76,15 +81,15 @@ def test_the_architecture_page_names_every_package() -> None:
 def _layout_row(text: str, package: str) -> str:
     section = text.split("## Layout", 1)[1].split("\n## ", 1)[0]
     rows = [r for r in section.splitlines() if r.startswith(f"| `{package}/` |")]
-    assert len(rows) == 1, f"README's Layout table has no single row for {package}/"
+    assert len(rows) == 1, f"the Layout table has no single row for {package}/"
     return rows[0]
 
 
 @pytest.mark.parametrize("package", PACKAGES)
-def test_readme_layout_follows_the_tree(package: str) -> None:
+def test_layout_follows_the_tree(package: str) -> None:
     """Each folder and top-level module of the package is named in its row, and each
     name in the row exists (a feature folder as ``features/fork/`` or ``fork/``)."""
-    row = _layout_row(DOCS[1].read_text(encoding="utf-8"), package)
+    row = _layout_row(ARCHITECTURE.read_text(encoding="utf-8"), package)
     named = set(re.findall(r"`([\w./]+)`", row)) - {f"{package}/"}
     top = ROOT / package
     folders = {p.parent.name + "/" for p in top.glob("*/__init__.py")}
