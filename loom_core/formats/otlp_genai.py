@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from loom_core.formats import otlp_aisdk
 from loom_core.formats import otlp_messages as om
 from loom_core.formats.otlp_decode import Span
 
@@ -66,6 +67,9 @@ class ToolCall:
 def role_of(span: Span) -> str:
     """``model``, ``tool``, ``agent`` or "" (a span that is no step, e.g. an HTTP call)."""
     attrs = span.attributes
+    ai_sdk = otlp_aisdk.role(attrs)  # the Vercel AI SDK's spans say it in their own words
+    if ai_sdk is not None:
+        return ai_sdk
     op = _first_str(attrs, "gen_ai.operation.name")
     oi = _first_str(attrs, "openinference.span.kind").upper()
     loop = _first_str(attrs, "traceloop.span.kind").lower()
@@ -79,7 +83,7 @@ def role_of(span: Span) -> str:
 
 
 def agent_name(span: Span) -> str:
-    attrs = span.attributes
+    attrs = otlp_aisdk.as_genai(span).attributes
     for key in ("gen_ai.agent.name", "agent.name", "traceloop.entity.name"):
         if isinstance(attrs.get(key), str) and attrs[key]:
             return str(attrs[key])
@@ -91,6 +95,7 @@ def agent_name(span: Span) -> str:
 
 def model_call(span: Span, cache: om.MessageCache | None = None) -> ModelCall:
     """A model span read in whichever convention it follows (the first that has content)."""
+    span = otlp_aisdk.as_genai(span)
     attrs = span.attributes
     inputs, outputs = _messages(span, cache)
     system = om.system_instructions(attrs.get("gen_ai.system_instructions"))
@@ -266,7 +271,9 @@ def _tool_names(attrs: dict[str, Any]) -> list[str]:
 
 
 def tool_call(span: Span) -> ToolCall:
-    """A tool span: name, call id, arguments and result as recorded."""
+    """A tool span: name, call id, arguments and result as recorded (a result written as
+    a JSON string, as the GenAI conventions ask, is that string)."""
+    span = otlp_aisdk.as_genai(span)
     attrs = span.attributes
     name = _first_str(attrs, "gen_ai.tool.name", "tool.name", "traceloop.entity.name")
     call_id = _first_str(attrs, "gen_ai.tool.call.id", "tool_call.id", "tool.id")
@@ -284,9 +291,17 @@ def tool_call(span: Span) -> ToolCall:
         name=name or span.name,
         call_id=call_id,
         arguments=om.parse_json(args) if isinstance(args, str) else args,
-        result=result,
+        result=_json_string(result),
         error=failure(span),
     )
+
+
+def _json_string(value: Any) -> Any:
+    """``"text"`` (a JSON string literal) -> ``text``; anything else as it is."""
+    if isinstance(value, str) and len(value) > 1 and value[0] == value[-1] == '"':
+        decoded = om.parse_json(value)
+        return decoded if isinstance(decoded, str) else value
+    return value
 
 
 def failure(span: Span) -> str:
