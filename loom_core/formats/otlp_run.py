@@ -13,8 +13,15 @@ from typing import Any
 from loom_core.formats.foreign import RunBuilder
 from loom_core.formats.otlp_calls import Call, group_calls, same_call_records
 from loom_core.formats.otlp_decode import Span
-from loom_core.formats.otlp_genai import ModelCall, agent_name, model_call, role_of, tool_call
-from loom_core.formats.otlp_messages import MessageCache, text_of
+from loom_core.formats.otlp_genai import (
+    ModelCall,
+    ToolCall,
+    agent_name,
+    model_call,
+    role_of,
+    tool_call,
+)
+from loom_core.formats.otlp_messages import MessageCache, arguments, text_of
 
 
 def roots_of(spans: list[Span]) -> list[Span]:
@@ -82,15 +89,36 @@ class _Tree:
 
 @dataclass
 class _Pending:
-    """Tool calls a model asked for that no tool step has answered yet, per depth."""
+    """Tool calls a model asked for that no tool step has answered yet, per depth; and, per
+    depth, the reply of the last model call if it named no tool call (``silent``)."""
 
     calls: dict[int, dict[str, str]] = field(default_factory=dict)  # depth -> id -> name
+    silent: dict[int, dict[str, Any]] = field(default_factory=dict)  # depth -> model result
 
-    def take(self, depth: int, call_id: str, name: str) -> str:
-        """The call id a tool step answers (its own, or the first open one of its name)."""
+    def asked(self, depth: int, result: dict[str, Any]) -> None:
+        """A model call at ``depth`` replied ``result`` (its ``tool_calls`` now open)."""
+        calls = result["tool_calls"]
+        self.calls.setdefault(depth, {}).update({c["id"]: c["name"] for c in calls if c.get("id")})
+        self.silent.pop(depth, None)
+        if not calls:
+            self.silent[depth] = result
+
+    def take(self, depth: int, tool: ToolCall) -> str:
+        """The call id a tool step answers (its own, or the first open one of its name).
+
+        A call the last model call at its depth did not name is added to that reply: its
+        span lost the calls (OpenLLMetry-JS drops them from a streamed AI SDK call whose
+        text is empty) and the tool span is the record of what the model asked."""
         open_calls = self.calls.setdefault(depth, {})
+        call_id = tool.call_id
         if not call_id:
-            call_id = next((i for i, n in open_calls.items() if n == name), "")
+            call_id = next((i for i, n in open_calls.items() if n == tool.name), "")
+        elif call_id not in open_calls and depth in self.silent:
+            reply = self.silent[depth]
+            reply["tool_calls"].append(
+                {"id": call_id, "name": tool.name, "input": arguments(tool.arguments)}
+            )
+            reply["stop_reason"] = "tool_use"
         open_calls.pop(call_id, None)
         return call_id
 
@@ -108,7 +136,8 @@ def build_run(spans: list[Span], warnings: list[str] | None = None) -> RunBuilde
     recorded = False
     steps = tree.steps(cache)
     owners = tree.owners(steps)
-    for step in steps:
+    for n in range(len(steps)):
+        step = steps[n]
         span = step.span if isinstance(step, Call) else step
         above = tree.agents_above(span)
         depth = max(0, len([a for a in above if a.span_id in owners]) - 1)
@@ -121,17 +150,16 @@ def build_run(spans: list[Span], warnings: list[str] | None = None) -> RunBuilde
             seq = _add_model(builder, call, depth, meta)
             if call.inputs is not None:
                 inputs[seq] = call.inputs
-            pending.calls.setdefault(depth, {}).update(
-                {c["id"]: c["name"] for c in call.tool_calls if c.get("id")}
-            )
+            pending.asked(depth, builder.log[seq]["result"])
             records[seq] = span.record()
             if step.others:
                 records[seq]["same_call"] = same_call_records(step)
             if warnings is not None:
                 warnings += [f"step {seq} ({span.name}): {p}; shown raw" for p in call.problems]
         else:
+            span = _requested_first(steps, n, tree, pending.calls.get(depth, {}))
             tool = tool_call(span)
-            call_id = pending.take(depth, tool.call_id, tool.name)
+            call_id = pending.take(depth, tool)
             result = tool.error or tool.result  # a failed tool: loom's ERROR: string
             seq = builder.add_tool(
                 tool.name, call_id or span.span_id, result, depth=depth, meta=meta
@@ -149,6 +177,32 @@ def build_run(spans: list[Span], warnings: list[str] | None = None) -> RunBuilde
         tree=[_node(tree, s, seq_of.get(s.span_id)) for s in tree.spans],
     )
     return builder
+
+
+def _requested_first(
+    order: list[Span | Call], n: int, tree: _Tree, open_calls: dict[str, str]
+) -> Span:
+    """The tool span to take at ``order[n]``: of the sibling tool spans that started at the
+    same instant (parallel tool calls, timed to the millisecond as some JavaScript set-ups
+    do), the one whose call the model asked for first; ``order`` is rearranged to match."""
+    first = order[n]
+    assert isinstance(first, Span)
+    end = n + 1
+    while end < len(order):
+        other = order[end]
+        if not isinstance(other, Span) or tree.role[other.span_id] != "tool":
+            break
+        if (other.start_ns, other.parent_id) != (first.start_ns, first.parent_id):
+            break
+        end += 1
+    if end - n > 1 and open_calls:
+        rank = {call_id: i for i, call_id in enumerate(open_calls)}
+        tied = [s for s in order[n:end] if isinstance(s, Span)]
+        tied.sort(key=lambda s: rank.get(tool_call(s).call_id, len(rank)))
+        order[n:end] = tied
+    step = order[n]
+    assert isinstance(step, Span)
+    return step
 
 
 def _add_model(builder: RunBuilder, call: ModelCall, depth: int, meta: dict[str, Any]) -> int:
