@@ -74,7 +74,7 @@ screenshot: $(RUN_STAMP)
 	QT_QPA_PLATFORM=offscreen $(VENV)/bin/loom-desktop --screenshot docs/screenshot.png --step 14 --size 1400x860
 
 clean:
-	rm -rf $(VENV) $(LOCK_VENV) $(LATEST_VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(LOCK_VENV) $(LATEST_VENV) build *.egg-info .pytest_cache tests/ts_producers/node_modules
 
 # make package - build the one-folder app into dist/loom-desktop (PyInstaller, packaging/);
 # PyInstaller is in the test lock because the suite's frozen-app smoke test builds it too

@@ -59,6 +59,51 @@ def _messages(draw: st.DrawFn) -> str:
 
 
 @st.composite
+def _sdk_messages(draw: st.DrawFn) -> str:
+    """``ai.prompt.messages``: the Vercel AI SDK's own message and part shapes."""
+    part = st.sampled_from(
+        (
+            {"type": "text", "text": "hi"},
+            {"type": "tool-call", "toolCallId": "c1", "toolName": "search", "input": {"q": 1}},
+            {"type": "tool-result", "toolCallId": "c1", "output": {"type": "text", "value": "x"}},
+            {"type": "tool-result", "toolCallId": "c1", "result": {"n": 1}},
+            {"type": "file", "mediaType": "image/png", "data": "AAAA"},
+        )
+    )
+    content = st.one_of(_text, st.lists(part, max_size=3))
+    roles = st.sampled_from(("system", "user", "assistant", "tool"))
+    items = draw(st.lists(st.fixed_dictionaries({"role": roles, "content": content}), max_size=3))
+    return json.dumps(items)
+
+
+def _ai_sdk(draw: st.DrawFn, role: str, attrs: dict[str, Any]) -> None:
+    """A span of the Vercel AI SDK's own shape (``ai.operationId``, ``ai.*``)."""
+    if role == "ai.call":
+        attrs["ai.operationId"] = draw(
+            st.sampled_from(("ai.generateText.doGenerate", "ai.streamText.doStream"))
+        )
+        attrs["ai.model.id"] = "gpt-4o"
+        attrs["ai.prompt.messages"] = draw(_sdk_messages())
+        attrs["ai.prompt.tools"] = [json.dumps({"type": "function", "name": "search"})]
+        attrs["ai.response.text"] = draw(_text)
+        calls = [{"toolCallId": draw(_text), "toolName": "search", "input": draw(_text)}]
+        attrs["ai.response.toolCalls"] = json.dumps(calls)
+        attrs["ai.usage.inputTokens"] = draw(_count)
+        attrs["ai.usage.outputTokens"] = draw(_count)
+        attrs["ai.usage.inputTokenDetails.cacheReadTokens"] = draw(_count)
+    elif role == "ai.toolCall":
+        attrs["ai.operationId"] = "ai.toolCall"
+        attrs["ai.toolCall.name"] = "search"
+        attrs["ai.toolCall.id"] = draw(_text)
+        attrs["ai.toolCall.args"] = draw(_text)
+        attrs["ai.toolCall.result"] = json.dumps(draw(_text))
+    else:
+        attrs["ai.operationId"] = "ai.generateText"
+        attrs["ai.usage.inputTokens"] = draw(_count)
+        attrs["ai.telemetry.functionId"] = draw(_text)
+
+
+@st.composite
 def _attributes(draw: st.DrawFn, role: str) -> list[dict[str, Any]]:
     attrs: dict[str, Any] = {}
     if role == "chat":
@@ -92,6 +137,8 @@ def _attributes(draw: st.DrawFn, role: str) -> list[dict[str, Any]]:
     elif role == "invoke_agent":
         attrs["gen_ai.operation.name"] = "invoke_agent"
         attrs["gen_ai.agent.name"] = draw(_text)
+    elif role.startswith("ai."):
+        _ai_sdk(draw, role, attrs)
     return [_kv(k, v) for k, v in attrs.items()]
 
 
@@ -101,6 +148,7 @@ def otlp_requests(draw: st.DrawFn) -> dict[str, Any]:
     trace_id = draw(st.binary(min_size=16, max_size=16)).hex()
     count = draw(st.integers(1, 6))
     roles = ("invoke_agent", "chat", "LLM", "execute_tool", "TOOL", "other")
+    roles += ("ai.run", "ai.call", "ai.toolCall")  # the Vercel AI SDK's own spans
     spans = []
     for i in range(count):
         start = 1_700_000_000_000_000_000 + draw(st.integers(0, 10**9))
