@@ -28,7 +28,9 @@ from loom_core.formats.document import Document
 from loom_core.formats.foreign import SNIFF_BYTES, ForeignReader, RunBuilder
 from loom_core.formats.otlp_decode import OtlpDecodeError, Span, decode_file, decode_request
 from loom_core.formats.otlp_genai import role_of
+from loom_core.formats.otlp_logs import decode_logs, join_logs, sibling_logs
 from loom_core.formats.otlp_run import build_run, roots_of
+from loom_core.formats.read_file import read_bytes
 
 __all__ = ["READER", "decode_request", "load_otlp", "spans_to_document", "trace_groups"]
 
@@ -36,7 +38,7 @@ PATTERNS = ("*.otlp.json", "*.otlp.jsonl", "*.otlp.pb")
 _PROTO_SUFFIXES = (".otlp.pb", ".pb", ".otlp.proto", ".binpb")
 
 
-_JSON_KEY = re.compile(rb'"resource_?[sS]pans"\s*:')
+_JSON_KEY = re.compile(rb'"resource_?([sS]pans|[lL]ogs)"\s*:')
 _TORN = "the last line is incomplete (still being written?); read up to the line before it"
 
 
@@ -70,7 +72,8 @@ def _request_start(data: bytes) -> bool:
 
 
 def load_otlp(data: bytes, path: str) -> Document:
-    """The reader's ``load``: the whole file as a run (:class:`LoadError` when it is not).
+    """The reader's ``load``: the whole file as a run (:class:`LoadError` when it is not),
+    with the GenAI log records in it and in a logs export beside it (:mod:`.otlp_logs`).
 
     A JSON-lines file still being written (the receiver's, a collector's) may end in half a
     line: the lines before it are read and a warning says so, as for a loom journal."""
@@ -86,9 +89,38 @@ def load_otlp(data: bytes, path: str) -> Document:
             spans, warnings = decode_file(data[: cut + 1]), (_TORN,)
         except OtlpDecodeError:
             raise LoadError(path, f"not an OpenTelemetry trace file: {err}") from None
+    if not spans and _JSON_KEY.search(data[:4096]) and b"esourceSpans" not in data:
+        raise LoadError(path, _LOGS_ONLY)
     if not spans:
         raise LoadError(path, "the OpenTelemetry file holds no spans")
-    return spans_to_document(spans, path, warnings=warnings)
+    spans, more = _with_logs(spans, data, path)
+    return spans_to_document(spans, path, warnings=warnings + more)
+
+
+_LOGS_ONLY = (
+    "OpenTelemetry logs, no spans: open the traces file they belong to "
+    "(X.otlp.json reads the logs in X.logs.otlp.json beside it)"
+)
+
+
+def _with_logs(spans: list[Span], data: bytes, path: str) -> tuple[list[Span], tuple[str, ...]]:
+    """``spans`` with the GenAI log records of the file and of its logs export joined."""
+    warnings: tuple[str, ...] = ()
+    try:
+        logs = decode_logs(data)
+    except OtlpDecodeError as err:
+        logs, warnings = [], (f"its log records could not be read: {err}",)
+    for other in sibling_logs(path):
+        try:
+            logs += decode_logs(read_bytes(other), protobuf=other.endswith(".pb"))
+        except (OtlpDecodeError, LoadError) as err:
+            warnings += (f"the logs in {other} could not be read: {err}",)
+    if not logs:
+        return spans, warnings
+    spans, lost = join_logs(spans, logs)
+    if lost:
+        warnings += (f"{lost} GenAI log record(s) match no model call; not shown",)
+    return spans, warnings
 
 
 def trace_groups(spans: list[Span]) -> list[list[Span]]:
@@ -149,4 +181,5 @@ READER = ForeignReader(
     patterns=PATTERNS,
     sniff=sniff,
     load=load_otlp,
+    companions=sibling_logs,
 )

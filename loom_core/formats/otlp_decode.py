@@ -154,6 +154,8 @@ def from_json_value(value: Any, ids: str = "auto") -> list[Span]:
     if not isinstance(value, dict):
         raise OtlpDecodeError(f"expected an OTLP request object, got {type_name(value)}")
     groups = get(value, "resourceSpans", "resource_spans")
+    if groups is None and get(value, "resourceLogs", "resource_logs") is not None:
+        return []  # a logs request beside the spans (read by otlp_logs)
     if groups is None:
         raise OtlpDecodeError("no resourceSpans: not OTLP trace data")
     spans: list[Span] = []

@@ -251,10 +251,12 @@ def event_messages(events: tuple[SpanEvent, ...]) -> tuple[list[Message], list[M
     for event in events:
         attrs = event.attributes
         if event.name in _EVENT_ROLES:
-            inputs.append(_event_message(_EVENT_ROLES[event.name], attrs))
+            inputs += _tool_results(_event_message(_EVENT_ROLES[event.name], attrs))
         elif event.name == "gen_ai.choice":
             message = parse_json(attrs.get("message"))
             body = message if isinstance(message, dict) else attrs
+            if "tool_calls" not in body and "tool_calls" in attrs:  # OpenLLMetry: beside it
+                body = {**body, "tool_calls": attrs["tool_calls"]}
             outputs.append(_event_message("assistant", body))
         elif event.name == "gen_ai.content.prompt":
             inputs += _whole_prompt(attrs.get("gen_ai.prompt"))
@@ -281,6 +283,19 @@ def _event_message(role: str, attrs: dict[str, Any]) -> Message:
     body = parsed if isinstance(parsed, list) else content
     call_id = attrs.get("id") if role == "tool" else None
     return _message(attrs.get("role") or role, body, calls, call_id)
+
+
+def _tool_results(msg: Message) -> list[Message]:
+    """An Anthropic user message of ``tool_result`` blocks (OpenLLMetry's events carry the
+    blocks as sent) as one tool message per result, as the other shapes give them."""
+    blocks = msg["content"]
+    if msg["role"] != "user" or not isinstance(blocks, list) or not blocks:
+        return [msg]
+    if not all(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks):
+        return [msg]
+    return [
+        _message("tool", _result_text(b.get("content")), [], b.get("tool_use_id")) for b in blocks
+    ]
 
 
 def _whole_prompt(value: Any) -> list[Message]:

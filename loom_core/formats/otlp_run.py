@@ -238,12 +238,28 @@ def _recover_tools(
     open_calls = pending.calls.get(depth) or {}
     if not open_calls or call.inputs is None:
         return
-    for msg in call.inputs:
-        call_id = msg.get("tool_call_id")
-        if msg["role"] == "tool" and call_id in open_calls:
+    for call_id, msg in _tool_answers(call.inputs):
+        if call_id in open_calls:
             name = open_calls.pop(call_id)
             seq = builder.add_tool(name, call_id, msg["content"], depth=depth, meta=meta)
             records[seq] = {"recovered_from_span": span.span_id, "message": msg}
+
+
+def _tool_answers(inputs: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """(call id, tool message) for each tool result a call was sent. A result without its
+    call's id (OpenLLMetry's event mode drops it) answers the previous assistant
+    message's calls in their order, as the API requires them to follow."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    asked: list[str] = []
+    for msg in inputs:
+        if msg["role"] == "assistant":
+            asked = [str(c.get("id") or "") for c in msg.get("tool_calls", [])]
+        elif msg["role"] == "tool":
+            call_id = msg.get("tool_call_id") or (asked[0] if asked else "")
+            asked = [a for a in asked if a != call_id]
+            if call_id:
+                out.append((call_id, msg))
+    return out
 
 
 def _node(tree: _Tree, span: Span, seq: int | None) -> dict[str, Any]:

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import base64
 import json
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -92,6 +96,41 @@ def instrumented(name: str) -> Iterator[tuple[TracerProvider, InMemorySpanExport
     finally:
         inst.uninstrument()
         provider.shutdown()
+
+
+@contextmanager
+def instrumented_events(
+    name: str,
+) -> Iterator[tuple[TracerProvider, InMemorySpanExporter, InMemoryLogRecordExporter]]:
+    """OpenLLMetry instrumentation ``name`` in its event mode (``use_legacy_attributes=
+    False``): prompts and completions go out as OTLP log records, kept in memory beside
+    the spans. Call it in a fresh interpreter (:func:`tests.core.formats.otlp_agents.
+    run_agent_fresh`): OpenLLMetry keeps its mode in a class-wide config."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    logs = InMemoryLogRecordExporter()
+    logger_provider = LoggerProvider()
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    if name == "openllmetry-openai":
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor as Inst
+    else:
+        from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor as Inst
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the name the issue uses
+        inst = Inst(use_legacy_attributes=False)
+    inst.instrument(tracer_provider=provider, logger_provider=logger_provider)
+    try:
+        yield provider, exporter, logs
+    finally:
+        inst.uninstrument()
+        provider.shutdown()
+        logger_provider.shutdown()
+
+
+def logs_json(records: Sequence[Any]) -> dict[str, Any]:
+    """Log records as an OTLP/JSON logs request: protobuf's JSON mapping, ids in hex."""
+    return _hex_ids(MessageToDict(encode_logs(records)))
 
 
 def request_proto(spans: Sequence[ReadableSpan]) -> bytes:

@@ -1,0 +1,74 @@
+"""GenAI content written as OTLP log records reads as the calls' content (issue 22, item 2).
+
+OpenLLMetry in event mode (``use_legacy_attributes=False``) puts every prompt and
+completion in a log record; its spans keep only the tokens. Its OpenAI instrumentation
+emits them with the call's span current (a streamed reply's choice without it), its
+Anthropic one never makes its span current: joined by ids where they have them, by time
+where not. Facts: the fake upstream's calls, billed tokens and received messages; the
+tools the agent ran; its final answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loom_core.errors import LoadError
+from loom_core.formats.loader import load
+from loom_core.views.run_cost import token_usage
+from tests.core.clis import core
+from tests.core.formats.otlp_agents import SCRIPT, Recorded, seen_by_reader, sent
+from tests.core.formats.otlp_event_mode import LAYOUTS, run_event_mode
+
+FINAL = "Booked Hotel Storchen ✓"
+
+
+def _texts(messages: list[tuple[str, str, tuple[str, ...], str]]) -> list[tuple[str, str]]:
+    """(role, text): OpenLLMetry's events drop a tool result's call id."""
+    return [(role, text) for role, text, _, _ in messages]
+
+
+def _check(path: Path, rec: Recorded) -> None:
+    doc = load(path)
+    assert not doc.warnings
+    kinds = [e.kind for e in doc.effects]
+    assert kinds == ["model", "tool:search", "tool:search", "model", "tool:book", "model"]
+    assert [k for k in kinds if k.startswith("tool:")] == [f"tool:{n}" for _, n in rec.tool_calls]
+    models = [i for i, k in enumerate(kinds) if k == "model"]
+    assert len(models) == len(rec.requests)
+    totals = [token_usage(doc.result(i)["usage"]) for i in models]
+    billed = SCRIPT[: len(rec.requests)]
+    assert sum(t.input for t in totals) == sum(r.usage[0] for r in billed)
+    assert sum(t.output for t in totals) == sum(r.usage[1] for r in billed)
+    assert doc.extra["content_recorded"] is True
+    for i, body in zip(models, rec.requests, strict=True):
+        assert _texts(seen_by_reader(doc.extra["inputs"][i])) == _texts(sent(body))
+    assert [c["id"] for c in doc.result(models[0])["tool_calls"]] == ["call_a", "call_b"]
+    assert doc.result(2) == "Schweizerhof"  # untraced: recovered from the next call's input
+    assert doc.result(models[-1])["text"] == FINAL
+    summary = json.loads(core("summary", path, "--json").stdout)
+    assert summary["output"] == FINAL
+
+
+@pytest.mark.parametrize(
+    ("instrumentation", "stream"),
+    [("openllmetry-openai", False), ("openllmetry-openai", True), ("openllmetry-anthropic", False)],
+)
+def test_openllmetry_event_mode_in_every_layout(
+    instrumentation: str, stream: bool, tmp_path: Path
+) -> None:
+    rec = run_event_mode(instrumentation, tmp_path, stream)
+    for name in LAYOUTS.values():
+        _check(tmp_path / name, rec)
+
+
+def test_a_logs_file_alone_says_where_its_spans_are(tmp_path: Path) -> None:
+    run_event_mode("openllmetry-openai", tmp_path)
+    with pytest.raises(LoadError, match="OpenTelemetry logs, no spans"):
+        load(tmp_path / "lines.logs.otlp.jsonl")
+    (tmp_path / "lines.logs.otlp.jsonl").unlink()  # without its logs: steps and tokens only
+    doc = load(tmp_path / "lines.otlp.jsonl")
+    assert [e.kind for e in doc.effects].count("model") == 3
+    assert doc.extra["content_recorded"] is False
