@@ -197,6 +197,33 @@ def _import_core_first() -> None:
     import loom_core.views.timeline  # noqa: F401
 
 
+def _load() -> str | None:
+    """Import the core and Qt, first asking whether Qt can open a window here: a missing
+    system library or Python dependency is one line (returned), never Qt's abort, which
+    names the wrong package, or a traceback."""
+    from loom_desktop.system_libs import import_problem, start_window_check
+
+    check = start_window_check(os.environ)  # the linker is asked while the core imports
+    try:
+        import loom_desktop  # noqa: F401  (pins pyqtgraph to PySide6 first)
+
+        _import_core_first()
+        problem = check.problem() if check is not None else None
+        if problem is None:
+            import loom_desktop.app  # noqa: F401  (PySide6, which loads Qt's own libraries)
+        return problem
+    except ModuleNotFoundError as error:  # the shell's Python, not the venv's
+        from loom_core.cli.outside_venv import message
+
+        if (line := message(error, "loom_desktop")) is None:
+            raise
+        return line
+    except ImportError as error:  # a library Qt itself needs (display or not)
+        if (line := import_problem(error)) is None:
+            raise
+        return line
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == [RUN_MODULE] and len(argv) > 1:  # a helper process of the frozen app
@@ -206,9 +233,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _integrate(args.install_desktop_integration)
     if args.screenshot and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    import loom_desktop  # noqa: F401  (pins pyqtgraph to PySide6 first)
-
-    _import_core_first()
+    problem = _load()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return EXIT_BAD_INPUT
     from loom_desktop.app import LoomApplication, quiet_qt_noise
     from loom_desktop.resources import sample_trace
 
