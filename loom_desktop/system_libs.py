@@ -84,9 +84,10 @@ def family(os_release: str) -> str | None:
 
 
 def install_command(distro: str, sonames: Sequence[str]) -> str:
-    """The one command that installs the packages providing ``sonames`` (known ones only)."""
-    column = FAMILIES.index(distro)
-    packages = dict.fromkeys(PACKAGES[s][column] for s in sonames if s in PACKAGES)
+    """The one command that installs the packages providing ``sonames`` (known ones only),
+    in the README's order."""
+    column, wanted = FAMILIES.index(distro), set(sonames)
+    packages = dict.fromkeys(names[column] for s, names in PACKAGES.items() if s in wanted)
     return f"{INSTALL[distro]} {' '.join(packages)}"
 
 
