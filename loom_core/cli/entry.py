@@ -133,6 +133,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 _CORE_COMMANDS = frozenset({"summary", "checksum", "convert"})
+# parsed without the other commands' modules: numpy's BLAS starts threads when it is
+# imported, and a thread started before the proxy blocks its stop signals could take
+# one and hide its sender (loom_core.proxy.stop_signals)
+_PROXY_COMMANDS = frozenset({"proxy", "record"})
 
 
 def _core_parser() -> tuple[argparse.ArgumentParser, Any]:
@@ -161,6 +165,19 @@ def _core_parser() -> tuple[argparse.ArgumentParser, Any]:
     add_sample_option(p)
     p.set_defaults(func=cmd_convert)
     return parser, sub
+
+
+def _parser_for(command: str) -> argparse.ArgumentParser:
+    """The smallest parser that knows ``command`` (the whole one for anything else)."""
+    if command in _CORE_COMMANDS:
+        return _core_parser()[0]
+    if command in _PROXY_COMMANDS:
+        from loom_core.proxy.commands import add_proxy_commands
+
+        parser, sub = _core_parser()
+        add_proxy_commands(sub)
+        return parser
+    return build_parser()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -197,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    parser = _core_parser()[0] if words[:1] and words[0] in _CORE_COMMANDS else build_parser()
+    parser = _parser_for(words[0] if words else "")
     args = parser.parse_args(words)
     func: Callable[[argparse.Namespace], int] = args.func
     try:

@@ -6,8 +6,11 @@ session (closed by the app's cleanup), the session's background trace writer,
 the optional screen, and the ready file. :meth:`RunningProxy.close` stops them in
 order: stop listening and let in-flight exchanges finish (3 s, then they are
 cancelled and not recorded), close the screen, write the final trace, remove the
-ready file. SIGINT and SIGTERM both lead there (handlers installed on the loop, so
-an inherited ``SIG_IGN`` for SIGINT does not make the process unstoppable, §13.16).
+ready file. Calls still held for an approval are denied first, with the reason
+"the proxy was stopped", so their agents get an answer instead of a dropped
+connection. SIGINT, SIGTERM and SIGHUP lead there (:mod:`.stop_signals`, which
+also keeps who sent the signal for the sidecar's ``end`` record; an inherited
+``SIG_IGN`` for SIGINT does not make the process unstoppable, §13.16).
 
 ``--ready-file PATH`` (for a GUI that spawns the proxy): written atomically once
 the port is listening, removed on a clean stop (a ready file whose ``pid`` is dead
@@ -31,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import socket
 import sys
 from dataclasses import dataclass, field
@@ -49,11 +51,13 @@ from loom_core.proxy.hooks import Screen, load_screen
 from loom_core.proxy.replay import ReplaySource
 from loom_core.proxy.server import ProxyServer
 from loom_core.proxy.session import RecordingSession, check_save
+from loom_core.proxy.stop_signals import StopCause, StopSignals
 
 if TYPE_CHECKING:
     from loom_core.proxy.otlp_export import OtlpExport
 
 SHUTDOWN_GRACE = 3.0
+STOPPED = "the proxy was stopped"  # the reason held calls are denied with at a stop
 
 
 @dataclass
@@ -78,17 +82,19 @@ class RunningProxy:
     def session(self) -> RecordingSession | None:
         return self.server.session
 
-    async def close(self) -> None:
-        """Stop listening, finish or cancel in-flight exchanges, finalize. Idempotent."""
+    async def close(self, stopped_by: StopCause | None = None) -> None:
+        """Deny held calls, stop listening, finish or cancel in-flight exchanges, finalize.
+        ``stopped_by`` goes into the sidecar's ``end`` record. Idempotent."""
         if self._closed:
             return
         self._closed = True
+        deny_held(self.server.screen, STOPPED)  # their handlers answer within the grace
         await self.runner.cleanup()
         close_screen = getattr(self.server.screen, "close", None)
         if close_screen is not None:
             await close_screen()
         if self.session is not None:
-            await self.session.close()
+            await self.session.close(stopped_by.record() if stopped_by else None)
             if self.otlp is not None:  # the last spans, bounded when the collector is down
                 await asyncio.to_thread(self.otlp.close)
         if self.config.ready_file:
@@ -209,33 +215,39 @@ def banner(proxy: RunningProxy) -> str:
     )
 
 
-def stop_on_signals(stop: asyncio.Event) -> None:
-    """SIGINT and SIGTERM set ``stop`` (the caller then finalizes)."""
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+def deny_held(screen: Any, reason: str) -> int:
+    """Deny every call ``screen`` still holds, with ``reason``; returns how many."""
+    approvals = getattr(screen, "approvals", None)
+    if approvals is None:
+        return 0
+    from loom_core.shield import ApprovalRejected
+
+    denied = 0
+    for item in approvals.pending():
+        try:
+            approvals.decide(item["id"], "deny", by="loom proxy", reason=reason)
+            denied += 1
+        except ApprovalRejected:
+            pass  # decided or timed out meanwhile: it has its answer
+    return denied
 
 
-async def serve(config: ProxyConfig) -> int:
-    """Run until SIGINT/SIGTERM, then finalize; the ``proxy`` command's body."""
-    stop = asyncio.Event()
-    stop_on_signals(stop)
+async def serve(config: ProxyConfig, signals: StopSignals) -> int:
+    """Run until a stop signal, then finalize; the ``proxy`` command's body."""
     try:
         proxy = await start_proxy(config, announce=sys.stdout)
     except (OSError, ValueError) as err:  # ValueError: ReplayError, bad shield policy
         print(f"error: {err}", file=sys.stderr)
         return 2
+    cause = None
     try:
-        await stop.wait()
+        cause = await signals.wait()
     finally:
-        await proxy.close()
+        await proxy.close(cause)
     s = proxy.session
-    if s is not None:
-        print(
-            f"loom proxy: stopped; {s.exchanges} exchange(s) -> {config.save}",
-            file=sys.stderr,
-            flush=True,
-        )
+    by = f" by {cause.describe()}" if cause else ""
+    saved = f"; {s.exchanges} exchange(s) -> {config.save}" if s is not None else ""
+    print(f"loom proxy: stopped{by}{saved}", file=sys.stderr, flush=True)
     return 0
 
 
@@ -245,4 +257,9 @@ def main(config: ProxyConfig) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    return run_on(serve(config), factory)
+    signals = StopSignals()
+    signals.install()  # before any thread starts: see loom_core.proxy.stop_signals
+    try:
+        return run_on(serve(config, signals), factory)
+    finally:
+        signals.close()

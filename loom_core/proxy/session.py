@@ -216,8 +216,9 @@ class RecordingSession:
                     flush=True,
                 )
 
-    async def close(self) -> None:
-        """Final trace write, end marker, close files. Idempotent."""
+    async def close(self, stopped_by: dict[str, Any] | None = None) -> None:
+        """Final trace write, end marker (with ``stopped_by``: which signal, from whom),
+        close files. Idempotent."""
         if self._closed:
             return
         self._stop.set()
@@ -226,7 +227,7 @@ class RecordingSession:
             await self._saver  # lets an in-flight write finish: no stale write after ours
         self._closed = True
         await self._save()
-        self.sidecar.close(clean=True)
+        self.sidecar.close(clean=True, stopped_by=stopped_by)
         self.journal.close()
 
     def abandon(self) -> None:

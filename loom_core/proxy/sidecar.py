@@ -19,8 +19,11 @@ File ``<base>.exchanges.jsonl`` (UTF-8, one compact JSON object per line, flushe
     "keep": K, "append": [items]}``: start from exchange M's full request (nothing
     when null), drop members not in ``keys``, overwrite those in ``set``, history =
     M's first K items + ``append``; order members as ``keys``.
-``{"type": "end", "exchanges": N, "ts": T}``
-    written by a clean stop; its absence means the session crashed.
+``{"type": "end", "exchanges": N, "ts": T, "stopped_by": {...}}``
+    written by a clean stop; its absence means the session crashed. ``stopped_by``
+    (when a signal stopped the proxy): ``{"signal": "SIGTERM", "pid": P, "uid": U,
+    "command": C}`` -- the sender's pid and uid where the platform tells them (pid 0:
+    the kernel, e.g. a terminal's Ctrl-C), its command line where it could be read.
 
 Readers skip lines that do not parse (a torn last line) and exchanges whose base
 was lost.
@@ -165,12 +168,13 @@ class SidecarWriter:
         )
         self.count += 1
 
-    def close(self, clean: bool) -> None:
+    def close(self, clean: bool, stopped_by: dict[str, Any] | None = None) -> None:
         """Close; ``clean`` writes the end marker (a crash never does)."""
         if self._file is None:
             return
         if clean:
-            self._line({"type": "end", "exchanges": self.count, "ts": time.time()})
+            end: dict[str, Any] = {"type": "end", "exchanges": self.count, "ts": time.time()}
+            self._line({**end, "stopped_by": stopped_by} if stopped_by else end)
         self._file.close()
         self._file = None
 
@@ -201,6 +205,7 @@ class Sidecar:
     session: dict[str, Any] | None = None
     exchanges: list[SidecarExchange] = field(default_factory=list)
     ended: bool = False
+    end: dict[str, Any] | None = None  # the end record (who stopped the proxy, when)
     skipped: int = 0
 
 
@@ -234,7 +239,7 @@ def parse_sidecar(data: bytes) -> Sidecar:
         if kind == "session":
             out.session = obj
         elif kind == "end":
-            out.ended = True
+            out.ended, out.end = True, obj
         elif kind == "exchange" and obj is not None:
             try:
                 delta, base = obj["request"], obj["request"].get("base")
