@@ -111,7 +111,8 @@ def screenshot(window: MainWindow, paths: list[str], out: str, step: int | None,
 
 
 class Running:
-    """A GUI run: the window and the instance server, wired to the application's signals.
+    """A GUI run: the window and the instance server, wired to the application's signals,
+    and the quit signals (SIGINT, SIGTERM, SIGHUP…) that close the window cleanly.
 
     ``close`` undoes the wiring, so a test can start one on pytest-qt's shared app.
     """
@@ -119,7 +120,10 @@ class Running:
     def __init__(
         self, app: LoomApplication, window: MainWindow, server: InstanceServer | None
     ) -> None:
+        from loom_desktop.infra.quit_signals import QuitSignals
+
         self.app, self.window, self.server = app, window, server
+        self.quit_signals = QuitSignals(lambda _name: window.close(), app)
         app.open_requested.connect(window.open_path)
         app.raise_requested.connect(self._raise)
         if server is not None:
@@ -133,6 +137,7 @@ class Running:
 
     def close(self) -> None:
         """Stop serving, unwire and close the window."""
+        self.quit_signals.close()
         if self.server is not None:
             self.server.paths_received.disconnect(self.app.accept_handover)
             self.server.close()
@@ -245,7 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.screenshot:  # always its own process: never hands over, never serves
         from loom_desktop.main_window import MainWindow
 
-        window = MainWindow()
+        window = MainWindow(reattach=False)  # another window's proxies are not its own
         code = screenshot(
             window, args.paths or [str(sample_trace())], args.screenshot, args.step, args.size
         )

@@ -61,7 +61,9 @@ STANDARD_FALLBACK = {QKeySequence.StandardKey.Quit: "Ctrl+Q"}
 class MainWindow(QMainWindow):
     """Tabs of :class:`DocumentView`, with the menus and status bar around them."""
 
-    def __init__(self, settings: DesktopSettings | None = None) -> None:
+    def __init__(self, settings: DesktopSettings | None = None, reattach: bool = True) -> None:
+        """``reattach``: take over the proxies an app that is gone left running (not for a
+        ``--screenshot`` window, which closes at once and would stop them)."""
         super().__init__()
         self.setWindowTitle("Loom Desktop")
         self.settings = settings or load_settings()
@@ -91,7 +93,8 @@ class MainWindow(QMainWindow):
         self.library.install_dock()
         self._build_status()
         self._show_current()
-        QTimer.singleShot(0, self.proxy_manager.reattach)  # proxies that outlived the last run
+        if reattach:  # proxies that outlived the last run
+            QTimer.singleShot(0, self.proxy_manager.reattach)
         QTimer.singleShot(0, lambda: warn_bad_prices(self, self.errors))  # never silent
         self.resize(1280, 820)
         geometry = self.settings.geometry_bytes()

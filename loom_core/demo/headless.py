@@ -114,6 +114,7 @@ def run_demo(folder: str | Path, approve: bool = True, pace: float = 0.0) -> Dem
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         cwd=folder,
+        start_new_session=os.name == "posix",  # only we stop it, as the app does
     )
     agent = None
     try:
@@ -124,6 +125,7 @@ def run_demo(folder: str | Path, approve: bool = True, pace: float = 0.0) -> Dem
             cwd=folder,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            start_new_session=os.name == "posix",
         )
         port = int(str(info["port"]))
         client = ControlClient(port, token=_token(folder, port))  # not this process's runtime dir

@@ -28,8 +28,10 @@ from loom_desktop.document.view import DocumentView
 from loom_desktop.features.proxy.demo_panel import DemoOutputDock
 from loom_desktop.features.proxy.launcher import ProxySpec
 from loom_desktop.infra.child import module_command
+from loom_desktop.infra.sessions import own_session
 
 TAIL_LINES = 12  # of the agent's output, in the failure dialog
+AGENT_GRACE_MS = 5000  # a stopped demo's agent, answered, ends by itself within this
 
 
 class DemoRun(QObject):
@@ -92,6 +94,7 @@ class DemoRun(QObject):
         proc.setProgram(program)
         proc.setArguments(arguments)
         proc.setWorkingDirectory(str(self.folder))
+        own_session(proc)  # a signal to the app's group must not end the agent under us
         proc.readyReadStandardOutput.connect(lambda: self._read("stdout"))
         proc.readyReadStandardError.connect(lambda: self._read("stderr"))
         proc.finished.connect(self._agent_done)
@@ -188,14 +191,15 @@ class DemoRun(QObject):
                 signal.disconnect(slot)
             except (RuntimeError, TypeError):
                 pass
+        if self.proxy is not None:  # first: it denies a held call, so the agent gets an
+            manager.stop(self.proxy)  # answer and ends by itself
         agent = self.agent
         if agent is not None and agent.state() != QProcess.ProcessState.NotRunning:
-            agent.terminate()
-            if not agent.waitForFinished(5000):
-                agent.kill()
-                agent.waitForFinished(3000)
-        if self.proxy is not None:
-            manager.stop(self.proxy)
+            if not agent.waitForFinished(AGENT_GRACE_MS):
+                agent.terminate()
+                if not agent.waitForFinished(5000):
+                    agent.kill()
+                    agent.waitForFinished(3000)
         self.model.stop()
         self.finished.emit(code)
 

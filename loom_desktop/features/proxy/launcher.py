@@ -25,6 +25,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QProcess, QTimer, Signal
 
 from loom_desktop.infra.child import module_command
+from loom_desktop.infra.sessions import own_session
 from loom_desktop.infra.settings import config_dir
 
 READY_POLL_MS = 50
@@ -197,6 +198,7 @@ class ProxyProcess(QObject):
         proc.setArguments(arguments)
         proc.setWorkingDirectory(str(save.parent))
         proc.setStandardOutputFile(QProcess.nullDevice())
+        own_session(proc)  # only its owner stops it, not a signal to the app's group
         proc.finished.connect(self._finished)
         proc.errorOccurred.connect(self._error)
         self.process = proc

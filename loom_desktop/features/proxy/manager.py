@@ -9,9 +9,7 @@ naming the cause (the proxy's own stderr line).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -31,7 +29,15 @@ from loom_desktop.features.proxy.launcher import (
     ProxyProcess,
     ProxySpec,
     export_line,
+    proxies_dir,
     remembered_proxies,
+)
+from loom_desktop.features.proxy.ownership import (
+    meta_path,
+    orphan_metas,
+    owned_by_a_live_app,
+    read_meta,
+    write_meta,
 )
 
 
@@ -116,10 +122,7 @@ class ProxyManager(QObject):
             self.pending.remove(proxy)
         spec = proxy.spec
         meta = {"dialect": spec.dialect, "confirm_timeout": spec.confirm_timeout} if spec else {}
-        try:
-            _meta_path(proxy.ready_file).write_text(json.dumps(meta))
-        except OSError:
-            pass  # only re-attaching loses the countdown
+        write_meta(proxy.ready_file, meta)  # this app owns it: no other window takes it over
         self._attach(proxy, info, meta)
 
     def _attach(self, proxy: ProxyProcess, info: dict[str, Any], meta: dict[str, Any]) -> Attached:
@@ -154,25 +157,26 @@ class ProxyManager(QObject):
     def _failed(self, proxy: ProxyProcess, message: str) -> None:
         if proxy in self.pending:
             self.pending.remove(proxy)
-        _meta_path(proxy.ready_file).unlink(missing_ok=True)
+        meta_path(proxy.ready_file).unlink(missing_ok=True)
         text = f"The proxy could not start.\n\n{message}"
         self.window.report_error("Cannot start the proxy", text)
         self.failed.emit(message)
 
     # -- re-attaching ----------------------------------------------------------------
     def reattach(self) -> list[Attached]:
-        """Proxies a previous run of the app started and that are still alive."""
+        """Proxies an app that is gone started and that are still alive (never those of
+        an app that still runs: see :mod:`.ownership`)."""
         known = {e.proxy.pid for e in self.proxies}
         found = []
         for path, info in remembered_proxies():
-            if int(info["pid"]) in known:
+            meta = read_meta(path)
+            if int(info["pid"]) in known or owned_by_a_live_app(meta):
                 continue
-            try:
-                meta = json.loads(_meta_path(path).read_text())
-            except (OSError, ValueError):
-                meta = {}
-            found.append(self._attach(ProxyProcess.adopt(path, info, self), info, meta))
-        for meta_file in _orphan_metas():
+            meta.pop("owner", None)
+            adopted = ProxyProcess.adopt(path, info, self)
+            write_meta(path, meta)  # ours from now on
+            found.append(self._attach(adopted, info, meta))
+        for meta_file in orphan_metas(proxies_dir()):
             meta_file.unlink(missing_ok=True)
         return found
 
@@ -192,7 +196,7 @@ class ProxyManager(QObject):
                 self.window.removeDockWidget(entry.dock)
                 entry.dock.deleteLater()
             entry.proxy.stop()
-            _meta_path(entry.proxy.ready_file).unlink(missing_ok=True)
+            meta_path(entry.proxy.ready_file).unlink(missing_ok=True)
         for pending in [p for p in self.pending if proxy is None or p is proxy]:
             self.pending.remove(pending)
             pending.stop()
@@ -219,20 +223,3 @@ def _writer_gone(view: Any, why: str) -> None:
     live = getattr(view, "live", None)
     if live is not None:
         live.writer_stopped(why)
-
-
-def _meta_path(ready_file: Path) -> Path:
-    return ready_file.with_name(ready_file.name.replace(".ready.json", ".app.json"))
-
-
-def _orphan_metas() -> list[Path]:
-    from loom_desktop.features.proxy.launcher import proxies_dir
-
-    folder = proxies_dir()
-    if not folder.is_dir():
-        return []
-    return [
-        m
-        for m in folder.glob("*.app.json")
-        if not m.with_name(m.name.replace(".app.json", ".ready.json")).exists()
-    ]
