@@ -15,6 +15,7 @@ upstream received; the run's output = the SDK's final text.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -134,3 +135,33 @@ def test_the_outer_span_is_not_a_call(node: str, tmp_path: Path) -> None:
     assert outer["name"] == "chat gpt-4o" and outer["seq"] is None and outer["role"] == "agent"
     summary = summarize(doc, "absent")
     assert summary["input_tokens"] == run.facts["total"]["input"] == 380
+
+
+@pytest.mark.parametrize("sdk", ["ai6", "ai7", "ai7-legacy"])
+def test_cache_reads_and_writes_are_billed_as_the_upstream_billed_them(
+    sdk: str, node: str, tmp_path: Path
+) -> None:
+    """Anthropic bills cache reads and writes apart from ``input_tokens``; the AI SDK counts
+    them in its input total and details, and so must each step and the run's cost."""
+    script = tuple(
+        dataclasses.replace(r, cache=(1000 * k, 200)) for k, r in enumerate(SCRIPT, start=1)
+    )
+    spec = {"sdk": sdk, "provider": "anthropic", "mode": "generate"}
+    run = ts.run_agent(spec, tmp_path / "received", script)
+    doc = load(run.trace)
+    models = [i for i, e in enumerate(doc.effects) if e.kind == "model"]
+    usage = [doc.result(i)["usage"] for i in models]
+    assert [u["input_tokens_details"] for u in usage] == [
+        {"cached_tokens": r.cache[0], "cache_write_tokens": r.cache[1]} for r in script
+    ]
+    billed = [r.usage[0] + sum(r.cache) for r in script]
+    assert [u["input_tokens"] for u in usage] == billed == [s["input"] for s in run.facts["steps"]]
+    summary = summarize(doc, "absent")
+    assert summary["input_tokens"] == run.facts["total"]["input"] == sum(billed)
+    # claude-sonnet-4-5 per million: input $3, cache read $0.30, cache write $3.75, output $15
+    uncached = sum(r.usage[0] for r in script)
+    reads, writes = sum(r.cache[0] for r in script), sum(r.cache[1] for r in script)
+    output = sum(r.usage[1] for r in script)
+    dollars = (uncached * 3 + reads * 0.3 + writes * 3.75 + output * 15) / 1e6
+    assert summary["cost_usd"] == pytest.approx(dollars)
+

@@ -29,6 +29,7 @@ from typing import Any
 from tests.core.clis import ROOT
 from tests.core.formats.otlp_agents import PROMPT, RESULTS, SCRIPT, SYSTEM
 from tests.core.live.otlp_helpers import running_receiver
+from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import running_upstream
 
 HERE = ROOT / "tests" / "ts_producers"
@@ -106,12 +107,13 @@ def _child_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(drop)}
 
 
-def run_agent(spec: dict[str, Any], save: Path) -> TsRun:
+def run_agent(spec: dict[str, Any], save: Path, script: tuple[Reply, ...] = SCRIPT) -> TsRun:
     """The three-call travel agent of :mod:`tests.core.formats.otlp_agents`, in TypeScript:
-    ``spec`` picks the SDK, tracing, provider and mode (see ``agent.mjs``)."""
+    ``spec`` picks the SDK, tracing, provider and mode (see ``agent.mjs``); ``script`` is
+    what the model says (the same calls, other usage)."""
     with running_upstream() as up, running_receiver(save) as rx:
         assert rx.receiver is not None
-        up.script(*SCRIPT)
+        up.script(*script)
         full = {
             **spec,
             "baseURL": up.url,

@@ -28,6 +28,7 @@ class Reply:
     pace: float = 0.0  # SSE: seconds between events
     stall: float = 0.0  # seconds to wait before answering at all
     headers: dict[str, str] = field(default_factory=dict)  # extra headers (e.g. retry-after)
+    cache: tuple[int, int] = (0, 0)  # Anthropic JSON replies: cache read, cache write tokens
 
 
 def _pieces(text: str, n: int = 3) -> list[str]:
@@ -44,7 +45,12 @@ def _sse(kind: str | None, data: Any) -> bytes:
 
 
 def anthropic_json(r: Reply, n: int, model: str) -> dict[str, Any]:
-    return message_json(r.text, r.calls, r.usage, f"msg_{n:04d}", model)
+    out = message_json(r.text, r.calls, r.usage, f"msg_{n:04d}", model)
+    if any(r.cache):  # billed apart from input_tokens, as the Messages API reports them
+        out["usage"].update(
+            cache_read_input_tokens=r.cache[0], cache_creation_input_tokens=r.cache[1]
+        )
+    return out
 
 
 def anthropic_sse(r: Reply, n: int, model: str) -> list[bytes]:
