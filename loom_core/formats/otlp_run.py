@@ -56,6 +56,17 @@ class _Tree:
             parent = self.by_id.get(parent.parent_id)
         return out
 
+    def wrappers(self, span: Span) -> list[Span]:
+        """Ancestors up to the nearest tool or agent: only a model span around another
+        with none between can be the same call (one around a tool that ran a sub-agent,
+        as the AI SDK's streamed calls are, is a call of its own)."""
+        out: list[Span] = []
+        for up in self.ancestors(span):
+            if self.role[up.span_id] in ("tool", "agent"):
+                break
+            out.append(up)
+        return out
+
     def agents_above(self, span: Span) -> list[Span]:
         return [a for a in self.ancestors(span) if self.role[a.span_id] == "agent"]
 
@@ -64,7 +75,7 @@ class _Tree:
         order: by start, except that a tool with steps below it (one that ran a
         sub-agent) comes when it ended, after them."""
         models = [s for s in self.spans if self.role[s.span_id] == "model"]
-        calls = group_calls(models, lambda s: model_call(s, cache), self.ancestors)
+        calls = group_calls(models, lambda s: model_call(s, cache), self.wrappers)
         tools: list[Span | Call] = [s for s in self.spans if self.role[s.span_id] == "tool"]
 
         def when(step: Span | Call) -> tuple[int, int]:

@@ -12,6 +12,7 @@
 //       mode      "generate" (generateText) | "stream" (streamText)
 //       baseURL   the fake upstream;  endpoint  the OTLP receiver
 //       system, prompt, results {toolCallId: what the tool returns}
+//       subagent  true: the book tool runs a sub-agent (see below)
 // Prints one JSON line: what the SDK itself reports (final text, steps, usage per step
 // and in total) and the tools it executed, in order.
 
@@ -70,7 +71,16 @@ const { z } = await import('zod');
 const executed = [];
 const run = (name) => async (input, { toolCallId }) => {
   executed.push({ id: toolCallId, name, input });
+  if (name === 'book' && spec.subagent) return subagent(input.hotel);
   return spec.results[toolCallId];
+};
+// spec.subagent: the booking is done by a sub-agent, a generateText call of its own inside
+// the tool (the AI SDK's documented sub-agent pattern); its answer is the tool's result
+const subagent = async (hotel) => {
+  const inner = { model, prompt: `Book ${hotel}`, maxRetries: 0 };
+  if (v6) inner.experimental_telemetry = { isEnabled: true, functionId: 'booking' };
+  else inner.telemetry = { functionId: 'booking' };
+  return (await ai.generateText(inner)).text;
 };
 const args = {
   model,

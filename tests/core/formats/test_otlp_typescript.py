@@ -27,6 +27,7 @@ from loom_core.views.run_cost import token_usage
 from loom_core.views.summary import summarize
 from tests.core.formats import ts_producers as ts
 from tests.core.formats.otlp_agents import PROMPT, RESULTS, SCRIPT, SYSTEM, seen_by_reader, sent
+from tests.core.proxy.fake_wire import Reply
 
 pytestmark = [
     pytest.mark.xdist_group("ts_producers"),  # one npm install, one Node at a time
@@ -165,3 +166,40 @@ def test_cache_reads_and_writes_are_billed_as_the_upstream_billed_them(
     dollars = (uncached * 3 + reads * 0.3 + writes * 3.75 + output * 15) / 1e6
     assert summary["cost_usd"] == pytest.approx(dollars)
 
+
+SUB_CASES = [
+    pytest.param({"sdk": "ai6", "mode": "stream"}, id="ai6-stream"),
+    pytest.param({"sdk": "ai7", "mode": "generate"}, id="ai7-generate"),
+    pytest.param({"sdk": "ai7-legacy", "mode": "generate"}, id="ai7-legacy-generate"),
+    pytest.param({"sdk": "ai6", "traceloop": True, "mode": "stream"}, id="traceloop-ai6-stream"),
+]
+
+
+@pytest.mark.parametrize("spec", SUB_CASES)
+def test_a_tool_that_runs_a_sub_agent(spec: dict[str, Any], node: str, tmp_path: Path) -> None:
+    """The booking tool runs a generateText of its own: its call is one step at depth 1,
+    inside the tool, and the call that asked for the booking stays a step of its own
+    (streamed, the AI SDK runs the tool -- and so the sub-agent -- inside that call's span)."""
+    script = (*SCRIPT[:2], Reply(text="booking #42", usage=(30, 4)), SCRIPT[2])
+    full = {**spec, "provider": "openai", "subagent": True}
+    run = ts.run_agent(full, tmp_path / "received", script)
+    doc = load(run.trace)
+    assert not doc.warnings
+    steps = [(e.kind, e.depth) for e in doc.effects]
+    assert steps == [
+        ("model", 0),
+        ("tool:search", 0),
+        ("tool:search", 0),
+        ("model", 0),
+        ("model", 1),  # the sub-agent, asked to book
+        ("tool:book", 0),  # ends when its sub-agent has answered
+        ("model", 0),
+    ]
+    models = [i for i, (k, _) in enumerate(steps) if k == "model"]
+    assert len(models) == len(run.requests) == len(script)
+    for i, (path, body) in zip(models, run.requests, strict=True):
+        assert seen_by_reader(doc.extra["inputs"][i]) == received(path, body)
+    usage = [token_usage(doc.result(i)["usage"]) for i in models]
+    assert [(u.input, u.output) for u in usage] == [r.usage for r in script]
+    assert doc.result(models[2])["text"] == doc.result(5) == "booking #42"
+    assert summarize(doc, "absent")["output"] == run.facts["text"]
