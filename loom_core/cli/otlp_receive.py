@@ -95,7 +95,7 @@ async def _serve(config: ReceiverConfig) -> int:
         print_error(_cause(err, config))
         return 2
     print(
-        f"listening on {receiver.endpoint}/v1/traces, saving to {config.save}\n"
+        f"listening on {receiver.endpoint}/v1/traces (and /v1/logs), saving to {config.save}\n"
         f"  export OTEL_EXPORTER_OTLP_ENDPOINT={receiver.endpoint}",
         flush=True,
     )

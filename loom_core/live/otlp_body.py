@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf import json_format
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 JSON = "application/json"
@@ -43,13 +44,29 @@ class BodyError(Exception):
         self.message = message
 
 
+@dataclass(frozen=True)
+class Signal:
+    """The member names of one OTLP signal's request (traces or logs)."""
+
+    resource: str
+    scope: str
+    items: str
+    message: type[Message]
+
+
+SPANS = Signal("resourceSpans", "scopeSpans", "spans", ExportTraceServiceRequest)
+LOGS = Signal("resourceLogs", "scopeLogs", "logRecords", ExportLogsServiceRequest)
+
+
 @dataclass
 class Decoded:
     """A request split by trace: ``traces[trace_id]`` is an OTLP JSON request holding only
-    that trace's spans (resource and scope kept); ``rejected`` spans had no usable id."""
+    that trace's spans or log records (resource and scope kept); ``rejected`` spans had no
+    usable id. Log records without a trace id (emitted with no span current) are kept
+    under the trace id ""."""
 
     traces: dict[str, dict[str, Any]] = field(default_factory=dict)
-    spans: dict[str, int] = field(default_factory=dict)  # spans per trace id
+    spans: dict[str, int] = field(default_factory=dict)  # spans (or log records) per trace id
     rejected: int = 0
     problem: str = ""
 
@@ -80,30 +97,31 @@ def inflate(body: bytes, encoding: str, limit: int) -> bytes:
     return out
 
 
-def decode(body: bytes, content_type: str) -> Decoded:
+def decode(body: bytes, content_type: str, signal: Signal = SPANS) -> Decoded:
     """Parse an export request (already inflated) and split it by trace id."""
     kind = media_type(content_type)
     if kind == PROTOBUF:
-        request = _from_protobuf(body)
+        request = _from_protobuf(body, signal)
     elif kind == JSON:
         request = _from_json(body)
     else:
         raise BodyError(415, f"unsupported Content-Type {content_type!r} ({PROTOBUF} or {JSON})")
-    return split(request)
+    return split(request, signal)
 
 
-def _from_protobuf(body: bytes) -> dict[str, Any]:
-    message = ExportTraceServiceRequest()
+def _from_protobuf(body: bytes, signal: Signal) -> dict[str, Any]:
+    message = signal.message()
     try:
         message.ParseFromString(body)
     except DecodeError as err:
-        raise BodyError(400, f"body is not an ExportTraceServiceRequest: {err}") from None
+        name = signal.message.__name__
+        raise BodyError(400, f"body is not an {name}: {err}") from None
     request: dict[str, Any] = json_format.MessageToDict(message, use_integers_for_enums=True)
-    for rs in request.get("resourceSpans", []):
-        for ss in rs.get("scopeSpans", []):
-            for span in ss.get("spans", []):
-                _hex_ids(span)
-                for link in span.get("links", []):
+    for rs in request.get(signal.resource, []):
+        for ss in rs.get(signal.scope, []):
+            for item in ss.get(signal.items, []):
+                _hex_ids(item)
+                for link in item.get("links", []):
                     _hex_ids(link)
     return request
 
@@ -150,27 +168,29 @@ def trace_id_of(span: dict[str, Any]) -> str | None:
     return None if text == "0" * 32 else text
 
 
-def split(request: dict[str, Any]) -> Decoded:
-    """Group the request's spans by trace; each group keeps its resource and scope."""
+def split(request: dict[str, Any], signal: Signal = SPANS) -> Decoded:
+    """Group the request's spans (or log records) by trace; each group keeps its resource
+    and scope."""
     out = Decoded()
-    for rs in _list_of_objects(request.get("resourceSpans"), "resourceSpans"):
+    for rs in _list_of_objects(request.get(signal.resource), signal.resource):
         by_trace: dict[str, list[dict[str, Any]]] = {}
-        for ss in _list_of_objects(rs.get("scopeSpans"), "scopeSpans"):
+        for ss in _list_of_objects(rs.get(signal.scope), signal.scope):
             groups: dict[str, list[dict[str, Any]]] = {}
-            for span in _list_of_objects(ss.get("spans"), "spans"):
-                trace_id = trace_id_of(span)
-                if trace_id is None:
+            for item in _list_of_objects(ss.get(signal.items), signal.items):
+                trace_id = trace_id_of(item)
+                if trace_id is None and signal is SPANS:
                     out.rejected += 1
                     continue
-                groups.setdefault(trace_id, []).append({**span, "traceId": trace_id})
-            for trace_id, spans in groups.items():
-                scope = {k: v for k, v in ss.items() if k != "spans"}
-                by_trace.setdefault(trace_id, []).append({**scope, "spans": spans})
-                out.spans[trace_id] = out.spans.get(trace_id, 0) + len(spans)
+                trace_id = trace_id or ""
+                groups.setdefault(trace_id, []).append({**item, "traceId": trace_id})
+            for trace_id, items in groups.items():
+                scope = {k: v for k, v in ss.items() if k != signal.items}
+                by_trace.setdefault(trace_id, []).append({**scope, signal.items: items})
+                out.spans[trace_id] = out.spans.get(trace_id, 0) + len(items)
         for trace_id, scopes in by_trace.items():
-            resource = {k: v for k, v in rs.items() if k != "scopeSpans"}
-            request_of = out.traces.setdefault(trace_id, {"resourceSpans": []})
-            request_of["resourceSpans"].append({**resource, "scopeSpans": scopes})
+            resource = {k: v for k, v in rs.items() if k != signal.scope}
+            request_of = out.traces.setdefault(trace_id, {signal.resource: []})
+            request_of[signal.resource].append({**resource, signal.scope: scopes})
     if out.rejected:
         out.problem = f"{out.rejected} span(s) without a valid traceId were not stored"
     return out

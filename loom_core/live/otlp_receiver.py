@@ -9,6 +9,9 @@ Loopback only: the receiver writes files from whatever it is sent, so it binds a
 address (a non-loopback host is refused before binding) and answers 403 to a request
 whose ``Host`` is not a loopback name (a web page cannot reach it by DNS rebinding).
 
+``POST /v1/logs`` takes log records the same way (GenAI content in OpenLLMetry's event
+mode): they are filed with their trace's spans, which the OTLP reader joins them to.
+
 Answers follow the OTLP/HTTP specification: 200 with an ``ExportTraceServiceResponse``
 (``partial_success`` when spans were rejected), 400 with a ``google.rpc.Status`` for a
 body that cannot be decoded, 413 for a body over the cap, 415 for another content type
@@ -27,14 +30,26 @@ from pathlib import Path
 
 from aiohttp import web
 from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from loom_core.live.otlp_body import PROTOBUF, BodyError, Decoded, decode, inflate, media_type
+from loom_core.live.otlp_body import (
+    LOGS,
+    PROTOBUF,
+    SPANS,
+    BodyError,
+    Decoded,
+    Signal,
+    decode,
+    inflate,
+    media_type,
+)
 from loom_core.live.otlp_store import TraceStore
 
 DEFAULT_PORT = 4318  # the OTLP/HTTP port every exporter defaults to
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
 TRACES_PATH = "/v1/traces"
+LOGS_PATH = "/v1/logs"  # GenAI content as log records (OpenLLMetry's event mode)
 _INVALID_ARGUMENT = 3  # google.rpc.Code
 
 
@@ -90,8 +105,10 @@ class OtlpReceiver:
         return f"http://{'[' + host + ']' if ':' in host else host}:{self.port}"
 
     async def close(self) -> None:
-        """Stop listening; requests in flight finish first (bounded by the runner)."""
+        """Stop listening; requests in flight finish first (bounded by the runner); log
+        records still waiting for their spans are written to files of their own."""
         await self.runner.cleanup()
+        self.store.close()
 
 
 def _status_body(message: str, protobuf: bool) -> tuple[bytes, str]:
@@ -102,7 +119,7 @@ def _status_body(message: str, protobuf: bool) -> tuple[bytes, str]:
 
 def _success_body(decoded: Decoded, protobuf: bool) -> tuple[bytes, str]:
     response = ExportTraceServiceResponse()
-    if decoded.rejected:
+    if decoded.rejected:  # only spans are rejected (a log record needs no trace id)
         response.partial_success.rejected_spans = decoded.rejected
         response.partial_success.error_message = decoded.problem
     if protobuf:
@@ -117,15 +134,24 @@ def _success_body(decoded: Decoded, protobuf: bool) -> tuple[bytes, str]:
 
 def _app(receiver: Callable[[], OtlpReceiver], config: ReceiverConfig) -> web.Application:
     async def traces(request: web.Request) -> web.Response:
+        return await export(request, SPANS)
+
+    async def logs(request: web.Request) -> web.Response:
+        return await export(request, LOGS)
+
+    async def export(request: web.Request, signal: Signal) -> web.Response:
         protobuf = media_type(request.content_type) == PROTOBUF
         own = receiver()
         if not _loopback_header(request.host):
             return web.Response(status=403, text=f"Host {request.host!r} is not loopback")
         try:
-            decoded = await _read(request, config.max_body)
+            decoded = await _read(request, config.max_body, signal)
             own.requests += 1
             for trace_id, part in decoded.traces.items():
-                own.store.append(trace_id, part, decoded.spans[trace_id])
+                if signal is LOGS:
+                    own.store.append_logs(trace_id, part)
+                else:
+                    own.store.append(trace_id, part, decoded.spans[trace_id])
         except BodyError as err:
             own.problems[:] = [*own.problems[-9:], err.message]
             body, kind = _status_body(err.message, protobuf)
@@ -133,15 +159,26 @@ def _app(receiver: Callable[[], OtlpReceiver], config: ReceiverConfig) -> web.Ap
         except OSError as err:  # disk full, folder removed: the exporter retries a 503
             body, kind = _status_body(f"cannot write trace file: {err}", protobuf)
             return web.Response(status=503, body=body, content_type=kind)
-        body, kind = _success_body(decoded, protobuf)
+        if signal is LOGS:
+            body, kind = _logs_success(protobuf)
+        else:
+            body, kind = _success_body(decoded, protobuf)
         return web.Response(status=200, body=body, content_type=kind)
 
     app = web.Application(client_max_size=0)  # the cap is enforced by _read, as a 413
     app.router.add_post(TRACES_PATH, traces)
+    app.router.add_post(LOGS_PATH, logs)
     return app
 
 
-async def _read(request: web.Request, limit: int) -> Decoded:
+def _logs_success(protobuf: bool) -> tuple[bytes, str]:
+    """Every record is kept (one without a trace id too): a plain success."""
+    if protobuf:
+        return ExportLogsServiceResponse().SerializeToString(), PROTOBUF
+    return b"{}", "application/json"
+
+
+async def _read(request: web.Request, limit: int, signal: Signal) -> Decoded:
     if request.content_length is not None and limit and request.content_length > limit:
         raise BodyError(413, f"body of {request.content_length} bytes is over the {limit} cap")
     chunks: list[bytes] = []
@@ -152,7 +189,7 @@ async def _read(request: web.Request, limit: int) -> Decoded:
             raise BodyError(413, f"body is over the {limit} byte cap")
         chunks.append(chunk)
     body = inflate(b"".join(chunks), request.headers.get("Content-Encoding", ""), limit)
-    return decode(body, request.headers.get("Content-Type", ""))
+    return decode(body, request.headers.get("Content-Type", ""), signal)
 
 
 async def start_receiver(config: ReceiverConfig, store: TraceStore | None = None) -> OtlpReceiver:

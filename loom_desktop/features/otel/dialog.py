@@ -99,7 +99,8 @@ class ListenDialog(QDialog):
         self.line.setText(export_line(self.listener.endpoint) if on else "")
         self.copy_btn.setEnabled(on)
         self.state.setText(
-            f"Listening on {self.listener.endpoint}/v1/traces (OTLP/HTTP, JSON or protobuf); "
+            f"Listening on {self.listener.endpoint}/v1/traces and /v1/logs (OTLP/HTTP, JSON or "
+            "protobuf); "
             f"each trace opens as a live tab and is saved in {self.listener.folder}."
             if on
             else "Not listening."

@@ -12,6 +12,7 @@ traces, as protobuf (``run.otlp.pb`` + ``run.logs.otlp.pb``) and as JSON lines
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -27,9 +28,18 @@ LAYOUTS = {
 }
 
 
-def run_event_mode(instrumentation: str, folder: Path, stream: bool = False) -> Recorded:
-    """The agent with ``instrumentation`` in event mode; its files written in ``folder``."""
-    args = json.dumps({"inst": instrumentation, "folder": str(folder), "stream": stream})
+def run_event_mode(
+    instrumentation: str,
+    folder: Path,
+    stream: bool = False,
+    endpoint: str | None = None,
+    root: bool = True,
+) -> Recorded:
+    """The agent with ``instrumentation`` in event mode; its files written in ``folder``;
+    with ``endpoint``, its spans and log records also exported there over OTLP/HTTP;
+    ``root``: inside an agent span (else each call is a trace of its own)."""
+    spec = {"inst": instrumentation, "folder": str(folder), "stream": stream}
+    args = json.dumps({**spec, "endpoint": endpoint, "root": root})
     code = "import sys; from tests.core.formats.otlp_event_mode import _child; _child(sys.argv[1])"
     done = subprocess.run(
         [sys.executable, "-c", code, args], cwd=ROOT, capture_output=True, text=True, timeout=120
@@ -57,10 +67,12 @@ def _child(args: str) -> None:
 
     spec = json.loads(args)
     folder = Path(spec["folder"])
-    with instrumented_events(spec["inst"]) as (provider, spans, logs), agents._upstream() as up:
+    setup = instrumented_events(spec["inst"], spec["endpoint"])
+    with setup as (provider, spans, logs), agents._upstream() as up:
         rec = Recorded([], [])
         loop = agents._openai_loop if spec["inst"].endswith("openai") else agents._anthropic_loop
-        with agents._agent_span(provider, "openllmetry", "travel"):
+        agent = agents._agent_span(provider, "openllmetry", "travel") if spec["root"] else None
+        with agent or contextlib.nullcontext():
             loop(up.url, provider, "openllmetry", ("call_b",), rec, spec["stream"])
         finished = list(spans.get_finished_spans())
         records = list(logs.get_finished_logs())

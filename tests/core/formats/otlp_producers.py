@@ -100,18 +100,27 @@ def instrumented(name: str) -> Iterator[tuple[TracerProvider, InMemorySpanExport
 
 @contextmanager
 def instrumented_events(
-    name: str,
+    name: str, endpoint: str | None = None
 ) -> Iterator[tuple[TracerProvider, InMemorySpanExporter, InMemoryLogRecordExporter]]:
     """OpenLLMetry instrumentation ``name`` in its event mode (``use_legacy_attributes=
     False``): prompts and completions go out as OTLP log records, kept in memory beside
-    the spans. Call it in a fresh interpreter (:func:`tests.core.formats.otlp_agents.
-    run_agent_fresh`): OpenLLMetry keeps its mode in a class-wide config."""
+    the spans and, with ``endpoint``, sent there too by the SDK's OTLP/HTTP exporters
+    (protobuf, each span and record as it ends). Call it in a fresh interpreter
+    (:mod:`tests.core.formats.otlp_event_mode`): OpenLLMetry's mode is class-wide."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     logs = InMemoryLogRecordExporter()
     logger_provider = LoggerProvider()
     logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    if endpoint is not None:
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        spans_out = OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces", timeout=5)
+        provider.add_span_processor(SimpleSpanProcessor(spans_out))
+        logs_out = OTLPLogExporter(endpoint=f"{endpoint}/v1/logs", timeout=5)
+        logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs_out))
     if name == "openllmetry-openai":
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor as Inst
     else:

@@ -21,6 +21,7 @@ from loom_core.views.run_cost import token_usage
 from tests.core.clis import core
 from tests.core.formats.otlp_agents import SCRIPT, Recorded, seen_by_reader, sent
 from tests.core.formats.otlp_event_mode import LAYOUTS, run_event_mode
+from tests.core.live.otlp_helpers import post, running_receiver
 
 FINAL = "Booked Hotel Storchen ✓"
 
@@ -72,3 +73,46 @@ def test_a_logs_file_alone_says_where_its_spans_are(tmp_path: Path) -> None:
     doc = load(tmp_path / "lines.otlp.jsonl")
     assert [e.kind for e in doc.effects].count("model") == 3
     assert doc.extra["content_recorded"] is False
+
+
+@pytest.mark.parametrize(
+    ("instrumentation", "root"),
+    [("openllmetry-openai", True), ("openllmetry-anthropic", False)],
+)
+def test_the_receiver_takes_the_logs_and_files_them_with_their_spans(
+    instrumentation: str, root: bool, tmp_path: Path
+) -> None:
+    """The SDK's OTLP/HTTP exporters send each record as it ends: the log records of a call
+    arrive before its span (and, from OpenLLMetry's Anthropic instrumentation, with no
+    trace id at all; there, with no agent span, every call is a trace of its own)."""
+    save = tmp_path / "received"
+    with running_receiver(save) as thread:
+        assert thread.receiver is not None
+        rec = run_event_mode(
+            instrumentation, tmp_path, endpoint=thread.receiver.endpoint, root=root
+        )
+    runs = sorted(save.glob("*.otlp.jsonl"))
+    assert [p.name for p in runs if ".logs." in p.name] == []  # nothing left waiting
+    assert len(runs) == 1
+    _check(runs[0], rec)
+
+
+def test_the_receiver_takes_json_logs_too(tmp_path: Path) -> None:
+    """The same run posted as OTLP/JSON, every log record before any span; a logs body that
+    is not one is answered 400 with the cause, as for traces."""
+    rec = run_event_mode("openllmetry-openai", tmp_path)
+    save = tmp_path / "received"
+    with running_receiver(save) as thread:
+        assert thread.receiver is not None
+        url = thread.receiver.endpoint
+        for name, path in (
+            ("lines.logs.otlp.jsonl", "/v1/logs"),
+            ("lines.otlp.jsonl", "/v1/traces"),
+        ):
+            for line in (tmp_path / name).read_text().splitlines():
+                status, _, answer = post(url + path, line.encode(), "application/json")
+                assert status == 200, answer
+        status, _, answer = post(url + "/v1/logs", b'{"resourceLogs": 5}', "application/json")
+        assert status == 400 and b"resourceLogs is not a list" in answer
+    (run,) = save.glob("*.otlp.jsonl")
+    _check(run, rec)
