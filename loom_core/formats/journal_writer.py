@@ -8,7 +8,10 @@ separators, ASCII escapes, members in the harness's order), ``\\n``-terminated a
 flushed before the call returns -- the intent *before* a side effect runs, the
 effect *after* it completed, so a crash in between leaves the unfinished intent
 that recovery refuses to silently re-execute. ``fsync=True`` also forces each line
-to the disk (survives power loss, costs a disk flush per line).
+to the disk (survives power loss, costs a disk flush per line). A write that fails
+(a full disk) raises ``OSError`` and leaves the journal as it was, no torn line
+(:mod:`.append_file`); :attr:`JournalWriter.size` and :meth:`JournalWriter.cut`
+let a caller that wrote other files too take its lines back.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ import os
 import threading
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import IO, Any
+from typing import Any
 
+from loom_core.formats.append_file import AppendFile
 from loom_core.formats.schema import JOURNAL_VERSION
 
 _EFFECT_ORDER = ("seq", "kind", "key", "result", "depth")
@@ -59,7 +63,7 @@ class JournalWriter:
     def __init__(self, path: str | os.PathLike[str], fsync: bool = False) -> None:
         self.path = os.fspath(path)
         self.fsync = fsync
-        self._file: IO[bytes] | None = None
+        self._file: AppendFile | None = None
         self._closed = False
         self._lock = threading.Lock()
 
@@ -98,27 +102,33 @@ class JournalWriter:
                 raise ValueError(f"{self.path}: journal writer is closed")
             if self._file is not None:
                 self._file.close()
-            self._file = open(self.path, "wb")
+            self._file = AppendFile(self.path, truncate=True, fsync=self.fsync)
             lines = [head, *(effect_line(e) for e in prefix)]
-            self._write(b"".join(_encode(line) for line in lines))
+            self._file.append(b"".join(_encode(line) for line in lines))
 
-    def amend_header(self, model: Any, system: str, episodes: Iterable[str]) -> None:
-        """Append a newer header (say, with a later user prompt) without truncating.
+    def amend_header(
+        self,
+        model: Any,
+        system: str,
+        episodes: Iterable[str],
+        effects: Iterable[Mapping[str, Any]] = (),
+    ) -> None:
+        """Append a newer header (say, with a later user prompt) without truncating,
+        then ``effects`` (all in one write).
 
         Why not :meth:`header`: a recording proxy learns episodes as the run goes and
         must not lose the effects already on disk. Readers keep the last header they
         read and every effect line (loom-harness's reader does the same), so a live
         viewer picks the new episodes up while nothing recorded is rewritten.
         """
-        self._append(
-            {
-                "type": "header",
-                "version": JOURNAL_VERSION,
-                "model": model,
-                "system": system,
-                "episodes": list(episodes),
-            }
-        )
+        head = {
+            "type": "header",
+            "version": JOURNAL_VERSION,
+            "model": model,
+            "system": system,
+            "episodes": list(episodes),
+        }
+        self._append_bytes(_encode(head) + b"".join(_encode(effect_line(e)) for e in effects))
 
     def intent(self, seq: int, kind: str, key: str, depth: int = 0) -> None:
         """Declare that effect ``seq`` is about to run; on disk before this returns."""
@@ -135,6 +145,18 @@ class JournalWriter:
         data = b"".join(_encode(effect_line(entry)) for entry in entries)
         if data:
             self._append_bytes(data)
+
+    @property
+    def size(self) -> int:
+        """Bytes of complete lines written so far (a mark for :meth:`cut`)."""
+        with self._lock:
+            return self._file.size if self._file is not None else 0
+
+    def cut(self, size: int) -> None:
+        """Take back every line written after :attr:`size` was ``size``."""
+        with self._lock:
+            if self._file is not None:
+                self._file.cut(size)
 
     def close(self) -> None:
         """Release the file; every line is already flushed, so nothing changes on disk."""
@@ -155,14 +177,7 @@ class JournalWriter:
                     if not self._closed
                     else f"{self.path}: journal writer is closed"
                 )
-            self._write(data)
-
-    def _write(self, data: bytes) -> None:
-        assert self._file is not None
-        self._file.write(data)
-        self._file.flush()
-        if self.fsync:
-            os.fsync(self._file.fileno())
+            self._file.append(data)
 
 
 def _encode(line: dict[str, Any]) -> bytes:

@@ -26,7 +26,9 @@ File ``<base>.exchanges.jsonl`` (UTF-8, one compact JSON object per line, flushe
     the kernel, e.g. a terminal's Ctrl-C), its command line where it could be read.
 
 Readers skip lines that do not parse (a torn last line) and exchanges whose base
-was lost.
+was lost. A line that cannot be written (a full disk) leaves nothing behind, and
+:meth:`SidecarWriter.undo` takes the last exchange back when the caller's next
+file failed: a later delta never names an exchange the file does not hold.
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import msgspec
+
+from loom_core.formats.append_file import AppendFile
 
 FORMAT = "loom-exchanges"
 VERSION = 1
@@ -122,12 +126,14 @@ def thread_key(path: str, request: dict[str, Any]) -> bytes:
 
 
 class SidecarWriter:
-    """Appends exchanges; each line is flushed before :meth:`exchange` returns."""
+    """Appends exchanges; each line is in the OS before :meth:`exchange` returns, or
+    :meth:`exchange` raises ``OSError`` and the file is as it was."""
 
     def __init__(self, path: str | os.PathLike[str], target: str, scrubbed: bool) -> None:
         self.path = Path(path)
-        self._file: IO[bytes] | None = open(self.path, "wb")
+        self._file: AppendFile | None = AppendFile(self.path, truncate=True)
         self._last: dict[bytes, tuple[int, dict[str, Any]]] = {}
+        self._undo: tuple[int, bytes, tuple[int, dict[str, Any]] | None] | None = None
         self.count = 0
         self._line(
             {
@@ -151,8 +157,9 @@ class SidecarWriter:
         ms: float,
     ) -> None:
         key = thread_key(path, request)
-        delta = encode_request(request, n, self._last.get(key))
-        self._last[key] = (n, request)
+        base = self._last.get(key)
+        delta = encode_request(request, n, base)
+        size = self._file.size if self._file is not None else 0
         self._line(
             {
                 "type": "exchange",
@@ -166,22 +173,39 @@ class SidecarWriter:
                 "shield_events": events,
             }
         )
+        self._last[key] = (n, request)
+        self._undo = (size, key, base)
         self.count += 1
 
+    def undo(self) -> None:
+        """Take the last exchange back (the caller could not record it elsewhere)."""
+        if self._undo is None or self._file is None:
+            return
+        size, key, base = self._undo
+        self._undo = None
+        self._file.cut(size)
+        if base is None:
+            del self._last[key]
+        else:
+            self._last[key] = base
+        self.count -= 1
+
     def close(self, clean: bool, stopped_by: dict[str, Any] | None = None) -> None:
-        """Close; ``clean`` writes the end marker (a crash never does)."""
+        """Close; ``clean`` writes the end marker (a crash never does). ``OSError``
+        when the marker cannot be written: the file is closed all the same."""
         if self._file is None:
             return
-        if clean:
-            end: dict[str, Any] = {"type": "end", "exchanges": self.count, "ts": time.time()}
-            self._line({**end, "stopped_by": stopped_by} if stopped_by else end)
-        self._file.close()
-        self._file = None
+        try:
+            if clean:
+                end: dict[str, Any] = {"type": "end", "exchanges": self.count, "ts": time.time()}
+                self._line({**end, "stopped_by": stopped_by} if stopped_by else end)
+        finally:
+            self._file.close()
+            self._file = None
 
     def _line(self, obj: dict[str, Any]) -> None:
         assert self._file is not None, "sidecar closed"
-        self._file.write(_encoder.encode(obj) + b"\n")
-        self._file.flush()
+        self._file.append(_encoder.encode(obj) + b"\n")
 
 
 @dataclass

@@ -19,6 +19,7 @@ import pytest
 from loom import Agent, Run
 from loom.journal import Journal, UnfinishedEffect
 
+from loom_core.formats import append_file
 from loom_core.formats.journal_writer import JournalWriter, effect_line
 from tests.core.clis import loom
 from tests.core.harness_runs import (
@@ -209,7 +210,9 @@ def test_writes_are_on_disk_per_line(tmp_path: Path) -> None:
         writer.effect({"seq": 1, "kind": "time"})
 
 
-def test_several_effects_in_one_write_are_the_same_bytes(tmp_path: Path) -> None:
+def test_several_effects_in_one_write_are_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``effects`` (the recording proxy's call: a tool result and a model call per
     exchange) writes what ``effect`` per entry writes, with one write to the file."""
     entries = [
@@ -222,11 +225,43 @@ def test_several_effects_in_one_write_are_the_same_bytes(tmp_path: Path) -> None
     for entry in entries:
         one.effect(entry)
     writes: list[bytes] = []
-    real = many._write
-    many._write = lambda data: (writes.append(data), real(data))[1]  # type: ignore[method-assign]
+    real = append_file._write
+    monkeypatch.setattr(
+        append_file, "_write", lambda fd, data: (writes.append(bytes(data)), real(fd, data))[1]
+    )
     many.effects(entries)
     many.effects([])  # nothing to write: no write at all
     assert len(writes) == 1  # on disk before the call returned, with one system call
     assert (tmp_path / "many.jsonl").read_bytes() == (tmp_path / "one.jsonl").read_bytes()
     one.close()
     many.close()
+
+
+def test_a_write_that_fails_leaves_no_torn_line_for_loom_harness(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk mid-line: the write raises and the journal is as it was, so the
+    next line follows a complete one (loom-harness's reader stops at a torn line)."""
+    path = tmp_path / "j.jsonl"
+    writer = JournalWriter(path)
+    writer.header("m", "sys", ["go"])
+    writer.effect({"seq": 0, "kind": "time", "result": 1})
+    size = writer.size
+    real = append_file._write
+
+    def half_then_full(fd: int, data: Any) -> int:
+        if len(data) > 8:
+            return real(fd, data[:8])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(append_file, "_write", half_then_full)
+    with pytest.raises(OSError, match="No space left"):
+        writer.effect({"seq": 1, "kind": "time", "result": 2})
+    assert path.stat().st_size == size == writer.size
+    monkeypatch.setattr(append_file, "_write", real)
+    writer.effect({"seq": 1, "kind": "time", "result": 3})
+    writer.cut(size)  # a caller that could not write its other file takes it back
+    writer.effect({"seq": 1, "kind": "time", "result": 4})
+    writer.close()
+    _, effects, _ = Journal.read_full(str(path))
+    assert [(e.seq, e.result) for e in effects] == [(0, 1), (1, 4)]
