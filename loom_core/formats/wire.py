@@ -12,7 +12,6 @@ by ``call_id``, ``instructions`` as the system prompt).
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -21,6 +20,28 @@ from typing import Any
 from loom_core.formats.canonical import proxy_model_key, proxy_tool_key
 from loom_core.formats.entries import finished_run
 from loom_core.formats.schema import PROXY_ORDER
+from loom_core.formats.wire_response import (
+    decode_args,
+    dialect_of,
+    is_openai,
+    is_responses,
+    model_dialect,
+    response_to_result,
+    responses_call,
+)
+
+__all__ = [  # the response side lives in .wire_response; importers of it here keep working
+    "RecorderMark",
+    "WireRecorder",
+    "decode_args",
+    "dialect_of",
+    "flatten",
+    "is_openai",
+    "is_responses",
+    "model_dialect",
+    "proxy_sys_hash",
+    "response_to_result",
+]
 
 _VOLATILE = re.compile(
     r"\b[\w-]*(?:version|build|revision|commit|request[_-]?id|trace[_-]?id)[\w-]*\s*[=:]\s*[\w.\-+/]+",
@@ -58,134 +79,6 @@ def flatten(content: Any) -> str:
     return ""
 
 
-def is_openai(response: dict[str, Any]) -> bool:
-    """The dialect is decided from the response shape, like loom-harness does."""
-    return "choices" in response
-
-
-def is_responses(response: dict[str, Any]) -> bool:
-    """An OpenAI Responses API object (``object: "response"``, an ``output`` list)."""
-    return response.get("object") == "response" or (
-        isinstance(response.get("output"), list)
-        and "choices" not in response
-        and "content" not in response
-    )
-
-
-def dialect_of(response: dict[str, Any]) -> str:
-    """``responses``, ``openai`` (chat) or ``anthropic``, from the response shape."""
-    if is_responses(response):
-        return "responses"
-    return "openai" if is_openai(response) else "anthropic"
-
-
-def model_dialect(response: Any) -> str | None:
-    """The dialect of a *model* response, or None for anything else (token counts,
-    embeddings, file objects...), which a recording proxy forwards but does not record."""
-    if not isinstance(response, dict):
-        return None
-    if is_responses(response):
-        return "responses"
-    if isinstance(response.get("choices"), list):
-        return "openai"
-    if response.get("type") == "message" or isinstance(response.get("content"), list):
-        return "anthropic"
-    return None
-
-
-def decode_args(arguments: Any) -> dict[str, Any]:
-    """OpenAI ``arguments`` (a JSON string) as an object; undecodable -> ``{}`` (§1.4).
-    Responses and recorded requests (:mod:`loom_core.fork.requests`) decode them the same way."""
-    if isinstance(arguments, dict):
-        return arguments
-    try:
-        value = json.loads(arguments or "")
-    except (TypeError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _responses_call(item: dict[str, Any]) -> dict[str, Any]:
-    """A Responses API ``*_call`` output item as a loom tool_call (id = ``call_id``)."""
-    kind = str(item.get("type") or "")
-    if kind == "function_call":
-        args = decode_args(item.get("arguments"))
-    elif isinstance(item.get("input"), str):  # custom_tool_call: free-form input
-        args = {"input": item["input"]}
-    else:  # local_shell_call & co: the action object is the input
-        args = item["action"] if isinstance(item.get("action"), dict) else {}
-    name = item.get("name") or kind.removesuffix("_call")
-    return {"id": str(item.get("call_id") or ""), "name": str(name), "input": args}
-
-
-def _responses_result(response: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
-    text, calls = "", []
-    for item in response.get("output") or []:
-        if not isinstance(item, dict):
-            continue
-        if item.get("type") == "message":
-            text += "".join(
-                p.get("text") or ""
-                for p in item.get("content") or []
-                if isinstance(p, dict) and p.get("type") == "output_text"
-            )
-        elif str(item.get("type") or "").endswith("_call") and item.get("call_id"):
-            calls.append(_responses_call(item))
-    return text, calls
-
-
-def response_to_result(response: dict[str, Any]) -> dict[str, Any]:
-    """The model effect ``result`` for one (final, screened) response (§1.4)."""
-    if is_responses(response):
-        text, calls = _responses_result(response)
-        usage = response.get("usage") or {}
-        tokens = {
-            "input_tokens": usage.get("input_tokens", 0) or 0,
-            "output_tokens": usage.get("output_tokens", 0) or 0,
-        }
-    elif is_openai(response):
-        choices = response.get("choices") or [{}]
-        message = (choices[0] or {}).get("message") or {}
-        text = message["content"] if isinstance(message.get("content"), str) else ""
-        calls = [
-            {
-                "id": c.get("id") or "",
-                "name": (c.get("function") or {}).get("name") or "",
-                "input": decode_args((c.get("function") or {}).get("arguments")),
-            }
-            for c in message.get("tool_calls") or []
-            if isinstance(c, dict)
-        ]
-        usage = response.get("usage") or {}
-        tokens = {
-            "input_tokens": usage.get("prompt_tokens", 0) or 0,
-            "output_tokens": usage.get("completion_tokens", 0) or 0,
-        }
-    else:
-        blocks = [b for b in response.get("content") or [] if isinstance(b, dict)]
-        text = "".join(b.get("text") or "" for b in blocks if b.get("type") == "text")
-        calls = [
-            {
-                "id": b.get("id") or "",
-                "name": b.get("name") or "",
-                "input": b.get("input") if isinstance(b.get("input"), dict) else {},
-            }
-            for b in blocks
-            if b.get("type") == "tool_use"
-        ]
-        usage = response.get("usage") or {}
-        tokens = {
-            "input_tokens": usage.get("input_tokens", 0) or 0,
-            "output_tokens": usage.get("output_tokens", 0) or 0,
-        }
-    return {
-        "text": text,
-        "tool_calls": calls,
-        "stop_reason": "tool_use" if calls else "end_turn",
-        "usage": tokens,
-    }
-
-
 def _episode_of(content: Any) -> str:
     """The user text a message contributes (§6.4): reminders dropped unless all are."""
     if isinstance(content, str):
@@ -211,6 +104,21 @@ def _message_count(request: dict[str, Any], dialect: str) -> int:
         items = request.get("input")
         return len(items) if isinstance(items, list) else int(bool(items))
     return len(request.get("messages") or [])
+
+
+@dataclass(frozen=True)
+class RecorderMark:
+    """Where a :class:`WireRecorder` stood before an exchange (see ``rollback``)."""
+
+    log: int
+    wire: int
+    events: int
+    episodes: int
+    systems: int
+    names: int
+    model: str
+    system: str
+    output: str
 
 
 @dataclass
@@ -264,7 +172,7 @@ class WireRecorder:
             if kind.endswith("_call_output"):
                 self._tool_result(str(item.get("call_id") or ""), item.get("output"))
             elif kind.endswith("_call") and item.get("call_id"):  # replayed history
-                self._names.setdefault(str(item["call_id"]), _responses_call(item)["name"])
+                self._names.setdefault(str(item["call_id"]), responses_call(item)["name"])
             elif kind == "message" and role in ("system", "developer"):
                 system = flatten(item.get("content"))
             elif kind == "message" and role == "user":
@@ -328,6 +236,35 @@ class WireRecorder:
             self.output = result["text"]
         self.wire.append(response)
         self.shield_events.extend(shield_events or [])
+
+    def mark(self) -> RecorderMark:
+        """A cheap mark to :meth:`rollback` to (sizes and scalars, nothing copied)."""
+        return RecorderMark(
+            len(self.log),
+            len(self.wire),
+            len(self.shield_events),
+            len(self.episodes),
+            len(self.systems),
+            len(self._names),
+            self.model,
+            self.system,
+            self.output,
+        )
+
+    def rollback(self, mark: RecorderMark) -> None:
+        """Forget every exchange recorded since ``mark`` (a recording proxy could not
+        write it). Lists and dicts only grow (dicts in insertion order), and the tool
+        results seen are the tool effects' ids; a call id a later response reused keeps
+        that response's tool name (ids are unique per API, so this does not happen)."""
+        for entry in self.log[mark.log :]:
+            if entry["kind"].startswith("tool:"):
+                self._seen_results.discard(entry["meta"]["tuid"])
+        del self.log[mark.log :], self.wire[mark.wire :], self.shield_events[mark.events :]
+        del self.episodes[mark.episodes :]
+        for members, keep in ((self.systems, mark.systems), (self._names, mark.names)):
+            for key in list(members)[keep:]:
+                del members[key]
+        self.model, self.system, self.output = mark.model, mark.system, mark.output
 
     def to_trace(self) -> dict[str, Any]:
         """The proxy trace members in loom-harness's order (checksum added on save)."""

@@ -15,6 +15,10 @@ chunk is parsed before it is sent -- or when the stream ends.
 
 Failures (decided, and tested):
 
+* the exchange cannot be written (a full disk: :class:`.session.RecordError`) -> the
+  final event is withheld; the client gets an ``error`` event in its dialect saying
+  why, then the connection is closed without the chunked terminator;
+
 * the upstream drops or stalls (read timeout) mid-stream -> nothing is recorded and
   the client connection is closed without the chunked terminator, so its SDK raises
   instead of mistaking a torn stream for a short answer;
@@ -25,12 +29,17 @@ Failures (decided, and tested):
 
 from __future__ import annotations
 
+import contextlib
+import json
+import sys
 from collections.abc import Callable
 
 import aiohttp
 from aiohttp import web
 
+from loom_core.proxy import faults
 from loom_core.proxy.reconstruct import StreamReconstructor
+from loom_core.proxy.session import WITHHELD, RecordError
 from loom_core.proxy.upstream import UPSTREAM_ERRORS, response_headers
 
 
@@ -50,18 +59,24 @@ async def relay_stream(
     reply = web.StreamResponse(status=upstream.status, headers=response_headers(upstream.headers))
     reply.headers.setdefault("cache-control", "no-cache")
     await reply.prepare(request)
-    done, read_all = False, False
+    done, read_all, relayed = False, False, False
     try:
         async for chunk in upstream.content.iter_any():
             terminal = None if done or not recon.add(chunk) else recon.parse()
             if terminal is None:
                 await reply.write(chunk)  # cannot hold the final event's end: send now
+                if not relayed:
+                    relayed = True
+                    faults.reached("relayed")
                 continue
             done = True  # hold the final event's bytes until the exchange is on disk
             cut = max(0, terminal - (recon.size - len(chunk)))
             if cut:
                 await reply.write(chunk[:cut])
-            _complete(request, recon, on_complete)
+            failed = _complete(request, recon, on_complete)
+            if failed is not None:
+                await _refuse(request, reply, recon.dialect, failed)
+                return reply
             if cut < len(chunk):
                 await reply.write(chunk[cut:])
         read_all = True
@@ -76,10 +91,13 @@ async def relay_stream(
             upstream.close()  # stop the upstream generating for nobody (also on cancel)
     if not done:
         recon.close()
-        if recon.finished:
-            _complete(request, recon, on_complete)
+        failed = _complete(request, recon, on_complete)
+        if failed is not None:
+            await _refuse(request, reply, recon.dialect, failed)
+            return reply
     if not client_gone(request):
         await reply.write_eof()
+        faults.reached("answered")
     return reply
 
 
@@ -87,9 +105,32 @@ def _complete(
     request: web.Request,
     recon: StreamReconstructor,
     on_complete: Callable[[StreamReconstructor], None],
-) -> None:
+) -> RecordError | None:
+    """Record a complete stream (unless its client left); the error if the write failed."""
     if recon.finished and not client_gone(request):
-        on_complete(recon)
+        try:
+            on_complete(recon)
+        except RecordError as err:
+            return err
+    return None
+
+
+async def _refuse(
+    request: web.Request, reply: web.StreamResponse, dialect: str, err: RecordError
+) -> None:
+    """The record failed: an error event in the stream's dialect, then a torn stream."""
+    reason = f"{WITHHELD}: {err}"
+    print(f"loom proxy: {err}", file=sys.stderr, flush=True)
+    if dialect == "anthropic":
+        event = {"type": "error", "error": {"type": "api_error", "message": reason}}
+        data = b"event: error\ndata: " + json.dumps(event).encode() + b"\n\n"
+    else:  # the OpenAI SDKs raise on a data object with an "error" member
+        event = {"error": {"message": reason, "type": "server_error", "code": None}}
+        data = b"data: " + json.dumps(event).encode() + b"\n\n"
+    if not client_gone(request):
+        with contextlib.suppress(*UPSTREAM_ERRORS):
+            await reply.write(data)
+    _abort(request)
 
 
 def _abort(request: web.Request) -> None:

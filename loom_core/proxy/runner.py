@@ -48,9 +48,10 @@ from loom_core.proxy.control import with_control_plane
 from loom_core.proxy.evloop import loop_factory, loop_name, run_on
 from loom_core.proxy.forkmode import ForkSource, fork_source
 from loom_core.proxy.hooks import Screen, load_screen
+from loom_core.proxy.recovery import check_save
 from loom_core.proxy.replay import ReplaySource
 from loom_core.proxy.server import ProxyServer
-from loom_core.proxy.session import RecordingSession, check_save
+from loom_core.proxy.session import RecordingSession
 from loom_core.proxy.stop_signals import StopCause, StopSignals
 
 if TYPE_CHECKING:
@@ -246,7 +247,14 @@ async def serve(config: ProxyConfig, signals: StopSignals) -> int:
         await proxy.close(cause)
     s = proxy.session
     by = f" by {cause.describe()}" if cause else ""
-    saved = f"; {s.exchanges} exchange(s) -> {config.save}" if s is not None else ""
+    saved = ""
+    if s is not None:
+        saved = f"; {s.exchanges} exchange(s) -> " + (
+            str(config.save)
+            if s.complete or not s.exchanges
+            else f"{s.paths.exchanges} (the trace could not be written; the next start "
+            "with the same --save recovers it)"
+        )
     print(f"loom proxy: stopped{by}{saved}", file=sys.stderr, flush=True)
     return 0
 

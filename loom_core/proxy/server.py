@@ -12,11 +12,16 @@ Request path of a POST (the only method that is recorded), see also :mod:`.hooks
    a connection failure is a 502, a timeout before the answer a 504 (JSON bodies);
 6. a 2xx ``text/event-stream`` is relayed unbuffered (:mod:`.relay`) -- or, with a
    screen, buffered, screened, recorded and re-sent; a 2xx JSON model response
-   (Anthropic message, chat completion, Responses object) is screened, sent
-   (upstream bytes as they were unless screening changed the object), then
-   recorded -- off the client's wait, yet before the handler returns, so a clean
-   stop (which lets handlers finish) never loses an exchange it answered;
+   (Anthropic message, chat completion, Responses object) is screened, recorded,
+   then sent (upstream bytes as they were unless screening changed the object);
    any other 2xx body (token counts, embeddings...) is relayed, not recorded.
+
+Persist before answer: every recorded exchange is written (sidecar and journal, in
+the OS) before the client gets its last byte, so a ``kill -9`` at any point never
+loses an answer a client holds (``tests/core/proxy/test_crash_points.py`` kills the
+proxy at each point of :mod:`.faults`). When the write fails (a full disk) the client
+gets 507 (500 for other I/O errors) with the reason, or, mid-stream, an error event
+and a torn stream: never an answer the recording lacks.
 
 An exchange is recorded iff the upstream completed it and the client was still
 connected when it was about to be answered (a client that left gets nothing
@@ -27,6 +32,7 @@ screening call learns that nobody waits for it any more.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -38,6 +44,7 @@ import msgspec
 from aiohttp import web
 
 from loom_core.formats.wire import model_dialect
+from loom_core.proxy import faults
 from loom_core.proxy.config import ProxyConfig
 from loom_core.proxy.events import EventHub
 from loom_core.proxy.forkmode import ForkSource
@@ -45,7 +52,7 @@ from loom_core.proxy.hooks import Exchange, Screen
 from loom_core.proxy.reconstruct import StreamReconstructor, path_dialect, reconstruct
 from loom_core.proxy.relay import client_gone, relay_stream
 from loom_core.proxy.replay import ReplaySource
-from loom_core.proxy.session import RecordingSession
+from loom_core.proxy.session import WITHHELD, RecordError, RecordingSession
 from loom_core.proxy.synthesize import synthesize
 from loom_core.proxy.upstream import (
     UPSTREAM_ERRORS,
@@ -189,6 +196,7 @@ class ProxyServer:
             request.path_qs, parsed, path_dialect(request.path), bool(parsed.get("stream"))
         )
         events = list(self.screen.observe_request(exchange)) if self.screen else []
+        faults.reached("request")
         started = time.monotonic()
         self.upstream_calls += 1
         got_headers = False
@@ -202,6 +210,7 @@ class ProxyServer:
                     **self.via,
                 ) as up:
                     got_headers = True
+                    faults.reached("upstream")
                     if not 200 <= up.status < 300:
                         return await relay_plain(request, up)  # errors: faithful, not recorded
                     if up.content_type == "text/event-stream":
@@ -230,16 +239,13 @@ class ProxyServer:
         events: list[dict[str, Any]],
         started: float,
     ) -> web.Response:
-        """Send a 2xx JSON answer, then record it if it is a model response.
-
-        Without a screen the upstream bytes go out unread: parsing them is part of
-        the recording, done after the send. A screen judges the response first."""
+        """Screen and record a 2xx JSON model response, then send it; anything else as is."""
         headers = response_headers(up.headers)
-        response: dict[str, Any] | None = None
+        response = _json_object(raw)
+        dialect = model_dialect(response)
+        if response is None or dialect is None:
+            return web.Response(body=raw, status=up.status, headers=headers)
         if self.screen is not None:
-            response = _json_object(raw)
-            if response is None or model_dialect(response) is None:
-                return web.Response(body=raw, status=up.status, headers=headers)
             screened = await self.screen.screen_response(exchange, response)
             events, response = events + screened.events, screened.response
             if screened.changed:
@@ -248,17 +254,12 @@ class ProxyServer:
         if client_gone(request):
             return reply  # nobody to answer: nothing recorded
         try:
-            await reply.prepare(request)
-            await reply.write_eof()  # a small body: handed to the kernel without a wait
-        finally:  # also when the send is cancelled: the client may have the bytes
-            if response is None:
-                response = _json_object(raw)
-            dialect = model_dialect(response)
-            if response is not None and dialect is not None:  # else not a model response
-                try:
-                    self._persist(exchange, dialect, response, events, started)
-                except OSError as err:  # the client has its answer: say so, do not fail it
-                    print(f"loom proxy: exchange not written: {err}", file=sys.stderr, flush=True)
+            self._persist(exchange, dialect, response, events, started)
+        except RecordError as err:
+            return record_failed(err)
+        await reply.prepare(request)
+        await reply.write_eof()
+        faults.reached("answered")
         return reply
 
     async def _screened_stream(
@@ -277,9 +278,12 @@ class ProxyServer:
         if response is not None:
             screened = await self.screen.screen_response(exchange, response)
             if not client_gone(request):
-                self._persist(
-                    exchange, dialect, screened.response, events + screened.events, started
-                )
+                try:
+                    self._persist(
+                        exchange, dialect, screened.response, events + screened.events, started
+                    )
+                except RecordError as err:
+                    return record_failed(err)
             if screened.changed:
                 raw = synthesize(screened.response)
         return web.Response(body=raw, status=up.status, headers=headers)
@@ -297,6 +301,20 @@ class ProxyServer:
         self.session.record(
             path, dialect, exchange.request, response, events, (time.monotonic() - started) * 1000
         )
+
+
+_NO_ROOM = frozenset(
+    (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC))  # disk, file, quota
+)
+
+
+def record_failed(err: RecordError) -> web.Response:
+    """The answer is withheld because its record could not be written: say why.
+
+    507 (Insufficient Storage) when there is no room (a full disk, a file size limit,
+    a quota), 500 for other I/O errors; the operator reads the same reason on stderr."""
+    print(f"loom proxy: {err}", file=sys.stderr, flush=True)
+    return json_error(507 if err.cause.errno in _NO_ROOM else 500, f"{WITHHELD}: {err}")
 
 
 async def relay_plain(request: web.Request, up: aiohttp.ClientResponse) -> web.StreamResponse:

@@ -11,14 +11,15 @@ Why three files (all named from ``--save``, see :class:`~.config.SessionPaths`):
   the request path (loom-harness's rewrite-per-exchange stalls grow with the trace),
   and each entry serialized only once (:mod:`.tracefile`).
 
-:meth:`RecordingSession.record` is synchronous and runs on the event loop: both
-lines are appended and flushed before it returns. The server calls it before a
-stream's final event reaches the client, and right after a JSON answer's last byte
-was handed to the kernel (off the client's wait), in the same handler step, so a
-clean stop, which lets handlers finish, has every exchange it answered on disk
-(a ``kill -9`` landing between that send and the record can lose that one
-exchange). Order: sidecar, then journal, so when the desktop sees an effect its
-request is already readable. Flushed means in the OS (survives ``kill -9``); no
+:meth:`RecordingSession.record` is synchronous and runs on the event loop: the
+sidecar line, then the journal lines, each one ``write()`` handed to the OS before it
+returns. The server calls it before the client gets the response's last byte (a JSON
+body, a stream's final event), so a client that holds an answer knows it is on disk
+(persist before answer, as loom-harness does). A write that fails (a full disk)
+takes back whatever of the exchange was written, in the files and in memory, and
+raises :class:`RecordError`: the client then gets an error, not an answer the
+recording lacks. Order: sidecar, then journal, so when the desktop sees an effect its
+request is already readable. Written means in the OS (survives ``kill -9``); no
 fsync per line (power loss may lose the last lines).
 """
 
@@ -33,14 +34,26 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from loom_core.formats.journal_writer import JournalWriter
-from loom_core.formats.save import save_dict
 from loom_core.formats.wire import WireRecorder
+from loom_core.proxy import faults
 from loom_core.proxy.config import SessionPaths
+from loom_core.proxy.recovery import recover_previous, safe_url
 from loom_core.proxy.scrub import scrub_value
-from loom_core.proxy.sidecar import SidecarWriter, read_sidecar
+from loom_core.proxy.sidecar import SidecarWriter
 from loom_core.proxy.tracefile import TraceFile
 
 SLICE = 4  # entries serialized per event-loop turn by the trace writer (~0.2 ms)
+
+
+WITHHELD = "loom proxy could not record this exchange, so it withholds the answer"
+
+
+class RecordError(Exception):
+    """An exchange could not be written (disk full, I/O error); none of it was kept."""
+
+    def __init__(self, path: Path, cause: OSError) -> None:
+        super().__init__(f"cannot write {path}: {cause}")
+        self.cause = cause
 
 
 class ExchangeSink(Protocol):
@@ -79,7 +92,7 @@ class RecordingSession:
         self.dialects: set[str] = set()
         self.paths.journal.write_bytes(b"")  # a new session: no stale effects to tail
         self.journal = JournalWriter(self.paths.journal)
-        self.sidecar = SidecarWriter(self.paths.exchanges, _safe_url(target), scrub)
+        self.sidecar = SidecarWriter(self.paths.exchanges, safe_url(target), scrub)
         self.tracefile = TraceFile(self.paths.save)
         self._journal_started = False
         self._journal_episodes = 0  # episodes named by the journal's last header line
@@ -87,6 +100,7 @@ class RecordingSession:
         self._stop = asyncio.Event()
         self._saver: asyncio.Task[None] | None = None
         self._closed = False
+        self.complete = False  # closed with the trace written and the end marker after it
         # called with a summary of each recorded exchange (the event stream, .events)
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
         # --otlp-endpoint (.otlp_export): gets each recorded exchange, builds spans elsewhere
@@ -110,7 +124,8 @@ class RecordingSession:
         events: list[dict[str, Any]],
         ms: float,
     ) -> bool:
-        """Append one completed exchange to every file; False if it could not be recorded."""
+        """Append one completed exchange to every file; False if it is not shaped like
+        its dialect (not recorded); :class:`RecordError` if it could not be written."""
         if self._closed:
             return False
         if self.scrub:
@@ -119,34 +134,62 @@ class RecordingSession:
                 scrub_value(response),
                 scrub_value(events),
             )
-        first_new = len(self.recorder.log)
-        n = len(self.recorder.wire)
+        mark = self.recorder.mark()
+        n = mark.wire
         try:
             self.recorder.record(request, response, events)
         except (TypeError, AttributeError, KeyError, IndexError, ValueError) as err:
-            del self.recorder.log[first_new:]  # not shaped like its dialect: leave no half
+            self.recorder.rollback(mark)  # not shaped like its dialect: leave no half
             print(
                 f"loom proxy: exchange not recorded ({type(err).__name__}: {err})",
                 file=sys.stderr,
                 flush=True,
             )
             return False
+        new = self.recorder.log[mark.log :]
+        faults.reached("record")
+        try:
+            self._write(n, path, dialect, request, response, events, ms, new)
+        except OSError as err:
+            self.recorder.rollback(mark)
+            raise RecordError(self.paths.exchanges, err) from err
         self.dialects.add(dialect)
-        self.sidecar.exchange(n, path, dialect, request, response, events, ms)
-        episodes = self.recorder.episodes
-        if not self._journal_started:
-            self._journal_started = True
-            self.journal.header(self.recorder.model, self.recorder.system, episodes)
-        elif len(episodes) != self._journal_episodes:  # a later user prompt: tell the viewer
-            self.journal.amend_header(self.recorder.model, self.recorder.system, episodes)
-        self._journal_episodes = len(episodes)
-        self.journal.effects(self.recorder.log[first_new:])  # one write for them all
         self._dirty.set()
         if self.otlp is not None:  # a queue put: the spans are built on the sink's thread
-            self.otlp.submit(path, dialect, request, response, self.recorder.log[first_new:], ms)
+            self.otlp.submit(path, dialect, request, response, new, ms)
         if self.listeners:
-            self._announce(n, path, dialect, request, events, first_new)
+            self._announce(n, path, dialect, request, events, mark.log)
         return True
+
+    def _write(
+        self,
+        n: int,
+        path: str,
+        dialect: str,
+        request: dict[str, Any],
+        response: dict[str, Any],
+        events: list[dict[str, Any]],
+        ms: float,
+        new: list[dict[str, Any]],
+    ) -> None:
+        """The sidecar line, then the journal's (one write each), or neither."""
+        self.sidecar.exchange(n, path, dialect, request, response, events, ms)
+        faults.reached("sidecar")
+        recorder, journal = self.recorder, self.journal
+        episodes = recorder.episodes
+        try:
+            if not self._journal_started:
+                journal.header(recorder.model, recorder.system, episodes, prefix=new)
+                self._journal_started = True
+            elif len(episodes) != self._journal_episodes:  # a later user prompt: tell the viewer
+                journal.amend_header(recorder.model, recorder.system, episodes, new)
+            else:
+                journal.effects(new)  # one write for them all
+        except BaseException:
+            self.sidecar.undo()
+            raise
+        self._journal_episodes = len(episodes)
+        faults.reached("journal")
 
     def _announce(
         self,
@@ -197,7 +240,8 @@ class RecordingSession:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), self.save_interval)
 
-    async def _save(self) -> None:
+    async def _save(self) -> bool:
+        """Write the trace as it stands; False if it could not be written."""
         if self.recorder.wire:
             data = self.trace()
             while not self.tracefile.serialize_new(data, SLICE):
@@ -215,10 +259,14 @@ class RecordingSession:
                     file=sys.stderr,
                     flush=True,
                 )
+                return False
+        return True
 
     async def close(self, stopped_by: dict[str, Any] | None = None) -> None:
-        """Final trace write, end marker (with ``stopped_by``: which signal, from whom),
-        close files. Idempotent."""
+        """Final trace write, then the end marker (with ``stopped_by``: which signal,
+        from whom) only if the trace was written (else the next start with the same
+        ``--save`` recovers the trace), close files. Idempotent; :attr:`complete` says
+        whether the trace is whole."""
         if self._closed:
             return
         self._stop.set()
@@ -226,8 +274,12 @@ class RecordingSession:
         if self._saver is not None:
             await self._saver  # lets an in-flight write finish: no stale write after ours
         self._closed = True
-        await self._save()
-        self.sidecar.close(clean=True, stopped_by=stopped_by)
+        self.complete = await self._save()
+        try:
+            self.sidecar.close(clean=self.complete, stopped_by=stopped_by)
+        except OSError as err:  # no end marker: the next start recovers the exchanges
+            print(f"loom proxy: cannot finish {self.paths.exchanges}: {err}", file=sys.stderr)
+            self.complete = False
         self.journal.close()
 
     def abandon(self) -> None:
@@ -235,73 +287,3 @@ class RecordingSession:
         self._closed = True
         self.sidecar.close(clean=False)
         self.journal.close()
-
-
-def check_save(paths: SessionPaths, force: bool) -> None:
-    """ValueError when ``--save`` names an existing trace, unless ``force``: a new session
-    would replace it. A crashed session's trace is the exception: recovery first saves
-    its exchanges aside (``.recovered``), so restarting with the same ``--save`` loses nothing."""
-    if force or not paths.save.exists() or _crashed(paths):
-        return
-    raise ValueError(
-        f"{paths.save}: already exists; nothing was written (pass --force to "
-        "replace it, or choose another --save)"
-    )
-
-
-def _crashed(paths: SessionPaths) -> bool:
-    try:
-        previous = read_sidecar(paths.exchanges) if paths.exchanges.exists() else None
-    except OSError:
-        return False
-    return previous is not None and not previous.ended and bool(previous.exchanges)
-
-
-def recover_previous(paths: SessionPaths) -> Path | None:
-    """A crashed session with the same ``--save`` -> ``<base>.recovered.loom.json``."""
-    if not paths.exchanges.exists():
-        return None
-    try:
-        previous = read_sidecar(paths.exchanges)
-    except OSError:
-        return None
-    if previous.ended or not previous.exchanges:
-        return None
-    recorder = WireRecorder()
-    for x in previous.exchanges:
-        with contextlib.suppress(TypeError, AttributeError, KeyError, IndexError, ValueError):
-            recorder.record(x.request, x.response, x.shield_events)
-    target = _unused(paths.recovered)
-    save_dict(recorder.to_trace(), target)
-    print(
-        f"loom: recovered a crashed session's {len(recorder.wire)} exchange(s) -> {target}",
-        file=sys.stderr,
-        flush=True,
-    )
-    return target
-
-
-def _unused(path: Path) -> Path:
-    """``path``, or ``name-2``, ``name-3``… when it exists (never clobber a recovery)."""
-    if not path.exists():
-        return path
-    stem, suffix = (
-        (str(path)[: -len(".loom.json")], ".loom.json")
-        if str(path).endswith(".loom.json")
-        else (str(path), "")
-    )
-    for i in range(2, 10_000):
-        candidate = Path(f"{stem}-{i}{suffix}")
-        if not candidate.exists():
-            return candidate
-    raise FileExistsError(path)
-
-
-def _safe_url(url: str) -> str:
-    """The target without userinfo or query (they may hold credentials)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

@@ -98,11 +98,6 @@ class Rig:
             base_url=self.url + "/v1", api_key=OPENAI_KEY, max_retries=0, timeout=10.0
         )
 
-    def settle(self) -> None:
-        """Wait until the proxy's loop has run past every answer a client got so far:
-        a JSON exchange is recorded in the loop step that sends its answer."""
-        self.lt.run(asyncio.sleep(0))
-
     def stop(self) -> dict[str, Any]:
         """Finalize the proxy (as SIGINT would) and return the written trace."""
         self.lt.run(self.proxy.close())

@@ -34,8 +34,17 @@ class ProxyProcess:
     """``python -m loom_core proxy …`` with a ready file; output goes to files in ``tmp``."""
 
     def __init__(
-        self, tmp: Path, *flags: str, name: str = "proxy", ignore_sigint: bool = False
+        self,
+        tmp: Path,
+        *flags: str,
+        name: str = "proxy",
+        ignore_sigint: bool = False,
+        env: dict[str, str] | None = None,
+        max_file_size: int | None = None,
     ) -> None:
+        """``env``: added to this process's environment; ``max_file_size``: no file the
+        proxy writes may grow past this many bytes (``RLIMIT_FSIZE``, with ``SIGXFSZ``
+        ignored), so a write past it fails in the kernel as on a full disk."""
         self.ready_file = tmp / f"{name}.ready.json"
         self.out, self.err = tmp / f"{name}.stdout", tmp / f"{name}.stderr"
         cmd = [
@@ -50,8 +59,14 @@ class ProxyProcess:
             *flags,
         ]
 
-        def no_sigint() -> None:  # what a background job of a non-interactive shell inherits
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        def child_setup() -> None:
+            if ignore_sigint:  # what a background job of a non-interactive shell inherits
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            if max_file_size is not None:
+                import resource
+
+                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of a kill
+                resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_size, max_file_size))
 
         with open(self.out, "wb") as out, open(self.err, "wb") as err:
             self.proc = subprocess.Popen(
@@ -59,7 +74,8 @@ class ProxyProcess:
                 cwd=ROOT,
                 stdout=out,
                 stderr=err,
-                preexec_fn=no_sigint if ignore_sigint else None,
+                env={**os.environ, **env} if env else None,
+                preexec_fn=child_setup if ignore_sigint or max_file_size is not None else None,
             )
         self.ready: dict[str, Any] = {}
 

@@ -151,7 +151,6 @@ def test_journal_is_tailable_and_converts(rig: Rig, tmp_path: Any) -> None:
     rig.anthropic().messages.create(
         model="claude-test", max_tokens=9, messages=[{"role": "user", "content": "and Rome?"}]
     )
-    rig.settle()  # a JSON answer is recorded in the proxy's loop step that sent it
     more = follower.read()  # appended, never rewritten: the tail just continues
     assert (
         more is not None and not more.rewritten and [e.kind for e in more.new_effects] == ["model"]
