@@ -82,6 +82,21 @@ def role_of(span: Span) -> str:
     return ""
 
 
+def run_output(span: Span) -> str:
+    """What a run's root span (a workflow, chain or agent) says it returned, when it is
+    text: OpenLLMetry's ``traceloop.entity.output`` (JSON, its ``outputs``) or
+    OpenInference's ``output.value``. The run's answer when no model step gave one (a
+    LangChain workflow whose model calls were not instrumented)."""
+    attrs = span.attributes
+    loop = om.parse_json(attrs.get("traceloop.entity.output"))
+    if isinstance(loop, dict) and isinstance(loop.get("outputs"), str):
+        return str(loop["outputs"])
+    value = attrs.get("output.value")
+    if isinstance(value, str) and attrs.get("output.mime_type") != "application/json":
+        return value
+    return ""
+
+
 def agent_name(span: Span) -> str:
     attrs = otlp_aisdk.as_genai(span).attributes
     for key in ("gen_ai.agent.name", "agent.name", "traceloop.entity.name"):

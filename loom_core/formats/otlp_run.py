@@ -19,6 +19,7 @@ from loom_core.formats.otlp_genai import (
     agent_name,
     model_call,
     role_of,
+    run_output,
     tool_call,
 )
 from loom_core.formats.otlp_messages import MessageCache, arguments, text_of
@@ -180,6 +181,8 @@ def build_run(spans: list[Span], warnings: list[str] | None = None) -> RunBuilde
         for other in step.others if isinstance(step, Call) else ():
             seq_of[other.span_id] = seq
     first = min((s.start_ns for s in spans if s.start_ns > 0), default=0)
+    roots = roots_of(spans)
+    builder.output = builder.output or (run_output(roots[0]) if roots else "")
     builder.extra.update(
         started=first / 1e9 if 0 < first < 1 << 63 else None,  # the Runs page's "When"
         inputs=inputs,

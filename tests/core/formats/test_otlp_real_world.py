@@ -5,7 +5,8 @@ The expected figures are counted here by walking each file's JSON (OTLP JSON: re
 (OpenInference ``LLM``, ``gen_ai.operation.name`` chat / text_completion /
 generate_content, OpenLLMetry ``llm.request.type``), tokens from ``gen_ai.usage.*`` /
 ``llm.token_count.*`` (a numeric string counts: Spring AI writes every value so), output =
-the last model span's completion text.
+the last model span's completion text, or, in a run without one, what its root workflow
+span says it returned (OpenLLMetry's ``traceloop.entity.output``).
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ def _tokens(attrs: dict[str, Any], keys: tuple[str, ...]) -> int:
 def _facts(path: Path) -> dict[str, Any]:
     models = [a for a in _spans(path) if _is_model(a)]
     text = next((m[k] for m in models[-1:] for k in _TEXT if k in m), "")
+    if not models:
+        roots = [a for a in _spans(path) if "traceloop.entity.output" in a]
+        text = json.loads(roots[0]["traceloop.entity.output"])["outputs"] if roots else ""
     return {
         "effects": len(models),
         "input_tokens": sum(_tokens(m, _IN) for m in models),
