@@ -323,10 +323,22 @@ def run_agent_fresh(
     fresh process instruments once, as an app does.
     """
     spec = {"instrumentation": instrumentation, "path": str(path), "stream": stream}
-    args = json.dumps({**spec, "also": list(also)})
-    code = "import sys; from tests.core.formats.otlp_agents import _fresh; _fresh(sys.argv[1])"
+    facts = path.with_name(path.name + ".facts.json")
+    return in_child(
+        "tests.core.formats.otlp_agents:_fresh", {**spec, "also": list(also)}, facts, env
+    )
+
+
+def in_child(
+    target: str, spec: dict[str, Any], facts: Path, env: dict[str, str] | None = None
+) -> Recorded:
+    """``module:function`` called with ``spec`` (as JSON) in a fresh interpreter, which
+    writes the producer's facts to ``facts``; they are returned (``env``: more
+    environment for the child)."""
+    module, function = target.split(":")
+    code = f"import sys; from {module} import {function}; {function}(sys.argv[1])"
     done = subprocess.run(
-        [sys.executable, "-c", code, args],
+        [sys.executable, "-c", code, json.dumps(spec)],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -334,12 +346,13 @@ def run_agent_fresh(
         env={**os.environ, **(env or {})},
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    facts = json.loads(path.with_name(path.name + ".facts.json").read_text())
+    known = json.loads(facts.read_text())
     return Recorded(
         [],
-        facts["requests"],
-        [tuple(t) for t in facts["tool_calls"]],
-        [tuple(u) for u in facts["usage"]],
+        known["requests"],
+        [tuple(t) for t in known["tool_calls"]],
+        [tuple(u) for u in known["usage"]],
+        known.get("output", ""),
     )
 
 

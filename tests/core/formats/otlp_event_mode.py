@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.core.clis import ROOT
-from tests.core.formats.otlp_agents import Recorded
+from tests.core.formats.otlp_agents import Recorded, in_child
 
 LAYOUTS = {
     "sibling protobuf": "run.otlp.pb",
@@ -39,19 +36,8 @@ def run_event_mode(
     with ``endpoint``, its spans and log records also exported there over OTLP/HTTP;
     ``root``: inside an agent span (else each call is a trace of its own)."""
     spec = {"inst": instrumentation, "folder": str(folder), "stream": stream}
-    args = json.dumps({**spec, "endpoint": endpoint, "root": root})
-    code = "import sys; from tests.core.formats.otlp_event_mode import _child; _child(sys.argv[1])"
-    done = subprocess.run(
-        [sys.executable, "-c", code, args], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    facts = json.loads((folder / "facts.json").read_text())
-    return Recorded(
-        [],
-        facts["requests"],
-        [tuple(t) for t in facts["tool_calls"]],
-        [tuple(u) for u in facts["usage"]],
-    )
+    spec |= {"endpoint": endpoint, "root": root}
+    return in_child("tests.core.formats.otlp_event_mode:_child", spec, folder / "facts.json")
 
 
 def _child(args: str) -> None:

@@ -12,33 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from tests.core.clis import ROOT
-from tests.core.formats.otlp_agents import PROMPT, RESULTS, SCRIPT, SYSTEM, Recorded
+from tests.core.formats.otlp_agents import PROMPT, RESULTS, SCRIPT, SYSTEM, Recorded, in_child
 
 
 def run_agents_sdk(path: Path, stream: bool) -> Recorded:
     """The Agents SDK run in a child interpreter; its spans written to ``path`` (protobuf)."""
-    args = json.dumps({"path": str(path), "stream": stream})
-    code = (
-        "import sys; from tests.core.formats.otlp_openai_agents import _child; _child(sys.argv[1])"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code, args], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    facts = json.loads(path.with_name(path.name + ".facts.json").read_text())
-    return Recorded(
-        [],
-        facts["requests"],
-        [tuple(t) for t in facts["tool_calls"]],
-        [tuple(u) for u in facts["usage"]],
-        facts["output"],
-    )
+    facts = path.with_name(path.name + ".facts.json")
+    spec = {"path": str(path), "stream": stream}
+    return in_child("tests.core.formats.otlp_openai_agents:_child", spec, facts)
 
 
 def _child(args: str) -> None:
