@@ -393,8 +393,8 @@ class MainWindow(QMainWindow):
     def show_status(self, message: str, timeout_ms: int) -> None:
         self.statusBar().showMessage(message, timeout_ms)
 
-    def note_run(self, path: str, event: str) -> None:
-        self.library.note(path, event)
+    def note_run(self, path: str, event: str, error: str = "") -> None:
+        self.library.note(path, event, error)
 
     def close_tab(self, index: int) -> None:
         view = self.tabs.widget(index)

@@ -19,7 +19,10 @@ from loom_core.errors import LoadError
 from loom_core.library.db import connect
 from loom_core.library.index import Indexer
 from loom_core.library.search import SORTS, Library, RunRow
+from loom_core.live.outcome import OUTCOMES
 from loom_core.views.pricing import format_usd
+
+OUTCOME_WIDTH = max(len(o) for o in OUTCOMES)  # the outcomes line up
 
 
 def _when(ts: float | None) -> str:
@@ -39,7 +42,7 @@ def _line(row: RunRow) -> str:
     branch = f"  ⑂ from {row.parent}" + (f" @{row.fork_seq}" if row.fork_seq is not None else "")
     healed = f"  healed by {row.healed_by}" if row.healed_by else ""
     return (
-        f"{_when(row.time)}  {state:<10} {row.format:<10} {row.steps:>7} steps {tokens:>14} "
+        f"{_when(row.time)}  {state:<{OUTCOME_WIDTH}} {row.format:<10} {row.steps:>7} steps {tokens:>14} "
         f"{_cost(row):>9}  {models}  {row.path}{branch if row.parent else ''}{healed}"
     )
 

@@ -228,7 +228,7 @@ def _show(path: str, printer: _Printer, update: JournalUpdate) -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Follow ``args.path``; exit 0 when idle (``--until-idle``) or on SIGINT/SIGTERM."""
-    from loom_core.live.live_status import RUNNING, live_status
+    from loom_core.live.live_status import RUNNING, live_outcome
     from loom_core.live.writers import writer_present
 
     if os.path.isdir(args.path):
@@ -242,10 +242,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
         for sig, old in previous.items():
             signal.signal(sig, old)
     state = tailer.state if tailer.exists else None  # the run is over for us: no more waiting
-    status, why = live_status(state, math.inf), ""
+    status, why = live_outcome(state, math.inf)
     if status == RUNNING and writer_present(args.path) is False:
-        status = live_status(state, math.inf, writer_gone=True)
-        why = "no process on this machine has the journal open for writing"
+        gone = "no process on this machine has the journal open for writing"
+        status, why = live_outcome(state, math.inf, writer_gone=True, writer_why=gone)
     _emit(
         printer.status_lines(
             status, state.unfinished() if state else (), len(state.effects) if state else 0, why

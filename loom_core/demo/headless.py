@@ -58,16 +58,17 @@ def _wait_ready(ready: Path, proxy: subprocess.Popen[bytes], deadline: float) ->
 
 
 def _decide(
-    client: ControlClient, approve: bool, deadline: float, agent: subprocess.Popen[bytes]
+    client: ControlClient, approve: bool | None, deadline: float, agent: subprocess.Popen[bytes]
 ) -> bool:
-    """Approve (or deny) the held deploy call once it shows up."""
+    """Approve (or deny) the held deploy call once it shows up (None: only wait for it)."""
     while time.monotonic() < deadline and agent.poll() is None:
         try:
             pending = client.pending()
         except ControlError:
             pending = []
         if pending:
-            client.decide(pending[0].id, approve)
+            if approve is not None:
+                client.decide(pending[0].id, approve)
             return True
         time.sleep(0.02)
     return False
@@ -83,8 +84,19 @@ def _stop(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
         return proc.communicate(timeout=10)
 
 
-def run_demo(folder: str | Path, approve: bool = True, pace: float = 0.0) -> DemoResult:
-    """One demo run in ``folder`` (its trace, journal and token file go there)."""
+def run_demo(
+    folder: str | Path,
+    approve: bool | None = True,
+    pace: float = 0.0,
+    *,
+    confirm_timeout: float = 120.0,
+    stop_when_held: bool = False,
+) -> DemoResult:
+    """One demo run in ``folder`` (its trace, journal and token file go there).
+
+    ``approve``: the decision on the held deploy call; None leaves it to time out after
+    ``confirm_timeout`` seconds. ``stop_when_held``: stop the proxy (SIGTERM) while the
+    call is held instead, so the agent's call fails as when a proxy is stopped mid-run."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "LOOM_RUNTIME_DIR": str(folder / "runtime"), "PYTHONUNBUFFERED": "1"}
@@ -108,7 +120,7 @@ def run_demo(folder: str | Path, approve: bool = True, pace: float = 0.0) -> Dem
             "--confirm",
             CONFIRM_PATTERN,
             "--confirm-timeout",
-            "120",
+            f"{confirm_timeout:g}",
         ],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -129,7 +141,9 @@ def run_demo(folder: str | Path, approve: bool = True, pace: float = 0.0) -> Dem
         )
         port = int(str(info["port"]))
         client = ControlClient(port, token=_token(folder, port))  # not this process's runtime dir
-        held = _decide(client, approve, deadline, agent)
+        held = _decide(client, None if stop_when_held else approve, deadline, agent)
+        if stop_when_held and held:
+            proxy.terminate()
         try:
             out, err = agent.communicate(timeout=max(1.0, deadline - time.monotonic()))
             code: int | None = agent.returncode

@@ -71,7 +71,9 @@ class Document:
 
     ``effects`` are the log entries as typed structs with raw payloads. Journals
     also keep ``entries``, the raw bytes of each effect line; traces need not,
-    since saving re-reads their source losslessly.
+    since saving re-reads their source losslessly. ``extra``: what a reader knows
+    beyond the trace, e.g. ``started`` (when its source says it began) and ``ended``
+    (how its producer says it ended: ``{"error": text}`` or ``{"limit": text}``).
     """
 
     path: str

@@ -141,6 +141,7 @@ def _document(log: _Log, chosen: tuple[str, int, str]) -> Document:
             "created": ev.created,
             "status": log.header.status,
         },
+        ended=_ended(sample),  # how Inspect says the sample ended (the run library's outcome)
     )
     return run.document(path, READER.name, tuple(state.warnings) + _sample_notes(sample))
 
@@ -236,6 +237,17 @@ def text_of_first_user(messages: Any) -> str:
             if isinstance(message, dict) and message.get("role") == "user":
                 return text_of(message.get("content"))
     return ""
+
+
+def _ended(sample: Any) -> dict[str, str]:
+    """``{"error": …}`` or ``{"limit": …}`` when the sample ended with one, else ``{}``."""
+    if isinstance(sample.error, dict):
+        return {
+            "error": f"the sample ended with an error: {resolve(sample.error.get('message'), {})}"
+        }
+    if isinstance(sample.limit, dict):
+        return {"limit": f"{sample.limit.get('type')} ({sample.limit.get('limit')})"}
+    return {}
 
 
 def _sample_notes(sample: Any) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from loom_core.runs_dir import APP, data_home
 
 ENV = "LOOM_DESKTOP_LIBRARY"
-SCHEMA_VERSION = 3  # 2: the parts table; 3: step_fts.sample
+SCHEMA_VERSION = 4  # 2: the parts table; 3: step_fts.sample; 4: facts, why, error, proxy
 # A step's rowid holds its run: deleting or finding a run's steps is a rowid range, which
 # FTS5 answers from its b-tree (a column filter would scan every step in the library).
 STEP_SPAN = 1 << 24  # steps per run indexed at most
@@ -45,7 +45,10 @@ CREATE TABLE runs (
     tokens_out INTEGER NOT NULL DEFAULT 0,
     cost REAL,                 -- USD; NULL: an unpriced model
     errors INTEGER NOT NULL DEFAULT 0,
-    outcome TEXT NOT NULL DEFAULT '',  -- finished | failed | paused | running
+    outcome TEXT NOT NULL DEFAULT '',  -- loom_core.live.outcome.OUTCOMES
+    why TEXT NOT NULL DEFAULT '',      -- what the outcome rests on, when not obvious
+    facts TEXT NOT NULL DEFAULT '',    -- how its file says it ended (Facts as JSON)
+    proxy INTEGER NOT NULL DEFAULT 0,  -- 1: recorded by a proxy (its writer is beside it)
     started REAL,              -- unix seconds, when the file says
     ended REAL,                -- unix seconds: the file's last change
     time REAL,                 -- started, else ended: what the Runs page sorts by
@@ -56,7 +59,8 @@ CREATE TABLE runs (
     cause TEXT NOT NULL DEFAULT '',    -- why missing or unreadable
     source TEXT NOT NULL DEFAULT 'found',  -- found | opened | recorded | forked | healed
     noted REAL,                -- when the app last opened/recorded/forked/healed it
-    live INTEGER NOT NULL DEFAULT 0,   -- 1: the app is recording it now (outcome running)
+    live INTEGER NOT NULL DEFAULT 0,   -- 1: the app is recording it now
+    error TEXT NOT NULL DEFAULT '',    -- the error the app saw end it (its agent crashed)
     indexed REAL
 );
 CREATE INDEX runs_time ON runs (time DESC);

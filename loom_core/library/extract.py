@@ -21,6 +21,8 @@ from datetime import datetime
 from typing import Any
 
 from loom_core.formats.document import Document, text_and_calls
+from loom_core.library.ending import file_facts, fork_of
+from loom_core.live.outcome import Facts
 from loom_core.views.shield_place import executed_input, place_shield_events
 from loom_core.views.steps import effect_seq
 from loom_core.views.summary import usage_and_cost
@@ -28,8 +30,6 @@ from loom_core.views.timeline import F_BLOCKED, F_ERROR, KINDS, kind_code, resul
 
 BODY_CHARS = 32_000  # text indexed per step: a huge tool result is searchable by its start
 TITLE_CHARS = 200
-_FAILED_FORK = frozenset({"error", "timeout", "cancelled", "budget", "max_turns"})
-_PAUSED_FORK = frozenset({"needs_tool_result", "stopped"})
 
 
 @dataclass
@@ -57,7 +57,8 @@ class RunFacts:
     tokens_out: int = 0
     cost: float | None = 0.0
     errors: int = 0
-    outcome: str = "finished"
+    ending: Facts = field(default_factory=Facts)  # how it ended, as its file says
+    proxy: bool = False  # recorded by a proxy (its writer is looked for beside it)
     started: float | None = None
     parent: str | None = None
     fork_seq: int | None = None
@@ -192,24 +193,6 @@ def _timestamp(value: Any) -> float | None:
         return None
 
 
-def _fork(doc: Document) -> dict[str, Any]:
-    fork = (getattr(doc.header, "model_extra", None) or {}).get("fork")
-    return fork if isinstance(fork, dict) else {}
-
-
-def _outcome(doc: Document, fork: dict[str, Any], rows: list[StepText]) -> str:
-    """finished / failed / paused / running, from what the file says."""
-    h, status = doc.header, fork.get("status")
-    if h.paused or status in _PAUSED_FORK:
-        return "paused"
-    if status == "running" or (doc.format == "journal" and doc.unfinished):
-        return "running"
-    if status in _FAILED_FORK or h.stop_reason or (h.truncated and not fork):
-        return "failed"
-    last = next((r for r in reversed(rows) if r.seq is not None), None)
-    return "failed" if last is not None and "ferror" in last.tags.split() else "finished"
-
-
 def _models(doc: Document) -> list[str]:
     seen: dict[str, None] = {}
     if doc.header.model:
@@ -224,7 +207,7 @@ def _models(doc: Document) -> list[str]:
 def run_facts(doc: Document, rows: list[StepText]) -> RunFacts:
     """The Runs page's facts about ``doc`` (``rows`` from :func:`step_texts`)."""
     tokens_in, tokens_out, cost = usage_and_cost(doc)
-    fork = _fork(doc)
+    fork = fork_of(doc)
     parent = fork.get("parent")
     parent_path = parent.get("path") if isinstance(parent, dict) else None
     workspace = doc.header.workspace
@@ -239,7 +222,8 @@ def run_facts(doc: Document, rows: list[StepText]) -> RunFacts:
         tokens_out=tokens_out,
         cost=cost,
         errors=sum(1 for r in rows if r.seq is not None and "ferror" in r.tags.split()),
-        outcome=_outcome(doc, fork, rows),
+        ending=file_facts(doc),
+        proxy=doc.is_proxy,
         started=_timestamp(fork.get("created_at"))
         or _timestamp(workspace.recorded_at if workspace is not None else None)
         or _timestamp(doc.extra.get("started")),  # a foreign run: when its source says

@@ -14,6 +14,7 @@ command); each file is one short transaction, so readers are never held up.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -25,6 +26,7 @@ from loom_core.errors import LoadError
 from loom_core.formats.foreign import readers
 from loom_core.library.db import STEP_SPAN, connect, norm, step_rowid, transaction
 from loom_core.library.extract import RunFacts, StepText
+from loom_core.library.outcomes import decided_outcome, recheck
 from loom_core.library.samples import file_run
 from loom_core.library.scan import companions, run_files
 
@@ -154,15 +156,15 @@ class Indexer:
         """Write one run's row and its steps (one transaction). The benchmark calls it with
         generated runs; everything else goes through :meth:`index_file`."""
         ended = mtime_ns / 1e9
+        decided = decided_outcome(self.conn, path, f, ended)  # before: it may look at /proc
         with transaction(self.conn):
             run = self._upsert(path)
             self._clear_steps(run)
             self.conn.execute(
                 "UPDATE runs SET size=?, mtime_ns=?, format=?, title=?, models=?, steps=?, "
-                "tokens_in=?, tokens_out=?, cost=?, errors=?, "
-                "outcome=CASE WHEN live THEN 'running' ELSE ? END, started=?, ended=?, "
-                "time=?, parent=?, fork_seq=?, healed_by=?, state='ok', cause='', indexed=? "
-                "WHERE id=?",
+                "tokens_in=?, tokens_out=?, cost=?, errors=?, outcome=?, why=?, facts=?, "
+                "proxy=?, started=?, ended=?, time=?, parent=?, fork_seq=?, healed_by=?, "
+                "state='ok', cause='', indexed=? WHERE id=?",
                 (
                     size,
                     mtime_ns,
@@ -174,7 +176,10 @@ class Indexer:
                     sql_int(f.tokens_out),
                     f.cost,
                     f.errors,
-                    f.outcome,
+                    decided.status,
+                    decided.why,
+                    json.dumps(f.ending.as_json()),
+                    int(f.proxy),
                     f.started,
                     ended,
                     f.started if f.started is not None else ended,
@@ -223,6 +228,8 @@ class Indexer:
             (row[1], row[2], path),
         ).fetchone()
         cause = f"moved to {twin[0]}" if twin else "the file is gone"
+        if row[1] is None:  # never read: the app opened it before it was written
+            cause = "not written yet"
         with transaction(self.conn):
             self._clear_steps(int(row[0]))
             self.conn.execute(
@@ -295,14 +302,16 @@ class Indexer:
         return self.index_paths(known, progress, cancelled)
 
     # -- what the app did --------------------------------------------------------------
-    def note(self, path: str | Path, event: str) -> str:
+    def note(self, path: str | Path, event: str, error: str = "") -> str:
         """Record that the app ``opened``/``recording``/``recorded``/``forked``/``healed``
-        the run at ``path``, then index it. ``recording`` lists it as running until
-        ``recorded`` is noted."""
+        the run at ``path``, then index it. While ``recording`` its writer is the app's
+        (it runs until its file says it finished, or ``recorded`` is noted); ``error``:
+        the error the app saw end it (its agent crashed), which makes it failed."""
         if event not in EVENTS:
             raise ValueError(f"unknown library event {event!r}; events are {', '.join(EVENTS)}")
         path = norm(path)
         source = "recorded" if event == "recording" else event
+        recording = event == "recording"
         with transaction(self.conn):
             run = self._upsert(path)
             forgotten = self.conn.execute(
@@ -310,12 +319,18 @@ class Indexer:
             ).fetchone()[0]
             self.conn.execute(
                 "UPDATE runs SET source=?, noted=?, live=?, "
-                "outcome=CASE WHEN ? THEN 'running' WHEN outcome='running' THEN '' "
-                "ELSE outcome END WHERE id=?",
-                (source, time.time(), int(event == "recording"), event == "recording", run),
+                "outcome=CASE WHEN ? AND size IS NULL THEN 'running' ELSE outcome END, "
+                "error=CASE WHEN ? OR ? != '' THEN ? ELSE error END WHERE id=?",
+                (source, time.time(), int(recording), recording, recording, error, error, run),
             )
-        # opening a forgotten run brings it back
-        return self.index_file(path, force=bool(forgotten) or event in ("recording", "recorded"))
+        # opening a forgotten run brings it back; what the app says changes its outcome
+        force = bool(forgotten) or recording or event == "recorded" or bool(error)
+        return self.index_file(path, force=force)
+
+    def recheck(self) -> list[str]:
+        """Decide again the outcome of every run that was running (its writer may be gone
+        without its file changing); the paths whose outcome changed."""
+        return recheck(self.conn)
 
     def cause(self, path: str | Path) -> str:
         """Why the run at ``path`` is unreadable or missing ("" when it is fine)."""

@@ -9,7 +9,8 @@ of the tab that opens it offers the samples); each step's index row carries its 
 The log's row sums its samples: ``steps``, ``tokens`` and ``errors`` are totals over all
 samples (what the Runs page's Steps/Tokens/Errors columns say of the file), ``cost`` the
 total, unknown (None) when any sample's is; ``models`` the union; ``title`` and
-``started`` the first sample's; ``outcome`` the worst (running, failed, paused, finished).
+``started`` the first sample's; how it ended (:func:`~loom_core.library.ending.merged_facts`):
+failed when a sample failed, stopped when one hit a limit, finished when every one answered.
 The zip is read once and each sample's member once (:func:`inspect_eval.each_sample`);
 one sample's document is in memory at a time.
 """
@@ -21,9 +22,8 @@ from pathlib import Path
 from loom_core.formats import inspect_eval
 from loom_core.formats.foreign import reader_for
 from loom_core.formats.loader import load_bytes, read_bytes
+from loom_core.library.ending import merged_facts
 from loom_core.library.extract import RunFacts, StepText, run_facts, step_texts
-
-_WORST = ("running", "failed", "paused", "finished")
 
 
 def file_run(path: str | Path) -> tuple[RunFacts, list[StepText]]:
@@ -59,10 +59,6 @@ def merged(facts: list[RunFacts]) -> RunFacts:
         tokens_out=sum(f.tokens_out for f in facts),
         cost=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
         errors=sum(f.errors for f in facts),
-        outcome=min((f.outcome for f in facts), key=_rank),
+        ending=merged_facts([f.ending for f in facts]),
         started=first.started,
     )
-
-
-def _rank(outcome: str) -> int:
-    return _WORST.index(outcome) if outcome in _WORST else len(_WORST)

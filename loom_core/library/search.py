@@ -12,14 +12,16 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from loom_core.errors import LoadError
 from loom_core.formats.inspect_eval import parse_sample_spec
 from loom_core.library.db import STEP_SPAN, connect, norm, step_rowid
+from loom_core.library.outcomes import current
 from loom_core.library.query import SearchQuery, parse_search
+from loom_core.live.outcome import RUNNING
 
 OPEN_MARK, CLOSE_MARK = "\x02", "\x03"  # what FTS5 puts around a match; see Hit.marks
 SNIPPET_WORDS = 16
@@ -37,7 +39,7 @@ SORTS = {
 }
 RUN_COLUMNS = (
     "id, path, format, title, models, steps, tokens_in, tokens_out, cost, errors, outcome, "
-    "started, ended, time, parent, fork_seq, healed_by, state, cause, source, size"
+    "why, started, ended, time, parent, fork_seq, healed_by, state, cause, source, size"
 )
 
 
@@ -55,7 +57,8 @@ class RunRow:
     tokens_out: int
     cost: float | None
     errors: int
-    outcome: str  # finished | failed | paused | running ("" before its first index)
+    outcome: str  # loom_core.live.outcome.OUTCOMES ("" before its first index)
+    why: str  # what the outcome rests on, when that is not obvious
     started: float | None
     ended: float | None
     time: float | None
@@ -182,7 +185,22 @@ class Library:
     ) -> list[RunRow]:
         """A page of runs, sorted; ``query`` (search syntax) keeps the runs it matches
         (step terms: a run with a matching step). Missing and unreadable runs are listed
-        too unless the query names a step term. LoadError for a query with a problem."""
+        too unless the query names a step term. LoadError for a query with a problem.
+        A run stored as running says what it is now (its writer may be gone since)."""
+        return self._now(self._page(query, sort, descending, limit, offset))
+
+    def _now(self, rows: list[RunRow]) -> list[RunRow]:
+        """``rows`` with the outcome of those stored as running decided again
+        (:func:`loom_core.library.outcomes.current`)."""
+        now = current(self.conn, [r.id for r in rows if r.outcome == RUNNING])
+        return [
+            replace(r, outcome=now[r.id].status, why=now[r.id].why) if r.id in now else r
+            for r in rows
+        ]
+
+    def _page(
+        self, query: str, sort: str, descending: bool, limit: int, offset: int
+    ) -> list[RunRow]:
         if sort not in SORTS:
             raise LoadError("runs", f"no sort “{sort}”; sorts are {', '.join(SORTS)}")
         q = self._parsed(query)
@@ -259,7 +277,7 @@ class Library:
             f"SELECT {RUN_COLUMNS} FROM runs WHERE path = ? AND state != 'forgotten'",
             (norm(path),),
         ).fetchone()
-        return RunRow.of(row) if row else None
+        return self._now([RunRow.of(row)])[0] if row else None
 
     def branches(self, path: str | Path) -> list[RunRow]:
         """The runs forked from ``path`` (heal winners carry ``healed_by``), oldest first."""

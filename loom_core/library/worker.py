@@ -7,7 +7,9 @@ queued and returns at once; the thread runs them in order, reports progress, and
 between files when cancelled. Changed paths (files and folders) are settled first
 (:attr:`settle` seconds without a new event), so a trace the proxy rewrites every two
 seconds is re-indexed once it pauses, not on every write, and a folder copied in is
-scanned once its files are written.
+scanned once its files are written. Every few seconds it also decides again the outcome
+of the runs that were running (:mod:`loom_core.library.outcomes`): a writer can die
+without its file changing.
 
 Callbacks (``on_progress``, ``on_changed``) run on the worker thread: the desktop
 forwards them to its GUI thread with a queued signal and must not touch widgets in them.
@@ -31,6 +33,7 @@ from typing import Any
 from loom_core.library.db import connect, library_path, norm
 from loom_core.library.index import EVENTS, Indexer
 from loom_core.library.offload import OFFLOAD_BYTES, ChildIndexing, Spawn
+from loom_core.library.outcomes import RECHECK_EVERY
 from loom_core.library.scan import default_folders, is_run_file
 from loom_core.library.watch import FolderWatcher
 
@@ -51,10 +54,11 @@ class IndexProgress:
 
 @dataclass
 class _Task:
-    kind: str  # watch | unwatch | scan | refresh | note | path | forget
+    kind: str  # watch | unwatch | scan | refresh | note | path | forget | recheck
     path: str = ""
     event: str = ""
     generation: int = 0
+    error: str = ""  # a note's: the error the app saw end the run
 
 
 class LibraryIndexer:
@@ -82,6 +86,7 @@ class LibraryIndexer:
         self._dirty: dict[str, float] = {}  # changed path -> monotonic time of its last event
         self._folders_dirty: set[str] = set()  # those of them that are folders
         self._generation = 0
+        self._recheck_at = 0.0  # monotonic time of the next look at running runs
         self._busy = False
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -141,11 +146,12 @@ class LibraryIndexer:
             self._folders.remove(path)
         self._put(_Task("unwatch", path))
 
-    def note(self, path: str | Path, event: str) -> None:
-        """The app ``opened``/``recording``/``recorded``/``forked``/``healed`` ``path``."""
+    def note(self, path: str | Path, event: str, error: str = "") -> None:
+        """The app ``opened``/``recording``/``recorded``/``forked``/``healed`` ``path``;
+        ``error``: the error it saw end the run (its agent crashed)."""
         if event not in EVENTS:
             raise ValueError(f"unknown library event {event!r}; events are {', '.join(EVENTS)}")
-        self._put(_Task("note", norm(path), event))
+        self._put(_Task("note", norm(path), event, error=error))
 
     def forget(self, path: str | Path) -> None:
         """Drop ``path`` from the library (the file is left alone)."""
@@ -206,7 +212,12 @@ class LibraryIndexer:
                     kind = "scan" if path in self._folders_dirty else "path"
                     self._folders_dirty.discard(path)
                     return _Task(kind, path, generation=self._generation)
-                wait = min((self.settle - (now - t) for t in self._dirty.values()), default=None)
+                if now >= self._recheck_at:  # runs that were running: is their writer gone?
+                    self._recheck_at = now + RECHECK_EVERY
+                    self._busy = True
+                    return _Task("recheck", generation=self._generation)
+                waits = [self.settle - (now - t) for t in self._dirty.values()]
+                wait = min([*waits, self._recheck_at - now])
                 self._busy = False
                 self._cond.notify_all()
                 self._cond.wait(wait)
@@ -223,7 +234,8 @@ class LibraryIndexer:
                 except Exception:  # one bad file or a full disk must not end the worker
                     log.exception("run library: %s %s failed", task.kind, task.path)
                     changed = []
-                self._report(IndexProgress("idle"))
+                if task.kind != "recheck":  # a look every few seconds is not progress
+                    self._report(IndexProgress("idle"))
                 if changed:
                     self._call(self._on_changed, changed)
         except Exception:
@@ -238,8 +250,10 @@ class LibraryIndexer:
     def _do(self, indexer: Indexer, task: _Task) -> list[str]:
         """Run one task; the paths whose rows changed."""
         cancelled: Callable[[], bool] = lambda: task.generation != self._generation  # noqa: E731
+        if task.kind == "recheck":
+            return indexer.recheck()
         if task.kind == "note":
-            indexer.note(task.path, task.event)
+            indexer.note(task.path, task.event, task.error)
             return [task.path]  # its source changed even when its file did not
         if task.kind in ("watch", "unwatch"):
             if self._watcher is not None:

@@ -41,7 +41,7 @@ from loom_core.formats.document import Unfinished
 from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.journal import JournalState
 from loom_core.formats.tolerant import surrogates_escaped
-from loom_core.live.live_status import DEFAULT_IDLE_AFTER, REWRITTEN, RUNNING, WAITING, live_status
+from loom_core.live.live_status import DEFAULT_IDLE_AFTER, REWRITTEN, RUNNING, WAITING, live_outcome
 from loom_core.live.writers import WriterWatch, writer_present
 
 _CHECK_BYTES = 4096  # how much of the start and of the end of what we read is re-checked
@@ -177,10 +177,11 @@ class JournalFollower:
             data = _read_at(f, self._pos, -1)
         return self._consume(data, rewritten, appeared or cleared, final)
 
-    def note_writer_stopped(self, why: str) -> None:
-        """The owner of the writer says it stopped (safe from any thread). Taken at the
-        next read; later growth or a rewrite means a writer is back, and it is dropped."""
-        self.writer.note_stopped(why)
+    def note_writer_stopped(self, why: str, failed: bool = False) -> None:
+        """The owner of the writer says it stopped (safe from any thread), ``failed``: with
+        an error. Taken at the next read; later growth or a rewrite means a writer is back,
+        and it is dropped."""
+        self.writer.note_stopped(why, failed)
 
     def tick(self) -> JournalUpdate | None:
         """Re-evaluate the status without reading (a trailing tool intent ages into a crash)."""
@@ -273,14 +274,17 @@ class JournalFollower:
         return self._report(False, len(self.state.effects), changed)
 
     def _current_status(self, rewritten: bool) -> tuple[str, str]:
-        """The status, and how a gone writer is known (else "")."""
+        """The status, and why (how a gone writer is known, a crash's tool; else "")."""
         state = self.state if self.exists else None
         idle = self._clock() - self._last_change
-        status = live_status(state, idle, self.idle_after, rewritten=rewritten)
-        why = self.writer.gone(idle, status == RUNNING) if status in (RUNNING, WAITING) else None
-        if why is None:
-            return status, ""
-        return live_status(state, idle, self.idle_after, rewritten=rewritten, writer_gone=True), why
+        error = self.writer.error
+        status, why = live_outcome(state, idle, self.idle_after, rewritten=rewritten, error=error)
+        gone = self.writer.gone(idle, status == RUNNING) if status in (RUNNING, WAITING) else None
+        if gone is None:
+            return status, why
+        return live_outcome(
+            state, idle, self.idle_after, rewritten=rewritten, writer_gone=True, writer_why=gone
+        )
 
     def _report(self, rewritten: bool, before: int, changed: bool) -> JournalUpdate | None:
         status, detail = self._current_status(rewritten)

@@ -1,105 +1,75 @@
 """What a journal being written says about its run right now: one word for a status line.
 
 Why a pure function: the tailer, the ``watch`` CLI and the desktop's live tab must
-agree on the status, and a function of (journal state, seconds since the file last
-changed) can be unit tested without files, threads or clocks.
-
-The statuses, in the order they are decided:
+agree on the status -- with each other and with the Runs page -- and a function of
+(journal state, seconds since the file last changed, what is known of its writer) can
+be unit tested without files, threads or clocks. The run's outcome is decided by
+:func:`loom_core.live.outcome.outcome`, the one function the run library uses too;
+this adds only what a file being followed has besides an outcome:
 
 * ``rewritten`` -- transient: the update that reset the state (the file was
   truncated and rewritten, or deleted and re-created) says so once.
-* ``waiting`` -- no file yet (``state is None``) or nothing in it yet.
-* ``waiting on a human`` -- an unfinished ``human`` intent: a pause on ``ask_human``
-  (loom-harness leaves a trailing human intent) or a handler still waiting for input.
-* ``crashed mid-tool`` -- an unfinished ``tool:`` intent and nothing changed for
-  ``idle_after`` seconds (a tool that is merely slow reads as ``running`` until then).
-* ``stopped without finishing`` -- the writer is gone (``writer_gone``: its owner
-  said so, or no process holds the file open; see :mod:`loom_core.live.writers`) and the
-  run is neither finished, nor paused on a human, nor crashed mid-tool (a trailing
-  tool intent of a gone writer is a crash at once). Only what is known is said: where
-  the writer cannot be seen, the run stays ``running``.
-* ``finished`` -- no unfinished intent, the last depth-0 ``model`` effect ended its
-  turn (no tool calls) and every episode of the header was answered, counted as
-  "at least as many depth-0 model effects without tool calls as episodes". This is a
-  heuristic: a structured-output retry or a critic rejection also ends a turn, so such
-  runs can read as finished a step early; a run stopped by ``max_steps`` or a token
-  budget (its last model call asked for tools) stays ``running``.
-* ``running`` -- everything else (including an unfinished ``model`` intent).
+* ``waiting`` -- no file yet (``state is None``) or nothing in it yet, while a writer
+  may still come (once it is known gone: ``stopped without finishing``).
+
+Then the outcomes (see :mod:`loom_core.live.outcome`): ``failed`` (its owner said an
+error ended it), ``waiting on a human``, ``stopped without finishing`` (the writer is
+gone -- its owner said so, or no process holds the file open, see
+:mod:`loom_core.live.writers` -- or it died inside a tool), ``finished`` and ``running``.
 """
 
 from __future__ import annotations
 
-import threading
-import weakref
-from typing import Any
-
-from loom_core.formats.document import decode_raw, text_and_calls
 from loom_core.formats.journal import JournalState
+from loom_core.live.outcome import (
+    DEFAULT_IDLE_AFTER,
+    FAILED,
+    FINISHED,
+    HUMAN,
+    RUNNING,
+    STOPPED,
+    Facts,
+    answered,
+    outcome,
+)
+
+__all__ = [
+    "DEFAULT_IDLE_AFTER",
+    "ENDED",
+    "FAILED",
+    "FINISHED",
+    "HUMAN",
+    "REWRITTEN",
+    "RUNNING",
+    "STATUSES",
+    "STOPPED",
+    "WAITING",
+    "journal_facts",
+    "live_status",
+]
 
 WAITING = "waiting"
-RUNNING = "running"
-HUMAN = "waiting on a human"
-CRASHED = "crashed mid-tool"
-FINISHED = "finished"
 REWRITTEN = "rewritten"
-STOPPED = "stopped without finishing"
-STATUSES = (WAITING, RUNNING, HUMAN, CRASHED, FINISHED, REWRITTEN, STOPPED)
-ENDED = (FINISHED, CRASHED, STOPPED)  # nothing more will be written
-
-DEFAULT_IDLE_AFTER = 10.0
-"""Seconds without a change after which a trailing tool intent counts as a crash."""
-
-
-class _Answers:
-    """Depth-0 model effects scanned so far: how many ended their turn, and the last one."""
-
-    __slots__ = ("scanned", "ended", "last_ended")
-
-    def __init__(self) -> None:
-        self.scanned = 0
-        self.ended = 0
-        self.last_ended: bool | None = None
-
-
-# Why a memo: the tailer asks for the status after every read; rescanning 100,000
-# effects each time would make following a long run quadratic. Keyed by the state's
-# identity with a weak reference (a JournalState is unhashable), so a reset state (a
-# new object) starts over and a dropped one is forgotten.
-_memo: dict[int, tuple[weakref.ref[JournalState], _Answers]] = {}
-_memo_lock = threading.Lock()
-
-
-def _memo_for(state: JournalState) -> _Answers:
-    key = id(state)
-    entry = _memo.get(key)
-    if entry is None or entry[0]() is not state or entry[1].scanned > len(state.effects):
-        ref = weakref.ref(state, lambda _ref: _memo.pop(key, None))  # atomic: no lock needed
-        entry = _memo[key] = (ref, _Answers())
-    return entry[1]
-
-
-def _ends_turn(effect: Any) -> bool:
-    """A model effect without tool calls: the agent answered instead of acting."""
-    return not text_and_calls(decode_raw(effect.result))[1]
-
-
-def answered_turns(state: JournalState) -> tuple[int, bool | None]:
-    """(depth-0 model effects that ended their turn, whether the last one did; None: none yet)."""
-    with _memo_lock:
-        memo = _memo_for(state)
-        effects = state.effects
-        for i in range(memo.scanned, len(effects)):
-            eff = effects[i]
-            if eff.kind == "model" and not eff.depth:
-                memo.last_ended = _ends_turn(eff)
-                memo.ended += memo.last_ended
-        memo.scanned = len(effects)
-        return memo.ended, memo.last_ended
+STATUSES = (WAITING, RUNNING, HUMAN, FINISHED, FAILED, REWRITTEN, STOPPED)
+ENDED = (FINISHED, FAILED, STOPPED)  # nothing more will be written
 
 
 def _episodes(state: JournalState) -> int:
     episodes = (state.header or {}).get("episodes")
     return len(episodes) if isinstance(episodes, list) else 1
+
+
+def journal_facts(state: JournalState, error: str = "") -> Facts:
+    """What a journal's lines say about its run's end (``error``: its owner's word)."""
+    unfinished = state.unfinished()
+    first = next((u for u in unfinished if u.kind == "human"), None) or next(iter(unfinished), None)
+    return Facts(
+        written=state.header is not None or bool(state.effects) or bool(state.pending),
+        answered=not unfinished and answered(state, _episodes(state)),
+        unfinished=first.kind if first is not None else "",
+        unfinished_seq=first.seq if first is not None else None,
+        error=error,
+    )
 
 
 def live_status(
@@ -109,21 +79,39 @@ def live_status(
     *,
     rewritten: bool = False,
     writer_gone: bool = False,
+    error: str = "",
 ) -> str:
-    """The run's status, one of :data:`STATUSES` (see the module docstring for the rules)."""
+    """The run's status, one of :data:`STATUSES` (see the module docstring).
+
+    ``writer_gone``: the writer is known to be gone (else unknown); ``error``: its owner
+    said an error ended the run (the agent crashed)."""
+    return live_outcome(
+        state,
+        seconds_since_change,
+        idle_after,
+        rewritten=rewritten,
+        writer_gone=writer_gone,
+        error=error,
+    )[0]
+
+
+def live_outcome(
+    state: JournalState | None,
+    seconds_since_change: float,
+    idle_after: float = DEFAULT_IDLE_AFTER,
+    *,
+    rewritten: bool = False,
+    writer_gone: bool = False,
+    error: str = "",
+    writer_why: str = "",
+) -> tuple[str, str]:
+    """:func:`live_status` and why (a crash's tool and step, how a gone writer is known:
+    ``writer_why``), when there is more to say than the status."""
     if rewritten:
-        return REWRITTEN
-    running = STOPPED if writer_gone else RUNNING
-    if state is None or (state.header is None and not state.effects and not state.pending):
-        return STOPPED if writer_gone else WAITING
-    unfinished = state.unfinished()
-    if any(u.kind == "human" for u in unfinished):
-        return HUMAN
-    if any(u.kind.startswith("tool:") for u in unfinished):
-        return CRASHED if writer_gone or seconds_since_change >= idle_after else RUNNING
-    if unfinished:
-        return running
-    ended, last_ended = answered_turns(state)
-    if last_ended and ended >= max(_episodes(state), 1):
-        return FINISHED
-    return running
+        return REWRITTEN, ""
+    facts = journal_facts(state, error) if state is not None else Facts(written=False)
+    if not facts.written and not error:
+        return (STOPPED, writer_why or "nothing was written") if writer_gone else (WAITING, "")
+    writer = False if writer_gone else None
+    decided = outcome(facts, writer, seconds_since_change, idle_after, writer_why)
+    return decided.status, decided.why

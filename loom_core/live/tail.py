@@ -8,8 +8,8 @@ the only truth, so all reading goes through one :class:`~loom_core.live.follow.J
 10,000 writes wakes the thread a handful of times and each wake-up reads
 everything there is (one update per read). Events may never arrive (network
 file systems, some containers), so the thread also re-checks the file every
-``poll_interval`` seconds; that tick also ages a trailing tool intent into
-"crashed mid-tool".
+``poll_interval`` seconds; that tick also ages a trailing tool intent into a
+crash ("stopped without finishing").
 
 Ownership: :meth:`JournalTailer.start` starts the thread, which starts and, when it
 ends, stops and joins its watchdog observer; :meth:`JournalTailer.stop` stops and
@@ -90,7 +90,7 @@ class Follower(Protocol):
 
     def read(self, final: bool = False) -> JournalUpdate | None: ...
     def due_in(self) -> float | None: ...
-    def note_writer_stopped(self, why: str) -> None: ...
+    def note_writer_stopped(self, why: str, failed: bool = False) -> None: ...
 
 
 class JournalTailer:
@@ -179,10 +179,11 @@ class JournalTailer:
         """Tell the thread the file may have changed (what a file-system event does)."""
         self._wake.set()
 
-    def writer_stopped(self, why: str) -> None:
+    def writer_stopped(self, why: str, failed: bool = False) -> None:
         """The process writing the journal is gone (its owner knows): once the last
-        bytes are read, an unfinished run says "stopped without finishing". Any thread."""
-        self._follower.note_writer_stopped(why)
+        bytes are read, an unfinished run says "stopped without finishing" -- or
+        "failed" when ``failed`` (an error ended it: the agent crashed). Any thread."""
+        self._follower.note_writer_stopped(why, failed)
         self._wake.set()
 
     def poll_now(self, final: bool = False) -> JournalUpdate | None:

@@ -101,23 +101,30 @@ class WriterWatch:
         self.idle_after = idle_after
         self._clock = clock
         self._probe = probe
-        self._note: str | None = None  # the owner says the writer stopped (any thread)
-        self._stopped: tuple[int, str] | None = None  # (file size then, why) once taken
+        # the owner says the writer stopped (any thread): (why, whether an error ended it)
+        self._note: tuple[str, bool] | None = None
+        self._stopped: tuple[int, str, bool] | None = None  # (file size then, why, error)
         self._present: bool | None = None  # the last look for a writer, and when
         self._looked_at: float | None = None
 
-    def note_stopped(self, why: str) -> None:
-        """The owner of the writer says it stopped (safe from any thread: one assignment)."""
-        self._note = why
+    def note_stopped(self, why: str, failed: bool = False) -> None:
+        """The owner of the writer says it stopped (safe from any thread: one assignment);
+        ``failed``: with an error (its agent crashed), which is then the run's outcome."""
+        self._note = (why, failed)
 
     def at_read(self, size: int, rewritten: bool) -> None:
         """Take a note with the file's size then; later growth or a rewrite drops it (a
         writer is back)."""
         note, self._note = self._note, None
         if note is not None:
-            self._stopped = (size, note)
+            self._stopped = (size, *note)
         elif self._stopped is not None and (rewritten or size > self._stopped[0]):
             self._stopped = None
+
+    @property
+    def error(self) -> str:
+        """What its owner said ended the run with an error ("" none)."""
+        return self._stopped[1] if self._stopped is not None and self._stopped[2] else ""
 
     @property
     def present(self) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
-from loom_core.live.live_status import CRASHED, ENDED, FINISHED, HUMAN, REWRITTEN, STOPPED
+from loom_core.live.live_status import ENDED, FAILED, FINISHED, HUMAN, REWRITTEN, STOPPED
 from loom_core.live.reread import IDLE
 
 _STYLE = (
@@ -25,7 +25,7 @@ _TOOLTIP_LINES = 20
 _COLORS = {
     FINISHED: "#546e7a",
     HUMAN: "#ef6c00",
-    CRASHED: "#c62828",
+    FAILED: "#c62828",
     REWRITTEN: "#6a1b9a",
     STOPPED: "#c62828",
     IDLE: "#546e7a",  # a foreign file nobody writes right now (still followed)

@@ -37,7 +37,7 @@ from loom_core.formats.document import Document
 from loom_core.formats.foreign import ForeignReader
 from loom_core.formats.journal import JournalState, journal_document
 from loom_core.formats.save import save_document
-from loom_core.live.live_status import FINISHED, STOPPED
+from loom_core.live.live_status import ENDED
 from loom_core.live.reread import RereadFollower, RereadUpdate
 from loom_core.live.tail import JournalTailer, JournalUpdate
 from loom_core.views.timeline import TimelineBuilder
@@ -175,10 +175,11 @@ class LiveController(QObject):
     def start(self) -> None:
         self.tailer.start()
 
-    def writer_stopped(self, why: str) -> None:
+    def writer_stopped(self, why: str, failed: bool = False) -> None:
         """The app's own writer of this journal (a proxy, the demo) is gone: an
-        unfinished run then says "stopped without finishing" instead of running."""
-        self.tailer.writer_stopped(why)
+        unfinished run then says "stopped without finishing" instead of running, and
+        "failed" when ``failed`` (the demo's agent crashed)."""
+        self.tailer.writer_stopped(why, failed)
 
     def stop(self) -> None:
         """Stop the tailer thread and the timers (the tab is closing)."""
@@ -239,7 +240,7 @@ class LiveController(QObject):
         self.banner.add_lines(update.unreadable)
         for problem in update.problems:
             self.banner.add_note(problem)
-        self.bar.show_status(self.status, self.status not in (FINISHED, STOPPED), self.detail)
+        self.bar.show_status(self.status, self.status not in ENDED, self.detail)
 
     def _apply_reread(self, update: RereadUpdate) -> None:
         """A foreign file's re-read: swap in its (already indexed) run, keeping the step."""
@@ -262,7 +263,7 @@ class LiveController(QObject):
         self.unfinished = update.unfinished
         self.status, self.detail = update.status, update.detail
         # idle is still followed (a session can go on at any time): live, in grey
-        self.bar.show_status(self.status, self.status not in (FINISHED, STOPPED), self.detail)
+        self.bar.show_status(self.status, self.status not in ENDED, self.detail)
         self.bar.save.setEnabled(self.doc is not None)  # a foreign run saves as it is now
 
     def _reset(self, header: dict[str, Any] | None, effects: list[Any], entries: list[Any]) -> None:

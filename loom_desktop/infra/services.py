@@ -30,7 +30,8 @@ class WindowServices(Protocol):
         """Say ``message`` in the status bar for ``timeout_ms``."""
         ...
 
-    def note_run(self, path: str, event: str) -> None:
+    def note_run(self, path: str, event: str, error: str = "") -> None:
         """Tell the run library the app ``recording``/``recorded``/``forked``/``healed``
-        ``path`` (it lists it, running or done, and indexes it); never blocks."""
+        ``path`` (it lists it, running or done, and indexes it); ``error``: the error the
+        app saw end the run (the demo's agent crashed: the run is failed). Never blocks."""
         ...

@@ -120,9 +120,10 @@ class LibraryController(QObject):
             self.sort, self.descending = key, descending
             self.refresh()
 
-    def note(self, path: str, event: str) -> None:
-        """The app opened / recorded / forked / healed ``path``: list it (and re-index it)."""
-        self.indexer.note(path, event)
+    def note(self, path: str, event: str, error: str = "") -> None:
+        """The app opened / recorded / forked / healed ``path``: list it (and re-index it);
+        ``error``: an error the app saw end it."""
+        self.indexer.note(path, event, error)
 
     def forget(self, path: str) -> None:
         """Drop ``path`` from the library (the file stays); then list again."""

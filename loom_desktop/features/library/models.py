@@ -23,6 +23,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor
 
 from loom_core.library.search import Hit, RunRow
+from loom_core.live.outcome import FAILED, HUMAN, RUNNING, STOPPED
 from loom_core.views.pricing import format_usd
 
 Index = QModelIndex | QPersistentModelIndex
@@ -42,9 +43,10 @@ COLUMNS = (
 )
 _GREY = QColor("#90a4ae")
 _OUTCOME_COLORS = {
-    "failed": QColor("#c62828"),
-    "running": QColor("#1565c0"),
-    "paused": QColor("#ef6c00"),
+    FAILED: QColor("#c62828"),
+    STOPPED: QColor("#bf360c"),
+    RUNNING: QColor("#1565c0"),
+    HUMAN: QColor("#ef6c00"),
 }
 
 
@@ -120,7 +122,9 @@ class RunsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._cells[index.row()][col]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return run.path + (f"\n{run.state}: {run.cause}" if run.state != "ok" else "")
+            if run.state != "ok":
+                return f"{run.path}\n{run.state}: {run.cause}"
+            return run.path + (f"\n{run.outcome}: {run.why}" if run.why else "")
         if role == Qt.ItemDataRole.ForegroundRole:
             if run.state != "ok":
                 return _GREY

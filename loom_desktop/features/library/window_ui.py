@@ -139,11 +139,12 @@ class LibraryUi:
             return
         self.controller.note(path, "opened")
 
-    def note(self, path: str, event: str) -> None:
-        """The app ``recording``/``recorded``/``forked``/``healed`` ``path``."""
+    def note(self, path: str, event: str, error: str = "") -> None:
+        """The app ``recording``/``recorded``/``forked``/``healed`` ``path`` (``error``: an
+        error it saw end the run)."""
         if event == "recording":
             self.recordings.add(path)
-        self.controller.note(path, event)
+        self.controller.note(path, event, error)
 
     def shutdown(self) -> None:
         self.controller.shutdown()

@@ -11,8 +11,8 @@ window closes, everything is stopped and the trace finalized (the tab stays).
 Nothing ends silently: the agent's stdout and stderr go to the demo's output panel
 (:class:`~loom_desktop.features.proxy.demo_panel.DemoOutputDock`), and an agent that fails (an exit
 status other than 0, or killed by a signal) is reported in the panel, in a dialog
-with its last lines, and to the live tab, which then says "stopped without finishing"
-(or "crashed mid-tool") instead of running forever.
+with its last lines, to the live tab, which then says "failed" instead of running
+forever, and to the run library, which lists the run as failed.
 """
 
 from __future__ import annotations
@@ -158,8 +158,9 @@ class DemoRun(QObject):
             f"demo: FAILED — the agent {self.failure}; its output is below", failed=True
         )
         self._finish(code)
+        self.window.note_run(str(self.save), "recorded", error=f"the demo's agent {self.failure}")
         if self.view is not None and getattr(self.view, "live", None) is not None:
-            self.view.live.writer_stopped(f"the demo's agent {self.failure}")
+            self.view.live.writer_stopped(f"the demo's agent {self.failure}", failed=True)
         tail = "\n".join(self.output[-TAIL_LINES:])
         box = self.window.report_error("The demo failed", message, details=tail)
         box.setInformativeText("Its last lines:\n" + tail)

@@ -165,16 +165,17 @@ def test_human_format_is_loom_watch_with_steps_described_as_summary_does(tmp_pat
     assert 'calls read_file({"path": "a"}), explode({"reason": "x"})' in summary
 
 
-def test_a_crashed_journal_ends_crashed_mid_tool(tmp_path: Path) -> None:
+def test_a_crashed_journal_ends_stopped_inside_its_tool(tmp_path: Path) -> None:
     path = journal_crashed(tmp_path)
     done = core("watch", path, "--json-lines", "--until-idle", "0.3")
     assert done.returncode == 0, done.stderr
     objs = [json.loads(line) for line in done.stdout.splitlines()]
     assert [o["kind"] for o in objs if "seq" in o] == ["model", "tool:read_file"]
     assert objs[-1] == {
-        "status": "crashed mid-tool",
+        "status": "stopped without finishing",
         "effects": 2,
         "unfinished": [{"seq": 2, "kind": "tool:charge_card", "depth": 0}],
+        "why": "crashed inside tool:charge_card (step 2)",
     }
 
 

@@ -141,7 +141,7 @@ def test_a_file_that_is_not_a_database_is_set_aside(library_db: Path) -> None:
     assert library_db.with_name(library_db.name + ".damaged").exists()
 
 
-def test_noted_runs_carry_their_source_and_recording_is_running(runs: Path) -> None:
+def test_noted_runs_carry_their_source_and_a_recording_runs_until_answered(runs: Path) -> None:
     indexer = Indexer()
     sample = runs / "sample.loom.json"
     assert indexer.note(sample, "opened") == "indexed"
@@ -149,12 +149,13 @@ def test_noted_runs_carry_their_source_and_recording_is_running(runs: Path) -> N
     assert lib.run(sample).source == "opened"  # type: ignore[union-attr]
     indexer.note(runs / "proxy" / "session.loom.json", "recording")
     row = lib.run(runs / "proxy" / "session.loom.json")
-    assert row is not None and (row.outcome, row.source) == ("running", "recorded")
+    # its agent has answered: finished, as the live tab of its journal says
+    assert row is not None and (row.outcome, row.source) == ("finished", "recorded")
     indexer.note(runs / "proxy" / "session.loom.json", "recorded")
     assert lib.run(runs / "proxy" / "session.loom.json").outcome == "finished"  # type: ignore[union-attr]
     not_yet = runs / "later.loom.json"
     indexer.note(not_yet, "recording")  # the proxy has not written its file yet
-    assert lib.run(not_yet).state == "ok"  # type: ignore[union-attr]
+    assert (lib.run(not_yet).state, lib.run(not_yet).outcome) == ("ok", "running")  # type: ignore[union-attr]
     assert indexer.forget(sample) and lib.run(sample) is None and not indexer.forget(sample)
     indexer.close()
     lib.close()

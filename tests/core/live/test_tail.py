@@ -26,11 +26,11 @@ from loom_core.formats.journal import parse_journal_lines
 from loom_core.formats.loader import load
 from loom_core.live.follow import JournalFollower
 from loom_core.live.live_status import (
-    CRASHED,
     FINISHED,
     HUMAN,
     REWRITTEN,
     RUNNING,
+    STOPPED,
     WAITING,
     live_status,
 )
@@ -71,7 +71,7 @@ def test_status_rules() -> None:
     assert live_status(state_of(head, asked, intent(1, "human")), 99) == HUMAN
     tool_in_flight = state_of(head, asked, intent(1, "tool:read"))
     assert live_status(tool_in_flight, 1.0, idle_after=5) == RUNNING
-    assert live_status(tool_in_flight, 5.0, idle_after=5) == CRASHED
+    assert live_status(tool_in_flight, 5.0, idle_after=5) == STOPPED
     assert live_status(state_of(head, asked, intent(1, "model")), 99) == RUNNING
     one_answer = state_of(head, asked, effect(1, "tool:read", "x"), answered[0])
     assert live_status(one_answer, 99) == RUNNING  # the second episode is not answered yet
@@ -291,7 +291,7 @@ def test_a_tool_intent_ages_into_a_crash(tmp_path: Path) -> None:
     assert follower.tick() is None
     now[0] += 1.0
     aged = follower.tick()
-    assert aged is not None and aged.status == CRASHED and aged.new_effects == []
+    assert aged is not None and aged.status == STOPPED and aged.new_effects == []
     assert [(u.seq, u.kind) for u in aged.unfinished] == [(1, "tool:pay")]
 
 
@@ -471,7 +471,7 @@ def test_crashed_then_recovered_run(tmp_path: Path, mode: dict[str, Any]) -> Non
     with JournalTailer(path, mirror, idle_after=0.2, **mode):
         with pytest.raises(Crash):
             crashing_agent(path).run("Bill the customer")
-        wait_until(lambda: mirror.status == CRASHED and mirror.matches(path), "crashed mid-tool")
+        wait_until(lambda: mirror.status == STOPPED and mirror.matches(path), "crashed mid-tool")
         assert mirror.unfinished == [(2, "tool:charge_card", 0)]
         run = Run.recover(
             str(path), crashing_agent(path, crash=False, skip=1), on_unfinished="retry"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from loom_core.live.follow import JournalFollower
-from loom_core.live.live_status import CRASHED, FINISHED, RUNNING, STOPPED, WAITING
+from loom_core.live.live_status import FAILED, FINISHED, RUNNING, STOPPED, WAITING
 from loom_core.live.tail import JournalTailer
 from loom_core.live.writers import PROBE_EVERY, writer_present
 from tests.core.live_helpers import Mirror, effect, header, intent, model_result, wait_until
@@ -70,8 +70,24 @@ def test_the_owners_word_on_a_trailing_tool_intent_is_a_crash(tmp_path: Path) ->
     path.write_bytes(_running() + intent(1, "tool:tick"))
     follower = JournalFollower(path, idle_after=10, clock=clock, probe=lambda _p: None)
     assert follower.read().status == RUNNING
-    follower.note_writer_stopped("the demo's agent exited (1)")
-    assert follower.read().status == CRASHED
+    follower.note_writer_stopped("the proxy stopped (exit 0)")
+    update = follower.read()
+    assert update is not None and update.status == STOPPED
+    assert update.detail == "crashed inside tool:tick (step 1); the proxy stopped (exit 0)"
+
+
+def test_the_owners_word_of_an_error_makes_the_run_failed(tmp_path: Path) -> None:
+    """The demo's agent crashed: an error ended the run, as the Runs page says too."""
+    path, clock = tmp_path / "j.jsonl", Clock()
+    path.write_bytes(_running())
+    follower = JournalFollower(path, idle_after=10, clock=clock, probe=lambda _p: None)
+    assert follower.read().status == RUNNING
+    follower.note_writer_stopped("the demo's agent exited with status 1", failed=True)
+    update = follower.read()
+    assert update is not None and (update.status, update.detail) == (
+        FAILED,
+        "the demo's agent exited with status 1",
+    )
 
 
 def test_an_empty_journal_of_a_stopped_proxy_is_stopped_not_waiting(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from loom import Run
 
 from loom_core.formats.loader import load
-from loom_core.live.live_status import CRASHED, FINISHED, HUMAN, RUNNING
+from loom_core.live.live_status import FINISHED, HUMAN, RUNNING, STOPPED
 from loom_core.views.timeline import F_UNFINISHED, build_timeline
 from loom_desktop.main_window import MainWindow
 from tests.core.harness_runs import Crash, crashing_agent, paused_journal_agent
@@ -92,7 +92,7 @@ def test_crashed_then_recovered(qtbot, window: MainWindow, tmp_path: Path) -> No
     view = _watch(window, path, idle_after=0.3)
     with pytest.raises(Crash):
         crashing_agent(path).run("Bill the customer")
-    _wait(qtbot, view, path, CRASHED)
+    _wait(qtbot, view, path, STOPPED)
     last = view.session.count - 1
     assert view.session.timeline.flags[last] & F_UNFINISHED
     run = Run.recover(str(path), crashing_agent(path, crash=False, skip=1), on_unfinished="retry")

@@ -35,7 +35,7 @@ class _Services:
     def show_status(self, message: str, timeout_ms: int) -> None:
         self.said.append(message)
 
-    def note_run(self, path: str, event: str) -> None:
+    def note_run(self, path: str, event: str, error: str = "") -> None:
         self.said.append(f"{event} {path}")
 
 

@@ -110,8 +110,11 @@ def test_the_output_panel_shows_what_the_agent_printed(
 def test_a_failing_agent_is_reported_with_its_status_and_output(
     qtbot, window: MainWindow, runtime: Path
 ) -> None:
-    """Regression: the agent exited (1), the panels vanished and the tab said running."""
-    from loom_core.live.live_status import STOPPED
+    """Regression: the agent exited (1), the panels vanished and the tab said running;
+    then the tab said "stopped" and the Runs page "finished": an error ended it, so both
+    say failed, for the same reason."""
+    from loom_core.library.search import Library
+    from loom_core.live.live_status import FAILED
 
     demo = window.run_demo(pace=0.05)
     manager = window.proxy_manager
@@ -129,8 +132,12 @@ def test_a_failing_agent_is_reported_with_its_status_and_output(
     assert window.errors[-1].startswith("The demo's agent exited with status 1.")
     assert "agent: the API call failed" in window.errors[-1]
     live = entry.view.live
-    qtbot.waitUntil(lambda: live.status == STOPPED, timeout=15_000)
+    qtbot.waitUntil(lambda: live.status == FAILED, timeout=15_000)
     qtbot.waitUntil(
         lambda: live.bar.status.toolTip() == "the demo's agent exited with status 1", timeout=15_000
     )
     assert not demo.running and not _demo_threads()
+    assert window.library.controller.indexer.wait_idle(30)
+    with Library() as lib:
+        row = lib.run(demo.save)
+    assert row is not None and (row.outcome, row.why) == (FAILED, live.bar.status.toolTip())
