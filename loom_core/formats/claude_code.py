@@ -69,6 +69,17 @@ def subagent_files(path: str) -> dict[str, Path]:
     return found
 
 
+def session_of(path: str) -> str | None:
+    """The session transcript a sub-agent's file belongs to (``<session>/subagents/
+    agent-*.jsonl`` -> ``<session>.jsonl``, compaction files included), else None."""
+    file = Path(path)
+    if file.parent.name != "subagents" or not file.name.startswith("agent-"):
+        return None
+    if not file.name.endswith(".jsonl"):
+        return None
+    return str(file.parent.parent) + ".jsonl"
+
+
 def _read_subagents(path: str, warnings: list[str]) -> dict[str, list[dict[str, Any]]]:
     agents = {}
     for agent_id, file in subagent_files(path).items():
@@ -138,4 +149,5 @@ READER = ForeignReader(
     sniff=sniff,
     load=load_claude_code,
     companions=lambda path: [str(p) for p in subagent_files(path).values()],
+    part_of=lambda path: session_of(path),
 )

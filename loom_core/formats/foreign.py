@@ -47,6 +47,9 @@ class ForeignReader:
     # other files the run is also read from (path -> their paths), e.g. a Claude Code
     # session's sub-agent files: a live tab re-reads when one of them changes too
     companions: Callable[[str], list[str]] | None = None
+    # the other way round: the run a file is a part of, from where the file is (path ->
+    # the run's path, else None), e.g. a sub-agent's file -> its session's transcript
+    part_of: Callable[[str], str | None] | None = None
 
 
 @cache
@@ -79,6 +82,16 @@ def reader_for(head: bytes, path: str) -> ForeignReader | None:
     """The foreign reader that claims a file from its first bytes, or None (a loom format)."""
     head = head[:SNIFF_BYTES]
     return next((r for r in readers() if r.sniff(head, path)), None)
+
+
+def run_part_of(path: str) -> str | None:
+    """The run (its path) that the file at ``path`` is a part of by its place, when a
+    reader says so (a Claude Code sub-agent's file: its session), else None."""
+    for reader in readers():
+        owner = reader.part_of(path) if reader.part_of is not None else None
+        if owner is not None:
+            return owner
+    return None
 
 
 def open_patterns() -> list[str]:

@@ -78,6 +78,25 @@ def _line_format(line: bytes) -> str | None:
     return None
 
 
+_TRACE_OPENING = re.compile(rb'\A\s*\{\s*"version"\s*:')
+
+
+def loom_claim(head: bytes) -> str | None:
+    """The loom format that claims a file from its first bytes, or None: a journal's,
+    wirelog's or exchange sidecar's first line, or a trace's opening (an object whose
+    first member is ``version`` and that names ``log``). Unlike :func:`detect_format`
+    there is no default: a folder's other ``.json`` files are no one's."""
+    head = without_bom(head)
+    match = _NONBLANK.search(head)
+    if match is None:
+        return None
+    end = head.find(b"\n", match.start())
+    fmt = _line_format(head[match.start() : end if end >= 0 else len(head)])
+    if fmt is not None:
+        return fmt
+    return "trace" if _TRACE_OPENING.match(head) and b'"log"' in head else None
+
+
 def _single_line_format(data: bytes) -> str:
     try:
         head = _probe.decode(data)

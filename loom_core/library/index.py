@@ -83,8 +83,10 @@ class Indexer:
         self.conn.close()
 
     # -- one file --------------------------------------------------------------------
-    def index_file(self, path: str | Path, force: bool = False) -> str:
-        """Bring one path up to date: ``indexed``, ``unchanged``, ``unreadable`` or ``missing``."""
+    def index_file(self, path: str | Path, force: bool = False, reread: bool = False) -> str:
+        """Bring one path up to date: ``indexed``, ``unchanged``, ``unreadable`` or ``missing``.
+        ``force``: read it again, a forgotten run too (the app opened it); ``reread``: read
+        it again though its files' sizes and times did not change (a new part of it)."""
         path = norm(path)
         try:
             st = os.stat(path)
@@ -97,7 +99,7 @@ class Indexer:
         if row is not None and row[3] == FORGOTTEN and not force:
             return "unchanged"  # the user forgot it: it stays out until they open it again
         if (
-            not force
+            not (force or reread)
             and row is not None
             and (row[1], row[2]) == signature(st, self._parts(int(row[0])))
             and row[3] != "missing"

@@ -4,12 +4,15 @@ Why by name first: a watched folder (a home directory, a project) holds many fil
 not runs, and opening each would cost more than the index. A file named like a loom run
 (``*.loom.json``, ``*.journal.jsonl``, ``*.wirelog``) is a run, and one that does not load is
 listed as unreadable. Any other ``*.json`` / ``*.jsonl`` file, or one a foreign reader's
-pattern names (``*.otlp.pb``), is a run only when a foreign reader claims its first bytes
-(Claude Code transcripts have no pattern of their own), so an unrelated ``.json`` is skipped,
-not listed as broken. One recording is one run: a journal is skipped when the trace of the
-same recording is beside it, the proxy's exchange sidecar always is (its trace or journal
-is the run), and so is a file a foreign run is also read from (a Claude Code session's
-sub-agent files: :attr:`~loom_core.formats.foreign.ForeignReader.companions`).
+pattern names (``*.otlp.pb``), is a run only when a reader -- ours or a foreign one -- claims
+its first bytes (:func:`~loom_core.formats.loader.loom_claim`: a loom-harness journal named
+``run.jsonl`` is one; Claude Code transcripts have no pattern of their own), so an unrelated
+``.json`` is skipped, not listed as broken. One recording is one run: a journal is skipped
+when the trace of the same recording is beside it, the proxy's exchange sidecar always is
+(its trace or journal is the run), and so is a file a foreign run is also read from (a
+Claude Code session's sub-agent files:
+:attr:`~loom_core.formats.foreign.ForeignReader.companions`), found beside its session or
+on its own (:func:`~loom_core.formats.foreign.run_part_of`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,14 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from loom_core.formats.claude_sessions import claude_config_dir
-from loom_core.formats.foreign import SNIFF_BYTES, ForeignReader, open_patterns, reader_for
+from loom_core.formats.foreign import (
+    SNIFF_BYTES,
+    ForeignReader,
+    open_patterns,
+    reader_for,
+    run_part_of,
+)
+from loom_core.formats.loader import loom_claim
 from loom_core.runs_dir import runs_dir
 
 TRACE, JOURNAL, SIDECAR = ".loom.json", ".journal.jsonl", ".exchanges.jsonl"
@@ -44,17 +54,33 @@ def _foreign_name(name: str) -> bool:
     return name.endswith(SNIFFED) or any(fnmatch(name, p) for p in open_patterns())
 
 
-def claimant(path: str) -> ForeignReader | None:
-    """The foreign reader that claims the file's first bytes (None: none, or unreadable)."""
+def _head(path: str) -> bytes | None:
     try:
         with open(path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
+            return fh.read(SNIFF_BYTES)
     except OSError:
+        return None
+
+
+def claimant(path: str, head: bytes | None = None) -> ForeignReader | None:
+    """The foreign reader that claims the file's first bytes (None: none, or unreadable)."""
+    head = _head(path) if head is None else head
+    if head is None:
         return None
     try:
         return reader_for(head, path)
     except Exception:  # a reader's sniff must never stop a scan
         return None
+
+
+def claimed(path: str) -> bool:
+    """Whether a reader, foreign or ours, claims the file's first bytes as a run (an
+    exchange sidecar is part of one, never a run)."""
+    head = _head(path)
+    if head is None:
+        return False
+    ours = loom_claim(head)
+    return ours not in (None, "exchanges") or claimant(path, head) is not None
 
 
 def companions(path: str, reader: ForeignReader | None) -> list[str]:
@@ -76,7 +102,7 @@ def is_run_file(path: str) -> bool:
         return not os.path.exists(path[: -len(JOURNAL)] + TRACE)
     if is_loom_name(name):
         return True
-    return _foreign_name(name) and claimant(path) is not None
+    return _foreign_name(name) and run_part_of(path) is None and claimed(path)
 
 
 def run_files(folder: str | Path) -> list[str]:

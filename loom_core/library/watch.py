@@ -4,7 +4,10 @@ Why only hints: a file-system event says "this path may have changed", nothing m
 may never arrive on a network file system). The indexer decides what changed by size and
 mtime, so a burst of events for one trace being rewritten costs one re-index once it
 settles. A file event names the file; a folder created, moved or deleted names the folder
-(the indexer re-scans it or marks its runs missing).
+(the indexer re-scans it or marks its runs missing). Besides folders, single files are
+watched (:meth:`FolderWatcher.watch_file`: a run the app opened, recorded or follows,
+wherever it is, and one that does not exist yet): their folder is watched, not
+recursively, and only their own events are passed on.
 
 Ownership: :meth:`FolderWatcher.start` starts watchdog's observer thread and
 :meth:`FolderWatcher.stop` stops and joins it; the owner (the indexer) calls both.
@@ -29,8 +32,11 @@ _EVENTS = frozenset(("created", "modified", "deleted", "moved", "closed"))
 class _Handler:
     """A watchdog event handler (duck-typed: watchdog only calls ``dispatch``)."""
 
-    def __init__(self, on_path: Callable[[str, bool], None]) -> None:
+    def __init__(
+        self, on_path: Callable[[str, bool], None], keep: Callable[[str], bool] | None = None
+    ) -> None:
         self.on_path = on_path
+        self.keep = keep  # None: every path; else only those it keeps (single files)
 
     def dispatch(self, event: Any) -> None:
         if event.event_type not in _EVENTS:
@@ -38,6 +44,8 @@ class _Handler:
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             path = os.fsdecode(raw) if raw else ""
             if not path or os.path.basename(path).startswith("."):
+                continue
+            if self.keep is not None and (event.is_directory or not self.keep(path)):
                 continue
             if event.is_directory or not path.endswith(SIDECAR):
                 self.on_path(path, bool(event.is_directory))
@@ -48,9 +56,12 @@ class FolderWatcher:
 
     def __init__(self, on_path: Callable[[str, bool], None]) -> None:
         self._handler = _Handler(on_path)
+        self._files: set[str] = set()  # single files watched (see watch_file)
+        self._file_handler = _Handler(on_path, keep=lambda path: path in self._files)
         self._lock = threading.Lock()
         self._observer: Any = None
         self._watches: dict[str, Any] = {}
+        self._file_folders: dict[str, Any] = {}  # a single file's folder -> its watch
 
     @property
     def folders(self) -> list[str]:
@@ -88,6 +99,26 @@ class FolderWatcher:
                 return False
             return True
 
+    def watch_file(self, path: str) -> bool:
+        """Pass on the changes of one file (it need not exist yet, its folder must); False
+        if it cannot be watched."""
+        folder = os.path.dirname(path)
+        with self._lock:
+            self._files.add(path)
+            if self._observer is None or folder in self._file_folders:
+                return folder in self._file_folders
+            if not os.path.isdir(folder):
+                return False
+            try:
+                from watchdog.events import FileSystemEventHandler
+
+                handler = cast(FileSystemEventHandler, self._file_handler)
+                self._file_folders[folder] = self._observer.schedule(handler, folder)
+            except Exception as err:
+                log.warning("run library: not watching %s (%s)", path, err)
+                return False
+            return True
+
     def unwatch(self, folder: str) -> None:
         with self._lock:
             watch = self._watches.pop(folder, None)
@@ -102,6 +133,7 @@ class FolderWatcher:
         with self._lock:
             observer, self._observer = self._observer, None
             self._watches.clear()
+            self._file_folders.clear()
         if observer is not None:
             observer.stop()
             observer.join(timeout)

@@ -5,9 +5,11 @@ never wait for indexing (a first scan of a big folder takes minutes). Every requ
 scan a folder, a file changed, "the app opened/recorded/forked/healed this path" -- is
 queued and returns at once; the thread runs them in order, reports progress, and stops
 between files when cancelled. Changed paths (files and folders) are settled first
-(:attr:`settle` seconds without a new event), so a trace the proxy rewrites every two
-seconds is re-indexed once it pauses, not on every write, and a folder copied in is
-scanned once its files are written. Every few seconds it also decides again the outcome
+(:attr:`settle` seconds without a new event, or :data:`MAX_DEFER` after the first one),
+so a trace the proxy rewrites every two seconds is re-indexed once it pauses, not on
+every write, a folder copied in is scanned once its files are written, and a live run
+written faster than it settles is still read as it grows. A run the app noted (opened,
+recording …) is watched wherever it is, even before its file exists. Every few seconds it also decides again the outcome
 of the runs that were running (:mod:`loom_core.library.outcomes`): a writer can die
 without its file changing.
 
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from loom_core.formats.foreign import run_part_of
 from loom_core.library.db import connect, library_path, norm
 from loom_core.library.index import EVENTS, Indexer
 from loom_core.library.offload import OFFLOAD_BYTES, ChildIndexing, Spawn
@@ -38,6 +41,9 @@ from loom_core.library.scan import default_folders, is_run_file
 from loom_core.library.watch import FolderWatcher
 
 log = logging.getLogger(__name__)
+
+
+MAX_DEFER = 2.0  # seconds a path that keeps changing waits, at most, to be read again
 
 
 @dataclass(frozen=True)
@@ -83,7 +89,8 @@ class LibraryIndexer:
         self._watcher = FolderWatcher(self._changed_path) if watch else None
         self._cond = threading.Condition()
         self._tasks: deque[_Task] = deque()
-        self._dirty: dict[str, float] = {}  # changed path -> monotonic time of its last event
+        # changed path -> monotonic times of its first and its last event since it was read
+        self._dirty: dict[str, tuple[float, float]] = {}
         self._folders_dirty: set[str] = set()  # those of them that are folders
         self._generation = 0
         self._recheck_at = 0.0  # monotonic time of the next look at running runs
@@ -191,7 +198,8 @@ class LibraryIndexer:
 
     def _changed_path(self, path: str, is_folder: bool) -> None:
         with self._cond:
-            self._dirty[norm(path)] = time.monotonic()
+            now, key = time.monotonic(), norm(path)
+            self._dirty[key] = (self._dirty.get(key, (now, now))[0], now)
             if is_folder:
                 self._folders_dirty.add(norm(path))
             self._cond.notify_all()
@@ -204,7 +212,7 @@ class LibraryIndexer:
                     self._busy = True
                     return self._tasks.popleft()
                 now = time.monotonic()
-                ready = [p for p, t in self._dirty.items() if now - t >= self.settle]
+                ready = [p for p, t in self._dirty.items() if self._due(t, now) <= 0]
                 if ready:
                     path = ready[0]
                     del self._dirty[path]
@@ -216,12 +224,19 @@ class LibraryIndexer:
                     self._recheck_at = now + RECHECK_EVERY
                     self._busy = True
                     return _Task("recheck", generation=self._generation)
-                waits = [self.settle - (now - t) for t in self._dirty.values()]
+                waits = [self._due(t, now) for t in self._dirty.values()]
                 wait = min([*waits, self._recheck_at - now])
                 self._busy = False
                 self._cond.notify_all()
                 self._cond.wait(wait)
             return None
+
+    def _due(self, times: tuple[float, float], now: float) -> float:
+        """Seconds until a changed path is read: once it settled, or at the latest
+        :data:`MAX_DEFER` after its first change (a file written more often than it can
+        settle -- a live run's journal, an OTLP trace -- is still read while it grows)."""
+        first, last = times
+        return min(self.settle - (now - last), max(MAX_DEFER, self.settle) - (now - first))
 
     def _run(self) -> None:
         indexer = None
@@ -254,6 +269,8 @@ class LibraryIndexer:
             return indexer.recheck()
         if task.kind == "note":
             indexer.note(task.path, task.event, task.error)
+            if self._watcher is not None:  # the app has it: re-index it when it changes
+                self._watcher.watch_file(task.path)
             return [task.path]  # its source changed even when its file did not
         if task.kind in ("watch", "unwatch"):
             if self._watcher is not None:
@@ -265,10 +282,15 @@ class LibraryIndexer:
         if task.kind == "forget":
             return [task.path] if indexer.forget(task.path) else []
         if task.kind == "path":
-            path = indexer.owner(task.path) or task.path  # a sub-agent file: its session
+            # a sub-agent's file: its session is the run (known as its part, or by place:
+            # a new part, which the session's stored signature cannot know yet)
+            known_part = indexer.owner(task.path)
+            new_part = None if known_part else run_part_of(task.path)
+            path = known_part or new_part or task.path
             if not (indexer.known(path) or is_run_file(path)):
                 return []
-            return [path] if indexer.index_file(path) != "unchanged" else []
+            outcome = indexer.index_file(path, reread=new_part is not None)
+            return [path] if outcome != "unchanged" else []
         progress = self._progress_of(task)
         if task.kind == "refresh":
             report = indexer.refresh(progress, cancelled)
