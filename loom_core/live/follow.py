@@ -175,7 +175,10 @@ class JournalFollower:
             self._ident, self.exists, self._vanished = (st.st_dev, st.st_ino), True, False
             self.writer.at_read(st.st_size, rewritten)
             data = _read_at(f, self._pos, -1)
-        return self._consume(data, rewritten, appeared or cleared, final)
+        # a file found already written has been quiet since its last write, not since now
+        # (a journal opened an hour after its writer died is not running for 10 s more)
+        age = max(0.0, time.time() - st.st_mtime) if appeared and not rewritten else 0.0
+        return self._consume(data, rewritten, appeared or cleared, final, age)
 
     def note_writer_stopped(self, why: str, failed: bool = False) -> None:
         """The owner of the writer says it stopped (safe from any thread), ``failed``: with
@@ -222,7 +225,7 @@ class JournalFollower:
     # -- consuming bytes ---------------------------------------------------------
 
     def _consume(
-        self, data: bytes, rewritten: bool, appeared: bool, final: bool
+        self, data: bytes, rewritten: bool, appeared: bool, final: bool, age: float = 0.0
     ) -> JournalUpdate | None:
         before = len(self.state.effects)
         self._pos += len(data)
@@ -236,7 +239,7 @@ class JournalFollower:
             self._feed(chunk[:cut])
         changed = rewritten or appeared or cut > 0
         if changed or data:
-            self._last_change = self._clock()
+            self._last_change = self._clock() - age
             self.writer.changed()
         return self._report(rewritten, before, changed)
 

@@ -174,3 +174,19 @@ def test_a_writer_process_that_exits_mid_run_is_stopped(tmp_path: Path) -> None:
             proc.kill()
             proc.wait(15)
     assert mirror.updates[-1].detail.startswith("no process on this machine")
+
+
+def test_a_journal_opened_long_after_its_writer_died_is_stopped_at_once(tmp_path: Path) -> None:
+    """The Runs page said "stopped without finishing" of loom-harness's crashed journal;
+    its live tab said "running" for ten more seconds: it counted the quiet from opening."""
+    import os
+
+    from tests.core.harness_runs import journal_crashed
+
+    path = journal_crashed(tmp_path)
+    an_hour_ago = time.time() - 3600
+    os.utime(path, (an_hour_ago, an_hour_ago))
+    follower = JournalFollower(path, idle_after=10, probe=lambda _p: None)  # writer unknowable
+    update = follower.read()
+    assert update is not None and update.status == STOPPED
+    assert update.detail == "crashed inside tool:charge_card (step 2)"
