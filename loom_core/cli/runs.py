@@ -18,21 +18,15 @@ from typing import Any
 from loom_core.errors import LoadError
 from loom_core.library.db import connect
 from loom_core.library.index import Indexer
-from loom_core.library.search import SORTS, Library, RunRow
+from loom_core.library.rows import RunRow
+from loom_core.library.search import SORTS, Library
 from loom_core.live.outcome import OUTCOMES
-from loom_core.views.pricing import format_usd
 
 OUTCOME_WIDTH = max(len(o) for o in OUTCOMES)  # the outcomes line up
 
 
 def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "?"
-
-
-def _cost(row: RunRow) -> str:
-    if row.state != "ok":
-        return "-"
-    return "?" if row.cost is None else format_usd(row.cost) or "$0"
 
 
 def _line(row: RunRow) -> str:
@@ -43,7 +37,7 @@ def _line(row: RunRow) -> str:
     healed = f"  healed by {row.healed_by}" if row.healed_by else ""
     return (
         f"{_when(row.time)}  {state:<{OUTCOME_WIDTH}} {row.format:<10} {row.steps:>7} steps {tokens:>14} "
-        f"{_cost(row):>9}  {models}  {row.path}{branch if row.parent else ''}{healed}"
+        f"{row.cost_text() or '-':>10}  {models}  {row.path}{branch if row.parent else ''}{healed}"
     )
 
 
@@ -65,6 +59,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         hits = lib.search(args.query, args.limit)
     if args.json:
         print(json.dumps([h.as_json() for h in hits], ensure_ascii=False))
+    if not hits:  # like grep: no match is exit 1, said on stderr (stdout stays the hits)
+        print(f"no run matches {args.query.strip()}", file=sys.stderr)
+        return 1
+    if args.json:
         return 0
     for hit in hits:
         where = f"{hit.path}:{hit.seq if hit.seq is not None else 'prompt'}"
@@ -126,7 +124,7 @@ def add_runs_command(sub: Any) -> None:
     search = runs.add_parser(
         "search",
         help='steps across all runs: words, "phrases", tool:NAME, model:NAME, is:error, '
-        "is:blocked, kind:KIND, agent:NAME, after:DATE, before:DATE",
+        "is:blocked, kind:KIND, agent:NAME, after:DATE, before:DATE (exit 1: no run matches)",
     )
     search.add_argument("query")
     search.add_argument("--limit", type=int, default=50)

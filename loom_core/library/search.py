@@ -10,20 +10,18 @@ million steps stops after the first page. :class:`Library` is a reader: open one
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from loom_core.errors import LoadError
-from loom_core.formats.inspect_eval import parse_sample_spec
 from loom_core.library.db import STEP_SPAN, connect, norm, step_rowid
 from loom_core.library.outcomes import current
 from loom_core.library.query import SearchQuery, parse_search
+from loom_core.library.rows import RUN_COLUMNS, Hit, RunRow, split_marks
 from loom_core.live.outcome import RUNNING
 
-OPEN_MARK, CLOSE_MARK = "\x02", "\x03"  # what FTS5 puts around a match; see Hit.marks
 SNIPPET_WORDS = 16
 EXAMINED = 200_000  # steps a tool glob or agent name is checked on, at most, per query
 EXACT_STEPS = 20_000  # runs() collects the runs of at most this many matching steps at once
@@ -37,107 +35,6 @@ SORTS = {
     "path": "path",
     "model": "models",
 }
-RUN_COLUMNS = (
-    "id, path, format, title, models, steps, tokens_in, tokens_out, cost, errors, outcome, "
-    "why, started, ended, time, parent, fork_seq, healed_by, state, cause, source, size"
-)
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """One run as the Runs page lists it (see the ``runs`` table in :mod:`.db`)."""
-
-    id: int
-    path: str
-    format: str
-    title: str
-    models: tuple[str, ...]
-    steps: int
-    tokens_in: int
-    tokens_out: int
-    cost: float | None
-    errors: int
-    outcome: str  # loom_core.live.outcome.OUTCOMES ("" before its first index)
-    why: str  # what the outcome rests on, when that is not obvious
-    started: float | None
-    ended: float | None
-    time: float | None
-    parent: str | None
-    fork_seq: int | None
-    healed_by: str | None
-    state: str  # ok | missing | unreadable (forgotten runs are never listed)
-    cause: str
-    source: str  # found | opened | recorded | forked | healed
-    size: int | None
-
-    @classmethod
-    def of(cls, row: tuple[Any, ...]) -> RunRow:
-        values = list(row)
-        values[4] = tuple(m for m in (values[4] or "").split("\n") if m)
-        return cls(*values)
-
-    def as_json(self) -> dict[str, Any]:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One step that matched: open ``path`` at step ``seq`` (None: a user prompt, the run's
-    start), in its sample ``sample`` (``ID:EPOCH`` of an Inspect log, as ``--sample`` takes
-    it; "": a file of one run). ``snippet`` is plain text; ``marks`` are the matched spans."""
-
-    path: str
-    seq: int | None
-    snippet: str
-    marks: tuple[tuple[int, int], ...]
-    tool: str
-    agent: str
-    run_id: int
-    sample: str = ""
-
-    def sample_label(self) -> str:
-        """``sample 7 · epoch 2`` ("" when the file holds one run): how a hit names it."""
-        if not self.sample:
-            return ""
-        sample_id, epoch = parse_sample_spec(self.sample)
-        return f"sample {sample_id}" + (f" · epoch {epoch}" if epoch is not None else "")
-
-    def marked(self, open_: str = "[", close: str = "]") -> str:
-        """The snippet with each match between ``open_`` and ``close``."""
-        out, last = [], 0
-        for start, end in self.marks:
-            out += [self.snippet[last:start], open_, self.snippet[start:end], close]
-            last = end
-        return "".join(out) + self.snippet[last:]
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "seq": self.seq,
-            "snippet": self.snippet,
-            "marks": [list(m) for m in self.marks],
-            "tool": self.tool,
-            "agent": self.agent,
-            "sample": self.sample or None,
-        }
-
-
-def split_marks(text: str) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """FTS5's snippet with its mark characters, as plain text and the marked spans."""
-    plain: list[str] = []
-    marks: list[tuple[int, int]] = []
-    size, start = 0, None
-    for piece in re.split(f"([{OPEN_MARK}{CLOSE_MARK}])", text):
-        if piece == OPEN_MARK:
-            start = size
-        elif piece == CLOSE_MARK:
-            if start is not None and size > start:
-                marks.append((start, size))
-            start = None
-        else:
-            plain.append(piece)
-            size += len(piece)
-    return "".join(plain), tuple(marks)
 
 
 def _run_conditions(q: SearchQuery) -> tuple[list[str], list[Any]]:
@@ -298,30 +195,33 @@ class Library:
         where, args = _run_conditions(q)
         sql = (
             "SELECT s.rowid, s.seq, snippet(step_fts, 0, char(2), char(3), '…', ?), "
-            "s.tool, s.agent, r.path, r.id, s.sample FROM step_fts s JOIN runs r ON r.id = s.rowid / ? "
+            "s.tool, s.agent, r.path, r.id, s.sample, r.time "
+            "FROM step_fts s JOIN runs r ON r.id = s.rowid / ? "
             f"WHERE step_fts MATCH ? AND {' AND '.join(where)} ORDER BY s.rowid DESC"
         )
         found: list[tuple[int, Hit]] = []
         rows = self.conn.execute(sql, [SNIPPET_WORDS, STEP_SPAN, q.match, *args])
-        for examined, (rowid, seq, snip, tool, agent, path, run, sample) in enumerate(rows):
+        for examined, (rowid, seq, snip, tool, agent, path, run, sample, when) in enumerate(rows):
             if examined >= EXAMINED:
                 break  # a glob the index cannot narrow (``tool:*sh``): the newest steps only
             if q.keeps(tool, agent):
                 text, marks = split_marks(snip)
-                hit = Hit(path, seq, text, marks, tool, agent, run, sample or "")
+                hit = Hit(path, seq, text, marks, tool, agent, run, sample or "", when)
                 found.append((rowid, hit))
                 if len(found) >= limit:
                     break
-        runs = {hit.run_id: n for n, (_r, hit) in reversed(list(enumerate(found)))}
-        found.sort(key=lambda item: (runs[item[1].run_id], item[0]))  # a run's hits in step order
+        # newest runs first, as the Runs page lists them; a run's hits in step order
+        when = {hit.run_id: hit.time or 0.0 for _r, hit in found}
+        found.sort(key=lambda item: (-when[item[1].run_id], -item[1].run_id, item[0]))
         return [hit for _r, hit in found]
 
     def _run_hits(self, q: SearchQuery, limit: int) -> list[Hit]:
         """Run keys alone (``model:x after:…``): one hit per run, at its start."""
         where, args = _run_conditions(q)
-        sql = f"SELECT path, title, id FROM runs r WHERE {' AND '.join(where)} ORDER BY time DESC LIMIT ?"
+        sql = f"SELECT path, title, id, time FROM runs r WHERE {' AND '.join(where)} ORDER BY time DESC LIMIT ?"
         return [
-            Hit(p, None, t, (), "", "", i) for p, t, i in self.conn.execute(sql, [*args, limit])
+            Hit(p, None, t, (), "", "", i, time=w)
+            for p, t, i, w in self.conn.execute(sql, [*args, limit])
         ]
 
     @staticmethod

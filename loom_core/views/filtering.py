@@ -1,7 +1,8 @@
 """Filter a timeline's steps by kind, tool, agent, flags and text.
 
 Query syntax (space-separated terms, all must hold): ``kind:model``,
-``tool:read_file`` (glob), ``agent:lead``, ``is:error`` / ``is:blocked`` /
+``tool:read_file`` (glob: the tool's steps and the model steps that called it, as the run
+library's search means it; ``kind:tool:read_file`` is the tool's steps only), ``agent:lead``, ``is:error`` / ``is:blocked`` /
 ``is:denied`` / ``is:shield`` / ``is:subagent``; anything else is text searched
 case-insensitively in the step's payload (``"in quotes"`` for text with spaces or
 a colon). ``is:error`` is every step where something went wrong: a tool error, a
@@ -178,8 +179,26 @@ def _structural(tl: Timeline, q: Query, upto: int) -> npt.NDArray[np.bool_] | No
             for i, name in enumerate(index.names)
             if name.startswith("tool:") and any(fnmatchcase(name[5:], t) for t in q.tools)
         ]
-        mask &= np.isin(names, wanted)
+        tools = np.isin(names, wanted)
+        mask &= tools | _callers(tl, tools, q.tools, upto)
     return mask
+
+
+def _callers(
+    tl: Timeline, tools: npt.NDArray[np.bool_], patterns: list[str], upto: int
+) -> npt.NDArray[np.bool_]:
+    """The model steps that called one of the tools ``tools`` marks: each result's caller,
+    and a step holding a shield decision on such a tool (a denied call has no result)."""
+    out = np.zeros(upto, dtype=bool)
+    callers = np.frombuffer(tl.call_of, np.dtype(f"i{tl.call_of.itemsize}"))[:upto][tools]
+    out[callers[(callers >= 0) & (callers < upto)]] = True
+    events = tl.doc.shield_events if tl.shield_at else []
+    for step, placed in tl.shield_at.items():
+        if step < upto and any(
+            fnmatchcase(str(events[i].tool or ""), p) for i in placed for p in patterns
+        ):
+            out[step] = True
+    return out
 
 
 def _flagged(tl: Timeline, flags: int, upto: int) -> npt.NDArray[np.bool_]:

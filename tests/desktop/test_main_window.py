@@ -76,9 +76,14 @@ def test_filter_by_kind_tool_and_text(
     errors = [s for s in range(len(tl)) if tl.flags[s] & F_ERROR]
     assert set(errors) < set(view.model.rows)  # and blocked calls, and the steps that made them
     assert view.filter_note.text() == f"{len(view.model.rows)} of {len(tl)} rows shown"
-    view.filter_box.setText("tool:read_file")
+    view.filter_box.setText("kind:tool:read_file")
     qtbot.waitUntil(lambda: view.model.rowCount() == 3, timeout=5000)
-    assert all(tl.kind_name(s) == "tool:read_file" for s in view.model.rows)
+    reads = list(view.model.rows)
+    assert all(tl.kind_name(s) == "tool:read_file" for s in reads)
+    view.filter_box.setText("tool:read_file")  # ... and the model steps that called it
+    with_calls = sorted({*reads, *(tl.call_of[s] for s in reads)})
+    qtbot.waitUntil(lambda: list(view.model.rows or ()) == with_calls, timeout=5000)
+    assert all(tl.kind_name(s) == "model" for s in with_calls if s not in reads)
     view.filter_box.setText("Brûlée")  # non-ASCII text is \\u-escaped in the raw bytes
     qtbot.waitUntil(lambda: view.model.rows is not None and len(view.model.rows) > 0, timeout=5000)
     view.filter_box.clear()
@@ -164,7 +169,7 @@ def test_enter_goes_from_the_filter_to_the_first_match_and_escape_clears(
     view = open_and_wait(window, sample)
     window.activateWindow()
     view.filter_box.setFocus()
-    qtbot.keyClicks(view.filter_box, "tool:read_file")
+    qtbot.keyClicks(view.filter_box, "kind:tool:read_file")
     qtbot.keyClick(view.filter_box, Qt.Key.Key_Return)  # before the filter has even run
     tl = view.session.timeline
     qtbot.waitUntil(lambda: tl.kind_name(view.session.step) == "tool:read_file", timeout=5000)

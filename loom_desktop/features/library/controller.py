@@ -18,7 +18,8 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from loom_core.errors import LoadError
 from loom_core.library.db import connect
 from loom_core.library.index import Indexer
-from loom_core.library.search import Hit, Library, RunRow
+from loom_core.library.rows import Hit, RunRow
+from loom_core.library.search import Library
 from loom_core.library.worker import IndexProgress, LibraryIndexer
 from loom_desktop.features.library.models import COLUMNS, HitsModel, RunsModel
 from loom_desktop.infra.child import BACKGROUND, module_command

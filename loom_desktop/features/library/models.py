@@ -1,14 +1,13 @@
 """Qt models over the library's two collections: runs (the Runs page) and hits (a search).
 
 One model per core collection (DESIGN.md): :class:`RunsModel` shows
-:class:`~loom_core.library.search.RunRow` rows, :class:`HitsModel`
-:class:`~loom_core.library.search.Hit` rows; both are filled by the controller from its
+:class:`~loom_core.library.rows.RunRow` rows, :class:`HitsModel`
+:class:`~loom_core.library.rows.Hit` rows; both are filled by the controller from its
 worker and never query the database themselves.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -22,9 +21,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor
 
-from loom_core.library.search import Hit, RunRow
+from loom_core.library.rows import Hit, RunRow
 from loom_core.live.outcome import FAILED, HUMAN, RUNNING, STOPPED
-from loom_core.views.pricing import format_usd
 
 Index = QModelIndex | QPersistentModelIndex
 _NO_INDEX = QModelIndex()
@@ -62,9 +60,22 @@ def when_text(stamp: float | None, now: float | None = None) -> str:
     return time.strftime("%Y-%m-%d", local)
 
 
-def run_cells(run: RunRow) -> tuple[str, ...]:
-    """The row's text per column (see :data:`COLUMNS`)."""
-    cost = "" if run.cost is None or math.isnan(run.cost) else format_usd(run.cost)
+def run_names(paths: list[str]) -> list[str]:
+    """Each path as a list of hits names its run: the file's name, with its folder's when
+    another run in the list has the same name (five demo runs are all ``demo.loom.json``)."""
+    folders: dict[str, set[str]] = {}
+    for path in paths:
+        folders.setdefault(Path(path).name, set()).add(str(Path(path).parent))
+    return [
+        f"{Path(p).parent.name}/{Path(p).name}" if len(folders[Path(p).name]) > 1 else Path(p).name
+        for p in paths
+    ]
+
+
+def run_cells(run: RunRow, name: str = "") -> tuple[str, ...]:
+    """The row's text per column (see :data:`COLUMNS`); ``name``: the run as the list names
+    it (:func:`run_names`; default its file's name)."""
+    cost = run.cost_text()  # as the status bar says it: "$0 offline", "?" unpriced
     tokens = run.tokens_in + run.tokens_out
     outcome = run.outcome if run.state == "ok" else f"{run.state}: {run.cause}"
     branch = ""
@@ -77,7 +88,7 @@ def run_cells(run: RunRow) -> tuple[str, ...]:
         branch += f" (healed: {run.healed_by})" if run.healed_by else ""
     return (
         when_text(run.time),
-        Path(run.path).name,
+        name or Path(run.path).name,
         " ".join(run.title.split()),
         run.format,
         ", ".join(run.models),
@@ -99,7 +110,8 @@ class RunsModel(QAbstractTableModel):
 
     def set_runs(self, runs: list[RunRow]) -> None:
         self.beginResetModel()
-        self.runs, self._cells = runs, [run_cells(r) for r in runs]
+        names = run_names([r.path for r in runs])
+        self.runs, self._cells = runs, [run_cells(r, n) for r, n in zip(runs, names, strict=True)]
         self.endResetModel()
 
     def rowCount(self, parent: Index = _NO_INDEX) -> int:  # noqa: N802 - Qt API
@@ -144,10 +156,11 @@ class HitsModel(QAbstractListModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.hits: list[Hit] = []
+        self._runs: list[str] = []  # each hit's run as the list names it (run_names)
 
     def set_hits(self, hits: list[Hit]) -> None:
         self.beginResetModel()
-        self.hits = hits
+        self.hits, self._runs = hits, run_names([h.path for h in hits])
         self.endResetModel()
 
     def rowCount(self, parent: Index = _NO_INDEX) -> int:  # noqa: N802 - Qt API
@@ -162,7 +175,8 @@ class HitsModel(QAbstractListModel):
             where = " · ".join(filter(None, [hit.sample_label(), where]))
             tool = f" · {hit.tool}" if hit.tool else ""
             snippet = " ".join(hit.marked("«", "»").split())  # one line per hit
-            return f"{Path(hit.path).name} · {where}{tool}    {snippet}"
+            run = " · ".join(filter(None, [when_text(hit.time), self._runs[index.row()]]))
+            return f"{run} · {where}{tool}    {snippet}"
         if role == Qt.ItemDataRole.ToolTipRole:
             return hit.path
         return None

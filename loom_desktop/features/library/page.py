@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from loom_desktop.features.library.controller import PAGE, LibraryController
+from loom_desktop.features.library.models import COLUMNS
 
 SEARCH_HELP = (
     "Search every run: words in messages, tool arguments and results; tool:bash, "
@@ -32,6 +33,16 @@ SEARCH_HELP = (
 
 
 RUN_CHARS = 26  # the Run column's widest, in average characters
+NAME_SORTS = ("path", "format", "model", "outcome")  # sorted A to Z on a first click
+
+
+def arrow_order(descending: bool) -> Qt.SortOrder:
+    """The header's sort indicator for a list sorted ``descending``, so that its arrow says
+    what the list does: ▼ for newest (biggest) first, as file managers draw it. Why not
+    the list's own order: QHeaderView draws AscendingOrder as a down arrow and
+    DescendingOrder as an up one (it maps Ascending to QStyleOptionHeader.SortDown), and
+    the newest-first list said "When ▲", which reads as oldest first."""
+    return Qt.SortOrder.AscendingOrder if descending else Qt.SortOrder.DescendingOrder
 
 
 class RunsPage(QWidget):
@@ -62,7 +73,7 @@ class RunsPage(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)  # the task
         header.setSortIndicatorShown(True)
-        header.setSortIndicator(0, Qt.SortOrder.DescendingOrder)
+        header.setSortIndicator(0, arrow_order(descending=True))
         header.sectionClicked.connect(self._sort)
         self.table.doubleClicked.connect(self._open_run)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -102,6 +113,7 @@ class RunsPage(QWidget):
             if c.query.strip()
             else f"{c.total:,} {runs}{more}"
         )
+        self._show_sort()
         found = len(c.hits.hits)
         hits = f" · {found:,} matching step{'' if found == 1 else 's'}" if found else ""
         self.status.setText(what + hits + (f" · {self._indexing}" if self._indexing else ""))
@@ -133,9 +145,19 @@ class RunsPage(QWidget):
         self._answered()
 
     def _sort(self, column: int) -> None:
+        """A header click: the same column again flips the order; another one starts where
+        it helps most (times and numbers biggest first, names A to Z)."""
+        c = self.controller
+        key = COLUMNS[column][1]
+        if key:
+            descending = not c.descending if key == c.sort else key not in NAME_SORTS
+            c.sort_by(column, descending)
+        self._show_sort()  # Qt moved the arrow itself on the click: put it where it belongs
+
+    def _show_sort(self) -> None:
+        column = next(i for i, (_name, key) in enumerate(COLUMNS) if key == self.controller.sort)
         header = self.table.horizontalHeader()
-        descending = header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
-        self.controller.sort_by(column, descending)
+        header.setSortIndicator(column, arrow_order(self.controller.descending))
 
     # -- acting ----------------------------------------------------------------------
     def _path_at(self, index: QModelIndex) -> str | None:

@@ -3,10 +3,9 @@
 Kept out of main_window.py: the window only creates this and tells it when a run loaded.
 A hit opens its run at its step with the search's step terms in the tab's filter, so the
 matching steps are marked in the list; run keys (``model:``, ``after:``, ``before:``) are
-left out, since the step filter has no such key. A hit on the model step that called a
-tool (the search's ``tool:NAME`` matches it, the step filter's only the tool's own step)
-drops the ``tool:`` terms too, so the step it opens at is not filtered out of the list.
-A run already open in a tab is shown there, not opened again.
+left out, since the step filter has no such key. ``tool:NAME`` means the same in both (the
+tool's steps and the model steps that called it), so a hit on the calling model step stays
+listed. A run already open in a tab is shown there, not opened again.
 """
 
 from __future__ import annotations
@@ -27,14 +26,12 @@ from loom_desktop.features.library.page import RunsPage
 _TERM = re.compile(r'"[^"]*"|\S+')
 
 
-def step_terms(query: str, tools: bool = True) -> str:
-    """The search without its run keys: what the tab's step filter understands; without
-    its ``tool:`` terms too unless ``tools``."""
-    dropped = RUN_KEYS if tools else (*RUN_KEYS, "tool")
+def step_terms(query: str) -> str:
+    """The search without its run keys: what the tab's step filter understands."""
     kept = [
         t
         for t in _TERM.findall(query)
-        if t.partition(":")[0].lower() not in dropped or ":" not in t
+        if t.partition(":")[0].lower() not in RUN_KEYS or ":" not in t
     ]
     return " ".join(kept)
 
@@ -101,8 +98,7 @@ class LibraryUi:
         def arrive() -> None:
             tl = view.session.timeline
             row = step_of_seq(tl, seq) if tl is not None and seq >= 0 else None
-            on_tool = row is None or tl is None or tl.kind_name(row).startswith("tool:")
-            terms = step_terms(query, tools=on_tool)
+            terms = step_terms(query)
             if terms or view.filter_box.text():
                 view.filter_box.setText(terms)
             if row is not None:

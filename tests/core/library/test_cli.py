@@ -62,3 +62,24 @@ def test_library_flag_names_another_database(tmp_path: Path, library_db: Path) -
     assert ok("--library", other, "index", Path(__file__).resolve().parents[3] / "resources")
     assert "sample.loom.json" in ok("--library", other, "list")
     assert ok("list") == "" and other.exists()
+
+
+def test_a_search_without_a_hit_says_so_and_exits_1_like_grep(runs: Path) -> None:
+    ok("index", runs)
+    done = core("runs", "search", "zebra-that-no-run-holds")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == "no run matches zebra-that-no-run-holds\n"
+    as_json = core("runs", "search", "zebra-that-no-run-holds", "--json")
+    assert (as_json.returncode, json.loads(as_json.stdout)) == (1, [])
+
+
+def test_the_cost_column_says_what_the_app_says(runs: Path, tmp_path: Path) -> None:
+    """``$0 offline`` for a run an offline model answered, ``?`` for an unpriced model."""
+    from tests.core.harness_runs import journal_complete
+
+    offline, _run = journal_complete(runs)
+    ok("index", runs)
+    lines = {Path(line.split()[-1]).name: line for line in ok("list").splitlines()}
+    assert " $0 offline  scripted  " in lines[offline.name]
+    assert " ?  claude-test  " in lines["session.loom.json"]  # the fake upstream's model
+    assert " $0.1302  claude-sonnet-4-5  " in lines["sample.loom.json"]

@@ -20,7 +20,8 @@ import pytest
 
 from loom_core.demo.headless import run_demo
 from loom_core.library.index import Indexer
-from loom_core.library.search import Library, RunRow
+from loom_core.library.rows import RunRow
+from loom_core.library.search import Library
 from loom_core.live.outcome import FAILED, FINISHED, HUMAN, RUNNING, STOPPED
 from tests.core.harness_runs import (
     budget_run,

@@ -16,7 +16,8 @@ from loom_core.errors import LoadError
 from loom_core.library.db import connect
 from loom_core.library.index import Indexer
 from loom_core.library.query import parse_search
-from loom_core.library.search import Hit, Library, split_marks
+from loom_core.library.rows import Hit, split_marks
+from loom_core.library.search import Library
 from tests.core.library.conftest import SAMPLE
 
 

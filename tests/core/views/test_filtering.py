@@ -73,5 +73,8 @@ def test_valid_queries_have_no_problems(timeline: Any) -> None:
         "",
     ):
         assert parse_query(text).problems == [], text
-    assert _steps(timeline, "kind:tool:read*") == _steps(timeline, "tool:read*")
+    tools = _steps(timeline, "kind:tool:read*")
+    assert tools is not None and set(tools) < set(_steps(timeline, "tool:read*") or ())
+    callers = set(_steps(timeline, "tool:read*") or ()) - set(tools)
+    assert callers == {timeline.call_of[s] for s in tools}  # tool: adds who called it
     assert _steps(timeline, '"run_tests"') == _steps(timeline, "run_tests")

@@ -60,6 +60,17 @@ def _reference(tl: Timeline, text: str) -> list[int] | None:
     for result, caller in enumerate(tl.call_of):
         if caller >= 0:
             results.setdefault(caller, []).append(result)
+
+    def tool_named(step: int) -> bool:
+        name = tl.kind_name(step)
+        return name.startswith("tool:") and any(fnmatchcase(name[5:], t) for t in q.tools)
+
+    def called(step: int) -> bool:  # a model step that called such a tool
+        shield = [str(tl.doc.shield_events[i].tool or "") for i in tl.shield_at.get(step, ())]
+        return any(tool_named(r) for r in results.get(step, ())) or any(
+            fnmatchcase(t, p) for t in shield for p in q.tools
+        )
+
     for step in range(len(tl)):
         flags = tl.flags[step]
         for result in results.get(step, ()):
@@ -70,10 +81,7 @@ def _reference(tl: Timeline, text: str) -> list[int] | None:
             and (not q.flags or flags & q.flags)
             and (not q.subagent or tl.depth[step])
             and (not q.agents or any(a in tl.agents[tl.agent[step]].lower() for a in q.agents))
-            and (
-                not q.tools
-                or (name.startswith("tool:") and any(fnmatchcase(name[5:], t) for t in q.tools))
-            )
+            and (not q.tools or tool_named(step) or called(step))
         )
         if ok and groups:
             e = tl.effect_of[step]

@@ -86,7 +86,8 @@ def test_a_hit_on_the_calling_model_step_is_not_filtered_out(
     qtbot: Any, window: MainWindow, sample: Path, runs_dir: Path
 ) -> None:
     """``tool:read_file`` across runs finds step 7 (the model step that called read_file);
-    the tab's filter would show only the read_file steps and hide it."""
+    the tab's filter takes the search's terms whole and still lists it: ``tool:`` means
+    the same there (the tool's steps and the model steps that called it)."""
     page = search_runs(qtbot, window, runs_dir, sample, "tool:read_file slugify")
     hits = window.library.controller.hits.hits
     row = next(i for i, h in enumerate(hits) if h.seq == 7)
@@ -95,13 +96,12 @@ def test_a_hit_on_the_calling_model_step_is_not_filtered_out(
     qtbot.waitUntil(lambda: view is not None and view.complete, timeout=WAIT)
     tl = view.session.timeline
     assert tl.kind_name(view.session.step) == "model" and step_seq(tl, view.session.step) == 7
-    _filtered(qtbot, view, "slugify")
+    _filtered(qtbot, view, "tool:read_file slugify")
     assert view.model.row_of(view.session.step) >= 0  # the hit's step is listed
 
 
-def test_step_terms_without_tools() -> None:
-    assert step_terms('tool:bash "rm -rf" model:x', tools=False) == '"rm -rf"'
-    assert step_terms("tool:bash x") == "tool:bash x"
+def test_step_terms_keep_tools() -> None:
+    assert step_terms('tool:bash "rm -rf" model:x') == 'tool:bash "rm -rf"'
 
 
 def test_the_count_says_run_for_one(

@@ -56,8 +56,10 @@ def test_search_opens_the_hit_at_its_step_with_the_match_marked(
     page._open_hit(page.hits.model().index(0))
     view = window.current()
     qtbot.waitUntil(lambda: view.complete and view.session.timeline is not None, timeout=WAIT)
-    # step 20 is the model step that called git_push: the tab's tool: term would hide it
-    qtbot.waitUntil(lambda: view.filter_box.text() == "fix/slugify", timeout=WAIT)
+    # the search's step terms, whole: step 20 (the model step that called git_push) stays
+    qtbot.waitUntil(lambda: view.filter_box.text() == "tool:git_push fix/slugify", timeout=WAIT)
+    qtbot.waitUntil(lambda: view.model.rows is not None, timeout=WAIT)
+    assert view.model.row_of(view.session.step) >= 0
     tl = view.session.timeline
     from loom_core.views.steps import step_seq
 
@@ -81,11 +83,7 @@ def test_forget_and_missing(qtbot: Any, window: MainWindow, sample: Path, runs_d
     qtbot.waitUntil(lambda: _paths(window) == ["gone.loom.json"], timeout=WAIT)
     assert (runs_dir / "keep.loom.json").is_file()  # the file is left alone
     (runs_dir / "gone.loom.json").unlink()
-    try:
-        qtbot.waitUntil(lambda: [r.state for r in c.runs.runs] == ["missing"], timeout=5000)
-    except Exception:
-        print([(r.path, r.state) for r in c.runs.runs])
-        raise
+    qtbot.waitUntil(lambda: [r.state for r in c.runs.runs] == ["missing"], timeout=WAIT)
     assert "missing" in c.runs.index(0, 8).data()
 
 
