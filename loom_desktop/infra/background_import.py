@@ -7,23 +7,48 @@ the whole load: 1.1-1.5 s at 100,000 effects, since the loader's thread held the
 interpreter lock half of that time. On a thread of its own the import shares the lock
 with the window, which answers meanwhile; a big run's tab starts it only once the whole
 run is loaded (while the loader also ran, three threads wanting the lock still froze the
-window 0.1-0.4 s at 100,000 effects). The import itself is safe off the GUI thread: these
-modules make no widget, pixmap or timer when imported (a test imports them so with Qt's
-warnings fatal).
+window 0.1-0.4 s at 100,000 effects). These modules make no widget, pixmap or timer when
+imported (a test imports them so with Qt's warnings fatal).
+
+Why Qt's types are made on the GUI thread first: PySide6 makes a module's Python types on
+first use (lazily), and making them is not safe on two threads at once. pyqtgraph's import
+touches every name of QtCore, QtGui and QtWidgets; on its thread, while the window met a
+type for the first time, the process died: a segmentation fault in that import, in a
+Runs-page test that opens the first run of its process (once in 40 runs). So every name
+of the Qt modules the plot uses is looked up on the GUI thread first, a few milliseconds
+per event-loop turn (:data:`SLICE_S`), and only then does the thread start: it then
+makes none of them.
 """
 
 from __future__ import annotations
 
 import importlib
 import threading
+import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import ModuleType
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from loom_desktop.infra.later import soon
 
 PLOT_MODULES = ("pyqtgraph", "loom_desktop.widgets.timeline")
+# the Qt modules pyqtgraph's import looks through (pyqtgraph/Qt/__init__.py)
+QT_MODULES = ("QtCore", "QtGui", "QtWidgets", "QtSvg", "QtOpenGLWidgets", "QtTest")
+SLICE_S = 0.005  # GUI-thread time per event-loop turn spent making Qt's types
+
+
+def qt_names(modules: tuple[str, ...] = QT_MODULES) -> Iterator[tuple[ModuleType, str]]:
+    """(module, name) of every name of ``modules`` (those PySide6 has), for making their
+    types on the GUI thread (see the module docstring)."""
+    for name in modules:
+        try:
+            module = importlib.import_module(f"PySide6.{name}")
+        except ImportError:
+            continue
+        for attr in dir(module):
+            yield module, attr
 
 
 class BackgroundImport(QObject):
@@ -33,13 +58,16 @@ class BackgroundImport(QObject):
 
     _finished = Signal()
 
-    def __init__(self, modules: tuple[str, ...]) -> None:
+    def __init__(self, modules: tuple[str, ...], qt_modules: tuple[str, ...] = QT_MODULES) -> None:
         super().__init__()
         self.modules = modules
         self.done = False
         self._thread: threading.Thread | None = None
         self._waiting: list[weakref.WeakMethod[Callable[[], object]]] = []
         self._finished.connect(self._call_waiting, Qt.ConnectionType.QueuedConnection)
+        self._names = qt_names(qt_modules)
+        self._making = QTimer(self, interval=0)  # Qt's types, a slice per event-loop turn
+        self._making.timeout.connect(self._make_types)
 
     def when_imported(self, method: Callable[[], object]) -> None:
         """Call ``method`` (a bound method of a QObject) once the modules are imported."""
@@ -47,11 +75,21 @@ class BackgroundImport(QObject):
             soon(method)
             return
         self._waiting.append(weakref.WeakMethod(method))
-        if self._thread is None:
-            # Not a daemon: the interpreter waits for it at exit (under a second) instead
-            # of stopping it halfway through an import.
-            self._thread = threading.Thread(target=self._run, name="plot-import")
-            self._thread.start()
+        if self._thread is None and not self._making.isActive():
+            self._making.start()
+
+    def _make_types(self) -> None:
+        """Look up the next slice of Qt's names; when all are made, start the import."""
+        deadline = time.perf_counter() + SLICE_S
+        for module, name in self._names:
+            getattr(module, name, None)  # makes the type now, on the GUI thread
+            if time.perf_counter() >= deadline:
+                return
+        self._making.stop()
+        # Not a daemon: the interpreter waits for it at exit (under a second) instead
+        # of stopping it halfway through an import.
+        self._thread = threading.Thread(target=self._run, name="plot-import")
+        self._thread.start()
 
     def _run(self) -> None:
         try:

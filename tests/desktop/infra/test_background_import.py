@@ -126,3 +126,46 @@ def test_a_method_whose_owner_is_gone_is_not_called(qtbot) -> None:
     qtbot.waitUntil(lambda: importer.done, timeout=10_000)
     qtbot.wait(20)
     assert calls == []
+
+
+_TYPES_AT_THREAD_START = """
+import json, threading
+from PySide6.QtWidgets import QApplication
+from loom_desktop.infra.background_import import QT_MODULES, BackgroundImport, qt_names
+app = QApplication([])
+seen = {}
+
+class Spy(BackgroundImport):
+    def _run(self):  # what the import thread finds when it starts
+        unmade = [f"{m.__name__}.{n}" for m, n in qt_names(QT_MODULES) if n not in vars(m)]
+        seen["unmade"] = unmade[:5]
+        seen["count"] = len(unmade)
+        super()._run()
+
+from PySide6.QtCore import QObject
+class Waiter(QObject):
+    def ready(self):
+        app.quit()
+
+waiter, importer = Waiter(), Spy(("json",))
+importer.when_imported(waiter.ready)
+app.exec()
+print(json.dumps(seen))
+"""
+
+
+def test_qt_types_are_made_on_the_gui_thread_before_the_import_thread_starts(
+    tmp_path: Path,
+) -> None:
+    """PySide6 makes types lazily and not safely on two threads: pyqtgraph's import on its
+    thread walks every Qt name, and the window died when it met a new type meanwhile."""
+    done = subprocess.run(
+        [sys.executable, "-c", _TYPES_AT_THREAD_START],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["count"] == 0, seen["unmade"]
