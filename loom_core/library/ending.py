@@ -41,7 +41,7 @@ _FORK_LIMITS = {
     "stopped": "stop",
 }
 _HARNESS_ERRORS = {"invalid_output": "the model's output was invalid (invalid_output)"}
-_END_TAIL = 512  # bytes at the end of a sidecar where its end record is looked for
+_END_TAIL = 1 << 16  # bytes at the end of a sidecar where its last line (the end) is read
 
 
 def fork_of(doc: Document) -> dict[str, Any]:
@@ -112,7 +112,8 @@ def _proxy_writer(path: str) -> tuple[bool | None, str]:
     except OSError:
         tail = None
     if tail is not None:
-        if b'"type":"end"' in tail.replace(b" ", b""):
+        last = tail.rstrip().rsplit(b"\n", 1)[-1]  # the end record, when it was written
+        if last.replace(b" ", b"").startswith(b'{"type":"end"'):
             return False, "its proxy stopped"
         present = writer_present(sidecar)
         return present, "its proxy is gone" if present is False else ""
