@@ -90,13 +90,13 @@ def run_demo(
     pace: float = 0.0,
     *,
     confirm_timeout: float = 120.0,
-    stop_when_held: bool = False,
+    kill_when_held: bool = False,
 ) -> DemoResult:
     """One demo run in ``folder`` (its trace, journal and token file go there).
 
     ``approve``: the decision on the held deploy call; None leaves it to time out after
-    ``confirm_timeout`` seconds. ``stop_when_held``: stop the proxy (SIGTERM) while the
-    call is held instead, so the agent's call fails as when a proxy is stopped mid-run."""
+    ``confirm_timeout`` seconds. ``kill_when_held``: kill the proxy (SIGKILL) while the
+    call is held instead: it dies mid-run, and the agent's call fails."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "LOOM_RUNTIME_DIR": str(folder / "runtime"), "PYTHONUNBUFFERED": "1"}
@@ -141,9 +141,9 @@ def run_demo(
         )
         port = int(str(info["port"]))
         client = ControlClient(port, token=_token(folder, port))  # not this process's runtime dir
-        held = _decide(client, None if stop_when_held else approve, deadline, agent)
-        if stop_when_held and held:
-            proxy.terminate()
+        held = _decide(client, None if kill_when_held else approve, deadline, agent)
+        if kill_when_held and held:
+            proxy.kill()
         try:
             out, err = agent.communicate(timeout=max(1.0, deadline - time.monotonic()))
             code: int | None = agent.returncode

@@ -54,7 +54,7 @@ def _row(path: Path) -> RunRow:
         ("approved", {"approve": True}, FINISHED),
         ("denied", {"approve": False}, FINISHED),  # the agent exited 0: a denial is no failure
         ("timed out", {"approve": None, "confirm_timeout": 1}, FINISHED),
-        ("proxy stopped", {"stop_when_held": True}, STOPPED),
+        ("proxy killed", {"kill_when_held": True}, STOPPED),
     ],
 )
 def test_demo_runs_end_as_their_agent_did(
@@ -65,8 +65,8 @@ def test_demo_runs_end_as_their_agent_did(
     assert (result.code == 0) == (outcome == FINISHED), result.report()
     row = _row(tmp_path / "demo" / "demo.loom.json")
     assert row.outcome == outcome, (how, row.why, result.report())
-    if outcome == STOPPED:  # the proxy was stopped while the agent waited for its call
-        assert row.why == "its proxy stopped"
+    if outcome == STOPPED:  # the proxy died while the agent waited for its call
+        assert row.why == "its proxy is gone"
 
 
 def test_harness_journals_finished_paused_and_crashed_mid_tool(tmp_path: Path) -> None:
@@ -140,7 +140,7 @@ def test_a_journal_whose_writer_is_killed_mid_tool_stops_running(tmp_path: Path)
 
 def test_an_error_the_app_saw_makes_the_run_failed(tmp_path: Path) -> None:
     """The demo's agent crashed: only its owner knows; the note survives re-indexing."""
-    result = run_demo(tmp_path / "demo", stop_when_held=True)
+    result = run_demo(tmp_path / "demo", kill_when_held=True)
     path = tmp_path / "demo" / "demo.loom.json"
     indexer = Indexer()
     try:
