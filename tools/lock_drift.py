@@ -12,7 +12,11 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
+from packaging.markers import Marker
+
+PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)\s*(?:;\s*([^\\]+?))?\s*\\?$")
+# Installed by venv itself, never part of a lock.
+NOT_LOCKED = {"pip"}
 
 
 def canonical(name: str) -> str:
@@ -20,12 +24,13 @@ def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def locked_versions(lock: Path) -> dict[str, set[str]]:
-    """Every pinned version per package (a universal lock may pin one per Python)."""
+def locked_versions(lock: Path, everywhere: bool = False) -> dict[str, set[str]]:
+    """Every pinned version per package (a universal lock may pin one per Python) whose
+    environment marker holds here, or every pin with ``everywhere``."""
     pins: dict[str, set[str]] = {}
     for line in lock.read_text(encoding="utf-8").splitlines():
         match = PIN.match(line)
-        if match:
+        if match and (everywhere or not match.group(3) or Marker(match.group(3)).evaluate()):
             pins.setdefault(canonical(match.group(1)), set()).add(match.group(2))
     return pins
 
@@ -40,7 +45,7 @@ def drift(lock: Path) -> list[str]:
     lines = []
     for name in sorted(locked.keys() | installed.keys()):
         pinned, now = locked.get(name), installed.get(name)
-        if name == "loom-desktop" or (pinned and now in pinned):
+        if name == "loom-desktop" or name in NOT_LOCKED or (pinned and now in pinned):
             continue
         was = " or ".join(sorted(pinned)) if pinned else "not locked"
         lines.append(f"{name}: {was} -> {now or 'not installed'}")
