@@ -18,10 +18,10 @@ from typing import Any
 from loom_core.proxy.config import ShieldFlags
 from loom_core.proxy.control_client import ControlClient
 from tests.core.proxy.fake_wire import Reply
-from tests.core.proxy.harness import Rig
+from tests.core.proxy.harness import NEVER_S, Rig
 from tests.core.proxy.procs import wait_for
 
-SHIELD = ShieldFlags(confirm=["deploy*"], confirm_timeout=60)
+SHIELD = ShieldFlags(confirm=["deploy*"], confirm_timeout=NEVER_S)
 TOOLS = [
     {"name": name, "description": name, "input_schema": {"type": "object"}}
     for name in ("deploy", "read_notes")

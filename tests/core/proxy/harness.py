@@ -29,6 +29,12 @@ from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
 
 T = TypeVar("T")
+# Bounds, not expectations (CI shares two cores): a timeout that is not what a test is
+# about must never fire before the events the test waits for, however loaded the machine.
+# Both lie beyond the test's own limit (pytest-timeout, 300 s), which reports a stuck test
+# with every thread's stack. (A CLI command took 9-11 s to start on the loaded CI machine.)
+NEVER_S = 3600.0  # the confirm timeout of a test that decides each held call itself
+CLIENT_S = 600.0  # an SDK client's read timeout: its call may be held while the test acts
 ANTHROPIC_KEY = "sk-ant-api03-" + "K3yF0rT3sts" * 4
 OPENAI_KEY = "sk-proj-" + "0penAiT3stK3y" * 4
 KEYS = (ANTHROPIC_KEY, OPENAI_KEY)
@@ -90,12 +96,12 @@ class Rig:
 
     def anthropic(self) -> anthropic.Anthropic:
         return anthropic.Anthropic(
-            base_url=self.url, api_key=ANTHROPIC_KEY, max_retries=0, timeout=10.0
+            base_url=self.url, api_key=ANTHROPIC_KEY, max_retries=0, timeout=CLIENT_S
         )
 
     def openai(self) -> openai.OpenAI:
         return openai.OpenAI(
-            base_url=self.url + "/v1", api_key=OPENAI_KEY, max_retries=0, timeout=10.0
+            base_url=self.url + "/v1", api_key=OPENAI_KEY, max_retries=0, timeout=CLIENT_S
         )
 
     def stop(self) -> dict[str, Any]:

@@ -26,7 +26,15 @@ from loom_core.proxy.control import loopback_host
 from loom_core.proxy.control_client import ControlClient, ControlError, PendingCall
 from tests.core.clis import core, loom
 from tests.core.proxy.fake_wire import Reply
-from tests.core.proxy.harness import ANTHROPIC_KEY, Rig, loom_accepts, start_rig
+from tests.core.proxy.hangup import HangingUpAgent
+from tests.core.proxy.harness import (
+    ANTHROPIC_KEY,
+    CLIENT_S,
+    NEVER_S,
+    Rig,
+    loom_accepts,
+    start_rig,
+)
 from tests.core.proxy.procs import ProxyProcess, wait_for
 
 TOOLS = [{"name": "deploy", "description": "deploy", "input_schema": {"type": "object"}}]
@@ -46,7 +54,7 @@ def pool() -> Iterator[ThreadPoolExecutor]:
         yield p
 
 
-def shielded(tmp: Path, timeout: float = 15.0) -> Rig:
+def shielded(tmp: Path, timeout: float = NEVER_S) -> Rig:
     return start_rig(tmp, shield=ShieldFlags(confirm=["deploy*"], confirm_timeout=timeout))
 
 
@@ -57,7 +65,7 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
 
 
 def agent_call(
-    rig: Rig, pool: ThreadPoolExecutor, stream: bool = False, timeout: float = 10.0
+    rig: Rig, pool: ThreadPoolExecutor, stream: bool = False, timeout: float = CLIENT_S
 ) -> Future[Any]:
     """The agent asks once; the fake model answers with one ``deploy`` call."""
     rig.upstream.script(Reply(text="Deploying.", calls=[("toolu_1", "deploy", {"env": "prod"})]))
@@ -259,12 +267,12 @@ def test_refusals(rig: Rig, tmp_path: Path) -> None:
         bare.close()
 
 
-def test_client_disconnect_removes_the_approval(rig: Rig, pool: ThreadPoolExecutor) -> None:
-    answer = agent_call(rig, pool, timeout=1.0)
-    held(rig.proxy.port)
-    with pytest.raises(anthropic.APITimeoutError):
-        answer.result(10)
-    wait_for(lambda: ControlClient(rig.proxy.port).pending() == [], 5, "the approval to go")
+def test_client_disconnect_removes_the_approval(rig: Rig) -> None:
+    rig.upstream.script(Reply(text="Deploying.", calls=[("toolu_1", "deploy", {"env": "prod"})]))
+    with HangingUpAgent(rig.url) as agent:
+        held(rig.proxy.port)
+        agent.hang_up()
+        wait_for(lambda: ControlClient(rig.proxy.port).pending() == [], 10, "the approval to go")
     assert rig.proxy.session is not None
     assert rig.proxy.session.exchanges == 0  # nothing of the abandoned exchange is recorded
 

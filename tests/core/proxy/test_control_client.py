@@ -18,7 +18,7 @@ import pytest
 from loom_core.proxy.control_client import ControlClient, ControlError, read_token
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
-from tests.core.proxy.harness import LoopThread
+from tests.core.proxy.harness import CLIENT_S, NEVER_S, LoopThread
 
 LOOM = Path(sys.executable).with_name("loom")
 
@@ -65,7 +65,7 @@ def loom_proxy(
             "--confirm",
             "deploy*",
             "--confirm-timeout",
-            "20",
+            str(NEVER_S),  # the tests decide each call: no timeout may race them
         ],
         env=env,
         cwd=tmp_path,
@@ -84,7 +84,7 @@ def loom_proxy(
 
 def _ask(port: int, out: list[Any]) -> threading.Thread:
     client = anthropic.Anthropic(
-        base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test", max_retries=0, timeout=30
+        base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test", max_retries=0, timeout=CLIENT_S
     )
 
     def run() -> None:

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
-import anthropic
 import pytest
 
 from loom_core.proxy.hooks import Exchange, Screen, Screened
 from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.hangup import HangingUpAgent
 from tests.core.proxy.harness import loom_accepts, start_rig
+from tests.core.proxy.procs import wait_for
 
 NOTICE = "[loom shield] Blocked tool call delete_city"
 
@@ -30,7 +30,7 @@ class StandInScreen:
     def __init__(self, hold: bool = False) -> None:
         self.hold = hold
         self.observed: list[str] = []
-        self.cancelled = False
+        self.holding = self.cancelled = False
 
     def observe_request(self, exchange: Exchange) -> list[dict[str, Any]]:
         self.observed.append(exchange.path)
@@ -43,6 +43,7 @@ class StandInScreen:
 
     async def screen_response(self, exchange: Exchange, response: dict[str, Any]) -> Screened:
         if self.hold:
+            self.holding = True
             try:
                 await asyncio.Event().wait()  # an approval that never comes
             except asyncio.CancelledError:
@@ -127,15 +128,10 @@ def test_a_held_call_is_cancelled_when_the_client_gives_up(tmp_path: Path) -> No
     rig = start_rig(tmp_path, screen=screen)
     try:
         rig.upstream.script(Reply(text="never shown"))
-        client = anthropic.Anthropic(base_url=rig.url, api_key="k", max_retries=0, timeout=0.5)
-        with pytest.raises(anthropic.APITimeoutError):
-            client.messages.create(
-                model="m", max_tokens=9, messages=[{"role": "user", "content": "hi"}]
-            )
-        deadline = time.monotonic() + 5
-        while not screen.cancelled:
-            assert time.monotonic() < deadline, "the held screening was not cancelled"
-            time.sleep(0.02)
+        with HangingUpAgent(rig.url) as agent:
+            wait_for(lambda: screen.holding, 10, "the screening to hold the answer")
+            agent.hang_up()
+            wait_for(lambda: screen.cancelled, 10, "the held screening to be cancelled")
         assert rig.proxy.session is not None and rig.proxy.session.exchanges == 0
     finally:
         rig.close()

@@ -22,7 +22,7 @@ from loom_core.proxy.control_client import ControlClient
 from loom_desktop.main_window import MainWindow
 from tests.core.proxy.decisions import SHIELD, TOOLS
 from tests.core.proxy.fake_wire import Reply
-from tests.core.proxy.harness import Rig, start_rig
+from tests.core.proxy.harness import NEVER_S, Rig, start_rig
 
 WAIT_MS = 15_000
 
@@ -60,7 +60,7 @@ def test_two_quick_decisions_both_arrive(
         real(self, call_id, approve, **extra)
 
     monkeypatch.setattr(ControlClient, "decide", gated)
-    panel = window.attach_proxy(rig.proxy.port, confirm_timeout=60)
+    panel = window.attach_proxy(rig.proxy.port, confirm_timeout=NEVER_S)
     connection = panel.connection
     decided: list[str] = []
     errors: list[str] = []

@@ -12,6 +12,7 @@ from loom_core.proxy.control_client import PendingCall
 from loom_desktop.features.proxy.approvals_model import ApprovalsModel
 from loom_desktop.main_window import MainWindow
 from tests.core.proxy.fake_wire import Reply
+from tests.core.proxy.harness import NEVER_S
 from tests.core.proxy.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
 
 
@@ -40,7 +41,7 @@ def _held(qtbot, panel) -> PendingCall:
 def test_click_to_decide(qtbot, window: MainWindow, loom_proxy, how: str) -> None:  # noqa: F811
     port, upstream, _lt = loom_proxy
     upstream.script(Reply(text="ok", calls=[("t1", "deploy", {"env": "prod"})]))
-    panel = window.attach_proxy(port, confirm_timeout=20)
+    panel = window.attach_proxy(port, confirm_timeout=NEVER_S)
     out: list[Any] = []
     thread = _ask(port, out)
     call = _held(qtbot, panel)

@@ -25,7 +25,7 @@ from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, build_timeline
 from loom_desktop.infra.notify import HeldNotifier
 from loom_desktop.main_window import MainWindow
 from tests.core.proxy.fake_wire import Reply
-from tests.core.proxy.harness import Rig, start_rig
+from tests.core.proxy.harness import NEVER_S, Rig, start_rig
 from tests.core.proxy.test_control_client import _ask, loom_proxy  # noqa: F401 (fixture)
 
 TOOLS = [
@@ -39,7 +39,7 @@ SHIELD_BITS = F_SHIELD | F_DENIED
 @pytest.fixture
 def rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Rig]:
     monkeypatch.setenv("LOOM_RUNTIME_DIR", str(tmp_path / "rt"))
-    r = start_rig(tmp_path, shield=ShieldFlags(confirm=["deploy*"], confirm_timeout=60))
+    r = start_rig(tmp_path, shield=ShieldFlags(confirm=["deploy*"], confirm_timeout=NEVER_S))
     try:
         yield r
     finally:
@@ -100,7 +100,7 @@ def test_held_calls_come_by_stream_without_polling(
     monkeypatch.setattr(
         ControlClient, "pending", lambda self: polled.append(1) or real_pending(self)
     )
-    panel = window.attach_proxy(rig.proxy.port, confirm_timeout=60)
+    panel = window.attach_proxy(rig.proxy.port, confirm_timeout=NEVER_S)
     connection = panel.connection
     qtbot.waitUntil(lambda: connection.mode == "stream", timeout=WAIT_MS)  # hello arrived
     assert panel.status.text() == "no held calls"
@@ -133,7 +133,7 @@ def test_held_calls_come_by_stream_without_polling(
 
 def test_loom_harness_proxy_is_polled(qtbot, window: MainWindow, loom_proxy) -> None:  # noqa: F811
     port, upstream, _lt = loom_proxy
-    panel = window.attach_proxy(port, confirm_timeout=20)
+    panel = window.attach_proxy(port, confirm_timeout=NEVER_S)
     qtbot.waitUntil(lambda: panel.connection.mode == "poll", timeout=WAIT_MS)
     assert panel.connection.polling
     upstream.script(Reply(text="ok", calls=[("t1", "deploy", {"env": "prod"})]))
@@ -249,7 +249,7 @@ def test_notification_once_per_held_call_in_the_background(
 ) -> None:
     tray = FakeTray()
     window.notifier = HeldNotifier(window, tray=tray)
-    panel = window.attach_proxy(rig.proxy.port, confirm_timeout=60)
+    panel = window.attach_proxy(rig.proxy.port, confirm_timeout=NEVER_S)
     qtbot.waitUntil(lambda: panel.connection.mode == "stream", timeout=WAIT_MS)
     _background(qtbot, window)
     rig.upstream.script(
@@ -283,7 +283,7 @@ def test_no_notification_while_active_and_alert_without_tray(
 ) -> None:
     alerts: list[Any] = []
     monkeypatch.setattr(QApplication, "alert", staticmethod(lambda w, ms=0: alerts.append(w)))
-    panel = window.attach_proxy(rig.proxy.port, confirm_timeout=60)
+    panel = window.attach_proxy(rig.proxy.port, confirm_timeout=NEVER_S)
     notifier = window.notifier
     window.activateWindow()
     qtbot.waitUntil(window.isActiveWindow, timeout=WAIT_MS)

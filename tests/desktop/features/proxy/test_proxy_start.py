@@ -23,7 +23,7 @@ from loom_desktop.features.proxy.start_dialog import StartProxyDialog, preview
 from loom_desktop.main_window import MainWindow
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
-from tests.core.proxy.harness import running_upstream
+from tests.core.proxy.harness import CLIENT_S, NEVER_S, running_upstream
 
 
 @pytest.fixture
@@ -71,7 +71,7 @@ def test_dialog_preview_table_follows_the_fields(qtbot) -> None:
 
 def _ask(port: int, out: list[Any], content: str) -> threading.Thread:
     client = anthropic.Anthropic(
-        base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test", max_retries=0, timeout=30
+        base_url=f"http://127.0.0.1:{port}", api_key="sk-ant-test", max_retries=0, timeout=CLIENT_S
     )
 
     def run() -> None:
@@ -100,7 +100,7 @@ def test_start_use_approve_stop(
     dialog.target.setCurrentText("Custom URL")
     dialog.custom.setText(upstream.url)
     dialog.confirm.setText("deploy*")
-    dialog.timeout.setValue(30)
+    dialog.timeout.setValue(NEVER_S)  # the test decides: no timeout may race it
     save = tmp_path / "out" / "s.loom.json"
     dialog.save.setText(str(save))
     with qtbot.waitSignal(manager.attached, timeout=20_000) as blocker:
@@ -111,7 +111,7 @@ def test_start_use_approve_stop(
     qtbot.mouseClick(entry.dock.copy_btn, Qt.MouseButton.LeftButton)
     assert QApplication.clipboard().text() == entry.dock.line
     assert entry.view is window.current() and entry.view.path == entry.info["journal"]
-    assert entry.panel is not None and entry.panel.connection.confirm_timeout == 30
+    assert entry.panel is not None and entry.panel.connection.confirm_timeout == NEVER_S
 
     out: list[Any] = []
     _ask(port, out, "hi").join(20)
