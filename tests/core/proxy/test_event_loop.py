@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ import pytest
 from tests.core.clis import ROOT
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
-from tests.core.proxy.harness import ANTHROPIC_KEY, running_upstream
+from tests.core.proxy.harness import ANTHROPIC_KEY, CLIENT_S, running_upstream
 from tests.core.proxy.procs import ProxyProcess
 
 HI = [{"role": "user", "content": "hi"}]
@@ -50,13 +51,13 @@ def test_each_loop_records_and_times_out(
         "--event-loop",
         choice,
         "--upstream-timeout",
-        "1",
+        "2",  # far above what "one" and "two" need on a loaded machine
     )
-    upstream.script(Reply(text="one"), Reply(text="late", stall=6.0), Reply(text="two"))
+    upstream.script(Reply(text="one"), Reply(text="late", stall=math.inf), Reply(text="two"))
     with ProxyProcess(tmp_path, *flags) as proxy:
         assert proxy.ready["event_loop"] == expected
         client = anthropic.Anthropic(
-            base_url=proxy.url, api_key=ANTHROPIC_KEY, max_retries=0, timeout=10
+            base_url=proxy.url, api_key=ANTHROPIC_KEY, max_retries=0, timeout=CLIENT_S
         )
         client.messages.create(model="m", max_tokens=5, messages=HI)
         with pytest.raises(anthropic.APIStatusError) as err:

@@ -9,6 +9,7 @@ every case the next exchange is recorded normally, as exchange 0.
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -128,11 +129,16 @@ def test_upstream_unreachable_is_502(tmp_path: Path) -> None:
 
 
 def test_upstream_timeouts(tmp_path: Path) -> None:
-    """Before the answer: 504. Mid-stream (no bytes for too long): a torn stream."""
-    rig = start_rig(tmp_path, upstream_timeout=0.4)
+    """Before the answer: 504. Mid-stream (no bytes for too long): a torn stream.
+
+    The stalled upstreams never go on by themselves, and the timeout is far above what the
+    good exchange needs on a loaded machine (it was 0.4 s, which the good one exceeded)."""
+    rig = start_rig(tmp_path, upstream_timeout=2.0)
     try:
         rig.upstream.script(
-            Reply(text="late", stall=1.0), Reply(text="slow", pace=1.0), Reply(text="fine")
+            Reply(text="late", stall=math.inf),
+            Reply(text="slow", pace=math.inf),
+            Reply(text="fine"),
         )
         client = rig.anthropic()
         with pytest.raises(anthropic.APIStatusError) as err:
