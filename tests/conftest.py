@@ -1,5 +1,5 @@
-"""Every test (and every process a test starts) keeps generated runs and the run library out
-of the real home."""
+"""Every test (and every process a test starts) keeps generated runs, the run library and
+the proxies' control tokens out of the real home."""
 
 from __future__ import annotations
 
@@ -16,6 +16,17 @@ def runs_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The per-user runs folder, in this test's temp dir (subprocesses inherit it)."""
     folder = tmp_path / "runs"
     monkeypatch.setenv(ENV, str(folder))
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def proxy_runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where proxies write their control-token files, in this test's temp dir. The default
+    (``~/.loom/proxies``) is shared by every test run on the machine and the user's own
+    proxies: a test that lists the running proxies, or runs ``approvals`` without
+    ``--port``, must find only its own. A test's own ``runtime`` fixture overrides it."""
+    folder = tmp_path / "proxy-runtime"
+    monkeypatch.setenv("LOOM_RUNTIME_DIR", str(folder))
     return folder
 
 
