@@ -97,10 +97,11 @@ lock:
 	$(UV_COMPILE) pyproject.toml requirements/build.in -c $(TEST_LOCK) -o $(RUN_LOCK)
 
 # make deps-latest - the suite against the newest release of every dependency, in a venv of
-# its own (never in CI's path): prints which packages differ from the lock, then runs pytest
+# its own (never in CI's path): prints which packages differ from the lock, then runs pytest.
+# The build backend of requirements/build.in too, which the lock pins as well.
 LATEST_VENV := .venv-latest
 deps-latest:
 	rm -rf $(LATEST_VENV) && $(PYTHON) -m venv $(LATEST_VENV)
-	$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade -e ".[dev,package]"
+	$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade -e ".[dev,package]" -r requirements/build.in
 	$(LATEST_VENV)/bin/python tools/lock_drift.py $(TEST_LOCK)
 	QT_QPA_PLATFORM=offscreen $(LATEST_VENV)/bin/python -m pytest -q $(PYTEST_ARGS)
