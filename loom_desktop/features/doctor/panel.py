@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QPushButton,
+    QSizePolicy,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -83,6 +84,9 @@ class DoctorPanel(QDockWidget):
         body = QWidget()
         self.summary = QLabel("open a run to check its context")
         self.summary.setStyleSheet("font-weight: bold;")
+        # a long verdict wraps instead of widening the window past a small screen
+        self.summary.setWordWrap(True)
+        self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.refresh_btn = QPushButton("Refresh")
         self.refresh_btn.clicked.connect(lambda: self.refresh())
         self.refresh_btn.setToolTip("Check the context again (a live run: what is recorded so far)")
