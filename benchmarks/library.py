@@ -29,7 +29,6 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from loom_core.library.db import connect
 from loom_core.library.extract import RunFacts, StepText
 from loom_core.library.index import Indexer
 from loom_core.library.search import Library
@@ -91,7 +90,7 @@ def needle_of(i: int) -> str:
 def generate(db: Path, runs: int, steps: int) -> dict[str, Any]:
     """Write ``runs`` generated runs through the indexer; the planted needles and timings."""
     maker = RunMaker(steps)
-    indexer = Indexer(connect(db))
+    indexer = Indexer(db)
     planted: dict[str, int] = {}
     start = time.perf_counter()
     base = time.time() - runs * 60
@@ -103,7 +102,7 @@ def generate(db: Path, runs: int, steps: int) -> dict[str, Any]:
         mtime_ns = int((base + n * 60) * 1e9)
         indexer.store(f"/bench/runs/{n:05d}.loom.json", 50_000 + n, mtime_ns, facts, rows)
     elapsed = time.perf_counter() - start
-    indexer.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    indexer.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     indexer.close()
     return {"planted": planted, "index_s": elapsed}
 
@@ -117,7 +116,7 @@ def through_files(count: int, steps: int) -> dict[str, float]:
         folder.mkdir()
         for n in range(count):
             write_synth(folder / f"run-{n}.loom.json", steps)
-        indexer = Indexer(connect(Path(tmp) / "files.sqlite3"))
+        indexer = Indexer(Path(tmp) / "files.sqlite3")
         start = time.perf_counter()
         report = indexer.index_folder(folder)
         elapsed = time.perf_counter() - start

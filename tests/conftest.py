@@ -10,6 +10,8 @@ import pytest
 from loom_core.library.db import ENV as LIBRARY_ENV
 from loom_core.runs_dir import ENV
 
+pytest_plugins = ["tests.servers.fixtures"]
+
 
 @pytest.fixture(autouse=True)
 def runs_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

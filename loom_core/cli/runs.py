@@ -1,8 +1,10 @@
-"""``python -m loom_core runs list|search|index|forget``: the run library from a terminal.
+"""``python -m loom_core runs list|search|index|forget|publish|store|fetch``: the run library
+from a terminal.
 
-The same database the desktop's Runs page reads (``$LOOM_DESKTOP_LIBRARY``, else the
-per-user data folder; ``--library`` names another). ``index`` writes it, the others only
-read. A query with a problem (an unknown ``kind:``, a bad date) or a folder that does not
+The same library the desktop's Runs page reads: ``$LOOM_LIBRARY_URL`` (a team's PostgreSQL
+database), else the per-user SQLite file (``$LOOM_DESKTOP_LIBRARY`` moves it); ``--library``
+names another. ``index``, ``forget``, ``publish`` and ``store URL`` write it, the others
+only read. A query with a problem (an unknown ``kind:``, a bad date) or a folder that does not
 exist exits 2 with one line on stderr, like every command.
 """
 
@@ -16,7 +18,6 @@ from datetime import datetime
 from typing import Any
 
 from loom_core.errors import LoadError
-from loom_core.library.db import connect
 from loom_core.library.index import Indexer
 from loom_core.library.rows import RunRow
 from loom_core.library.search import SORTS, Library
@@ -75,7 +76,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_index(args: argparse.Namespace) -> int:
     totals = {"indexed": 0, "unchanged": 0, "unreadable": 0, "missing": 0}
     problems: dict[str, str] = {}
-    indexer = Indexer(connect(args.library))
+    indexer = Indexer(args.library)
     try:
         for target in args.paths:
             if os.path.isdir(target):
@@ -100,7 +101,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    indexer = Indexer(connect(args.library))
+    indexer = Indexer(args.library)
     try:
         if not indexer.forget(args.path):
             raise LoadError(args.path, "not in the run library")
@@ -109,10 +110,81 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    from loom_core.library.publish import publish, run_store
+
+    indexer = Indexer(args.library)
+    try:
+        store = run_store(indexer.db)
+        prepare = scrubbed_copy(args.scrub_dir) if args.scrub else None
+        done = [publish(indexer, store, path, prepare) for path in args.paths]
+    finally:
+        indexer.close()
+    if args.json:
+        print(json.dumps([d.__dict__ for d in done], ensure_ascii=False))
+    for d in done:
+        state = "uploaded" if d.uploaded else "already in the store"
+        print(f"{d.path}: {state}: {d.url}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def scrubbed_copy(folder: str | None) -> Any:
+    """``publish --scrub``: each run as its loom trace with secret-shaped strings replaced
+    (the proxy's scrubber, as HTML export uses it), ``scrubbed: true``, checksum stamped."""
+    import tempfile
+
+    from loom_core.cli.sample_option import load_run
+    from loom_core.formats.save import atomic_write_bytes, document_dict, stamp
+    from loom_core.proxy.scrub import scrub_value
+    from loom_core.runs_dir import stem_of
+
+    out = folder or tempfile.mkdtemp(prefix="loom-scrubbed-")
+
+    def prepare(path: str) -> str:
+        data = scrub_value(document_dict(load_run(path, None)))
+        data["scrubbed"] = True
+        target = os.path.join(out, stem_of(path) + ".loom.json")
+        atomic_write_bytes(target, json.dumps(stamp(data), indent=2).encode("utf-8"))
+        return target
+
+    return prepare
+
+
+def cmd_store(args: argparse.Namespace) -> int:
+    from loom_core.library.publish import STORE
+    from loom_core.library.store import RunStore
+
+    indexer = Indexer(args.library)
+    try:
+        if args.url:
+            url = args.url if "://" in args.url else os.path.abspath(args.url)
+            RunStore(url)  # LoadError for an address fsspec cannot use
+            indexer.db.set_setting(STORE, url)
+        url = indexer.db.setting(STORE)
+    finally:
+        indexer.close()
+    print(url or "no run store (set one: runs store s3://bucket/prefix, or a shared folder)")
+    return 0
+
+
+def cmd_fetch(args: argparse.Namespace) -> int:
+    from loom_core.library.cache import local_copy
+    from loom_core.library.store import RunStore
+
+    store, digest, name = RunStore.holding(args.url)
+    print(local_copy(store, args.url, digest, name))
+    return 0
+
+
 def add_runs_command(sub: Any) -> None:
     """Register ``runs`` and its subcommands on the shared CLI's subparsers."""
     p = sub.add_parser("runs", help="the run library: list, search across runs, index folders")
-    p.add_argument("--library", metavar="DB", help="the library file (default: the per-user one)")
+    p.add_argument(
+        "--library",
+        metavar="DB",
+        help="the library: a file, or a postgresql:// URL (default: $LOOM_LIBRARY_URL, "
+        "else the per-user file)",
+    )
     runs = p.add_subparsers(dest="runs_command", required=True)
     lst = runs.add_parser("list", help="runs, newest first")
     lst.add_argument("query", nargs="?", help="keep runs matching this search (model:, after: …)")
@@ -137,3 +209,21 @@ def add_runs_command(sub: Any) -> None:
     forget = runs.add_parser("forget", help="drop a run from the library (the file stays)")
     forget.add_argument("path")
     forget.set_defaults(func=cmd_forget)
+    publish = runs.add_parser(
+        "publish", help="upload runs to the library's run store and index them for everyone"
+    )
+    publish.add_argument("paths", nargs="+", metavar="RUN")
+    publish.add_argument(
+        "--scrub", action="store_true", help="publish each run's loom trace with secrets replaced"
+    )
+    publish.add_argument("--scrub-dir", help=argparse.SUPPRESS)  # where scrubbed copies go
+    publish.add_argument("--json", action="store_true", help="one JSON array of what was done")
+    publish.set_defaults(func=cmd_publish)
+    store = runs.add_parser(
+        "store", help="show, or set for everyone, where the library keeps published run files"
+    )
+    store.add_argument("url", nargs="?", help="s3://bucket/prefix or a shared folder")
+    store.set_defaults(func=cmd_store)
+    fetch = runs.add_parser("fetch", help="a published run's local copy (printed: its path)")
+    fetch.add_argument("url")
+    fetch.set_defaults(func=cmd_fetch)

@@ -24,7 +24,8 @@ from pathlib import Path
 from loom_core.runs_dir import APP, data_home
 
 ENV = "LOOM_DESKTOP_LIBRARY"
-SCHEMA_VERSION = 4  # 2: the parts table; 3: step_fts.sample; 4: facts, why, error, proxy
+SCHEMA_VERSION = 5  # 2: the parts table; 3: step_fts.sample; 4: facts, why, error, proxy;
+# 5: host, author, url, digest (as a team library has them)
 # A step's rowid holds its run: deleting or finding a run's steps is a rowid range, which
 # FTS5 answers from its b-tree (a column filter would scan every step in the library).
 STEP_SPAN = 1 << 24  # steps per run indexed at most
@@ -35,6 +36,10 @@ CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,
+    host TEXT NOT NULL DEFAULT '',     -- this machine (every row: a team library has others)
+    author TEXT NOT NULL DEFAULT '',   -- who indexed it
+    url TEXT,                  -- its published copy in the library's run store (NULL: none)
+    digest TEXT,               -- the store's content address of that copy
     size INTEGER,              -- NULL: known path, not indexed yet
     mtime_ns INTEGER,
     format TEXT NOT NULL DEFAULT '',
@@ -57,7 +62,7 @@ CREATE TABLE runs (
     healed_by TEXT,            -- the repair that won, on a heal's winning branch
     state TEXT NOT NULL DEFAULT 'ok',  -- ok | missing | unreadable
     cause TEXT NOT NULL DEFAULT '',    -- why missing or unreadable
-    source TEXT NOT NULL DEFAULT 'found',  -- found | opened | recorded | forked | healed
+    source TEXT NOT NULL DEFAULT 'found',  -- query.SOURCES: found, opened, … published
     noted REAL,                -- when the app last opened/recorded/forked/healed it
     live INTEGER NOT NULL DEFAULT 0,   -- 1: the app is recording it now
     error TEXT NOT NULL DEFAULT '',    -- the error the app saw end it (its agent crashed)
@@ -183,12 +188,25 @@ def _rebuild(conn: sqlite3.Connection) -> None:
         if schema_version(conn) == SCHEMA_VERSION:  # another connection rebuilt it meanwhile
             return
         known = _known_paths(conn)
+        settings = _settings(conn)
         _drop_all(conn)
         for statement in _SCHEMA.split(";\n"):
             if statement.strip():
                 conn.execute(statement)
         conn.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        conn.executemany("INSERT OR IGNORE INTO meta VALUES (?, ?)", settings)
         conn.executemany("INSERT OR IGNORE INTO runs (path, source) VALUES (?, ?)", known)
+
+
+def _settings(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """The user's settings kept in ``meta`` (the run store's address): a rebuild keeps them."""
+    try:
+        return [
+            (str(k), str(v))
+            for k, v in conn.execute("SELECT key, value FROM meta WHERE key != 'schema'")
+        ]
+    except sqlite3.DatabaseError:
+        return []
 
 
 def _drop_all(conn: sqlite3.Connection) -> None:

@@ -25,7 +25,8 @@ from fnmatch import fnmatchcase
 from loom_core.views.filtering import parse_query
 from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS
 
-RUN_KEYS = ("model", "after", "before")
+RUN_KEYS = ("model", "after", "before", "author", "host", "source")
+SOURCES = ("found", "opened", "recorded", "forked", "healed", "published")
 _TERM = re.compile(r'"([^"]*)"|(\S+)')
 _WORD = re.compile(r"\w")
 _GLOB_WORDS = re.compile(r"[^\W_]+")
@@ -55,6 +56,9 @@ class SearchQuery:
 
     clauses: list[Clause] = field(default_factory=list)  # step terms ([]: none)
     models: list[str] = field(default_factory=list)  # the run used one of these (substring)
+    authors: list[str] = field(default_factory=list)  # indexed or published by (substring)
+    hosts: list[str] = field(default_factory=list)  # its file is on (substring)
+    sources: list[str] = field(default_factory=list)  # how the library got it (SOURCES)
     after: float | None = None  # the run's time is at or after (unix seconds)
     before: float | None = None  # … and before
     tools: list[str] = field(default_factory=list)  # globs a hit's tool name must match
@@ -69,7 +73,8 @@ class SearchQuery:
 
     @property
     def empty(self) -> bool:
-        return not (self.clauses or self.models or self.after or self.before or self.nothing)
+        keys = self.models or self.authors or self.hosts or self.sources
+        return not (self.clauses or keys or self.after or self.before or self.nothing)
 
     def keeps(self, tool: str, agent: str) -> bool:
         """Whether a step the index matched passes the exact tool and agent tests."""
@@ -99,8 +104,13 @@ def _date(q: SearchQuery, key: str, value: str) -> None:
 def _run_term(q: SearchQuery, key: str, value: str) -> None:
     if not value:
         q.problems.append(f"{key}: needs a value")
-    elif key == "model":
-        q.models.append(value.lower())
+    elif key in ("model", "author", "host"):
+        getattr(q, key + "s").append(value.lower())
+    elif key == "source":
+        if value.lower() in SOURCES:
+            q.sources.append(value.lower())
+        else:
+            q.problems.append(f"source: is one of {', '.join(SOURCES)}, not “{value}”")
     else:
         _date(q, key, value)
 

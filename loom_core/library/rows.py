@@ -18,7 +18,8 @@ from loom_core.views.pricing import cost_words, is_offline
 OPEN_MARK, CLOSE_MARK = "\x02", "\x03"  # what FTS5 puts around a match; see Hit.marks
 RUN_COLUMNS = (
     "id, path, format, title, models, steps, tokens_in, tokens_out, cost, errors, outcome, "
-    "why, started, ended, time, parent, fork_seq, healed_by, state, cause, source, size"
+    "why, started, ended, time, parent, fork_seq, healed_by, state, cause, source, size, "
+    "host, author, url"
 )
 
 
@@ -48,6 +49,9 @@ class RunRow:
     cause: str
     source: str  # found | opened | recorded | forked | healed
     size: int | None
+    host: str = ""  # the machine its file is on
+    author: str = ""  # who indexed or published it
+    url: str | None = None  # its published copy in the library's run store
 
     @classmethod
     def of(cls, row: tuple[Any, ...]) -> RunRow:
@@ -84,6 +88,8 @@ class Hit:
     run_id: int
     sample: str = ""
     time: float | None = None  # the run's (when it started, else its file's last change)
+    host: str = ""  # the machine the run's file is on
+    url: str | None = None  # its published copy, for a machine that does not have the file
 
     def sample_label(self) -> str:
         """``sample 7 · epoch 2`` ("" when the file holds one run): how a hit names it."""
@@ -110,6 +116,8 @@ class Hit:
             "agent": self.agent,
             "sample": self.sample or None,
             "time": self.time,
+            "host": self.host,
+            "url": self.url,
         }
 
 

@@ -156,6 +156,15 @@ class RunStore:
                 out.write(chunk)
         os.replace(temp, target)
 
+    @classmethod
+    def holding(cls, url: str) -> tuple[RunStore, str, str]:
+        """The store a published run's URL is in, with its digest and stored name (a URL
+        stays valid when the library later names another store)."""
+        root, digest, name = url.rstrip("/").rsplit("/", 2)
+        if not root or not digest or not name:
+            raise LoadError(url, "not a published run's address")
+        return cls(root), digest, name
+
     def _split(self, url: str) -> tuple[str, str]:
         """(digest, stored name) of a URL :meth:`location` made."""
         if not url.startswith(self.url + "/"):

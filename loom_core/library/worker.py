@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.formats.foreign import run_part_of
-from loom_core.library.db import connect, library_path, norm
+from loom_core.library.backend import default_address
+from loom_core.library.db import norm
 from loom_core.library.index import EVENTS, Indexer
 from loom_core.library.offload import OFFLOAD_BYTES, ChildIndexing, Spawn
 from loom_core.library.outcomes import RECHECK_EVERY
@@ -100,7 +101,7 @@ class LibraryIndexer:
         self.progress = IndexProgress("idle")
         # big runs are indexed by a child process when the owner says how to start one
         self.offload = (
-            ChildIndexing(spawn, str(db_path or library_path()), offload_bytes)
+            ChildIndexing(spawn, str(db_path or default_address()), offload_bytes)
             if spawn is not None
             else None
         )
@@ -241,7 +242,7 @@ class LibraryIndexer:
     def _run(self) -> None:
         indexer = None
         try:
-            indexer = Indexer(connect(self._db_path))
+            indexer = Indexer(self._db_path)
             indexer.offload = self.offload
             while (task := self._next()) is not None:
                 try:

@@ -16,7 +16,6 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from loom_core.errors import LoadError
-from loom_core.library.db import connect
 from loom_core.library.index import Indexer
 from loom_core.library.rows import Hit, RunRow
 from loom_core.library.search import Library
@@ -43,7 +42,7 @@ def run_query(
     """List and search the library (a pool thread: its own connections); ``forget`` first
     drops that run (SQLite's busy timeout waits for the indexer's writes)."""
     if forget is not None:
-        indexer = Indexer(connect(db))
+        indexer = Indexer(db)
         try:
             indexer.forget(forget)
         finally:

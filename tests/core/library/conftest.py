@@ -54,3 +54,19 @@ def runs(made: Path, tmp_path: Path) -> Path:
     folder = tmp_path / "watched"
     shutil.copytree(made, folder)
     return folder  # the branch still names the made sample as its parent
+
+
+@pytest.fixture(autouse=True, params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every library test runs on both backends: the local SQLite file (the autouse
+    ``library_db`` of tests/conftest.py) and a new database on a real PostgreSQL server,
+    selected the way a user selects it (``LOOM_LIBRARY_URL``; subprocesses inherit it)."""
+    if request.param == "postgresql":
+        monkeypatch.setenv("LOOM_LIBRARY_URL", request.getfixturevalue("pg_url"))
+    return str(request.param)
+
+
+def sqlite_only(backend: str) -> None:
+    """Skip a test of the SQLite file itself (its schema, locks, FTS5 text) on PostgreSQL."""
+    if backend != "sqlite":
+        pytest.skip("a test of the SQLite library's own file")

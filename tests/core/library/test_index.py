@@ -17,6 +17,7 @@ import pytest
 from loom_core.library.db import SCHEMA_VERSION, connect, schema_version
 from loom_core.library.index import Indexer
 from loom_core.library.search import Library
+from tests.core.library.conftest import sqlite_only
 
 
 def _index(folder: Path) -> tuple[Indexer, Library]:
@@ -116,8 +117,9 @@ def test_a_journal_beside_its_trace_and_the_sidecar_are_one_run(runs: Path) -> N
 
 
 def test_a_database_of_another_schema_is_rebuilt_keeping_its_paths(
-    runs: Path, library_db: Path
+    runs: Path, library_db: Path, backend: str
 ) -> None:
+    sqlite_only(backend)
     indexer, lib = _index(runs)
     indexer.close()
     lib.close()
@@ -129,12 +131,13 @@ def test_a_database_of_another_schema_is_rebuilt_keeping_its_paths(
     assert schema_version(conn) == SCHEMA_VERSION
     rows = conn.execute("SELECT path, size, title FROM runs").fetchall()
     assert len(rows) == 3 and all(size is None and title == "" for _p, size, title in rows)
-    report = Indexer(conn).refresh()  # the paths it knew are read again
-    assert len(report.indexed) == 3
     conn.close()
+    report = Indexer().refresh()  # the paths it knew are read again
+    assert len(report.indexed) == 3
 
 
-def test_a_file_that_is_not_a_database_is_set_aside(library_db: Path) -> None:
+def test_a_file_that_is_not_a_database_is_set_aside(library_db: Path, backend: str) -> None:
+    sqlite_only(backend)
     library_db.write_bytes(b"this is not sqlite " * 100)
     with Library() as lib:
         assert lib.count() == 0
@@ -207,7 +210,7 @@ def test_numbers_beyond_64_bits_are_indexed(tmp_path: Path) -> None:
     library stores it clamped instead of failing the file (the window's fuzz found it)."""
     from tests.core.fuzz.drive import REGRESSIONS
 
-    indexer = Indexer(connect(tmp_path / "lib.sqlite3"))
+    indexer = Indexer(tmp_path / "lib.sqlite3")
     for name in ("numbers-huge-seq-timeline-axis.json", "numbers-huge-int-usage-diff.json"):
         path = tmp_path / name
         shutil.copy(REGRESSIONS / name, path)
@@ -217,7 +220,7 @@ def test_numbers_beyond_64_bits_are_indexed(tmp_path: Path) -> None:
 def test_a_common_term_filters_the_runs_page_by_probing_runs(
     runs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from loom_core.library import search
+    from loom_core.library import sqlite_runs
 
     indexer, lib = _index(runs)
     queries = (
@@ -235,7 +238,7 @@ def test_a_common_term_filters_the_runs_page_by_probing_runs(
     for query in ("tool:*_file", "tool:get_*"):
         assert set(exact[query]) == {h.path for h in lib.search(query, limit=1000)}
     assert exact["tool:*_file"] == [str(runs / "sample.loom.json")]
-    monkeypatch.setattr(search, "EXACT_STEPS", 0)  # every term counts as common
+    monkeypatch.setattr(sqlite_runs, "EXACT_STEPS", 0)  # every term counts as common
     assert {q: [r.path for r in lib.runs(q)] for q in queries} == exact
     assert [r.path for r in lib.runs("slugify", limit=1, offset=1)] == exact["slugify"][1:]
     indexer.close()

@@ -77,10 +77,10 @@ def test_the_log_is_one_run_whose_totals_are_its_samples(indexed: Path) -> None:
     assert run.title.startswith("And 1+1?")  # the first sample's question
 
 
-def test_the_cli_prints_each_hits_sample(indexed: Path, library_db: Path) -> None:
-    done = core("runs", "--library", library_db, "search", '"2+3"')
+def test_the_cli_prints_each_hits_sample(indexed: Path) -> None:
+    done = core("runs", "search", '"2+3"')
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines and lines[0].startswith(f"{indexed}:prompt  sample a · epoch 1  ")
-    hits = json.loads(core("runs", "--library", library_db, "search", '"2+3"', "--json").stdout)
+    hits = json.loads(core("runs", "search", '"2+3"', "--json").stdout)
     assert {h["sample"] for h in hits} == {"a:1", "a:2"}

@@ -13,7 +13,6 @@ from collections.abc import Iterator
 import pytest
 
 from loom_core.errors import LoadError
-from loom_core.library.db import connect
 from loom_core.library.index import Indexer
 from loom_core.library.query import parse_search
 from loom_core.library.rows import Hit, split_marks
@@ -24,7 +23,7 @@ from tests.core.library.conftest import SAMPLE
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
     db = tmp_path_factory.mktemp("search") / "library.sqlite3"
-    indexer = Indexer(connect(db))
+    indexer = Indexer(db)
     indexer.index_file(SAMPLE)
     indexer.close()
     library = Library(db)
@@ -79,14 +78,14 @@ def test_tool_globs_are_checked_name_by_name(lib: Library) -> None:
 def test_a_glob_is_narrowed_by_its_whole_words_and_checking_is_bounded(
     lib: Library, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from loom_core.library import search
+    from loom_core.library import sqlite_runs
 
     assert parse_search("tool:*_nothing").match == 'tool : ("nothing")'  # no scan of every step
     assert parse_search("tool:re?d_file").match == 'tool : (("re"* AND "file"))'
     assert parse_search("tool:*sh").match == 'tags : ("ktool" OR "kmodel")'  # only names can tell
     assert lib.search("tool:*_nothing") == []
     assert seqs(lib.search("tool:*sh", limit=50)) == [20, 21]  # git_push
-    monkeypatch.setattr(search, "EXAMINED", 3)  # a glob the index cannot narrow stops early
+    monkeypatch.setattr(sqlite_runs, "EXAMINED", 3)  # a glob the index cannot narrow stops early
     assert len(lib.search("tool:*_file", limit=50)) == 3
 
 

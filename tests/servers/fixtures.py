@@ -1,4 +1,5 @@
-"""Real servers for the team library: one PostgreSQL cluster and one S3 API per test worker.
+"""Real servers for the team library: one PostgreSQL cluster and one S3 API per test worker
+(a pytest plugin, loaded by tests/conftest.py).
 
 Started once per session (a cluster takes seconds on a busy machine) and stopped at its
 end; each test gets its own database and bucket, so tests share no state. Where a server

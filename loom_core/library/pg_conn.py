@@ -1,0 +1,82 @@
+"""Connections to the team library: one pool per process, every operation retried through a
+dropped connection or a server restart.
+
+Why retry here and not in each caller: a laptop's Wi-Fi drops, a database fails over,
+an administrator restarts the server while three CI jobs index. Every write of the
+library is one transaction that can be run again with the same result (an upsert keyed
+by the run's place, its steps replaced whole), so an operation that failed because the
+connection went away is simply run again on a new connection, for up to
+:data:`RETRY_SECONDS`, with a growing pause. What is not a connection problem (a bug, a
+constraint that says no) is raised at once.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from loom_core.errors import LoadError
+from loom_core.library.pg_schema import URL_ENV, connect_kwargs, migrate, redacted
+
+RETRY_SECONDS = 120.0
+POOL_MAX = 4
+T = TypeVar("T")
+
+
+class PgConnections:
+    """A connection pool to one library database, its schema brought up to date once."""
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+        from psycopg_pool import ConnectionPool
+
+        self.url = url
+        self._errors: tuple[type[BaseException], ...] = (psycopg.OperationalError,)
+        self._pool = ConnectionPool(
+            url,
+            kwargs=connect_kwargs(),
+            min_size=1,
+            max_size=POOL_MAX,
+            open=False,
+            check=ConnectionPool.check_connection,  # a connection the server dropped is replaced
+            name="loom-library",
+        )
+        try:
+            self._pool.open(wait=True, timeout=RETRY_SECONDS)
+            self.retry(migrate)
+        except Exception as err:
+            self._pool.close()
+            raise LoadError(URL_ENV, f"cannot use {redacted(url)}: {_why(err)}") from err
+
+    def close(self) -> None:
+        """Close every connection and stop the pool's threads."""
+        self._pool.close()
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        with self._pool.connection() as conn:
+            yield conn
+
+    def retry(self, operation: Callable[[Any], T]) -> T:
+        """``operation(conn)`` on a pooled connection, run again on a new one after a
+        connection error, until :data:`RETRY_SECONDS` have passed."""
+        deadline = time.monotonic() + RETRY_SECONDS
+        pause = 0.05
+        while True:
+            try:
+                with self._pool.connection() as conn:
+                    return operation(conn)
+            except self._errors as err:
+                if time.monotonic() + pause > deadline:
+                    raise LoadError(URL_ENV, f"{redacted(self.url)}: {_why(err)}") from err
+                time.sleep(pause * (1 + random.random()))
+                pause = min(pause * 2, 2.0)
+
+
+def _why(err: BaseException) -> str:
+    """The first line of a driver's message (psycopg adds hints on later lines)."""
+    text = str(err).strip() or type(err).__name__
+    return text.splitlines()[0]

@@ -1,0 +1,324 @@
+"""The team library's writes: runs, their parts and their steps, on PostgreSQL.
+
+Why a run is keyed by ``(host, path)``: a team's laptops share one database, and the same
+path on two machines is two files. A published run's row also names its copy in the run
+store (``url``, content-addressed by ``digest``: :mod:`loom_core.library.store`), which is
+how another machine opens it.
+
+Every method is one transaction run through :meth:`PgConnections.retry`, so a dropped
+connection or a restarted server costs a retry, never a half-written run: the run's row is
+upserted (``ON CONFLICT``) and locked, its steps deleted and copied in again, all or nothing.
+Two processes indexing the same file queue on that row lock; the second writes the same
+facts again.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from loom_core.library.backend import RunningRow
+from loom_core.library.extract import StepText
+from loom_core.library.pg_conn import PgConnections
+from loom_core.library.pg_query import words
+from loom_core.library.sqlite_runs import FORGOTTEN, missing_cause
+
+STEP_COLUMNS = "run, pos, seq, body, tool, agent, tags, sample, doc"
+# the weights each column's words carry in ``doc`` (pg_query.WEIGHTS); tool A … body D
+_DOC = (
+    "setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B')"
+    " || setweight(to_tsvector('simple', %s), 'C') || setweight(to_tsvector('simple', %s), 'D')"
+)
+INT64 = 2**63 - 1
+
+
+def clamp(value: int | None) -> int | None:
+    """A count a BIGINT holds (a hand-edited file can hold any integer)."""
+    return None if value is None else max(-INT64 - 1, min(INT64, value))
+
+
+class PgWrites:
+    """The writing half of :class:`~loom_core.library.pg_backend.PgRunsDb`: every method
+    one transaction through :meth:`PgConnections.retry` (see the module docstring)."""
+
+    db: PgConnections
+    host: str
+    author: str
+
+    def _one(self, sql: str, args: Sequence[Any]) -> tuple[Any, ...] | None:
+        row = self.db.retry(lambda c: c.execute(sql, args).fetchone())
+        return tuple(row) if row is not None else None
+
+    def _column(self, sql: str, args: Sequence[Any]) -> list[str]:
+        rows = self.db.retry(lambda c: c.execute(sql, args).fetchall())
+        return [str(r[0]) for r in rows]
+
+    def row(self, path: str) -> tuple[int, int | None, int | None, str] | None:
+        row = self._one(
+            "SELECT id, size, mtime_ns, state FROM runs WHERE host = %s AND path = %s",
+            (self.host, path),
+        )
+        return (int(row[0]), row[1], row[2], str(row[3])) if row else None
+
+    def parts(self, run: int) -> list[str]:
+        return self._column("SELECT path FROM parts WHERE run = %s", (run,))
+
+    def owner(self, part: str) -> str | None:
+        row = self._one(
+            "SELECT r.path FROM parts p JOIN runs r ON r.id = p.run "
+            "WHERE p.host = %s AND p.path = %s",
+            (self.host, part),
+        )
+        return str(row[0]) if row else None
+
+    def noted(self, path: str) -> tuple[bool, str]:
+        row = self._one(
+            "SELECT live, error FROM runs WHERE host = %s AND path = %s", (self.host, path)
+        )
+        return (bool(row[0]), str(row[1])) if row else (False, "")
+
+    def _upsert(self, conn: Any, path: str) -> int:
+        """The run's id, its row created if new and locked until the transaction ends."""
+        row = conn.execute(
+            "INSERT INTO runs (host, path, author) VALUES (%s, %s, %s) "
+            "ON CONFLICT (host, path) DO UPDATE SET host = EXCLUDED.host RETURNING id",
+            (self.host, path, self.author),
+        ).fetchone()
+        return int(row[0])
+
+    def store(
+        self,
+        path: str,
+        size: int,
+        mtime_ns: int,
+        values: dict[str, Any],
+        rows: Sequence[StepText],
+        parts: Sequence[str],
+    ) -> None:
+        columns = {**values, "size": size, "mtime_ns": mtime_ns, "state": "ok", "cause": ""}
+        columns["indexed"] = time.time()
+        for key in ("tokens_in", "tokens_out", "fork_seq", "steps", "errors"):
+            columns[key] = clamp(columns.get(key))
+
+        def write(conn: Any) -> None:
+            with conn.transaction():
+                run = self._upsert(conn, path)
+                sets = ", ".join(f"{k} = %s" for k in columns)
+                conn.execute(f"UPDATE runs SET {sets} WHERE id = %s", (*columns.values(), run))
+                conn.execute("DELETE FROM parts WHERE run = %s", (run,))
+                for part in parts:
+                    conn.execute(
+                        "INSERT INTO parts (host, path, run) VALUES (%s, %s, %s) "
+                        "ON CONFLICT (host, path) DO UPDATE SET run = EXCLUDED.run",
+                        (self.host, part, run),
+                    )
+                conn.execute("DELETE FROM steps WHERE run = %s", (run,))
+                insert_steps(conn, run, rows)
+
+        self.db.retry(write)
+
+    def store_broken(self, path: str, size: int, mtime_ns: int, cause: str) -> None:
+        mtime = mtime_ns / 1e9
+
+        def write(conn: Any) -> None:
+            with conn.transaction():
+                run = self._upsert(conn, path)
+                conn.execute("DELETE FROM steps WHERE run = %s", (run,))
+                conn.execute(
+                    "UPDATE runs SET size=%s, mtime_ns=%s, state='unreadable', cause=%s, "
+                    "ended=%s, time=COALESCE(started, %s), indexed=%s WHERE id=%s",
+                    (size, mtime_ns, cause, mtime, mtime, time.time(), run),
+                )
+
+        self.db.retry(write)
+
+    def mark_missing(self, path: str) -> None:
+        def write(conn: Any) -> None:
+            with conn.transaction():
+                row = conn.execute(
+                    "SELECT id, size, mtime_ns, live, state FROM runs "
+                    "WHERE host = %s AND path = %s FOR UPDATE",
+                    (self.host, path),
+                ).fetchone()
+                if row is None or row[3]:
+                    return  # unknown, or being recorded: its file may not be written yet
+                if row[4] == FORGOTTEN:
+                    conn.execute("DELETE FROM runs WHERE id = %s", (row[0],))
+                    return
+                twin = conn.execute(
+                    "SELECT path FROM runs WHERE host = %s AND size = %s AND mtime_ns = %s "
+                    "AND state = 'ok' AND path != %s LIMIT 1",
+                    (self.host, row[1], row[2], path),
+                ).fetchone()
+                cause = missing_cause(row[1], twin[0] if twin else None)
+                conn.execute("DELETE FROM steps WHERE run = %s", (row[0],))
+                conn.execute(
+                    "UPDATE runs SET state = 'missing', cause = %s WHERE id = %s", (cause, row[0])
+                )
+
+        self.db.retry(write)
+
+    def under(self, prefix: str) -> list[str]:
+        return self._column(
+            "SELECT path FROM runs WHERE host = %s AND starts_with(path, %s) "
+            "AND state != 'missing'",
+            (self.host, prefix),
+        )
+
+    def known_paths(self) -> list[str]:
+        return self._column(
+            "SELECT path FROM runs WHERE host = %s ORDER BY time DESC NULLS LAST", (self.host,)
+        )
+
+    def note(self, path: str, source: str, recording: bool, error: str) -> bool:
+        def write(conn: Any) -> bool:
+            with conn.transaction():
+                run = self._upsert(conn, path)
+                row = conn.execute(
+                    "SELECT state = %s FROM runs WHERE id = %s", (FORGOTTEN, run)
+                ).fetchone()
+                conn.execute(
+                    "UPDATE runs SET source=%s, noted=%s, live=%s, "
+                    "outcome=CASE WHEN %s AND size IS NULL THEN 'running' ELSE outcome END, "
+                    "error=CASE WHEN %s OR %s != '' THEN %s ELSE error END WHERE id=%s",
+                    (source, time.time(), recording, recording, recording, error, error, run),
+                )
+                return bool(row[0])
+
+        return self.db.retry(write)
+
+    def published(self, path: str, url: str, digest: str) -> None:
+        def write(conn: Any) -> None:
+            with conn.transaction():
+                run = self._upsert(conn, path)
+                conn.execute(
+                    "UPDATE runs SET url = %s, digest = %s, author = %s, source = 'published' "
+                    "WHERE id = %s",
+                    (url, digest, self.author, run),
+                )
+
+        self.db.retry(write)
+
+    def setting(self, key: str) -> str | None:
+        row = self._one("SELECT value FROM settings WHERE key = %s", (key,))
+        return str(row[0]) if row else None
+
+    def set_setting(self, key: str, value: str) -> None:
+        self.db.retry(
+            lambda c: c.execute(
+                "INSERT INTO settings (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                (key, value),
+            )
+        )
+
+    def copy_here(self, run: int) -> str | None:
+        row = self._one("SELECT path FROM runs WHERE id = %s AND host = %s", (run, self.host))
+        return str(row[0]) if row else None
+
+    def running(self, ids: Sequence[int] | None = None) -> list[RunningRow]:
+        """Runs of THIS machine stored as running: only here can their writer be seen."""
+        sql = (
+            "SELECT id, path, format, facts, proxy, live, error, mtime_ns FROM runs "
+            "WHERE outcome = 'running' AND state = 'ok' AND host = %s"
+        )
+        args: list[Any] = [self.host]
+        if ids is not None:
+            if not ids:
+                return []
+            sql += " AND id = ANY(%s)"
+            args.append(list(ids))
+        rows = self.db.retry(lambda c: c.execute(sql, args).fetchall())
+        return [
+            (int(i), str(p), str(f), str(facts or ""), bool(px), bool(lv), str(e or ""), m)
+            for i, p, f, facts, px, lv, e, m in rows
+        ]
+
+    def set_outcomes(self, changes: Sequence[tuple[int, str, str]]) -> None:
+        if not changes:
+            return
+
+        def write(conn: Any) -> None:
+            with conn.transaction():
+                for run, status, why in changes:
+                    conn.execute(
+                        "UPDATE runs SET outcome = %s, why = %s "
+                        "WHERE id = %s AND outcome = 'running'",
+                        (status, why, run),
+                    )
+
+        self.db.retry(write)
+
+    def cause(self, path: str) -> str:
+        row = self._one("SELECT cause FROM runs WHERE host = %s AND path = %s", (self.host, path))
+        return str(row[0]) if row else ""
+
+    def known(self, path: str) -> bool:
+        return (
+            self._one("SELECT 1 FROM runs WHERE host = %s AND path = %s", (self.host, path))
+            is not None
+        )
+
+    def forget(self, path: str) -> bool:
+        def write(conn: Any) -> bool:
+            with conn.transaction():
+                row = conn.execute(
+                    "SELECT id, state FROM runs WHERE host = %s AND path = %s FOR UPDATE",
+                    (self.host, path),
+                ).fetchone()
+                if row is None or row[1] == FORGOTTEN:
+                    return False
+                conn.execute("DELETE FROM steps WHERE run = %s", (row[0],))
+                conn.execute("UPDATE runs SET state = %s WHERE id = %s", (FORGOTTEN, row[0]))
+                return True
+
+        return self.db.retry(write)
+
+
+def insert_steps(conn: Any, run: int, rows: Iterable[StepText]) -> None:
+    """Copy a run's steps in, each with its weighted words (see :mod:`.pg_query`).
+
+    Why a staging table and ``COPY``: one round trip per step would make ingestion
+    slower than the local library's; the words are cut here, the tsvector made by the
+    server in one ``INSERT … SELECT``.
+    """
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS step_in (pos INTEGER, seq BIGINT, body TEXT, "
+        "tool TEXT, agent TEXT, tags TEXT, sample TEXT, wtool TEXT, wagent TEXT, wbody TEXT) "
+        "ON COMMIT DELETE ROWS"
+    )
+    with conn.cursor().copy(
+        "COPY step_in (pos, seq, body, tool, agent, tags, sample, wtool, wagent, wbody) FROM STDIN"
+    ) as copy:
+        for pos, r in enumerate(rows):
+            copy.write_row(
+                (
+                    pos,
+                    clamp(r.seq),
+                    _clean(r.body),
+                    _clean(r.tool),
+                    _clean(r.agent),
+                    _clean(r.tags),
+                    _clean(r.sample),
+                    words(r.tool),
+                    words(r.agent),
+                    words(r.body),
+                )
+            )
+    doc = _DOC % ("wtool", "wagent", "tags", "wbody")
+    conn.execute(
+        f"INSERT INTO steps ({STEP_COLUMNS}) SELECT %s, pos, seq, body, tool, agent, tags, "
+        f"sample, {doc} FROM step_in",
+        (run,),
+    )
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _clean(text: str) -> str:
+    """PostgreSQL's text holds no NUL and UTF-8 no lone surrogate (a tool result or a
+    broken file may hold either): each becomes U+FFFD."""
+    return _UNSTORABLE.sub("\ufffd", text)
