@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 
+from tests.core.children import SESSION_CHILDREN
 from tests.servers.postgres import free_port
 
 START_SECONDS = 60.0
@@ -38,6 +39,7 @@ class S3Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        SESSION_CHILDREN.add(self.process.pid)  # kept for the session, not a test's leftover
         deadline = time.monotonic() + START_SECONDS
         while True:
             try:
@@ -72,4 +74,5 @@ class S3Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+            SESSION_CHILDREN.discard(self.process.pid)
             self.process = None
