@@ -73,26 +73,11 @@ def journal_facts(state: JournalState, error: str = "") -> Facts:
 
 
 def live_status(
-    state: JournalState | None,
-    seconds_since_change: float,
-    idle_after: float = DEFAULT_IDLE_AFTER,
-    *,
-    rewritten: bool = False,
-    writer_gone: bool = False,
-    error: str = "",
+    state: JournalState | None, seconds_since_change: float, idle_after: float = DEFAULT_IDLE_AFTER
 ) -> str:
-    """The run's status, one of :data:`STATUSES` (see the module docstring).
-
-    ``writer_gone``: the writer is known to be gone (else unknown); ``error``: its owner
-    said an error ended the run (the agent crashed)."""
-    return live_outcome(
-        state,
-        seconds_since_change,
-        idle_after,
-        rewritten=rewritten,
-        writer_gone=writer_gone,
-        error=error,
-    )[0]
+    """The run's status, one of :data:`STATUSES`, while its writer may still be there
+    (see the module docstring; :func:`live_outcome` says more, and why)."""
+    return live_outcome(state, seconds_since_change, idle_after)[0]
 
 
 def live_outcome(
@@ -105,8 +90,10 @@ def live_outcome(
     error: str = "",
     writer_why: str = "",
 ) -> tuple[str, str]:
-    """:func:`live_status` and why (a crash's tool and step, how a gone writer is known:
-    ``writer_why``), when there is more to say than the status."""
+    """The run's status and why (a crash's tool and step, how a gone writer is known:
+    ``writer_why``; "" when there is no more to say). ``rewritten``: this update reset the
+    state; ``writer_gone``: the writer is known to be gone (else unknown); ``error``: its
+    owner said an error ended the run (the agent crashed)."""
     if rewritten:
         return REWRITTEN, ""
     facts = journal_facts(state, error) if state is not None else Facts(written=False)

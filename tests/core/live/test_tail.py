@@ -32,6 +32,7 @@ from loom_core.live.live_status import (
     RUNNING,
     STOPPED,
     WAITING,
+    live_outcome,
     live_status,
 )
 from loom_core.live.tail import JournalTailer
@@ -67,7 +68,7 @@ def test_status_rules() -> None:
     assert live_status(None, 0) == WAITING
     assert live_status(state_of(), 0) == WAITING
     assert live_status(state_of(head), 0) == RUNNING
-    assert live_status(state_of(head), 0, rewritten=True) == REWRITTEN
+    assert live_outcome(state_of(head), 0, rewritten=True) == (REWRITTEN, "")
     assert live_status(state_of(head, asked, intent(1, "human")), 99) == HUMAN
     tool_in_flight = state_of(head, asked, intent(1, "tool:read"))
     assert live_status(tool_in_flight, 1.0, idle_after=5) == RUNNING

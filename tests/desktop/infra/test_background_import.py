@@ -61,32 +61,31 @@ def _env(tmp_path: Path) -> dict[str, str]:
     }
 
 
-def test_a_fresh_window_imports_the_plot_library_on_its_own_thread(
-    tmp_path: Path, sample: Path
-) -> None:
+def _fresh(script: str, tmp_path: Path, *args: str, **env: str) -> str:
+    """Run ``script`` in a fresh interpreter (nothing of Qt or the plot imported yet); its
+    output, once it exited 0."""
     done = subprocess.run(
-        [sys.executable, "-c", _FRESH_WINDOW, str(sample)],
-        env=_env(tmp_path),
+        [sys.executable, "-c", script, *args],
+        env={**_env(tmp_path), **env},
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.splitlines()[-1])
+    return done.stdout
+
+
+def test_a_fresh_window_imports_the_plot_library_on_its_own_thread(
+    tmp_path: Path, sample: Path
+) -> None:
+    result = json.loads(_fresh(_FRESH_WINDOW, tmp_path, str(sample)).splitlines()[-1])
     assert result["built"]
     assert result["importers"] == ["plot-import"]  # never the GUI thread
 
 
 def test_the_plot_modules_import_off_the_gui_thread_without_a_qt_warning(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _QT_WARNINGS_FATAL],
-        env={**_env(tmp_path), "QT_FATAL_WARNINGS": "1"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().endswith("ok")
+    out = _fresh(_QT_WARNINGS_FATAL, tmp_path, QT_FATAL_WARNINGS="1")
+    assert out.strip().endswith("ok")
 
 
 class _Owner(QObject):
@@ -159,13 +158,5 @@ def test_qt_types_are_made_on_the_gui_thread_before_the_import_thread_starts(
 ) -> None:
     """PySide6 makes types lazily and not safely on two threads: pyqtgraph's import on its
     thread walks every Qt name, and the window died when it met a new type meanwhile."""
-    done = subprocess.run(
-        [sys.executable, "-c", _TYPES_AT_THREAD_START],
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout.splitlines()[-1])
+    seen = json.loads(_fresh(_TYPES_AT_THREAD_START, tmp_path).splitlines()[-1])
     assert seen["count"] == 0, seen["unmade"]
