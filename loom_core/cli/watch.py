@@ -245,7 +245,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     status, why = live_outcome(state, math.inf)
     if status == RUNNING and writer_present(args.path) is False:
         gone = "no process on this machine has the journal open for writing"
-        status, why = live_outcome(state, math.inf, writer_gone=True, writer_why=gone)
+        status, why = live_outcome(state, math.inf, writer=False, writer_why=gone)
     _emit(
         printer.status_lines(
             status, state.unfinished() if state else (), len(state.effects) if state else 0, why

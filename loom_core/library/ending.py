@@ -12,7 +12,7 @@ listing them (``runs list``).
 
 Who writes a file, as far as this machine can tell (:func:`writer_of`):
 
-* the app says it records it (``live``): yes;
+* the app says it records it (``live``): yes, unless what follows says it is gone;
 * a journal: a process holding it open for writing (:mod:`loom_core.live.writers`);
 * a proxy's trace: our proxy's exchange sidecar (``<base>.exchanges.jsonl``) ends with
   an ``end`` record when the proxy stopped cleanly, else whoever holds it open;
@@ -126,9 +126,16 @@ def _proxy_writer(path: str) -> tuple[bool | None, str]:
 
 def writer_of(path: str, fmt: str, proxy: bool, live: bool) -> tuple[bool | None, str]:
     """Whether anyone still writes the run at ``path`` (True / False / None: cannot be
-    known here), and how a gone writer is known (see the module docstring)."""
-    if live:
-        return True, ""
+    known here), and how a gone writer is known (see the module docstring). ``live``: the
+    app says it records it -- believed unless its files say how the writer is gone (an
+    app that died while recording leaves its word behind); a file not written yet, or
+    merely quiet, says nothing of the kind."""
+    seen, why = _looked_for(path, fmt, proxy)
+    known_gone = seen is False and bool(why)
+    return (True, "") if live and not known_gone else (seen, why)
+
+
+def _looked_for(path: str, fmt: str, proxy: bool) -> tuple[bool | None, str]:
     if fmt == "journal":
         present = writer_present(path)
         return present, "" if present is not False else "nobody writes it any more"

@@ -41,7 +41,14 @@ from loom_core.formats.document import Unfinished
 from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.journal import JournalState
 from loom_core.formats.tolerant import surrogates_escaped
-from loom_core.live.live_status import DEFAULT_IDLE_AFTER, REWRITTEN, RUNNING, WAITING, live_outcome
+from loom_core.live.live_status import (
+    DEFAULT_IDLE_AFTER,
+    REWRITTEN,
+    RUNNING,
+    STOPPED,
+    WAITING,
+    live_outcome,
+)
 from loom_core.live.writers import WriterWatch, writer_present
 
 _CHECK_BYTES = 4096  # how much of the start and of the end of what we read is re-checked
@@ -180,6 +187,10 @@ class JournalFollower:
         age = max(0.0, time.time() - st.st_mtime) if appeared and not rewritten else 0.0
         return self._consume(data, rewritten, appeared or cleared, final, age)
 
+    def note_writer_running(self) -> None:
+        """The owner of the writer says it writes (safe from any thread)."""
+        self.writer.note_writing()
+
     def note_writer_stopped(self, why: str, failed: bool = False) -> None:
         """The owner of the writer says it stopped (safe from any thread), ``failed``: with
         an error. Taken at the next read; later growth or a rewrite means a writer is back,
@@ -281,13 +292,19 @@ class JournalFollower:
         state = self.state if self.exists else None
         idle = self._clock() - self._last_change
         error = self.writer.error
+        if self.writer.owned and not rewritten:  # its owner says it still writes
+            return live_outcome(state, idle, self.idle_after, writer=True)
         status, why = live_outcome(state, idle, self.idle_after, rewritten=rewritten, error=error)
-        gone = self.writer.gone(idle, status == RUNNING) if status in (RUNNING, WAITING) else None
-        if gone is None:
+        if rewritten or error or status not in (RUNNING, WAITING, STOPPED):
             return status, why
-        return live_outcome(
-            state, idle, self.idle_after, rewritten=rewritten, writer_gone=True, writer_why=gone
-        )
+        # what is known of the writer decides: a quiet run whose writer is gone has stopped;
+        # a tool that is merely slow, in a process still holding the journal, is running
+        gone = self.writer.gone(idle, quiet_run=status != WAITING)
+        if gone is not None:
+            return live_outcome(state, idle, self.idle_after, writer=False, writer_why=gone)
+        if self.writer.present:
+            return live_outcome(state, idle, self.idle_after, writer=True)
+        return status, why
 
     def _report(self, rewritten: bool, before: int, changed: bool) -> JournalUpdate | None:
         status, detail = self._current_status(rewritten)

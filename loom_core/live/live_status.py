@@ -86,19 +86,19 @@ def live_outcome(
     idle_after: float = DEFAULT_IDLE_AFTER,
     *,
     rewritten: bool = False,
-    writer_gone: bool = False,
+    writer: bool | None = None,
     error: str = "",
     writer_why: str = "",
 ) -> tuple[str, str]:
     """The run's status and why (a crash's tool and step, how a gone writer is known:
     ``writer_why``; "" when there is no more to say). ``rewritten``: this update reset the
-    state; ``writer_gone``: the writer is known to be gone (else unknown); ``error``: its
-    owner said an error ended the run (the agent crashed)."""
+    state; ``writer``: a process still writes it (True), none does (False), unknown (None);
+    ``error``: its owner said an error ended the run (the agent crashed)."""
     if rewritten:
         return REWRITTEN, ""
     facts = journal_facts(state, error) if state is not None else Facts(written=False)
     if not facts.written and not error:
-        return (STOPPED, writer_why or "nothing was written") if writer_gone else (WAITING, "")
-    writer = False if writer_gone else None
+        gone = writer is False
+        return (STOPPED, writer_why or "nothing was written") if gone else (WAITING, "")
     decided = outcome(facts, writer, seconds_since_change, idle_after, writer_why)
     return decided.status, decided.why

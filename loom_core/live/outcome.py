@@ -15,6 +15,8 @@ The outcomes, in the order they are decided:
   the producer recorded an error as the run's end.
 * ``waiting on a human`` -- paused on a question (a trailing ``human`` intent, or a
   trace saved while paused).
+* ``running`` -- someone is known to write it still (its owner says so, or a process
+  holds it open): a proxy's recording whose agent answered may get its next request.
 * ``stopped without finishing`` -- nothing more will be written and the run did not
   reach its end: its writer died inside a tool (a trailing ``tool:`` intent), a proxy
   was stopped mid-run, a step or token budget stopped it, or its writer is gone with
@@ -24,7 +26,7 @@ The outcomes, in the order they are decided:
   of asking for a tool, and every episode (user prompt) got such an answer
   (:func:`answered_turns`). A heuristic: a structured-output retry or a critic
   rejection also ends a turn, so such runs can read as finished a step early.
-* ``running`` -- still being written, or not known to be over.
+* ``running`` -- everything else: not known to be over.
 
 Whether a writer is still there is a fact about processes, not bytes; callers say what
 they know: ``True`` (its owner says it records, or a process holds the file open),
@@ -112,6 +114,8 @@ def outcome(
         return Outcome(FAILED, facts.error)
     if facts.paused or facts.unfinished == "human":
         return Outcome(HUMAN)
+    if writer is True:
+        return Outcome(RUNNING)
     gone = writer is False
     if facts.unfinished.startswith("tool:"):
         if gone or (writer is None and idle >= idle_after):

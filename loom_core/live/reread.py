@@ -152,6 +152,10 @@ class RereadFollower:
             return self.writer.due_in(now - self._last_change)
         return None
 
+    def note_writer_running(self) -> None:
+        """The owner of the writer says it writes (safe from any thread)."""
+        self.writer.note_writing()
+
     def note_writer_stopped(self, why: str, failed: bool = False) -> None:
         """The owner of the writer says it stopped (safe from any thread)."""
         self.writer.note_stopped(why, failed)

@@ -90,6 +90,7 @@ class Follower(Protocol):
 
     def read(self, final: bool = False) -> JournalUpdate | None: ...
     def due_in(self) -> float | None: ...
+    def note_writer_running(self) -> None: ...
     def note_writer_stopped(self, why: str, failed: bool = False) -> None: ...
 
 
@@ -177,6 +178,12 @@ class JournalTailer:
 
     def hint(self) -> None:
         """Tell the thread the file may have changed (what a file-system event does)."""
+        self._wake.set()
+
+    def writer_running(self) -> None:
+        """The process writing the journal is the owner's and runs (the app's proxy): the
+        run is still being written whatever its last line says. Any thread."""
+        self._follower.note_writer_running()
         self._wake.set()
 
     def writer_stopped(self, why: str, failed: bool = False) -> None:

@@ -104,13 +104,25 @@ class WriterWatch:
         # the owner says the writer stopped (any thread): (why, whether an error ended it)
         self._note: tuple[str, bool] | None = None
         self._stopped: tuple[int, str, bool] | None = None  # (file size then, why, error)
+        self._writing = False  # the owner says the writer writes (note_writing)
         self._present: bool | None = None  # the last look for a writer, and when
         self._looked_at: float | None = None
 
     def note_stopped(self, why: str, failed: bool = False) -> None:
         """The owner of the writer says it stopped (safe from any thread: one assignment);
         ``failed``: with an error (its agent crashed), which is then the run's outcome."""
+        self._writing = False
         self._note = (why, failed)
+
+    def note_writing(self) -> None:
+        """The owner of the writer says it writes (the app's proxy runs): the run is still
+        being written, whatever its last line says, until :meth:`note_stopped`."""
+        self._writing = True
+
+    @property
+    def owned(self) -> bool:
+        """Its owner says the writer writes (and has not said since that it stopped)."""
+        return self._writing and self._note is None and self._stopped is None
 
     def at_read(self, size: int, rewritten: bool) -> None:
         """Take a note with the file's size then; later growth or a rewrite drops it (a

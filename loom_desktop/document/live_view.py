@@ -175,6 +175,11 @@ class LiveController(QObject):
     def start(self) -> None:
         self.tailer.start()
 
+    def writer_running(self) -> None:
+        """The app's own writer of this journal (a proxy, the demo) runs: the run is still
+        being written, even when its last turn was answered."""
+        self.tailer.writer_running()
+
     def writer_stopped(self, why: str, failed: bool = False) -> None:
         """The app's own writer of this journal (a proxy, the demo) is gone: an
         unfinished run then says "stopped without finishing" instead of running, and

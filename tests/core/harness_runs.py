@@ -17,7 +17,12 @@ crashed inside a tool, torn.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -522,3 +527,30 @@ def journal_torn(source: Path, path: Path) -> Path:
     )
     path.write_bytes(b"".join(lines[: last_intent + 1]) + b'{"type": "effect", "seq": 9, "ki')
     return path
+
+
+@contextmanager
+def agent_inside_a_tool(path: Path, wait_s: float = 60.0) -> Iterator[subprocess.Popen[bytes]]:
+    """A loom-harness agent in a process of its own, inside its slow tool ``wait_for_go``
+    (step 1; :mod:`tests.core.agent_in_a_tool`): its journal at ``path`` ends with that
+    tool's intent, and the process holds it open. A line on its stdin lets the tool
+    return; the caller may kill it instead. Killed on exit if it still runs."""
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.core.agent_in_a_tool", str(path)],
+        stdin=subprocess.PIPE,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    try:
+        deadline = time.monotonic() + wait_s
+        while b'"tool:wait_for_go"' not in (path.read_bytes() if path.exists() else b""):
+            assert proc.poll() is None and time.monotonic() < deadline, "no tool intent"
+            time.sleep(0.05)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(30)
+        if proc.stdin is not None:
+            proc.stdin.close()

@@ -134,6 +134,9 @@ class ProxyManager(QObject):
             proxy.stopped.connect(lambda _code, s=save: win.note_run(s, "recorded"))
         if info.get("journal"):
             entry.view = view = win.open_path(info["journal"])
+            live = getattr(view, "live", None)
+            if live is not None:  # its writer is this proxy, running
+                live.writer_running()
             proxy.stopped.connect(
                 lambda code, v=view: _writer_gone(
                     v, f"the proxy that wrote it stopped (exit status {code})"

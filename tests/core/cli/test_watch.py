@@ -171,12 +171,13 @@ def test_a_crashed_journal_ends_stopped_inside_its_tool(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     objs = [json.loads(line) for line in done.stdout.splitlines()]
     assert [o["kind"] for o in objs if "seq" in o] == ["model", "tool:read_file"]
+    why = objs[-1].pop("why")
     assert objs[-1] == {
         "status": "stopped without finishing",
         "effects": 2,
         "unfinished": [{"seq": 2, "kind": "tool:charge_card", "depth": 0}],
-        "why": "crashed inside tool:charge_card (step 2)",
     }
+    assert why.startswith("crashed inside tool:charge_card (step 2)")  # then how it is known
 
 
 @pytest.mark.parametrize(
@@ -257,8 +258,6 @@ def test_a_run_whose_writer_is_gone_ends_stopped_without_finishing(tmp_path: Pat
     done = core("watch", path, "--json-lines", "--until-idle", "0.3")
     assert done.returncode == 0, done.stderr
     last = json.loads(done.stdout.splitlines()[-1])
-    assert last == {
-        "status": "stopped without finishing",
-        "effects": 1,
-        "why": "no process on this machine has the journal open for writing",
-    }
+    why = last.pop("why")
+    assert last == {"status": "stopped without finishing", "effects": 1}
+    assert why.startswith("no process on this machine has the journal open for writing")

@@ -144,7 +144,10 @@ def test_a_file_that_is_not_a_database_is_set_aside(library_db: Path, backend: s
     assert library_db.with_name(library_db.name + ".damaged").exists()
 
 
-def test_noted_runs_carry_their_source_and_a_recording_runs_until_answered(runs: Path) -> None:
+def test_noted_runs_carry_their_source_and_recording_is_running(runs: Path) -> None:
+    """A run the app records is running while nothing says otherwise; this recording's
+    proxy ended its session (its sidecar's end record), so the app's word is stale (an
+    app that died while recording leaves it behind) and its file decides: finished."""
     indexer = Indexer()
     sample = runs / "sample.loom.json"
     assert indexer.note(sample, "opened") == "indexed"
@@ -152,7 +155,6 @@ def test_noted_runs_carry_their_source_and_a_recording_runs_until_answered(runs:
     assert lib.run(sample).source == "opened"  # type: ignore[union-attr]
     indexer.note(runs / "proxy" / "session.loom.json", "recording")
     row = lib.run(runs / "proxy" / "session.loom.json")
-    # its agent has answered: finished, as the live tab of its journal says
     assert row is not None and (row.outcome, row.source) == ("finished", "recorded")
     indexer.note(runs / "proxy" / "session.loom.json", "recorded")
     assert lib.run(runs / "proxy" / "session.loom.json").outcome == "finished"  # type: ignore[union-attr]

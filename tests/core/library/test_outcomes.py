@@ -9,11 +9,8 @@ the real SDK) and loom-harness 0.33.12's own agent loop and journal.
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +21,7 @@ from loom_core.library.rows import RunRow
 from loom_core.library.search import Library
 from loom_core.live.outcome import FAILED, FINISHED, HUMAN, RUNNING, STOPPED
 from tests.core.harness_runs import (
+    agent_inside_a_tool,
     budget_run,
     journal_complete,
     journal_crashed,
@@ -84,48 +82,15 @@ def test_harness_traces_stopped_by_a_limit_are_stopped_not_failed(tmp_path: Path
         assert (row.outcome, row.why) == (STOPPED, f"stopped by its {recorded.name} limit")
 
 
-_BLOCKING_AGENT = """
-import sys
-from loom import Agent, tool
-from tests.core.harness_runs import call, reply, scripted
-
-@tool
-def wait_for_go(why: str) -> str:
-    '''Blocks until a line arrives on stdin.'''
-    sys.stdin.readline()
-    return "went"
-
-script = [reply("", [call("w1", "wait_for_go", why="slow")]), reply("done")]
-agent = Agent(name="w", system="Wait.", journal=sys.argv[1], tools=[wait_for_go],
-              provider=scripted(*script))
-agent.run("Wait for it")
-"""
-
-
 @linux_only
 def test_a_journal_whose_writer_is_killed_mid_tool_stops_running(tmp_path: Path) -> None:
     """Running while loom-harness is inside a tool; stopped once its process is killed,
     though the file never changes again (the library decides again, the reader too)."""
     path = tmp_path / "run.jsonl"
-    root = Path(__file__).resolve().parents[3]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _BLOCKING_AGENT, str(path)],
-        stdin=subprocess.PIPE,
-        cwd=root,
-        env={**os.environ, "PYTHONPATH": str(root)},
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while b'"tool:wait_for_go"' not in (path.read_bytes() if path.exists() else b""):
-            assert proc.poll() is None and time.monotonic() < deadline, "no tool intent"
-            time.sleep(0.05)
+    with agent_inside_a_tool(path) as agent:
         assert _row(path).outcome == RUNNING  # its writer holds the journal open
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
+        agent.send_signal(signal.SIGKILL)
+        agent.wait(30)
     with Library() as lib:  # a reader decides again: `runs list` without the app
         row = lib.run(path)
     assert row is not None and row.outcome == STOPPED

@@ -190,3 +190,46 @@ def test_a_journal_opened_long_after_its_writer_died_is_stopped_at_once(tmp_path
     update = follower.read()
     assert update is not None and update.status == STOPPED
     assert update.detail == "crashed inside tool:charge_card (step 2)"
+
+
+@linux_only
+def test_a_slow_tool_of_a_live_writer_is_running_until_its_process_dies(tmp_path: Path) -> None:
+    """loom-harness inside a tool that takes long: its process holds the journal, so the
+    tab says running (it said "crashed mid-tool" after ten quiet seconds, while the Runs
+    page said running); once the process is killed, stopped without finishing."""
+    import signal
+
+    from tests.core.harness_runs import agent_inside_a_tool
+
+    path, clock, seen = tmp_path / "run.jsonl", Clock(), []
+
+    def probe(p: str) -> bool | None:
+        seen.append(writer_present(p))
+        return seen[-1]
+
+    with agent_inside_a_tool(path) as agent:
+        follower = JournalFollower(path, idle_after=10, clock=clock, probe=probe)
+        first = follower.read()
+        assert first is not None and first.status == RUNNING
+        clock.now += 11  # quiet for longer than idle_after: the writer is looked for
+        assert follower.tick() is None and seen == [True]  # still running: it is there
+        agent.send_signal(signal.SIGKILL)
+        agent.wait(30)
+        clock.now += PROBE_EVERY  # the next look
+        update = follower.tick()
+    assert update is not None and update.status == STOPPED and seen[-1] is False
+    assert update.detail.startswith("crashed inside tool:wait_for_go (step 1); no process")
+
+
+def test_the_owners_word_that_it_writes_keeps_an_answered_run_running(tmp_path: Path) -> None:
+    """The app's proxy records: its agent answered, but the next request may come; the
+    tab says running (as the Runs page does) until the proxy stops, then finished."""
+    path, clock = tmp_path / "j.jsonl", Clock()
+    path.write_bytes(header("go") + effect(0, "model", model_result("done")))
+    follower = JournalFollower(path, idle_after=10, clock=clock, probe=lambda _p: None)
+    follower.note_writer_running()
+    update = follower.read()
+    assert update is not None and update.status == RUNNING
+    follower.note_writer_stopped("the proxy that wrote it stopped (exit status 0)")
+    update = follower.read()
+    assert update is not None and update.status == FINISHED

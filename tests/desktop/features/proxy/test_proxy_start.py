@@ -17,7 +17,7 @@ from PySide6.QtCore import QProcess, Qt
 from PySide6.QtWidgets import QApplication
 
 from loom_core.formats.loader import load
-from loom_core.live.live_status import STOPPED
+from loom_core.live.live_status import RUNNING, STOPPED
 from loom_desktop.features.proxy.launcher import ProxySpec, proxies_dir
 from loom_desktop.features.proxy.start_dialog import StartProxyDialog, preview
 from loom_desktop.main_window import MainWindow
@@ -118,10 +118,12 @@ def test_start_use_approve_stop(
     assert out and out[0].content[0].text == "hello from upstream"
     qtbot.waitUntil(lambda: entry.view.model.rowCount() >= 1, timeout=15_000)  # the live tab
     runs = window.library.controller.runs
-    qtbot.waitUntil(  # the Runs page lists the recording while it runs
-        lambda: [(r.path, r.outcome) for r in runs.runs] == [(str(save), "running")],
+    qtbot.waitUntil(  # the Runs page lists the recording while it runs, its step included:
+        # the agent answered, but the proxy records on (the next request may come)
+        lambda: [(r.path, r.outcome, r.steps) for r in runs.runs] == [(str(save), RUNNING, 1)],
         timeout=15_000,
     )
+    assert entry.view.live.status == RUNNING  # as its live tab says
 
     thread = _ask(port, out, "ship it")
     qtbot.waitUntil(lambda: entry.panel.current() is not None, timeout=15_000)
@@ -144,8 +146,11 @@ def test_start_use_approve_stop(
     # its last model call asked for a tool, and its writer is gone: not "running" forever
     qtbot.waitUntil(lambda: entry.view.live.status == STOPPED, timeout=15_000)
     assert "the proxy that wrote it stopped" in entry.view.live.bar.status.toolTip()
-    qtbot.waitUntil(  # and as done once its proxy stopped
-        lambda: [(r.path, r.outcome, r.steps) for r in runs.runs] == [(str(save), "finished", 2)],
+    qtbot.waitUntil(  # the Runs page says what the tab says (one function of the facts)
+        lambda: (
+            [(r.path, r.outcome, r.steps, r.why) for r in runs.runs]
+            == [(str(save), STOPPED, 2, "its proxy stopped")]
+        ),
         timeout=15_000,
     )
 
