@@ -92,32 +92,47 @@ class RunsPage(QWidget):
         lay.addWidget(self.status)
         controller.answered.connect(self._answered)
         controller.progressed.connect(self._progress)
-        controller.failed.connect(lambda cause: self.status.setText(f"⚠ {cause}"))
+        controller.failed.connect(self._failed)
         self._indexing = ""
+        self._failure = ""  # why the current query has no answer, until one comes
         self._unfitted = True
         self._answered()
 
     # -- showing ---------------------------------------------------------------------
     def _answered(self) -> None:
         c = self.controller
+        self._failure = ""
         if self.search.text() != c.query:
             self.search.blockSignals(True)
             self.search.setText(c.query)
             self.search.blockSignals(False)
         self.hits.setVisible(bool(c.hits.hits))
-        shown = len(c.runs.runs)
-        more = f" (first {PAGE})" if shown >= PAGE else ""
-        runs = "run" if c.total == 1 else "runs"
-        what = (
-            f"{shown:,} of {c.total:,} {runs}{more}"
-            if c.query.strip()
-            else f"{c.total:,} {runs}{more}"
-        )
         self._show_sort()
-        found = len(c.hits.hits)
-        hits = f" · {found:,} matching step{'' if found == 1 else 's'}" if found else ""
-        self.status.setText(what + hits + (f" · {self._indexing}" if self._indexing else ""))
+        self._show_status()
         self._fit_columns()
+
+    def _failed(self, cause: str) -> None:
+        """The query has a problem (named): said until a query is answered. Why kept: the
+        indexer's progress redraws the status line, and used to wipe the warning at once."""
+        self._failure = cause
+        self._show_status()
+
+    def _show_status(self) -> None:
+        c = self.controller
+        if self._failure:
+            what = f"⚠ {self._failure}"
+        else:
+            shown = len(c.runs.runs)
+            more = f" (first {PAGE})" if shown >= PAGE else ""
+            runs = "run" if c.total == 1 else "runs"
+            what = (
+                f"{shown:,} of {c.total:,} {runs}{more}"
+                if c.query.strip()
+                else f"{c.total:,} {runs}{more}"
+            )
+            found = len(c.hits.hits)
+            what += f" · {found:,} matching step{'' if found == 1 else 's'}" if found else ""
+        self.status.setText(what + (f" · {self._indexing}" if self._indexing else ""))
 
     def _fit_columns(self) -> None:
         """Columns sized to what they hold; skipped while the page is hidden (it costs a
@@ -142,7 +157,7 @@ class RunsPage(QWidget):
 
     def _progress(self, text: str) -> None:
         self._indexing = text
-        self._answered()
+        self._show_status()
 
     def _sort(self, column: int) -> None:
         """A header click: the same column again flips the order; another one starts where

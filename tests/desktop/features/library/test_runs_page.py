@@ -93,5 +93,21 @@ def test_bad_query_is_named_not_raised(qtbot: Any, window: MainWindow) -> None:
     assert "after" in window.library.page.status.text()
 
 
+def test_the_indexers_progress_does_not_wipe_a_querys_warning(
+    qtbot: Any, window: MainWindow
+) -> None:
+    """This test's former self timed out under load: the indexer's progress (its scans
+    ending) redrew the status line from the last answer, and the warning was gone before
+    it could be read; a user lost it the same way."""
+    page, controller = window.library.page, window.library.controller
+    page.search.setText("after:yesterday")
+    qtbot.waitUntil(lambda: "⚠" in page.status.text(), timeout=WAIT)
+    controller.progressed.emit("scanning 1/2 runs")  # what the indexer says meanwhile
+    controller.progressed.emit("")  # … and when it is done
+    assert page.status.text().startswith("⚠") and "after" in page.status.text()
+    page.search.setText("")  # a query that is answered clears it
+    qtbot.waitUntil(lambda: not page.status.text().startswith("⚠"), timeout=WAIT)
+
+
 def test_step_terms_drop_run_keys() -> None:
     assert step_terms('model:gpt-5 tool:bash "rm -rf" after:2026-11-01') == 'tool:bash "rm -rf"'
