@@ -134,6 +134,7 @@ class MainWindow(QMainWindow):
         self._action(self.run_menu, "&Compare…", self.compare_dialog, "Ctrl+Shift+D")
         self._fork_menu()
         self._doctor_menu(view)
+        self.library.install_settings(self.menuBar().addMenu("&Settings"))
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "Run offline &demo", self.run_demo)
         self._action(help_menu, "&Keyboard Shortcuts", lambda: show_shortcuts(self), "?")

@@ -31,6 +31,9 @@ class DesktopSettings(BaseModel):
     recent_files: list[str] = Field(default_factory=list)
     geometry: dict[str, str] = Field(default_factory=dict)  # QT_KEY -> base64
     splitters: dict[str, list[int]] = Field(default_factory=dict)
+    # Settings ▸ Library…: a team library's postgresql:// URL (never with a password), or ""
+    # for this computer's own; LOOM_LIBRARY_URL in the environment wins over it
+    library: str = ""
 
     def add_recent(self, path: str) -> None:
         path = str(Path(path).resolve())

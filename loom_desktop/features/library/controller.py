@@ -4,7 +4,11 @@ Why one controller for the start page and the dock: both show the same collectio
 model per core collection), and one query at a time keeps a newer keystroke from being
 overtaken by an older answer (:class:`~loom_desktop.infra.workers.Task` drops superseded
 results). The indexer's callbacks arrive on its thread and are relayed by a queued signal.
-Ownership: :meth:`start` starts the indexer, :meth:`shutdown` stops and joins it.
+Ownership: :meth:`start` starts the indexer, :meth:`shutdown` stops and joins it;
+:meth:`switch` (Settings ▸ Library…) stops it and starts one on the other library.
+
+A team library lists runs whose files are on other machines: :meth:`fetch` brings the
+published copy of one into the local cache on a pool thread (a download can take long).
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from loom_core.errors import LoadError
+from loom_core.library.backend import this_host
 from loom_core.library.index import Indexer
+from loom_core.library.publish import local_file
 from loom_core.library.rows import Hit, RunRow
 from loom_core.library.search import Library
 from loom_core.library.worker import IndexProgress, LibraryIndexer
@@ -72,12 +78,16 @@ class LibraryController(QObject):
     progressed = Signal(str)  # what the indexer is doing, for the page's status line
     failed = Signal(str)  # a query with a problem (named), or the database unusable
 
+    fetched = Signal(str, object)  # (the run's path as listed, the local file to open)
+    fetch_failed = Signal(str, str)  # (the run's path as listed, why it cannot be had)
+
     def __init__(
         self, parent: QObject | None = None, folders: Iterable[str | Path] | None = None,
         db: str | None = None,
     ) -> None:  # fmt: skip
         super().__init__(parent)
-        self.db = db
+        self.db = db  # the library's address (None: LOOM_LIBRARY_URL, else the local file)
+        self.folders = list(folders) if folders is not None else None
         self.runs = RunsModel(self)
         self.hits = HitsModel(self)
         self.query, self.sort, self.descending = "", "time", True
@@ -86,14 +96,22 @@ class LibraryController(QObject):
         self._relay.progress.connect(self._on_progress)
         self._refresh_soon = QTimer(self, singleShot=True, interval=150)
         self._relay.changed.connect(lambda _paths: self._refresh_soon.start())
-        self.indexer = LibraryIndexer(
-            folders, db, self._relay.progress.emit, self._relay.changed.emit, spawn=index_command
-        )
+        self.indexer = self._new_indexer()
         self._task = Task(self)
         self._task.finished.connect(self._on_answer)
         self._task.failed.connect(self._on_failed)
         self._refresh_soon.timeout.connect(self.refresh)
         self._started = False
+        self._fetch = Task(self)
+        self._fetch.finished.connect(self._on_fetched)
+        self._fetch.failed.connect(self._on_fetch_failed)
+        self._fetching = ""
+
+    def _new_indexer(self) -> LibraryIndexer:
+        return LibraryIndexer(
+            self.folders, self.db, self._relay.progress.emit, self._relay.changed.emit,
+            spawn=index_command,
+        )  # fmt: skip
 
     # -- owner -------------------------------------------------------------------------
     def start(self) -> None:
@@ -106,8 +124,22 @@ class LibraryController(QObject):
     def shutdown(self) -> None:
         self._refresh_soon.stop()
         self._task.cancel()
+        self._fetch.cancel()
         if self._started:
             self.indexer.stop()
+
+    def switch(self, address: str | None) -> None:
+        """Use the library at ``address`` from now on (None: the default one): the old
+        indexer is stopped and joined first, so no write goes to the old library after."""
+        was_started = self._started
+        self.shutdown()
+        self._started = False
+        self.db = address
+        self.runs.set_runs([])
+        self.hits.set_hits([])
+        self.indexer = self._new_indexer()
+        if was_started:
+            self.start()
 
     # -- requests ----------------------------------------------------------------------
     def set_query(self, text: str) -> None:
@@ -128,6 +160,44 @@ class LibraryController(QObject):
     def forget(self, path: str) -> None:
         """Drop ``path`` from the library (the file stays); then list again."""
         self.refresh(forget=path)
+
+    def locate(self, path: str) -> tuple[str, str | None]:
+        """(host, published URL) of the listed run or hit at ``path`` ("", None: unknown)."""
+        items: list[RunRow | Hit] = [*self.runs.runs, *self.hits.hits]
+        found = next((item for item in items if item.path == path), None)
+        return (found.host, found.url) if found is not None else ("", None)
+
+    def needs_fetch(self, path: str) -> bool:
+        """Whether the run listed at ``path`` is opened from the run store: its file is on
+        another machine, or gone from here but published."""
+        host, url = self.locate(path)
+        elsewhere = host not in ("", this_host())
+        return elsewhere or (url is not None and not Path(path).is_file())
+
+    def fetch(self, path: str) -> None:
+        """Bring the published copy of the run listed at ``path`` here (``fetched`` or
+        ``fetch_failed`` follows; a newer fetch supersedes an older one)."""
+        host, url = self.locate(path)
+        address = self.db
+        self._fetching = path
+
+        def work(_ctx: object) -> Path:
+            from loom_core.library.backend import open_runs
+
+            db = open_runs(address)
+            try:
+                return local_file(db, path, host, url)
+            finally:
+                db.close()
+
+        self._fetch.start(work)
+
+    def _on_fetched(self, local: object) -> None:
+        self.fetched.emit(self._fetching, local)
+
+    def _on_fetch_failed(self, exc: object) -> None:
+        cause = exc.cause if isinstance(exc, LoadError) else f"{type(exc).__name__}: {exc}"
+        self.fetch_failed.emit(self._fetching, str(cause))
 
     def refresh(self, forget: str | None = None) -> None:
         query, sort, desc, db = self.query, self.sort, self.descending, self.db

@@ -21,6 +21,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QColor
 
+from loom_core.library.backend import this_host
 from loom_core.library.rows import Hit, RunRow
 from loom_core.live.outcome import FAILED, HUMAN, RUNNING, STOPPED
 
@@ -38,6 +39,7 @@ COLUMNS = (
     ("Cost", "cost"),
     ("Outcome", "outcome"),
     ("Branch of", ""),
+    ("By", ""),  # who indexed or published it, on which machine (a team library's runs)
 )
 _GREY = QColor("#90a4ae")
 _OUTCOME_COLORS = {
@@ -97,6 +99,7 @@ def run_cells(run: RunRow, name: str = "") -> tuple[str, ...]:
         cost,
         outcome,
         branch,
+        f"{run.author}@{run.host}" if run.host else run.author,
     )
 
 
@@ -136,7 +139,9 @@ class RunsModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if run.state != "ok":
                 return f"{run.path}\n{run.state}: {run.cause}"
-            return run.path + (f"\n{run.outcome}: {run.why}" if run.why else "")
+            where = f"{run.path}\non {run.host}" if run.host else run.path
+            published = f"\npublished: {run.url}" if run.url else ""
+            return where + published + (f"\n{run.outcome}: {run.why}" if run.why else "")
         if role == Qt.ItemDataRole.ForegroundRole:
             if run.state != "ok":
                 return _GREY
@@ -175,8 +180,10 @@ class HitsModel(QAbstractListModel):
             where = " · ".join(filter(None, [hit.sample_label(), where]))
             tool = f" · {hit.tool}" if hit.tool else ""
             snippet = " ".join(hit.marked("«", "»").split())  # one line per hit
-            run = " · ".join(filter(None, [when_text(hit.time), self._runs[index.row()]]))
+            here = hit.host in ("", this_host())
+            name = self._runs[index.row()] + ("" if here else f" on {hit.host}")
+            run = " · ".join(filter(None, [when_text(hit.time), name]))
             return f"{run} · {where}{tool}    {snippet}"
         if role == Qt.ItemDataRole.ToolTipRole:
-            return hit.path
+            return f"{hit.path}\non {hit.host}" if hit.host else hit.path
         return None

@@ -22,6 +22,8 @@ from loom_core.library.scan import JOURNAL, TRACE, default_folders
 from loom_core.views.steps import step_of_seq
 from loom_desktop.features.library.controller import LibraryController
 from loom_desktop.features.library.page import RunsPage
+from loom_desktop.features.library.settings_dialog import LibraryDialog, chosen_address
+from loom_desktop.infra.settings import save_settings
 
 _TERM = re.compile(r'"[^"]*"|\S+')
 
@@ -47,7 +49,8 @@ class LibraryUi:
         self.window = window
         self.recordings: set[str] = set()  # traces being recorded by a proxy started here
         self._dock_away = False  # the dock was hidden for the start page (shown again after)
-        self.controller = LibraryController(window, folders=default_folders())
+        address = chosen_address(window.settings.library)
+        self.controller = LibraryController(window, folders=default_folders(), db=address)
         self.start_page = QWidget()
         lay = QVBoxLayout(self.start_page)
         lay.addWidget(hint)
@@ -65,6 +68,9 @@ class LibraryUi:
         window.addAction(action)
         for page in (self.page, self.dock_page):
             page.open_requested.connect(self.open)
+        self._pending: dict[str, tuple[int, str, str]] = {}  # fetching: (seq, query, sample)
+        self.controller.fetched.connect(self._fetched)
+        self.controller.fetch_failed.connect(self._fetch_failed)
         QTimer.singleShot(0, self.controller.start)
 
     def start_page_shown(self, shown: bool) -> None:
@@ -78,6 +84,27 @@ class LibraryUi:
             self.dock.show()
             self._dock_away = False
 
+    def install_settings(self, menu: QMenu) -> None:
+        """Settings ▸ Library…: this computer's library or a team's."""
+        menu.addAction("&Library…").triggered.connect(lambda _c=False: self.settings_dialog())
+
+    def settings_dialog(self) -> LibraryDialog:
+        """Open Settings ▸ Library…; on OK the choice is saved at once and the Runs page
+        lists the chosen library."""
+        dialog = LibraryDialog(self.window.settings.library, self.window)
+        dialog.accepted.connect(lambda: self.use_library(dialog.address))
+        dialog.open()
+        return dialog
+
+    def use_library(self, address: str) -> None:
+        """Keep ``address`` ("" : this computer's) as the library and switch to it."""
+        settings = self.window.settings
+        if address == settings.library:
+            return
+        settings.library = address
+        save_settings(settings)
+        self.controller.switch(chosen_address(address))
+
     def install_dock(self) -> None:
         self.window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.dock)
         self.dock.hide()
@@ -86,7 +113,26 @@ class LibraryUi:
         """Show ``path`` in a tab (its open one, else a new one); at step ``seq`` (-1: where
         it opens) of its sample ``sample`` (``ID:EPOCH`` of an Inspect log, chosen on the
         tab's sample bar as a user would; "": the one it opens at) with the search's step
-        terms as the tab's filter."""
+        terms as the tab's filter. A run whose file is on another machine is fetched from
+        the library's run store first (off the GUI thread), then opened from the cache."""
+        if self.controller.needs_fetch(path):
+            self._pending[path] = (seq, query, sample)
+            self.window.statusBar().showMessage(f"Fetching {Path(path).name} from the run store…")
+            self.controller.fetch(path)
+            return
+        self._show(path, seq, query, sample)
+
+    def _fetched(self, path: str, local: object) -> None:
+        seq, query, sample = self._pending.pop(path, (-1, "", ""))
+        self.window.statusBar().clearMessage()
+        self._show(str(local), seq, query, sample)
+
+    def _fetch_failed(self, path: str, why: str) -> None:
+        self._pending.pop(path, None)
+        self.window.statusBar().clearMessage()
+        self.window.report_error("Open run", f"Cannot open {path}\n\n{why}")
+
+    def _show(self, path: str, seq: int, query: str, sample: str) -> None:
         view = self._tab_of(path, sample)
         if view is not None:
             self.window.tabs.setCurrentWidget(view)
