@@ -3,7 +3,8 @@
 A plain tool-use loop against the Anthropic Messages API at ``--base-url`` (default
 ``$ANTHROPIC_BASE_URL``): send the conversation, "run" each tool the model asks for
 (canned results, nothing is executed), send the results back, until the model stops
-asking. Odd turns stream. It uses the real ``anthropic`` SDK when it is installed and
+asking. ``deploy`` reports the arguments it got (an edited call says so). Odd turns
+stream. It uses the real ``anthropic`` SDK when it is installed and
 plain ``urllib`` POSTs of the same JSON otherwise (``LOOM_DEMO_NO_SDK=1`` forces that),
 so the demo runs for users without the SDK. One line per event on stdout; exit 0 when
 the run ended normally, 1 on an API error.
@@ -27,7 +28,6 @@ TASK = "Run the tests and, if they pass, deploy release 1.4.0 to production."
 RESULTS = {
     "Read": "# Release notes\nRun the test suite before every release.\n",
     "Bash": "........................ 24 passed in 0.41s",
-    "deploy": "deployed 1.4.0 to production (3 instances healthy)",
 }
 TOOLS = [
     {
@@ -49,6 +49,16 @@ TOOLS = [
         },
     },
 ]
+
+
+def tool_result(name: str, args: Any) -> str:
+    """What a tool "did": canned text, except that ``deploy`` reports the arguments it
+    ran with, so an Edit & approve in the app (``"env": "staging"``) shows in the run."""
+    if name == "deploy":
+        args = args if isinstance(args, dict) else {}
+        version, env = args.get("version", "?"), args.get("env", "?")
+        return f"deployed {version} to {env} (3 instances healthy)"
+    return RESULTS.get(name, "ok")
 
 
 def say(line: str) -> None:
@@ -129,13 +139,9 @@ def run(base_url: str, pace: float = 1.0, timeout: float = 600.0, max_turns: int
         results = []
         for use in uses:
             say(f"agent: running {use['name']} {json.dumps(use['input'])}")
-            results.append(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": use["id"],
-                    "content": RESULTS.get(use["name"], "ok"),
-                }
-            )
+            result = tool_result(use["name"], use["input"])
+            say(f"tool {use['name']}: {result.splitlines()[0]}")
+            results.append({"type": "tool_result", "tool_use_id": use["id"], "content": result})
         messages.append({"role": "user", "content": results})
         time.sleep(pace)
     say("agent: stopped after too many turns")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,13 +184,31 @@ def sse_events(turn: Turn, n: int, model: str) -> list[bytes]:
 
 
 def choose(body: dict[str, Any]) -> tuple[Turn, int]:
-    """The scripted turn for a request: by assistant turns so far; a denied deploy ends it."""
+    """The scripted turn for a request: by assistant turns so far; a denied deploy ends it,
+    and the last turn says where the deploy tool reported it deployed (an operator may
+    have edited the call: ``"env": "staging"``)."""
     messages = body.get("messages") or []
     done = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
     last = messages[-1] if messages else {}
     if done and isinstance(last, dict) and "denied" in json.dumps(last.get("content", "")):
         return DENIED, done
-    return SCRIPT[min(done, len(SCRIPT) - 1)], done
+    turn = SCRIPT[min(done, len(SCRIPT) - 1)]
+    deployed = _deployed(last.get("content") if isinstance(last, dict) else None)
+    if not turn.calls and deployed is not None:
+        version, env = deployed
+        turn = Turn(f"Release {version} is deployed to {env}. Done.", [], turn.usage)
+    return turn, done
+
+
+def _deployed(content: Any) -> tuple[str, str] | None:
+    """(version, env) from a ``deploy`` tool result in ``content``, if there is one."""
+    blocks = content if isinstance(content, list) else []
+    for block in blocks:
+        text = block.get("content") if isinstance(block, dict) else None
+        found = re.match(r"deployed (\S+) to (\S+)", text) if isinstance(text, str) else None
+        if found:
+            return found.group(1), found.group(2)
+    return None
 
 
 class FakeModelServer:

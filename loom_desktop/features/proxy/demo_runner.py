@@ -17,13 +17,13 @@ forever, and to the run library, which lists the run as failed.
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QProcess, QProcessEnvironment, Signal
 
 from loom_core.demo import CONFIRM_PATTERN, FakeModelServer
+from loom_core.runs_dir import free_path, runs_dir
 from loom_desktop.document.view import DocumentView
 from loom_desktop.features.proxy.demo_panel import DemoOutputDock
 from loom_desktop.features.proxy.launcher import ProxySpec
@@ -44,7 +44,11 @@ class DemoRun(QObject):
         super().__init__(window)
         self.window = window
         self.pace = pace
-        self.folder = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="loom-demo-"))
+        # the per-user runs folder, where generated runs go: listed on the Runs page, and
+        # "demo-2.journal.jsonl" as a second demo's tab title, not a temp folder's name
+        self.folder = Path(folder) if folder else runs_dir()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._save = free_path(self.folder, "demo")
         self.model = FakeModelServer()
         self.proxy: Any = None
         self.agent: QProcess | None = None
@@ -58,7 +62,7 @@ class DemoRun(QObject):
 
     @property
     def save(self) -> Path:
-        return self.folder / "demo.loom.json"
+        return self._save
 
     def _panel(self) -> DemoOutputDock:
         """The window's demo output panel (one for all runs), emptied for this run."""

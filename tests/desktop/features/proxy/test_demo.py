@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -141,3 +142,47 @@ def test_a_failing_agent_is_reported_with_its_status_and_output(
     with Library() as lib:
         row = lib.run(demo.save)
     assert row is not None and (row.outcome, row.why) == (FAILED, live.bar.status.toolTip())
+
+
+def test_edit_and_approve_changes_what_the_demo_deploys(
+    qtbot, window: MainWindow, runtime: Path
+) -> None:
+    """Regression: after editing "env" to "staging" the tool still said "deployed to production"."""
+    demo = window.run_demo(pace=0.05)
+    manager = window.proxy_manager
+    qtbot.waitUntil(lambda: bool(manager.proxies), timeout=20_000)
+    entry = manager.proxies[0]
+    qtbot.waitUntil(lambda: entry.panel.current() is not None, timeout=20_000)
+    entry.view.table.setFocus()
+    qtbot.keyClick(entry.view.table, "e")  # from the run's step list, not the panel
+    assert entry.panel.editing
+    entry.panel.args.setPlainText(json.dumps({"env": "staging", "version": "1.4.0"}))
+    with qtbot.waitSignal(demo.finished, timeout=30_000) as blocker:
+        qtbot.mouseClick(entry.panel.approve_btn, Qt.MouseButton.LeftButton)
+    assert blocker.args == [0]
+    text = "\n".join(demo.output)
+    assert 'agent: running deploy {"env": "staging", "version": "1.4.0"}' in text
+    assert "tool deploy: deployed 1.4.0 to staging" in text
+    assert "model: Release 1.4.0 is deployed to staging. Done." in text
+    assert "to production (3 instances" not in text
+    doc = load(demo.save)
+    [event] = [e for e in doc.shield_events if e.action == "approve"]
+    assert event.model_dump().get("edited_input") == {"env": "staging", "version": "1.4.0"}
+
+
+def test_demo_runs_go_to_the_runs_folder_with_tab_titles_of_their_own(
+    qtbot, window: MainWindow, runtime: Path, runs_dir: Path
+) -> None:
+    """Regression: each demo ran in a temp folder, so two demo tabs were told apart by
+    the temp folders' random names ("demo.journal.jsonl · loom-demo-x3k9…")."""
+    titles = []
+    for n in range(2):
+        demo = window.run_demo(pace=0.05)
+        qtbot.waitUntil(lambda d=demo: d.view is not None, timeout=20_000)
+        panel = window.proxy_manager.proxies[0].panel
+        qtbot.waitUntil(lambda p=panel: p.current() is not None, timeout=20_000)
+        with qtbot.waitSignal(demo.finished, timeout=30_000):
+            qtbot.mouseClick(panel.deny_btn, Qt.MouseButton.LeftButton)
+        assert demo.save == runs_dir / ("demo.loom.json" if n == 0 else "demo-2.loom.json")
+        titles.append(window.tabs.tabText(window.tabs.indexOf(demo.view)))
+    assert [t.lstrip("● ") for t in titles] == ["demo.journal.jsonl", "demo-2.journal.jsonl"]

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from loom_core.proxy.config import SessionPaths
 from loom_core.proxy.sidecar import read_sidecar
 from tests.core.clis import ROOT
 
@@ -146,7 +147,7 @@ def test_job_control_signals_leave_the_demo_running(app: App) -> None:
     assert "agent: running deploy" in "\n".join(finished["output"])
     assert app.next("exited")["code"] == 0
     assert app.shell.wait(WAIT_S) == 0
-    end = read_sidecar(Path(held["save"]).with_name("demo.exchanges.jsonl")).end
+    end = read_sidecar(SessionPaths.of(held["save"]).exchanges).end
     assert end is not None and end["stopped_by"]["pid"] == held["app"]  # its owner
     assert all(gone(c) for c in children)
 
@@ -166,7 +167,7 @@ def test_a_quit_signal_closes_the_app_and_the_demo_ends_as_it_should(
     assert "denied by the operator (reason: the proxy was stopped)" in output
     assert "agent: done" in output and "APIConnectionError" not in output
     assert app.shell.wait(WAIT_S) == 0
-    sidecar = read_sidecar(Path(held["save"]).with_name("demo.exchanges.jsonl"))
+    sidecar = read_sidecar(SessionPaths.of(held["save"]).exchanges)
     assert sidecar.end is not None
     assert sidecar.end["stopped_by"] == {**sidecar.end["stopped_by"], "pid": held["app"]}
     assert sidecar.end["stopped_by"]["signal"] == "SIGTERM"  # sent by the app, not the group
