@@ -30,7 +30,7 @@ STEP_KEYS: Mapping[str, str] = {
 }
 APPROVAL_KEYS: Mapping[str, str] = {
     "A": "approve the selected held call",
-    "D": "deny it (with the reason typed below, if any)",
+    "D": "deny it (with the reason typed in the panel, if any)",
     "E": "edit its arguments, then approve",
 }
 COMPARE_KEYS: Mapping[str, str] = {
@@ -48,7 +48,10 @@ FILTER_HELP = (
 GROUPS: tuple[tuple[str, Mapping[str, str]], ...] = (
     ("In a run's tab (step list, timeline, context)", STEP_KEYS),
     ("In the filter box (Ctrl+F)", FILTER_KEYS),
-    ("In the approvals panel", APPROVAL_KEYS),
+    (
+        "While a call is held: anywhere in the window (typing in a text box still types)",
+        APPROVAL_KEYS,
+    ),
     ("In a comparison tab", COMPARE_KEYS),
 )
 _PRETTY = {"Left": "←", "Right": "→", "Up": "↑", "Down": "↓"}
@@ -57,16 +60,18 @@ Row = tuple[str, str]  # (key as shown, what it does)
 
 
 def bind(
-    widget: QWidget, keys: Mapping[str, str], slots: Mapping[str, Callable[[], object]]
+    widget: QWidget,
+    keys: Mapping[str, str],
+    slots: Mapping[str, Callable[[], object]],
+    context: Qt.ShortcutContext = Qt.ShortcutContext.WidgetWithChildrenShortcut,
 ) -> list[QShortcut]:
-    """Bind ``keys`` on ``widget`` and its children; each key's text becomes its whatsThis."""
+    """Bind ``keys`` on ``widget`` and its children (``context``: or its whole window);
+    each key's text becomes its whatsThis."""
     if set(keys) != set(slots):
         raise ValueError(f"keys without a slot or slots without a key: {set(keys) ^ set(slots)}")
     shortcuts = []
     for key, what in keys.items():
-        sc = QShortcut(
-            QKeySequence(key), widget, context=Qt.ShortcutContext.WidgetWithChildrenShortcut
-        )
+        sc = QShortcut(QKeySequence(key), widget, context=context)
         sc.setWhatsThis(what)
         sc.activated.connect(slots[key])
         shortcuts.append(sc)

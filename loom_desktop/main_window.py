@@ -69,7 +69,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or load_settings()
         self.errors: list[str] = []  # messages shown in error dialogs (tests read them)
         self.failures: list[tuple[str, str]] = []  # (path, cause) of each failed open
-        self.proxies: list[ProxyConnection] = []  # ProxyConnections of attached approvals panels
+        self.proxies: list[ProxyConnection] = []  # the proxies the approvals panel follows
         self.tabs = DocumentTabs(documentMode=True, tabsClosable=True, movable=True)
         self.tabs.retitled.connect(self._show_current)
         self.tabs.tabCloseRequested.connect(self.close_tab)
@@ -88,6 +88,13 @@ class MainWindow(QMainWindow):
         from loom_desktop.infra.notify import HeldNotifier
 
         self.notifier = HeldNotifier(self)  # held calls while the window is in the background
+        from loom_desktop.features.proxy.attached import AttachedProxies
+
+        self.attached = AttachedProxies(  # the approvals panel over every proxy followed
+            self,
+            self.proxies,
+            lambda n: self.statusBar().showMessage(held_message(n), 10_000),
+        )
         self._build_menus()
         self.central.addWidget(self.library.start_page)  # the Runs page when no run is open
         self.library.install_dock()
@@ -261,20 +268,13 @@ class MainWindow(QMainWindow):
         else:
             self.attach_proxy(port)
 
-    def attach_proxy(self, port: int, confirm_timeout: float | None = None) -> ApprovalsPanel:
-        """Show an approvals panel for the proxy on ``port``; returns the panel."""
-        from loom_core.proxy.control_client import ControlClient
-        from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
-        from loom_desktop.features.proxy.connection import ProxyConnection
-
-        connection = ProxyConnection(ControlClient(port), confirm_timeout, self)
-        panel = ApprovalsPanel(connection, self)
-        panel.held.connect(lambda n: self.statusBar().showMessage(held_message(n), 10_000))
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, panel)
-        self.notifier.watch(panel)
-        self.proxies.append(connection)
-        connection.start()
-        return panel
+    def attach_proxy(
+        self, port: int, confirm_timeout: float | None = None, run: DocumentView | None = None
+    ) -> ApprovalsPanel:
+        """List the held calls of the proxy on ``port`` in the approvals panel (one panel
+        for every proxy; ``run``: the proxy's live tab); returns the panel."""
+        self.attached.attach(port, confirm_timeout, run)
+        return self.attached.approvals()
 
     def run_demo(self, pace: float = 1.0) -> DemoRun:
         """Help ▸ Run offline demo: fake model, proxy holding ``deploy*``, scripted agent."""
@@ -521,8 +521,7 @@ class MainWindow(QMainWindow):
         self.library.shutdown()
         self.forks.shutdown()
         self.doctor.shutdown()
-        for connection in self.proxies:
-            connection.stop()
+        self.attached.shutdown()
         self.notifier.close()
         self.settings.set_geometry(self.saveGeometry())
         for view in self.documents():

@@ -17,7 +17,7 @@ import json
 import socket
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,7 +116,9 @@ class ControlClient:
                 body[key] = value
         self._request("/loom/shield/decide", body)
 
-    def events(self, cancel: Any = None, idle: float = 45.0) -> Iterator[dict[str, Any]]:
+    def events(
+        self, cancel: Any = None, idle: float = 45.0
+    ) -> Generator[dict[str, Any], None, None]:
         """Our proxy's event stream (``GET /loom/events``), as ``{"event", "data"}`` dicts.
 
         Blocking; meant for a worker thread. Ends when the proxy closes the stream (it is
@@ -138,6 +140,19 @@ class ControlClient:
                     or f"no event stream on {self.host}:{self.port} (HTTP {status})",
                 )
             yield from _sse(reader, body)
+
+    def hello(self) -> dict[str, Any] | None:
+        """Our proxy's ``hello`` (who it is, what it holds), read from the start of its event
+        stream; None from a proxy without one (loom-harness's ``loom proxy``)."""
+        stream = self.events()
+        try:
+            first = next(stream, None)
+        except NoEventStream:
+            return None
+        finally:
+            stream.close()
+        data = first.get("data") if first and first.get("event") == "hello" else None
+        return data if isinstance(data, dict) else None
 
     def _open_stream(self) -> socket.socket:
         """Connect and send the GET (HTTP/1.0: the answer is the raw stream, unchunked)."""

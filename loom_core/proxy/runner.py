@@ -52,13 +52,12 @@ from loom_core.proxy.recovery import check_save
 from loom_core.proxy.replay import ReplaySource
 from loom_core.proxy.server import ProxyServer
 from loom_core.proxy.session import RecordingSession
-from loom_core.proxy.stop_signals import StopCause, StopSignals
+from loom_core.proxy.stop_signals import STOPPED_REASON, StopCause, StopSignals
 
 if TYPE_CHECKING:
     from loom_core.proxy.otlp_export import OtlpExport
 
 SHUTDOWN_GRACE = 3.0
-STOPPED = "the proxy was stopped"  # the reason held calls are denied with at a stop
 
 
 @dataclass
@@ -89,7 +88,7 @@ class RunningProxy:
         if self._closed:
             return
         self._closed = True
-        deny_held(self.server.screen, STOPPED)  # their handlers answer within the grace
+        deny_held(self.server.screen, STOPPED_REASON)  # their handlers answer within the grace
         await self.runner.cleanup()
         close_screen = getattr(self.server.screen, "close", None)
         if close_screen is not None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+STOPPED_REASON = "the proxy was stopped"  # held calls are denied with it at a stop
 WAKE_S = 0.2  # how often the waiting thread looks whether it was closed
 _SI_KERNEL = 0x80  # Linux's si_code for a signal the kernel sent (a terminal's Ctrl-C)
 

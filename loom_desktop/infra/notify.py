@@ -33,49 +33,41 @@ class Tray(Protocol):
 
 
 class HeldNotifier(QObject):
-    """Notifies about new held calls of every approvals panel it watches."""
+    """Notifies about new held calls in the approvals panel it watches."""
 
     def __init__(self, window: QWidget, tray: Tray | None = None) -> None:
         super().__init__(window)
         self.window = window
         self.tray = tray  # made on first use when the system has a tray
         self.sent: list[tuple[str, str]] = []  # (call id, text) of each notification
-        self._seen: dict[Any, set[str]] = {}  # panel -> ids of calls already held
-        self._last: tuple[Any, str] | None = None  # what a click on the message opens
+        self._panel: Any = None
+        self._last: tuple[Any, str] | None = None  # (proxy connection, call id) a click opens
         if tray is not None:
             tray.messageClicked.connect(self.open_last)
 
     def watch(self, panel: Any) -> None:
-        """Follow ``panel``'s connection (an :class:`~loom_desktop.features.proxy.approvals_panel.ApprovalsPanel`)."""
-        self._seen[panel] = set()
-        panel.connection.pending_changed.connect(
-            lambda calls, p=panel: self._on_pending(p, list(calls))
-        )
-        panel.destroyed.connect(lambda *_a, p=panel: self._seen.pop(p, None))
+        """Follow ``panel`` (the :class:`~loom_desktop.features.proxy.approvals_panel.ApprovalsPanel`):
+        its ``arrived(connection, call)`` is sent once per newly held call."""
+        self._panel = panel
+        panel.arrived.connect(self._arrived)
 
     def in_background(self) -> bool:
         window = self.window
         return window.isMinimized() or not window.isActiveWindow()
 
-    def _on_pending(self, panel: Any, calls: list[PendingCall]) -> None:
-        seen = self._seen.get(panel)
-        if seen is None:
-            return
-        new = [c for c in calls if c.id not in seen]
-        self._seen[panel] = {c.id for c in calls}  # decided calls never come back
-        if new and self.in_background():
-            for call in new:
-                self.notify(panel, call)
+    def _arrived(self, connection: Any, call: PendingCall) -> None:
+        if self.in_background():
+            self.notify(connection, call)
 
-    def notify(self, panel: Any, call: PendingCall) -> None:
+    def notify(self, connection: Any, call: PendingCall) -> None:
         """One notification for ``call``: a tray message, else a taskbar alert."""
-        label = getattr(panel.connection, "label", "")
+        label = getattr(connection, "label", "")
         text = (
             f"{call.tool} is waiting for approval (rule {call.rule or '(default)'}) "
             f"on proxy {label}"
         )
         self.sent.append((call.id, text))
-        self._last = (panel, call.id)
+        self._last = (connection, call.id)
         tray = self._tray()
         if tray is None:
             QApplication.alert(self.window)
@@ -102,17 +94,15 @@ class HeldNotifier(QObject):
             window.showNormal()
         window.raise_()
         window.activateWindow()
-        if self._last is None:
+        panel = self._panel
+        if self._last is None or panel is None:
             return
-        panel, call_id = self._last
-        if panel not in self._seen:
-            return  # its panel is gone (the proxy was stopped)
+        connection, call_id = self._last
+        if not panel.select(connection, call_id):
+            return  # decided meanwhile, or its proxy was stopped
         panel.show()
         panel.raise_()
-        rows = [i for i, c in enumerate(panel.model.calls) if c.id == call_id]
-        if rows:
-            panel.list.setCurrentIndex(panel.model.index(rows[0]))
-            panel.list.setFocus()
+        panel.list.setFocus()
 
     def close(self) -> None:
         """Hide the tray icon (the window is closing)."""

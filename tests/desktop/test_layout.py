@@ -12,7 +12,7 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
 from loom_desktop.document.step_list_model import COL_COST, COL_TOKENS
-from loom_desktop.features.proxy.manager import ProxyInfoDock
+from loom_desktop.features.proxy.info_dock import ProxyInfoDock
 from loom_desktop.main_window import MainWindow
 from tests.core.proxy.test_control_client import _free_port
 
@@ -44,7 +44,7 @@ def test_panels_neither_grow_the_window_nor_squeeze_the_step_list(
     window.resize(*size)
     view = open_and_wait(window, sample)
     panel = window.attach_proxy(_free_port())  # its long "no proxy answering" error, too
-    second = window.attach_proxy(_free_port())  # a second proxy's queue
+    second = window.attach_proxy(_free_port())  # a second proxy's queue: the same panel
     qtbot.waitUntil(lambda: "no proxy answering" in panel.status.text(), timeout=10_000)
     info = {
         "host": "127.0.0.1",
@@ -61,7 +61,7 @@ def test_panels_neither_grow_the_window_nor_squeeze_the_step_list(
         assert (window.width(), window.height()) == size
         assert proxy_dock in window.tabifiedDockWidgets(window.doctor)  # tabs, not side by side
         assert not window.doctor.visibleRegion().isEmpty()  # the panel just shown is in front
-        assert second in window.tabifiedDockWidgets(panel)
+        assert second is panel and len(panel.connections) == 2
         step_list = view.lower_split.widget(0)
         char = view.fontMetrics().averageCharWidth()
         assert step_list.width() >= max(step_list.minimumWidth(), 30 * char)  # not "c…"

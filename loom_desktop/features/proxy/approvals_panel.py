@@ -1,25 +1,30 @@
-"""The approvals panel: a queue of held tool calls and the buttons that decide them.
+"""The approvals panel: one queue of every attached proxy's held tool calls, and the buttons.
 
-Like mitmproxy's intercept: each held call shows its tool, arguments, the rule
-that held it and how long it has waited (a countdown when the timeout is known);
-Approve, Deny with an optional reason, Edit & approve (the arguments become
-editable and must be valid JSON), and Always allow this tool for the session.
-Keys: ``a`` approve, ``d`` deny, ``e`` edit (typing in a text field wins).
+Like mitmproxy's intercept: each held call shows its tool, arguments, the rule that
+held it, the proxy (and run) it came from, and how long it has waited (a countdown
+when the timeout is known); Approve, Deny with an optional reason, Edit & approve
+(the arguments become editable and must be valid JSON), and Always allow this tool
+for the session. One panel for all proxies: two panels, one per proxy, used to
+disagree, and the one in view could say "no held calls" while another held one.
+
+Keys ``a`` approve, ``d`` deny, ``e`` edit work anywhere in the window while a call is
+selected here (it is as soon as one is held); typing in a text box still types.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QGridLayout,
     QLabel,
     QLineEdit,
     QListView,
+    QMainWindow,
     QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
@@ -27,9 +32,9 @@ from PySide6.QtWidgets import (
 )
 
 from loom_core.proxy.control_client import PendingCall
-from loom_core.views.steps import effect_seq
 from loom_desktop.document.view import DocumentView
-from loom_desktop.features.proxy.approvals_model import ApprovalsModel
+from loom_desktop.features.proxy.approvals_model import ApprovalsModel, Held
+from loom_desktop.features.proxy.approvals_text import belongs_to, source_name, status_text
 from loom_desktop.features.proxy.connection import ProxyConnection
 from loom_desktop.keys import APPROVAL_KEYS, bind
 
@@ -40,40 +45,30 @@ def _button(text: str, slot: Callable[[], None]) -> QPushButton:
     return button
 
 
-class _QueueView(QListView):
-    """The queue itself takes a/d/e (a list view would use letters for keyboard search)."""
-
-    def __init__(self, keys: dict[str, Callable[[], None]]) -> None:
-        super().__init__()
-        self.keys = keys
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 - Qt API
-        action = self.keys.get(event.text().lower())
-        if action is not None and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
-            action()
-            event.accept()
-            return
-        super().keyPressEvent(event)
-
-
 class ApprovalsPanel(QDockWidget):
-    """Shows one proxy's held calls; emits ``held(count)`` when new ones arrive."""
+    """Every attached proxy's held calls. ``held(count)`` when new ones arrive;
+    ``arrived(connection, call)`` for each of them (the window's notifier)."""
 
     held = Signal(int)
+    arrived = Signal(object, object)
 
-    def __init__(self, connection: ProxyConnection, parent: QWidget | None = None) -> None:
-        super().__init__(f"Approvals — proxy {connection.label}", parent)
+    def __init__(self, window: QMainWindow) -> None:
+        super().__init__("Approvals", window)
         self.setObjectName("approvals")
-        self.connection = connection
+        self.connections: list[ProxyConnection] = []
+        self.runs: dict[ProxyConnection, DocumentView | None] = {}  # each proxy's live tab
+        self._wiring: dict[ProxyConnection, list[tuple[Any, Callable[..., None]]]] = {}
         self.model = ApprovalsModel(self)
         self.editing = False
-        self.run_view: DocumentView | None = None  # the live tab of this proxy's journal, if open
         self._build()
-        connection.pending_changed.connect(self._on_pending)
-        connection.error.connect(self.status.setText)
-        connection.decided.connect(lambda _id: self.status.setText("decision sent"))
-        connection.deciding_changed.connect(lambda: self._show_card(keep_edit=True))
-        connection.decide_failed.connect(self.problem.setText)  # stays until the next decision
+        # window-wide, live only while a call is selected here (see the module docstring)
+        self.keys = bind(
+            window,
+            APPROVAL_KEYS,
+            {"A": self.approve, "D": self.deny, "E": self.edit},
+            Qt.ShortcutContext.WindowShortcut,
+        )
+        self._show_card()
 
     def _build(self) -> None:
         body = QWidget()
@@ -81,7 +76,9 @@ class ApprovalsPanel(QDockWidget):
         # labels wrap and the buttons sit two by two: a long error or tool name must not
         # widen the dock, which would squeeze the step list or grow the window
         self.status = QLabel("waiting for held calls…", wordWrap=True)
-        self.list = _QueueView({"a": self.approve, "d": self.deny, "e": self.edit})
+        self.sources = QLabel(wordWrap=True)
+        self.sources.setStyleSheet("color: gray;")
+        self.list = QListView()
         self.list.setModel(self.model)
         self.list.selectionModel().currentRowChanged.connect(lambda *_: self._show_card())
         self.title = QLabel(wordWrap=True)
@@ -89,7 +86,8 @@ class ApprovalsPanel(QDockWidget):
         self.countdown = QLabel()
         self.args = QPlainTextEdit(readOnly=True)
         self.args.setMaximumHeight(160)
-        self.reason = QLineEdit(placeholderText="reason for a deny (optional)")
+        self.reason = QLineEdit(placeholderText="reason for a deny (optional; Enter denies)")
+        self.reason.returnPressed.connect(self.deny)
         self.problem = QLabel(wordWrap=True)
         self.problem.setStyleSheet("color: #c62828;")
         buttons = QGridLayout()
@@ -99,79 +97,118 @@ class ApprovalsPanel(QDockWidget):
         self.always_btn = _button("Always allow this tool", self.always_allow)
         for i, b in enumerate((self.approve_btn, self.deny_btn, self.edit_btn, self.always_btn)):
             buttons.addWidget(b, i // 2, i % 2)
-        for w in (
-            self.status,
-            self.list,
-            self.title,
-            self.countdown,
-            self.args,
-            self.reason,
-            self.problem,
-        ):
+        for w in (self.status, self.sources, self.list, self.title, self.countdown, self.args):
             lay.addWidget(w)
+        lay.addWidget(self.reason)
+        lay.addWidget(self.problem)
         lay.addLayout(buttons)
         self.setWidget(body)
-        bind(self, APPROVAL_KEYS, {"A": self.approve, "D": self.deny, "E": self.edit})
+
+    # -- proxies -----------------------------------------------------------------------
+    def add(self, connection: ProxyConnection, run: DocumentView | None = None) -> None:
+        """List ``connection``'s held calls here too; ``run`` is its live tab, if open."""
+        self.connections.append(connection)
+        self.runs[connection] = run
+        wiring: list[tuple[Any, Callable[..., None]]] = [
+            (connection.pending_changed, lambda calls, c=connection: self._on_pending(c, calls)),
+            (connection.error, self.status.setText),
+            (connection.decided, lambda _id: self._show_status("decision sent · ")),
+            (connection.deciding_changed, lambda: self._show_card(keep_edit=True)),
+            (connection.decide_failed, self.problem.setText),  # stays until the next decision
+        ]
+        for signal, slot in wiring:
+            signal.connect(slot)
+        self._wiring[connection] = wiring
+        self._show_sources()
+
+    def remove(self, connection: ProxyConnection) -> None:
+        """Stop listing ``connection`` (its proxy was stopped); its rows go."""
+        if connection not in self.connections:
+            return
+        for signal, slot in self._wiring.pop(connection, []):
+            try:
+                signal.disconnect(slot)
+            except (RuntimeError, TypeError):  # already gone with its object
+                pass
+        self._flag_run(connection, 0)
+        self.connections.remove(connection)
+        self.runs.pop(connection, None)
+        self.model.forget(connection)
+        self._show_status()
+        self._show_sources()
         self._show_card()
 
+    def _show_sources(self) -> None:
+        names = [source_name(c, self.runs.get(c)) for c in self.connections]
+        self.sources.setText("watching " + "; ".join(names) if names else "no proxy attached")
+
     # -- data ------------------------------------------------------------------------
-    def _on_pending(self, calls: list[PendingCall]) -> None:
-        new = self.model.update(list(calls))
-        count = len(self.model.calls)
-        self.status.setText(f"{count} held call(s)" if count else "no held calls")
+    def _on_pending(self, connection: ProxyConnection, calls: list[PendingCall]) -> None:
+        name = source_name(connection, self.runs.get(connection))
+        new = self.model.update(list(calls), connection, name)
+        count = len(self.model.rows)
+        self._show_status()
         if self.list.currentIndex().row() < 0 and count:
             self.list.setCurrentIndex(self.model.index(0))
         self._show_card(keep_edit=True)
-        self._flag_run(count)
+        self._flag_run(connection, len(calls))
+        for call in new:
+            self.arrived.emit(connection, call)
         if new:
-            self.held.emit(len(new))  # the window's HeldNotifier tells a user who looks away
+            self.held.emit(len(new))  # the window's status bar tells the user at once
 
-    def link_run(self, view: DocumentView | None) -> None:
-        """Name the run a held call belongs to, and flag it on that tab's timeline."""
-        self.run_view = view
+    def _show_status(self, prefix: str = "") -> None:
+        self.status.setText(prefix + status_text(self.model.rows))
 
-    def _flag_run(self, held: int) -> None:
-        view = self.run_view
+    def link_run(self, view: DocumentView | None, connection: ProxyConnection) -> None:
+        """Name the run ``connection``'s held calls belong to, and flag it on its timeline."""
+        self.runs[connection] = view
+        self._show_sources()
+
+    def _flag_run(self, connection: ProxyConnection, held: int) -> None:
+        view = self.runs.get(connection)
         widget = getattr(view, "timeline_widget", None)
         if view is not None and widget is not None:
             widget.set_held(view.session.count if held else None)
 
-    def _belongs_to(self) -> str:
-        view = self.run_view
-        if view is None:
-            return ""
-        effects = getattr(getattr(view, "doc", None), "effects", None) or []
-        after = (
-            f"after step {effect_seq(effects, len(effects) - 1)}" if effects else "that starts"
-        )  # named by seq, as the step list names it
-        return (
-            f"<br>belongs to the model call {after} of "
-            f"<i>{view.path.rsplit('/', 1)[-1]}</i> (recorded once decided)"
-        )
-
     def current(self) -> PendingCall | None:
         return self.model.call_at(self.list.currentIndex().row())
 
-    def _decidable(self) -> PendingCall | None:
+    def current_held(self) -> Held | None:
+        return self.model.held_at(self.list.currentIndex().row())
+
+    def select(self, connection: ProxyConnection, call_id: str) -> bool:
+        """Select ``connection``'s call ``call_id`` (False when it is no longer held)."""
+        row = self.model.row_of(connection, call_id)
+        if row >= 0:
+            self.list.setCurrentIndex(self.model.index(row))
+        return row >= 0
+
+    def _decidable(self) -> Held | None:
         """The selected call, unless a decision on it is already in flight (keys too)."""
-        call = self.current()
-        return None if call is None or self.connection.deciding(call.id) else call
+        held = self.current_held()
+        if held is None or held.source.deciding(held.call.id):
+            return None
+        return held
 
     def _show_card(self, keep_edit: bool = False) -> None:
-        call = self.current()
-        free = call is not None and not self.connection.deciding(call.id)
+        held = self.current_held()
+        free = self._decidable() is not None
         for b in (self.approve_btn, self.deny_btn, self.edit_btn, self.always_btn):
             b.setEnabled(free)  # a call whose decision is in flight takes no second one
-        if call is None:
+        for key in getattr(self, "keys", []):
+            key.setEnabled(free)
+        if held is None:
             self.title.setText("")
             self.countdown.setText("")
             self.args.setPlainText("")
             return
+        call, connection = held.call, held.source
         self.title.setText(
             f"<b>{call.tool}</b> held by rule <code>{call.rule or '(default)'}</code>"
-            + self._belongs_to()
+            f" on proxy {connection.label}" + belongs_to(self.runs.get(connection))
         )
-        timeout = self.connection.confirm_timeout
+        timeout = connection.confirm_timeout
         self.countdown.setText(
             f"denied automatically in {max(0.0, timeout - call.age_s):.0f} s"
             if timeout
@@ -184,8 +221,8 @@ class ApprovalsPanel(QDockWidget):
 
     # -- decisions ---------------------------------------------------------------------
     def approve(self) -> None:
-        call = self._decidable()
-        if call is None:
+        held = self._decidable()
+        if held is None:
             return
         if self.editing:
             try:
@@ -193,15 +230,15 @@ class ApprovalsPanel(QDockWidget):
             except ValueError as err:
                 self.problem.setText(f"the arguments are not valid JSON: {err}")
                 return
-            if edited != call.input:
-                self._send(call, True, edited_input=edited)
+            if edited != held.call.input:
+                self._send(held, True, edited_input=edited)
                 return
-        self._send(call, True)
+        self._send(held, True)
 
     def deny(self) -> None:
-        call = self._decidable()
-        if call is not None:
-            self._send(call, False, reason=self.reason.text().strip() or None)
+        held = self._decidable()
+        if held is not None:
+            self._send(held, False, reason=self.reason.text().strip() or None)
 
     def edit(self) -> None:
         if self._decidable() is not None:
@@ -211,14 +248,14 @@ class ApprovalsPanel(QDockWidget):
             self.problem.setText("edit the arguments, then Approve")
 
     def always_allow(self) -> None:
-        call = self._decidable()
-        if call is not None:
-            self._send(call, True, always_allow=call.tool)
+        held = self._decidable()
+        if held is not None:
+            self._send(held, True, always_allow=held.call.tool)
 
-    def _send(self, call: PendingCall, approve: bool, **extra: object) -> None:
+    def _send(self, held: Held, approve: bool, **extra: object) -> None:
         self.problem.setText("")
         self.editing = False
         self.reason.clear()
         extra = {k: v for k, v in extra.items() if v is not None}
-        if self.connection.decide(call.id, approve, **extra):
-            self.status.setText(f"sending the decision on {call.tool}…")
+        if held.source.decide(held.call.id, approve, **extra):
+            self.status.setText(f"sending the decision on {held.call.tool}…")

@@ -5,7 +5,9 @@ Why a list and not just a port box: every shielded proxy (ours, or loom-harness'
 the app can say which ports an operator can attach to, instead of asking for a number
 the user has to find in some terminal. The search probes each port (a loopback
 connect), so it runs in a worker; the port box stays for a proxy on another runtime
-dir. Proxies this app started are named with where they record.
+dir. Each proxy is named for what it is: one this app started (with where it records),
+Loom's own proxy started from a terminal (its event stream's ``hello`` says so), or
+loom-harness's ``loom proxy`` (which has no event stream).
 """
 
 from __future__ import annotations
@@ -26,34 +28,51 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from loom_core.proxy.control_client import ControlClient, ControlError, read_token
 from loom_core.proxy.running_proxies import FoundProxy, running_proxies, runtime_dir
 from loom_desktop.features.proxy.launcher import remembered_proxies
 from loom_desktop.infra.workers import Task
 
 DEFAULT_PORT = 8788  # loom proxy's default, when nothing is found
+HELLO_S = 2.0  # our proxy answers its event stream at once
 
 
 def _find() -> tuple[list[FoundProxy], dict[int, dict[str, Any]]]:
-    """The running proxies, and the ready files of those this app started (by port)."""
-    ours = {}
+    """The running proxies, and what is known of each by port: the ready file of those
+    this app started, else our proxy's ``hello`` (a proxy without one is loom-harness's)."""
+    known: dict[int, dict[str, Any]] = {}
     for _path, info in remembered_proxies():
         try:
-            ours[int(info["port"])] = info
+            known[int(info["port"])] = {**info, "started_by": "app"}
         except (KeyError, TypeError, ValueError):
             continue
-    return running_proxies(), ours
+    found = running_proxies()
+    for proxy in found:
+        if proxy.port not in known:
+            known[proxy.port] = _ask_who(proxy.port)
+    return found, known
 
 
-def describe(found: FoundProxy, ours: dict[int, dict[str, Any]], attached: set[int]) -> str:
-    """One list line: where, since when, whose, and whether it is attached already."""
+def _ask_who(port: int) -> dict[str, Any]:
+    try:
+        hello = ControlClient(port, token=read_token(port), timeout=HELLO_S).hello()
+    except ControlError:
+        return {}
+    return {**hello, "started_by": "cli"} if hello else {"started_by": "harness"}
+
+
+def describe(found: FoundProxy, known: dict[int, dict[str, Any]], attached: set[int]) -> str:
+    """One list line: where, since when, what it is, and whether it is attached already."""
     started = time.strftime("%H:%M", time.localtime(found.started))
-    info = ours.get(found.port)
-    whose = (
-        f"started by Loom Desktop, recording to {info.get('save')}"
-        if info
-        else "another proxy (e.g. loom proxy)"
-    )
+    info = known.get(found.port) or {}
+    whose = {
+        "app": f"started by Loom Desktop, recording to {info.get('save')}",
+        "cli": "Loom's proxy (python -m loom_core proxy), started outside this app",
+        "harness": "loom-harness's proxy (loom proxy)",
+    }.get(str(info.get("started_by")), "a proxy that did not say what it is")
+    held = len(info.get("pending") or [])
     line = f"127.0.0.1:{found.port} · since {started} · {whose}"
+    line += f" · {held} held" if held else ""
     return line + (" · attached" if found.port in attached else "")
 
 
@@ -90,10 +109,10 @@ class AttachDialog(QDialog):
         self.task.start(lambda _ctx: _find())
 
     def _show(self, result: tuple[list[FoundProxy], dict[int, dict[str, Any]]]) -> None:
-        found, ours = result
+        found, known = result
         self.found = list(found)
         for proxy in self.found:
-            item = QListWidgetItem(describe(proxy, ours, self.attached))
+            item = QListWidgetItem(describe(proxy, known, self.attached))
             item.setData(Qt.ItemDataRole.UserRole, proxy.port)
             self.list.addItem(item)
         if self.found:

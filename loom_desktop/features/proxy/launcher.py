@@ -8,7 +8,7 @@ found again), the ready file the proxy writes once listening, and the stop
 ``<config dir>/proxies/`` so the next start of the app can re-attach the ones
 whose process is still alive (:func:`remembered_proxies`) and forget the rest.
 :class:`ProxyManager` ties them to the main window: live tab, approvals panel,
-the ``export …_BASE_URL`` line, errors.
+the ``export …_BASE_URL`` line(s), errors.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class ProxySpec:
     rules: list[str] = field(default_factory=list)  # --rule: "after …: …" / "taint …: …"
     default: str | None = None  # --shield-default; None = not given
     confirm_timeout: float = 300.0
-    dialect: str = "anthropic"  # which export line to show: anthropic | openai
+    dialect: str = "anthropic"  # which export line to show: anthropic | openai | "" (both)
     force: bool = False  # the user confirmed replacing an existing trace at ``save``
     otlp_endpoint: str = ""  # --otlp-endpoint: also send GenAI spans to this collector
     otlp_content: bool = False  # --otlp-content
@@ -86,13 +86,6 @@ class ProxySpec:
             out += ["--otlp-endpoint", self.otlp_endpoint]
             out += ["--otlp-content"] if self.otlp_content else []
         return out
-
-
-def export_line(url: str, dialect: str) -> str:
-    """The shell line that points an agent's SDK at the proxy."""
-    if dialect == "openai":
-        return f"export OPENAI_BASE_URL={url}/v1"
-    return f"export ANTHROPIC_BASE_URL={url}"
 
 
 def proxies_dir() -> Path:

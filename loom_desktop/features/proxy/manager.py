@@ -2,8 +2,9 @@
 
 For each proxy: a live tab on its journal, an approvals panel on its control
 plane, and a small dock with the ``export …_BASE_URL=…`` line, a Copy button and
-a Stop button. Everything is stopped when the window closes (SIGTERM, so the
-trace is finalized). A proxy that could not start is reported in an error dialog
+a Stop button (which asks first while calls are held: the proxy denies them as it
+stops). Everything is stopped when the window closes (SIGTERM, so the trace is
+finalized). A proxy that could not start is reported in an error dialog
 naming the cause (the proxy's own stderr line).
 """
 
@@ -13,22 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import (
-    QApplication,
-    QDockWidget,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QMessageBox
 
+from loom_core.proxy.stop_signals import STOPPED_REASON
 from loom_desktop.document.view import DocumentView
 from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
+from loom_desktop.features.proxy.connection import ProxyConnection
+from loom_desktop.features.proxy.info_dock import ProxyInfoDock, dialect_of
 from loom_desktop.features.proxy.launcher import (
     ProxyProcess,
     ProxySpec,
-    export_line,
     proxies_dir,
     remembered_proxies,
 )
@@ -41,42 +36,14 @@ from loom_desktop.features.proxy.ownership import (
 )
 
 
-class ProxyInfoDock(QDockWidget):
-    """The export line with a Copy button, where the trace goes, and Stop."""
-
-    def __init__(self, info: dict[str, Any], dialect: str, parent: QWidget | None = None) -> None:
-        super().__init__(f"Proxy {info['host']}:{info['port']}", parent)
-        self.setObjectName(f"proxy-{info['port']}")
-        self.line = export_line(str(info["url"]), dialect)
-        body = QWidget()
-        lay = QVBoxLayout(body)
-        self.export_label = QLabel(self.line)
-        self.export_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.export_label.setStyleSheet("font-family: monospace;")
-        self.copy_btn = QPushButton("Copy")
-        self.copy_btn.clicked.connect(self.copy)
-        self.stop_btn = QPushButton("Stop proxy")
-        row = QHBoxLayout()
-        row.addWidget(self.export_label, 1)
-        row.addWidget(self.copy_btn)
-        row.addWidget(self.stop_btn)
-        lay.addLayout(row)
-        self.where = QLabel(f"→ {info.get('target')}   recording to {info.get('save')}")
-        self.where.setWordWrap(True)
-        lay.addWidget(self.where)
-        self.setWidget(body)
-
-    def copy(self) -> None:
-        QApplication.clipboard().setText(self.line)
-
-
 @dataclass
 class Attached:
     proxy: ProxyProcess
     info: dict[str, Any]
-    panel: ApprovalsPanel | None = None
+    panel: ApprovalsPanel | None = None  # the window's approvals panel, when it has a shield
     dock: ProxyInfoDock | None = None
     view: DocumentView | None = None  # the live tab
+    connection: ProxyConnection | None = None  # its control plane, listed in the panel
 
 
 class ProxyManager(QObject):
@@ -92,6 +59,7 @@ class ProxyManager(QObject):
         self.pending: list[ProxyProcess] = []  # started, not listening yet
         self.dialog: Any = None
         self.last_spec: ProxySpec | None = None  # what Start last started (a cancel keeps none)
+        self.confirm_box: QMessageBox | None = None  # Stop's question while calls are held
 
     # -- starting --------------------------------------------------------------------
     def start_dialog(self) -> Any:
@@ -143,16 +111,15 @@ class ProxyManager(QObject):
                 )
             )
         if info.get("token_file"):  # a shield is active: there is a control plane
-            entry.panel = win.attach_proxy(int(info["port"]), meta.get("confirm_timeout"))
-            if entry.view is not None:
-                entry.panel.link_run(entry.view)
-        dialect = meta.get("dialect") or (
-            "openai" if "openai" in str(info.get("target")) else "anthropic"
-        )
+            port, timeout = int(info["port"]), meta.get("confirm_timeout")
+            entry.connection = win.attached.attach(port, timeout, entry.view)
+            entry.panel = win.attached.approvals()
+        dialect = meta.get("dialect") or dialect_of(str(info.get("target")))
         entry.dock = ProxyInfoDock(info, dialect, win)
-        entry.dock.stop_btn.clicked.connect(lambda _c=False, p=proxy: self.stop(p))
+        entry.dock.stop_btn.clicked.connect(lambda _c=False, p=proxy: self.ask_stop(p))
         win.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, entry.dock)
-        win.show_status(f"proxy listening on {info['url']}: {entry.dock.line}", 15_000)
+        lines = "; ".join(entry.dock.lines)
+        win.show_status(f"proxy listening on {info['url']}: {lines}", 15_000)
         self.proxies.append(entry)
         self.attached.emit(entry)
         return entry
@@ -188,13 +155,8 @@ class ProxyManager(QObject):
         """Stop one proxy (default: all) and take its panels down; live tabs stay."""
         for entry in [e for e in self.proxies if proxy is None or e.proxy is proxy]:
             self.proxies.remove(entry)
-            if entry.panel is not None:
-                connection = entry.panel.connection
-                connection.stop()
-                if connection in self.window.proxies:
-                    self.window.proxies.remove(connection)
-                self.window.removeDockWidget(entry.panel)
-                entry.panel.deleteLater()
+            if entry.connection is not None:
+                self.window.attached.detach(entry.connection)
             if entry.dock is not None:
                 self.window.removeDockWidget(entry.dock)
                 entry.dock.deleteLater()
@@ -206,15 +168,50 @@ class ProxyManager(QObject):
 
     def stop_menu(self) -> int:
         """Proxy ▸ Stop: stop every proxy started here, and say what happened (also when
-        there was nothing to stop); returns how many were stopped."""
+        there was nothing to stop); returns how many were stopped (0 while it asks)."""
         count = len(self.proxies) + len(self.pending)
-        self.stop()
-        self.window.show_status(
-            f"stopped {count} prox{'y' if count == 1 else 'ies'}"
-            if count
-            else "no proxy started here is running (Proxy ▸ Start… starts one)",
-            10_000,
+        if not count:
+            self.window.show_status(
+                "no proxy started here is running (Proxy ▸ Start… starts one)", 10_000
+            )
+            return 0
+        return self.ask_stop(None)
+
+    def held(self, proxy: ProxyProcess | None = None) -> int:
+        """How many calls the proxy (default: every proxy started here) holds now."""
+        panel = self.window.attached.panel
+        sources = {e.connection for e in self.proxies if proxy is None or e.proxy is proxy}
+        return sum(1 for row in panel.model.rows if row.source in sources) if panel else 0
+
+    def ask_stop(self, proxy: ProxyProcess | None) -> int:
+        """Stop ``proxy`` (None: all); while calls are held, ask first -- they are then
+        denied with the reason "the proxy was stopped", so their agents get an answer.
+        Returns how many were stopped (0 while asking; the box is ``confirm_box``)."""
+        held = self.held(proxy)
+        if not held:
+            return self._stop_and_say(proxy)
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Stop the proxy?",
+            f"{held} tool call{'s are' if held != 1 else ' is'} held for approval. "
+            f"Stopping denies {'them' if held != 1 else 'it'} with the reason "
+            f'"{STOPPED_REASON}", so the agent gets that answer instead of a dropped '
+            "connection.",
+            QMessageBox.StandardButton.Cancel,
+            self.window,
         )
+        stop = box.addButton("Deny and stop", QMessageBox.ButtonRole.DestructiveRole)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.buttonClicked.connect(lambda b: b is stop and self._stop_and_say(proxy))
+        self.confirm_box = box
+        box.open()
+        return 0
+
+    def _stop_and_say(self, proxy: ProxyProcess | None) -> int:
+        count = len([e for e in self.proxies if proxy is None or e.proxy is proxy])
+        count += len([p for p in self.pending if proxy is None or p is proxy])
+        self.stop(proxy)
+        self.window.show_status(f"stopped {count} prox{'y' if count == 1 else 'ies'}", 10_000)
         return count
 
     def shutdown(self) -> None:

@@ -6,11 +6,14 @@ A rules problem (unknown profile, unreadable policy file, a sequence rule that d
 not parse, a pattern with an unclosed bracket or an unknown ``cap:``) is named under
 the table and Start is disabled until it is fixed: the proxy is never started on
 rules the user did not mean. Each dialog starts from the last spec that was started
-(or the defaults): a cancelled dialog leaves nothing behind.
+(or the defaults): a cancelled dialog leaves nothing behind. The trace is proposed in
+the per-user runs folder (``loom_core.runs_dir``), where generated runs go, under a
+name no run there has yet: not in whatever folder the app was started from.
 """
 
 from __future__ import annotations
 
+import re
 from argparse import ArgumentTypeError
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,8 @@ from PySide6.QtWidgets import (
 )
 
 from loom_core.proxy.config import otlp_url
+from loom_core.runs_dir import free_path, runs_dir, stem_of
+from loom_desktop.features.proxy.info_dock import dialect_of
 from loom_desktop.features.proxy.launcher import TARGETS, ProxySpec
 
 SAMPLE_CALLS: list[tuple[str, dict[str, Any]]] = [
@@ -134,6 +139,15 @@ def preview(spec: ProxySpec) -> tuple[list[tuple[str, str, str, str]], str]:
     return rows, ""
 
 
+def _next_free(save: str) -> str:
+    """The last save path, or the next free name beside it once that run exists (a
+    second recording must not propose to replace the first)."""
+    path = Path(save).expanduser()
+    if not path.exists():
+        return save
+    return str(free_path(path.parent, re.sub(r"-\d+$", "", stem_of(path)) or "session"))
+
+
 class StartProxyDialog(QDialog):
     """Collects a :class:`ProxySpec`; :meth:`spec` reads it back."""
 
@@ -172,7 +186,7 @@ class StartProxyDialog(QDialog):
         self.timeout = QDoubleSpinBox(minimum=1, maximum=86_400, value=300, suffix=" s")
         form.addRow("Approval timeout", self.timeout)
         save_row = QHBoxLayout()
-        self.save = QLineEdit(str(Path.cwd() / "session.loom.json"))
+        self.save = QLineEdit(str(free_path(runs_dir(), "session")))  # not the checkout
         self.replace_ok = ""  # the save path the user agreed to replace
         self.confirm_box: QMessageBox | None = None
         browse = QPushButton("Browse…")
@@ -229,7 +243,7 @@ class StartProxyDialog(QDialog):
             line.setText("; ".join(values))
         self.default.setCurrentText(spec.default or DEFAULTS[0])
         self.timeout.setValue(spec.confirm_timeout)
-        self.save.setText(spec.save)
+        self.save.setText(_next_free(spec.save))
         self.otlp.setText(spec.otlp_endpoint)
         self.otlp_content.setChecked(spec.otlp_content)
 
@@ -295,7 +309,7 @@ class StartProxyDialog(QDialog):
             default=None if default.startswith("(") else default,
             confirm_timeout=self.timeout.value(),
             force=self.replace_ok == save,
-            dialect="openai" if choice == "OpenAI" or "openai" in target else "anthropic",
+            dialect=dialect_of(target),  # a custom upstream that names neither: both lines
             otlp_endpoint=self.otlp.text().strip(),
             otlp_content=self.otlp_content.isChecked(),
         )

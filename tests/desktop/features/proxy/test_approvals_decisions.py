@@ -61,7 +61,7 @@ def test_two_quick_decisions_both_arrive(
 
     monkeypatch.setattr(ControlClient, "decide", gated)
     panel = window.attach_proxy(rig.proxy.port, confirm_timeout=NEVER_S)
-    connection = panel.connection
+    connection = window.proxies[-1]
     decided: list[str] = []
     errors: list[str] = []
     connection.decided.connect(decided.append)

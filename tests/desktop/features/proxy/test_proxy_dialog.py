@@ -18,11 +18,13 @@ from PySide6.QtWidgets import QDialogButtonBox
 
 from loom_core.proxy.running_proxies import FoundProxy
 from loom_desktop.features.proxy.attach_dialog import describe
+from loom_desktop.features.proxy.info_dock import ProxyInfoDock
 from loom_desktop.features.proxy.launcher import ProxySpec
 from loom_desktop.features.proxy.start_dialog import StartProxyDialog
 from loom_desktop.main_window import MainWindow
 from tests.core.proxy.decisions import SHIELD
 from tests.core.proxy.harness import start_rig
+from tests.core.proxy.test_control_client import loom_proxy  # noqa: F401 (fixture)
 
 
 @pytest.fixture
@@ -138,7 +140,8 @@ def test_attach_lists_the_running_proxies(
         dialog = window.attach_dialog()
         qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=10_000)
         line = dialog.list.item(0).text()
-        assert line.startswith(f"127.0.0.1:{rig.proxy.port} · since ") and "another proxy" in line
+        assert line.startswith(f"127.0.0.1:{rig.proxy.port} · since ")
+        assert "Loom's proxy (python -m loom_core proxy), started outside this app" in line
         assert dialog.port() == rig.proxy.port and "1 proxy with a shield" in dialog.status.text()
         if os.environ.get("LOOM_SHOTS"):
             dialog.grab().save(os.path.join(os.environ["LOOM_SHOTS"], "attach.png"))
@@ -170,6 +173,56 @@ def test_attach_with_nothing_running_says_so(
 
 def test_a_proxy_started_here_is_named_with_its_recording() -> None:
     found = FoundProxy(8790, Path("/rt/8790.token"), 0.0)
-    line = describe(found, {8790: {"save": "/runs/s.loom.json"}}, {8790})
+    line = describe(found, {8790: {"save": "/runs/s.loom.json", "started_by": "app"}}, {8790})
     assert "started by Loom Desktop, recording to /runs/s.loom.json" in line
     assert line.endswith(" · attached")
+
+
+def test_loom_harness_proxy_is_named_for_what_it_is(qtbot, window: MainWindow, loom_proxy) -> None:  # noqa: F811
+    """Regression: Attach called every proxy it had not started "another proxy (e.g. loom
+    proxy)", our own CLI proxy included; loom-harness's has no event stream to say hello."""
+    port, _upstream, _lt = loom_proxy
+    dialog = window.attach_dialog()
+    qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=10_000)
+    line = dialog.list.item(0).text()
+    assert line.startswith(f"127.0.0.1:{port} · ") and "loom-harness's proxy (loom proxy)" in line
+    dialog.reject()
+
+
+def test_start_proposes_the_runs_folder_not_the_current_directory(
+    qtbot, runs_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: Start proposed ``./session.loom.json``: a checkout, when run from one."""
+    monkeypatch.chdir(tmp_path)
+    dialog = StartProxyDialog()
+    qtbot.addWidget(dialog)
+    assert Path(dialog.save.text()) == runs_dir / "session.loom.json"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    (runs_dir / "session.loom.json").write_text("{}")  # that recording exists now
+    again = StartProxyDialog(last=dialog.spec())
+    qtbot.addWidget(again)
+    assert Path(again.save.text()) == runs_dir / "session-2.loom.json"  # never a replace
+
+
+@pytest.mark.parametrize(
+    ("target", "names"),
+    [
+        ("https://api.openai.com", ["OPENAI_BASE_URL"]),
+        ("https://api.anthropic.com", ["ANTHROPIC_BASE_URL"]),
+        ("http://127.0.0.1:9000", ["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"]),
+    ],
+)
+def test_the_proxy_dock_shows_the_export_lines_its_upstream_needs(
+    qtbot, target: str, names: list[str]
+) -> None:
+    """Regression: an OpenAI upstream got only ``ANTHROPIC_BASE_URL`` (the CLI prints both)."""
+    dialog = StartProxyDialog()
+    qtbot.addWidget(dialog)
+    dialog.target.setCurrentText("Custom URL")
+    dialog.custom.setText(target)
+    info = {"host": "127.0.0.1", "port": 8790, "url": "http://127.0.0.1:8790", "target": target}
+    dock = ProxyInfoDock(info, dialog.spec().dialect)
+    qtbot.addWidget(dock)
+    assert [line.split("=")[0].removeprefix("export ") for line in dock.lines] == names
+    assert all(line.endswith("/v1") for line in dock.lines if "OPENAI" in line)
+    assert dock.export_label.text() == "\n".join(dock.lines)

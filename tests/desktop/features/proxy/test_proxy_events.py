@@ -101,7 +101,7 @@ def test_held_calls_come_by_stream_without_polling(
         ControlClient, "pending", lambda self: polled.append(1) or real_pending(self)
     )
     panel = window.attach_proxy(rig.proxy.port, confirm_timeout=NEVER_S)
-    connection = panel.connection
+    connection = window.proxies[-1]
     qtbot.waitUntil(lambda: connection.mode == "stream", timeout=WAIT_MS)  # hello arrived
     assert panel.status.text() == "no held calls"
     rig.upstream.script(Reply(text="", calls=[("t1", "deploy", {"env": "prod"})]))
@@ -134,8 +134,8 @@ def test_held_calls_come_by_stream_without_polling(
 def test_loom_harness_proxy_is_polled(qtbot, window: MainWindow, loom_proxy) -> None:  # noqa: F811
     port, upstream, _lt = loom_proxy
     panel = window.attach_proxy(port, confirm_timeout=NEVER_S)
-    qtbot.waitUntil(lambda: panel.connection.mode == "poll", timeout=WAIT_MS)
-    assert panel.connection.polling
+    qtbot.waitUntil(lambda: window.proxies[-1].mode == "poll", timeout=WAIT_MS)
+    assert window.proxies[-1].polling
     upstream.script(Reply(text="ok", calls=[("t1", "deploy", {"env": "prod"})]))
     out: list[Any] = []
     thread = _ask(port, out)
@@ -250,7 +250,7 @@ def test_notification_once_per_held_call_in_the_background(
     tray = FakeTray()
     window.notifier = HeldNotifier(window, tray=tray)
     panel = window.attach_proxy(rig.proxy.port, confirm_timeout=NEVER_S)
-    qtbot.waitUntil(lambda: panel.connection.mode == "stream", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.proxies[-1].mode == "stream", timeout=WAIT_MS)
     _background(qtbot, window)
     rig.upstream.script(
         Reply(text="", calls=[("a", "deploy", {"env": "one"})]),
@@ -261,7 +261,7 @@ def test_notification_once_per_held_call_in_the_background(
     answers.append(ask(rig, pool, "second"))
     qtbot.waitUntil(lambda: panel.model.rowCount() == 2, timeout=WAIT_MS)
     for _ in range(2):  # the list is re-sent (ages move on): no second notice per call
-        with qtbot.waitSignal(panel.connection.pending_changed, timeout=WAIT_MS):
+        with qtbot.waitSignal(window.proxies[-1].pending_changed, timeout=WAIT_MS):
             pass
     assert len(tray.messages) == 2 and tray.visible
     assert all("deploy is waiting for approval" in text for _title, text in tray.messages)

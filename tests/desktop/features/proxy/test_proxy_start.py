@@ -107,11 +107,14 @@ def test_start_use_approve_stop(
         qtbot.mouseClick(dialog.start_btn, Qt.MouseButton.LeftButton)
     entry = blocker.args[0]
     port = int(entry.info["port"])
-    assert entry.dock.line == f"export ANTHROPIC_BASE_URL=http://127.0.0.1:{port}"
+    assert entry.dock.lines == [  # a custom upstream: the proxy serves both dialects
+        f"export ANTHROPIC_BASE_URL=http://127.0.0.1:{port}",
+        f"export OPENAI_BASE_URL=http://127.0.0.1:{port}/v1",
+    ]
     qtbot.mouseClick(entry.dock.copy_btn, Qt.MouseButton.LeftButton)
     assert QApplication.clipboard().text() == entry.dock.line
     assert entry.view is window.current() and entry.view.path == entry.info["journal"]
-    assert entry.panel is not None and entry.panel.connection.confirm_timeout == NEVER_S
+    assert entry.panel is not None and entry.connection.confirm_timeout == NEVER_S
 
     out: list[Any] = []
     _ask(port, out, "hi").join(20)
@@ -139,7 +142,7 @@ def test_start_use_approve_stop(
     proc = entry.proxy.process
     manager.stop()
     assert proc.state() == QProcess.ProcessState.NotRunning and proc.exitCode() == 0
-    assert not manager.proxies and entry.panel.connection not in window.proxies
+    assert not manager.proxies and entry.connection not in window.proxies
     assert save.exists() and not Path(entry.proxy.ready_file).exists()
     doc = load(save)
     assert doc.is_proxy
@@ -209,7 +212,7 @@ def test_reattach_alive_and_forget_dead(
         found = window.proxy_manager.reattach()
         assert len(found) == 1 and not stale.exists()
         entry = found[0]
-        assert entry.proxy.pid == proc.pid and entry.panel.connection.confirm_timeout == 40
+        assert entry.proxy.pid == proc.pid and entry.connection.confirm_timeout == 40
         assert entry.dock.line.startswith("export OPENAI_BASE_URL=http://127.0.0.1:")
         assert entry.dock.line.endswith("/v1")
         assert entry.view.path == json.loads(ready.read_text())["journal"]
@@ -249,3 +252,40 @@ def test_an_existing_trace_is_replaced_only_when_confirmed(qtbot, tmp_path: Path
     replace.click()
     assert len(accepted) == 1 and accepted[0].force and "--force" in accepted[0].args("r.json")
     assert "--force" not in ProxySpec(save=str(tmp_path / "new.loom.json")).args("r.json")
+
+
+def test_stop_while_a_call_is_held_asks_first_then_the_agent_gets_a_denial(
+    qtbot, window: MainWindow, upstream: FakeUpstream, runtime: Path, tmp_path: Path
+) -> None:
+    """Regression: Stop dropped the held call's connection; the agent saw "Server
+    disconnected". Now it asks, and the held call is denied with a reason."""
+    from PySide6.QtWidgets import QMessageBox
+
+    upstream.script(Reply(text="shipping", calls=[("t1", "deploy", {"env": "prod"})]))
+    manager = window.proxy_manager
+    spec = ProxySpec(target=upstream.url, save=str(tmp_path / "s.loom.json"), confirm_timeout=60)
+    spec.confirm = ["deploy*"]
+    with qtbot.waitSignal(manager.attached, timeout=20_000) as blocker:
+        manager.launch(spec)
+    entry = blocker.args[0]
+    out: list[Any] = []
+    thread = _ask(int(entry.info["port"]), out, "ship it")
+    qtbot.waitUntil(lambda: entry.panel.current() is not None, timeout=15_000)
+    assert manager.stop_menu() == 0  # Proxy ▸ Stop asks first
+    box = manager.confirm_box
+    assert box is not None and box.isVisible()
+    assert "1 tool call is held" in box.text() and '"the proxy was stopped"' in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    assert entry.proxy.running and entry in manager.proxies and not out
+    qtbot.mouseClick(entry.dock.stop_btn, Qt.MouseButton.LeftButton)  # the dock's Stop too
+    box = manager.confirm_box
+    [stop] = [
+        b for b in box.buttons() if box.buttonRole(b) == QMessageBox.ButtonRole.DestructiveRole
+    ]
+    stop.click()
+    thread.join(20)
+    assert out, "the agent got no answer"
+    texts = [b.text for b in out[0].content if b.type == "text"]
+    assert any("denied by the operator (reason: the proxy was stopped)" in t for t in texts)
+    assert not manager.proxies and entry.proxy.process.exitCode() == 0
+    assert "stopped 1 proxy" in window.statusBar().currentMessage()

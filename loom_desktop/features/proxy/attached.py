@@ -1,0 +1,70 @@
+"""The window's control-plane connections and its one approvals panel.
+
+Every proxy the window follows (started here, re-attached, or attached with
+Proxy ▸ Attach…) gets a :class:`ProxyConnection`; all of them feed the same
+:class:`ApprovalsPanel`, made on first use and hidden when the last proxy goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt
+
+from loom_core.proxy.control_client import ControlClient
+from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
+from loom_desktop.features.proxy.connection import ProxyConnection
+
+
+class AttachedProxies(QObject):
+    """Owned by the window; ``connections`` is the window's ``proxies`` list; ``on_held(n)``
+    when n new calls are held (the window's status bar says so)."""
+
+    def __init__(
+        self, window: Any, connections: list[ProxyConnection], on_held: Callable[[int], None]
+    ) -> None:
+        super().__init__(window)
+        self.window = window
+        self.connections = connections
+        self.on_held = on_held
+        self.panel: ApprovalsPanel | None = None
+
+    def approvals(self) -> ApprovalsPanel:
+        """The approvals panel (made, docked and watched by the notifier on first use)."""
+        if self.panel is None:
+            win = self.window
+            panel = self.panel = ApprovalsPanel(win)
+            panel.held.connect(self.on_held)
+            win.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, panel)
+            win.notifier.watch(panel)
+        return self.panel
+
+    def attach(
+        self, port: int, confirm_timeout: float | None = None, run: Any = None
+    ) -> ProxyConnection:
+        """Follow the proxy on ``port``; its held calls join the panel (``run``: its tab)."""
+        connection = ProxyConnection(ControlClient(port), confirm_timeout, self.window)
+        panel = self.approvals()
+        panel.add(connection, run)
+        panel.show()
+        panel.raise_()
+        self.connections.append(connection)
+        connection.start()
+        return connection
+
+    def detach(self, connection: ProxyConnection) -> None:
+        """Stop following ``connection``; the panel hides when it was the last one."""
+        connection.stop()
+        if connection in self.connections:
+            self.connections.remove(connection)
+        panel = self.panel
+        if panel is not None:
+            panel.remove(connection)
+            if not panel.connections:
+                panel.hide()
+        connection.deleteLater()
+
+    def shutdown(self) -> None:
+        for connection in list(self.connections):
+            connection.stop()
