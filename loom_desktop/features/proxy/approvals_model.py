@@ -51,9 +51,9 @@ class ApprovalsModel(QAbstractListModel):
             return None
         held = self.rows[index.row()]
         call = held.call
-        if role == Qt.ItemDataRole.DisplayRole:
-            args = json.dumps(call.input, ensure_ascii=False)
-            where = f"  ·  {held.name}" if held.name else ""
+        if role == Qt.ItemDataRole.DisplayRole:  # the proxy on a line of its own: a long
+            args = json.dumps(call.input, ensure_ascii=False)  # call must not push it out of view
+            where = f"\n    from {held.name}" if held.name else ""
             return f"{call.tool}({args[:80]}{'…' if len(args) > 80 else ''})  ·  {call.rule}{where}"
         if role == CallRole:
             return call

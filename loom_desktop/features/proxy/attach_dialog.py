@@ -35,6 +35,12 @@ from loom_desktop.infra.workers import Task
 
 DEFAULT_PORT = 8788  # loom proxy's default, when nothing is found
 HELLO_S = 2.0  # our proxy answers its event stream at once
+WHAT = {  # each kind of proxy, in full (the list line's tooltip)
+    "app": "started by Loom Desktop (Proxy ▸ Start… or the offline demo)",
+    "cli": "Loom's own proxy, started from a terminal or a script: python -m loom_core proxy "
+    "(or record); its event stream said so",
+    "harness": "loom-harness's proxy (loom proxy): it has no event stream, so the app polls it",
+}
 
 
 def _find() -> tuple[list[FoundProxy], dict[int, dict[str, Any]]]:
@@ -67,7 +73,7 @@ def describe(found: FoundProxy, known: dict[int, dict[str, Any]], attached: set[
     info = known.get(found.port) or {}
     whose = {
         "app": f"started by Loom Desktop, recording to {info.get('save')}",
-        "cli": "Loom's proxy (python -m loom_core proxy), started outside this app",
+        "cli": "Loom proxy started outside the app",
         "harness": "loom-harness's proxy (loom proxy)",
     }.get(str(info.get("started_by")), "a proxy that did not say what it is")
     held = len(info.get("pending") or [])
@@ -113,6 +119,7 @@ class AttachDialog(QDialog):
         self.found = list(found)
         for proxy in self.found:
             item = QListWidgetItem(describe(proxy, known, self.attached))
+            item.setToolTip(WHAT.get(str((known.get(proxy.port) or {}).get("started_by")), ""))
             item.setData(Qt.ItemDataRole.UserRole, proxy.port)
             self.list.addItem(item)
         if self.found:

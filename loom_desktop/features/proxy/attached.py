@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QApplication
 
 from loom_core.proxy.control_client import ControlClient
 from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
@@ -62,8 +63,17 @@ class AttachedProxies(QObject):
         if panel is not None:
             panel.remove(connection)
             if not panel.connections:
+                focused = QApplication.focusWidget()
                 panel.hide()
+                if focused is not None and panel.isAncestorOf(focused):
+                    self._focus_run()  # not whatever widget Qt picks next (the filter box)
         connection.deleteLater()
+
+    def _focus_run(self) -> None:
+        view = self.window.current()
+        table = getattr(view, "table", None)
+        if table is not None:
+            table.setFocus()
 
     def shutdown(self) -> None:
         for connection in list(self.connections):

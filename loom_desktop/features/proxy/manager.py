@@ -190,9 +190,16 @@ class ProxyManager(QObject):
         held = self.held(proxy)
         if not held:
             return self._stop_and_say(proxy)
+        entries = [e for e in self.proxies if proxy is None or e.proxy is proxy]
+        what = (
+            f"the proxy on {entries[0].info.get('url')}"
+            if len(entries) == 1
+            else f"{len(entries)} proxies"
+        )
         box = QMessageBox(
             QMessageBox.Icon.Question,
             "Stop the proxy?",
+            f"Stop {what}? "
             f"{held} tool call{'s are' if held != 1 else ' is'} held for approval. "
             f"Stopping denies {'them' if held != 1 else 'it'} with the reason "
             f'"{STOPPED_REASON}", so the agent gets that answer instead of a dropped '

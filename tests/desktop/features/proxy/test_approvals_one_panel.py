@@ -78,8 +78,8 @@ def test_two_proxies_share_one_panel_that_names_each_calls_proxy(
     qtbot.waitUntil(lambda: panel.model.rowCount() == 2, timeout=WAIT_MS)
     assert panel.status.text() == "2 held call(s) from 2 proxies"
     rows = {panel.model.calls[r].input["env"]: panel.model.index(r).data() for r in range(2)}
-    assert rows["from-a"].endswith(f"proxy 127.0.0.1:{a.proxy.port}")
-    assert rows["from-b"].endswith(f"proxy 127.0.0.1:{b.proxy.port}")
+    assert rows["from-a"].endswith(f"\n    from proxy 127.0.0.1:{a.proxy.port}")
+    assert rows["from-b"].endswith(f"\n    from proxy 127.0.0.1:{b.proxy.port}")
     row_b = next(r for r in range(2) if panel.model.calls[r].input["env"] == "from-b")
     panel.list.setCurrentIndex(panel.model.index(row_b))
     assert f"on proxy 127.0.0.1:{b.proxy.port}" in panel.title.text()

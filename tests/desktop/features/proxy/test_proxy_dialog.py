@@ -141,7 +141,8 @@ def test_attach_lists_the_running_proxies(
         qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=10_000)
         line = dialog.list.item(0).text()
         assert line.startswith(f"127.0.0.1:{rig.proxy.port} · since ")
-        assert "Loom's proxy (python -m loom_core proxy), started outside this app" in line
+        assert "Loom proxy started outside the app" in line
+        assert "python -m loom_core proxy" in dialog.list.item(0).toolTip()
         assert dialog.port() == rig.proxy.port and "1 proxy with a shield" in dialog.status.text()
         if os.environ.get("LOOM_SHOTS"):
             dialog.grab().save(os.path.join(os.environ["LOOM_SHOTS"], "attach.png"))

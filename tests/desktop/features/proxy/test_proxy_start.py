@@ -274,7 +274,8 @@ def test_stop_while_a_call_is_held_asks_first_then_the_agent_gets_a_denial(
     assert manager.stop_menu() == 0  # Proxy ▸ Stop asks first
     box = manager.confirm_box
     assert box is not None and box.isVisible()
-    assert "1 tool call is held" in box.text() and '"the proxy was stopped"' in box.text()
+    assert box.text().startswith(f"Stop the proxy on {entry.info['url']}? 1 tool call is held")
+    assert '"the proxy was stopped"' in box.text()
     box.button(QMessageBox.StandardButton.Cancel).click()
     assert entry.proxy.running and entry in manager.proxies and not out
     qtbot.mouseClick(entry.dock.stop_btn, Qt.MouseButton.LeftButton)  # the dock's Stop too
