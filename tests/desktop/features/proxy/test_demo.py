@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtCore import QProcess, Qt
@@ -26,6 +27,16 @@ def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _demo_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("loom-demo")]
+
+
+def held_demo(qtbot, window: MainWindow) -> tuple[Any, Any]:
+    """Help ▸ Run offline demo, once its deploy call is held: (the demo, its proxy's entry)."""
+    demo = window.run_demo(pace=0.05)
+    manager = window.proxy_manager
+    qtbot.waitUntil(lambda: bool(manager.proxies) and demo.agent is not None, timeout=20_000)
+    entry = manager.proxies[0]
+    qtbot.waitUntil(lambda: entry.panel.current() is not None, timeout=20_000)
+    return demo, entry
 
 
 @pytest.mark.parametrize("approve", [True, False])
@@ -94,12 +105,9 @@ def test_agent_without_the_sdk_uses_urllib() -> None:
 def test_the_output_panel_shows_what_the_agent_printed(
     qtbot, window: MainWindow, runtime: Path
 ) -> None:
-    demo = window.run_demo(pace=0.05)
-    qtbot.waitUntil(lambda: bool(window.proxy_manager.proxies), timeout=20_000)
-    panel = window.proxy_manager.proxies[0].panel
-    qtbot.waitUntil(lambda: panel.current() is not None, timeout=20_000)
+    demo, entry = held_demo(qtbot, window)
     with qtbot.waitSignal(demo.finished, timeout=30_000):
-        qtbot.mouseClick(panel.approve_btn, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(entry.panel.approve_btn, Qt.MouseButton.LeftButton)
     out = window.demo_panel
     assert out.isVisible() and "finished" in out.state.text() and "status 0" in out.state.text()
     stdout = [text for channel, text in out.lines if channel == "stdout"]
@@ -117,11 +125,7 @@ def test_a_failing_agent_is_reported_with_its_status_and_output(
     from loom_core.library.search import Library
     from loom_core.live.live_status import FAILED
 
-    demo = window.run_demo(pace=0.05)
-    manager = window.proxy_manager
-    qtbot.waitUntil(lambda: bool(manager.proxies), timeout=20_000)
-    entry = manager.proxies[0]
-    qtbot.waitUntil(lambda: entry.panel.current() is not None, timeout=20_000)
+    demo, entry = held_demo(qtbot, window)
     qtbot.waitUntil(lambda: entry.view.model.rowCount() >= 2, timeout=15_000)
     demo.model.stop()  # the model goes away: the agent's next call fails
     with qtbot.waitSignal(demo.finished, timeout=30_000) as blocker:
@@ -148,11 +152,7 @@ def test_edit_and_approve_changes_what_the_demo_deploys(
     qtbot, window: MainWindow, runtime: Path
 ) -> None:
     """Regression: after editing "env" to "staging" the tool still said "deployed to production"."""
-    demo = window.run_demo(pace=0.05)
-    manager = window.proxy_manager
-    qtbot.waitUntil(lambda: bool(manager.proxies), timeout=20_000)
-    entry = manager.proxies[0]
-    qtbot.waitUntil(lambda: entry.panel.current() is not None, timeout=20_000)
+    demo, entry = held_demo(qtbot, window)
     entry.view.table.setFocus()
     qtbot.keyClick(entry.view.table, "e")  # from the run's step list, not the panel
     assert entry.panel.editing
@@ -177,12 +177,9 @@ def test_demo_runs_go_to_the_runs_folder_with_tab_titles_of_their_own(
     the temp folders' random names ("demo.journal.jsonl · loom-demo-x3k9…")."""
     titles = []
     for n in range(2):
-        demo = window.run_demo(pace=0.05)
-        qtbot.waitUntil(lambda d=demo: d.view is not None, timeout=20_000)
-        panel = window.proxy_manager.proxies[0].panel
-        qtbot.waitUntil(lambda p=panel: p.current() is not None, timeout=20_000)
+        demo, entry = held_demo(qtbot, window)
         with qtbot.waitSignal(demo.finished, timeout=30_000):
-            qtbot.mouseClick(panel.deny_btn, Qt.MouseButton.LeftButton)
+            qtbot.mouseClick(entry.panel.deny_btn, Qt.MouseButton.LeftButton)
         assert demo.save == runs_dir / ("demo.loom.json" if n == 0 else "demo-2.loom.json")
         titles.append(window.tabs.tabText(window.tabs.indexOf(demo.view)))
     assert [t.lstrip("● ") for t in titles] == ["demo.journal.jsonl", "demo-2.journal.jsonl"]

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from loom_desktop.features.proxy.launcher import ProxySpec, proxies_dir
 from loom_desktop.features.proxy.ownership import started
 from loom_desktop.main_window import MainWindow
 from tests.core.clis import ROOT
+from tests.desktop.features.proxy.spawn import ready_proxy
 
 
 @pytest.fixture
@@ -65,27 +65,16 @@ def test_a_proxy_is_taken_over_only_once_its_app_is_gone(
     ready = folder / "p.ready.json"
     meta = {"dialect": "anthropic", "confirm_timeout": 30, "owner": owner.pid}
     (folder / "p.app.json").write_text(json.dumps({**meta, "owner_start": started(owner.pid)}))
-    proxy = subprocess.Popen(
-        [sys.executable, "-m", "loom_core", "proxy", "--port", "0", "--ready-file", str(ready)]
-        + ["--save", str(tmp_path / "p.loom.json"), "--target", "http://127.0.0.1:9"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     try:
-        deadline = time.monotonic() + 30
-        while not ready.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert ready.exists(), "the proxy did not start"
-        assert window.proxy_manager.reattach() == []  # its app still runs
-        owner.communicate(b"", timeout=10)  # that app ends
-        [entry] = window.proxy_manager.reattach()
-        assert entry.proxy.pid == proxy.pid
-        assert json.loads((folder / "p.app.json").read_text())["owner"] == os.getpid()
-        window.close()  # the new owner stops it
-        assert proxy.wait(15) == 0
+        with ready_proxy(ready, tmp_path / "p.loom.json") as proxy:
+            assert window.proxy_manager.reattach() == []  # its app still runs
+            owner.communicate(b"", timeout=10)  # that app ends
+            [entry] = window.proxy_manager.reattach()
+            assert entry.proxy.pid == proxy.pid
+            assert json.loads((folder / "p.app.json").read_text())["owner"] == os.getpid()
+            window.close()  # the new owner stops it
+            assert proxy.wait(15) == 0
     finally:
-        for child in (owner, proxy):
-            if child.poll() is None:
-                child.kill()
-                child.wait(10)
+        if owner.poll() is None:
+            owner.kill()
+        owner.wait(10)

@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from loom_desktop.main_window import MainWindow
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
 from tests.core.proxy.harness import CLIENT_S, NEVER_S, running_upstream
+from tests.desktop.features.proxy.spawn import ready_proxy
 
 
 @pytest.fixture
@@ -182,33 +182,7 @@ def test_reattach_alive_and_forget_dead(
     stale.write_text(json.dumps({"version": 1, "pid": dead.pid, "port": 1}))
     ready = folder / "alive.ready.json"
     (folder / "alive.app.json").write_text(json.dumps({"dialect": "openai", "confirm_timeout": 40}))
-    save = tmp_path / "r.loom.json"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "loom_core",
-            "proxy",
-            "--port",
-            "0",
-            "--save",
-            str(save),
-            "--ready-file",
-            str(ready),
-            "--target",
-            "http://127.0.0.1:9",
-            "--confirm",
-            "deploy*",
-        ],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while not ready.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert ready.exists(), proc.stderr.read() if proc.poll() is not None else "no ready file"
+    with ready_proxy(ready, tmp_path / "r.loom.json", "--confirm", "deploy*") as proc:
         found = window.proxy_manager.reattach()
         assert len(found) == 1 and not stale.exists()
         entry = found[0]
@@ -221,10 +195,6 @@ def test_reattach_alive_and_forget_dead(
         window.close()  # stops it with SIGTERM: a clean stop (exit 0, ready file removed)
         assert proc.wait(15) == 0
         assert not ready.exists() and not (folder / "alive.app.json").exists()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
 
 
 def test_an_existing_trace_is_replaced_only_when_confirmed(qtbot, tmp_path: Path) -> None:
