@@ -22,7 +22,7 @@ from loom_core.proxy.sidecar import read_sidecar
 from loom_core.proxy.stop_signals import StopCause, StopSignals
 from tests.core.proxy.fake_upstream import FakeUpstream
 from tests.core.proxy.fake_wire import Reply
-from tests.core.proxy.harness import ANTHROPIC_KEY, running_upstream
+from tests.core.proxy.harness import ANTHROPIC_KEY, CLIENT_S, running_upstream
 from tests.core.proxy.procs import ProxyProcess, wait_for
 
 TOOLS = [{"name": "deploy", "description": "deploy", "input_schema": {"type": "object"}}]
@@ -75,7 +75,7 @@ def test_a_held_call_is_denied_with_a_reason_when_the_proxy_stops(
     upstream.script(Reply(text="Deploying.", calls=[("toolu_1", "deploy", {"env": "prod"})]))
     with ProxyProcess(tmp_path, *flags) as proc, ThreadPoolExecutor(1) as pool:
         client = anthropic.Anthropic(
-            base_url=proc.url, api_key=ANTHROPIC_KEY, max_retries=0, timeout=30
+            base_url=proc.url, api_key=ANTHROPIC_KEY, max_retries=0, timeout=CLIENT_S
         )
         answer = pool.submit(
             client.messages.create,

@@ -21,10 +21,10 @@ from loom_desktop.dialogs import show_shortcuts
 from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
 from loom_desktop.main_window import MainWindow
 from tests.core.proxy.fake_wire import Reply
-from tests.core.proxy.harness import Rig, start_rig
+from tests.core.proxy.harness import NEVER_S, Rig, start_rig
 from tests.desktop.features.proxy.test_proxy_events import WAIT_MS, ask
 
-SHIELD = ShieldFlags(confirm=["deploy*"], confirm_timeout=60)
+SHIELD = ShieldFlags(confirm=["deploy*"], confirm_timeout=NEVER_S)
 
 
 def _folder(path: Path) -> Path:
@@ -67,8 +67,8 @@ def test_two_proxies_share_one_panel_that_names_each_calls_proxy(
     qtbot, window: MainWindow, rigs: tuple[Rig, Rig], pool: ThreadPoolExecutor
 ) -> None:
     a, b = rigs
-    panel = window.attach_proxy(a.proxy.port, confirm_timeout=60)
-    assert window.attach_proxy(b.proxy.port, confirm_timeout=60) is panel
+    panel = window.attach_proxy(a.proxy.port, confirm_timeout=NEVER_S)
+    assert window.attach_proxy(b.proxy.port, confirm_timeout=NEVER_S) is panel
     assert window.findChildren(ApprovalsPanel) == [panel] and panel.windowTitle() == "Approvals"
     assert f"proxy 127.0.0.1:{a.proxy.port}" in panel.sources.text()
     assert f"proxy 127.0.0.1:{b.proxy.port}" in panel.sources.text()
@@ -110,7 +110,7 @@ def test_a_d_e_work_from_anywhere_while_a_call_is_held(
 ) -> None:
     a, _b = rigs
     view = open_and_wait(window, sample)
-    panel = window.attach_proxy(a.proxy.port, confirm_timeout=60)
+    panel = window.attach_proxy(a.proxy.port, confirm_timeout=NEVER_S)
     _deploy(a, "prod")
     answer = ask(a, pool, "ship")
     qtbot.waitUntil(lambda: panel.current() is not None, timeout=WAIT_MS)

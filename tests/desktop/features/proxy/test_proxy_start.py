@@ -233,7 +233,9 @@ def test_stop_while_a_call_is_held_asks_first_then_the_agent_gets_a_denial(
 
     upstream.script(Reply(text="shipping", calls=[("t1", "deploy", {"env": "prod"})]))
     manager = window.proxy_manager
-    spec = ProxySpec(target=upstream.url, save=str(tmp_path / "s.loom.json"), confirm_timeout=60)
+    spec = ProxySpec(
+        target=upstream.url, save=str(tmp_path / "s.loom.json"), confirm_timeout=NEVER_S
+    )
     spec.confirm = ["deploy*"]
     with qtbot.waitSignal(manager.attached, timeout=20_000) as blocker:
         manager.launch(spec)
