@@ -3,7 +3,8 @@
 Why not the timeline: a diff needs only usage, and building a timeline also
 rebuilds every context frame. Here model results are decoded with everything but
 ``usage`` left raw, which is cheap even for 100,000 effects. Counting follows
-loom-format.md §10.5/§15: ``model`` effects at all depths, missing usage is 0;
+loom-format.md §10.5/§15: ``model`` effects at all depths, missing usage is 0, and
+the calls other steps carry in ``meta.usage`` (:mod:`loom_core.views.billed`);
 cost is :class:`loom_core.views.run_cost.RunPricer`'s (the one every view shows) and
 is unknown (NaN) for an unpriced model.
 """
@@ -19,6 +20,7 @@ import msgspec
 from loom_core.formats.document import Document
 from loom_core.formats.fastschema import decoder, fast_struct
 from loom_core.formats.schema import ModelResult
+from loom_core.views.billed import meta_usage
 from loom_core.views.run_cost import RunPricer
 
 _usage_only = decoder(fast_struct(ModelResult, frozenset({"text", "tool_calls", "stop_reason"})))
@@ -79,15 +81,22 @@ def run_usage(doc: Document) -> RunUsage:
     cost = array("d", bytes(8 * n))
     pricer = RunPricer(doc)
     for i, eff in enumerate(doc.effects):
-        if eff.kind != "model" or eff.result is None:
+        if eff.kind != "model":
+            billed = meta_usage(eff.meta) if eff.meta is not None else None
+            if billed is None:
+                continue
+            t_in[i] = _count(billed.get("input_tokens"))
+            t_out[i] = _count(billed.get("output_tokens"))
+        elif eff.result is None:
             continue
-        try:
-            usage = _usage_only.decode(eff.result).usage
-        except msgspec.ValidationError:  # not an object: no usage (§1.4 tolerance)
-            continue
-        if usage is None:
-            continue
-        t_in[i], t_out[i] = _count(usage.input_tokens), _count(usage.output_tokens)
+        else:
+            try:
+                usage = _usage_only.decode(eff.result).usage
+            except msgspec.ValidationError:  # not an object: no usage (§1.4 tolerance)
+                continue
+            if usage is None:
+                continue
+            t_in[i], t_out[i] = _count(usage.input_tokens), _count(usage.output_tokens)
         c = pricer.cost(i)
         cost[i] = math.nan if c is None else c
     return RunUsage(t_in, t_out, cost)

@@ -155,6 +155,22 @@ class RunBuilder:
         """Append a human answer (``ask_human`` shape). Returns its seq."""
         return self._append("human", {"question": question}, answer, depth, None)
 
+    def add_call_step(
+        self,
+        kind: str,
+        payload: Any,
+        result: Any,
+        usage: dict[str, Any],
+        *,
+        depth: int = 0,
+        meta: dict[str, Any] | None = None,
+    ) -> int:
+        """Append a step loom records by what a call made, not as the call (``compact``: a
+        summary, ``critic``: a grader's score), the call's ``usage`` in ``meta.usage``
+        (:mod:`loom_core.views.billed`: counted and priced, never an agent's turn and never
+        the run's output). Returns its seq."""
+        return self._append(kind, payload, result, depth, {**(meta or {}), "usage": usage})
+
     def add_episode(self, text: str) -> None:
         """A user message that starts (or continues) the run, once per distinct text."""
         if text and text not in self.episodes:

@@ -67,6 +67,13 @@ class EffectMeta(_Open):
     model: str | None = None
     msgs: int | None = None
     tuid: str | None = None
+    # Our extension (a new member of ``meta``): the tokens a step that is not a ``model``
+    # effect billed, in a model result's ``usage`` shape. loom-harness records a
+    # compaction's summary (``compact``) and a reviewer's score (``critic``) but not the
+    # call that made them; a foreign run's reader knows that call's usage (Claude Code's
+    # compaction, an Inspect scorer's grading call), and every count of tokens and cost
+    # reads it through :mod:`loom_core.views.billed`.
+    usage: Any = None
 
 
 class EffectEntry(_Open):

@@ -60,6 +60,7 @@ _IndexResult = msgspec.defstruct(
     module=__name__,
 )
 _index_result = msgspec.json.Decoder(_IndexResult)
+_index_usage = msgspec.json.Decoder(_IndexUsage)
 
 # (source, ref, call id, name): source is episode | text | assistant | tool | child |
 # memory | snapshot; ref is an episode/effect index, a literal text or a snapshot dict.
@@ -107,6 +108,8 @@ class ContextIndex:
     # edit effect -> (the agent's list it replaced, the edited list): what a fork changed
     edits: dict[int, tuple[AgentContext, AgentContext]] = field(default_factory=dict)
     episode_before: dict[int, list[int]] = field(default_factory=dict)
+    # effects other than model calls that carry a call's usage (see ContextWalker.extend)
+    billed: set[int] = field(default_factory=set)
 
     def meta_of(self, i: int) -> Any:
         return self.metas[i]
@@ -158,6 +161,25 @@ class _Builder:
         self.by_agent: dict[str, AgentContext] = {}
         self.call_owner: dict[str, tuple[AgentContext, int]] = {}
 
+    # -- tokens ---------------------------------------------------------------
+    def billed(self, i: int, raw: msgspec.Raw) -> None:
+        """Tokens of a step that is not a model call but stands for one (``meta.usage``,
+        :mod:`loom_core.views.billed`): counted like a model call's, never read as one."""
+        index = self.index
+        try:
+            usage = _index_usage.decode(raw)
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            return  # not an object: shown raw in the step's JSON, not counted
+        self.count(i, usage)
+        index.billed.add(i)
+
+    def count(self, i: int, usage: Any) -> None:
+        """Effect ``i``'s input and output tokens, and whether its price needs more."""
+        index = self.index
+        t_in = index.tokens_in[i] = _tokens(usage.input_tokens)
+        t_out = index.tokens_out[i] = _tokens(usage.output_tokens)
+        index.plain_usage[i] = t_in >= 0 and t_out >= 0 and _plain(usage)
+
     # -- episodes -------------------------------------------------------------
     def take_episode(self, ctx: AgentContext, before: int) -> None:
         if self.next_episode >= len(self.episodes):
@@ -175,9 +197,7 @@ class _Builder:
         if value is not None:
             usage = value.usage
             if usage is not None:
-                t_in = index.tokens_in[i] = _tokens(usage.input_tokens)
-                t_out = index.tokens_out[i] = _tokens(usage.output_tokens)
-                index.plain_usage[i] = t_in >= 0 and t_out >= 0 and _plain(usage)
+                self.count(i, usage)
             else:
                 index.plain_usage[i] = 1
             calls = value.tool_calls or ()
@@ -402,9 +422,12 @@ class ContextWalker:
         self._grow(end - start)
         metas = self.index.metas
         metas.extend(e.meta or EMPTY_META for e in effects[start:end])
-        step = self.builder.step
+        step, billed = self.builder.step, self.builder.billed
         for i in range(start, end):
-            step(i, effects[i], metas[i])
+            eff, meta = effects[i], metas[i]
+            step(i, eff, meta)
+            if meta.usage is not None and eff.kind != "model":
+                billed(i, meta.usage)
         self.done = end
         return range(start, end)
 

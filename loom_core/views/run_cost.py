@@ -33,6 +33,7 @@ from typing import Any
 import msgspec
 
 from loom_core.formats.document import Document
+from loom_core.views.billed import bills_beside_model, meta_usage
 from loom_core.views.pricing import (
     Rates,
     TokenUsage,
@@ -225,10 +226,13 @@ class RunPricer:
 
         ``recorded``: the effect's ``usage`` member when the caller decoded it already.
         """
+        effect = self.doc.effects[i]
         if recorded is READ:
-            recorded = _decoded_usage(self.doc.effects[i].result)
+            recorded = (
+                _decoded_usage(effect.result) if effect.kind == "model" else meta_usage(effect.meta)
+            )
         usage = token_usage(recorded)
-        if usage.detailed or not (self.doc.wire or self._sidecar):
+        if usage.detailed or not (self.doc.wire or self._sidecar) or effect.kind != "model":
             return usage
         full = self._exchange_usage(self._wire_index(i))
         if full is not None and recorded_pair(full) == recorded_pair(recorded):
@@ -243,9 +247,11 @@ class RunPricer:
         return self._sidecar.get(k) if self._sidecar is not None else None
 
     def cost(self, i: int, recorded: Any = READ) -> float | None:
-        """USD of effect ``i`` (0 for anything but a model call; ``None``: unpriced);
-        ``recorded`` as for :meth:`usage`."""
-        if self.doc.effects[i].kind != "model" or self.offline(i):
+        """USD of effect ``i`` (0 for anything but a model call or a step that carries a
+        call's usage, :mod:`loom_core.views.billed`; ``None``: unpriced); ``recorded`` as
+        for :meth:`usage`."""
+        effect = self.doc.effects[i]
+        if (effect.kind != "model" and not bills_beside_model(effect)) or self.offline(i):
             return 0.0
         return call_cost(self.model(i), self.usage(i, recorded))
 

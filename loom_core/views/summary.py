@@ -14,6 +14,7 @@ import msgspec
 from loom_core.formats.document import Document
 from loom_core.formats.fastschema import decoder, fast_struct
 from loom_core.formats.schema import ModelResult
+from loom_core.views.billed import meta_usage
 from loom_core.views.pricing import provenance
 from loom_core.views.run_cost import RunPricer
 
@@ -60,6 +61,31 @@ def _pair(head: _Head, raw: msgspec.Raw) -> tuple[int, int]:
     return _typed_pair(raw)
 
 
+def _billed(
+    pricer: RunPricer, i: int, sums: tuple[int, int, float | None]
+) -> tuple[int, int, float | None]:
+    """``sums`` (input, output, USD) with the call that effect ``i`` -- not a model effect
+    -- carries in its meta (:mod:`loom_core.views.billed`) added."""
+    usage = meta_usage(pricer.doc.effects[i].meta)
+    if usage is None:
+        return sums
+    t_in, t_out, total = sums
+    cost = pricer.cost(i, usage) if total is not None else None
+    total = None if cost is None or total is None else total + cost
+    return (
+        t_in + _whole(usage.get("input_tokens")),
+        t_out + _whole(usage.get("output_tokens")),
+        total,
+    )
+
+
+def _whole(value: Any) -> int:
+    """A count as the timeline reads it (anything but a finite number: 0)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value) if math.isfinite(value) and abs(value) < _INT64 else 0
+
+
 def usage_and_cost(doc: Document) -> tuple[int, int, float | None]:
     """Input and output tokens of every model effect (all depths) and their USD (``None``
     when a call with tokens used an unpriced model), in one pass: each model result is
@@ -69,6 +95,8 @@ def usage_and_cost(doc: Document) -> tuple[int, int, float | None]:
     total: float | None = 0.0
     for i, eff in enumerate(doc.effects):
         if eff.kind != "model":
+            if eff.meta is not None and eff.meta.usage is not None:  # a call beside the model
+                t_in, t_out, total = _billed(pricer, i, (t_in, t_out, total))
             continue
         raw = eff.result
         try:

@@ -210,10 +210,16 @@ def _costs(
     pricer: RunPricer, effects: list[int], codes: list[int], ctx: ContextIndex
 ) -> tuple[list[float], list[int], bool]:
     """Per-step USD (NaN when the model is unpriced), offline marks, and whether the
-    total is known. Every face prices a step through the same :class:`RunPricer`."""
+    total is known. Every face prices a step through the same :class:`RunPricer`: model
+    steps, and the steps that carry a call's usage beside a model effect."""
     costs = [0.0] * len(effects)
     offline = [0] * len(effects)
-    steps = [s for s, code in enumerate(codes) if code == K_MODEL]
+    billed = ctx.billed  # other steps that stand for a call (loom_core.views.billed)
+    steps = [
+        s
+        for s, code in enumerate(codes)
+        if code == K_MODEL or (billed and code != K_EPISODE and effects[s] in billed)
+    ]
     priced = pricer.costs(
         [effects[s] for s in steps], (ctx.tokens_in, ctx.tokens_out, ctx.plain_usage)
     )

@@ -363,10 +363,15 @@ def _header(tl: Timeline, step: int) -> str:
         parts.append(f"agent {esc(agent)}")
     if tl.depth[step]:
         parts.append(f"depth {tl.depth[step]}")
-    if tl.kind[step] == K_MODEL:
+    if tl.kind[step] == K_MODEL or _bills(tl, step):
         parts.append(f"{tl.tokens_in[step]:,} in / {tl.tokens_out[step]:,} out tokens")
         parts.append(tl.cost_text(step) or "$0")
     return "<div class='hdr'>" + " · ".join(parts) + "</div>"
+
+
+def _bills(tl: Timeline, step: int) -> bool:
+    """A step other than a model call that carries one (a compaction's, a grader's)."""
+    return tl.context is not None and tl.effect_of[step] in tl.context.billed
 
 
 def step_html(tl: Timeline, step: int, state: ViewState) -> str:
@@ -385,6 +390,8 @@ def step_html(tl: Timeline, step: int, state: ViewState) -> str:
     elif tl.kind_name(step) == "edit":
         body += edit_step_html(tl, step)
     else:
+        if _bills(tl, step) and recorded_messages(tl.doc, tl.effect_of[step]) is not None:
+            body += _input_html(tl, tl.effect_of[step], state)  # the call it stands for
         value = tl.doc.result(tl.effect_of[step])
         when = readable_time(value) if tl.kind_name(step) == "time" else None
         shown = pretty(value) if when is None else f"{when}\n(recorded as {pretty(value)})"
