@@ -9,6 +9,7 @@ raw bytes of each entry are kept too, so nothing the file held is lost and the
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -54,6 +55,17 @@ def text_and_calls(value: Any) -> tuple[str, list[dict[str, Any]]]:
         text if isinstance(text, str) else "",
         [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else [],
     )
+
+
+_INT64 = 1 << 63
+
+
+def whole(value: Any) -> int:
+    """A token count from any JSON value: a finite number as an integer, anything else
+    (a string, a bool, a list, a number past 64 bits) 0 -- as the views count usage."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0
+    return int(value) if math.isfinite(value) and abs(value) < _INT64 else 0
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,65 +1,40 @@
-"""Inspect AI ``.eval`` logs: a zip of a header and one JSON member per sample and epoch.
+"""Inspect AI logs: each sample (and epoch) of an ``.eval`` or JSON log is a run.
 
-Layout (inspect-ai's ``log/_recorders/eval.py``): ``header.json`` (``{version, status,
-eval: {task, model, created, …}, plan, results, stats}``) once the eval finished, or
-``_journal/start.json`` (``{version, eval, plan}``) while it runs; one
-``samples/<id>_epoch_<n>.json`` per sample run; ``summaries.json`` (or
-``_journal/summaries/<k>.json``) with each sample's id, epoch, input and scores. The
-members are Zstandard- or deflate-compressed (:mod:`loom_core.formats.zipread`).
-
-Each sample is a run. Only the header, the summaries and the chosen sample are read (a
-sample can hold hundreds of thousands of events; a log, thousands of samples). Which
-one: the first in inspect's own order (epoch, then id) unless :func:`load_sample` is
-told; ``Document.extra["samples"]`` lists them all so a face can offer the others.
-:func:`each_sample` yields every sample in turn (the run library indexes them all).
+inspect writes a log as a zip (``.eval``, :mod:`.inspect_zip`) or, with ``--log-format
+json``, as one JSON object (:mod:`.inspect_json`); either opens as a
+:class:`~.inspect_log.Log`. Only the header, the sample list and the chosen sample are
+read (a sample can hold hundreds of thousands of events; a log, thousands of samples).
+Which one: the first in inspect's own order (epoch, then id) unless :func:`load_sample`
+is told; ``Document.extra["samples"]`` lists them all so a face can offer the others.
+:func:`each_sample` yields every sample in turn (the run library indexes them all;
+``summary --sample all`` prints them).
 """
 
 from __future__ import annotations
 
-import re
-import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-import msgspec
-
 from loom_core.errors import LoadError
-from loom_core.formats.document import Document
-from loom_core.formats.foreign import ForeignReader
+from loom_core.formats.document import Document, whole
+from loom_core.formats.foreign import SNIFF_BYTES, ForeignReader
+from loom_core.formats.inspect_json import is_json_log, open_json_log
+from loom_core.formats.inspect_log import EvalInfo, Log, score_values
 from loom_core.formats.inspect_sample import walk
-from loom_core.formats.inspect_values import resolve, text_of
-from loom_core.formats.zipread import open_zip, read_member
+from loom_core.formats.inspect_values import resolve
+from loom_core.formats.inspect_zip import ZIP_MAGIC, open_zip_log
 
-HEADER = "header.json"
-START = "_journal/start.json"
-SUMMARIES = "summaries.json"
-_JOURNAL_SUMMARIES = "_journal/summaries/"
-_SAMPLE = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
-_ZIP_MAGIC = b"PK\x03\x04"
 _FIRST_MEMBERS = (b"_journal/", b"samples/", b"header.json", b"summaries", b"reductions.json")
-_LABEL_CHARS = 60
-
-
-class _Eval(msgspec.Struct):
-    task: Any = None
-    model: Any = None
-    created: Any = None
-    run_id: Any = None
-
-
-class _Header(msgspec.Struct):
-    status: Any = None
-    eval: _Eval | None = None
 
 
 def sniff(head: bytes, path: str) -> bool:
-    """A zip whose first member is one inspect writes, or any file named ``*.eval``."""
-    if head[:4] == _ZIP_MAGIC and len(head) >= 30:
+    """A zip whose first member is one inspect writes, a JSON object that begins as
+    inspect's JSON logs do, or any file named ``*.eval``."""
+    if head[:4] == ZIP_MAGIC and len(head) >= 30:
         size = int.from_bytes(head[26:28], "little")  # APPNOTE.TXT §4.3.7: name length
         if head[30 : 30 + size].startswith(_FIRST_MEMBERS):
             return True
-    return path.lower().endswith(".eval")
+    return is_json_log(head) or path.lower().endswith(".eval")
 
 
 def load(data: bytes, path: str) -> Document:
@@ -79,54 +54,80 @@ def load_sample(
     data: bytes, path: str, sample_id: str | int | None = None, epoch: int | None = None
 ) -> Document:
     """Sample ``sample_id`` (its ``epoch``, else its first) of the log as a run."""
-    log = _open_log(data, path)
+    log = open_log(data, path)
     return _document(log, _choose(log.members, sample_id, epoch, path))
 
 
 def each_sample(data: bytes, path: str) -> Iterator[Document]:
     """Every sample of the log as a run, in inspect's order, one at a time.
 
-    Why not :func:`load_sample` per sample: that opens the zip and reads the header and
-    the summaries again for each; here they are read once and each sample's member once
-    (the run library indexes every sample of a log). The caller drops each document
-    before asking for the next, so only one sample is in memory at a time.
+    Why not :func:`load_sample` per sample: that opens the log and reads the header and
+    the sample list again for each; here they are read once and each sample once. The
+    caller drops each document before asking for the next, so only one sample is in
+    memory at a time.
     """
-    log = _open_log(data, path)
+    log = open_log(data, path)
     for member in log.members:
         yield _document(log, member)
 
 
-@dataclass
-class _Log:
-    """An opened log: what every sample's document shares (read once)."""
+def sample_list(data: bytes, path: str) -> list[dict[str, Any]]:
+    """Every sample of the log in inspect's order, with what its run shows: model steps
+    (the agent's calls), scorer steps (graders' calls), tool steps, tokens, scores.
 
-    zf: zipfile.ZipFile
-    data: bytes
-    path: str
-    header: _Header
-    members: list[tuple[str, int, str]]
-    listing: list[dict[str, Any]]
-
-
-def _open_log(data: bytes, path: str) -> _Log:
-    if data[:4] != _ZIP_MAGIC and data[:4] != b"PK\x05\x06":
-        raise LoadError(path, "not an Inspect AI log (an .eval log is a zip archive)")
-    zf = open_zip(data, path)
-    names = set(zf.namelist())
-    if HEADER not in names and START not in names:
-        raise LoadError(path, f"a zip archive, but not an Inspect AI log (no {HEADER})")
-    header = _header(zf, data, path, HEADER if HEADER in names else START)
-    members = sample_members(names)
-    if not members:
-        raise LoadError(path, "the log holds no samples (run with log_samples off, or unfinished)")
-    return _Log(zf, data, path, header, members, _listing(zf, data, path, names, members))
+    Each sample's events are walked as for its run, but no loom trace is made of them (a
+    tenth of the time), so a log of thousands of samples is listed in seconds; the counts
+    are those of the run's effects, so they are what ``summary`` of that sample says.
+    A sample that cannot be read is listed with its ``error``.
+    """
+    log = open_log(data, path)
+    out = []
+    for sid, epoch, key in log.members:
+        entry: dict[str, Any] = {"id": sid, "epoch": epoch}
+        try:
+            state, sample = walk(log.read(key), path, _name(log, (sid, epoch, key)))
+        except LoadError as err:
+            out.append({**entry, "error": err.cause})
+            continue
+        entry.update(run_counts(state.run.log))
+        entry["scores"] = score_values(sample.scores)
+        out.append(entry)
+    return out
 
 
-def _document(log: _Log, chosen: tuple[str, int, str]) -> Document:
-    """Sample ``chosen`` (``(id, epoch, member)``) of ``log`` as a run."""
+def run_counts(log: list[dict[str, Any]]) -> dict[str, int]:
+    """Steps by kind and tokens of a run's effects (``RunBuilder.log``), counted as
+    ``summary`` counts them: a model call's usage, or the usage a step carries for a
+    call it stands for (``meta.usage``)."""
+    counts = {"model_steps": 0, "scorer_steps": 0, "tool_steps": 0}
+    tokens = [0, 0]
+    for entry in log:
+        kind = entry["kind"]
+        if kind == "model":
+            counts["model_steps"] += 1
+            usage = entry["result"].get("usage")
+        else:
+            counts["scorer_steps"] += kind == "critic"
+            counts["tool_steps"] += kind.startswith("tool:")
+            usage = (entry.get("meta") or {}).get("usage")
+        if isinstance(usage, dict):
+            tokens[0] += whole(usage.get("input_tokens"))
+            tokens[1] += whole(usage.get("output_tokens"))
+    return {**counts, "input_tokens": tokens[0], "output_tokens": tokens[1]}
+
+
+def open_log(data: bytes, path: str) -> Log:
+    """The log in ``data``, whichever container inspect wrote it in."""
+    if is_json_log(data[:SNIFF_BYTES]):
+        return open_json_log(data, path)
+    return open_zip_log(data, path)
+
+
+def _document(log: Log, chosen: tuple[str, int, str]) -> Document:
+    """Sample ``chosen`` (``(id, epoch, key)``) of ``log`` as a run."""
     path = log.path
-    state, sample = walk(read_member(log.zf, chosen[2], log.data, path), path, chosen[2])
-    ev = log.header.eval or _Eval()
+    state, sample = walk(log.read(chosen[2]), path, _name(log, chosen))
+    ev = log.header.eval or EvalInfo()
     run = state.run
     run.model = ev.model if isinstance(ev.model, str) else ""
     run.extra.update(
@@ -146,14 +147,10 @@ def _document(log: _Log, chosen: tuple[str, int, str]) -> Document:
     return run.document(path, READER.name, tuple(state.warnings) + _sample_notes(sample))
 
 
-def sample_members(names: set[str]) -> list[tuple[str, int, str]]:
-    """``(id, epoch, member)`` of every sample, in inspect's order (epoch, then id)."""
-    found = []
-    for name in names:
-        match = _SAMPLE.fullmatch(name)
-        if match:
-            found.append((match[1], int(match[2]), name))
-    return sorted(found, key=lambda s: (s[1], s[0].zfill(20) if s[0].isdigit() else s[0]))
+def _name(log: Log, chosen: tuple[str, int, str]) -> str:
+    """How errors name a sample: its zip member, or its place in a JSON log."""
+    key = chosen[2]
+    return key if key.startswith("samples/") else f"sample {chosen[0]} epoch {chosen[1]}"
 
 
 def _choose(
@@ -167,76 +164,6 @@ def _choose(
     have = ", ".join(f"{m[0]}:{m[1]}" for m in members[:20])
     wanted = f"{sample_id}" + (f" epoch {epoch}" if epoch is not None else "")
     raise LoadError(path, f"the log has no sample {wanted} (it has {have})")
-
-
-def _header(zf: zipfile.ZipFile, data: bytes, path: str, member: str) -> _Header:
-    try:
-        return msgspec.json.decode(read_member(zf, member, data, path), type=_Header)
-    except (msgspec.DecodeError, msgspec.ValidationError) as err:
-        raise LoadError(path, f"{member} is not an Inspect header ({err})") from err
-
-
-def _summaries(zf: zipfile.ZipFile, data: bytes, path: str, names: set[str]) -> list[Any]:
-    """Every sample summary the log holds (small: id, epoch, input, scores), or []."""
-    members = (
-        [SUMMARIES]
-        if SUMMARIES in names
-        else sorted(
-            (n for n in names if n.startswith(_JOURNAL_SUMMARIES) and n.endswith(".json")),
-            key=lambda n: (
-                int(n.rsplit("/", 1)[1][:-5]) if n.rsplit("/", 1)[1][:-5].isdigit() else 0
-            ),
-        )
-    )
-    found: list[Any] = []
-    for member in members:
-        try:
-            value = msgspec.json.decode(read_member(zf, member, data, path))
-        except (LoadError, msgspec.DecodeError):
-            continue  # the labels are a convenience: the samples themselves still open
-        found.extend(value if isinstance(value, list) else [])
-    return found
-
-
-def _listing(
-    zf: zipfile.ZipFile, data: bytes, path: str, names: set[str], members: list[Any]
-) -> list[dict[str, Any]]:
-    by_key = {
-        (str(s.get("id")), s.get("epoch")): s
-        for s in _summaries(zf, data, path, names)
-        if isinstance(s, dict)
-    }
-    return [
-        {"id": sid, "epoch": ep, "label": _label(sid, ep, by_key.get((sid, ep)))}
-        for sid, ep, _ in members
-    ]
-
-
-def _label(sample_id: str, epoch: int, summary: Any) -> str:
-    """``7 · epoch 2 · What is 2+3? · match: C``: what a chooser shows for a sample (a
-    score by its scorer's name: a bare ``C`` or ``I`` said nothing to who had not run it)."""
-    parts = [sample_id, f"epoch {epoch}"]
-    if isinstance(summary, dict):
-        value = summary.get("input")
-        text = value if isinstance(value, str) else text_of_first_user(value)
-        if text:
-            text = " ".join(text.split())
-            parts.append(text[:_LABEL_CHARS] + ("…" if len(text) > _LABEL_CHARS else ""))
-        scores = summary.get("scores")
-        if isinstance(scores, dict):
-            scored = [f"{k}: {s.get('value')}" for k, s in scores.items() if isinstance(s, dict)]
-            parts += scored[:2]
-        if summary.get("error"):
-            parts.append("error")
-    return " · ".join(parts)
-
-
-def text_of_first_user(messages: Any) -> str:
-    if isinstance(messages, list):
-        for message in messages:
-            if isinstance(message, dict) and message.get("role") == "user":
-                return text_of(message.get("content"))
-    return ""
 
 
 def _ended(sample: Any) -> dict[str, str]:
@@ -265,7 +192,7 @@ def _sample_notes(sample: Any) -> tuple[str, ...]:
 READER = ForeignReader(
     name="inspect",
     label="Inspect AI log",
-    patterns=("*.eval",),
+    patterns=("*.eval",),  # a JSON log is recognised by its content (no bare *.json here)
     sniff=sniff,
     load=load,
     follow=False,  # a sample is written once, whole; the tab offers the others instead

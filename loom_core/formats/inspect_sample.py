@@ -30,19 +30,24 @@ Facts relied on, all from inspect-ai's own source (0.3.x, ``inspect_ai/log`` and
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
 from loom_core.errors import LoadError
 from loom_core.formats.foreign import RunBuilder
-from loom_core.formats.inspect_values import LazyMap, decoded, resolve, text_of, usage
+from loom_core.formats.inspect_score import add_grading, scorer_of, take_score
+from loom_core.formats.inspect_values import (
+    answer_of,
+    decoded,
+    resolve,
+    response_of,
+    text_of,
+    usage,
+)
+from loom_core.formats.inspect_walk import Walk
 
-_AGENT_SPANS = ("agent", "subtask")
-_STOP = {"stop": "end_turn", "tool_calls": "tool_use"}
 _ABSENT = msgspec.Raw(b"")  # msgspec cannot decode ``Raw | None``: an absent member is empty
 
 
@@ -55,6 +60,8 @@ class _Sample(msgspec.Struct):
     events_data: msgspec.Raw = _ABSENT
     error: Any = None
     limit: Any = None
+    output: Any = None
+    scores: Any = None
 
 
 class _Pool(msgspec.Struct):
@@ -82,86 +89,16 @@ class _Event(msgspec.Struct):
     explanation: Any = None
     message: Any = None
     events: msgspec.Raw = _ABSENT
+    action: Any = None  # step events (older logs)
+    score: Any = None
+    intermediate: Any = None
 
 
 _sample_decoder = msgspec.json.Decoder(_Sample)
 _event_decoder = msgspec.json.Decoder(_Event)
 
 
-@dataclass
-class _Walk:
-    """The state of one pass over a sample's events."""
-
-    run: RunBuilder
-    attachments: dict[str, Any]
-    pool: list[msgspec.Raw]
-    spans: dict[str, tuple[Any, Any, Any]] = field(default_factory=dict)  # id: parent, type, name
-    agents: dict[Any, int] = field(default_factory=dict)  # span id: agent spans around it
-    base: int | None = None
-    # tool span id: its tool event, the event's bytes and its depth, placed at the span's end
-    held: dict[str, tuple[_Event, msgspec.Raw, int]] = field(default_factory=dict)
-    open_tools: list[str] = field(default_factory=list)
-    counts: Counter[str] = field(default_factory=Counter)
-    warnings: list[str] = field(default_factory=list)
-    pooled: dict[int, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.inputs = LazyMap(self._input)
-        self.records = LazyMap(lambda raw: decoded(raw, self.attachments))
-        self.calls = 0
-
-    # -- depth ---------------------------------------------------------------------
-    def _agents(self, span: Any) -> int:
-        """How many agent spans enclose ``span`` (memoised along its chain of parents)."""
-        seen = 0
-        chain: list[Any] = []
-        while span in self.spans and span not in self.agents and seen < 10_000:
-            chain.append(span)
-            span = self.spans[span][0]
-            seen += 1
-        count = self.agents.get(span, 0)
-        for s in reversed(chain):
-            count += self.spans[s][1] in _AGENT_SPANS
-            self.agents[s] = count
-        return count
-
-    def depth(self, ev: _Event, extra: int) -> int:
-        """Agent spans around ``ev`` beyond those around the first call, plus ``extra``."""
-        count = self._agents(ev.span_id)
-        if self.base is None:
-            self.base = count
-        return max(0, count - self.base) + extra
-
-    def agent_name(self, span: Any) -> str | None:
-        """The name of the innermost agent span around ``span`` (the step's Agent column)."""
-        while span in self.spans:
-            parent, kind, name = self.spans[span]
-            if kind in _AGENT_SPANS and isinstance(name, str):
-                return name
-            span = parent
-        return None
-
-    # -- inputs --------------------------------------------------------------------
-    def _pooled(self, i: int) -> Any:
-        if i not in self.pooled:
-            self.pooled[i] = decoded(self.pool[i], self.attachments)
-        return self.pooled[i]
-
-    def _input(self, stored: Any) -> list[Any]:
-        """A model call's messages: its inline input, or its ranges into the pool."""
-        if isinstance(stored, msgspec.Raw):
-            value = decoded(stored, self.attachments)
-            return value if isinstance(value, list) else []
-        out: list[Any] = []
-        for pair in stored:
-            if isinstance(pair, list) and len(pair) == 2 and all(type(x) is int for x in pair):
-                out.extend(
-                    self._pooled(i) for i in range(max(0, pair[0]), min(pair[1], len(self.pool)))
-                )
-        return out
-
-
-def walk(data: bytes, path: str, member: str) -> tuple[_Walk, _Sample]:
+def walk(data: bytes, path: str, member: str) -> tuple[Walk, _Sample]:
     """Read sample member ``member`` (its bytes ``data``) into a :class:`RunBuilder`."""
     try:
         sample = _sample_decoder.decode(data)
@@ -174,11 +111,13 @@ def walk(data: bytes, path: str, member: str) -> tuple[_Walk, _Sample]:
             pool = msgspec.json.decode(sample.events_data, type=_Pool).messages
         except (msgspec.DecodeError, msgspec.ValidationError):
             pass  # inputs that point into it show as empty
-    state = _Walk(RunBuilder(), attachments, pool)
+    state = Walk(RunBuilder(), attachments, pool)
     _episodes(state, sample.input)
     _events(state, sample.events, 0)
     for held in list(state.held.values()):  # spans never closed (a cancelled sample)
         _place_tool(state, *held)
+    if isinstance(sample.output, dict):  # the sample's answer, never a grader's verdict
+        state.run.output = answer_of(sample.output, attachments)
     if state.counts["(unreadable)"]:
         state.warnings.append(
             f"{state.counts['(unreadable)']} event(s) of {member} are not event objects and were skipped"
@@ -186,7 +125,7 @@ def walk(data: bytes, path: str, member: str) -> tuple[_Walk, _Sample]:
     return state, sample
 
 
-def _episodes(state: _Walk, value: Any) -> None:
+def _episodes(state: Walk, value: Any) -> None:
     if isinstance(value, str):
         state.run.add_episode(resolve(value, state.attachments))
     elif isinstance(value, list):
@@ -195,7 +134,7 @@ def _episodes(state: _Walk, value: Any) -> None:
                 state.run.add_episode(text_of(resolve(message.get("content"), state.attachments)))
 
 
-def _events(state: _Walk, raws: list[msgspec.Raw], extra: int) -> None:
+def _events(state: Walk, raws: list[msgspec.Raw], extra: int) -> None:
     for raw in raws:
         try:
             ev = _event_decoder.decode(raw)
@@ -218,14 +157,14 @@ def _events(state: _Walk, raws: list[msgspec.Raw], extra: int) -> None:
             _events(state, nested, extra + 1)
 
 
-def _span_begin(state: _Walk, ev: _Event, _raw: msgspec.Raw, _extra: int) -> None:
+def _span_begin(state: Walk, ev: _Event, _raw: msgspec.Raw, _extra: int) -> None:
     if isinstance(ev.id, str):
         state.spans[ev.id] = (ev.parent_id, ev.type, ev.name)
         if ev.type == "tool":
             state.open_tools.append(ev.id)
 
 
-def _span_end(state: _Walk, ev: _Event, _raw: msgspec.Raw, _extra: int) -> None:
+def _span_end(state: Walk, ev: _Event, _raw: msgspec.Raw, _extra: int) -> None:
     if ev.id in state.open_tools:
         state.open_tools.remove(ev.id)
     held = state.held.pop(ev.id, None) if isinstance(ev.id, str) else None
@@ -233,54 +172,39 @@ def _span_end(state: _Walk, ev: _Event, _raw: msgspec.Raw, _extra: int) -> None:
         _place_tool(state, *held)
 
 
-def _model(state: _Walk, ev: _Event, raw: msgspec.Raw, extra: int) -> None:
+def _model(state: Walk, ev: _Event, raw: msgspec.Raw, extra: int) -> None:
     output = ev.output if isinstance(ev.output, dict) else {}
-    choices = output.get("choices")
-    choice = choices[0] if isinstance(choices, list) and choices else {}
-    choice = choice if isinstance(choice, dict) else {}
-    found = choice.get("message")
-    message: dict[str, Any] = found if isinstance(found, dict) else {}
-    text = text_of(resolve(message.get("content"), state.attachments))
-    if not text and isinstance(output.get("completion"), str) and not message:
-        text = resolve(output["completion"], state.attachments)
-    calls = [
-        {
-            "id": c.get("id") if isinstance(c.get("id"), str) else "",
-            "name": c.get("function") if isinstance(c.get("function"), str) else "",
-            "input": a
-            if isinstance(a := resolve(c.get("arguments"), state.attachments), dict)
-            else {},
-        }
-        for c in message.get("tool_calls") or []
-        if isinstance(c, dict)
-    ]
-    stop = choice.get("stop_reason")
-    stop = "tool_use" if calls else _STOP.get(stop, stop) if isinstance(stop, str) else ""
+    text, calls, stop = response_of(output, state.attachments)
     if isinstance(ev.error, str) and ev.error:
         state.warnings.append(f"model call {state.calls + 1} failed: {ev.error[:200]}")
     state.calls += 1
-    meta = {"agent": state.agent_name(ev.span_id), "model": ev.model}
-    depth = state.depth(ev, extra)
-    seq = state.run.add_model(
-        text,
-        calls,
-        usage(output.get("usage")),
-        depth=depth,
-        stop_reason=stop,
-        meta={k: v for k, v in meta.items() if isinstance(v, str) and v},
-    )
+    scorer = scorer_of(state.scoring, state.spans, ev.span_id)
+    if scorer is not None:  # a grader's call: the scorer's step, not the agent's
+        seq = add_grading(
+            state.run, state.scoring, scorer, text, usage(output.get("usage")), ev.model
+        )
+    else:
+        meta = {"agent": state.agent_name(ev.span_id), "model": ev.model}
+        seq = state.run.add_model(
+            text,
+            calls,
+            usage(output.get("usage")),
+            depth=state.depth(ev, extra),
+            stop_reason=stop,
+            meta={k: v for k, v in meta.items() if isinstance(v, str) and v},
+        )
     state.records[seq] = raw
     if ev.input_refs is not None and isinstance(ev.input_refs, list):
         state.inputs[seq] = ev.input_refs
     elif ev.input:
         state.inputs[seq] = ev.input
-    if not state.run.system and seq in state.inputs:
+    if not state.run.system and seq in state.inputs and scorer is None:
         first = state.inputs[seq]
         if first and isinstance(first[0], dict) and first[0].get("role") == "system":
             state.run.system = text_of(first[0].get("content"))
 
 
-def _tool_event(state: _Walk, ev: _Event, raw: msgspec.Raw, extra: int) -> None:
+def _tool_event(state: Walk, ev: _Event, raw: msgspec.Raw, extra: int) -> None:
     depth = state.depth(ev, extra)
     span = state.open_tools[-1] if state.open_tools else None
     if span is not None and span not in state.held and state.spans[span][2] == ev.function:
@@ -289,7 +213,7 @@ def _tool_event(state: _Walk, ev: _Event, raw: msgspec.Raw, extra: int) -> None:
     _place_tool(state, ev, raw, depth)
 
 
-def _place_tool(state: _Walk, ev: _Event, raw: msgspec.Raw, depth: int) -> None:
+def _place_tool(state: Walk, ev: _Event, raw: msgspec.Raw, depth: int) -> None:
     name = ev.function if isinstance(ev.function, str) else ""
     err = ev.error
     if isinstance(err, dict):
@@ -305,7 +229,7 @@ def _place_tool(state: _Walk, ev: _Event, raw: msgspec.Raw, depth: int) -> None:
     state.records[seq] = raw
 
 
-def _approval(state: _Walk, ev: _Event, raw: msgspec.Raw, extra: int) -> None:
+def _approval(state: Walk, ev: _Event, raw: msgspec.Raw, extra: int) -> None:
     if ev.approver == "auto" and ev.decision == "approve":
         return  # a policy that lets every call through: a human step per call says nothing
     call = decoded(ev.call, state.attachments) if ev.call else {}
@@ -317,14 +241,26 @@ def _approval(state: _Walk, ev: _Event, raw: msgspec.Raw, extra: int) -> None:
     state.records[seq] = raw
 
 
-def _input(state: _Walk, ev: _Event, raw: msgspec.Raw, extra: int) -> None:
+def _input(state: Walk, ev: _Event, raw: msgspec.Raw, extra: int) -> None:
     answer = decoded(ev.input, state.attachments) if ev.input else ""
     question = ev.message if isinstance(ev.message, str) else "input"
     seq = state.run.add_human(question, str(answer), depth=state.depth(ev, extra))
     state.records[seq] = raw
 
 
-_HANDLERS: dict[str, Callable[[_Walk, _Event, msgspec.Raw, int], None]] = {
+def _step(state: Walk, ev: _Event, _raw: msgspec.Raw, _extra: int) -> None:
+    state.scoring.step_event(ev.action, ev.type, ev.name)
+
+
+def _score(state: Walk, ev: _Event, _raw: msgspec.Raw, _extra: int) -> None:
+    if ev.intermediate is not True:  # a solver's mid-run score is no grader's verdict
+        scorer = scorer_of(state.scoring, state.spans, ev.span_id)
+        take_score(state.run, state.scoring, scorer, ev.score)
+
+
+_HANDLERS: dict[str, Callable[[Walk, _Event, msgspec.Raw, int], None]] = {
+    "step": _step,
+    "score": _score,
     "span_begin": _span_begin,
     "span_end": _span_end,
     "model": _model,

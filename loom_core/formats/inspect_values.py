@@ -16,6 +16,7 @@ import msgspec
 _ATTACHMENT = "attachment://"
 _OLD_ATTACHMENT = "tc://"
 _generic = msgspec.json.Decoder()
+_STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use"}
 
 
 class LazyMap(dict[int, Any]):
@@ -73,20 +74,90 @@ def text_of(content: Any) -> str:
 
 
 def usage(raw: Any) -> dict[str, Any]:
-    """Inspect's ``ModelUsage`` under the names loom's pricing reads (Anthropic's: input
-    tokens exclude the cached ones; reasoning as OpenAI's ``output_tokens_details``)."""
+    """Inspect's ``ModelUsage`` under the names loom's pricing reads; reasoning as OpenAI's
+    ``output_tokens_details``.
+
+    Which cache names: inspect documents ``input_tokens`` as excluding the cached tokens
+    (Anthropic's sense: ``cache_read_input_tokens`` / ``cache_creation_input_tokens``),
+    and current releases normalise every provider so. Older ones passed OpenAI's
+    ``prompt_tokens`` through, cached tokens included (a real 0.3.95 log: input 5,915 of
+    which 3,840 cached, ``total_tokens`` 6,122 = input + output). Such a call -- its total
+    is input + output while it has cache counts -- keeps its input and says the cached
+    part the way OpenAI does (``input_tokens_details.cached_tokens``), so it is priced
+    once, not twice; the input count stays inspect's own.
+    """
     if not isinstance(raw, dict):
         return {}
     usage: dict[str, Any] = {
         "input_tokens": raw.get("input_tokens", 0),
         "output_tokens": raw.get("output_tokens", 0),
     }
-    for source, target in (
-        ("input_tokens_cache_write", "cache_creation_input_tokens"),
-        ("input_tokens_cache_read", "cache_read_input_tokens"),
+    read, write = raw.get("input_tokens_cache_read"), raw.get("input_tokens_cache_write")
+    total = _counts(raw, "total_tokens")
+    if (
+        (read or write)
+        and total is not None
+        and total == _counts(raw, "input_tokens", "output_tokens")
     ):
-        if raw.get(source):
-            usage[target] = raw[source]
+        usage["input_tokens_details"] = {
+            "cached_tokens": read or 0,
+            "cache_write_tokens": write or 0,
+        }
+    else:
+        if write:
+            usage["cache_creation_input_tokens"] = write
+        if read:
+            usage["cache_read_input_tokens"] = read
     if raw.get("reasoning_tokens"):
         usage["output_tokens_details"] = {"reasoning_tokens": raw["reasoning_tokens"]}
     return usage
+
+
+def _counts(raw: dict[str, Any], *keys: str) -> int | None:
+    """The sum of ``raw``'s integer counts ``keys`` (None when one is not an integer)."""
+    values = [raw.get(k) for k in keys]
+    if not all(type(v) is int for v in values):
+        return None
+    return sum(v for v in values if type(v) is int)
+
+
+def answer_of(output: dict[str, Any], attachments: dict[str, Any]) -> str:
+    """A sample's answer as inspect records it (``EvalSample.output``, a ``ModelOutput``):
+    its ``completion``, or the first choice's text where the log does not store
+    ``completion`` (a computed property in some versions); attachments undone."""
+    completion = resolve(output.get("completion"), attachments)
+    if isinstance(completion, str) and completion:
+        return completion
+    choices = output.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    if isinstance(message, dict):
+        return text_of(resolve(message.get("content"), attachments))
+    return ""
+
+
+def response_of(
+    output: dict[str, Any], attachments: dict[str, Any]
+) -> tuple[str, list[dict[str, Any]], str]:
+    """A model event's ``output``: its text, tool calls as loom records them and stop
+    reason in loom's words (``end_turn`` / ``tool_use``; others kept as inspect wrote them)."""
+    choices = output.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices else {}
+    choice = choice if isinstance(choice, dict) else {}
+    found = choice.get("message")
+    message: dict[str, Any] = found if isinstance(found, dict) else {}
+    text = text_of(resolve(message.get("content"), attachments))
+    if not text and isinstance(output.get("completion"), str) and not message:
+        text = resolve(output["completion"], attachments)
+    calls = [
+        {
+            "id": c.get("id") if isinstance(c.get("id"), str) else "",
+            "name": c.get("function") if isinstance(c.get("function"), str) else "",
+            "input": a if isinstance(a := resolve(c.get("arguments"), attachments), dict) else {},
+        }
+        for c in message.get("tool_calls") or []
+        if isinstance(c, dict)
+    ]
+    stop = choice.get("stop_reason")
+    stop = "tool_use" if calls else _STOP_REASONS.get(stop, stop) if isinstance(stop, str) else ""
+    return text, calls, stop

@@ -74,8 +74,9 @@ def readable_time(value: Any) -> str | None:
 
 def effect_text(kind: str, value: Any) -> str:
     """What an effect's result says, unclipped: a model call by the calls it made (or its
-    text), a clock reading as a date, a text as it is, anything else as JSON. The step list,
-    ``summary``, ``steps``, ``watch`` and the exported page all describe a step by this."""
+    text), a clock reading as a date, a reviewer's verdict in words, a text as it is,
+    anything else as JSON. The step list, ``summary``, ``steps``, ``watch`` and the
+    exported page all describe a step by this."""
     if kind == "model" and isinstance(value, dict):
         text, calls = text_and_calls(value)
         return "calls " + ", ".join(call_text(c) for c in calls) if calls else text
@@ -83,7 +84,22 @@ def effect_text(kind: str, value: Any) -> str:
         return value
     if kind == "time" and (when := readable_time(value)) is not None:
         return when
+    if kind == "critic" and isinstance(value, dict):
+        return critic_text(value)
     return json.dumps(value, ensure_ascii=False)
+
+
+def critic_text(value: dict[str, Any]) -> str:
+    """A reviewer's verdict in words: ``score C (1.0): <critique>`` (a grader's own value,
+    then loom's number), ``score 0.8: …``, or ``no score: …`` when none was given."""
+    score, own = value.get("score"), value.get("value")
+    if own is not None:
+        shown = own if isinstance(own, str) else json.dumps(own, ensure_ascii=False)
+        head = f"score {shown}" + (f" ({score})" if score is not None else "")
+    else:
+        head = "no score" if score is None else f"score {json.dumps(score)}"
+    critique = value.get("critique")
+    return f"{head}: {critique if isinstance(critique, str) else json.dumps(critique)}"
 
 
 def step_summary(tl: Timeline, step: int, limit: int = 120) -> str:

@@ -23,3 +23,15 @@ def real_file(*parts: str) -> Path:
         pytest.skip(f"no real-world files beside the repository ({FILES})")
     assert path.is_file(), f"{path} is listed in the real-world README but missing"
     return path
+
+
+def real_files(folder: str, *suffixes: str) -> list[Path]:
+    """Every file of ``FILES/folder`` with one of ``suffixes``, sorted; none without the folder.
+
+    For ``parametrize`` at collection time: an empty list makes pytest skip the test
+    ("got empty parameter set") instead of failing a checkout that lacks the folder.
+    """
+    where = FILES / folder
+    if not where.is_dir():
+        return []
+    return sorted(p for p in where.iterdir() if p.is_file() and p.suffix in suffixes)
