@@ -72,18 +72,52 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 
 def _summary(args: argparse.Namespace, data: bytes, job: ParallelChecksum | None) -> int:
-    from loom_core.cli.sample_option import load_run
+    from loom_core.cli.sample_option import ALL, load_run, samples_of_file
     from loom_core.formats.trace import checksum_state
 
+    if args.sample == ALL:
+        return _summary_all(args, data)
     doc = load_run(args.path, args.sample, data)
+    samples = samples_of_file(doc, data, args.path)
     if args.json:
         from loom_core.views.summary import summarize, usage_and_cost
 
         usage = usage_and_cost(doc)  # while the child still works on the checksum
         computed = job.result() if job is not None and doc.format == "trace" else None
         state = checksum_state(doc, computed)
-        print(json.dumps(summarize(doc, state, usage), ensure_ascii=False))
+        print(json.dumps(summarize(doc, state, usage, samples), ensure_ascii=False))
         return 0
+    _print_run(doc, len(samples))
+    return 0
+
+
+def _summary_all(args: argparse.Namespace, data: bytes) -> int:
+    """Every sample of an Inspect AI log: one JSON object per line (``samples`` is empty
+    there: the lines are the list), or one timeline after another."""
+    from loom_core.cli.sample_option import each_run, samples_of_file
+    from loom_core.formats.trace import checksum_state
+    from loom_core.views.summary import summarize
+
+    samples: list[dict[str, Any]] | None = None
+    for n, doc in enumerate(each_run(args.path, data)):
+        samples = samples_of_file(doc, data, args.path) if samples is None else samples
+        if args.json:
+            facts = summarize(doc, checksum_state(doc), None, samples)
+            print(json.dumps({**facts, "samples": []}, ensure_ascii=False), flush=True)
+        else:
+            print("" if n == 0 else "\n", end="")
+            _print_run(doc, len(samples))
+    return 0
+
+
+def _print_run(doc: Any, count: int) -> None:
+    """A run's timeline, its checksum and warnings (and which sample of its file it is)."""
+    from loom_core.cli.sample_option import sample_line
+    from loom_core.formats.trace import checksum_state
+
+    line = sample_line(doc, count)
+    if line:
+        print(line)
     _print_timeline(doc)
     state = checksum_state(doc)
     print(
@@ -92,7 +126,6 @@ def _summary(args: argparse.Namespace, data: bytes, job: ParallelChecksum | None
     )
     for warning in doc.warnings:
         print(f"warning: {warning}")
-    return 0
 
 
 def cmd_checksum(args: argparse.Namespace) -> int:
@@ -153,7 +186,7 @@ def _core_parser() -> tuple[argparse.ArgumentParser, Any]:
     p = sub.add_parser("summary", help="summarise a trace, journal or wirelog")
     p.add_argument("path")
     p.add_argument("--json", action="store_true", help="one JSON object instead of a timeline")
-    add_sample_option(p)
+    add_sample_option(p, every=True)
     p.set_defaults(func=cmd_summary)
     p = sub.add_parser("checksum", help="verify a trace's checksum: valid, mismatch or absent")
     p.add_argument("path")

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from loom_core.formats.document import Document
+from loom_core.formats.document import Document, whole
 from loom_core.formats.fastschema import decoder, fast_struct
 from loom_core.formats.schema import ModelResult
 from loom_core.views.billed import meta_usage
@@ -73,17 +73,10 @@ def _billed(
     cost = pricer.cost(i, usage) if total is not None else None
     total = None if cost is None or total is None else total + cost
     return (
-        t_in + _whole(usage.get("input_tokens")),
-        t_out + _whole(usage.get("output_tokens")),
+        t_in + whole(usage.get("input_tokens")),
+        t_out + whole(usage.get("output_tokens")),
         total,
     )
-
-
-def _whole(value: Any) -> int:
-    """A count as the timeline reads it (anything but a finite number: 0)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return 0
-    return int(value) if math.isfinite(value) and abs(value) < _INT64 else 0
 
 
 def usage_and_cost(doc: Document) -> tuple[int, int, float | None]:
@@ -113,10 +106,17 @@ def usage_and_cost(doc: Document) -> tuple[int, int, float | None]:
 
 
 def summarize(
-    doc: Document, checksum: str, usage: tuple[int, int, float | None] | None = None
+    doc: Document,
+    checksum: str,
+    usage: tuple[int, int, float | None] | None = None,
+    samples: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Everything the CLI's ``summary --json`` prints, as plain values; ``usage`` is
-    :func:`usage_and_cost` when the caller computed it already (while the checksum ran)."""
+    :func:`usage_and_cost` when the caller computed it already (while the checksum ran).
+
+    ``samples``: the runs of a file that holds several (an Inspect AI log's samples,
+    :func:`loom_core.formats.inspect_eval.sample_list`); ``sample`` then says which one
+    this is (its entry of that list; ``null`` for a file of one run)."""
     t_in, t_out, cost = usage_and_cost(doc) if usage is None else usage
     h = doc.header
     facts: dict[str, Any] = {
@@ -141,8 +141,20 @@ def summarize(
         "cost_usd": None if cost is None or math.isnan(cost) else round(cost, 6),
         "prices": provenance(),
         "warnings": list(doc.warnings),
+        "sample": _shown(doc, samples or []),
+        "samples": samples or [],
     }
     if doc.format == "journal":
         facts["unfinished"] = [{"seq": u.seq, "kind": u.kind} for u in doc.unfinished]
         facts["torn"] = doc.torn
     return facts
+
+
+def _shown(doc: Document, samples: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The sample ``doc`` is (its entry of ``samples`` when listed), or None: one run."""
+    shown = doc.extra.get("sample")
+    if not isinstance(shown, dict):
+        return None
+    key = (str(shown.get("id")), shown.get("epoch"))
+    found = next((s for s in samples if (str(s.get("id")), s.get("epoch")) == key), None)
+    return dict(found) if found else {"id": key[0], "epoch": key[1]}

@@ -5,6 +5,10 @@ once, like any file, and the others are one click away; switching keeps the tab,
 splitters and its filter. The other sample is read off the GUI thread (a sample can
 hold hundreds of thousands of events); one that cannot be read gets a dialog naming the
 file and the cause, and the tab keeps showing the sample it had.
+
+Each entry then gets its counts (model and scorer steps, tokens) from the same list
+``summary --json`` prints (:func:`~loom_core.formats.inspect_eval.sample_list`), made in
+the background once per file: the bar and the command line never disagree on a sample.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QMessageBox, QWidg
 
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document
-from loom_core.formats.inspect_eval import load_sample
+from loom_core.formats.inspect_eval import load_sample, sample_list
+from loom_core.formats.inspect_log import counts_text
 from loom_core.formats.loader import read_bytes
 from loom_core.formats.progressive import Loaded
 from loom_core.views.timeline import build_timeline
@@ -62,9 +67,12 @@ class SampleBar(QWidget):
         lay.addWidget(self.note)
         self._samples: list[dict[str, Any]] = []
         self._current = -1
+        self.counts: dict[str, dict[str, Any]] = {}  # ID:EPOCH -> its sample_list entry
         self.task = Task(self)
         self.task.finished.connect(self._loaded)
         self.task.failed.connect(self._failed)
+        self.counting = Task(self)
+        self.counting.finished.connect(self._counted)
         self.combo.activated.connect(self.choose)
 
     def show_document(self, doc: Document) -> None:
@@ -76,12 +84,26 @@ class SampleBar(QWidget):
         self.combo.blockSignals(True)
         self.combo.clear()
         for s in self._samples:
-            self.combo.addItem(str(s.get("label") or f"{s.get('id')} · epoch {s.get('epoch')}"))
+            self.combo.addItem(self._text(s))
         keys = [(str(s.get("id")), s.get("epoch")) for s in self._samples]
         self._current = keys.index(key) if key in keys else 0
         self.combo.setCurrentIndex(self._current)
         self.combo.blockSignals(False)
         self.note.setText(f"{len(self._samples)} samples")
+        if not self.counts and not self.counting.running:
+            path = self.path
+            self.counting.start(lambda _ctx: sample_list(read_bytes(path), path))
+
+    def _text(self, sample: dict[str, Any]) -> str:
+        """An entry: the sample's label, then (once counted) what its run holds."""
+        label = str(sample.get("label") or f"{sample.get('id')} · epoch {sample.get('epoch')}")
+        counts = counts_text(self.counts.get(f"{sample.get('id')}:{sample.get('epoch')}", {}))
+        return f"{label} · {counts}" if counts else label
+
+    def _counted(self, entries: list[dict[str, Any]]) -> None:
+        self.counts = {f"{e.get('id')}:{e.get('epoch')}": e for e in entries}
+        for i, sample in enumerate(self._samples):
+            self.combo.setItemText(i, self._text(sample))
 
     def choose(self, index: int) -> None:
         """Show sample ``index`` of the list (read in the background)."""

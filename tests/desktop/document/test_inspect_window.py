@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QMessageBox
 
 from loom_core.formats.zipread import read_member
 from loom_desktop.document.context_html import ViewState, step_html
-from tests.inspect_producer import eval_log
+from tests.core.clis import core
+from tests.inspect_producer import eval_log, graded_log
 
 SHOT = Path("/tmp/inspect-window.png")
 
@@ -93,3 +94,22 @@ def test_a_damaged_sample_is_a_dialog_and_the_tab_stays(
     assert view.doc is before and window.tabs.count() == 1
     assert view.sample_bar.combo.currentIndex() == 0
     box.close()
+
+
+def test_the_bar_says_what_summary_json_says_of_each_sample(window: Any, qtbot: Any) -> None:
+    """Model and scorer steps and tokens per sample, from the list ``summary --json``
+    prints: the bar and the command line never show two numbers for one sample."""
+    log = graded_log()
+    done = core("summary", "--json", log)
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(done.stdout)["samples"]
+    view = window.open_path(str(log), background=False)
+    bar = view.sample_bar
+    qtbot.waitUntil(lambda: bool(bar.counts), timeout=20_000)
+    texts = [bar.combo.itemText(i) for i in range(bar.combo.count())]
+    assert len(texts) == len(listed) == 3
+    for text, entry in zip(texts, listed, strict=True):
+        words = f"{entry['model_steps']} model step · {entry['scorer_steps']} scorer step"
+        tokens = f"{entry['input_tokens'] + entry['output_tokens']:,} tokens"
+        assert text.startswith(f"{entry['id']} · epoch 1") and text.endswith(f"{words} · {tokens}")
+    assert "model_graded_fact: I" in texts[2]  # the third answer was graded wrong
