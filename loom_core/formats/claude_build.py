@@ -15,9 +15,10 @@ How a transcript becomes a run:
   where they were written; a sub-agent's own file (newer versions, [subagents]) where the
   result of the Task/Agent call that names its ``agentId`` arrived. Like loom-harness's own
   sub-agents, such a call then has no tool effect: its sub-agent's steps stand for it.
-* Compaction (``compact_boundary`` system entries, the ``isCompactSummary`` user entry)
-  and anything else that is not a step travel with the next effect's source records;
-  ``summary`` entries title the session; unknown entry types are kept raw.
+* Compaction is a ``compact`` step at its ``compact_boundary`` entry, with the summary
+  and the usage of the call that made it (:mod:`.claude_compact`). The summary entry
+  after it and anything else that is not a step travel with the next effect's source
+  records; ``summary`` entries title the session; unknown entry types are kept raw.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from loom_core.formats.claude_compact import Compaction, is_boundary, summary_entries
 from loom_core.formats.claude_records import (
     CONVERSATION,
     KNOWN_TYPES,
@@ -55,6 +57,7 @@ class Builder:
 
     run: RunBuilder = field(default_factory=RunBuilder)
     subagents: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # agentId -> records
+    compactions: dict[str, Compaction] = field(default_factory=dict)  # boundary uuid -> call
     records: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     summaries: list[dict[str, Any]] = field(default_factory=list)
     unknown: list[dict[str, Any]] = field(default_factory=list)
@@ -68,12 +71,15 @@ class Builder:
     _last_deep: int = -1  # the last sub-agent effect
     _task_prompts: dict[str, str] = field(default_factory=dict)  # Task prompt -> agent type
     _chains: dict[str, str] = field(default_factory=dict)  # sidechain entry uuid -> agent
+    _summary_at: dict[str, str] = field(default_factory=dict)  # boundary uuid -> summary
 
     def add_file(self, recs: list[dict[str, Any]], depth: int = 0, agent: str = "") -> None:
         """Emit one file's records, in order; ``depth`` 1 for a sub-agent's own file."""
         if depth == 0 and "started" not in self.run.extra:  # the Runs page's "When"
             stamps = (r.get("timestamp") for r in recs)
             self.run.extra["started"] = next((t for t in stamps if isinstance(t, str)), None)
+        if depth == 0:
+            self._summary_at.update(summary_entries(recs))
         for event in _events(recs, self):
             kind, rec = event[0], event[1]
             level, who = depth, agent
@@ -86,6 +92,8 @@ class Builder:
             elif kind == "prompt" and level == 0:
                 self._prompts.append(event[2])
                 self._notes.append(rec)
+            elif level == 0 and is_boundary(rec):
+                self._compact(rec)
             else:
                 self._notes.append(rec)
 
@@ -151,6 +159,19 @@ class Builder:
             self._ended = not calls
         else:
             self._last_deep = seq
+
+    def _compact(self, boundary: dict[str, Any]) -> None:
+        """A compaction, where Claude Code replaced the context: the summary it continued
+        from, and the call that wrote it when its file is there (its usage counted)."""
+        uid = s(boundary.get("uuid"))
+        call = self.compactions.get(uid)
+        summary = (
+            call.summary if call is not None and call.summary else self._summary_at.get(uid, "")
+        )
+        meta = {"model": call.model} if call is not None and call.model else {}
+        usage = call.usage if call is not None and call.usage else None
+        seq = self.run.add_call_step("compact", {"uuid": uid}, summary, usage, meta=meta)
+        self._keep(seq, [boundary, *(call.records if call is not None else [])])
 
     def _call(self, block: dict[str, Any]) -> dict[str, Any]:
         """A ``tool_use`` block as a loom tool call; its name is remembered for the result,

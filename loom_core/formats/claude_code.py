@@ -30,6 +30,7 @@ from typing import Any
 from loom_core.errors import LoadError
 from loom_core.formats.claude_branches import abandoned
 from loom_core.formats.claude_build import Builder
+from loom_core.formats.claude_compact import Compaction, match
 from loom_core.formats.claude_records import d, is_claude_record, parse_lines, s
 from loom_core.formats.document import Document
 from loom_core.formats.foreign import ForeignReader
@@ -80,6 +81,29 @@ def session_of(path: str) -> str | None:
     return str(file.parent.parent) + ".jsonl"
 
 
+def compaction_files(path: str) -> list[Path]:
+    """The compaction calls Claude Code wrote beside the transcript
+    (``<session>/subagents/agent-acompact-*.jsonl``, :mod:`.claude_compact`)."""
+    folder = Path(path).with_suffix("") / "subagents"
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    return [folder / n for n in names if n.startswith("agent-acompact") and n.endswith(".jsonl")]
+
+
+def _read_compactions(path: str, warnings: list[str]) -> list[Compaction]:
+    calls = []
+    for file in compaction_files(path):
+        try:
+            lines = parse_lines(file.read_bytes())
+        except OSError as err:
+            warnings.append(f"compaction file {file.name} cannot be read ({err.strerror or err})")
+            continue
+        calls.append(Compaction.of([rec for _n, rec in lines.records]))
+    return calls
+
+
 def _read_subagents(path: str, warnings: list[str]) -> dict[str, list[dict[str, Any]]]:
     agents = {}
     for agent_id, file in subagent_files(path).items():
@@ -107,8 +131,12 @@ def load_claude_code(data: bytes, path: str) -> Document:
             f"{len(gone)} entries of a rewound branch (the conversation went back and took "
             "another prompt) are not steps; kept raw"
         )
-    build = Builder(subagents=_read_subagents(path, warnings))
-    build.add_file([rec for i, rec in enumerate(recs) if i not in gone])
+    kept = [rec for i, rec in enumerate(recs) if i not in gone]
+    build = Builder(
+        subagents=_read_subagents(path, warnings),
+        compactions=match(kept, _read_compactions(path, warnings)),
+    )
+    build.add_file(kept)
     build.finish()
     if build.unknown:
         kinds = sorted({str(r.get("type")) for r in build.unknown})
@@ -148,6 +176,9 @@ READER = ForeignReader(
     patterns=(),  # no pattern of its own: *.jsonl is already in the Open filter
     sniff=sniff,
     load=load_claude_code,
-    companions=lambda path: [str(p) for p in subagent_files(path).values()],
+    companions=lambda path: [
+        *(str(p) for p in subagent_files(path).values()),
+        *map(str, compaction_files(path)),
+    ],
     part_of=lambda path: session_of(path),
 )

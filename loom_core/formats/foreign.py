@@ -160,7 +160,7 @@ class RunBuilder:
         kind: str,
         payload: Any,
         result: Any,
-        usage: dict[str, Any],
+        usage: dict[str, Any] | None,
         *,
         depth: int = 0,
         meta: dict[str, Any] | None = None,
@@ -168,8 +168,9 @@ class RunBuilder:
         """Append a step loom records by what a call made, not as the call (``compact``: a
         summary, ``critic``: a grader's score), the call's ``usage`` in ``meta.usage``
         (:mod:`loom_core.views.billed`: counted and priced, never an agent's turn and never
-        the run's output). Returns its seq."""
-        return self._append(kind, payload, result, depth, {**(meta or {}), "usage": usage})
+        the run's output; None: the call's usage was not recorded). Returns its seq."""
+        billed = {"usage": usage} if usage is not None else {}
+        return self._append(kind, payload, result, depth, {**(meta or {}), **billed})
 
     def add_episode(self, text: str) -> None:
         """A user message that starts (or continues) the run, once per distinct text."""
