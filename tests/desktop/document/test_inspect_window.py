@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QMessageBox
 from loom_core.formats.zipread import read_member
 from loom_desktop.document.context_html import ViewState, step_html
 from tests.core.clis import core
-from tests.inspect_producer import eval_log, graded_log
+from tests.inspect_producer import eval_log, graded_log, json_log
 
 SHOT = Path("/tmp/inspect-window.png")
 
@@ -113,3 +113,12 @@ def test_the_bar_says_what_summary_json_says_of_each_sample(window: Any, qtbot: 
         tokens = f"{entry['input_tokens'] + entry['output_tokens']:,} tokens"
         assert text.startswith(f"{entry['id']} · epoch 1") and text.endswith(f"{words} · {tokens}")
     assert "model_graded_fact: I" in texts[2]  # the third answer was graded wrong
+
+
+def test_a_json_log_opens_in_a_tab_with_its_samples(window: Any, qtbot: Any) -> None:
+    """``inspect eval --log-format json``: the same tab, bar and steps as the .eval log."""
+    log = json_log()
+    view = window.open_path(str(log), background=False)
+    qtbot.waitUntil(lambda: view.sample_bar is not None and view.sample_bar.isVisible())
+    assert view.sample_bar.combo.count() == 4
+    assert _models(view) == _facts(log)[_facts(log)["order"][0]]["model_calls"]
