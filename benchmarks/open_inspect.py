@@ -1,6 +1,13 @@
 """Benchmark: open one sample of ~N events from an Inspect AI log; print one JSON line.
 
     python benchmarks/open_inspect.py --events 100000 --json
+    python benchmarks/open_inspect.py --events 10000 --samples 50 --log-format json --json
+
+With ``--log-format json`` the log is one JSON object (``inspect eval --log-format json``)
+holding ``--samples`` copies of the sample, and the figures are those of opening its first
+sample (``load_s``) against ``json.loads`` of the whole file (``json_loads_s``: what a
+reader that parses the log whole pays before it can show anything) and of that one
+sample's JSON alone (``sample_loads_s``: the least any reader must do).
 
 The log is written by inspect-ai itself (its dev-extra install): a one-sample eval on its
 mock model, whose sample is then given N events (per turn: a model call sent a window of
@@ -36,7 +43,9 @@ from benchmarks.open_trace import _median  # noqa: E402 - after the path is set
 WINDOW = 20  # messages of the conversation each model call is sent (besides system + user)
 
 
-def make_log(events: int, folder: str) -> dict[str, object]:
+def make_log(
+    events: int, folder: str, samples: int = 1, log_format: str = "eval"
+) -> dict[str, object]:
     """(In the child) write the log; return its path and inspect's own read time."""
     from inspect_ai import Task, eval
     from inspect_ai.dataset import Sample
@@ -95,8 +104,9 @@ def make_log(events: int, folder: str) -> dict[str, object]:
             ChatMessageTool(content=result, tool_call_id=call.id, function="bash"),
         ]
     log.samples[0].events = out  # type: ignore[assignment]
-    path = str(Path(folder) / "big.eval")
-    write_eval_log(log, path)
+    log.samples = [log.samples[0].model_copy(update={"id": i}) for i in range(1, samples + 1)]
+    path = str(Path(folder) / f"big.{log_format}")
+    write_eval_log(log, path, format=log_format)  # type: ignore[arg-type]
     started = time.perf_counter()
     read_eval_log_sample(path, id=1, epoch=1)
     return {"path": path, "inspect_read_s": time.perf_counter() - started}
@@ -106,15 +116,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--samples", type=int, default=1, help="copies of the sample")
+    parser.add_argument("--log-format", choices=("eval", "json"), default="eval")
     parser.add_argument("--keep", metavar="PATH", help="also copy the log written to PATH")
     parser.add_argument("--make", help=argparse.SUPPRESS)  # the child: write the log here
     args = parser.parse_args()
     if args.make:
-        print(json.dumps(make_log(args.events, args.make)))
+        print(json.dumps(make_log(args.events, args.make, args.samples, args.log_format)))
         return
     with tempfile.TemporaryDirectory(prefix="loom-inspect-bench-") as folder:
+        more = ["--samples", str(args.samples), "--log-format", args.log_format]
         child = subprocess.run(
-            [sys.executable, __file__, "--events", str(args.events), "--make", folder],
+            [sys.executable, __file__, "--events", str(args.events), *more, "--make", folder],
             capture_output=True,
             text=True,
             check=True,
@@ -124,7 +137,8 @@ def main() -> None:
             import shutil
 
             shutil.copy(made["path"], args.keep)
-        report(Path(made["path"]), float(made["inspect_read_s"]), args.json)
+        show = report_json if args.log_format == "json" else report
+        show(Path(made["path"]), float(made["inspect_read_s"]), args.json)
 
 
 def report(path: Path, inspect_read_s: float, as_json: bool) -> None:
@@ -152,6 +166,31 @@ def report(path: Path, inspect_read_s: float, as_json: bool) -> None:
         "inspect_read_s": round(inspect_read_s, 3),
         "ratio": round(load_s / json_s, 2),
     }
+    _print(facts, as_json)
+
+
+def report_json(path: Path, inspect_read_s: float, as_json: bool) -> None:
+    from loom_core.formats.inspect_eval import load_sample
+
+    data = path.read_bytes()
+    whole_s = _median(lambda: json.loads(data))
+    samples = json.loads(data)["samples"]
+    first = json.dumps(samples[0]).encode()
+    sample_s = _median(lambda: json.loads(first))
+    load_s = _median(lambda: load_sample(data, str(path), "1", 1))
+    facts = {
+        "samples": len(samples),
+        "file_mb": round(len(data) / 2**20, 1),
+        "json_loads_s": round(whole_s, 3),
+        "sample_loads_s": round(sample_s, 3),
+        "load_s": round(load_s, 3),
+        "inspect_read_s": round(inspect_read_s, 3),
+        "ratio_to_whole": round(load_s / whole_s, 2),
+    }
+    _print(facts, as_json)
+
+
+def _print(facts: dict[str, object], as_json: bool) -> None:
     print(json.dumps(facts) if as_json else "\n".join(f"{k}: {v}" for k, v in facts.items()))
 
 
