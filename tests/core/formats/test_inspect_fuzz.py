@@ -18,7 +18,7 @@ from loom_core.formats.loader import load_bytes
 from loom_core.formats.zipread import read_member
 from loom_core.views.timeline import build_timeline
 from tests.core.fuzz.surfaces import exercise
-from tests.inspect_producer import eval_log
+from tests.inspect_producer import eval_log, json_log
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
@@ -30,9 +30,13 @@ _json = st.recursive(
 _FIELDS = [
     "event", "span_id", "id", "parent_id", "type", "name", "model", "input", "input_refs",
     "output", "error", "function", "arguments", "result", "call", "decision", "approver",
-    "events",
+    "events", "action", "score", "intermediate",
 ]  # fmt: skip
-_SAMPLE_FIELDS = ["id", "epoch", "input", "events", "attachments", "events_data", "error", "limit"]
+_SAMPLE_FIELDS = [
+    "id", "epoch", "input", "events", "attachments", "events_data", "error", "limit", "output",
+    "scores",
+]  # fmt: skip
+_LOG_FIELDS = ["version", "status", "eval", "samples"]  # a JSON log's own members
 
 
 @functools.cache
@@ -43,9 +47,9 @@ def _log() -> tuple[bytes, dict[str, bytes]]:
         return data, {n: read_member(zf, n, data, str(path)) for n in zf.namelist()}
 
 
-def _opens_or_refuses(data: bytes) -> None:
+def _opens_or_refuses(data: bytes, name: str = "fuzz.eval") -> None:
     try:
-        doc = load_bytes(data, "fuzz.eval")
+        doc = load_bytes(data, name)
     except LoadError:
         return
     build_timeline(doc)
@@ -88,6 +92,34 @@ def test_any_json_in_any_field_opens_or_is_a_load_error(field: str, value: Any, 
         for member, data in members.items():
             out.writestr(member, json.dumps(sample).encode() if member == name else data)
     _opens_or_refuses(buf.getvalue())
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    field=st.sampled_from(
+        _LOG_FIELDS + ["(sample) " + f for f in _SAMPLE_FIELDS] + ["(event) " + f for f in _FIELDS]
+    ),
+    value=_json,
+    which=st.integers(0, 80),
+)
+def test_a_json_log_with_any_json_anywhere_opens_or_is_a_load_error(
+    field: str, value: Any, which: int
+) -> None:
+    """``--log-format json``: one object, so its own members can be anything too."""
+    log = json.loads(_json_log())
+    sample = log["samples"][which % len(log["samples"])]
+    if field.startswith("(sample) "):
+        sample[field.removeprefix("(sample) ")] = value
+    elif field.startswith("(event) "):
+        sample["events"][which % len(sample["events"])][field.removeprefix("(event) ")] = value
+    else:
+        log[field] = value
+    _opens_or_refuses(json.dumps(log).encode(), "fuzz.json")
+
+
+@functools.cache
+def _json_log() -> bytes:
+    return json_log().read_bytes()
 
 
 def test_every_view_and_command_reads_a_real_log(tmp_path: Path) -> None:
