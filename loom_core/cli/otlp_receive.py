@@ -41,6 +41,12 @@ def add_otlp_receive_command(sub: Any) -> None:
     p.add_argument("--port", default="4318", help="port (default 4318; 0 = any free port)")
     p.add_argument("--save", default=DEFAULT_SAVE, metavar="DIR", help="folder for trace files")
     p.add_argument("--max-body-mb", default="32", help="refuse larger requests with 413")
+    p.add_argument(
+        "--publish",
+        action="store_true",
+        help="when the receiver stops, publish each trace file to the run library's run "
+        "store (LOOM_LIBRARY_URL's library; see runs store)",
+    )
     p.set_defaults(func=cmd_otlp_receive)
 
 
@@ -67,7 +73,14 @@ def cmd_otlp_receive(args: argparse.Namespace) -> int:
         print_error(str(err))
         return 2
     config = ReceiverConfig(Path(args.save), args.host, int(port), int(max_mb * 1024 * 1024))
-    return asyncio.run(_serve(config))
+    received: list[str] = []
+    code = asyncio.run(_serve(config, received))
+    if args.publish and code == 0:
+        from loom_core.library.publish_done import publish_finished
+
+        for line in publish_finished(received):
+            print(f"otlp-receive: {line}", file=sys.stderr, flush=True)
+    return code
 
 
 def _cause(err: OSError | ValueError, config: ReceiverConfig) -> str:
@@ -79,7 +92,8 @@ def _cause(err: OSError | ValueError, config: ReceiverConfig) -> str:
     return str(err)
 
 
-async def _serve(config: ReceiverConfig) -> int:
+async def _serve(config: ReceiverConfig, received: list[str]) -> int:
+    """Receive until SIGINT/SIGTERM; ``received`` gets the trace files written."""
     from loom_core.live.otlp_receiver import serve_until, start_receiver
     from loom_core.live.otlp_store import TraceStore
 
@@ -106,4 +120,5 @@ async def _serve(config: ReceiverConfig) -> int:
         file=sys.stderr,
         flush=True,
     )
+    received.extend(str(p) for p in sorted(set(store.files)))
     return 0

@@ -12,6 +12,7 @@ constraint that says no) is raised at once.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -21,7 +22,19 @@ from typing import Any, TypeVar
 from loom_core.errors import LoadError
 from loom_core.library.pg_schema import URL_ENV, connect_kwargs, migrate, redacted
 
-RETRY_SECONDS = 120.0
+RETRY_SECONDS = 120.0  # LOOM_LIBRARY_RETRY_SECONDS changes it (a script that cannot wait)
+RETRY_ENV = "LOOM_LIBRARY_RETRY_SECONDS"
+
+
+def retry_seconds() -> float:
+    """How long an operation is retried: :data:`RETRY_SECONDS` unless the environment
+    says otherwise (an unreadable value is ignored, not an error at exit time)."""
+    try:
+        return max(0.0, float(os.environ.get(RETRY_ENV, RETRY_SECONDS)))
+    except ValueError:
+        return RETRY_SECONDS
+
+
 POOL_MAX = 4
 T = TypeVar("T")
 
@@ -45,7 +58,7 @@ class PgConnections:
             name="loom-library",
         )
         try:
-            self._pool.open(wait=True, timeout=RETRY_SECONDS)
+            self._pool.open(wait=True, timeout=max(retry_seconds(), 1.0))
             self.retry(migrate)
         except Exception as err:
             self._pool.close()
@@ -62,8 +75,8 @@ class PgConnections:
 
     def retry(self, operation: Callable[[Any], T]) -> T:
         """``operation(conn)`` on a pooled connection, run again on a new one after a
-        connection error, until :data:`RETRY_SECONDS` have passed."""
-        deadline = time.monotonic() + RETRY_SECONDS
+        connection error, until :func:`retry_seconds` have passed."""
+        deadline = time.monotonic() + retry_seconds()
         pause = 0.05
         while True:
             try:

@@ -78,6 +78,7 @@ class ProxyConfig:
     force: bool = False  # --force: a new session may replace an existing --save trace
     otlp_endpoint: str | None = None  # --otlp-endpoint: GenAI spans to this collector
     otlp_content: bool = False  # --otlp-content: message content in those spans
+    publish: bool = False  # --publish: the trace to the team library's run store at stop
 
     @property
     def max_body(self) -> int:
@@ -207,6 +208,12 @@ def add_proxy_flags(p: argparse.ArgumentParser, record: bool = False) -> None:
         help="include message content (prompts, replies, tool arguments and results) in "
         "the spans; off by default, as in OpenTelemetry",
     )
+    p.add_argument(
+        "--publish",
+        action="store_true",
+        help="when the proxy stops, publish its trace to the run library's run store "
+        "(LOOM_LIBRARY_URL's library; see runs store)",
+    )
     if not record:
         _add_fork_flags(p)
     g = p.add_argument_group("shield (screening of tool calls; consumed by loom_core.shield)")
@@ -296,4 +303,5 @@ def config_from_args(args: argparse.Namespace) -> ProxyConfig:
         force=args.force,
         otlp_endpoint=args.otlp_endpoint,
         otlp_content=args.otlp_content,
+        publish=getattr(args, "publish", False),
     )

@@ -255,6 +255,11 @@ async def serve(config: ProxyConfig, signals: StopSignals) -> int:
             "with the same --save recovers it)"
         )
     print(f"loom proxy: stopped{by}{saved}", file=sys.stderr, flush=True)
+    if config.publish and s is not None and s.complete and s.exchanges:
+        from loom_core.library.publish_done import publish_finished
+
+        for line in publish_finished([config.save]):
+            print(f"loom proxy: {line}", file=sys.stderr, flush=True)
     return 0
 
 
