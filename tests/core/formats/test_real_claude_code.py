@@ -9,6 +9,7 @@ last answer.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import msgspec
@@ -91,3 +92,42 @@ def test_the_compaction_of_one_session_is_the_readmes_figure() -> None:
     tokens = count(path).compaction_tokens
     assert tokens["cache_read_input_tokens"] == 164_830
     assert tokens["cache_creation_input_tokens"] == 8_681
+
+
+def _named(prefix: str) -> Path:
+    (path,) = [p for p in SESSIONS if p.name.startswith(prefix)]
+    return path
+
+
+def test_the_readmes_figures_are_what_the_files_and_we_say() -> None:
+    """The corpus README's own figures, so a slip shared by ``claude_raw`` and the reader
+    cannot hide: ``fa812bfe`` writes 105 of its 157 responses as several lines (69 with a
+    different usage on each), so summing every line would give 28,988,867 cache-read and
+    36,843 output tokens instead of 15,373,675 and 36,256; ``fe5e1c67`` has 161 sub-agent
+    responses inline, in 405 sidechain lines; ``5c0375b4`` 22 sidechain lines."""
+    path = _named("marot__spotter__fa812bfe")
+    usages: dict[str, list[dict[str, int]]] = {}
+    for text in path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(text)
+        if rec.get("type") == "assistant":
+            usages.setdefault(rec["message"]["id"], []).append(rec["message"]["usage"])
+    several = [u for u in usages.values() if len(u) > 1]
+    assert (len(usages), len(several)) == (157, 105)
+    assert sum(any(x != u[0] for x in u) for u in several) == 69
+    every = [x for u in usages.values() for x in u]
+    assert sum(x["cache_read_input_tokens"] for x in every) == 28_988_867
+    assert sum(x["output_tokens"] for x in every) == 36_843
+    last = [u[-1] for u in usages.values()]
+    assert sum(x["cache_read_input_tokens"] for x in last) == 15_373_675
+    assert sum(x["output_tokens"] for x in last) == 36_256
+    main = [e for e in load(path).effects if e.kind == "model" and not e.depth]
+    assert len(main) == 157
+    for prefix, sidechain, deep in (
+        ("d-kimuson__claude-code-viewer__fe5e1c67", 405, 161),
+        ("d-kimuson__claude-code-viewer__5c0375b4", 22, 10),
+    ):
+        path = _named(prefix)
+        recs = [json.loads(t) for t in path.read_text(encoding="utf-8").splitlines()]
+        assert sum(r.get("isSidechain") is True for r in recs) == sidechain
+        shown = [e for e in load(path).effects if e.kind == "model" and e.depth == 1]
+        assert len(shown) == deep

@@ -106,3 +106,56 @@ def test_a_json_log_opens_like_an_eval_log() -> None:
     assert usage_and_cost(doc)[2] == pytest.approx(
         ((15235 - 9088) * 0.15 + 9088 * 0.075 + 281 * 0.6) / 1e6
     )
+
+
+# the corpus README's figures: samples, model events, tool events per log
+README_FIGURES = {
+    "log_streaming.eval": (4, 4, 0),  # 2 samples x 2 epochs
+    "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": (10, 10, 0),
+    "2025-09-23T08-09-58-04-00_security-guide_LuxZJVwvymC3S3SyoJczxB.eval": (16, 32, 0),
+    "2025-09-23T08-09-58-04-00_theory-of-mind_bbB4eRCx2rFJLyPH42Cj9r.eval": (100, 200, 0),
+    "log_message_deduplication.eval": (1, 6, 5),
+    "retry-2-then-success.eval": (1, 3, 0),  # two failed tries, then the call that worked
+    "2025-05-12T20-27-36-04-00_browser.json": (1, 5, 4),
+}
+
+
+@pytest.mark.parametrize("name", README_FIGURES)
+def test_the_readmes_figures_are_what_inspect_and_we_say(name: str, facts: dict[str, Any]) -> None:
+    """Pinned, so a slip shared by inspect's reading and ours cannot hide (scorer calls
+    are model events, as ``stats.model_usage`` counts them)."""
+    (log,) = [p for p in LOGS if p.name.endswith("__" + name)]
+    mine = facts[str(log)]
+    samples = [mine[key] for key in mine["order"]]
+    events = sum(s["model_calls"] for s in samples), sum(len(s["tool_calls"]) for s in samples)
+    assert (len(samples), *events) == README_FIGURES[name]
+    docs = list(each_sample(log.read_bytes(), str(log)))
+    kinds = [e.kind for doc in docs for e in doc.effects]
+    shown = kinds.count("model") + kinds.count("critic"), sum(k.startswith("tool:") for k in kinds)
+    assert (len(docs), *shown) == README_FIGURES[name]
+
+
+def test_the_json_logs_events_counted_in_its_json() -> None:
+    """The ``--log-format json`` log's events, counted by walking its JSON alone."""
+    (log,) = [p for p in LOGS if p.suffix == ".json"]
+    (sample,) = json.loads(log.read_text(encoding="utf-8"))["samples"]
+    models = [e for e in sample["events"] if e["event"] == "model"]
+    tools = [e for e in sample["events"] if e["event"] == "tool"]
+    (doc,) = each_sample(log.read_bytes(), str(log))
+    kinds = [e.kind for e in doc.effects]
+    assert (
+        (kinds.count("model"), sum(k.startswith("tool:") for k in kinds))
+        == (
+            len(models),
+            len(tools),
+        )
+        == (5, 4)
+    )
+    usage = [m["output"]["usage"] for m in models]
+    assert usage_and_cost(doc)[:2] == (
+        sum(u["input_tokens"] for u in usage),
+        sum(u["output_tokens"] for u in usage),
+    )
+    # no ``completion`` stored in this 0.3.95 log: the answer is the first choice's text
+    assert "completion" not in sample["output"]
+    assert doc.header.output == sample["output"]["choices"][0]["message"]["content"]
