@@ -229,7 +229,7 @@ def _show(path: str, printer: _Printer, update: JournalUpdate) -> None:
 def cmd_watch(args: argparse.Namespace) -> int:
     """Follow ``args.path``; exit 0 when idle (``--until-idle``) or on SIGINT/SIGTERM."""
     from loom_core.live.live_status import RUNNING, live_outcome
-    from loom_core.live.writers import writer_present
+    from loom_core.live.writers import NO_WRITER, writer_present
 
     if os.path.isdir(args.path):
         raise LoadError(args.path, "is a directory, not a file")
@@ -244,8 +244,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     state = tailer.state if tailer.exists else None  # the run is over for us: no more waiting
     status, why = live_outcome(state, math.inf)
     if status == RUNNING and writer_present(args.path) is False:
-        gone = "no process on this machine has the journal open for writing"
-        status, why = live_outcome(state, math.inf, writer=False, writer_why=gone)
+        status, why = live_outcome(state, math.inf, writer=False, writer_why=NO_WRITER)
     _emit(
         printer.status_lines(
             status, state.unfinished() if state else (), len(state.effects) if state else 0, why

@@ -31,7 +31,7 @@ from loom_core.formats.document import Document
 from loom_core.library.scan import SIDECAR, TRACE
 from loom_core.live.outcome import DEFAULT_IDLE_AFTER, Facts, Outcome, answered, outcome
 from loom_core.live.reread import is_live_file
-from loom_core.live.writers import writer_present
+from loom_core.live.writers import NO_WRITER, writer_present
 
 _FORK_ERRORS = {"error": "the fork ended with an error", "timeout": "the fork timed out"}
 _FORK_LIMITS = {
@@ -138,7 +138,7 @@ def writer_of(path: str, fmt: str, proxy: bool, live: bool) -> tuple[bool | None
 def _looked_for(path: str, fmt: str, proxy: bool) -> tuple[bool | None, str]:
     if fmt == "journal":
         present = writer_present(path)
-        return present, "" if present is not False else "nobody writes it any more"
+        return present, "" if present is not False else NO_WRITER
     if fmt == "trace":
         return _proxy_writer(path) if proxy else (False, "")
     if fmt in ("wirelog", "exchanges"):

@@ -19,9 +19,11 @@ import os
 import sys
 from collections.abc import Callable
 
-__all__ = ["PROBE_EVERY", "WriterWatch", "writer_present"]
+__all__ = ["NO_WRITER", "PROBE_EVERY", "WriterWatch", "writer_present"]
 
 PROBE_EVERY = 5.0  # seconds between looks for a writer while an idle run says "running"
+NO_WRITER = "no process on this machine has the journal open for writing"
+"""How a gone writer is known, in the words the live tab, ``watch`` and the Runs page share."""
 
 _PROC = "/proc"
 _ACCMODE = 0o3  # O_ACCMODE: 0 read-only, 1 write-only, 2 read-write
@@ -161,10 +163,7 @@ class WriterWatch:
         if self._looked_at is None or now - self._looked_at >= PROBE_EVERY:
             self._present, self._looked_at = self._probe(self.path), now
         if self._present is False:
-            return (
-                f"no process on this machine has the journal open for writing, "
-                f"and it has not changed for {idle:.0f} s"
-            )
+            return f"{NO_WRITER}, and it has not changed for {idle:.0f} s"
         return None
 
     def due_in(self, idle: float) -> float:

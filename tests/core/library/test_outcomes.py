@@ -20,6 +20,7 @@ from loom_core.library.index import Indexer
 from loom_core.library.rows import RunRow
 from loom_core.library.search import Library
 from loom_core.live.outcome import FAILED, FINISHED, HUMAN, RUNNING, STOPPED
+from loom_core.live.writers import NO_WRITER
 from tests.core.harness_runs import (
     agent_inside_a_tool,
     budget_run,
@@ -94,7 +95,8 @@ def test_a_journal_whose_writer_is_killed_mid_tool_stops_running(tmp_path: Path)
     with Library() as lib:  # a reader decides again: `runs list` without the app
         row = lib.run(path)
     assert row is not None and row.outcome == STOPPED
-    assert row.why.startswith("crashed inside tool:wait_for_go (step 1)")
+    # in the words its live tab and `watch` use (it said "nobody writes it any more")
+    assert row.why == f"crashed inside tool:wait_for_go (step 1); {NO_WRITER}"
     indexer = Indexer()
     try:
         assert indexer.recheck() == [str(path)]  # and the desktop's indexer stores it
