@@ -63,7 +63,7 @@ class QuitSignals(QObject):
             if number in self._handlers:
                 name = signal.Signals(number).name
                 self.received.append(name)
-                print(f"loom-desktop: {name} received; closing", file=sys.stderr, flush=True)
+                _notice(f"loom-desktop: {name} received; closing")
                 self.on_signal(name)
 
     def close(self) -> None:
@@ -81,6 +81,20 @@ class QuitSignals(QObject):
     def _close_sockets(self) -> None:
         self._read.close()
         self._write.close()
+
+
+def _notice(line: str) -> None:
+    """Say on stderr why the window closes, if stderr still takes it.
+
+    Why: a hang-up usually means the terminal that started the app was closed; its
+    stderr is then a hung-up tty where every write fails (EIO). The notice once
+    raised there, so the window was never closed: the app, its proxies and the
+    demo's agent lived on, and a later ``kill`` did nothing either.
+    """
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # a hung-up terminal, a closed pipe or file
+        pass
 
 
 def _count_only(_signum: int, _frame: Any) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import queue
 import signal
 import subprocess
@@ -45,7 +46,8 @@ SHELL = (  # the stand-in for a shell: runs the app as a job in a group of its o
 class App:
     """The app under the stand-in shell; its JSON lines arrive on a queue."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, tty: int | None = None) -> None:
+        """``tty``: a terminal's fd for the app's stderr (else a file the test reads)."""
         env = {**os.environ, "LOOM_RUNTIME_DIR": str(tmp / "rt"), "PYTHONUNBUFFERED": "1"}
         self.stderr = tmp / "app.stderr"
         self._err = open(self.stderr, "wb")  # noqa: SIM115 - closed in close()
@@ -55,7 +57,7 @@ class App:
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=self._err,
+            stderr=self._err if tty is None else tty,
             text=True,
             start_new_session=True,  # the shell leads a session, as a terminal's does
         )
@@ -172,3 +174,23 @@ def test_a_quit_signal_closes_the_app_and_the_demo_ends_as_it_should(
     assert sidecar.end["stopped_by"] == {**sidecar.end["stopped_by"], "pid": held["app"]}
     assert sidecar.end["stopped_by"]["signal"] == "SIGTERM"  # sent by the app, not the group
     assert all(gone(pid) for pid in (held["proxy"], held["agent"]))
+
+
+def test_a_hang_up_closes_the_app_when_its_terminal_is_gone(tmp_path: Path) -> None:
+    """Closing the terminal that ran the app: its shell resends the hang-up to the app,
+    whose stderr is now a hung-up tty where every write fails. The app still closes as
+    its close button does (it once raised on its "closing" notice and lived on, deaf to
+    every later quit signal, with its proxy and the demo's agent)."""
+    terminal, tty = pty.openpty()
+    app = App(tmp_path, tty)
+    os.close(tty)
+    try:
+        held = app.next("held")
+        os.close(terminal)  # the terminal window was closed: writes to the tty now fail
+        os.killpg(os.getpgid(held["app"]), signal.SIGHUP)
+        output = "\n".join(app.next("finished")["output"])
+        assert "denied by the operator (reason: the proxy was stopped)" in output
+        assert app.shell.wait(WAIT_S) == 0
+        assert all(gone(pid) for pid in (held["proxy"], held["agent"]))
+    finally:
+        app.close()
