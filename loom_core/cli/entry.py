@@ -58,6 +58,7 @@ def _print_timeline(doc: Any) -> None:
 def cmd_summary(args: argparse.Namespace) -> int:
     from loom_core.formats.read_file import read_bytes
 
+    _refuse_early(args.path)
     data = read_bytes(args.path)
     job: ParallelChecksum | None = None
     if args.json:  # fork the checksum child before the heavy imports (pydantic, the readers)
@@ -69,6 +70,22 @@ def cmd_summary(args: argparse.Namespace) -> int:
     finally:
         if job is not None:
             job.close()  # reaps the child on every path, a failed load included
+
+
+def _refuse_early(path: str) -> None:
+    """Refuse a file no reader can read from its first bytes before reading it whole (a
+    2 GB file of NUL bytes was read, then refused). Only a head the byte rules refuse pays
+    for the readers here: a foreign one may still claim it (protobuf starts like binary)."""
+    from loom_core.formats.reader import SNIFF_BYTES, refuse_at_head
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+        refuse_at_head(head, path)
+    except (OSError, LoadError):
+        from loom_core.formats.loader import opened
+
+        opened(path)  # names the cause (or it is a foreign reader's after all)
 
 
 def _summary(args: argparse.Namespace, data: bytes, job: ParallelChecksum | None) -> int:

@@ -35,13 +35,13 @@ def load_run(path: str, sample: str | None, data: bytes | None = None) -> Docume
     The readers are imported here, not at the top: ``summary --json`` parses its
     options and forks its checksum child before it pays for the schema (pydantic).
     """
-    from loom_core.formats.loader import load_bytes, read_bytes
+    from loom_core.formats.loader import load, load_bytes, read_bytes
 
-    data = read_bytes(path) if data is None else data
-    if sample is None:
-        return load_bytes(data, path)
+    if sample is None:  # decided from its first bytes before it is read whole
+        return load(path) if data is None else load_bytes(data, path)
     if sample == ALL:
         raise LoadError(path, "--sample all is for summary; this command reads one sample")
+    data = read_bytes(path) if data is None else data
     from loom_core.formats import inspect_eval
 
     _check(data, path)

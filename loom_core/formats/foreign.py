@@ -12,7 +12,6 @@ module with a ``READER`` and one line in :data:`READER_MODULES`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -21,8 +20,8 @@ import msgspec
 
 from loom_core.formats.document import Document
 from loom_core.formats.entries import effect_entry, finished_run
-
-SNIFF_BYTES = 1 << 16  # what a reader's sniff sees of a file: its first 64 KiB
+from loom_core.formats.reader import SNIFF_BYTES as SNIFF_BYTES  # re-exported
+from loom_core.formats.reader import Reader
 
 # One module per format; each defines ``READER: ForeignReader``. Imported on first use only.
 READER_MODULES: tuple[str, ...] = (
@@ -31,25 +30,9 @@ READER_MODULES: tuple[str, ...] = (
     "loom_core.formats.claude_code",
 )
 
-
-@dataclass(frozen=True)
-class ForeignReader:
-    """A format loom-harness does not write, read into loom effects."""
-
-    name: str  # Document.format, e.g. "otlp"
-    label: str  # what dialogs and the README call it, e.g. "OpenTelemetry (OTLP) trace"
-    patterns: tuple[str, ...]  # file-dialog patterns, e.g. ("*.eval",); never bare "*.json"
-    sniff: Callable[[bytes, str], bool]  # (first SNIFF_BYTES bytes, path) -> is it mine?
-    load: Callable[[bytes, str], Document]  # (whole file, path) -> Document; LoadError if not
-    # a file being written is followed live (re-read whole as it grows); False where a run,
-    # once in the file, is final and the file holds several to choose from (Inspect logs)
-    follow: bool = True
-    # other files the run is also read from (path -> their paths), e.g. a Claude Code
-    # session's sub-agent files: a live tab re-reads when one of them changes too
-    companions: Callable[[str], list[str]] | None = None
-    # the other way round: the run a file is a part of, from where the file is (path ->
-    # the run's path, else None), e.g. a sub-agent's file -> its session's transcript
-    part_of: Callable[[str], str | None] | None = None
+# A foreign format's reader is a reader like loom's own (:mod:`.reader`): the name stays
+# for the modules that define one.
+ForeignReader = Reader
 
 
 @cache

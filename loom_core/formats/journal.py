@@ -175,13 +175,16 @@ def journal_document(
 
 def load_journal_bytes(data: bytes, path: str) -> Document:
     """Parse a whole journal file, stopping like loom-harness at the first unreadable line
-    (a torn write); a warning names that line and why it could not be read."""
+    (a torn write); a warning names that line and why it could not be read. A line that
+    is not UTF-8 is one of those (the live tail skips it the same way), not a reason to
+    refuse the lines before it."""
     state = JournalState()
     warnings: tuple[str, ...] = ()
     lines = data.split(b"\n")
     with gc_paused():
         for n, line in enumerate(lines, 1):
-            cause = _unreadable(state, line)
+            bad = _bad_text(line)
+            cause = f"is {bad}" if bad is not None else _unreadable(state, line)
             if cause is not None:
                 state.torn = True
                 if line.strip() or n < len(lines):

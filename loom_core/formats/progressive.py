@@ -10,7 +10,6 @@ chunks (a single multi-hundred-millisecond C call would freeze the window).
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -20,9 +19,9 @@ import msgspec
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document, FastEffect
 from loom_core.formats.fastschema import list_of
-from loom_core.formats.foreign import reader_for
 from loom_core.formats.gc_pause import gc_paused
-from loom_core.formats.loader import BOM, check_utf8, detect_format, load_bytes, read_bytes
+from loom_core.formats.loader import TRACE, opened, read_bytes
+from loom_core.formats.reader import BOM, Opening, check_utf8
 from loom_core.formats.schema import TraceHeader
 from loom_core.formats.tolerant import nesting_cause
 from loom_core.formats.trace import assemble, decode_entries, parse_top, with_problems
@@ -40,13 +39,6 @@ _log_decoder: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list_of(Fas
 # loom-harness writes log entries at indent 4 inside "log": [...]
 _ENTRY_SEP = b"\n    },\n    {"
 _LOG_START = b'\n  "log": ['
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0  # read_bytes names the cause
 
 
 class Cancelled(Exception):
@@ -79,33 +71,36 @@ def _head_effects(data: bytes, path: str) -> list[Any] | None:
     return [e for e in decode_entries(path, raws) if e is not None]
 
 
-def _preview(path: str, on_head: Callable[[Loaded], None]) -> bool:
+def _preview(opening: Opening, on_head: Callable[[Loaded], None]) -> bytes:
     """Show the first entries from the file's first bytes, before it is read whole.
 
     Why: reading and splitting a gigabyte takes seconds, the first screen needs a few
     hundred kilobytes. In loom-harness's layout every member the preview needs (version,
     model, system, prompt, episodes) comes before ``log``, so the head of the file is
-    those members, then the first entries. False when that layout is not there (the
-    caller shows the head from the whole file instead).
+    those members, then the first entries. The file's head read so far (up to
+    HEAD_BYTES), for the whole read to go on from; empty when nothing was shown (another
+    layout: the caller shows the head from the whole file instead).
     """
+    path, read = opening.path, opening.head
     with open(path, "rb") as fh:
-        data = fh.read(HEAD_BYTES)
-    data = data[3:] if data[:3] == BOM else data
+        fh.seek(len(read))
+        read += fh.read(HEAD_BYTES - len(read))
+    data = read[3:] if read[:3] == BOM else read
     begin = data.find(_LOG_START)
-    if begin < 0 or reader_for(data, path) or detect_format(data) != "trace":
-        return False
+    if begin < 0:
+        return b""
     try:
         check_utf8(data[:begin], path)  # (the decoders raise their own error on bad bytes)
         with gc_paused():
             _top, header, warnings = parse_top(data[:begin] + b'\n  "log": []\n}', path)
     except LoadError:
-        return False  # the whole file's load names the cause
+        return b""  # the whole file's load names the cause
     head = _head_effects(data, path)
     if not head:
-        return False
+        return b""
     doc = Document(path=path, format="trace", header=header, effects=head, warnings=warnings)
     on_head(Loaded(doc, build_timeline(doc), complete=False))
-    return True
+    return read
 
 
 def _log_span(data: bytes, cancelled: Callable[[], bool]) -> tuple[int, int] | None:
@@ -261,24 +256,32 @@ def _general_log(
 
 
 def load_progressive(
-    path: str,
+    path: str | Opening,
     on_head: Callable[[Loaded], None] | None = None,
     progress: Callable[[int, int], None] = lambda _d, _t: None,
     cancelled: Callable[[], bool] = lambda: False,
 ) -> Loaded:
-    """Load ``path`` fully, calling ``on_head`` first with a preview when the file is big."""
-    shown = False
-    if on_head is not None and _size(path) >= SMALL_BYTES:
-        shown = _preview(path, on_head)
-    buf = read_bytes(path, mutable=True)
+    """Load a file fully, calling ``on_head`` first with a preview when the file is big.
+
+    ``path`` may be an :class:`Opening` (the format already decided, as the window does
+    before it starts this in a worker); else it is decided here, once. A big trace is read
+    on from the bytes its decision and preview read; any other file is its reader's load.
+    """
+    opening = path if isinstance(path, Opening) else opened(path)
+    path = opening.path
+    if opening.reader is not TRACE or opening.stat.st_size < SMALL_BYTES:
+        data = opening.head if opening.whole else read_bytes(path)
+        doc = opening.reader.load(data, path)
+        return Loaded(doc, build_timeline(doc))
+    shown = b""
+    if on_head is not None:
+        shown = _preview(opening, on_head)
+    buf = read_bytes(path, mutable=True, head=shown or opening.head, since=opening.stat)
     if buf[:3] == BOM:
         del buf[:3]  # in place: the buffer stays the one the effects are views into
     # The readers below only read; they get this same buffer (typed as bytes, which a
     # bytearray is not to mypy) so the effects stay views into it. Only _decode_ranges writes.
     data = cast(bytes, buf)
-    if len(data) < SMALL_BYTES or reader_for(data, path) or detect_format(data) != "trace":
-        doc = load_bytes(data, path)
-        return Loaded(doc, build_timeline(doc))
     check_utf8(data, path)
     try:
         top, header, warnings, around = _parse_around_log(data, path, cancelled)

@@ -16,7 +16,9 @@ from loom_core.errors import LoadError
 READ_CHUNK = 16 << 20  # bytes appended per step while the whole file is read
 
 
-def _read_buffer(path: str | Path) -> bytearray:
+def _read_buffer(
+    path: str | Path, head: bytes = b"", since: os.stat_result | None = None
+) -> bytearray:
     """The whole file in a bytearray, read a chunk at a time.
 
     Why not ``bytearray(size)`` and one ``readinto``: that constructor zero-fills the
@@ -26,29 +28,53 @@ def _read_buffer(path: str | Path) -> bytearray:
     about 10 ms (on Linux a large block usually grows in place). The chunks go up to the
     size the file had when opened; what a writer added meanwhile is read once at the end,
     so a file that keeps growing cannot keep this loop going.
+
+    ``head``: the file's first bytes, already read when its format was decided (at
+    ``since``): the read goes on after them, unless the file was replaced or rewritten
+    since (another inode, time or a smaller size), when it starts again from the start.
     """
-    buf = bytearray()
     with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
+        st = os.fstat(fh.fileno())
+        size = st.st_size
+        buf = bytearray(head if since is not None and _same_file(st, since, len(head)) else b"")
+        fh.seek(len(buf))
         while len(buf) < size and (chunk := fh.read(min(READ_CHUNK, size - len(buf)))):
             buf += chunk  # (a file that shrank meanwhile ends the loop early)
         buf += fh.read()
     return buf
 
 
-@overload
-def read_bytes(path: str | Path, mutable: Literal[False] = False) -> bytes: ...
-@overload
-def read_bytes(path: str | Path, mutable: Literal[True]) -> bytearray: ...
+def _same_file(st: os.stat_result, since: os.stat_result, read: int) -> bool:
+    """Whether the file is still the one ``since`` described, grown at most (the head read
+    from it is still its head); a rewrite in place changes its modification time."""
+    same = (st.st_dev, st.st_ino, st.st_mtime_ns) == (since.st_dev, since.st_ino, since.st_mtime_ns)
+    return same and st.st_size >= read
 
 
-def read_bytes(path: str | Path, mutable: bool = False) -> bytes | bytearray:
+@overload
+def read_bytes(
+    path: str | Path,
+    mutable: Literal[False] = False,
+    head: bytes = b"",
+    since: os.stat_result | None = None,
+) -> bytes: ...
+@overload
+def read_bytes(
+    path: str | Path, mutable: Literal[True], head: bytes = b"", since: os.stat_result | None = None
+) -> bytearray: ...
+
+
+def read_bytes(
+    path: str | Path, mutable: bool = False, head: bytes = b"", since: os.stat_result | None = None
+) -> bytes | bytearray:
     """Read a file, turning OS errors into a :class:`LoadError` with the cause.
 
-    ``mutable`` returns a bytearray (see :mod:`loom_core.formats.progressive` for why).
+    ``mutable`` returns a bytearray (see :mod:`loom_core.formats.progressive` for why),
+    read on from ``head`` when the file is the one ``since`` describes. Not mutable, the
+    bytes are read whole (an immutable copy of head + rest would hold the file twice).
     """
     try:
-        return _read_buffer(path) if mutable else Path(path).read_bytes()
+        return _read_buffer(path, head, since) if mutable else Path(path).read_bytes()
     except FileNotFoundError as err:
         raise LoadError(path, "no such file") from err
     except IsADirectoryError as err:

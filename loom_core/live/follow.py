@@ -13,6 +13,9 @@ compared with what is on disk now. A rewrite that reproduces exactly the bytes
 already read cannot be told from an append, and needs no telling: continuing from
 the offset then yields exactly the state a full reload would.
 
+A UTF-8 byte-order mark at the start of the file is skipped, as the full load skips it
+(:mod:`loom_core.formats.reader`): the window and the command line read the same lines.
+
 An unreadable complete line (not JSON, not UTF-8, nested too deeply, a header no
 document can be built from) is reported once with its line number and skipped; the
 lines after it are read as usual. (A full load stops at it, as loom-harness does; a
@@ -40,6 +43,7 @@ import msgspec
 from loom_core.formats.document import Unfinished
 from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.journal import JournalState
+from loom_core.formats.reader import without_bom
 from loom_core.formats.tolerant import surrogates_escaped
 from loom_core.live.live_status import (
     DEFAULT_IDLE_AFTER,
@@ -239,11 +243,12 @@ class JournalFollower:
         self, data: bytes, rewritten: bool, appeared: bool, final: bool, age: float = 0.0
     ) -> JournalUpdate | None:
         before = len(self.state.effects)
+        start = self._pos == 0
         self._pos += len(data)
         if len(self._first) < _CHECK_BYTES:
             self._first = (self._first + data[:_CHECK_BYTES])[:_CHECK_BYTES]
         self._last = (self._last + data[-_CHECK_BYTES:])[-_CHECK_BYTES:]
-        chunk = self._partial + data if self._partial else data
+        chunk = self._partial + data if self._partial else without_bom(data) if start else data
         cut = len(chunk) if final else chunk.rfind(b"\n") + 1
         self._partial = chunk[cut:]
         if cut:

@@ -25,9 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from loom_core.errors import LoadError
-from loom_core.formats.foreign import ForeignReader, reader_named
-from loom_core.formats.loader import sniff_format
+from loom_core.formats.foreign import ForeignReader
+from loom_core.formats.loader import open_run
 from loom_core.formats.progressive import Cancelled, Loaded, load_progressive
+from loom_core.formats.reader import Opening
 from loom_core.formats.trace import checksum_state
 from loom_core.live.reread import is_live_file
 from loom_core.views.filtering import filter_message, filter_steps, prepare_filter
@@ -50,15 +51,11 @@ CONTEXT_MIN_CHARS = 30
 SUMMARY_CHARS = 24  # the summary column's share of the step list's first width
 
 
-def _empty_document(path: str) -> bool:
+def _empty_document(opening: Opening | None) -> bool:
     """An existing file with nothing but white space, not named like a journal."""
-    if path.endswith(".jsonl"):
+    if opening is None or opening.path.endswith(".jsonl"):
         return False
-    try:
-        with open(path, "rb") as fh:
-            return not fh.read(1 << 16).strip()
-    except OSError:
-        return False
+    return not opening.head[: 1 << 16].strip()
 
 
 class DocumentView(LiveHost):
@@ -228,22 +225,23 @@ class DocumentView(LiveHost):
         trace is written whole, so an empty ``*.loom.json`` will never become one.
         """
         try:
-            fmt = sniff_format(self.path)
-            if fmt == "journal" and not watch and _empty_document(self.path):
+            opening = open_run(self.path)  # the one decision: this reader does the load
+            if not watch and _empty_document(opening):
                 raise LoadError(self.path, "the file is empty")
-            live = fmt in (None, "journal")
-            reader = reader_named(fmt)  # a foreign format: live while it is being written
         except LoadError as exc:
             self._refused = exc
             call_later(0, self, self._report_refused)  # after the caller has connected
             return
-        if live or (reader is not None and reader.follow and (watch or is_live_file(self.path))):
-            self.start_live(reader=reader)
+        if opening is None or opening.reader.tail:
+            self.start_live()  # (a missing file: a journal yet to be written)
             return
-        path = self.path
+        reader = opening.reader
+        if reader.follow and (watch or is_live_file(self.path)):
+            self.start_live(reader=reader)  # a foreign format: live while it is being written
+            return
         self._load_task.start(
             lambda ctx: gc_policy.loading(
-                lambda: load_progressive(path, ctx.partial, ctx.progress, ctx.cancelled)
+                lambda: load_progressive(opening, ctx.partial, ctx.progress, ctx.cancelled)
             )
         )
 

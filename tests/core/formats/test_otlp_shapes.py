@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
@@ -356,7 +357,8 @@ def test_sniffing_big_protobuf_and_escaped_mentions(tmp_path: Path) -> None:
     assert sniff_format(framed) == "otlp"
     other = tmp_path / "model.pb"  # some other protobuf
     other.write_bytes(b"\x08\x96\x01" * 30_000)
-    assert sniff_format(other) != "otlp"
+    with pytest.raises(LoadError, match="binary data"):  # no reader's: refused from its head
+        sniff_format(other)
     trace = tmp_path / "talk.loom.json"  # a loom trace whose text mentions the key
     trace.write_text(json.dumps({"version": 2, "prompt": '{"resourceSpans": []}', "log": []}))
     assert sniff_format(trace) == "trace"

@@ -1,0 +1,117 @@
+"""The one reader interface every format is read through, and the byte rules they share.
+
+Why one interface: opening a file asked the foreign readers four times and checked its
+UTF-8 three times (the window's sniff, the head preview, the progressive loader and the
+plain loader each decided again), and the answers could differ: a journal with a UTF-8
+byte-order mark loaded on the command line and was refused in the window. Now the format
+is decided once, from the file's first bytes (:func:`loom_core.formats.loader.open_run`),
+into a :class:`Reader`; whoever loads the file asks that reader, never the bytes again.
+Loom's own formats (trace, journal, wirelog, exchange sidecar) are readers like the
+foreign ones (:mod:`loom_core.formats.foreign`).
+
+The byte rules here are decided once for every reader: a leading UTF-8 byte-order mark
+is skipped (editors on Windows add one; no producer we read writes one), UTF-16 and
+UTF-32 text is refused in words, and a file that starts with binary data (a NUL or
+another control byte where text must start) is refused from its first bytes, before
+anything reads the rest of it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from loom_core.errors import LoadError
+
+if TYPE_CHECKING:
+    from loom_core.formats.document import Document
+
+SNIFF_BYTES = 1 << 16  # what a reader's sniff sees of a file: its first 64 KiB
+BOM = b"\xef\xbb\xbf"  # some editors start UTF-8 text with it; loom never does
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+_BLANK = b" \t\r\n\f\v"
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A format: how to recognise it and read it (loom's own formats and other tools')."""
+
+    name: str  # Document.format, e.g. "otlp"
+    label: str  # what dialogs and the README call it, e.g. "OpenTelemetry (OTLP) trace"
+    patterns: tuple[str, ...]  # file-dialog patterns, e.g. ("*.eval",); never bare "*.json"
+    sniff: Callable[[bytes, str], bool]  # (first SNIFF_BYTES bytes, path) -> is it mine?
+    load: Callable[[bytes, str], Document]  # (whole file, path) -> Document; LoadError if not
+    # a file being written is followed live (re-read whole as it grows); False where a run,
+    # once in the file, is final and the file holds several to choose from (Inspect logs)
+    follow: bool = True
+    # other files the run is also read from (path -> their paths), e.g. a Claude Code
+    # session's sub-agent files: a live tab re-reads when one of them changes too
+    companions: Callable[[str], list[str]] | None = None
+    # the other way round: the run a file is a part of, from where the file is (path ->
+    # the run's path, else None), e.g. a sub-agent's file -> its session's transcript
+    part_of: Callable[[str], str | None] | None = None
+    # always opened live and followed by byte offset as it grows (a loom journal), rather
+    # than loaded, or re-read whole while a writer still has it
+    tail: bool = False
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A file whose format is decided: the reader that reads it and the bytes it was decided
+    from. Whoever loads the file goes on from ``head`` (:func:`read_rest`), so the first
+    bytes are read once and no one decides again."""
+
+    path: str
+    reader: Reader
+    head: bytes  # the file's first bytes, as read when deciding (up to the whole file)
+    stat: os.stat_result  # the file when it was decided: a rewrite since is read afresh
+
+    @property
+    def whole(self) -> bool:
+        """Whether ``head`` is the whole file."""
+        return len(self.head) >= self.stat.st_size
+
+
+def without_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte-order mark (copied only when there is one)."""
+    return data[3:] if data[:3] == BOM else data
+
+
+def bom_length(head: bytes) -> int:
+    """How many bytes of a UTF-8 byte-order mark the file starts with (0 or 3)."""
+    return len(BOM) if head[:3] == BOM else 0
+
+
+def refuse_at_head(head: bytes, path: str) -> None:
+    """Refuse a file from its first bytes when no text format can start like that: UTF-16
+    or UTF-32 text (their byte-order marks), or binary data (a control byte where the first
+    character must be). Why from the head: a 2 GB file of NUL bytes was read whole, copied
+    and decoded before its JSON error, growing the window by 8 GB."""
+    wide = next((name for bom, name in _WIDE_BOMS if head.startswith(bom)), None)
+    if wide is not None:
+        raise LoadError(path, f"{wide} text, not UTF-8 (save it as UTF-8 to open it)")
+    first = len(head) - len(head.lstrip(_BLANK))
+    if first < len(head) and head[first] < 0x20:
+        raise LoadError(
+            path, f"binary data, not a text file (byte 0x{head[first]:02x} at offset {first})"
+        )
+
+
+def check_utf8(data: bytes, path: str) -> None:
+    """Refuse bytes that are not UTF-8 (the decoders would raise mid-way, not a LoadError)."""
+    if not data.isascii():  # loom writes ASCII; anything else must at least be UTF-8
+        refuse_at_head(data[:4], path)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = data.count(b"\n", 0, err.start) + 1
+            raise LoadError(
+                path, f"not UTF-8 text (bad byte at line {line}, offset {err.start})"
+            ) from err
