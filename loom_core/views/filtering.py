@@ -17,7 +17,8 @@ Why whole columns: a million-step run must filter in a fraction of a second. The
 non-text terms are numpy comparisons over the timeline's arrays; text terms scan
 the lowercased text column of :mod:`loom_core.views.step_index` a chunk at a time,
 and matches are handed out per chunk (:func:`iter_matches`) so they can be shown
-while the rest is searched.
+while the rest is searched. Once the run's trigram index is there
+(:mod:`loom_core.views.text_index`) only the blocks of steps it leaves are searched.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from fnmatch import fnmatchcase
 import numpy as np
 import numpy.typing as npt
 
-from loom_core.views.step_index import find_steps, holds, step_index
+from loom_core.views.step_index import StepIndex, find_steps, holds, step_index
 from loom_core.views.timeline import (
     F_BLOCKED,
     F_DENIED,
@@ -223,22 +224,44 @@ def _text_matches(
 ) -> Iterator[array[int]]:
     """Matching steps chunk by chunk: every text term (any spelling) in the step's text.
     The longest term is searched for; the others are checked only in the steps holding
-    it (a longer needle is found faster and is likely rarer)."""
+    it (a longer needle is found faster and is likely rarer). With the run's trigram
+    index only the steps it leaves are searched, and a chunk with none is not built."""
     groups = sorted(groups, key=lambda g: -min(map(len, g)))
-    for chunk in step_index(tl).text_chunks(tl, upto, cancelled):
-        local = None if mask is None else mask[chunk.first : chunk.stop]
-        if local is not None and np.count_nonzero(local) * 8 < len(local):
-            steps = (np.flatnonzero(local) + chunk.first).tolist()  # few candidates: check each
-            rest = groups
-        else:
-            steps = find_steps(chunk, groups[0])
-            if local is not None:
-                steps = [s for s in steps if local[s - chunk.first]]
-            rest = groups[1:]
-        for group in rest:
+    index = step_index(tl)
+    found = index.text_index
+    if found is not None and found.steps == upto:  # only the steps it can hold a text in
+        possible = found.candidates(groups)
+        if possible is not None:
+            mask = possible if mask is None else mask & possible
+    for first, stop in index.bounds(tl, upto):
+        if cancelled():
+            return
+        local = None if mask is None else mask[first:stop]
+        if local is not None and not index.built(first, stop):
+            count = int(np.count_nonzero(local))
+            if count * 8 < len(local):  # none or a few: those steps alone, no chunk built
+                steps = _each_step(tl, index, (np.flatnonzero(local) + first).tolist(), groups)
+                if steps:
+                    yield array("i", steps)
+                continue
+        chunk = index.chunk(tl, first, stop)
+        steps = find_steps(chunk, groups[0], local)
+        for group in groups[1:]:
             steps = [s for s in steps if holds(chunk, s, group)]
         if steps:
             yield array("i", steps)
+
+
+def _each_step(
+    tl: Timeline, index: StepIndex, steps: list[int], groups: list[list[bytes]]
+) -> list[int]:
+    """Which of ``steps`` hold every group (in one of its spellings), step by step."""
+    texts = index.step_texts(tl, steps)
+    return [
+        s
+        for s, text in zip(steps, texts, strict=True)
+        if all(any(n in text for n in g) for g in groups)
+    ]
 
 
 def iter_matches(

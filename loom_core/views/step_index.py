@@ -11,6 +11,9 @@ no match can span two steps. The text column costs about the payloads' size in
 memory and is built only when a text term is first searched (in the filter's
 worker, a chunk at a time, so results stream in while it is built).
 
+Where a chunk ends follows from the payload sizes alone (:meth:`StepIndex.bounds`), so a
+chunk the trigram index (:mod:`loom_core.views.text_index`) rules out is never built.
+
 Timelines of live runs grow: every column extends to the steps present when it is
 asked, and the short last text chunk of a growing run is rebuilt when more steps
 come. Two filter workers may overlap (a cancelled one still finishing), so
@@ -25,17 +28,21 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from loom_core.views.timeline import Timeline
 
+if TYPE_CHECKING:
+    from loom_core.views.text_index import TextIndex
+
 CHUNK_STEPS = 2048  # steps per text chunk at most…
 CHUNK_BYTES = 4 << 20  # …and about this many bytes: one find holds the GIL only briefly
 SEP = b"\xff"  # between steps in a chunk: not a byte of any UTF-8 text
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True)
@@ -60,8 +67,10 @@ class StepIndex:
         self.names: list[str] = []  # kind name by id
         self._ids: dict[str, int] = {}
         self._name_of = array("I")  # step -> kind-name id
-        self._chunks: list[TextChunk] = []
+        self._chunks: dict[int, TextChunk] = {}  # by first step
         self._lower: dict[str, bytes] = {}
+        # the trigram index of the run's text, once built or loaded (loom_core.views.text_index)
+        self.text_index: TextIndex | None = None
         self._lock = threading.Lock()
 
     @property
@@ -85,34 +94,62 @@ class StepIndex:
             return np.frombuffer(self._name_of[:upto], np.uint32)
 
     def text_chunks(
-        self, tl: Timeline, upto: int, cancelled: Callable[[], bool]
+        self, tl: Timeline, upto: int, cancelled: Callable[[], bool], keep: bool = True
     ) -> Iterator[TextChunk]:
-        """The text chunks covering steps ``0 .. upto - 1``, built where missing."""
-        i, first = 0, 0
-        while first < upto and not cancelled():
-            with self._lock:
-                chunk = self._chunk(tl, i, first, upto)
-            yield chunk
-            i, first = i + 1, chunk.stop
+        """The text chunks covering steps ``0 .. upto - 1``, built where missing;
+        ``keep=False`` builds without keeping what was not kept already (the index builder
+        reads the whole run once, and the column would otherwise hold all of it)."""
+        for first, stop in self.bounds(tl, upto):
+            if cancelled():
+                return
+            yield self.chunk(tl, first, stop, keep)
 
-    def _chunk(self, tl: Timeline, i: int, first: int, upto: int) -> TextChunk:
-        """Chunk ``i`` (starting at step ``first``); a short one is rebuilt with more steps."""
-        if i < len(self._chunks):
-            known = self._chunks[i]
-            if known.full or known.stop >= upto:
-                return known
-            del self._chunks[i:]
-        chunk = self._build(tl, first, min(first + CHUNK_STEPS, upto))
-        self._chunks.append(chunk)
-        return chunk
+    def chunk(self, tl: Timeline, first: int, stop: int, keep: bool = True) -> TextChunk:
+        """The chunk of steps ``first .. stop - 1`` (a pair :meth:`bounds` gave)."""
+        with self._lock:
+            chunk = self._chunks.get(first)
+            if chunk is None or chunk.stop != stop:
+                chunk = self._build(tl, first, stop)
+                if keep:
+                    self._chunks[first] = chunk
+            return chunk
+
+    def built(self, first: int, stop: int) -> bool:
+        """Whether the chunk of steps ``first .. stop - 1`` is kept already."""
+        chunk = self._chunks.get(first)
+        return chunk is not None and chunk.stop == stop
+
+    def step_texts(self, tl: Timeline, steps: list[int]) -> list[bytes]:
+        """The text of each of ``steps`` as a chunk holds it: for a few steps of a chunk,
+        checked without building the chunk (the index left only them)."""
+        effects, out = tl.doc.effects, []
+        for step in steps:
+            e = tl.effect_of[step]
+            if e < 0:
+                text = tl.doc.episodes[tl.episode_of[step]].lower()
+                out.append(text.encode("utf-8", "surrogatepass").lower())
+            else:
+                x = effects[e]
+                payload = b"" if x.result is None else bytes(x.result)
+                out.append((payload + self._name(x.kind or "")).lower())
+        return out
+
+    def bounds(self, tl: Timeline, upto: int) -> Iterator[tuple[int, int]]:
+        """Where the chunks of steps ``0 .. upto - 1`` begin and end: from the payload sizes
+        alone, so a chunk can be found (or skipped) without building the ones before it."""
+        # a copy: a view would keep a live timeline's array from growing (BufferError)
+        sizes = np.frombuffer(tl.size[:upto], np.int64)
+        first = 0
+        while first < upto:
+            stop = min(first + CHUNK_STEPS, upto)
+            over = np.flatnonzero(np.cumsum(sizes[first:stop]) >= CHUNK_BYTES)
+            stop = first + int(over[0]) + 1 if len(over) else stop
+            yield first, stop
+            first = stop
 
     def _build(self, tl: Timeline, first: int, stop: int) -> TextChunk:
-        """Steps ``first .. stop - 1`` (fewer when their payloads pass ``CHUNK_BYTES``) as
-        one chunk. Whole lists at a time: a million steps are built in seconds, not tens."""
-        sizes = np.frombuffer(tl.size[first:stop], np.int64)  # payload bytes (about, for users)
-        over = np.flatnonzero(np.cumsum(sizes) >= CHUNK_BYTES)
-        if len(over):
-            stop = first + int(over[0]) + 1
+        """Steps ``first .. stop - 1`` as one chunk (:meth:`bounds` says where chunks end).
+        Whole lists at a time: a million steps are built in seconds, not tens."""
         effects = tl.doc.effects
         steps = tl.effect_of[first:stop].tolist()
         items = [effects[e] if e >= 0 else None for e in steps]
@@ -155,20 +192,33 @@ def step_index(tl: Timeline) -> StepIndex:
         return index
 
 
-def find_steps(chunk: TextChunk, needles: list[bytes]) -> list[int]:
-    """Steps of ``chunk`` whose text holds any of ``needles``, ascending.
+def find_steps(
+    chunk: TextChunk, needles: list[bytes], within: BoolArray | None = None
+) -> list[int]:
+    """Steps of ``chunk`` whose text holds any of ``needles``, ascending; only the steps
+    ``within`` marks (one flag per step of the chunk) are searched, when given.
 
     After a hit the search goes on at the next step's start: the cost follows the
     number of matching steps, not the number of occurrences.
     """
     blob, starts, found = chunk.blob, chunk.starts, set()
+    spans = [(0, len(starts) - 1)] if within is None else _runs(within)
     for needle in needles:
-        at = blob.find(needle)
-        while at >= 0:
-            i = bisect_right(starts, at) - 1
-            found.add(i)
-            at = blob.find(needle, starts[i + 1])
+        for a, b in spans:
+            end = starts[b]
+            at = blob.find(needle, starts[a], end)
+            while at >= 0:
+                i = bisect_right(starts, at) - 1
+                found.add(i)
+                at = blob.find(needle, starts[i + 1], end)
     return [chunk.first + i for i in sorted(found)]
+
+
+def _runs(flags: BoolArray) -> list[tuple[int, int]]:
+    """The runs of consecutive True in ``flags``: (first, stop) each."""
+    edges = np.diff(np.concatenate(([0], flags.view(np.int8), [0])))
+    firsts, stops = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
+    return list(zip(firsts, stops, strict=True))
 
 
 def holds(chunk: TextChunk, step: int, needles: list[bytes]) -> bool:

@@ -37,6 +37,7 @@ from loom_desktop.document.live_view import LiveController, LiveHost
 from loom_desktop.document.sample_bar import SampleBar, samples_of
 from loom_desktop.document.session import Session
 from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
+from loom_desktop.document.text_index_task import TextIndexer
 from loom_desktop.infra import gc_policy
 from loom_desktop.infra.background_import import plot_modules
 from loom_desktop.infra.child import BACKGROUND, module_command
@@ -88,6 +89,7 @@ class DocumentView(LiveHost):
         self._filter_task.failed.connect(self._on_failed)
         self._filter_task.partial.connect(self._on_filter_batch)
         self._prepare_task = Task(self)  # the filter's kind-name column, built as typing starts
+        self._indexer = TextIndexer(self)  # the text filter's index, once the plot is shown
         self._prepared = 0  # id() of the timeline it was started for
         self._checksum_proc: QProcess | None = None
 
@@ -212,6 +214,14 @@ class DocumentView(LiveHost):
             widget.set_timeline(self.session.timeline)
             widget.set_cursor(self.session.step)
         self.timeline_built.emit()
+        self._index_text()
+
+    def _index_text(self) -> None:
+        """Build (or map) the text filter's index of a loaded run, once its plot is shown:
+        after the first paint and the plot, never competing with them."""
+        timeline = self.session.timeline
+        if self.complete and self.live is None and timeline is not None:
+            self._indexer.start(timeline)
 
     # -- loading -----------------------------------------------------------------------
     def start_loading(self, watch: bool = False) -> None:
@@ -315,6 +325,8 @@ class DocumentView(LiveHost):
         gc_policy.hold(self)
         self.loaded.emit()
         self._check_checksum()
+        if self.timeline_widget is not None:  # the plot came first (else: once it is shown)
+            self._index_text()
 
     def _show(self, result: Loaded) -> None:
         self.doc = result.doc
@@ -545,6 +557,7 @@ class DocumentView(LiveHost):
         self._load_task.cancel()
         self._filter_task.cancel()
         self._prepare_task.cancel()
+        self._indexer.cancel()
         self._stop_checksum()
 
     def _stop_checksum(self) -> None:
