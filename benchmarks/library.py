@@ -318,6 +318,7 @@ def compare(lite: dict[str, Any], pg: dict[str, Any]) -> None:
         ("open_and_list_p50_ms", "  with a fresh connection p50, ms", ""),
         ("is_error_search_p50_ms", "is:error p50, ms", ""),
         ("runs_page_with_search_p50_ms", "Runs page filtered by a search p50, ms", ""),
+        ("runs_page_with_common_word_p50_ms", "  by a common word p50, ms", ""),
     ):
         limit = float(goal.split()[1]) if goal else None
         verdict = (

@@ -42,6 +42,10 @@ def step_conditions(q: SearchQuery) -> tuple[list[str], list[Any]]:
     return where + names, args + name_args
 
 
+COMMON_STEPS = 2_000  # more matching steps than this (and than ...
+COMMON_PER_RUN = 5  # ... this many per run): the newest runs are probed one by one
+
+
 class PgReads:
     """The reading half of :class:`~loom_core.library.pg_backend.PgRunsDb`."""
 
@@ -96,20 +100,50 @@ class PgReads:
     def hits(self, q: SearchQuery, limit: int) -> list[Hit]:
         steps, step_args = step_conditions(q)
         runs, run_args = run_conditions(q)
+        if self._common(steps, step_args):
+            found = (  # newest runs first, each probed through its own steps: stops at limit
+                "SELECT s.run, s.pos FROM runs r CROSS JOIN LATERAL (SELECT s.run, s.pos "
+                f"FROM steps s WHERE s.run = r.id AND {' AND '.join(steps)} "
+                f"ORDER BY s.pos DESC) s WHERE {' AND '.join(runs)} "
+                "ORDER BY r.id DESC, s.pos DESC LIMIT %s"
+            )
+        else:  # every match from the index, only their keys sorted
+            found = (
+                "SELECT s.run, s.pos FROM steps s JOIN runs r ON r.id = s.run "
+                f"WHERE {' AND '.join(steps + runs)} ORDER BY s.run DESC, s.pos DESC LIMIT %s"
+            )
         sql = (
             "SELECT s.run, s.pos, s.seq, s.body, s.tool, s.agent, r.path, s.sample, r.time, "
-            "r.host, r.url FROM steps s JOIN runs r ON r.id = s.run "
-            f"WHERE {' AND '.join(steps + runs)} ORDER BY s.run DESC, s.pos DESC LIMIT %s"
+            f"r.host, r.url FROM ({found}) m JOIN steps s ON s.run = m.run AND s.pos = m.pos "
+            "JOIN runs r ON r.id = s.run ORDER BY s.run DESC, s.pos DESC"
         )
-        rows = self.db.retry(lambda c: c.execute(sql, (*step_args, *run_args, limit)).fetchall())
+        args = (*step_args, *run_args, limit)
+        rows = self.db.retry(lambda c: c.execute(sql, args).fetchall())
         wanted = query_words(q)
-        found: list[tuple[Any, Hit]] = []
+        hits: list[tuple[Any, Hit]] = []
         for run, pos, seq, body, tool, agent, path, sample, when, host, url in rows:
             if q.keeps(tool, agent):
                 text, marks = snippet(body, wanted)
                 hit = Hit(path, seq, text, marks, tool, agent, run, sample, when, host, url)
-                found.append((pos, hit))
-        return in_run_order(found)
+                hits.append((pos, hit))
+        return in_run_order(hits)
+
+    def _common(self, steps: list[str], args: Sequence[Any]) -> bool:
+        """Whether a search matches so many steps that the newest runs hold enough of them
+        (more than :data:`COMMON_PER_RUN` per run on average, and over
+        :data:`COMMON_STEPS`): then the newest runs are probed one by one, else every match
+        is taken from the index and the keys sorted (a rare word may be in any run).
+        Counting stops at that bound."""
+        bound = max(COMMON_STEPS, COMMON_PER_RUN * self._run_count())
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM steps s WHERE {' AND '.join(steps)} LIMIT %s) m"
+        row = self.db.retry(lambda c: c.execute(sql, (*args, bound + 1)).fetchone())
+        return bool(row) and int(row[0]) > bound
+
+    def _run_count(self) -> int:
+        """The planner's estimate of the runs table's size (exact counting costs a scan)."""
+        sql = "SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE relname = 'runs'"
+        row = self.db.retry(lambda c: c.execute(sql).fetchone())
+        return int(row[0]) if row else 0
 
     def run_hits(self, q: SearchQuery, limit: int) -> list[Hit]:
         where, args = run_conditions(q)
