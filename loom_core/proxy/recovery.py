@@ -18,13 +18,20 @@ from urllib.parse import urlsplit, urlunsplit
 from loom_core.formats.save import save_dict
 from loom_core.formats.wire import WireRecorder
 from loom_core.proxy.config import SessionPaths
+from loom_core.proxy.save_lock import in_use
 from loom_core.proxy.sidecar import read_sidecar
 
 
 def check_save(paths: SessionPaths, force: bool) -> None:
     """ValueError when ``--save`` names an existing trace, unless ``force``: a new session
     would replace it. A crashed session's trace is the exception: recovery first saves
-    its exchanges aside (``.recovered``), so restarting with the same ``--save`` loses nothing."""
+    its exchanges aside (``.recovered``), so restarting with the same ``--save`` loses nothing.
+    A session a running proxy still records is refused even with ``force``."""
+    if in_use(paths.exchanges):
+        raise ValueError(
+            f"{paths.save}: a running proxy is recording to it; nothing was written "
+            "(choose another --save, or stop that proxy first)"
+        )
     if force or not paths.save.exists() or _crashed(paths):
         return
     raise ValueError(

@@ -43,6 +43,7 @@ from typing import Any
 import msgspec
 
 from loom_core.formats.append_file import AppendFile
+from loom_core.proxy.save_lock import SaveLock
 
 FORMAT = "loom-exchanges"
 VERSION = 1
@@ -132,6 +133,7 @@ class SidecarWriter:
     def __init__(self, path: str | os.PathLike[str], target: str, scrubbed: bool) -> None:
         self.path = Path(path)
         self._file: AppendFile | None = AppendFile(self.path, truncate=True)
+        self._lock = SaveLock(self.path)  # no second proxy may record here meanwhile
         self._last: dict[bytes, tuple[int, dict[str, Any]]] = {}
         self._undo: tuple[int, bytes, tuple[int, dict[str, Any]] | None] | None = None
         self.count = 0
@@ -202,6 +204,7 @@ class SidecarWriter:
         finally:
             self._file.close()
             self._file = None
+            self._lock.release()
 
     def _line(self, obj: dict[str, Any]) -> None:
         assert self._file is not None, "sidecar closed"
