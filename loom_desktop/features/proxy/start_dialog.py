@@ -140,10 +140,11 @@ def preview(spec: ProxySpec) -> tuple[list[tuple[str, str, str, str]], str]:
 
 
 def _next_free(save: str) -> str:
-    """The last save path, or the next free name beside it once that run exists (a
-    second recording must not propose to replace the first)."""
+    """The last save path, or the next free name beside it once that run exists or is
+    being recorded (its journal exists before its trace): a second recording must not
+    propose to replace the first, nor to record into a proxy that is still running."""
     path = Path(save).expanduser()
-    if not path.exists():
+    if not path.exists() and not path.with_name(stem_of(path) + ".journal.jsonl").exists():
         return save
     return str(free_path(path.parent, re.sub(r"-\d+$", "", stem_of(path)) or "session"))
 

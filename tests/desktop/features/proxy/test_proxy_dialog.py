@@ -205,6 +205,18 @@ def test_start_proposes_the_runs_folder_not_the_current_directory(
     assert Path(again.save.text()) == runs_dir / "session-2.loom.json"  # never a replace
 
 
+def test_start_never_proposes_the_save_of_a_proxy_still_recording(qtbot, runs_dir: Path) -> None:
+    """Regression: while the first proxy records, only its journal exists (its trace is
+    written at the end), and the next Start proposed the same path: two proxies, one run."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    first = StartProxyDialog()
+    qtbot.addWidget(first)
+    (runs_dir / "session.journal.jsonl").write_text("")  # the first proxy's, as it records
+    again = StartProxyDialog(last=first.spec())
+    qtbot.addWidget(again)
+    assert Path(again.save.text()) == runs_dir / "session-2.loom.json"
+
+
 @pytest.mark.parametrize(
     ("target", "names"),
     [
