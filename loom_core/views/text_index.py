@@ -158,6 +158,7 @@ def ensure(
             try:  # (only when the file is still the one indexed)
                 save(index, target)
                 prune(os.path.dirname(target), keep=target)
+                index = load(target, len(tl)) or index  # mapped: clean pages, not heap
             except OSError:
                 pass
     elif target is not None:
