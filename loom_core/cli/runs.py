@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from loom_core.errors import LoadError
+from loom_core.library.backend import this_host
 from loom_core.library.index import Indexer
 from loom_core.library.rows import RunRow
 from loom_core.library.search import SORTS, Library
@@ -30,6 +31,11 @@ def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "?"
 
 
+def _elsewhere(host: str) -> str:
+    """`` (on HOST)`` after a path that is another machine's (a team library), else ""."""
+    return f" (on {host})" if host and host != this_host() else ""
+
+
 def _line(row: RunRow) -> str:
     state = row.outcome if row.state == "ok" else f"{row.state}: {row.cause}"
     models = ",".join(row.models) or "-"
@@ -38,7 +44,8 @@ def _line(row: RunRow) -> str:
     healed = f"  healed by {row.healed_by}" if row.healed_by else ""
     return (
         f"{_when(row.time)}  {state:<{OUTCOME_WIDTH}} {row.format:<10} {row.steps:>7} steps {tokens:>14} "
-        f"{row.cost_text() or '-':>10}  {models}  {row.path}{branch if row.parent else ''}{healed}"
+        f"{row.cost_text() or '-':>10}  {models}  {row.path}{_elsewhere(row.host)}"
+        f"{branch if row.parent else ''}{healed}"
     )
 
 
@@ -66,7 +73,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.json:
         return 0
     for hit in hits:
-        where = f"{hit.path}:{hit.seq if hit.seq is not None else 'prompt'}"
+        where = f"{hit.path}:{hit.seq if hit.seq is not None else 'prompt'}{_elsewhere(hit.host)}"
         sample = f"  {hit.sample_label()}" if hit.sample else ""  # open it: --sample ID:EPOCH
         tool = f"  {hit.tool}" if hit.tool else ""
         print(f"{where}{sample}{tool}  {' '.join(hit.marked().split())}")

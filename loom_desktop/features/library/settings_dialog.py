@@ -115,10 +115,13 @@ class LibraryDialog(QDialog):
         self._enable(self.team.isChecked())
 
     def _env_note(self) -> None:
+        """The environment's URL is the one in use: shown, testable, not editable here."""
         env = os.environ.get(URL_ENV, "").strip()
         if env:
+            self.team.setChecked(True)
+            self.url.setText(env)
             self.status.setText(f"{URL_ENV} is set in the environment ({env}): it wins over this.")
-            for widget in (self.local, self.team, self.url, self.store, self.test_btn):
+            for widget in (self.local, self.team, self.url, self.store):
                 widget.setEnabled(False)
 
     def _enable(self, team: bool) -> None:

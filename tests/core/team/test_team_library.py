@@ -76,6 +76,8 @@ def test_what_one_laptop_publishes_the_other_lists_finds_and_opens(
     local = Path(b.run("fetch", str(hits[0]["url"])).strip())
     assert local.read_bytes() == SAMPLE.read_bytes() and "laptop-b" in str(local)
     assert b.run("list", "author:laptop-a").count("\n") == 1
+    assert "fix.loom.json (on laptop-a)" in b.run("list", "author:laptop-a")  # not b's own file
+    assert ":20 (on laptop-a)  git_push" in b.run("search", "tool:git_push")
     assert b.run("list", "host:laptop-b").count("\n") == 1
 
 

@@ -114,4 +114,5 @@ def test_a_password_in_the_url_is_refused_and_the_environment_wins(
     monkeypatch.setenv("LOOM_LIBRARY_URL", "postgresql://ci@db/loom")
     dialog = window.library.settings_dialog()
     assert "LOOM_LIBRARY_URL is set" in dialog.status.text() and not dialog.url.isEnabled()
+    assert dialog.url.text() == "postgresql://ci@db/loom" and dialog.test_btn.isEnabled()
     dialog.reject()
