@@ -82,9 +82,10 @@ def _preview(opening: Opening, on_head: Callable[[Loaded], None]) -> bytes:
     layout: the caller shows the head from the whole file instead).
     """
     path, read = opening.path, opening.head
-    with open(path, "rb") as fh:
-        fh.seek(len(read))
-        read += fh.read(HEAD_BYTES - len(read))
+    if len(read) < HEAD_BYTES:  # (a head read on to a long first line may be longer)
+        with open(path, "rb") as fh:
+            fh.seek(len(read))
+            read += fh.read(HEAD_BYTES - len(read))
     data = read[3:] if read[:3] == BOM else read
     begin = data.find(_LOG_START)
     if begin < 0:

@@ -169,3 +169,24 @@ def test_the_command_line_refuses_a_file_of_nul_bytes_without_growing(tmp_path: 
     code, peak_kib = (int(x) for x in out[0].split())
     assert code == 2 and len(out) == 2 and "binary data, not a text file" in out[1]
     assert peak_kib < 256 << 10, f"peak RSS {peak_kib >> 10} MiB for a 2 GB file it refused"
+
+
+def test_a_long_first_line_is_read_on_to_its_end_and_no_further(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A journal whose header line is longer than the head the format is decided from is
+    still a journal (a long system prompt); a compact trace is not read on line-wise, and
+    its preview reads a head, not the whole file."""
+    journal = tmp_path / "long.journal.jsonl"
+    journal.write_bytes(header("x" * 500) + effect(0, "tool:x", "ok"))
+    opening = open_run(journal, 64)
+    assert opening is not None and opening.reader is JOURNAL and b"\n" in opening.head
+    assert len(load(journal).effects) == 1
+    log = [{"seq": i, "kind": "tool:x", "result": "y" * 900} for i in range(6000)]
+    compact = tmp_path / "compact.loom.json"
+    compact.write_bytes(json.dumps({"model": "m", "version": 2, "log": log}).encode())
+    monkeypatch.setattr(loader, "LINE_LIMIT", 1 << 20)
+    opening = open_run(compact, 64)
+    assert opening is not None and opening.reader is TRACE and len(opening.head) <= 1 << 21
+    heads: list[object] = []
+    assert len(load_progressive(opening, heads.append).doc.effects) == len(log)
