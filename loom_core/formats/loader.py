@@ -45,7 +45,7 @@ _JOURNAL_TYPES = (b'"header"', b'"intent"', b'"effect"')
 _SIDECAR_TYPES = (b'"session"', b'"exchange"', b'"end"')
 _NONBLANK = re.compile(rb"\S")
 DECIDE_BYTES = 1 << 20  # the head a format is decided from: a journal's first lines
-LINE_LIMIT = 64 << 20  # the head is read on to a whole first line, up to this size
+LINE_LIMIT = 16 << 20  # the head is read on to a whole first line, up to this size
 
 
 def _first_line(data: bytes) -> tuple[bytes, bool]:
