@@ -38,6 +38,14 @@ def cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / APP / "runs"
 
 
+def is_cached(path: str | Path) -> bool:
+    """Whether ``path`` is a copy in this cache (of a run the library lists already)."""
+    try:
+        return Path(path).resolve().is_relative_to(cache_home().resolve())
+    except OSError:
+        return False
+
+
 def bound_bytes() -> int:
     """The cache's bound in bytes (a malformed setting falls back to the default)."""
     try:

@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QVBoxLayout, QWidget
 
+from loom_core.library.cache import is_cached
 from loom_core.library.query import RUN_KEYS
 from loom_core.library.scan import JOURNAL, TRACE, default_folders
 from loom_core.views.steps import step_of_seq
@@ -176,7 +177,11 @@ class LibraryUi:
 
     def loaded(self, path: str) -> None:
         """The window opened ``path``: the library lists it (or brings it up to date). The
-        journal of a recording the app is making is not a run of its own (its trace is)."""
+        journal of a recording the app is making is not a run of its own (its trace is),
+        nor is a copy of another machine's run fetched into the cache (the library lists
+        that run already, on its own machine)."""
+        if is_cached(path):
+            return
         if path.endswith(JOURNAL) and path[: -len(JOURNAL)] + TRACE in self.recordings:
             return
         self.controller.note(path, "opened")

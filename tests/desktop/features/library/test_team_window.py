@@ -43,7 +43,13 @@ def _choose(qtbot: Any, window: MainWindow, url: str) -> Any:
 
 
 def test_the_window_lists_finds_and_opens_what_another_laptop_published(
-    qtbot: Any, window: MainWindow, here: str, pg_url: str, bucket: str, tmp_path: Path
+    qtbot: Any,
+    window: MainWindow,
+    here: str,
+    pg_url: str,
+    bucket: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     other = Laptop("laptop-b", tmp_path, pg_url)
     other.run("store", f"{bucket}/team")
@@ -72,6 +78,8 @@ def test_the_window_lists_finds_and_opens_what_another_laptop_published(
     window.library.page.search.setText("tool:git_push")
     qtbot.waitUntil(lambda: [h.seq for h in controller.hits.hits] == [20, 21], timeout=WAIT)
     assert " on laptop-b " in window.library.page.hits.model().index(0).data()
+    noted: list[str] = []
+    monkeypatch.setattr(controller, "note", lambda path, *_a: noted.append(path))
     window.library.page._open_hit(window.library.page.hits.model().index(0))
     qtbot.waitUntil(lambda: window.current() is not None, timeout=WAIT)
     view = window.current()
@@ -80,6 +88,7 @@ def test_the_window_lists_finds_and_opens_what_another_laptop_published(
     assert str(tmp_path / "desk-cache") in view.path  # the cache, never the other's path
     qtbot.waitUntil(lambda: view.filter_box.text() == "tool:git_push", timeout=WAIT)
     assert step_seq(view.session.timeline, view.session.step) == 20  # the hit's step
+    assert view.path not in noted  # the cached copy is not listed as a run of this machine
 
 
 def test_a_run_that_was_never_published_says_where_it_is(
