@@ -30,6 +30,7 @@ from loom_core.formats.loader import open_run
 from loom_core.formats.progressive import Cancelled, Loaded, load_progressive
 from loom_core.formats.reader import Opening
 from loom_core.formats.trace import checksum_state
+from loom_core.library.cache import is_cached
 from loom_core.live.reread import is_live_file
 from loom_core.views.filtering import filter_message, filter_steps, prepare_filter
 from loom_desktop.document.filter_batches import FilterBatches
@@ -246,8 +247,10 @@ class DocumentView(LiveHost):
             self.start_live()  # (a missing file: a journal yet to be written)
             return
         reader = opening.reader
-        if reader.follow and (watch or is_live_file(self.path)):
-            self.start_live(reader=reader)  # a foreign format: live while it is being written
+        # a foreign format: live while it is being written; a copy fetched from a team's run
+        # store was just written by the download, never by its agent
+        if reader.follow and (watch or (is_live_file(self.path) and not is_cached(self.path))):
+            self.start_live(reader=reader)
             return
         self._load_task.start(
             lambda ctx: gc_policy.loading(

@@ -125,3 +125,29 @@ def test_a_password_in_the_url_is_refused_and_the_environment_wins(
     assert "LOOM_LIBRARY_URL is set" in dialog.status.text() and not dialog.url.isEnabled()
     assert dialog.url.text() == "postgresql://ci@db/loom" and dialog.test_btn.isEnabled()
     dialog.reject()
+
+
+def test_a_fetched_transcript_opens_as_the_finished_run_it_is(
+    qtbot: Any, window: MainWindow, here: str, pg_url: str, bucket: str, tmp_path: Path
+) -> None:
+    """A Claude Code session fetched a moment ago has a fresh file, but no agent writes it:
+    its tab is not live ("running")."""
+    from tests.core.formats.real_world import real_files
+
+    other = Laptop("laptop-b", tmp_path, pg_url)
+    other.run("store", f"{bucket}/team")
+    sessions = real_files("claude-code", ".jsonl")
+    if not sessions:
+        pytest.skip("the real-world Claude Code sessions are not beside this checkout")
+    session = sessions[0]
+    copy = other.folder / "session.jsonl"
+    shutil.copy(session, copy)
+    other.run("publish", copy)
+    window.library.use_library(pg_url)
+    controller = window.library.controller
+    qtbot.waitUntil(lambda: len(controller.runs.runs) == 1, timeout=WAIT)
+    window.library.page._open_run(controller.runs.index(0, 0))
+    qtbot.waitUntil(lambda: window.current() is not None, timeout=WAIT)
+    view = window.current()
+    qtbot.waitUntil(lambda: view.complete, timeout=WAIT)
+    assert str(tmp_path / "desk-cache") in view.path and view.live is None
