@@ -269,7 +269,10 @@ def load_bytes(data: bytes, path: str) -> Document:
 
 
 def load_opened(opening: Opening) -> Document:
-    """The whole load of a decided file, by its reader (its bytes read on from the head)."""
+    """The whole load of a decided file, by its reader: the head when it is the whole file,
+    else the file read whole (its first MiB again, from the page cache: an immutable copy
+    of head + rest would hold the file twice; the window's big traces read on from the
+    head instead, see :mod:`.progressive`)."""
     data = opening.head if opening.whole else read_bytes(opening.path)
     return opening.reader.load(data, opening.path)
 
