@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -77,13 +78,11 @@ def _queries(tl: Any, n: int, suffix: str, out: dict[str, Any]) -> None:
             }
 
 
-def _index(tl: Any, out: dict[str, Any]) -> None:
-    """Build the index (as the tab does), keep it, then open it again (mapped)."""
-    import tempfile
-
+def _index(tl: Any, out: dict[str, Any], folder: str) -> None:
+    """Build the index (as the tab does), keep it in ``folder``, then open it again
+    (mapped)."""
     from loom_core.views import step_index, text_index
 
-    folder = tempfile.mkdtemp(prefix="loom-text-index-")
     wall, cpu = time.perf_counter(), time.process_time()
     index = text_index.ensure(tl, folder)
     out["index_build_s"] = round(time.perf_counter() - wall, 2)
@@ -120,8 +119,9 @@ def measure(n: int) -> dict[str, Any]:
     _queries(tl, n, "", out)
     chunks = step_index(tl).text_chunks(tl, len(tl), lambda: False)
     out["text_column_mb"] = round(sum(len(c.blob) for c in chunks) / 1e6, 1)
-    _index(tl, out)
-    _queries(tl, n, "_indexed", out)
+    with tempfile.TemporaryDirectory(prefix="loom-text-index-") as folder:
+        _index(tl, out, folder)
+        _queries(tl, n, "_indexed", out)
     out["goals"] = [_goal_line(out, name, n) for name in QUERIES]
     return out
 
