@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
-from loom_core.views.timeline import KINDS
+from loom_core.views.timeline import KIND_NAMES
 
-KIND_COLORS = {
-    "episode": "#7e57c2",
+KIND_COLORS = {  # by kind as shown (KIND_NAMES: a user prompt is "prompt")
+    "prompt": "#7e57c2",
     "model": "#1e88e5",
     "tool": "#43a047",
     "human": "#fb8c00",
@@ -36,7 +36,7 @@ _KIND_QCOLORS: list[QColor] = []
 def kind_color(code: int) -> QColor:
     """The colour of a step kind code (one QColor per kind: views ask on every paint)."""
     if not _KIND_QCOLORS:
-        _KIND_QCOLORS.extend(QColor(KIND_COLORS[k]) for k in KINDS)
+        _KIND_QCOLORS.extend(QColor(KIND_COLORS[k]) for k in KIND_NAMES)
     return _KIND_QCOLORS[code]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from loom_core.cli.sample_option import add_sample_option
 from loom_core.views.shield_place import edited_input
-from loom_core.views.steps import StepRow, flag_marks, step_rows
+from loom_core.views.steps import StepRow, decision_mark, flag_marks, step_rows
 
 
 def _decision(event: Any) -> str:
@@ -24,11 +24,12 @@ def _decision(event: Any) -> str:
     edited, ran = edited_input(event)
     args = json.dumps(ran if edited else event.input, ensure_ascii=False, default=str)
     what = f"{event.tool}({args}){' ✎ edited' if edited else ''}" if event.tool else "(no call)"
-    return f"★ {event.action} {what} via {event.via}"
+    return f"{decision_mark(event.action)} {event.action} {what} via {event.via}"
 
 
 def row_line(row: StepRow) -> str:
-    """``[seq] kind agent tokens cost  marks summary  ★ decisions`` (seq blank on a prompt)."""
+    """``[seq] kind agent tokens cost  marks summary  ★ decisions`` (◆ a denial; seq blank on
+    a prompt)."""
     number = "" if row.seq is None else str(row.seq)
     kind = "  " * row.depth + row.kind
     tokens = f"{row.tokens:,} tok" if row.tokens else ""

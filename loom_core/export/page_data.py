@@ -16,7 +16,7 @@ from typing import Any
 from loom_core.formats.document import Document, text_and_calls
 from loom_core.views.frames import Message, frame_at
 from loom_core.views.recorded import content_missing, new_from, recorded_messages
-from loom_core.views.steps import call_text, readable_time, step_rows
+from loom_core.views.steps import call_text, decision_mark, readable_time, step_rows
 from loom_core.views.timeline import K_EPISODE, K_MODEL, Timeline, build_timeline
 
 TEXT_LIMIT = 20_000
@@ -99,11 +99,14 @@ def _detail(tl: Timeline, step: int, step_of: dict[int, int]) -> dict[str, Any]:
 
 
 def _decision(event: dict[str, Any]) -> str:
-    """``deny bash({...}) via operator``: a shield decision placed on a step."""
+    """``◆ deny bash({...}) via operator``: a shield decision placed on a step, with its
+    sign (◆ a denial, ★ another decision)."""
     tool = event.get("tool") or ""
     args = json.dumps(event.get("input"), ensure_ascii=False, default=str) if tool else ""
+    action = event.get("action", "")
     return (
-        f"{event.get('action', '')} {tool}{f'({args})' if tool else ''} via {event.get('via', '')}"
+        f"{decision_mark(action)} {action} {tool}{f'({args})' if tool else ''} "
+        f"via {event.get('via', '')}"
     )
 
 

@@ -28,6 +28,7 @@ import re
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from difflib import get_close_matches
 from fnmatch import fnmatchcase
 
 import numpy as np
@@ -40,6 +41,7 @@ from loom_core.views.timeline import (
     F_ERROR,
     F_SHIELD,
     K_TOOL,
+    KIND_NAMES,
     KINDS,
     Timeline,
 )
@@ -87,15 +89,29 @@ def _listing(values: tuple[str, ...] | list[str], suffix: str = "") -> str:
     return ", ".join(v + suffix for v in values)
 
 
+def _did_you_mean(typed: str, valid: tuple[str, ...], prefix: str = "", suffix: str = "") -> str:
+    """`` — did you mean model?`` for a near miss (``modle``: a letter swapped, missing or
+    extra), else nothing: a guess that is not close is noise."""
+    close = get_close_matches(typed, valid, n=1, cutoff=0.75)
+    return f" — did you mean {prefix}{close[0]}{suffix}?" if close else ""
+
+
 def _kind(q: Query, value: str) -> None:
     if value.lower().startswith("tool:"):
         q.kinds.add(K_TOOL)
         q.tools.append(value[5:] or "*")
         return
-    codes = {i for i, k in enumerate(KINDS) if k.startswith(value.lower())}
+    low = value.lower()  # a prompt also answers to loom's word for it, "episode"
+    codes = {
+        i
+        for i, names in enumerate(zip(KIND_NAMES, KINDS, strict=True))
+        if any(n.startswith(low) for n in names)
+    }
     if not codes:
         q.nothing = True
-        q.problems.append(f"no kind “{value}”; kinds are {_listing(KINDS)}")
+        q.problems.append(
+            f"no kind “{value}”{_did_you_mean(low, KIND_NAMES)}; kinds are {_listing(KIND_NAMES)}"
+        )
     q.kinds.update(codes)
 
 
@@ -107,13 +123,16 @@ def _is(q: Query, value: str) -> None:
         q.flags |= _FLAGS[value]
     else:
         q.nothing = True
-        q.problems.append(f"no such flag is:{value}; flags are {_listing(IS_VALUES)}")
+        q.problems.append(
+            f"no such flag is:{value}{_did_you_mean(value, IS_VALUES, 'is:')}; "
+            f"flags are {_listing(IS_VALUES)}"
+        )
 
 
 def _key_value(q: Query, key: str, value: str) -> None:
     if not value:
         hint = (
-            _listing(KINDS)
+            _listing(KIND_NAMES)
             if key == "kind"
             else _listing(IS_VALUES)
             if key == "is"
@@ -144,7 +163,8 @@ def parse_query(text: str) -> Query:
             continue
         if colon and value and _KEY.fullmatch(key):
             q.problems.append(
-                f"unknown key “{key}:” (searched as text); keys are "
+                f"unknown key “{key}:”{_did_you_mean(key.lower(), KEYS, suffix=':')} (searched as "
+                "text); keys are "
                 f"{_listing(KEYS, ':')}; put text with a colon in quotes"
             )
         q.texts.append(term.lower())

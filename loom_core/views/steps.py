@@ -32,6 +32,7 @@ from loom_core.views.timeline import (
     F_UNFINISHED,
     K_EPISODE,
     K_MODEL,
+    PROMPT,
     Timeline,
 )
 
@@ -44,7 +45,7 @@ FLAG_NAMES = (
     (F_DENIED, "denied"),
     (F_UNFINISHED, "unfinished"),
 )
-PROMPT_LABEL = "user prompt"  # what a user-episode row is called where a step has its number
+PROMPT_LABEL = PROMPT  # what a user-prompt row is called where a step has its number
 
 
 def clip(text: str, limit: int) -> str:
@@ -146,12 +147,39 @@ def step_of_seq(tl: Timeline, seq: int) -> int | None:
 
 
 def step_label(tl: Timeline, step: int) -> str:
-    """``step 14``, or ``user prompt`` for a row that is not an effect."""
+    """``step 14``, or ``prompt`` for a row that is not an effect."""
     seq = step_seq(tl, step)
     return PROMPT_LABEL if seq is None else f"step {seq}"
 
 
 # -- the row -------------------------------------------------------------------------------
+
+
+DENIED_MARK, DECISION_MARK = "◆", "★"
+
+
+def decision_mark(action: Any) -> str:
+    """The sign of one shield decision: ◆ a denial, ★ any other (allow, confirm, …) -- the
+    sign its step's row and the timeline show, so a denial has one sign everywhere."""
+    return DENIED_MARK if action == "deny" else DECISION_MARK
+
+
+def flag_words(flags: int) -> list[str]:
+    """What a step's flags say, in words (the timeline's tooltip): a denied call is
+    "denied by the shield", not a mere shield decision."""
+    words = [
+        text
+        for bit, text in (
+            (F_ERROR, "error"),
+            (F_BLOCKED, "blocked"),
+            (F_DENIED, "denied by the shield"),
+            (F_UNFINISHED, "unfinished"),
+        )
+        if flags & bit
+    ]
+    if flags & F_SHIELD and not flags & F_DENIED:
+        words.append("shield decision")
+    return words
 
 
 def flag_marks(flags: int) -> str:
@@ -164,9 +192,9 @@ def flag_marks(flags: int) -> str:
     if flags & F_BLOCKED:
         marks.append("⊘ ")
     if flags & F_DENIED:
-        marks.append("◆ ")
+        marks.append(DENIED_MARK + " ")
     elif flags & F_SHIELD:
-        marks.append("★ ")
+        marks.append(DECISION_MARK + " ")
     if flags & F_UNFINISHED:
         marks.append("◷ ")
     return "".join(marks)

@@ -38,6 +38,11 @@ KINDS = (
     "other",
 )
 K_EPISODE, K_MODEL, K_TOOL, K_HUMAN = 0, 1, 2, 3
+# A user prompt row is called "prompt" wherever a kind is named: the step list, the legend,
+# the context view, the filter, the commands and the exported page. KINDS keeps the code's
+# word ("episode", loom's) for what is stored, such as the run library's index.
+PROMPT = "prompt"
+KIND_NAMES = (PROMPT, *KINDS[1:])  # KINDS as they are shown and typed
 _CODE = {k: i for i, k in enumerate(KINDS)}
 
 # Where a seq beyond a float's range (a hand-edited 10**400; loom's JSON has no integer
@@ -134,9 +139,9 @@ class Timeline:
         return -1 if caller < 0 else self.call_of[caller + 1 : result].count(caller)
 
     def kind_name(self, step: int) -> str:
-        """The effect kind of a step (``tool:name`` kept), or ``episode``."""
+        """The effect kind of a step (``tool:name`` kept), or ``prompt`` for a user prompt."""
         e = self.effect_of[step]
-        return "episode" if e < 0 else (self.doc.effects[e].kind or "")
+        return PROMPT if e < 0 else (self.doc.effects[e].kind or "")
 
     def steps_of_kind(self, step: int) -> tuple[int | None, int | None]:
         """Previous and next step with the same kind name as ``step`` (``tool:x`` exact).

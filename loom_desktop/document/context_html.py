@@ -357,7 +357,9 @@ def _find_call(tl: Timeline, model_step: int, result_step: int) -> dict[str, Any
 def _header(tl: Timeline, step: int) -> str:
     kind = tl.kind_name(step)
     color = KIND_COLORS.get(kind.split(":")[0], "#555")
-    parts = [f"<b style='color:{color}'>{esc(kind)}</b>", step_label(tl, step)]
+    parts = [f"<b style='color:{color}'>{esc(kind)}</b>"]
+    if tl.effect_of[step] >= 0:  # a prompt has no number: its kind already names it
+        parts.append(step_label(tl, step))
     agent = tl.agents[tl.agent[step]]
     if agent:  # a step no agent is named for (a tool, a foreign main agent): no bare "agent"
         parts.append(f"agent {esc(agent)}")

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from loom_core.views.shield_place import edited_input
+from loom_core.views.steps import decision_mark
 
 EDITED_MARK = "✎ edited by the operator"
 
@@ -32,10 +33,11 @@ def _extras(event: Any) -> dict[str, Any]:
 
 
 def shield_line_html(event: Any) -> str:
-    """``★ shield <action> via <via> [by who]: call`` and what else the decision says."""
+    """``★ shield <action> via <via> [by who]: call`` (◆ for a denial, the sign its step
+    carries in the list and on the timeline) and what else the decision says."""
     extra = _extras(event)
     by = f" by {_esc(event.by)}" if event.by else ""
-    head = f"★ shield {_esc(event.action)} via {_esc(event.via)}{by}: "
+    head = f"{decision_mark(event.action)} shield {_esc(event.action)} via {_esc(event.via)}{by}: "
     edited, ran = edited_input(event)
     if not event.tool:
         what = "(no call)"

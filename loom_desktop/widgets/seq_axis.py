@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 
-from loom_core.views.steps import step_label, step_summary
+from loom_core.views.steps import flag_words, step_label, step_summary
 from loom_core.views.timeline import SEQ_LIMIT, Timeline
 
 # Where a seq beyond a float's range is placed: see Timeline.seqs; its label still says
@@ -105,8 +105,10 @@ def step_tip(tl: Timeline, row: int) -> str:
     tokens = tl.tokens_in[row] + tl.tokens_out[row]
     cost = tl.cost_text(row)  # the step list's and status bar's words for the same step
     parts = (
-        [step_label(tl, row), tl.kind_name(row)]
+        ([step_label(tl, row)] if tl.effect_of[row] >= 0 else [])  # a prompt: its kind names it
+        + [tl.kind_name(row)]
         + ([f"{tokens:,} tokens"] if tokens else [])
         + ([cost] if cost else [])
+        + flag_words(tl.flags[row])
     )
     return " · ".join(parts) + "\n" + step_summary(tl, row, 100)

@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KINDS, Timeline
+from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KIND_NAMES, Timeline
 from loom_desktop.style import (
     BLOCKED_COLOR,
     DEPTH_COLORS,
@@ -101,7 +101,8 @@ class TimelineWidget(pg.PlotWidget):
         plot.getAxis("left").enableAutoSIPrefix(False)  # token counts are never "x1e+06"
         plot.getViewBox().setAutoVisible(y=True)
         self.bars = BarsItem(
-            [self._fill(KIND_COLORS[name]) for name in KINDS], [QColor(c) for c in DEPTH_COLORS]
+            [self._fill(KIND_COLORS[name]) for name in KIND_NAMES],
+            [QColor(c) for c in DEPTH_COLORS],
         )
         plot.addItem(self.bars)
         self.markers = {bit: self._marker(plot, symbol, color) for bit, symbol, color in _MARKS}

@@ -16,10 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtGui import QColor
 
-from loom_core.views.timeline import KINDS, Timeline
-
-# the words for a kind in the legend (a user prompt row is not an effect kind)
-_KIND_WORDS = {"episode": "prompt"}
+from loom_core.views.timeline import KIND_NAMES, Timeline
 
 
 class _Sample(pg.graphicsItems.LegendItem.ItemSample):
@@ -44,7 +41,7 @@ class TimelineLegend:
         # a row of its own under the step axis: never over the bars
         plot.layout.addItem(self.legend, 4, 1)
         self.legend.setVisible(False)
-        self._kinds = {k: self._swatch("s", kind_colors[k.split(":")[0]]) for k in KINDS}
+        self._kinds = {k: self._swatch("s", kind_colors[k]) for k in KIND_NAMES}
         self._marks = [
             (bit, self._swatch(symbol, color), words) for bit, symbol, color, words in marks
         ]
@@ -61,9 +58,7 @@ class TimelineLegend:
         """Show the kinds and markers ``tl`` has, and the line as ``line_words``."""
         codes = set(np.unique(np.frombuffer(tl.kind, np.uint8)).tolist()) if len(tl) else set()
         flags = int(np.bitwise_or.reduce(np.frombuffer(tl.flags, np.uint8))) if len(tl) else 0
-        items = [
-            (self._kinds[KINDS[c]], _KIND_WORDS.get(KINDS[c], KINDS[c])) for c in sorted(codes)
-        ]
+        items = [(self._kinds[KIND_NAMES[c]], KIND_NAMES[c]) for c in sorted(codes)]
         items += [(sample, words) for bit, sample, words in self._marks if flags & bit]
         if len(tl):
             items.append((self._line, line_words))

@@ -21,7 +21,7 @@ def test_opens_sample_and_shows_status(
     qtbot.waitUntil(lambda: view.checksum == "valid", timeout=20_000)
     window.update_status()
     labels = window.status_labels
-    assert labels["step"].text() == f"user prompt · 1 of {len(tl)}"
+    assert labels["step"].text() == f"prompt · 1 of {len(tl)}"
     assert labels["checksum"].text() == "checksum valid"
     assert labels["format"].text() == "trace v2"
     assert labels["cost"].text().startswith("cost $0 / $0.13")

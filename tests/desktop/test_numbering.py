@@ -46,8 +46,10 @@ def test_status_bar_and_context_header_name_the_seq(
     assert f"step {REVIEWER_CALL} ·" in header and "seq" not in header
     view.session.set_step(0)
     window.update_status()
-    assert window.status_labels["step"].text() == "user prompt · 1 of 30"
-    assert "user prompt" in step_html(tl, 0, ViewState()).split("</div>")[0]
+    assert window.status_labels["step"].text() == "prompt · 1 of 30"
+    # one name for the row: "prompt" (not "episode", "user prompt" and "prompt")
+    header = step_html(tl, 0, ViewState()).split("</div>")[0]
+    assert ">prompt</b> · agent user" in header and "episode" not in header
     result = step_of_seq(tl, 4)  # run_tests' error: called at step 3
     assert "Call (made at <a href='loom:step:4'>step 3</a>)" in step_html(tl, result, ViewState())
 
@@ -84,7 +86,13 @@ def test_timeline_axis_labels_seqs_at_their_steps_rows(qtbot, sample: Path) -> N
         f"step {REVIEWER_CALL} · model · 3,337 tokens · {cost}\ncalls reviewer"
     )
     widget._hovered(view.mapViewToScene(QPointF(24.0, 10.0)))
-    assert widget.toolTip().startswith("user prompt · episode\nThanks.")
+    assert widget.toolTip().startswith("prompt\nThanks.")
+    # a denied call's step says so (its ◆ is the only sign on it)
+    denied = step_of_seq(tl, 12)
+    widget._hovered(view.mapViewToScene(QPointF(float(denied), 100.0)))
+    assert (
+        "· denied by the shield\n" in widget.toolTip() and "shield decision" not in widget.toolTip()
+    )
 
 
 def test_screenshot_step_is_a_seq(window: MainWindow, sample: Path, tmp_path: Path, capsys) -> None:
@@ -142,9 +150,9 @@ def test_doctor_column_names_steps_by_seq_and_a_prompt_as_a_prompt(tmp_path: Pat
     model = FindingsModel()
     model.set_findings(found, [locate(f, doc, tl) for f in found])
     [row] = [r for r, f in enumerate(found) if f.episode is not None]
-    assert model.index(row, F_STEP).data() == "user prompt"
+    assert model.index(row, F_STEP).data() == "prompt"
     assert where(found[row]).endswith(f"before step {second}")
-    assert tl.kind_name(model.steps[row][0]) == "episode"  # the mark sits on the prompt row
+    assert tl.kind_name(model.steps[row][0]) == "prompt"  # the mark sits on the prompt row
 
 
 def test_step_list_signs_match_the_timeline_legend() -> None:

@@ -10,8 +10,8 @@
   let current = -1;
 
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
-  const kindClass = (k) => k === "model" ? "k-model" : k.startsWith("tool:") ? "k-tool" : k === "episode" ? "k-user" : "k-other";
-  const label = (r) => r[0] === null ? "prompt" : "step " + r[0];
+  const kindClass = (k) => k === "model" ? "k-model" : k.startsWith("tool:") ? "k-tool" : k === "prompt" ? "k-user" : "k-other";
+  const label = (r) => r[0] === null ? "" : " · step " + r[0];
 
   document.getElementById("title").textContent = D.source.path.split(/[\\/]/).pop();
   document.getElementById("totals").textContent = `${D.source.format} · ${D.source.model} · ${D.totals.steps.toLocaleString()} steps · ` +
@@ -21,7 +21,7 @@
   function rowHtml(i) {
     const r = rows[i];
     const bad = r[7].length ? `<span class="bad">${esc(r[7].join(" "))}</span> ` : "";
-    const shield = r[8].length ? " ★ " + esc(r[8].join(" · ")) : "";
+    const shield = r[8].length ? " " + esc(r[8].join(" · ")) : "";
     const tok = r[5] ? ` [${r[5].toLocaleString()} tok ${esc(r[6])}]` : "";
     return `<div class="row${i === current ? " sel" : ""}" data-i="${i}" style="top:${i * ROW}px">` +
       `<span class="seq">${r[0] === null ? "" : r[0]}</span>${"&nbsp;&nbsp;".repeat(r[2])}` +
@@ -73,10 +73,10 @@
 
   function detailHtml(step) {
     const r = rows[step], d = details[step];
-    let html = `<div class="hdr"><b>${esc(r[1])}</b> · ${label(r)} · agent ${esc(r[3])}${r[2] ? " · depth " + r[2] : ""}` +
+    let html = `<div class="hdr"><b>${esc(r[1])}</b>${label(r)} · agent ${esc(r[3])}${r[2] ? " · depth " + r[2] : ""}` +
       `${r[5] ? ` · ${r[5].toLocaleString()} tokens · ${esc(r[6])}` : ""}</div>`;
     if (r[7].length) html += `<div class="err">${esc(r[7].join(" "))}</div>`;
-    if (r[1] === "episode") return html + `<div class="sec">User</div><pre>${esc(d.text)}</pre>`;
+    if (r[1] === "prompt") return html + `<div class="sec">User</div><pre>${esc(d.text)}</pre>`;
     if (r[1] === "model") {
       if (step === firstModel && D.system) html += `<div class="sec">System prompt</div><pre>${esc(D.system)}</pre>`;
       html += contextHtml(step) + `<div class="sec">Response</div>`;
@@ -85,7 +85,7 @@
     } else {
       html += `<div class="sec">Result</div><pre>${esc(d.result)}</pre>`;
     }
-    for (const s of r[8]) html += `<div class="hdr">★ shield: ${esc(s)}</div>`;
+    for (const s of r[8]) html += `<div class="hdr">shield: ${esc(s)}</div>`;
     return html;
   }
   const firstModel = rows.findIndex((r) => r[1] === "model");

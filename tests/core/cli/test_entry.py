@@ -292,7 +292,7 @@ def test_malformed_payloads_are_tolerated_not_tracebacks(
     assert json.loads(capsys.readouterr().out)["effects"] == len(load(path))
     assert main(["steps", str(path), "--json"]) == 0  # every row's payload, as the app reads it
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert len([r for r in rows if r["kind"] != "episode"]) == len(load(path))
+    assert len([r for r in rows if r["kind"] != "prompt"]) == len(load(path))
 
 
 WRONGLY_TYPED = {

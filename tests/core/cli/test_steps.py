@@ -30,18 +30,20 @@ def test_steps_text_numbers_rows_as_loom_timeline_does() -> None:
         if (m := re.match(r"\s*\[\s*(\d+)\]", line))
     ]
     assert ours == theirs == list(range(28))
-    assert lines[0].startswith("[    ] episode") and lines[24].startswith("[    ] episode")
+    assert lines[0].startswith("[    ] prompt") and lines[24].startswith("[    ] prompt")
     assert re.match(r"\[  14\] model +lead +3,337 tok +\$0\.0118  calls reviewer", lines[15])
     assert re.match(r"\[  15\]   model +reviewer", lines[16])  # depth indents the kind
     assert "⊘ BLOCKED: git_push" in lines[22] and "✖ ERROR" in lines[5]
-    assert "◆ calls run_tests" in lines[13] and "★ deny run_shell(" in lines[13]
+    # a denial has one sign: ◆ on its row and on the decision (★ is any other decision)
+    assert "◆ calls run_tests" in lines[13] and "◆ deny run_shell(" in lines[13]
+    assert "★" not in lines[13]
 
 
 def test_steps_json_one_object_per_row() -> None:
     done = core("steps", SAMPLE, "--json")
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r["row"] for r in rows] == list(range(30))
-    assert rows[0]["seq"] is None and rows[0]["kind"] == "episode" and rows[0]["agent"] == "user"
+    assert rows[0]["seq"] is None and rows[0]["kind"] == "prompt" and rows[0]["agent"] == "user"
     r = rows[15]
     assert (r["seq"], r["kind"], r["depth"], r["agent"], r["tokens"]) == (
         14,
@@ -66,7 +68,7 @@ def test_seq_helpers_map_rows_and_seqs_both_ways() -> None:
         assert (seq is None) == (tl.effect_of[row] < 0)
         if seq is not None:
             assert step_of_seq(tl, seq) == row and step_label(tl, row) == f"step {seq}"
-    assert step_label(tl, 0) == "user prompt" and step_of_seq(tl, 28) is None
+    assert step_label(tl, 0) == "prompt" and step_of_seq(tl, 28) is None
     assert step_of_seq(tl, -1) is None
 
 

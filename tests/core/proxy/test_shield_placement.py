@@ -62,4 +62,5 @@ def test_each_decision_sits_on_its_calls_step_in_the_saved_trace(rig: Rig) -> No
     lines = core("steps", rig.save).stdout.splitlines()  # the CLI's step list says the same
     [edited_line] = [line for line in lines if "✎ edited" in line]
     assert 'deploy({"env": "staging"}) ✎ edited via operator' in edited_line
-    assert sum(line.count("  ★ approve ") + line.count("  ★ deny ") for line in lines) == 5
+    assert sum(line.count("  ★ approve ") + line.count("  ◆ deny ") for line in lines) == 5
+    assert not any("★ deny" in line for line in lines)  # a denial's sign is ◆ only

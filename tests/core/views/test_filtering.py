@@ -9,7 +9,14 @@ import pytest
 
 from loom_core.formats.loader import load
 from loom_core.views.filtering import filter_steps, parse_query
-from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, K_MODEL, KINDS, build_timeline
+from loom_core.views.timeline import (
+    F_BLOCKED,
+    F_DENIED,
+    F_ERROR,
+    K_MODEL,
+    KIND_NAMES,
+    build_timeline,
+)
 
 RESOURCE = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
 
@@ -48,13 +55,25 @@ def test_a_value_no_step_can_have_matches_nothing_and_says_why(
     assert _steps(timeline, text) == []
     problems = parse_query(text).problems
     assert len(problems) == 1 and named in problems[0]
-    valid = KINDS if text.startswith("kind:modle") else ("error", "blocked", "shield", "subagent")
+    valid = (
+        KIND_NAMES if text.startswith("kind:modle") else ("error", "blocked", "shield", "subagent")
+    )
     assert all(v in problems[0] for v in valid)
+    # a near miss is answered with what was probably meant
+    meant = {"kind:modle": "model", "is:broken": None, "kind:model is:eror": "is:error"}[text]
+    assert (f"did you mean {meant}?" in problems[0]) if meant else "did you mean" not in problems[0]
+
+
+def test_a_prompt_is_called_prompt_and_answers_to_its_old_name_too(timeline: Any) -> None:
+    prompts = [s for s in range(len(timeline)) if timeline.effect_of[s] < 0]
+    assert prompts and {timeline.kind_name(s) for s in prompts} == {"prompt"}
+    assert _steps(timeline, "kind:prompt") == _steps(timeline, "kind:episode") == prompts
+    assert "prompt" in parse_query("kind:").problems[0]
 
 
 def test_an_unknown_key_is_named_with_the_valid_ones_and_searched_as_text(timeline: Any) -> None:
     problems = parse_query("knd:model").problems
-    assert len(problems) == 1 and "knd:" in problems[0]
+    assert len(problems) == 1 and "knd:" in problems[0] and "did you mean kind:?" in problems[0]
     assert all(k in problems[0] for k in ("kind:", "tool:", "agent:", "is:"))
     assert _steps(timeline, "knd:model") == []
     assert parse_query('"knd:model"').problems == []  # quoted: plain text, no complaint

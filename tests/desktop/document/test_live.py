@@ -219,7 +219,7 @@ def test_header_arriving_after_an_empty_rewrite_places_the_user_step(
     view.live.apply(full)
     view.live._index_slice()
     assert [view.session.timeline.kind_name(s) for s in range(view.session.count)] == [
-        "episode",
+        "prompt",
         "model",
     ]
 
@@ -236,4 +236,4 @@ def test_an_amended_header_adds_the_later_prompt_live(
     _append(path, header("first", "second") + effect(1, "model", model_result("two")))
     qtbot.waitUntil(lambda: _matches_file(view, path), timeout=15_000)
     tl = view.session.timeline
-    assert [tl.kind_name(s) for s in range(len(tl))] == ["episode", "model", "episode", "model"]
+    assert [tl.kind_name(s) for s in range(len(tl))] == ["prompt", "model", "prompt", "model"]

@@ -79,7 +79,10 @@ def test_live_tab_puts_each_decision_on_its_calls_step(qtbot, window: MainWindow
         view.flush_render()
         text = view.context_view.browser.toPlainText()
         assert all(w in text for w in words), (k, words, text[-600:])
-        assert text.count("★ shield") == 1
+        # one sign per decision, the one its step carries: ◆ a denial, ★ any other
+        sign = "◆" if steps[k] in denied else "★"
+        assert text.count(f"{sign} shield") == 1, text
+        assert text.count("★ shield") + text.count("◆ shield") == 1, text
     view.session.set_step(steps[4])
     view.flush_render()
     if os.environ.get("LOOM_SHOTS"):
