@@ -131,7 +131,13 @@ class DocumentView(LiveHost):
         lay.addWidget(self.table)
         self.lower_split = QSplitter(Qt.Orientation.Horizontal, childrenCollapsible=False)
         self.lower_split.addWidget(left)
-        self.lower_split.addWidget(self.context_view)
+        context = QWidget()  # the context view, and above it the filter's word on its step
+        pane = QVBoxLayout(context)
+        pane.setContentsMargins(0, 0, 0, 0)
+        pane.setSpacing(2)
+        pane.addWidget(self.context_view.hidden_note)
+        pane.addWidget(self.context_view, 1)
+        self.lower_split.addWidget(context)
         self._size_step_list(left, sum(widths.values()))
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(QWidget())  # placeholder until the plot exists
@@ -213,6 +219,7 @@ class DocumentView(LiveHost):
         self.timeline_widget = widget
         if self.session.timeline is not None:
             widget.set_timeline(self.session.timeline)
+            widget.set_matches(self.model.rows)
             widget.set_cursor(self.session.step)
         self.timeline_built.emit()
         self._index_text()
@@ -404,8 +411,11 @@ class DocumentView(LiveHost):
             self.live.on_step(step)
         if self.timeline_widget is not None:
             self.timeline_widget.set_cursor(step)
-        if self._select_row(step):
+        shown = self._select_row(step)
+        if shown:
             self.table.scrollTo(self.model.index(self.model.row_of(step), 0))
+        filtered = self.model.rows is not None and 0 <= step < self.session.count
+        self.context_view.set_filtered_out(self._filter_text if filtered and not shown else None)
         self._schedule_render()
         self.status_changed.emit()
 
@@ -518,6 +528,8 @@ class DocumentView(LiveHost):
         self.filter_note.setText(note)
         self.filter_note.setStyleSheet("color: #c62828;" if problem else "color: gray;")
         self.filter_note.setVisible(bool(note))
+        if self.timeline_widget is not None:
+            self.timeline_widget.set_matches(rows)
         self._on_step(self.session.step)
 
     # -- navigation ----------------------------------------------------------------------

@@ -6,6 +6,7 @@ picture of every bar up front. This item paints only the visible steps; when
 there are more steps than pixels it draws, per pixel column, the tallest bar of
 that column in its kind's colour. Its output is cached by the view, so moving
 the cursor over it does not repaint it. Sub-agent depth lanes hang below zero.
+While the step list is filtered, the steps it hides are drawn faint.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QGraphicsItem
 
 EMPTY_TOP = 100.0  # tokens an empty timeline's axis spans (not the -1..1 of nothing)
+FAINT_ALPHA = 50  # a bar the filter hides: its colour at this opacity (of 255)
 
 
 class BarsItem(pg.GraphicsObject):
@@ -25,7 +27,9 @@ class BarsItem(pg.GraphicsObject):
     def __init__(self, colors: list[QColor], lane_colors: list[QColor]) -> None:
         super().__init__()
         self.colors = colors
+        self.faint = [QColor(c.red(), c.green(), c.blue(), FAINT_ALPHA) for c in colors]
         self.lane_colors = lane_colors
+        self.matched: np.ndarray | None = None  # per step: shown by the filter (None: no filter)
         self.heights = np.zeros(0)
         self.kinds = np.zeros(0, np.uint8)
         self.depths = np.zeros(0, np.uint16)
@@ -39,6 +43,12 @@ class BarsItem(pg.GraphicsObject):
         self.prepareGeometryChange()
         self.heights, self.kinds, self.depths, self.lane = heights, kinds, depths, lane
         self._bounds = self._measure()
+        self.update()
+
+    def set_matched(self, matched: np.ndarray | None) -> None:
+        """The steps the filter shows (a bool per step; None: no filter, all at full colour).
+        Steps past its end (a live run grew since it was filtered) are drawn in full."""
+        self.matched = matched
         self.update()
 
     def _measure(self) -> QRectF:
@@ -81,17 +91,21 @@ class BarsItem(pg.GraphicsObject):
             tallest, depth = starts, depths
         xs = first + starts - 0.5
         width = float(binsize)
+        shown = self._shown(first, last, starts)
         painter.setPen(Qt.PenStyle.NoPen)
         for code in np.unique(kinds[tallest]):
-            pick = kinds[tallest] == code
-            painter.setBrush(self.colors[int(code)])
-            painter.drawRects(
-                [
-                    QRectF(x, 0.0, width, h)
-                    for x, h in zip(xs[pick].tolist(), heights[tallest][pick].tolist(), strict=True)
-                    if h > 0
-                ]
-            )
+            for lit, palette in ((True, self.colors), (False, self.faint)):
+                pick = (kinds[tallest] == code) & (shown == lit)
+                painter.setBrush(palette[int(code)])
+                painter.drawRects(
+                    [
+                        QRectF(x, 0.0, width, h)
+                        for x, h in zip(
+                            xs[pick].tolist(), heights[tallest][pick].tolist(), strict=True
+                        )
+                        if h > 0
+                    ]
+                )
         for d, color in enumerate(self.lane_colors, start=1):
             on = depth >= d
             if on.any():
@@ -99,3 +113,12 @@ class BarsItem(pg.GraphicsObject):
                 painter.drawRects(
                     [QRectF(x, -self.lane * d, width, self.lane * 0.7) for x in xs[on].tolist()]
                 )
+
+    def _shown(self, first: int, last: int, starts: np.ndarray) -> np.ndarray:
+        """Per drawn column: whether the filter shows a step in it (all True unfiltered)."""
+        if self.matched is None:
+            return np.ones(len(starts), bool)
+        visible = np.ones(last - first, bool)
+        known = self.matched[first:last]
+        visible[: len(known)] = known
+        return np.logical_or.reduceat(visible, starts)

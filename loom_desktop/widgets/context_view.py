@@ -10,7 +10,7 @@ import json
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QPlainTextEdit, QTabWidget, QTextBrowser, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QTextBrowser, QWidget
 
 from loom_core.views.recorded import source_record
 from loom_core.views.timeline import Timeline
@@ -34,6 +34,13 @@ class ContextView(QTabWidget):
         self.raw.setFont(QFont("monospace"))
         self.addTab(self.browser, "Context")
         self.addTab(self.raw, "Raw JSON")
+        # that the step shown is one the step list's filter hides (placed above the tabs
+        # by the tab's layout: beside them it squeezed the tabs in a narrow pane)
+        self.hidden_note = QLabel(wordWrap=True)
+        self.hidden_note.setStyleSheet(
+            "color: #5d4037; background: #fff3e0; border: 1px solid #ffb74d; padding: 2px 6px;"
+        )
+        self.hidden_note.setVisible(False)
         self.currentChanged.connect(lambda _i: self._fill_raw())
         self.timeline: Timeline | None = None
         self.step = -1
@@ -54,6 +61,17 @@ class ContextView(QTabWidget):
         if moved:
             self.browser.scrollToAnchor("new")
         self._fill_raw()
+
+    def set_filtered_out(self, query: str | None) -> None:
+        """Say that the step shown does not match the filter ``query`` (None: it does, or
+        there is no filter): the list hides it, so nothing else would tell."""
+        self.hidden_note.setText(
+            ""
+            if query is None
+            else f"⚠ Hidden by the filter: this step does not match “{query}”, so the step "
+            "list does not show it (Enter in the filter box goes to the first match)."
+        )
+        self.hidden_note.setVisible(query is not None)
 
     def highlight_effect(self, effect: int | None, episode: int | None = None) -> None:
         """Mark the message made by ``effect`` (or user ``episode``) wherever it appears and

@@ -17,7 +17,15 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
-from loom_core.views.timeline import F_BLOCKED, F_DENIED, F_ERROR, F_SHIELD, KIND_NAMES, Timeline
+from loom_core.views.timeline import (
+    F_BLOCKED,
+    F_DENIED,
+    F_ERROR,
+    F_SHIELD,
+    KIND_NAMES,
+    Timeline,
+    kind_code,
+)
 from loom_desktop.style import (
     BLOCKED_COLOR,
     DEPTH_COLORS,
@@ -191,8 +199,14 @@ class TimelineWidget(pg.PlotWidget):
         self._tip_row = None  # the tooltip is read again
         tokens = _copy(tl.tokens_in, np.int64) + _copy(tl.tokens_out, np.int64)
         height = np.where(tokens > 0, tokens, _copy(tl.size, np.int64) / 4.0)
+        kinds = _copy(tl.kind, np.uint8)
+        # a fork's edit holds the whole edited context, but it is no model call and has no
+        # tokens: a stub a lane high marks it, not a bar as tall as the context it rewrote
+        edits = kinds == kind_code("edit")
+        height[edits] = 0.0
         lane = max(float(height.max(initial=1.0)) * LANE, 1.0)
-        self.bars.set_data(height, _copy(tl.kind, np.uint8), _copy(tl.depth, np.uint16), lane)
+        height[edits] = lane
+        self.bars.set_data(height, kinds, _copy(tl.depth, np.uint16), lane)
         self._set_markers(tl, height)
         self._set_cost(tl)
         self.cursor.setVisible(n > 0)
@@ -209,6 +223,16 @@ class TimelineWidget(pg.PlotWidget):
             self.setXRange(-0.5, min(n, INITIAL_SPAN) - 0.5, padding=0.01)
             self._setting_range = False
             self._auto_range = n < INITIAL_SPAN
+
+    def set_matches(self, rows: Any) -> None:
+        """The steps the step list's filter shows (None: no filter): the others are faint."""
+        if rows is None or self.timeline is None:
+            self.bars.set_matched(None)
+            return
+        matched = np.zeros(len(self.timeline), bool)
+        picked = np.frombuffer(rows, np.int32) if len(rows) else np.zeros(0, np.int64)
+        matched[picked[picked < len(matched)]] = True
+        self.bars.set_matched(matched)
 
     def _set_markers(self, tl: Timeline, height: np.ndarray) -> None:
         flags = _copy(tl.flags, np.uint8)

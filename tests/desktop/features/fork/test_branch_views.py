@@ -89,3 +89,17 @@ def test_edit_step_says_what_changed_not_a_json_dump(
     assert "EDIT · injected" in page and "EDIT · redacted" in page and "before the edit" in page
     assert '"role"' not in page and "&quot;role&quot;" not in page  # no snapshot JSON
     assert step_summary(tl, edit_step).startswith("note injected, redacted 1 result(s)")
+
+
+def test_the_edit_is_a_stub_on_the_timeline_not_a_bar_as_tall_as_its_context(
+    qtbot, window: MainWindow, open_and_wait, tmp_path: Path
+) -> None:
+    """The edit holds the whole edited context (thousands of characters) but has no
+    tokens: it was drawn nearly as tall as the run's largest model call."""
+    _parent, branch = redacting_branch(tmp_path)
+    view = open_and_wait(window, branch)
+    tl, bars = view.session.timeline, view.timeline_widget.bars
+    edit = next(s for s in range(len(tl)) if tl.kind_name(s) == "edit")
+    models = [bars.heights[s] for s in range(len(tl)) if tl.kind_name(s) == "model"]
+    assert tl.tokens_in[edit] + tl.tokens_out[edit] == 0
+    assert 0 < bars.heights[edit] == bars.lane < 0.1 * max(models)
