@@ -12,6 +12,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from loom_core.views.pricing import format_usd
 from loom_core.views.steps import call_text, clip, effect_seq
 
 if TYPE_CHECKING:  # the engine loads only when a diff runs (every CLI command parses this)
@@ -110,7 +111,7 @@ def _fork_point(diff: RunDiff, row: int) -> list[str]:
 
 
 def _cost(value: float | None) -> str:
-    return "unknown (unpriced model)" if value is None else f"${value:.4f}"
+    return "unknown (unpriced model)" if value is None else format_usd(value) or "$0"
 
 
 def _tokens(t: SideTotals) -> str:
@@ -144,6 +145,6 @@ def report_lines(diff: RunDiff) -> list[str]:
         f"tokens: a {_tokens(totals.a)} · b {_tokens(totals.b)} · "
         f"delta {d.input_tokens:+,} in / {d.output_tokens:+,} out"
     )
-    delta_cost = "unknown" if d.cost is None else f"{'+' if d.cost >= 0 else '-'}${abs(d.cost):.4f}"
+    delta_cost = "unknown" if d.cost is None else format_usd(d.cost, signed=True) or "$0"
     lines.append(f"cost: a {_cost(totals.a.cost)} · b {_cost(totals.b.cost)} · delta {delta_cost}")
     return lines

@@ -59,14 +59,14 @@ def _edit(args: argparse.Namespace) -> Any:
 
 
 def _print_plan(plan: Any, trace: str) -> None:
-    from loom_core.views.pricing import OFFLINE_TEXT
+    from loom_core.views.pricing import OFFLINE_TEXT, format_usd
 
     cost = (
         OFFLINE_TEXT
         if plan.offline
         else "unknown (unpriced model " + repr(plan.model) + ")"
         if plan.cost_usd is None
-        else f"${plan.cost_usd:.4f}"
+        else format_usd(plan.cost_usd) or "$0"
     )
     where = "the recorded request" if plan.source == "request" else "reconstructed from the log"
     print(f"dry run: fork {trace} at step {plan.step} (turn {plan.turn}); edit: {plan.edit}")

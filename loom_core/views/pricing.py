@@ -292,13 +292,26 @@ def provenance() -> str:
 OFFLINE_TEXT = "$0 offline"  # short: it fits the step list's cost column
 
 
-def format_usd(value: float) -> str:
-    """Dollars with enough precision for cheap calls; ``?`` unpriced (NaN), ``""`` for 0."""
+def format_usd(value: float, signed: bool = False) -> str:
+    """Money as every face writes it (step list, status bar, Compare, the plot's axis, the
+    commands): ``$1,234.56`` from a dollar up, ``$0.0118`` below, and two significant digits
+    where four decimals would say ``$0.0000`` of a priced call (``$0.000042``). ``?``
+    unpriced (NaN), ``""`` for 0; a negative amount is ``−$0.0118``, and ``signed`` adds
+    ``+`` to a positive one (a delta)."""
     if math.isnan(value):
         return "?"
     if value == 0:
         return ""
-    return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
+    size = abs(value)
+    if size >= 1:
+        text = f"{size:,.2f}"
+    elif size >= 0.00005:  # 0.0001 or more at four decimals
+        text = f"{size:.4f}"
+    else:
+        digits = 1 - math.floor(math.log10(size))  # two significant digits
+        text = f"{size:.{digits}f}".rstrip("0")
+    sign = "−" if value < 0 else "+" if signed else ""
+    return f"{sign}${text}"
 
 
 def cost_words(value: float | None, offline: bool = False) -> str:

@@ -56,9 +56,9 @@ def column_widths(metrics: QFontMetrics) -> dict[int, int]:
     return {col: metrics.horizontalAdvance(text) + pad for col, text in _SAMPLE_CELLS.items()}
 
 
-def format_cost(value: float) -> str:
-    """Dollars with enough precision for cheap calls; ``?`` for unpriced (the core's words)."""
-    return format_usd(value)
+def format_cost(value: float, signed: bool = False) -> str:
+    """Dollars as the core writes them (:func:`loom_core.views.pricing.format_usd`)."""
+    return format_usd(value, signed)
 
 
 def _cell_texts(row: StepRow) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
+from loom_core.views.pricing import format_usd
 from loom_core.views.timeline import (
     F_BLOCKED,
     F_DENIED,
@@ -169,10 +170,7 @@ class TimelineWidget(pg.PlotWidget):
         right = plot.getAxis("right")
         right.enableAutoSIPrefix(False)  # dollars, never "m$"
         right.tickStrings = lambda values, scale, spacing: [  # below $0 is the lanes' room
-            "" if v < 0 else text
-            for v, text in zip(
-                values, pg.AxisItem.tickStrings(right, values, scale, spacing), strict=True
-            )
+            self._cost_tick(v) for v in values
         ]
         plot.scene().addItem(view)
         plot.getAxis("right").linkToView(view)
@@ -189,6 +187,15 @@ class TimelineWidget(pg.PlotWidget):
         )
         plot.getViewBox().sigYRangeChanged.connect(lambda *_: self._align_cost_zero())
         return view, curve
+
+    def _cost_tick(self, value: float) -> str:
+        """A tick of the right axis: money as everywhere (not ``4e-05``), or tokens when the
+        line is cumulative tokens (an unpriced run); nothing below zero (the lanes' room)."""
+        if value < 0:
+            return ""
+        if self.timeline is not None and not self.timeline.cost_known:
+            return f"{value:,.0f}"
+        return format_usd(float(value)) or "$0"
 
     # -- data -----------------------------------------------------------------------
     def set_timeline(self, tl: Timeline) -> None:

@@ -95,11 +95,7 @@ def signed_cost(value: float | None) -> str:
     """A USD delta with its sign; ``?`` when a side is unpriced."""
     if value is None or math.isnan(value):
         return "?"
-    size = abs(value)
-    if size < 5e-7:
-        return ""
-    text = format_cost(size) if size >= 0.01 else f"${size:.6f}".rstrip("0")  # cents matter
-    return ("+" if value > 0 else "−") + text
+    return "" if abs(value) < 5e-7 else format_cost(value, signed=True)
 
 
 # -- the header texts (rich text: numbers and fixed labels only, nothing to escape) --

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from loom_core.providers import DEFAULT_MODELS, PROVIDERS
 from loom_core.runs_dir import runs_dir
-from loom_core.views.pricing import OFFLINE_TEXT
+from loom_core.views.pricing import OFFLINE_TEXT, format_usd
 
 OK_STYLE, BAD_STYLE = "color: #2e7d32;", "color: #c62828; font-weight: bold;"
 WARN_STYLE = "color: #8d2f00; background: #fff3e0; padding: 6px; border: 1px solid #ffb74d;"
@@ -56,7 +56,7 @@ def plan_text(plan: Any, budget: int | None = None) -> str:
         if plan.offline
         else "unknown (the model is not in the price table)"
         if plan.cost_usd is None
-        else f"~${plan.cost_usd:.4f}"
+        else f"~{format_usd(plan.cost_usd) or '$0'}"
     )
     where = "the recorded request" if plan.source == "request" else "reconstructed from the log"
     lines = [

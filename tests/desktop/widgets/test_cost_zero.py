@@ -24,3 +24,14 @@ def test_zero_dollars_is_on_the_zero_token_line(qtbot, sample_plot) -> None:
     values = [low, low / 2, 0.0, high / 2]
     labels = right.tickStrings(values, 1.0, (high - low) / 4)
     assert labels[:2] == ["", ""] and labels[2] != ""  # never a negative dollar label
+
+
+def test_the_cost_axis_writes_dollars_as_the_step_list_does(qtbot, sample_plot) -> None:
+    """Not pyqtgraph's ``4e-05``: the right axis's ticks are money, written by format_usd."""
+    right = sample_plot.getPlotItem().getAxis("right")
+    assert right.tickStrings([0.0, 0.00002, 0.00004, 0.05], 1.0, 0.00002) == [
+        "$0",
+        "$0.00002",
+        "$0.00004",
+        "$0.0500",
+    ]

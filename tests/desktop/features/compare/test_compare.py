@@ -19,6 +19,7 @@ from loom_desktop.features.compare.model import (
     COL_STATUS,
     STATUS_COLORS,
     StatusRole,
+    signed_cost,
 )
 from loom_desktop.features.compare.view import CompareView
 from loom_desktop.main_window import MainWindow
@@ -201,6 +202,15 @@ def test_totals_show_each_side_and_the_delta(qtbot, window: MainWindow, tmp_path
     answer = m.index(4, COL_D_TOKENS)
     assert answer.data() == "−100" and answer.data(_FG) == QColor("#2e7d32")
     assert m.index(4, COL_D_COST).data().startswith("−$0.000")
+    # every delta in the cost column is written as the step list writes money
+    from loom_core.views.pricing import format_usd
+
+    for r, row in enumerate(rows):
+        shown = m.index(r, COL_D_COST).data()
+        if shown and shown != "?":
+            delta = float(shown.replace("−", "-").replace("$", "").replace("+", ""))
+            assert shown == format_usd(delta, signed=True), (r, row, shown)
+    assert signed_cost(-0.002571) == "−$0.0026" and signed_cost(0.0118) == "+$0.0118"
     # swapped, B is dearer and the delta turns red
     swapped = compare_paths(qtbot, window, tmp_path / "b.loom.json", tmp_path / "a.loom.json")
     assert "B is dearer" in swapped.totals_label.text() and "#c62828" in swapped.totals_label.text()
