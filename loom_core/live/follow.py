@@ -47,6 +47,8 @@ from loom_core.formats.reader import without_bom
 from loom_core.formats.tolerant import surrogates_escaped
 from loom_core.live.live_status import (
     DEFAULT_IDLE_AFTER,
+    NO_FILE_YET,
+    NO_STEP_YET,
     REWRITTEN,
     RUNNING,
     STOPPED,
@@ -293,7 +295,14 @@ class JournalFollower:
         return self._report(False, len(self.state.effects), changed)
 
     def _current_status(self, rewritten: bool) -> tuple[str, str]:
-        """The status, and why (how a gone writer is known, a crash's tool; else "")."""
+        """The status, and why (how a gone writer is known, a crash's tool, what a waiting
+        run waits for; else "")."""
+        status, why = self._decided_status(rewritten)
+        if status == WAITING and not why:  # say what it waits for
+            return status, NO_STEP_YET if self.exists else NO_FILE_YET
+        return status, why
+
+    def _decided_status(self, rewritten: bool) -> tuple[str, str]:
         state = self.state if self.exists else None
         idle = self._clock() - self._last_change
         error = self.writer.error

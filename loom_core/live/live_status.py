@@ -39,6 +39,8 @@ __all__ = [
     "FAILED",
     "FINISHED",
     "HUMAN",
+    "NO_FILE_YET",
+    "NO_STEP_YET",
     "REWRITTEN",
     "RUNNING",
     "STATUSES",
@@ -50,6 +52,8 @@ __all__ = [
 
 WAITING = "waiting"
 REWRITTEN = "rewritten"
+NO_FILE_YET = "for the file to be created"  # what a "waiting" run waits for
+NO_STEP_YET = "for the first step to be written"
 STATUSES = (WAITING, RUNNING, HUMAN, FINISHED, FAILED, REWRITTEN, STOPPED)
 ENDED = (FINISHED, FAILED, STOPPED)  # nothing more will be written
 

@@ -36,7 +36,13 @@ from loom_core.errors import LoadError
 from loom_core.formats.document import Document
 from loom_core.formats.foreign import ForeignReader
 from loom_core.live.follow import JournalUpdate
-from loom_core.live.live_status import DEFAULT_IDLE_AFTER, RUNNING, WAITING
+from loom_core.live.live_status import (
+    DEFAULT_IDLE_AFTER,
+    NO_FILE_YET,
+    NO_STEP_YET,
+    RUNNING,
+    WAITING,
+)
 from loom_core.live.writers import WriterWatch, writer_present
 
 __all__ = ["IDLE", "MIN_GAP", "RereadFollower", "RereadUpdate", "is_live_file"]
@@ -213,7 +219,7 @@ class RereadFollower:
 
     def _current_status(self) -> tuple[str, str]:
         if self.document is None:
-            return WAITING, ""
+            return WAITING, NO_STEP_YET if self.exists else NO_FILE_YET
         idle = self._clock() - self._last_change
         if idle < self.idle_after:
             return RUNNING, ""

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
-from loom_core.live.live_status import ENDED, FAILED, FINISHED, HUMAN, REWRITTEN, STOPPED
+from loom_core.live.live_status import (
+    ENDED,
+    FAILED,
+    FINISHED,
+    HUMAN,
+    REWRITTEN,
+    STOPPED,
+    WAITING,
+)
 from loom_core.live.reread import IDLE
 
 _STYLE = (
@@ -64,7 +72,8 @@ class LiveBar(QWidget):
         if (status, live, why) == self._shown:
             return  # restyling widgets is costly and this is called for every update
         self._shown = (status, live, why)
-        self.status.setText(status)
+        # a run that waits says for what (the file, its first step), not a bare "waiting"
+        self.status.setText(f"{status} {why}" if status == WAITING and why else status)
         self.status.setToolTip(why)
         color = _COLORS.get(status, "#2e7d32")
         self.status.setStyleSheet(f"color: {color}; font-weight: bold;")

@@ -49,6 +49,21 @@ def test_an_empty_file_is_followed_when_watched_or_named_like_a_journal(
     assert not window.failures
 
 
+def test_a_watched_run_says_what_it_waits_for(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    """A bare "waiting" did not say for what: a file that does not exist yet, or its first
+    step; the tab says which, and moves on when it comes."""
+    path = tmp_path / "later.journal.jsonl"
+    view = window.open_path(str(path), watch=True)
+    status = view.live.bar.status
+    qtbot.waitUntil(lambda: status.text() == "waiting for the file to be created", timeout=10_000)
+    path.write_bytes(b"")
+    qtbot.waitUntil(
+        lambda: status.text() == "waiting for the first step to be written", timeout=10_000
+    )
+    path.write_bytes(header("hi") + effect(0, "model", model_result("hello")))
+    qtbot.waitUntil(lambda: not status.text().startswith("waiting"), timeout=10_000)
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -120,7 +120,7 @@ def test_json_lines_follow_a_growing_then_rewritten_journal(
     path = tmp_path / "live.jsonl"
     w = Watch(path, "--json-lines", "--until-idle", "1.5", "--poll", "0.1")
     watch.append(w)
-    w.expect(status="waiting")  # the file does not exist yet
+    w.expect(status="waiting", why="for the file to be created")  # it does not exist yet
     for line in src_paused:  # one line at a time; each effect must show before the next
         append(path, line)
         if b'"type": "effect"' in line:
