@@ -65,14 +65,16 @@ class BranchBar(QFrame):
         seq: int,
         edit: str,
         mode: str = "model",
+        healed: str = "",
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.setStyleSheet(BAR_STYLE)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)  # no growth
         self.parent_name, self.seq, self.edit, self.mode = parent_name, seq, edit, mode
+        self.what = f"Heal winner ({healed})" if healed else "Fork"
         self.status = "running"
-        self.title = QLabel()
+        self.title = QLabel(wordWrap=True)  # wraps rather than widening the window
         self.title.linkActivated.connect(lambda _l: self.parent_requested.emit())
         self.detail = QLabel()
         self.where = QLabel()  # the folder the branch is saved in
@@ -116,7 +118,7 @@ class BranchBar(QFrame):
             words += f": {error}"
         color = _STATUS_COLORS.get(status, "#424242")
         self.title.setText(
-            f"↳ Branch of <a href='parent'>{_esc(self.parent_name)}</a> at step {self.seq}"
+            f"↳ {_esc(self.what)} of <a href='parent'>{_esc(self.parent_name)}</a> at step {self.seq}"
             f" — {_esc(self.edit)} — <b style='color:{color}'>{_esc(words)}</b>"
         )
         running = status == "running"
@@ -248,7 +250,8 @@ class BranchesBar(QFrame):
         for b in branches:
             status = status_text(b.status)
             name = Path(b.path).name
-            label = f"step {b.seq} · {b.edit} · {status} — {name}"
+            what = f"heal winner {b.healed_by}" if b.healed_by else b.edit
+            label = f"step {b.seq} · {what} · {status} — {name}"
             self.entries.append((label, b.path))
             action = self.menu.addAction(label)
             action.setToolTip(b.path)

@@ -8,22 +8,29 @@ runs in a worker and is tested without a window.
 Steps are named by their seq, as everywhere: a branch "at step 14" forked at the
 parent's step 14, and its own step 14 is the edit. :func:`row_of_seq` finds a step's
 row in a loaded tab (user prompts are rows too).
+
+A heal's winner is a branch too (its trace has a ``fork`` member and says ``healed_by``):
+it is found in the heal's folder (``<stem>.heal``) and named as a heal, never with the
+same words as a fork made by hand at the same step.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any, TypeGuard
 
 from loom_core.fork.edits import Edit
-from loom_core.runs_dir import runs_dir
+from loom_core.runs_dir import runs_dir, stem_of
 from loom_core.views.steps import step_of_seq
 
 TAIL_BYTES = 512 * 1024  # a branch's provenance (edit, request settings) fits in this
 MAX_CANDIDATES = 200  # traces looked at beside one parent (newest first)
+_HEALED_BY = re.compile(r'"healed_by"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 STATUS_TEXT = {
     "running": "running",
@@ -48,6 +55,7 @@ class BranchInfo:
     edit: str  # the edit in words
     mode: str  # "model" | "agent"
     created_at: str = ""
+    healed_by: str = ""  # the repair that won, when the branch is a heal's winner
 
 
 def same_file(a: str | Path, b: str | Path) -> bool:
@@ -63,15 +71,33 @@ def is_provenance(value: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(parent, dict) and isinstance(parent.get("path"), str)
 
 
-def fork_member(path: str | Path, tail: int = TAIL_BYTES) -> dict[str, Any] | None:
-    """The ``fork`` member of the trace at ``path`` (read from its tail), or None."""
+def _tail(path: str | Path, tail: int = TAIL_BYTES) -> str | None:
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
             f.seek(max(0, size - tail))
-            text = f.read().decode("utf-8", errors="replace")
+            return f.read().decode("utf-8", errors="replace")
     except OSError:
+        return None
+
+
+def healed_by(path: str | Path) -> str:
+    """The repair that won, if the trace at ``path`` is a heal's winner (else "")."""
+    text = _tail(path, 4096) or ""  # written last, before the checksum
+    found = _HEALED_BY.search(text)
+    if found is None:
+        return ""
+    try:
+        return str(json.loads(f'"{found.group(1)}"'))
+    except ValueError:
+        return found.group(1)
+
+
+def fork_member(path: str | Path, tail: int = TAIL_BYTES) -> dict[str, Any] | None:
+    """The ``fork`` member of the trace at ``path`` (read from its tail), or None."""
+    text = _tail(path, tail)
+    if text is None:
         return None
     decoder = json.JSONDecoder()
     end = len(text)
@@ -110,23 +136,38 @@ def status_text(status: str) -> str:
     return STATUS_TEXT.get(status, status or "unknown")
 
 
-def branch_title(parent: str | Path, seq: int) -> str:
-    """The tab title of a branch forked at the parent's step ``seq``."""
-    return f"branch of {Path(parent).name} at step {seq}"
+def branch_title(parent: str | Path, seq: int, edit: str = "", healed: str = "") -> str:
+    """The tab title of a branch forked at the parent's step ``seq``: a heal's winner names
+    its repair, a fork its edit, so two branches of one step never read the same."""
+    if healed:
+        return f"heal of {Path(parent).name} at step {seq} · {healed}"
+    return f"fork of {Path(parent).name} at step {seq}" + (f" · {edit}" if edit else "")
+
+
+def _candidates(parent: str | Path) -> list[tuple[Path, bool]]:
+    """(trace, found in a heal's folder) beside ``parent`` and in the runs folder."""
+    stem = stem_of(parent)  # the heal's folder is named as heal names it
+    out: list[tuple[Path, bool]] = []
+    for folder in dict.fromkeys((Path(parent).resolve().parent, runs_dir().resolve())):
+        try:
+            out += [(p, False) for p in folder.glob("*.loom.json") if not same_file(p, parent)]
+            out += [(p, True) for p in folder.glob(f"{glob_escape(stem)}.heal*/*.loom.json")]
+        except OSError:
+            continue
+    return out
 
 
 def find_branches(parent: str | Path, limit: int = MAX_CANDIDATES) -> list[BranchInfo]:
     """Traces whose ``fork.parent.path`` is ``parent``, newest first: beside it and in the
-    per-user runs folder (where the app and the CLI put branches unless told otherwise)."""
-    candidates = []
-    for folder in dict.fromkeys((Path(parent).resolve().parent, runs_dir().resolve())):
-        try:
-            candidates += [p for p in folder.glob("*.loom.json") if not same_file(p, parent)]
-        except OSError:
-            continue
-    candidates.sort(key=_mtime, reverse=True)
+    per-user runs folder (where the app and the CLI put branches unless told otherwise),
+    and the winners of its heals (a heal's other attempts are not kept as branches)."""
+    candidates = _candidates(parent)
+    candidates.sort(key=lambda c: _mtime(c[0]), reverse=True)
     found = []
-    for path in candidates[:limit]:
+    for path, in_heal in candidates[:limit]:
+        won = healed_by(path)
+        if in_heal and not won:
+            continue
         prov = fork_member(path)
         if prov is None or not same_file(prov["parent"]["path"], parent):
             continue
@@ -139,6 +180,7 @@ def find_branches(parent: str | Path, limit: int = MAX_CANDIDATES) -> list[Branc
                 edit_text(prov),
                 str(prov.get("mode") or "model"),
                 str(prov.get("created_at") or ""),
+                won,
             )
         )
     return found

@@ -82,7 +82,7 @@ class BranchTabs(QObject):
                 if replace is not None
                 else self.window.open_path(str(journal))
             )
-            self._title(view, "● " + branch_title(job.parent, job.step))
+            self._title(view, "● " + branch_title(job.parent, job.step, job.edit.describe()))
             bar = BranchBar(
                 Path(job.parent).name,
                 job.step,
@@ -184,11 +184,17 @@ class BranchTabs(QObject):
         prov = getattr(view.doc.header, "fork", None)
         if is_provenance(prov):
             self._branch_bar(view, prov)
+            # a branch made elsewhere (a heal's winner, the CLI) joins its open parent's list
+            self.refresh_parent(str(prov["parent"]["path"]))
         self.scan(view)
 
     def _branch_bar(self, view: Any, prov: dict[str, Any]) -> None:
         parent, seq = str(prov["parent"]["path"]), int(prov.get("step") or 0)
-        bar = BranchBar(Path(parent).name, seq, edit_text(prov), str(prov.get("mode") or "model"))
+        won = getattr(view.doc.header, "healed_by", None)
+        healed = won if isinstance(won, str) else ""
+        bar = BranchBar(
+            Path(parent).name, seq, edit_text(prov), str(prov.get("mode") or "model"), healed
+        )
         bar.set_status(str(prov.get("status") or ""), prov.get("pending_call"), prov.get("error"))
         bar.set_path(view.path)
         bar.parent_requested.connect(lambda: self.open_parent(parent, seq))
@@ -196,7 +202,7 @@ class BranchTabs(QObject):
         bar.continue_requested.connect(lambda value: self.resume(view, prov, value))
         bar.stop_requested.connect(lambda: self.resume(view, prov, stop=True))
         view.layout().insertWidget(0, bar)
-        self._title(view, branch_title(parent, seq))
+        self._title(view, branch_title(parent, seq, edit_text(prov), healed))
         view.session.set_step(edit_row(view, prov) + 1)  # the first call that saw the edit
 
     def resume(

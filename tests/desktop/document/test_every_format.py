@@ -112,7 +112,7 @@ def _check_fork(qtbot: Any, window: MainWindow, view: Any, upstream: FakeUpstrea
     settings.base_url.setText(upstream.url + ("/v1" if provider == "openai" else ""))
     qtbot.waitUntil(lambda: dialog.start_btn.isEnabled(), timeout=20_000)
     start(dialog)
-    title = f"branch of {Path(view.path).name} at step {seq}"
+    title = f"fork of {Path(view.path).name} at step {seq}"
     branch = wait_branch(qtbot, window, title=title)
     data = verified(branch.path)
     assert data["output"] == "Forked answer." and len(upstream.seen) == 1

@@ -160,4 +160,5 @@ def test_a_branch(open_and_wait, window: MainWindow, tmp_path: Path) -> None:
     assert [r["seq"] for r in rows][:6] == [None, 0, 1, 2, 3, 4]  # the parent's prefix, its edit
     assert rows[4]["kind"] == "edit" and rows[5]["kind"] == "model"
     title = window.tabs.tabText(window.tabs.indexOf(view))
-    assert title.endswith("at step 3") and view.session.step == 5  # the call after the edit
+    assert title.endswith("at step 3 · note injected")
+    assert view.session.step == 5  # the call after the edit

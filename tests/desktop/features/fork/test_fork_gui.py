@@ -38,7 +38,7 @@ from tests.core.proxy.harness import ANTHROPIC_KEY, running_upstream
 
 FAKE_KEY = "sk-ant-fake-" + "0" * 20
 SEQ, STEP = 3, 4  # weather: the second model call is step (seq) 3, list row 4 (after the prompt)
-TITLE = f"branch of weather.loom.json at step {SEQ}"  # a step is named by its seq, never its row
+TITLE = f"fork of weather.loom.json at step {SEQ}"  # a step is named by its seq, never its row
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -88,9 +88,14 @@ def paris_then(
     return ScriptedProvider(responder=respond)
 
 
+def titled(text: str, title: str) -> bool:
+    """A branch tab's title is ``title`` followed by its edit (`` · note injected``)."""
+    return text == title or text.startswith(title + " · ")
+
+
 def tab_titled(window: MainWindow, title: str) -> Any:
     for i in range(window.tabs.count()):
-        if window.tabs.tabText(i) == title:
+        if titled(window.tabs.tabText(i), title):
             return window.tabs.widget(i)
     return None
 
@@ -116,7 +121,9 @@ def wait_estimate(qtbot, dialog: ForkDialog, check) -> None:
 
 def branch_tabs(window: MainWindow, title: str = TITLE) -> list[Any]:
     return [
-        window.tabs.widget(i) for i in range(window.tabs.count()) if window.tabs.tabText(i) == title
+        window.tabs.widget(i)
+        for i in range(window.tabs.count())
+        if titled(window.tabs.tabText(i), title)
     ]
 
 
@@ -401,7 +408,8 @@ def test_scripted_fork_streams_into_a_branch_tab_linked_both_ways(
     assert data["output"] == "Paris is mild."
     assert [e["kind"] for e in data["log"][3:]] == ["edit", "model", "tool:get_weather", "model"]
     bar = branch.findChild(BranchBar)
-    assert "Branch of" in bar.title.text() and "at step 3 —" in bar.title.text()
+    assert "Fork of" in bar.title.text() and "at step 3 —" in bar.title.text()
+    assert window.tabs.tabText(window.tabs.indexOf(branch)) == f"{TITLE} · note injected"
     assert bar.parent_btn.text() == "Parent at step 3"
     assert "note injected" in bar.title.text() and "done" in bar.title.text()
     render(qtbot, branch, tmp_path / "branch_tab.png")
@@ -626,7 +634,7 @@ def test_a_paused_branch_takes_a_tool_result_and_continues_in_the_same_tab(
     assert "not valid JSON" in bar.pending.error.text() and not window.forks.tabs.runners
     bar.pending.result.setPlainText('{"temp": 21}')
     bar.pending.continue_btn.click()
-    qtbot.waitUntil(lambda: window.tabs.tabText(index) == "● " + TITLE, timeout=10_000)
+    qtbot.waitUntil(lambda: titled(window.tabs.tabText(index), "● " + TITLE), timeout=10_000)
     done = wait_branch(qtbot, window)
     assert window.tabs.indexOf(done) == index and done.path == branch.path
     data = verified(done.path)
@@ -752,7 +760,7 @@ def test_agent_rerun_runs_the_recorded_agent_into_a_branch_tab(
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: QMessageBox.StandardButton.Yes)
     qtbot.waitUntil(dialog.start_btn.isEnabled, timeout=10_000)
     dialog.start_btn.click()
-    branch = wait_branch(qtbot, window, title="branch of parent.loom.json at step 2")
+    branch = wait_branch(qtbot, window, title="fork of parent.loom.json at step 2")
     data = verified(branch.path)
     assert Path(branch.path) == runs_dir / "parent.fork2.loom.json"
     assert data["fork"]["mode"] == "agent" and data["fork"]["status"] == "done"

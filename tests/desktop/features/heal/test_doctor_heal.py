@@ -34,6 +34,7 @@ from loom_desktop.features.doctor.findings_model import (
     FindingsModel,
     locate,
 )
+from loom_desktop.features.fork.branch_bar import BranchBar, BranchesBar
 from loom_desktop.features.heal import runner as heal_runner
 from loom_desktop.features.heal.dialog import HealDialog
 from loom_desktop.main_window import MainWindow
@@ -267,6 +268,14 @@ def test_heal_fills_the_table_live_opens_the_winner_and_saves_a_regression(
     assert not any(p.name.endswith(".heal") for p in poisoned.parent.iterdir())  # none beside
     qtbot.waitUntil(lambda: branch.complete, timeout=20_000)
     assert branch.doc.header.output == GOOD
+    # named as the heal's winner (a fork of the same step reads otherwise), and counted
+    # among the original's branches
+    title = window.tabs.tabText(window.tabs.indexOf(branch))
+    assert title == f"heal of {poisoned.name} at step {MODEL_SEQ} · {winner}", title
+    assert f"Heal winner ({winner}) of" in branch.findChild(BranchBar).title.text()
+    qtbot.waitUntil(lambda: any(b.entries for b in view.findChildren(BranchesBar)), timeout=20_000)
+    (entry,) = view.findChildren(BranchesBar)[0].entries
+    assert f"heal winner {winner}" in entry[0] and entry[1] == branch.path
     compare = window.tabs.currentWidget()
     assert isinstance(compare, CompareView)
     assert compare.title == f"{poisoned.name} ⟷ {Path(branch.path).name}"
