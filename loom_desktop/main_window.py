@@ -43,6 +43,7 @@ from loom_desktop.tab_titles import retitle
 from loom_desktop.window_parts import (
     EMPTY_TEXT,
     DocumentTabs,
+    StatusBar,
     held_message,
     join_area,
 )
@@ -66,6 +67,7 @@ class MainWindow(QMainWindow):
         ``--screenshot`` window, which closes at once and would stop them)."""
         super().__init__()
         self.setWindowTitle("Loom Desktop")
+        self.setStatusBar(StatusBar())  # before any feature adds a field to it
         self.settings = settings or load_settings()
         self.errors: list[str] = []  # messages shown in error dialogs (tests read them)
         self.failures: list[tuple[str, str]] = []  # (path, cause) of each failed open

@@ -6,8 +6,9 @@ side by side), the title named no run, and an empty window said nothing.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QPainter, QPaintEvent
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QStatusBar, QTabWidget
 
 EMPTY_TEXT = (
     "No run is open.\n\nFile ▸ Open… (Ctrl+O) or drop a trace, journal or wirelog here;\n"
@@ -24,6 +25,66 @@ class DocumentTabs(QTabWidget):
     def setTabText(self, index: int, text: str) -> None:  # noqa: N802 - Qt API
         super().setTabText(index, text)
         self.retitled.emit()
+
+
+class MessageLabel(QLabel):
+    """A passing message, shortened in the middle to the width the status bar gives it (a
+    path keeps its start and its file name), whole in its tooltip; it asks for no width."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setContentsMargins(2, 0, MESSAGE_GAP, 0)
+        self.setMinimumWidth(1)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt API
+        return QSize(1, super().minimumSizeHint().height())
+
+    def shown_text(self) -> str:
+        """The text as it fits now."""
+        room = self.contentsRect().width()
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideMiddle, room)
+
+    def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802 - Qt API
+        painter = QPainter(self)
+        shown = self.shown_text()
+        self.setToolTip(self.text() if shown != self.text() else "")
+        align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(self.contentsRect(), align, shown)
+
+
+class StatusBar(QStatusBar):
+    """A status bar whose passing messages stop short of the run's figures. Qt paints a
+    message itself, cut mid-word at the first permanent field, so it read as if it ran into
+    "step 11 · 13 of 13", and it is sized once, before the figures change. Here a message is
+    a label in the bar's layout, left of the figures: the layout gives it what is left, and
+    it shortens itself to that, again at every change of either."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.message = MessageLabel()
+        self.addWidget(self.message, 1)
+        self._clear = QTimer(self, singleShot=True)
+        self._clear.timeout.connect(self.clearMessage)
+
+    def showMessage(self, message: str, timeout: int | None = 0) -> None:  # noqa: N802 - Qt API
+        self.message.setText(message)
+        if timeout:
+            self._clear.start(timeout)
+        else:
+            self._clear.stop()
+        self.messageChanged.emit(message)
+
+    def clearMessage(self) -> None:  # noqa: N802 - Qt API
+        self._clear.stop()
+        if self.message.text():
+            self.message.clear()
+            self.messageChanged.emit("")
+
+    def currentMessage(self) -> str:  # noqa: N802 - Qt API
+        return self.message.text()
+
+
+MESSAGE_GAP = 16  # pixels between a passing message and the run's figures
 
 
 def held_message(count: int) -> str:

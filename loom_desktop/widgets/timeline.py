@@ -43,6 +43,7 @@ from loom_desktop.widgets.timeline_legend import TimelineLegend
 BAR_ALPHA = 200
 INITIAL_SPAN = 400  # steps visible at first on a long run
 LANE = 0.06  # depth lane height as a fraction of the tallest visible bar
+LEGEND_MARGIN = 24  # pixels of the plot's width (beside its axes) the legend leaves free
 _MARKS = (
     (F_ERROR, "x", ERROR_COLOR),
     (F_BLOCKED, "t", BLOCKED_COLOR),
@@ -139,6 +140,8 @@ class TimelineWidget(pg.PlotWidget):
             [(bit, sym, color, _MARK_WORDS[bit]) for bit, sym, color in _MARKS],
             pg.mkPen(COST_PEN[0], width=COST_PEN[1]),
         )
+        for side in ("left", "right"):
+            plot.getAxis(side).geometryChanged.connect(self._fit_legend)
         # Cache everything static as pixmaps: moving the cursor then repaints only itself.
         for item in (
             *(plot.getAxis(a) for a in ("left", "bottom", "right")),
@@ -196,6 +199,21 @@ class TimelineWidget(pg.PlotWidget):
         if self.timeline is not None and not self.timeline.cost_known:
             return f"{value:,.0f}"
         return format_usd(float(value)) or "$0"
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        """The legend reflows to the new width (before the plot lays out again)."""
+        self._fit_legend(None if event is None else event.size().width())  # None: pyqtgraph
+        super().resizeEvent(event)
+
+    def _fit_legend(self, width: int | None = None) -> None:
+        """The legend in the plot's width beside its axes. Called on a resize and whenever
+        an axis changes width (its tick texts are measured when it is first painted)."""
+        legend = self.__dict__.get("legend")  # None while __init__ builds the plot
+        plot = self.getPlotItem()  # None once the widget is being torn down
+        if legend is None or plot is None:
+            return
+        axes = plot.getAxis("left").width() + plot.getAxis("right").width()
+        legend.fit((self.width() if width is None else width) - axes - LEGEND_MARGIN)
 
     # -- data -----------------------------------------------------------------------
     def set_timeline(self, tl: Timeline) -> None:
@@ -264,7 +282,7 @@ class TimelineWidget(pg.PlotWidget):
         xs = np.arange(len(tl), dtype=np.float64)
         if tl.cost_known:  # short axis words: a low timeline clips a long vertical label
             ys = _copy(tl.cum_cost, np.float64)
-            axis, line = "cost (USD)", "cumulative cost"
+            axis, line = "cost", "cumulative cost"  # the ticks say the dollars
         else:
             ys = _copy(tl.cum_tokens, np.int64).astype(np.float64)
             axis, line = "tokens (no price)", "cumulative tokens (cost unknown)"

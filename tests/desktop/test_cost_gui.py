@@ -118,7 +118,7 @@ def test_timeline_legend_and_plain_usd_axis(qtbot, tmp_path: Path) -> None:
     )
     assert w.legend.legend.isVisible()
     left, _bottom, right = _axes(w)
-    assert right.labelText == "cost (USD)" and right.labelUnits == ""
+    assert right.labelText == "cost" and right.labelUnits == ""  # the ticks say "$"
     for axis in (left, right):  # the sample costs cents: no "m$", no "x0.001"
         assert axis.autoSIPrefixScale == 1.0 and axis.labelUnitPrefix == ""
     # an unknown price: the line is tokens, and the legend says so

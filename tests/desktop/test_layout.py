@@ -12,6 +12,7 @@ from PySide6.QtCore import QRect, Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
 from loom_desktop.document.step_list_model import COL_COST, COL_TOKENS
+from loom_desktop.features.proxy.demo_panel import DemoOutputDock
 from loom_desktop.features.proxy.info_dock import ProxyInfoDock
 from loom_desktop.main_window import MainWindow
 from tests.core.proxy.test_control_client import _free_port
@@ -42,7 +43,11 @@ def test_panels_neither_grow_the_window_nor_squeeze_the_step_list(
     qtbot, open_and_wait, window: MainWindow, sample: Path, size: tuple[int, int]
 ) -> None:
     window.resize(*size)
+    window.library.dock.show()  # the Runs dock open, as a user has it
     view = open_and_wait(window, sample)
+    demo = DemoOutputDock(window)  # what Help ▸ Run offline demo adds at the bottom
+    demo.place(window)
+    demo.show_state("demo: the agent is running — approve or deny its deploy in the panel")
     panel = window.attach_proxy(_free_port())  # its long "no proxy answering" error, too
     second = window.attach_proxy(_free_port())  # a second proxy's queue: the same panel
     qtbot.waitUntil(lambda: "no proxy answering" in panel.status.text(), timeout=10_000)
@@ -59,6 +64,7 @@ def test_panels_neither_grow_the_window_nor_squeeze_the_step_list(
     qtbot.wait(50)
     try:
         assert (window.width(), window.height()) == size
+        assert window.minimumSizeHint().width() <= size[0]  # nothing asks the window to grow
         assert proxy_dock in window.tabifiedDockWidgets(window.doctor)  # tabs, not side by side
         assert not window.doctor.visibleRegion().isEmpty()  # the panel just shown is in front
         assert second is panel and len(panel.connections) == 2
@@ -115,3 +121,118 @@ def test_held_call_message_fits_beside_the_status_figures(
     finally:
         for connection in window.proxies:
             connection.stop()
+
+
+def _runs_dock_open(window: MainWindow) -> None:
+    window.library.dock.show()
+
+
+def test_the_timeline_is_whole_at_1000x700_with_the_runs_dock_open(
+    qtbot, open_and_wait, window: MainWindow, sample: Path, tmp_path: Path
+) -> None:
+    """The legend was one row, wider than the plot: the plot grew past its widget and its
+    right side (the cost axis, the last bars) was cut off. It wraps into rows instead."""
+    window.resize(1000, 700)
+    _runs_dock_open(window)
+    view = open_and_wait(window, sample)
+    qtbot.wait(50)
+    widget = view.timeline_widget
+    plot = widget.getPlotItem()
+    assert (window.width(), window.height()) == (1000, 700)
+    assert plot.width() <= widget.width() + 0.5, (plot.width(), widget.width())
+    right = plot.getAxis("right")
+    assert right.mapRectToScene(right.boundingRect()).right() <= widget.width() + 0.5
+    assert len(widget.legend.legend.items) >= 8  # the sample's kinds, markers and line
+    assert widget.legend.legend.columnCount < len(widget.legend.legend.items)  # wrapped
+    window.grab().save(str(tmp_path / "timeline_1000.png"))
+    window.resize(1400, 900)  # and one row again where there is room
+    qtbot.wait(50)
+    assert widget.legend.legend.columnCount == len(widget.legend.legend.items)
+    assert plot.width() <= widget.width() + 0.5
+
+
+def test_three_panels_leave_the_runs_dock_readable(
+    qtbot, open_and_wait, window: MainWindow, sample: Path
+) -> None:
+    """Runs on the left, Doctor at the bottom, a proxy's approvals on the right: the Runs
+    dock was crushed to "Whe…"; it keeps room for its When and Run columns."""
+    window.resize(1000, 700)
+    _runs_dock_open(window)
+    open_and_wait(window, sample)
+    panel = window.attach_proxy(_free_port())
+    window.doctor.toggleViewAction().trigger()
+    qtbot.wait(50)
+    try:
+        assert (window.width(), window.height()) == (1000, 700)
+        # one side column: the approvals are a tab beside Runs, in front when calls are held
+        assert window.library.dock in window.tabifiedDockWidgets(panel)
+        panel.held.emit(1)
+        qtbot.wait(50)
+        assert not panel.visibleRegion().isEmpty()
+        window.library.dock.raise_()
+        qtbot.wait(50)
+        page = window.library.dock_page
+        table = page.table
+        header = table.horizontalHeader()
+        need = header.sectionSize(0) + header.sectionSize(1)  # When and Run, whole
+        assert table.viewport().width() >= need, (table.viewport().width(), need)
+    finally:
+        for connection in window.proxies:
+            connection.stop()
+
+
+def test_a_passing_message_stops_short_of_the_run_figures(
+    qtbot, open_and_wait, window: MainWindow, sample: Path
+) -> None:
+    """A long message (a fork's 'done — /a/long/path') ran up to "step 11 · 13 of 13",
+    cut mid-word, as if it overwrote the figures: it is shortened in the middle, said
+    whole in the tooltip, and a gap keeps it apart from the first field."""
+    window.resize(1000, 700)
+    view = open_and_wait(window, sample)
+    window.update_status()
+    qtbot.wait(50)
+    long = "Branch of sample.loom.json at step 10: done — " + "/very/long/folder" * 12 + "/b.json"
+    window.show_status(long, 10_000)
+    bar = window.statusBar()
+    assert bar.currentMessage() == long
+    window.update_status()  # the figures change after the message: it fits again
+    qtbot.wait(50)
+    label = bar.message
+    shown = label.shown_text()
+    assert shown != long and "…" in shown and shown.endswith("b.json")
+    first_field = min(w.x() for w in window.status_labels.values() if w.isVisible())
+    text_end = (
+        label.x() + label.contentsRect().left() + label.fontMetrics().horizontalAdvance(shown)
+    )
+    assert text_end + 12 <= first_field, (text_end, first_field)
+    label.grab()  # paint: the tooltip says it whole
+    assert label.toolTip() == long
+    window.show_status("short", 1000)  # a message that fits is as it is
+    assert label.shown_text() == "short"
+    assert view is window.current()
+
+
+def test_a_branch_and_a_comparison_do_not_widen_the_window(
+    qtbot, open_and_wait, window: MainWindow, tmp_path: Path
+) -> None:
+    """A branch's bar ("saved in ~/.local/share/…" and its buttons) and Compare's header
+    lines were wider than the room beside the Runs dock: the window grew by itself to
+    1,154 px, or, where it could not, squeezed the Runs dock."""
+    from tests.desktop.features.fork.test_branch_views import redacting_branch
+
+    deep = tmp_path / "runs of the textkit project, kept for the weekly review" / "slugify"
+    deep.mkdir(parents=True)  # a long folder: the bar says where the branch is saved
+    parent, branch = redacting_branch(deep)
+    window.resize(1000, 700)
+    window.library.dock.show()
+    view = open_and_wait(window, parent)
+    forked = open_and_wait(window, branch)
+    compare = window.open_compare(view, forked)
+    qtbot.waitUntil(lambda: compare is not None and compare.state == "ready", timeout=20_000)
+    plain = view.minimumSizeHint().width()
+    for tab in (forked, compare):
+        window.tabs.setCurrentWidget(tab)
+        qtbot.wait(50)
+        assert (window.width(), window.height()) == (1000, 700)
+        assert tab.minimumSizeHint().width() <= plain, type(tab).__name__
+        assert window.minimumSizeHint().width() <= 1000, type(tab).__name__

@@ -177,20 +177,24 @@ class CompareView(QWidget):
 
     # -- layout -----------------------------------------------------------------------
     def _build(self) -> None:
-        self.busy_label = QLabel(f"Comparing {self.title}…", textFormat=Qt.TextFormat.PlainText)
+        self.busy_label = QLabel(
+            f"Comparing {self.title}…", textFormat=Qt.TextFormat.PlainText, wordWrap=True
+        )
         self.busy_bar = QProgressBar(minimum=0, maximum=0)
         self.busy_bar.setMaximumWidth(160)
         rich = Qt.TextFormat.RichText
+        # they wrap: one line each was wider than a 1000 px window beside a panel, and
+        # the window grew (or squeezed its panels) to fit them
         self.header_label, self.counts_label, self.totals_label = (
-            QLabel(textFormat=rich) for _ in range(3)
+            QLabel(textFormat=rich, wordWrap=True) for _ in range(3)
         )
         self.first_button = QPushButton("Go to first divergence")
         self.first_button.setEnabled(False)
         self.first_button.clicked.connect(self.go_first_divergence)
         top = QHBoxLayout()
-        for w in (self.busy_label, self.busy_bar, self.header_label):
+        for w in (self.busy_label, self.busy_bar):
             top.addWidget(w)
-        top.addStretch(1)
+        top.addWidget(self.header_label, 1)
         top.addWidget(self.first_button)
         self.model = CompareModel(self)
         self.table = self._table(self.model)
@@ -199,7 +203,7 @@ class CompareView(QWidget):
             self.table.setColumnWidth(col, width)
         for col in (COL_A, COL_B):
             self.table.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.Stretch)
-        self.pair_label = QLabel(textFormat=Qt.TextFormat.PlainText)
+        self.pair_label = QLabel(textFormat=Qt.TextFormat.PlainText, wordWrap=True)
         self.text_a, self.text_b = QTextBrowser(), QTextBrowser()
         texts = QSplitter(Qt.Orientation.Horizontal)
         texts.addWidget(self.text_a)

@@ -77,8 +77,10 @@ class BranchBar(QFrame):
         self.title = QLabel(wordWrap=True)  # wraps rather than widening the window
         self.title.linkActivated.connect(lambda _l: self.parent_requested.emit())
         self.detail = QLabel()
-        self.where = QLabel()  # the folder the branch is saved in
+        self.where = QLabel()  # the folder the branch is saved in (the path: its tooltip)
         self.where.setStyleSheet("color: #6a1b9a;")
+        self.where.setMinimumWidth(1)  # clipped, not the window widened, when room is short
+        self.detail.setMinimumWidth(1)
         self.parent_btn = QPushButton(f"Parent at step {seq}")
         self.parent_btn.clicked.connect(self.parent_requested)
         self.compare_btn = QPushButton("Compare with parent")

@@ -37,7 +37,11 @@ class AttachedProxies(QObject):
             win = self.window
             panel = self.panel = ApprovalsPanel(win)
             panel.held.connect(self.on_held)
-            win.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, panel)
+            panel.held.connect(lambda n: panel.raise_() if n else None)  # before the Runs tab
+            # beside the Runs dock as a tab, not in a column of its own: a 1000 px window has
+            # room for one side column next to the run (two crushed the Runs list to "Whe…"
+            # and pushed the step list's tokens and cost off screen)
+            win.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, panel)
             win.notifier.watch(panel)
         return self.panel
 
