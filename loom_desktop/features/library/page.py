@@ -6,10 +6,8 @@ are views of one :class:`~loom_desktop.features.library.controller.LibraryContro
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from PySide6.QtCore import QModelIndex, QPoint, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QShowEvent
+from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -25,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from loom_desktop.features.library.controller import PAGE, LibraryController
 from loom_desktop.features.library.models import COLUMNS
+from loom_desktop.infra.reveal import Revealer
 
 SEARCH_HELP = (
     "Search every run: words in messages, tool arguments and results; tool:bash, "
@@ -54,6 +53,7 @@ class RunsPage(QWidget):
     def __init__(self, controller: LibraryController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
+        self.revealer = Revealer(self)  # Reveal in Folder, or why it cannot
         self.search = QLineEdit(
             placeholderText='Search all runs…  (tool:bash "rm -rf" is:error model:… after:…)'
         )
@@ -197,13 +197,8 @@ class RunsPage(QWidget):
             return
         menu = QMenu(self)
         menu.addAction("Open").triggered.connect(lambda: self.open_requested.emit(path, -1, "", ""))
-        menu.addAction("Reveal in Folder").triggered.connect(lambda: reveal(path))
+        menu.addAction("Reveal in Folder").triggered.connect(lambda: self.revealer.reveal(path))
         menu.addAction("Forget (keep the file)").triggered.connect(
             lambda: self.controller.forget(path)
         )
         menu.popup(self.table.viewport().mapToGlobal(pos))
-
-
-def reveal(path: str) -> bool:
-    """Show the run's folder in the platform's file manager."""
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(path).parent)))
