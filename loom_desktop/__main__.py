@@ -243,10 +243,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(problem, file=sys.stderr)
         return EXIT_BAD_INPUT
     from loom_desktop.app import LoomApplication, quiet_qt_noise
+    from loom_desktop.infra.dates import iso_dates
     from loom_desktop.resources import sample_trace
 
     quiet_qt_noise()
-    app = LoomApplication(sys.argv[:1])
+    with iso_dates():  # under LANG=C, Qt's file dialogs wrote 5 December as "5 12 2026"
+        app = LoomApplication(sys.argv[:1])
     if args.screenshot:  # always its own process: never hands over, never serves
         from loom_desktop.main_window import MainWindow
 
