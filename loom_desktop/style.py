@@ -1,28 +1,24 @@
-"""Colours shared by the timeline, the step list and the context view."""
+"""Colours shared by the timeline, the step list and the context view (the kinds' and the
+markers' come from :mod:`loom_core.views.palette`, which the exported HTML page uses too)."""
 
 from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
+from loom_core.views.palette import BLOCKED_COLOR, ERROR_COLOR, KIND_COLORS, SHIELD_COLOR
 from loom_core.views.timeline import KIND_NAMES
 
-KIND_COLORS = {  # by kind as shown (KIND_NAMES: a user prompt is "prompt")
-    "prompt": "#7e57c2",
-    "model": "#1e88e5",
-    "tool": "#43a047",
-    "human": "#fb8c00",
-    "time": "#90a4ae",
-    "memory": "#8d6e63",
-    "compact": "#6d4c41",
-    "edit": "#d81b60",
-    "sample": "#5c6bc0",
-    "choose": "#5c6bc0",
-    "critic": "#00897b",
-    "other": "#9e9e9e",
-}
-ERROR_COLOR = "#e53935"
-BLOCKED_COLOR = "#ff6f00"
-SHIELD_COLOR = "#8e24aa"
+__all__ = [
+    "BLOCKED_COLOR",
+    "DEPTH_COLORS",
+    "ERROR_COLOR",
+    "KIND_COLORS",
+    "NEW_BG",
+    "NEW_RULE",
+    "SHIELD_COLOR",
+    "kind_color",
+    "severity_color",
+]
 NEW_BG = "#fff6c7"
 NEW_RULE = "#f9a825"
 SEVERITY_COLORS = {"high": "#d32f2f", "warn": "#f9a825"}  # doctor findings

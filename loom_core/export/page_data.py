@@ -15,11 +15,13 @@ from typing import Any
 
 from loom_core.formats.document import Document, text_and_calls
 from loom_core.views.frames import Message, frame_at
+from loom_core.views.palette import KIND_COLORS, MARKS
 from loom_core.views.recorded import content_missing, new_from, recorded_messages
-from loom_core.views.steps import call_text, decision_mark, readable_time, step_rows
-from loom_core.views.timeline import K_EPISODE, K_MODEL, Timeline, build_timeline
+from loom_core.views.steps import FLAG_NAMES, call_text, decision_mark, readable_time, step_rows
+from loom_core.views.timeline import K_EPISODE, K_MODEL, KIND_NAMES, Timeline, build_timeline
 
 TEXT_LIMIT = 20_000
+FLAG_NAME = dict(FLAG_NAMES)  # flag bit -> the name a row lists it by
 FORMAT = "loom-desktop-page/1"
 
 
@@ -110,6 +112,24 @@ def _decision(event: dict[str, Any]) -> str:
     )
 
 
+def _legend(tl: Timeline) -> dict[str, Any]:
+    """What the page's timeline draws, as the app's legend says it: a colour per kind (by
+    kind code, as ``bars`` gives it), the kinds the run has, and its markers by flag name."""
+    codes = sorted(set(tl.kind))
+    flags = 0
+    for f in tl.flags:
+        flags |= f
+    return {
+        "colors": [KIND_COLORS[k] for k in KIND_NAMES],
+        "kinds": [[KIND_NAMES[c], KIND_COLORS[KIND_NAMES[c]]] for c in codes],
+        "marks": [
+            [FLAG_NAME[bit], glyph, color, words]
+            for bit, words, glyph, color in MARKS
+            if flags & bit
+        ],
+    }
+
+
 def page_data(doc: Document, timeline: Timeline | None = None) -> dict[str, Any]:
     """Everything the page shows of ``doc`` (plain JSON values)."""
     tl = timeline if timeline is not None else build_timeline(doc)
@@ -133,6 +153,7 @@ def page_data(doc: Document, timeline: Timeline | None = None) -> dict[str, Any]
     h = doc.header
     return {
         "format": FORMAT,
+        "legend": _legend(tl),
         "source": {"path": doc.path, "format": doc.format, "model": h.model or ""},
         "totals": {
             "steps": len(step_of),  # effects: the app's and the library's count, not rows

@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
+from loom_core.views.palette import MARKS
 from loom_core.views.pricing import format_usd
 from loom_core.views.timeline import (
     F_BLOCKED,
@@ -50,12 +51,7 @@ _MARKS = (
     (F_DENIED, "d", ERROR_COLOR),
     (F_SHIELD, "star", SHIELD_COLOR),
 )
-_MARK_WORDS = {
-    F_ERROR: "error",
-    F_BLOCKED: "blocked call",
-    F_DENIED: "denied",
-    F_SHIELD: "shield decision",
-}
+_MARK_WORDS = {bit: words for bit, words, _glyph, _color in MARKS}  # as the page says them
 COST_PEN = ("#ef6c00", 2)  # the cumulative cost line (and its legend sample)
 EMPTY_SPAN = 10  # steps an empty timeline spans (a live run's first steps fill it)
 

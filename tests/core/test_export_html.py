@@ -151,3 +151,65 @@ def test_pages_and_traces_get_a_plain_files_mode(tmp_path: Path) -> None:
         assert stat.S_IMODE(trace.stat().st_mode) == 0o640
     finally:
         os.umask(old)
+
+
+def test_only_the_pages_own_script_may_run() -> None:
+    """The policy names the page's script by its hash: no 'unsafe-inline', so a script an
+    escaping slip let into the data would not run."""
+    import base64
+    import hashlib
+
+    page = render_page(load(SAMPLE))
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page)
+    assert policy is not None
+    script_src = next(p for p in policy.group(1).split(";") if p.strip().startswith("script-src"))
+    assert "unsafe-inline" not in script_src
+    program = re.findall(r"<script>(.*?)</script>", page, re.S)
+    assert len(program) == 1
+    digest = base64.b64encode(hashlib.sha256(program[0].encode()).digest()).decode()
+    assert script_src.split() == ["script-src", f"'sha256-{digest}'"]
+
+
+def test_the_legend_names_what_the_run_has_in_the_apps_colours() -> None:
+    from loom_core.views.palette import KIND_COLORS
+
+    legend = page_data(load(SAMPLE))["legend"]
+    assert [k for k, _c in legend["kinds"]] == ["prompt", "model", "tool", "time"]
+    assert all(color == KIND_COLORS[kind] for kind, color in legend["kinds"])
+    assert [m[0] for m in legend["marks"]] == ["error", "blocked", "denied", "shield"]
+    assert [m[1] for m in legend["marks"]] == ["✖", "▼", "◆", "★"]
+
+
+async def _look(page: Path, shot: Path, step: int) -> dict:
+    async with Browser() as b:
+        await b.open(page.as_uri() + f"#step={step}")
+        legend = await b.eval("document.getElementById('legend').textContent")
+        head = await b.eval("document.querySelector('#detail .hdr').textContent")
+        # the canvas drew its axis labels and markers: sample pixels of their colours
+        await b.screenshot(shot)
+        return {
+            "legend": legend,
+            "head": head,
+            "ready": await b.eval("document.body.dataset.ready"),
+        }
+
+
+@needs_chromium
+@pytest.mark.timeout(240)
+def test_the_page_has_a_legend_and_an_inspect_tool_step_no_empty_agent(tmp_path: Path) -> None:
+    from tests.inspect_producer import eval_log
+
+    sample_page = tmp_path / "sample.html"
+    assert core("export-html", SAMPLE, "-o", sample_page).returncode == 0
+    seen = asyncio.run(_look(sample_page, tmp_path / "sample.png", 12))
+    assert seen["ready"] == "1"  # the script ran under the hash-only policy
+    for words in ("prompt", "model", "tool", "✖ error", "▼ blocked call", "◆ denied", "★ shield"):
+        assert words in seen["legend"], (words, seen["legend"])
+    log_page = tmp_path / "inspect.html"
+    assert core("export-html", eval_log(), "-o", log_page).returncode == 0
+    rows = _data(log_page.read_text())["rows"]
+    tool = next(r for r in rows if r[1].startswith("tool:"))
+    assert tool[3] == ""  # inspect names no agent for a tool call
+    seen = asyncio.run(_look(log_page, tmp_path / "inspect.png", tool[0]))
+    assert seen["head"].startswith(f"{tool[1]} · step {tool[0]}")
+    assert "agent" not in seen["head"], seen["head"]  # was "· agent " with nothing after it

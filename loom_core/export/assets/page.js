@@ -17,6 +17,16 @@
   document.getElementById("totals").textContent = `${D.source.format} · ${D.source.model} · ${D.totals.steps.toLocaleString()} steps · ` +
     `${D.totals.tokens_in.toLocaleString()} in / ${D.totals.tokens_out.toLocaleString()} out tokens · ${D.totals.cost}`;
   pad.style.height = (n * ROW) + "px";
+  // the legend: the kinds and markers this run has, in the app's colours and words
+  document.getElementById("legend").innerHTML =
+    D.legend.kinds.map(([name, color]) => `<span><i style="background:${color}"></i>${esc(name)}</span>`).join("") +
+    D.legend.marks.map(([, glyph, color, words]) => `<span><b style="color:${color}">${glyph}</b> ${esc(words)}</span>`).join("") +
+    `<span>bar height: tokens</span>`;
+  const MARK_ORDER = ["denied", "blocked", "error", "shield"];  // one sign per step, as in the app
+  const markOf = (r) => {
+    for (const name of MARK_ORDER) if (r[7].includes(name)) return D.legend.marks.find((m) => m[0] === name);
+    return null;
+  };
 
   function rowHtml(i) {
     const r = rows[i];
@@ -73,7 +83,7 @@
 
   function detailHtml(step) {
     const r = rows[step], d = details[step];
-    let html = `<div class="hdr"><b>${esc(r[1])}</b>${label(r)} · agent ${esc(r[3])}${r[2] ? " · depth " + r[2] : ""}` +
+    let html = `<div class="hdr"><b>${esc(r[1])}</b>${label(r)}${r[3] ? " · agent " + esc(r[3]) : ""}${r[2] ? " · depth " + r[2] : ""}` +
       `${r[5] ? ` · ${r[5].toLocaleString()} tokens · ${esc(r[6])}` : ""}</div>`;
     if (r[7].length) html += `<div class="err">${esc(r[7].join(" "))}</div>`;
     if (r[1] === "prompt") return html + `<div class="sec">User</div><pre>${esc(d.text)}</pre>`;
@@ -107,30 +117,59 @@
     document.body.dataset.step = String(current);
   }
 
-  function drawBars() {  // one column per pixel: the largest step in it (exact when zoomed in)
+  // The plot: a tokens axis on the left, step numbers (seqs) below, one column per pixel
+  // (the largest step in it; exact when there is room), each step's marker above its bar.
+  const LEFT = 52, RIGHT = 6, TOP = 16, BOTTOM = 18;
+  const plotWidth = () => Math.max(1, canvas.clientWidth - LEFT - RIGHT);
+  const tokens = (k) => k >= 10000 ? Math.round(k / 1000) + "k" : k.toLocaleString();
+
+  function drawAxes(g, w, h) {
+    g.fillStyle = "#78909c"; g.strokeStyle = "#cfd8dc"; g.font = "10px system-ui, sans-serif";
+    g.textAlign = "right"; g.textBaseline = "middle";
+    for (const v of [0, peak / 2, peak]) {
+      const y = h - BOTTOM - (h - BOTTOM - TOP) * v / peak;
+      g.fillText(tokens(Math.round(v)), LEFT - 6, y);
+      g.beginPath(); g.moveTo(LEFT, y + 0.5); g.lineTo(w - RIGHT, y + 0.5); g.stroke();
+    }
+    g.save(); g.translate(10, (h - BOTTOM + TOP) / 2); g.rotate(-Math.PI / 2);
+    g.textAlign = "center"; g.fillText("tokens", 0, 0); g.restore();
+    g.textAlign = "center"; g.textBaseline = "top";
+    const every = Math.max(1, Math.ceil(n / Math.max(1, Math.floor(plotWidth() / 48))));
+    for (let s = 0; s < n; s += every) {  // a prompt row has no number: the next step's
+      let t = s;
+      while (t < n && rows[t][0] === null) t++;
+      if (t < n && t < s + every) g.fillText(String(rows[t][0]), LEFT + (t + 0.5) * plotWidth() / n, h - BOTTOM + 3);
+    }
+  }
+
+  function drawBars() {
     const w = canvas.clientWidth, h = canvas.clientHeight, dpr = window.devicePixelRatio || 1;
     canvas.width = w * dpr; canvas.height = h * dpr;
     const g = canvas.getContext("2d"); g.scale(dpr, dpr); g.clearRect(0, 0, w, h);
     if (!n) return;
-    const cols = Math.max(1, Math.min(n, Math.floor(w))), per = n / cols;
-    const colors = ["#7e57c2", "#1e88e5", "#43a047", "#6d4c41"], bw = w / cols;
+    drawAxes(g, w, h);
+    const pw = plotWidth(), cols = Math.max(1, Math.min(n, Math.floor(pw))), per = n / cols;
+    const bw = pw / cols, base = h - BOTTOM, room = h - BOTTOM - TOP;
+    g.textAlign = "center"; g.textBaseline = "bottom"; g.font = "11px system-ui, sans-serif";
     for (let c = 0; c < cols; c++) {
-      let best = 0, kind = 0;
+      let best = 0, kind = 0, mark = null;
       const from = Math.floor(c * per), to = Math.max(from + 1, Math.floor((c + 1) * per));
       for (let s = from; s < to && s < n; s++) {
         const t = D.bars[s][0] + D.bars[s][1];
         if (t >= best) { best = t; kind = D.bars[s][2]; }
+        mark = mark || markOf(rows[s]);
       }
-      g.fillStyle = colors[kind] || "#90a4ae";
-      const bh = best ? Math.max(2, (h - 4) * best / peak) : 2;
-      g.fillRect(c * bw, h - bh, Math.max(1, bw - (bw > 3 ? 1 : 0)), bh);
+      g.fillStyle = D.legend.colors[kind] || "#90a4ae";
+      const bh = best ? Math.max(2, room * best / peak) : 2, x = LEFT + c * bw;
+      g.fillRect(x, base - bh, Math.max(1, bw - (bw > 3 ? 1 : 0)), bh);
+      if (mark) { g.fillStyle = mark[2]; g.fillText(mark[1], x + bw / 2, base - bh - 1); }
     }
-    if (current >= 0) { g.fillStyle = "#e53935"; g.fillRect((current / n) * w, 0, 2, h); }
+    if (current >= 0) { g.fillStyle = "#e53935"; g.fillRect(LEFT + (current / n) * pw, TOP, 2, room); }
   }
 
   list.addEventListener("scroll", drawList);
   list.addEventListener("click", (e) => { const el = e.target.closest(".row"); if (el) select(+el.dataset.i, false); });
-  canvas.addEventListener("click", (e) => select(Math.floor(e.offsetX / canvas.clientWidth * n), true));
+  canvas.addEventListener("click", (e) => select(Math.floor((e.offsetX - LEFT) / plotWidth() * n), true));
   detail.addEventListener("click", (e) => { const a = e.target.closest("a[data-step]"); if (a) select(+a.dataset.step, true); });
   document.addEventListener("keydown", (e) => {
     const moves = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1, PageDown: 20, PageUp: -20 };
