@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from loom_core.errors import LoadError
 from loom_core.formats.foreign import format_label
+from loom_core.live.live_status import ENDED
 from loom_core.views.pricing import provenance
 from loom_core.views.steps import step_label
 from loom_desktop import __version__
@@ -39,7 +40,7 @@ from loom_desktop.infra.file_filter import run_file_filter
 from loom_desktop.infra.price_warning import warn_bad_prices
 from loom_desktop.infra.settings import DesktopSettings, load_settings, save_settings
 from loom_desktop.keys import FILTER_HELP
-from loom_desktop.tab_titles import retitle
+from loom_desktop.tab_titles import LIVE_DOT, name_run, retitle, show_live
 from loom_desktop.window_parts import (
     EMPTY_TEXT,
     DocumentTabs,
@@ -329,6 +330,7 @@ class MainWindow(QMainWindow):
         view.status_changed.connect(
             lambda v=view: self.update_status() if v is self.current() else None
         )
+        view.status_changed.connect(lambda v=view: self._live_dot(v))
         view.progressed.connect(lambda d, t, v=view: self._progress(v, d, t))
         view.loaded.connect(lambda v=view: self._loaded(v))
         for name, splitter in (("main", view.splitter), ("lower", view.lower_split)):
@@ -340,7 +342,7 @@ class MainWindow(QMainWindow):
         if background:
             view.start_loading(watch)
             if view.live is not None:
-                self.tabs.setTabText(index, "● " + Path(path).name)
+                self.tabs.setTabText(index, LIVE_DOT + Path(path).name)
         else:
             try:
                 view.load_now()
@@ -350,7 +352,13 @@ class MainWindow(QMainWindow):
         self._show_current()
         return view
 
+    def _live_dot(self, view: DocumentView) -> None:
+        """A live tab's dot while its run goes on, gone once it has ended."""
+        if view.live is not None:
+            show_live(self.tabs, view, view.live.status not in ENDED)
+
     def _loaded(self, view: DocumentView) -> None:
+        name_run(self.tabs, view)  # a session's UUID or a trace id: titled by its run
         self.settings.add_recent(view.path)
         self.library.loaded(view.path)
         if view is self.current():

@@ -69,3 +69,49 @@ def test_window_title_follows_a_renamed_tab(
         window.tabs.indexOf(view), "● branch of sample at step 14"
     )  # as a fork does
     assert window.windowTitle() == "● branch of sample at step 14 — Loom Desktop"
+
+
+def test_a_file_named_by_an_id_is_titled_by_its_run() -> None:
+    from types import SimpleNamespace
+
+    from loom_desktop.tab_titles import run_title
+
+    def doc(fmt: str, *episodes: str) -> SimpleNamespace:
+        return SimpleNamespace(format=fmt, episodes=list(episodes))
+
+    session = "/p/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+    assert run_title(session, doc("claude-code", "mix phx.server  doesnt\nstart")) == (
+        "Claude Code: mix phx.server doesnt start"
+    )
+    long = "Find out why the nightly build fails on the ARM runners and fix it"
+    assert run_title(session, doc("claude-code", long)) == f"Claude Code: {long[:31]}…"
+    trace = "/r/4bf92f3577b34da6a3ce929d0e0e4736-2.otlp.jsonl"
+    assert run_title(trace, doc("otlp", "yous")) == "OTel: yous"
+    assert run_title(trace, doc("otlp")) == "OTel 4bf92f35…"
+    assert run_title("/r/agent.otlp.jsonl", doc("otlp", "yous")) is None  # named in words
+
+
+def test_a_session_tab_says_its_prompt_and_an_ended_run_loses_its_live_dot(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    from tests.core.formats.claude_fixtures import full_session
+    from tests.core.harness_runs import journal_complete
+
+    path, _main, _sub = full_session(tmp_path / "projects")
+    session = window.open_path(str(path), watch=True)
+    qtbot.waitUntil(lambda: session.doc is not None, timeout=20_000)
+    index = window.tabs.indexOf(session)
+    qtbot.waitUntil(lambda: "Claude Code: " in window.tabs.tabText(index), timeout=20_000)
+    assert path.stem not in window.tabs.tabText(index)  # not the session's UUID
+    assert window.tabs.tabToolTip(index) == str(path)
+    journal, _run = journal_complete(tmp_path)
+    view = window.open_path(str(journal))  # a finished run's journal: a live tab at first
+    assert view.live is not None
+    qtbot.waitUntil(lambda: view.live.status == "finished", timeout=20_000)
+    qtbot.waitUntil(
+        lambda: window.tabs.tabText(window.tabs.indexOf(view)) == journal.name, timeout=20_000
+    )
+    assert not window.tabs.tabText(window.tabs.indexOf(view)).startswith("●")
+    for v in (session, view):
+        if v.live is not None:
+            v.live.stop()
