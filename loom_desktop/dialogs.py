@@ -1,4 +1,5 @@
-"""Small dialogs: the keyboard shortcut sheet, About, and File ▸ Watch Journal…'s picker."""
+"""Small dialogs: the keyboard shortcut sheet, About, and File ▸ Watch Journal…'s picker;
+and :func:`fit_size`, the size every large window asks for."""
 
 from __future__ import annotations
 
@@ -19,6 +20,21 @@ from PySide6.QtWidgets import (
 )
 
 from loom_desktop.keys import sheet
+
+SCREEN_MARGIN = 40  # pixels a window leaves free on each axis of a screen too small for it
+
+
+def fit_size(widget: QWidget, width: int, height: int) -> None:
+    """Resize ``widget`` to ``width``×``height``, or less where the screen is smaller: the
+    fork dialog (1180×760) and the heal dialog (1280×700) ran off a 1024×768 screen. Never
+    below what the widget's layout needs."""
+    screen = widget.screen() or QApplication.primaryScreen()
+    if screen is not None:
+        room = screen.availableGeometry()
+        least = widget.minimumSizeHint()
+        width = max(min(width, room.width() - SCREEN_MARGIN), least.width())
+        height = max(min(height, room.height() - SCREEN_MARGIN), least.height())
+    widget.resize(width, height)
 
 
 def _section(title: str, rows: list[tuple[str, str]]) -> str:

@@ -33,7 +33,7 @@ from loom_core.live.live_status import ENDED
 from loom_core.views.pricing import provenance
 from loom_core.views.steps import step_label
 from loom_desktop import __version__
-from loom_desktop.dialogs import show_about, show_shortcuts
+from loom_desktop.dialogs import fit_size, show_about, show_shortcuts
 from loom_desktop.document.step_list_model import format_cost
 from loom_desktop.document.view import DocumentView
 from loom_desktop.infra.file_filter import run_file_filter
@@ -106,7 +106,7 @@ class MainWindow(QMainWindow):
         if reattach:  # proxies that outlived the last run
             QTimer.singleShot(0, self.proxy_manager.reattach)
         QTimer.singleShot(0, lambda: warn_bad_prices(self, self.errors))  # never silent
-        self.resize(1280, 820)
+        fit_size(self, 1280, 820)
         geometry = self.settings.geometry_bytes()
         if geometry is not None:
             self.restoreGeometry(geometry)

@@ -81,7 +81,8 @@ def plan_candidates(
         try:
             cand.estimate = dry_run(doc, path, cand.step, cand.edit, max_turns).total_tokens
         except ValueError as err:  # e.g. the step is a sub-agent's: not a fork point
-            cand.status, cand.error = SKIPPED, str(err)
+            # said beside the run it is about: its path would only push the reason away
+            cand.status, cand.error = SKIPPED, str(err).removeprefix(f"{doc.path}: ")
         out.append(cand)
     order = sorted(range(len(out)), key=lambda k: (out[k].status == SKIPPED, out[k].estimate, k))
     ranked = [out[k] for k in order]

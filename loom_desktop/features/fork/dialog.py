@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from loom_core.fork.edits import Edit
+from loom_desktop.dialogs import fit_size
 from loom_desktop.features.fork import runner as fork_runner
 from loom_desktop.features.fork.draft import ForkDraft
 from loom_desktop.features.fork.messages import MessageEditor
@@ -57,8 +58,8 @@ class ForkDialog(QDialog):
         self.plan_error: str | None = None
         self.provider_ok = False
         self.setWindowTitle(f"Fork {Path(path).name} at step {seq}")
-        self.resize(1180, 760)
         self._build()
+        fit_size(self, 1180, 760)
         self._ctx_task = Task(self)
         self._ctx_task.finished.connect(self._on_context)
         self._ctx_task.failed.connect(self._on_context_failed)

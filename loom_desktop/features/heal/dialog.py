@@ -18,6 +18,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from loom_core.heal.engine import HealOptions
+from loom_desktop.dialogs import fit_size
 from loom_desktop.features.heal import runner as heal_runner
 from loom_desktop.features.heal.candidates import HealCandidates
 from loom_desktop.features.heal.runner import (
@@ -50,8 +51,8 @@ class HealDialog(QDialog):
         self.runner: HealRunner | None = None
         self.result: Any = None
         self.setWindowTitle(f"Heal {Path(self.path).name}")
-        self.resize(1280, 700)
         self._build()
+        fit_size(self, 1280, 700)
         self._plan_task = Task(self)
         self._plan_task.finished.connect(self._on_plan)
         self._plan_task.failed.connect(lambda exc: self._fail("Cannot plan the heal", exc))

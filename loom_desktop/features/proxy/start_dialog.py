@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 
 from loom_core.proxy.config import otlp_url
 from loom_core.runs_dir import free_path, runs_dir, stem_of
+from loom_desktop.dialogs import fit_size
 from loom_desktop.features.proxy.info_dock import dialect_of
 from loom_desktop.features.proxy.launcher import TARGETS, ProxySpec
 
@@ -224,7 +225,7 @@ class StartProxyDialog(QDialog):
             w.textChanged.connect(self.update_preview)
         for c in (self.profile, self.default):
             c.currentIndexChanged.connect(self.update_preview)
-        self.resize(640, 720)
+        fit_size(self, 640, 720)
         self.update_preview()
 
     def _fill(self, spec: ProxySpec) -> None:

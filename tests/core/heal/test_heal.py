@@ -199,3 +199,13 @@ def test_planning_is_a_plain_function(parent: Path, tmp_path: Path) -> None:
         HealOptions(max_candidates=3),
     )
     assert planned and [c.label for c in planned] == [c.label for c in healer.plan(findings)]
+
+
+def test_a_repair_that_cannot_fork_says_why_without_the_runs_path() -> None:
+    """The sample's duplicate is first seen by a sub-agent's call: not a fork point. The
+    heal table said "skipped (/full/path/sample.loom.json: step 19 is …)"."""
+    sample = Path(__file__).resolve().parents[3] / "resources" / "sample.loom.json"
+    doc = load(sample)
+    skipped = [c for c in plan_repairs(doc, sample, checkup(doc).findings) if c.status == "skipped"]
+    assert skipped and skipped[0].error.startswith("step 19 is a sub-agent's model step")
+    assert str(sample) not in skipped[0].error
