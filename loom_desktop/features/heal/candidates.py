@@ -86,6 +86,7 @@ class HealCandidates(QWidget):
     def show_running(self, candidates: Sequence[Any], out_dir: str) -> None:
         """Every planned row back to queued; where the branches go."""
         self.model.set_candidates(candidates)
+        self.plan_label.setText(f"{self.planned}.")  # not what an earlier run ended with
         self._result(f"Running… branches go to {out_dir}", "")
 
     def show_cancelling(self) -> None:

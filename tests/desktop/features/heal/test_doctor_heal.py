@@ -375,6 +375,8 @@ def test_a_run_that_already_passes_is_left_alone(
     assert dialog.model.rowCount() == 0 and window.tabs.count() == tabs
     # the plan's line no longer says repairs are planned as if they were still to run
     assert dialog.candidates.plan_label.text().endswith("none was tried: the run already passes.")
+    dialog.candidates.show_running(dialog.plan.candidates, str(poisoned.parent))  # run again
+    assert "none was tried" not in dialog.candidates.plan_label.text()
     assert not dialog.save_btn.isEnabled() and not (poisoned.parent / "poisoned.loom.heal").exists()
 
 
