@@ -144,20 +144,27 @@ def counts_html(diff: RunDiff) -> str:
     )
 
 
+def _whole(html: str) -> str:
+    """Kept on one line when the line wraps (it broke "−$0.1110" after its sign)."""
+    return f'<span style="white-space:nowrap">{html}</span>'
+
+
 def totals_html(diff: RunDiff) -> str:
     """Each side's tokens and cost, and B − A (green when B is cheaper, red when dearer)."""
     t = diff.totals
 
     def side(name: str, s: Any) -> str:
         cost = "cost unknown" if s.cost is None else format_cost(s.cost) or "$0"
-        return f"<b>{name}</b>: {s.input_tokens:,} in / {s.output_tokens:,} out tokens · {cost}"
+        return _whole(
+            f"<b>{name}</b>: {s.input_tokens:,} in / {s.output_tokens:,} out tokens · {cost}"
+        )
 
     d = t.delta
     tokens = d.input_tokens + d.output_tokens
     sign = d.cost if d.cost is not None and abs(d.cost) >= 5e-7 else tokens
     color = CHEAPER if sign < 0 else DEARER if sign > 0 else "#616161"
     verdict = "B is cheaper" if sign < 0 else "B is dearer" if sign > 0 else "same spend"
-    delta = f"Δ B−A: {signed(tokens) or '±0'} tokens · {signed_cost(d.cost) or '±$0'} ({verdict})"
+    delta = f"Δ B−A: {_whole(signed(tokens) or '±0')} tokens · {_whole(signed_cost(d.cost) or '±$0')} ({verdict})"
     return f"{side('A', t.a)} &nbsp;│&nbsp; {side('B', t.b)} &nbsp;│&nbsp; {_color(delta, color, True)}"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -193,9 +194,13 @@ def test_statuses_are_coloured(qtbot, qtmodeltester, window: MainWindow, tmp_pat
 
 def test_totals_show_each_side_and_the_delta(qtbot, window: MainWindow, tmp_path: Path) -> None:
     view = compare_paths(qtbot, window, *main_pair(tmp_path))
-    text = view.totals_label.text()
+    html = view.totals_label.text()
+    text = re.sub(r"<[^>]+>", "", html)
     assert "3,700 in / 170 out" in text and "3,610 in / 171 out" in text
-    assert "Δ B−A: −89 tokens" in text and "B is cheaper" in text and "#2e7d32" in text  # green
+    assert "Δ B−A: −89 tokens" in text and "B is cheaper" in text and "#2e7d32" in html  # green
+    # a wrapped line never parts a sign from its amount ("−" then "$0.1110" on the next line)
+    cost = re.search(r"tokens · (<span[^>]*>)([^<]*)</span>", html)
+    assert cost is not None and "nowrap" in cost.group(1) and cost.group(2).startswith("−$")
     m, rows = view.model, view.diff.rows
     last = m.index(len(rows) - 1, COL_D_TOKENS)
     assert last.data() == "+11" and last.data(_FG) == QColor("#c62828")
