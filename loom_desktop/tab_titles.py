@@ -28,6 +28,7 @@ _OPAQUE = re.compile(  # a UUID, or a hex id of 16 or more digits (trace ids), m
     r"(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{16,})(?:-\d+)?",
     re.IGNORECASE,
 )
+_TAG = re.compile(r"</?[A-Za-z][\w-]*>")
 _PRODUCERS = {"claude-code": "Claude Code", "otlp": "OTel", "inspect": "Inspect"}
 PROMPT_CHARS = 32  # of the first prompt, in a run's title
 
@@ -84,7 +85,8 @@ def run_title(path: str, doc: object) -> str | None:
     fmt = str(getattr(doc, "format", ""))
     producer = _PRODUCERS.get(fmt, fmt or "run")
     episodes = getattr(doc, "episodes", None) or []
-    first = " ".join(str(episodes[0]).split()) if episodes else ""
+    # markup a producer wraps a prompt in (Claude Code's <command-message>…) is no words
+    first = " ".join(_TAG.sub(" ", str(episodes[0])).split()) if episodes else ""
     if not first:
         return f"{producer} {os.path.basename(path).split('.', 1)[0][:8]}…"
     return (

@@ -85,6 +85,13 @@ def test_a_file_named_by_an_id_is_titled_by_its_run() -> None:
     )
     long = "Find out why the nightly build fails on the ARM runners and fix it"
     assert run_title(session, doc("claude-code", long)) == f"Claude Code: {long[:31]}…"
+    slash = (
+        "<command-message>init is analyzing your codebase…</command-message>\n<command-name>/init"
+    )
+    assert (
+        run_title(session, doc("claude-code", slash))
+        == "Claude Code: init is analyzing your codebase…"
+    )
     trace = "/r/4bf92f3577b34da6a3ce929d0e0e4736-2.otlp.jsonl"
     assert run_title(trace, doc("otlp", "yous")) == "OTel: yous"
     assert run_title(trace, doc("otlp")) == "OTel 4bf92f35…"
