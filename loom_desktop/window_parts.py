@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QPainter, QPaintEvent
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QStatusBar, QTabWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QStatusBar, QTabWidget, QWidget
 
 EMPTY_TEXT = (
     "No run is open.\n\nFile ▸ Open… (Ctrl+O) or drop a trace, journal or wirelog here;\n"
@@ -65,6 +65,14 @@ class StatusBar(QStatusBar):
         self.addWidget(self.message, 1)
         self._clear = QTimer(self, singleShot=True)
         self._clear.timeout.connect(self.clearMessage)
+
+    def insertPermanentWidget(  # noqa: N802 - Qt API
+        self, index: int, widget: QWidget, stretch: int | None = 0
+    ) -> int:
+        """``index`` among the permanent fields, as with a plain bar: Qt counts the message
+        label too, so index 0 (the listener's field, first) was out of range, appended after
+        the figures, with a warning on stderr."""
+        return super().insertPermanentWidget(index + 1, widget, stretch or 0)
 
     def showMessage(self, message: str, timeout: int | None = 0) -> None:  # noqa: N802 - Qt API
         self.message.setText(message)

@@ -236,3 +236,14 @@ def test_a_branch_and_a_comparison_do_not_widen_the_window(
         assert (window.width(), window.height()) == (1000, 700)
         assert tab.minimumSizeHint().width() <= plain, type(tab).__name__
         assert window.minimumSizeHint().width() <= 1000, type(tab).__name__
+
+
+def test_the_status_fields_are_placed_without_a_qt_warning(qtbot, qtlog) -> None:
+    """The OTLP listener puts its field first among the permanent ones (index 0). The bar's
+    passing message is a widget of the bar too, so Qt found 0 out of range, appended the
+    field and wrote a warning on stderr at every start (a --screenshot of a bad file then
+    printed two lines, not one)."""
+    window = MainWindow()
+    qtbot.addWidget(window)
+    assert not [r.message for r in qtlog.records if "StatusBar" in r.message]
+    window.close()
