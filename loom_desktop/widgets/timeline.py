@@ -97,6 +97,7 @@ class TimelineWidget(pg.PlotWidget):
         self._auto_range = True
         self._setting_range = False
         self._cost_top = 1.0  # the right axis's top (see _align_cost_zero)
+        self._cost_free = False  # a run that cost nothing: only the $0 tick is true
         plot = self.getPlotItem()
         plot.getViewBox().sigRangeChangedManually.connect(self._user_ranged)
         plot.setMouseEnabled(x=True, y=False)
@@ -194,6 +195,8 @@ class TimelineWidget(pg.PlotWidget):
             return ""
         if self.timeline is not None and not self.timeline.cost_known:
             return f"{value:,.0f}"
+        if value > 0 and self._cost_free:  # a free run's axis says $0, not "$0.5000" above it
+            return ""
         return format_usd(float(value)) or "$0"
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
@@ -286,6 +289,7 @@ class TimelineWidget(pg.PlotWidget):
         self.cost_curve.setData(xs, ys)
         top = float(ys.max(initial=0.0))
         self._cost_top = top * 1.05 if top > 0 else 1.0  # a free or empty run: $0..$1
+        self._cost_free = top <= 0
         self._align_cost_zero()
         self.legend.update(tl, line)
 

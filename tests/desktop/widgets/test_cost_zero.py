@@ -35,3 +35,23 @@ def test_the_cost_axis_writes_dollars_as_the_step_list_does(qtbot, sample_plot) 
         "$0.00004",
         "$0.0500",
     ]
+
+
+def test_a_run_that_cost_nothing_has_only_a_zero_dollar_tick(qtbot, tmp_path) -> None:
+    """An offline run ($0 at every step) kept the axis's $0..$1 room, labelled "$0.5000" and
+    "$1": dollars the run never spent. Only its $0 is labelled."""
+    from loom_core.formats.loader import load
+    from loom_core.views.timeline import build_timeline
+    from loom_desktop.widgets.timeline import TimelineWidget
+    from tests.core.harness_runs import journal_complete
+
+    path, _run = journal_complete(tmp_path)
+    widget = TimelineWidget()
+    qtbot.addWidget(widget)
+    widget.resize(900, 260)
+    widget.show()
+    widget.set_timeline(build_timeline(load(path)))
+    assert widget.timeline is not None and widget.timeline.cost_known
+    assert float(widget.timeline.cum_cost[-1]) == 0.0
+    right = widget.getPlotItem().getAxis("right")
+    assert right.tickStrings([0.0, 0.5, 1.0], 1.0, 0.5) == ["$0", "", ""]
