@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from loom_core.live.live_status import ENDED
 from loom_desktop.features.doctor.findings_model import (
     F_MESSAGE,
     FindingsModel,
@@ -143,6 +144,7 @@ class DoctorPanel(QDockWidget):
             key = id(view)
             self._hooked.add(key)
             view.loaded.connect(lambda v=view: self._view_loaded(v))
+            view.status_changed.connect(lambda v=view: self._live_ended(v))
             view.destroyed.connect(lambda _o=None, k=key: self._forget(k))
         if view is None or view.doc is None:
             self._show(
@@ -153,7 +155,7 @@ class DoctorPanel(QDockWidget):
             )
         elif id(view) in self.results:
             self._show(view)
-        elif view.live is not None:
+        elif view.live is not None and view.live.status not in ENDED:
             self._show(None, "live run: press Refresh to check the context recorded so far")
         elif view.complete and self.isVisible():
             self.refresh(view)
@@ -165,6 +167,14 @@ class DoctorPanel(QDockWidget):
             self.results.pop(id(view), None)  # a reload: the old checkup is stale
         if view is self.current_view():
             self.follow()
+
+    def _live_ended(self, view: Any) -> None:
+        """A live run that has ended is checked as a finished one is (it said "live run:
+        press Refresh" after the demo's agent had exited)."""
+        live = view.live
+        if live is not None and live.status in ENDED and view is self.current_view():
+            if id(view) not in self.results and self._checking is not view:
+                self.follow()
 
     def _forget(self, key: int) -> None:
         self.results.pop(key, None)
