@@ -51,11 +51,26 @@ def harness_sys_hash(system: str) -> str:
     return effect_key("system", system)
 
 
+def _key_of(canonical: str) -> str:
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+
+
 def proxy_model_key(exchange_index: int) -> str:
-    """Proxy model keys depend only on the exchange index (§3.4)."""
-    return effect_key("model", {"n": exchange_index})
+    """Proxy model keys depend only on the exchange index (§3.4).
+
+    The canonical JSON is spelled out (what ``json.dumps`` writes for an int): the
+    recording proxy makes one per exchange, and the general encoder was a fifth of
+    that key's cost."""
+    if type(exchange_index) is not int:
+        return effect_key("model", {"n": exchange_index})
+    return _key_of(f'["model", {{"n": {exchange_index}}}]')
 
 
 def proxy_tool_key(kind: str, tool_use_id: str) -> str:
     """Proxy tool keys hash the tool_use id under the tool's kind (§3.4)."""
-    return effect_key(kind, {"id": tool_use_id})
+    if type(kind) is not str or type(tool_use_id) is not str:
+        return effect_key(kind, {"id": tool_use_id})
+    return _key_of(f'[{_string(kind)}, {{"id": {_string(tool_use_id)}}}]')
+
+
+_string = json.encoder.encode_basestring_ascii  # json.dumps of a str, in C
