@@ -25,7 +25,7 @@ import math
 
 import msgspec
 
-_ERRORS = "loom-json-escape"
+ERRORS = "loom-json-escape"  # codec error handler: \uXXXX escapes, as json.dumps writes
 
 
 class FastCanonError(ValueError):
@@ -57,7 +57,7 @@ def _escape(err: UnicodeError) -> tuple[str, int]:
     return "".join(out), err.end
 
 
-codecs.register_error(_ERRORS, _escape)
+codecs.register_error(ERRORS, _escape)
 _decoder = msgspec.json.Decoder(float_hook=_float)
 _encoder = msgspec.json.Encoder(order="sorted")
 
@@ -73,7 +73,7 @@ def canonical_text(data: bytes) -> bytes:
     except (msgspec.DecodeError, msgspec.ValidationError, msgspec.EncodeError) as err:
         raise FastCanonError(str(err)) from err
     if not text.isascii():
-        text = text.decode("utf-8").encode("ascii", _ERRORS)
+        text = text.decode("utf-8").encode("ascii", ERRORS)
     if b"\x7f" in text:
         text = text.replace(b"\x7f", b"\\u007f")
     return text
