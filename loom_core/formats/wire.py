@@ -20,6 +20,14 @@ from typing import Any
 from loom_core.formats.canonical import proxy_model_key, proxy_tool_key
 from loom_core.formats.entries import finished_run
 from loom_core.formats.schema import PROXY_ORDER
+from loom_core.formats.wire_request import (
+    DictView,
+    RequestView,
+    flatten,
+    message_count,
+    scan,
+    tool_names,
+)
 from loom_core.formats.wire_response import (
     decode_args,
     dialect_of,
@@ -27,11 +35,12 @@ from loom_core.formats.wire_response import (
     is_responses,
     model_dialect,
     response_to_result,
-    responses_call,
 )
 
-__all__ = [  # the response side lives in .wire_response; importers of it here keep working
+__all__ = [  # the request and response sides live in .wire_request and .wire_response
+    "Known",
     "RecorderMark",
+    "RequestView",
     "WireRecorder",
     "decode_args",
     "dialect_of",
@@ -47,14 +56,6 @@ _VOLATILE = re.compile(
     r"\b[\w-]*(?:version|build|revision|commit|request[_-]?id|trace[_-]?id)[\w-]*\s*[=:]\s*[\w.\-+/]+",
     re.IGNORECASE,
 )
-_REMINDER = re.compile(r"^\s*<(system-reminder|environment_details|context)\b", re.IGNORECASE)
-# Responses API agents (Codex) send their environment/instructions as user messages
-# wrapped in one tag; such a message is context, not something the user asked.
-_WRAPPED = re.compile(
-    r"^\s*<(environment_context|user_instructions|system-reminder|"
-    r"environment_details|context)\b[\s\S]*>\s*$",
-    re.IGNORECASE,
-)
 
 
 @lru_cache(maxsize=64)
@@ -66,44 +67,19 @@ def proxy_sys_hash(system: str) -> str:
     return hashlib.sha1(_VOLATILE.sub("", system).encode("utf-8")).hexdigest()[:12]
 
 
-def flatten(content: Any) -> str:
-    """Text of a content value: a string, or the concatenated ``text`` of its blocks."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            b.get("text", "")
-            for b in content
-            if isinstance(b, dict) and isinstance(b.get("text", ""), str)
-        )
-    return ""
+Known = tuple[int, int]  # (exchange index, leading history items shared with it)
 
 
-def _episode_of(content: Any) -> str:
-    """The user text a message contributes (§6.4): reminders dropped unless all are."""
-    if isinstance(content, str):
-        return content
-    texts = [
-        b.get("text") or ""
-        for b in content or []  # input_text: Responses API parts
-        if isinstance(b, dict) and b.get("type") in ("text", "input_text") and b.get("text")
-    ]
-    kept = [t for t in texts if not _REMINDER.match(t)] or texts
-    return kept[-1] if kept else ""
-
-
-def _tool_name(tool: dict[str, Any], dialect: str) -> str:
-    if dialect == "responses":  # flat function tools; built-in tools only have a type
-        return str(tool.get("name") or tool.get("type") or "")
-    name: str = (tool.get("function") or tool).get("name", "")  # kept as the request sent it
-    return name
-
-
-def _message_count(request: dict[str, Any], dialect: str) -> int:
+def _system_of(view: RequestView, dialect: str, found: tuple[int, str] | None) -> str:
+    """The system prompt: Anthropic's ``system``; an OpenAI history's last system
+    message; a Responses request's ``instructions``, else its last system message."""
+    if dialect == "anthropic":
+        return flatten(view.get("system"))
     if dialect == "responses":
-        items = request.get("input")
-        return len(items) if isinstance(items, list) else int(bool(items))
-    return len(request.get("messages") or [])
+        instructions = view.get("instructions")
+        if isinstance(instructions, str) and instructions:
+            return instructions
+    return found[1] if found else ""
 
 
 @dataclass(frozen=True)
@@ -135,6 +111,8 @@ class WireRecorder:
     shield_events: list[dict[str, Any]] = field(default_factory=list)
     _names: dict[str, str] = field(default_factory=dict)
     _seen_results: set[str] = field(default_factory=set)
+    # per exchange: its dialect and its last system history item (index, text), if any
+    _found: list[tuple[str, tuple[int, str] | None]] = field(default_factory=list)
 
     def _add(self, kind: str, key: str, result: Any, meta: dict[str, Any]) -> None:
         self.log.append(
@@ -155,78 +133,46 @@ class WireRecorder:
         kind = "tool:" + self._names.get(tuid, "tool")
         self._add(kind, proxy_tool_key(kind, tuid), flatten(content), {"tuid": tuid})
 
-    def _episode(self, text: str) -> None:
-        if text and text not in self.episodes:
-            self.episodes.append(text)
-
-    def _scan_responses(self, request: dict[str, Any]) -> str:
-        """Responses API request: ``instructions`` + ``input`` (a string or a list of items)."""
-        items = request.get("input")
-        if isinstance(items, str):
-            items = [{"role": "user", "content": items}]
-        system = ""
-        for item in items if isinstance(items, list) else []:
-            if not isinstance(item, dict):
-                continue
-            kind, role = str(item.get("type") or "message"), item.get("role")
-            if kind.endswith("_call_output"):
-                self._tool_result(str(item.get("call_id") or ""), item.get("output"))
-            elif kind.endswith("_call") and item.get("call_id"):  # replayed history
-                self._names.setdefault(str(item["call_id"]), responses_call(item)["name"])
-            elif kind == "message" and role in ("system", "developer"):
-                system = flatten(item.get("content"))
-            elif kind == "message" and role == "user":
-                text = _episode_of(item.get("content"))
-                if not _WRAPPED.match(text):
-                    self._episode(text)
-        instructions = request.get("instructions")
-        return instructions if isinstance(instructions, str) and instructions else system
-
-    def _scan(self, request: dict[str, Any], openai: bool) -> str:
-        system = "" if openai else flatten(request.get("system"))
-        for msg in request.get("messages") or []:
-            if not isinstance(msg, dict):
-                continue
-            role, content = msg.get("role"), msg.get("content")
-            if openai and role in ("system", "developer"):
-                system = flatten(content)
-            elif openai and role == "tool":
-                self._tool_result(msg.get("tool_call_id") or "", content)
-            elif role == "user":
-                if not openai and isinstance(content, list):
-                    for block in content:
-                        if isinstance(block, dict) and block.get("type") == "tool_result":
-                            self._tool_result(block.get("tool_use_id") or "", block.get("content"))
-                self._episode(flatten(content) if openai else _episode_of(content))
-        return system
-
     def record(
         self,
-        request: dict[str, Any],
+        request: dict[str, Any] | RequestView,
         response: dict[str, Any],
         shield_events: list[dict[str, Any]] | None = None,
+        known: Known | None = None,
     ) -> None:
-        """Append one successful exchange (request as forwarded, response as delivered)."""
+        """Append one successful exchange (request as forwarded, response as delivered).
+
+        ``known`` = (exchange index, item count): this request's first history items
+        are those of that exchange, recorded here before, so they are not scanned
+        again (a recording proxy knows it from its sidecar delta)."""
+        view = DictView(request) if isinstance(request, dict) else request
         dialect = dialect_of(response)
-        if request.get("model"):
-            self.model = str(request["model"])
-        if dialect == "responses":
-            system = self._scan_responses(request)
-        else:
-            system = self._scan(request, dialect == "openai")
+        model = view.get("model")
+        if model:
+            self.model = str(model)
+        start, found = self._known(view, dialect, known)
+        for what, a, b in scan(view, dialect, start):
+            if what == "tool":
+                self._tool_result(a, b)
+            elif what == "episode":
+                if a and a not in self.episodes:
+                    self.episodes.append(a)
+            elif what == "name":
+                self._names.setdefault(a, b)
+            else:
+                found = (a, b)
+        self._found.append((dialect, found))
+        system = _system_of(view, dialect, found)
         sys_hash = proxy_sys_hash(system)
         if system:
             self.system = system
             self.systems.setdefault(sys_hash, system)
-        tools = sorted(
-            _tool_name(t, dialect) for t in request.get("tools") or [] if isinstance(t, dict)
-        )
         meta = {
             "sys_hash": sys_hash,
             "sys_head": system[:160],
-            "tools": tools,
-            "model": request.get("model", ""),
-            "msgs": _message_count(request, dialect),
+            "tools": tool_names(view, dialect),
+            "model": view.get("model", ""),
+            "msgs": message_count(view, dialect),
         }
         result = response_to_result(response)
         for call in result["tool_calls"]:
@@ -236,6 +182,23 @@ class WireRecorder:
             self.output = result["text"]
         self.wire.append(response)
         self.shield_events.extend(shield_events or [])
+
+    def _known(
+        self, view: RequestView, dialect: str, known: Known | None
+    ) -> tuple[int, tuple[int, str] | None]:
+        """Where the scan starts, and the last system item before that point."""
+        if known is None or known[0] >= len(self._found) or not known[1]:
+            return 0, None
+        base_dialect, found = self._found[known[0]]
+        if base_dialect != dialect:
+            return 0, None
+        start = known[1]
+        if found is None or found[0] < start:
+            return start, found  # the last system item of the shared prefix, if any
+        for what, i, text in scan(view, dialect):  # it was after the prefix: the prefix's
+            if what == "system" and i < start:  # last one, if any
+                found = (i, text)
+        return start, found if found[0] < start else None
 
     def mark(self) -> RecorderMark:
         """A cheap mark to :meth:`rollback` to (sizes and scalars, nothing copied)."""
@@ -260,6 +223,7 @@ class WireRecorder:
             if entry["kind"].startswith("tool:"):
                 self._seen_results.discard(entry["meta"]["tuid"])
         del self.log[mark.log :], self.wire[mark.wire :], self.shield_events[mark.events :]
+        del self._found[mark.wire :]
         del self.episodes[mark.episodes :]
         for members, keep in ((self.systems, mark.systems), (self._names, mark.names)):
             for key in list(members)[keep:]:

@@ -37,6 +37,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -49,6 +50,7 @@ from loom_core.proxy.config import ProxyConfig
 from loom_core.proxy.events import EventHub
 from loom_core.proxy.forkmode import ForkSource
 from loom_core.proxy.hooks import Exchange, Screen
+from loom_core.proxy.rawreq import RawRequest
 from loom_core.proxy.reconstruct import StreamReconstructor, path_dialect, reconstruct
 from loom_core.proxy.relay import client_gone, relay_stream
 from loom_core.proxy.replay import ReplaySource
@@ -151,15 +153,21 @@ class ProxyServer:
             return self._too_large(None)  # chunked body: its size is only known to be larger
         if self.replay is not None:
             return self.replay.serve(_json_object(body))
-        parsed = _json_object(body)
-        if self.fork is not None and parsed is not None and self.session is not None:
-            routed = self.fork.route(request.path_qs, body, parsed, self.session)
-            if isinstance(routed, web.StreamResponse):
-                return routed
-            body, parsed = routed
-        if parsed is None or self.session is None:
+        if self.session is None:
             return await self._passthrough(request, body)
-        return await self._forward(request, body, parsed)
+        if self.fork is None:
+            raw = RawRequest.parse(body)  # one level deep: what recording needs
+        else:
+            parsed = _json_object(body)
+            if parsed is not None:
+                routed = self.fork.route(request.path_qs, body, parsed, self.session)
+                if isinstance(routed, web.StreamResponse):
+                    return routed
+                body, parsed = routed
+            raw = None if parsed is None else RawRequest.of(parsed)
+        if raw is None:
+            return await self._passthrough(request, body)
+        return await self._forward(request, body, raw)
 
     def _too_large(self, size: int | None) -> web.Response:
         what = "request body" if size is None else f"request body {size} bytes"
@@ -189,21 +197,25 @@ class ProxyServer:
             return failure_reply(exc, self.config.target, self.config.upstream_timeout, got_headers)
 
     async def _forward(
-        self, request: web.Request, body: bytes, parsed: dict[str, Any]
+        self, request: web.Request, body: bytes, raw: RawRequest
     ) -> web.StreamResponse:
         assert self.client is not None
-        exchange = Exchange(
-            request.path_qs, parsed, path_dialect(request.path), bool(parsed.get("stream"))
-        )
-        events = list(self.screen.observe_request(exchange)) if self.screen else []
+        path_qs = request.path_qs
+        call = _Call(path_qs.split("?", 1)[0], raw, None, [], 0.0)
+        if self.screen is not None:  # the shield sees the whole request, decoded
+            parsed = _json_object(body) or raw.value()
+            call.exchange = Exchange(
+                path_qs, parsed, path_dialect(request.path), bool(parsed.get("stream"))
+            )
+            call.events = list(self.screen.observe_request(call.exchange))
         faults.reached("request")
-        started = time.monotonic()
+        call.started = time.monotonic()
         self.upstream_calls += 1
         got_headers = False
         try:
             with self.watchdog.watching(request.transport):
                 async with self.client.post(
-                    self.config.target + request.path_qs,
+                    self.config.target + path_qs,
                     data=body,
                     headers=request_headers(request.headers),
                     allow_redirects=False,
@@ -217,27 +229,18 @@ class ProxyServer:
                         if self.screen is None:
 
                             def done(recon: StreamReconstructor) -> None:
-                                self._persist(
-                                    exchange, recon.dialect, recon.result(), events, started
-                                )
+                                self._persist(call, recon.dialect, recon.result())
 
                             return await relay_stream(request, up, done)
-                        return await self._screened_stream(request, up, exchange, events, started)
-                    raw = await up.read()
-                    return await self._json_reply(request, up, raw, exchange, events, started)
+                        return await self._screened_stream(request, up, call)
+                    return await self._json_reply(request, up, await up.read(), call)
         except UPSTREAM_ERRORS as exc:
             if client_gone(request):
                 return web.Response(status=499)  # nobody to answer; nothing recorded
             return failure_reply(exc, self.config.target, self.config.upstream_timeout, got_headers)
 
     async def _json_reply(
-        self,
-        request: web.Request,
-        up: aiohttp.ClientResponse,
-        raw: bytes,
-        exchange: Exchange,
-        events: list[dict[str, Any]],
-        started: float,
+        self, request: web.Request, up: aiohttp.ClientResponse, raw: bytes, call: _Call
     ) -> web.Response:
         """Screen and record a 2xx JSON model response, then send it; anything else as is."""
         headers = response_headers(up.headers)
@@ -246,15 +249,16 @@ class ProxyServer:
         if response is None or dialect is None:
             return web.Response(body=raw, status=up.status, headers=headers)
         if self.screen is not None:
-            screened = await self.screen.screen_response(exchange, response)
-            events, response = events + screened.events, screened.response
+            assert call.exchange is not None
+            screened = await self.screen.screen_response(call.exchange, response)
+            call.events, response = call.events + screened.events, screened.response
             if screened.changed:
                 raw = json.dumps(response).encode()
         reply = web.Response(body=raw, status=up.status, headers=headers)
         if client_gone(request):
             return reply  # nobody to answer: nothing recorded
         try:
-            self._persist(exchange, dialect, response, events, started)
+            self._persist(call, dialect, response, raw)
         except RecordError as err:
             return record_failed(err)
         await reply.prepare(request)
@@ -263,25 +267,19 @@ class ProxyServer:
         return reply
 
     async def _screened_stream(
-        self,
-        request: web.Request,
-        up: aiohttp.ClientResponse,
-        exchange: Exchange,
-        events: list[dict[str, Any]],
-        started: float,
+        self, request: web.Request, up: aiohttp.ClientResponse, call: _Call
     ) -> web.Response:
         """With a screen a stream is judged whole before the client sees any of it."""
-        assert self.screen is not None
+        assert self.screen is not None and call.exchange is not None
         raw = await up.read()
         response, dialect = reconstruct(request.path_qs, raw)
         headers = response_headers(up.headers)
         if response is not None:
-            screened = await self.screen.screen_response(exchange, response)
+            screened = await self.screen.screen_response(call.exchange, response)
             if not client_gone(request):
+                call.events += screened.events
                 try:
-                    self._persist(
-                        exchange, dialect, screened.response, events + screened.events, started
-                    )
+                    self._persist(call, dialect, screened.response)
                 except RecordError as err:
                     return record_failed(err)
             if screened.changed:
@@ -289,18 +287,22 @@ class ProxyServer:
         return web.Response(body=raw, status=up.status, headers=headers)
 
     def _persist(
-        self,
-        exchange: Exchange,
-        dialect: str,
-        response: dict[str, Any],
-        events: list[dict[str, Any]],
-        started: float,
+        self, call: _Call, dialect: str, response: dict[str, Any], raw: bytes | None = None
     ) -> None:
         assert self.session is not None
-        path = exchange.path.split("?", 1)[0]
-        self.session.record(
-            path, dialect, exchange.request, response, events, (time.monotonic() - started) * 1000
-        )
+        ms = (time.monotonic() - call.started) * 1000
+        self.session.record(call.path, dialect, call.request, response, call.events, ms, raw)
+
+
+@dataclass(slots=True)
+class _Call:
+    """One recorded POST on its way: what its record needs."""
+
+    path: str  # without the query
+    request: RawRequest
+    exchange: Exchange | None  # what a screen sees (only with a screen)
+    events: list[dict[str, Any]]  # shield events so far
+    started: float  # when it went upstream (monotonic)
 
 
 _NO_ROOM = frozenset(

@@ -33,13 +33,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+import msgspec
+
 from loom_core.formats.journal_writer import JournalWriter
 from loom_core.formats.wire import WireRecorder
 from loom_core.proxy import faults
 from loom_core.proxy.config import SessionPaths
+from loom_core.proxy.rawreq import RawRequest
 from loom_core.proxy.recovery import recover_previous, safe_url
 from loom_core.proxy.scrub import scrub_value
-from loom_core.proxy.sidecar import SidecarWriter
+from loom_core.proxy.sidecar_writer import SidecarWriter
 from loom_core.proxy.tracefile import TraceFile
 
 SLICE = 4  # entries serialized per event-loop turn by the trace writer (~0.2 ms)
@@ -119,25 +122,28 @@ class RecordingSession:
         self,
         path: str,
         dialect: str,
-        request: dict[str, Any],
+        request: dict[str, Any] | RawRequest,
         response: dict[str, Any],
         events: list[dict[str, Any]],
         ms: float,
+        raw: bytes | None = None,
     ) -> bool:
         """Append one completed exchange to every file; False if it is not shaped like
-        its dialect (not recorded); :class:`RecordError` if it could not be written."""
+        its dialect (not recorded); :class:`RecordError` if it could not be written.
+        ``raw``: the response's JSON as the client gets it, stored as it is."""
         if self._closed:
             return False
         if self.scrub:
-            request, response, events = (
-                scrub_value(request),
-                scrub_value(response),
-                scrub_value(events),
-            )
+            plain = request.value() if isinstance(request, RawRequest) else request
+            request = RawRequest.of(scrub_value(plain))
+            response, events, raw = scrub_value(response), scrub_value(events), None
+        elif isinstance(request, dict):
+            request = RawRequest.of(request)
+        delta = self.sidecar.delta(path, request)
         mark = self.recorder.mark()
         n = mark.wire
         try:
-            self.recorder.record(request, response, events)
+            self.recorder.record(request, response, events, delta.known)
         except (TypeError, AttributeError, KeyError, IndexError, ValueError) as err:
             self.recorder.rollback(mark)  # not shaped like its dialect: leave no half
             print(
@@ -148,33 +154,25 @@ class RecordingSession:
             return False
         new = self.recorder.log[mark.log :]
         faults.reached("record")
+        stored = response if raw is None or b"\n" in raw or b"\r" in raw else msgspec.Raw(raw)
         try:
-            self._write(n, path, dialect, request, response, events, ms, new)
+            self.sidecar.write(n, path, dialect, delta, stored, events, ms)
+            faults.reached("sidecar")
+            self._journal(new)
         except OSError as err:
             self.recorder.rollback(mark)
             raise RecordError(self.paths.exchanges, err) from err
+        faults.reached("journal")
         self.dialects.add(dialect)
         self._dirty.set()
         if self.otlp is not None:  # a queue put: the spans are built on the sink's thread
-            self.otlp.submit(path, dialect, request, response, new, ms)
+            self.otlp.submit(path, dialect, request.value(), response, new, ms)
         if self.listeners:
             self._announce(n, path, dialect, request, events, mark.log)
         return True
 
-    def _write(
-        self,
-        n: int,
-        path: str,
-        dialect: str,
-        request: dict[str, Any],
-        response: dict[str, Any],
-        events: list[dict[str, Any]],
-        ms: float,
-        new: list[dict[str, Any]],
-    ) -> None:
-        """The sidecar line, then the journal's (one write each), or neither."""
-        self.sidecar.exchange(n, path, dialect, request, response, events, ms)
-        faults.reached("sidecar")
+    def _journal(self, new: list[dict[str, Any]]) -> None:
+        """The exchange's journal lines in one write; else the sidecar line is taken back."""
         recorder, journal = self.recorder, self.journal
         episodes = recorder.episodes
         try:
@@ -189,14 +187,13 @@ class RecordingSession:
             self.sidecar.undo()
             raise
         self._journal_episodes = len(episodes)
-        faults.reached("journal")
 
     def _announce(
         self,
         n: int,
         path: str,
         dialect: str,
-        request: dict[str, Any],
+        request: RawRequest,
         events: list[dict[str, Any]],
         first_new: int,
     ) -> None:

@@ -27,23 +27,19 @@ File ``<base>.exchanges.jsonl`` (UTF-8, one compact JSON object per line, flushe
 
 Readers skip lines that do not parse (a torn last line) and exchanges whose base
 was lost. A line that cannot be written (a full disk) leaves nothing behind, and
-:meth:`SidecarWriter.undo` takes the last exchange back when the caller's next
-file failed: a later delta never names an exchange the file does not hold.
+the writer (:mod:`.sidecar_writer`) takes the last exchange back when the caller's
+next file failed: a later delta never names an exchange the file does not hold.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
-
-from loom_core.formats.append_file import AppendFile
-from loom_core.proxy.save_lock import SaveLock
 
 FORMAT = "loom-exchanges"
 VERSION = 1
@@ -58,46 +54,6 @@ def history_member(request: dict[str, Any]) -> str | None:
     if isinstance(request.get("input"), list):
         return "input"
     return None
-
-
-def _common_prefix(a: list[Any], b: list[Any]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def encode_request(
-    request: dict[str, Any], n: int, base: tuple[int, dict[str, Any]] | None
-) -> dict[str, Any]:
-    """The delta of ``request`` against ``base`` = (exchange index, full request)."""
-    hist = history_member(request)
-    items = request.get(hist, []) if hist else []
-    if base is not None:
-        bn, prev = base
-        prev_hist = history_member(prev)
-        keep = _common_prefix(prev.get(prev_hist) or [], items) if hist and prev_hist == hist else 0
-        changed = {
-            k: v for k, v in request.items() if k != hist and (k not in prev or prev[k] != v)
-        }
-        if keep or len(changed) < len(request) - (1 if hist else 0):
-            return {
-                "base": bn,
-                "keys": list(request),
-                "set": changed,
-                "hist": hist,
-                "keep": keep,
-                "append": items[keep:],
-            }
-    return {
-        "base": None,
-        "keys": list(request),
-        "set": {k: v for k, v in request.items() if k != hist},
-        "hist": hist,
-        "keep": 0,
-        "append": list(items),
-    }
 
 
 def decode_request(delta: dict[str, Any], base: dict[str, Any] | None) -> dict[str, Any]:
@@ -124,91 +80,6 @@ def thread_key(path: str, request: dict[str, Any]) -> bytes:
     hist = history_member(request)
     first = request[hist][0] if hist and request[hist] else None
     return path.encode() + b"\0" + _encoder.encode(first)
-
-
-class SidecarWriter:
-    """Appends exchanges; each line is in the OS before :meth:`exchange` returns, or
-    :meth:`exchange` raises ``OSError`` and the file is as it was."""
-
-    def __init__(self, path: str | os.PathLike[str], target: str, scrubbed: bool) -> None:
-        self.path = Path(path)
-        self._file: AppendFile | None = AppendFile(self.path, truncate=True)
-        self._lock = SaveLock(self.path)  # no second proxy may record here meanwhile
-        self._last: dict[bytes, tuple[int, dict[str, Any]]] = {}
-        self._undo: tuple[int, bytes, tuple[int, dict[str, Any]] | None] | None = None
-        self.count = 0
-        self._line(
-            {
-                "type": "session",
-                "format": FORMAT,
-                "version": VERSION,
-                "started_at": time.time(),
-                "target": target,
-                "scrubbed": scrubbed,
-            }
-        )
-
-    def exchange(
-        self,
-        n: int,
-        path: str,
-        dialect: str,
-        request: dict[str, Any],
-        response: dict[str, Any],
-        events: list[dict[str, Any]],
-        ms: float,
-    ) -> None:
-        key = thread_key(path, request)
-        base = self._last.get(key)
-        delta = encode_request(request, n, base)
-        size = self._file.size if self._file is not None else 0
-        self._line(
-            {
-                "type": "exchange",
-                "n": n,
-                "ts": time.time(),
-                "ms": round(ms, 3),
-                "path": path,
-                "dialect": dialect,
-                "request": delta,
-                "response": response,
-                "shield_events": events,
-            }
-        )
-        self._last[key] = (n, request)
-        self._undo = (size, key, base)
-        self.count += 1
-
-    def undo(self) -> None:
-        """Take the last exchange back (the caller could not record it elsewhere)."""
-        if self._undo is None or self._file is None:
-            return
-        size, key, base = self._undo
-        self._undo = None
-        self._file.cut(size)
-        if base is None:
-            del self._last[key]
-        else:
-            self._last[key] = base
-        self.count -= 1
-
-    def close(self, clean: bool, stopped_by: dict[str, Any] | None = None) -> None:
-        """Close; ``clean`` writes the end marker (a crash never does). ``OSError``
-        when the marker cannot be written: the file is closed all the same."""
-        if self._file is None:
-            return
-        try:
-            if clean:
-                end: dict[str, Any] = {"type": "end", "exchanges": self.count, "ts": time.time()}
-                self._line({**end, "stopped_by": stopped_by} if stopped_by else end)
-        finally:
-            self._file.close()
-            self._file = None
-            self._lock.release()
-
-    def _line(self, obj: dict[str, Any]) -> None:
-        assert self._file is not None, "sidecar closed"
-        self._file.append(_encoder.encode(obj) + b"\n")
 
 
 @dataclass

@@ -14,7 +14,8 @@ from loom.proxy import reconstruct_openai_sse, reconstruct_sse
 from loom_core.formats.wire import WireRecorder
 from loom_core.proxy.reconstruct import StreamReconstructor, reconstruct
 from loom_core.proxy.scrub import scrub_value
-from loom_core.proxy.sidecar import SidecarWriter, read_sidecar
+from loom_core.proxy.sidecar import read_sidecar
+from loom_core.proxy.sidecar_writer import SidecarWriter
 from loom_core.proxy.synthesize import synthesize
 from tests.core.proxy import fake_wire as fw
 from tests.core.proxy.fake_wire import Reply

@@ -207,7 +207,7 @@ def test_a_live_proxy_journal_prices_from_its_sidecar(tmp_path: Path) -> None:
     """Our proxy's journal keeps input/output only; the sidecar beside it has the rest,
     written first, so each new model step is priced in full as it appears."""
     from loom_core.formats.journal_writer import JournalWriter
-    from loom_core.proxy.sidecar import SidecarWriter
+    from loom_core.proxy.sidecar_writer import SidecarWriter
     from loom_core.views.timeline import TimelineBuilder
 
     trace = proxy_trace(tmp_path / "p.loom.json")
