@@ -6,10 +6,15 @@ Why three files (all named from ``--save``, see :class:`~.config.SessionPaths`):
   what the context view shows, and the full-fidelity crash-recovery source.
 * ``<base>.journal.jsonl`` -- the §5 journal (header, then effect lines) that the
   desktop tails live and that ``loom watch`` / ``python -m loom_core convert`` read.
-* ``--save`` -- the loom trace, rewritten atomically by a background task at most
-  every ``save_interval`` seconds while exchanges arrive, and on close; never on
-  the request path (loom-harness's rewrite-per-exchange stalls grow with the trace),
-  and each entry serialized only once (:mod:`.tracefile`).
+* ``--save`` -- the loom trace, rewritten atomically by a background task once
+  exchanges pause (:data:`QUIET` seconds without one; at most every
+  ``save_interval`` seconds, and at least every :data:`STALE` seconds under
+  unbroken traffic), and on close; never on the request path (loom-harness's
+  rewrite-per-exchange stalls grow with the trace), each entry serialized only once
+  (:mod:`.tracefile`). Why in pauses: the trace is derived (the journal and the
+  sidecar hold every exchange first, and recovery rebuilds the trace from the
+  sidecar), and an agent waits seconds between calls, so the rewrite costs nobody
+  anything there, while in a burst it would take CPU from the exchanges.
 
 :meth:`RecordingSession.record` is synchronous and runs on the event loop: the
 sidecar line, then the journal lines, each one ``write()`` handed to the OS before it
@@ -29,6 +34,7 @@ import asyncio
 import contextlib
 import gc
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -46,6 +52,9 @@ from loom_core.proxy.sidecar_writer import SidecarWriter
 from loom_core.proxy.tracefile import TraceFile
 
 SLICE = 4  # entries serialized per event-loop turn by the trace writer (~0.2 ms)
+QUIET = 0.2  # seconds without an exchange before the trace is rewritten
+STALE = 30.0  # ... or this long after the change it would otherwise wait for
+FREEZE_EVERY = 2.0  # seconds between gc.freeze() calls (freeze_gc)
 
 
 WITHHELD = "loom proxy could not record this exchange, so it withholds the answer"
@@ -104,6 +113,8 @@ class RecordingSession:
         self._saver: asyncio.Task[None] | None = None
         self._closed = False
         self.complete = False  # closed with the trace written and the end marker after it
+        self._last_record = 0.0  # time.monotonic() of the last exchange recorded
+        self._frozen = 0.0  # ... of the last gc.freeze()
         # called with a summary of each recorded exchange (the event stream, .events)
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
         # --otlp-endpoint (.otlp_export): gets each recorded exchange, builds spans elsewhere
@@ -164,6 +175,13 @@ class RecordingSession:
             raise RecordError(self.paths.exchanges, err) from err
         faults.reached("journal")
         self.dialects.add(dialect)
+        self._last_record = now = time.monotonic()
+        if self.freeze_gc and now - self._frozen > FREEZE_EVERY:
+            # What was recorded lives until the end: take it out of the cyclic GC's
+            # scans, whose full passes over a long session's objects stall the loop
+            # for tens of ms. Process-wide, so only for a dedicated proxy process.
+            gc.freeze()
+            self._frozen = now
         self._dirty.set()
         if self.otlp is not None:  # a queue put: the spans are built on the sink's thread
             self.otlp.submit(path, dialect, request.value(), response, new, ms)
@@ -227,9 +245,16 @@ class RecordingSession:
         return data
 
     async def _save_loop(self) -> None:
-        """Write the trace when something changed, at most every ``save_interval`` s."""
+        """Write the trace when something changed and exchanges pause (module docstring)."""
         while True:
             await self._dirty.wait()
+            stale = time.monotonic() + STALE
+            while not self._stop.is_set():
+                wait = min(self._last_record + QUIET, stale) - time.monotonic()
+                if wait <= 0:
+                    break
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), wait)
             if self._stop.is_set():
                 return
             self._dirty.clear()
@@ -243,11 +268,6 @@ class RecordingSession:
             data = self.trace()
             while not self.tracefile.serialize_new(data, SLICE):
                 await asyncio.sleep(0)  # let requests through between slices
-            if self.freeze_gc:
-                # What was recorded lives until the end: take it out of the cyclic GC's
-                # scans, whose full passes over a long session's objects stall the loop
-                # for tens of ms. Process-wide, so only for a dedicated proxy process.
-                gc.freeze()
             try:
                 await asyncio.to_thread(self.tracefile.write_chunks, *self.tracefile.chunks(data))
             except OSError as err:

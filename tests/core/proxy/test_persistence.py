@@ -18,6 +18,7 @@ import openai
 import pytest
 
 from loom_core.formats.loader import load
+from loom_core.proxy import session as session_module
 from loom_core.proxy.session import RecordingSession
 from loom_core.proxy.sidecar import read_sidecar
 from tests.core.clis import core
@@ -138,6 +139,31 @@ def test_trace_is_written_in_the_background_not_on_the_request_path(tmp_path: Pa
 
     written_by_record, journal, trace = asyncio.run(scenario())
     assert not written_by_record and journal and trace["output"] == "ok"
+
+
+def test_the_trace_waits_for_a_pause_in_the_exchanges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While exchanges keep coming (here: no pause is ever long enough) the trace is
+    not rewritten -- the journal and the sidecar have every exchange -- and a stop
+    writes it whole."""
+    monkeypatch.setattr(session_module, "QUIET", 3600.0)
+    response = {"type": "message", "content": [{"type": "text", "text": "ok"}]}
+
+    async def scenario() -> tuple[bool, dict]:  # type: ignore[type-arg]
+        session = RecordingSession(tmp_path / "t.loom.json", save_interval=0)
+        session.start()
+        for _ in range(3):
+            assert session.record("/v1/messages", "anthropic", {"messages": HI}, response, [], 1)
+            for _ in range(20):
+                await asyncio.sleep(0)  # the saver has every chance to run
+        await asyncio.to_thread(lambda: None)
+        during = session.paths.save.exists()
+        await session.close()
+        return during, json.loads(session.paths.save.read_text())
+
+    during, trace = asyncio.run(scenario())
+    assert not during and len(trace["wire"]) == 3
 
 
 def test_background_saves_keep_the_trace_current(rig: Rig) -> None:
