@@ -24,24 +24,38 @@ from typing import Any
 import msgspec
 
 from loom_core.formats.canonical import CHECKSUM_PREFIX
+from loom_core.formats.fastdumps import exact, python_text, sorted_text
 
 _GROWING = ("log", "wire")
 Chunk = bytes | bytearray
 
 
 def _pretty(value: Any, depth: int) -> bytes:
-    """``json.dumps(value, indent=2)`` as it appears nested ``depth`` levels deep.
+    """``json.dumps(value, indent=2)`` as it appears nested ``depth`` levels deep."""
+    return _forms(value, depth)[1]
 
-    Same bytes, ~2.5x faster: ``indent`` makes :mod:`json` use its pure-Python
-    encoder, so the compact C encoding is re-indented by msgspec instead (it only
-    moves whitespace outside strings). ``NaN`` / ``Infinity``, which msgspec does
-    not parse, take the plain :mod:`json` path.
+
+def _forms(value: Any, depth: int) -> tuple[bytes, bytes]:
+    """``value``'s canonical JSON (for the checksum) and its pretty form, nested
+    ``depth`` levels deep: Python's bytes, made from one msgspec encoding.
+
+    ``indent`` makes :mod:`json` use its pure-Python encoder, and a trace entry is
+    serialized both ways: msgspec encodes it once, sorts it for the checksum and lays
+    it out (it only moves whitespace outside strings), with :mod:`json`'s escapes
+    (:mod:`loom_core.formats.fastdumps`). What msgspec cannot spell as Python does
+    (floats, ``NaN``...) takes the plain :mod:`json` path.
     """
-    try:
-        text = msgspec.json.format(json.dumps(value).encode("ascii"), indent=2)
-    except msgspec.DecodeError:
-        text = json.dumps(value, indent=2).encode("ascii")
-    return text.replace(b"\n", b"\n" + b"  " * depth) if depth else text
+    fast = exact(value)
+    if fast is not None:
+        compact, back = fast
+        canon, text = sorted_text(back), python_text(compact, indent=2)
+    else:
+        canon = json.dumps(value, sort_keys=True, default=str).encode("ascii")
+        try:
+            text = msgspec.json.format(json.dumps(value).encode("ascii"), indent=2)
+        except msgspec.DecodeError:
+            text = json.dumps(value, indent=2).encode("ascii")
+    return canon, text.replace(b"\n", b"\n" + b"  " * depth) if depth else text
 
 
 class TraceFile:
@@ -71,10 +85,9 @@ class TraceFile:
                         return False
                     budget -= 1
                 first = not self._count[member]
-                self._canonical[member] += (b"" if first else b", ") + json.dumps(
-                    item, sort_keys=True, default=str
-                ).encode("ascii")
-                self._pretty[member] += (b"    " if first else b",\n    ") + _pretty(item, 2)
+                canon, text = _forms(item, 2)
+                self._canonical[member] += (b"" if first else b", ") + canon
+                self._pretty[member] += (b"    " if first else b",\n    ") + text
                 self._count[member] += 1
         return True
 

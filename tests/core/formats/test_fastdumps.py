@@ -1,14 +1,15 @@
-"""``fastdumps.dumps`` is byte for byte ``json.dumps``: journal lines depend on it."""
+"""``fastdumps`` is byte for byte ``json.dumps``: journal lines and checksums depend on it."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loom_core.formats.fastdumps import dumps
+from loom_core.formats.fastdumps import canonical, dumps
 
 _text = st.text(max_size=12) | st.sampled_from(
     ["", "a,b: c", '"q"\\', "\x7f\x00\x1f\n\t\b\f\r", "é — 😀", "\u2028", "\ud800", "1e5"]
@@ -36,6 +37,13 @@ _json = st.recursive(
 @given(_json)
 def test_dumps_is_json_dumps(value: Any) -> None:
     assert dumps(value) == json.dumps(value).encode("ascii")
+    try:
+        reference = json.dumps(value, sort_keys=True, default=str).encode("ascii")
+    except TypeError:  # keys of mixed types cannot be sorted: the same error
+        with pytest.raises(TypeError):
+            canonical(value)
+    else:
+        assert canonical(value) == reference
 
 
 def test_an_effect_line_takes_the_fast_path_and_a_float_does_not() -> None:
