@@ -90,13 +90,7 @@ class JournalWriter:
         loom-harness does this at the start of every live run (run, ask, resume,
         recover, fork); the prefix effects get no intents (they are not executed again).
         """
-        head = {
-            "type": "header",
-            "version": JOURNAL_VERSION,
-            "model": model,
-            "system": system,
-            "episodes": list(episodes),
-        }
+        head = _header(model, system, episodes)
         with self._lock:
             if self._closed:
                 raise ValueError(f"{self.path}: journal writer is closed")
@@ -121,13 +115,7 @@ class JournalWriter:
         read and every effect line (loom-harness's reader does the same), so a live
         viewer picks the new episodes up while nothing recorded is rewritten.
         """
-        head = {
-            "type": "header",
-            "version": JOURNAL_VERSION,
-            "model": model,
-            "system": system,
-            "episodes": list(episodes),
-        }
+        head = _header(model, system, episodes)
         self._append_bytes(_encode(head) + b"".join(_encode(effect_line(e)) for e in effects))
 
     def intent(self, seq: int, kind: str, key: str, depth: int = 0) -> None:
@@ -178,6 +166,17 @@ class JournalWriter:
                     else f"{self.path}: journal writer is closed"
                 )
             self._file.append(data)
+
+
+def _header(model: Any, system: str, episodes: Iterable[str]) -> dict[str, Any]:
+    """A header line, members in loom-harness's order."""
+    return {
+        "type": "header",
+        "version": JOURNAL_VERSION,
+        "model": model,
+        "system": system,
+        "episodes": list(episodes),
+    }
 
 
 def _encode(line: dict[str, Any]) -> bytes:
