@@ -67,6 +67,21 @@ fuzz: $(TEST_STAMP)
 bench: $(TEST_STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) benchmarks/open_trace.py --effects $(or $(N),100000) --json
 
+# make bench-proxy - the recording proxy against its floor (a bare aiohttp pass-through)
+# and its peers, loom-harness (test lock) and mitmproxy, which is installed for this
+# benchmark only, in a venv of its own: never in the app's or the test lock.
+# ARGS='--json' or ARGS='--rounds 1 --requests 500' pass through to the script.
+BENCH_VENV := .venv-bench
+MITMPROXY  := mitmproxy==11.0.2
+$(BENCH_VENV)/bin/mitmdump:
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet "$(MITMPROXY)"
+
+.PHONY: bench-proxy
+bench-proxy: $(TEST_STAMP) $(BENCH_VENV)/bin/mitmdump
+	@$(BYTECODE)
+	$(PY) benchmarks/proxy_overhead.py --mitmdump $(BENCH_VENV)/bin/mitmdump $(ARGS)
+
 sample: $(RUN_STAMP)
 	$(PY) -m loom_core.demo.sample resources/sample.loom.json --force
 

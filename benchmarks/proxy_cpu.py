@@ -7,10 +7,12 @@
 
 Why CPU time and not requests/s: on a shared 2-core machine wall time depends on
 whatever else runs, while the CPU time a process is charged mostly does not. This
-starts the fake upstream of ``proxy_overhead.py`` and a fresh ``python -m loom_core
+starts the fake upstream (:mod:`proxy_upstream`) and a fresh ``python -m loom_core
 proxy`` per mode in front of it (recording to a temp dir), sends a short warm-up,
 then rounds of requests (the same ~9 KB Anthropic request) and reads the proxy's
-utime+stime from ``/proc/<pid>/stat`` before and after each round. Modes:
+utime+stime from ``/proc/<pid>/stat`` before each round and after it, once the proxy
+is idle again (:func:`proxy_targets.settle`): work deferred to a pause -- ours
+rewrites its trace then -- is charged to the round. Modes:
 
 * ``json``   -- ``--requests`` sequential non-streamed exchanges;
 * ``stream`` -- ``--requests`` sequential 50-event SSE answers. The upstream writes
@@ -40,7 +42,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import proxy_overhead as po  # noqa: E402  (the fake upstream, process and load helpers)
+import proxy_targets as pt  # noqa: E402
+from proxy_load import run_load  # noqa: E402
+from proxy_upstream import STREAM_EVENTS  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -52,16 +56,22 @@ def cpu_seconds(pid: int) -> tuple[float, float]:
     return int(fields[11]) / TICKS, int(fields[12]) / TICKS
 
 
-def measure(port: int, pid: int, mode: tuple[str, int, int, float], rounds: int) -> dict[str, Any]:
-    """CPU ms per request of ``pid``, per round of the mode's load."""
+def measure(
+    port: int, proc: pt.Proc, mode: tuple[str, int, int, float], rounds: int
+) -> dict[str, Any]:
+    """CPU ms per request of ``proc``, per round of the mode's load, including what it
+    does once the load pauses (ours rewrites its trace then): read after it settles."""
     name, n, concurrency, pace = mode
     stream = name != "json"
-    asyncio.run(po.run_load(port, 20, concurrency, stream, pace, 60))  # imports, first trace
+    pid = proc.proc.pid
+    asyncio.run(run_load(port, 20, concurrency, stream, pace, 60))  # imports, first trace
+    pt.settle(proc)
     per_round: list[tuple[float, float]] = []  # (user, system) ms per request
     errors = 0
     for _ in range(rounds):
         user, system = cpu_seconds(pid)
-        res = asyncio.run(po.run_load(port, n, concurrency, stream, pace, 600))
+        res = asyncio.run(run_load(port, n, concurrency, stream, pace, 600))
+        pt.settle(proc)
         user_after, system_after = cpu_seconds(pid)
         done = max(1, res["n"])
         per_round.append(((user_after - user) * 1000 / done, (system_after - system) * 1000 / done))
@@ -90,16 +100,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "pace_ms": args.pace_ms,
             "concurrency": args.paced_concurrency,
         },
-        "stream_events": po.STREAM_EVENTS,
+        "stream_events": STREAM_EVENTS,
         "python": sys.version.split()[0],
         "loop": args.loop,
     }
-    starters = [("ours", po.start_ours)] + ([("minimal", po.start_minimal)] if args.minimal else [])
-    if args.loom and po.loom_executable() is not None:  # its own loop, whatever --loop says
-        starters.append(("loom", lambda tmp, url, name, _loop: po.start_loom(tmp, url, name)))
+    starters = [("ours", pt.start_ours)] + ([("minimal", pt.start_minimal)] if args.minimal else [])
+    if args.loom and pt.loom_executable() is not None:  # its own loop, whatever --loop says
+        starters.append(("loom", lambda tmp, url, name, _loop: pt.start_loom(tmp, url, name)))
     with tempfile.TemporaryDirectory(prefix="loom-cpu-") as tmp_name:
         tmp = Path(tmp_name)
-        upstream, up_port = po.start_upstream(tmp)
+        upstream, up_port = pt.start_upstream(tmp)
         try:
             for target, start in starters:
                 out[target] = {}
@@ -108,7 +118,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         tmp, f"http://127.0.0.1:{up_port}", f"{target}-{mode[0]}", args.loop
                     )
                     try:
-                        out[target][mode[0]] = measure(port, proc.proc.pid, mode, args.rounds)
+                        out[target][mode[0]] = measure(port, proc, mode, args.rounds)
                     finally:
                         proc.stop()
         finally:
@@ -128,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--loop",
         choices=("asyncio", "uvloop"),
-        default=po.default_loop(),
+        default=pt.default_loop(),
         help="event loop of the proxies measured (default: uvloop where installed)",
     )
     parser.add_argument(
