@@ -46,7 +46,7 @@ def _button(text: str, slot: Callable[[], None]) -> QPushButton:
 
 
 class ApprovalsPanel(QDockWidget):
-    """Every attached proxy's held calls. ``held(count)`` when new ones arrive;
+    """Every attached proxy's held calls. ``held(total)`` when new ones arrive;
     ``arrived(connection, call)`` for each of them (the window's notifier)."""
 
     held = Signal(int)
@@ -154,8 +154,8 @@ class ApprovalsPanel(QDockWidget):
         self._flag_run(connection, len(calls))
         for call in new:
             self.arrived.emit(connection, call)
-        if new:
-            self.held.emit(len(new))  # the window's status bar tells the user at once
+        if new:  # the window's status bar tells the user at once: how many are held in
+            self.held.emit(count)  # all, as the panel says (not "1" for the newest of two)
 
     def _show_status(self, prefix: str = "") -> None:
         self.status.setText(prefix + status_text(self.model.rows))

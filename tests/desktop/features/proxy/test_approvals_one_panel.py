@@ -77,6 +77,7 @@ def test_two_proxies_share_one_panel_that_names_each_calls_proxy(
     answers = [ask(a, pool, "ship"), ask(b, pool, "ship")]
     qtbot.waitUntil(lambda: panel.model.rowCount() == 2, timeout=WAIT_MS)
     assert panel.status.text() == "2 held call(s) from 2 proxies"
+    told = window.statusBar().currentMessage()  # checked once both calls are answered
     rows = {panel.model.calls[r].input["env"]: panel.model.index(r).data() for r in range(2)}
     assert rows["from-a"].endswith(f"\n    from proxy 127.0.0.1:{a.proxy.port}")
     assert rows["from-b"].endswith(f"\n    from proxy 127.0.0.1:{b.proxy.port}")
@@ -92,6 +93,7 @@ def test_two_proxies_share_one_panel_that_names_each_calls_proxy(
     reply_a = answers[0].result(15)
     assert [x.type for x in reply_a.content] == ["tool_use"]
     qtbot.waitUntil(lambda: panel.status.text().endswith("no held calls"), timeout=WAIT_MS)
+    assert told == "2 calls held for approval"  # as the panel said, not "1 call" (the newest)
     window.attached.detach(window.proxies[-1])  # one proxy goes: the panel stays for the other
     assert panel.isVisible() and len(panel.connections) == 1
     window.attached.detach(window.proxies[-1])
