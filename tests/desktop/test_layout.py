@@ -247,3 +247,19 @@ def test_the_status_fields_are_placed_without_a_qt_warning(qtbot, qtlog) -> None
     qtbot.addWidget(window)
     assert not [r.message for r in qtlog.records if "StatusBar" in r.message]
     window.close()
+
+
+def test_the_doctor_opens_at_a_quarter_of_the_window(
+    qtbot, open_and_wait, window: MainWindow, sample: Path
+) -> None:
+    """View ▸ Doctor took 344 of the window's 820 px for the sample's two findings and left
+    the step list eight rows: it opens at a quarter of the height, its findings in view."""
+    window.resize(1280, 820)
+    view = open_and_wait(window, sample)
+    step_list = view.lower_split.widget(0)
+    window.doctor.toggleViewAction().trigger()
+    qtbot.waitUntil(lambda: window.doctor.model.rowCount() == 2, timeout=20_000)
+    qtbot.waitUntil(lambda: window.doctor.height() <= 820 // 4 + 10, timeout=5_000)
+    table = window.doctor.table
+    assert table.viewport().height() >= 2 * table.rowHeight(0)  # both findings shown
+    assert step_list.height() >= 12 * view.table.rowHeight(0)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -72,6 +72,7 @@ class DoctorPanel(QDockWidget):
         self.notices: list[str] = []  # explanations shown (tests read them)
         self._checking: Any = None  # the view whose checkup is running
         self._hooked: set[int] = set()
+        self._sized = False  # given its first height (see _first_show)
         self._task = Task(self)
         self._task.finished.connect(self._on_checkup)
         self._task.failed.connect(self._on_failed)
@@ -79,7 +80,19 @@ class DoctorPanel(QDockWidget):
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self)
         self.hide()
         self.visibilityChanged.connect(lambda visible: self.follow() if visible else None)
+        self.visibilityChanged.connect(self._first_show)
         window.tabs.currentChanged.connect(lambda _i: self.follow())
+
+    def _first_show(self, visible: bool) -> None:
+        """Shown the first time: a quarter of the window's height. Qt gave it 344 of 820 px
+        for two findings, and the step list kept eight rows; the user resizes from there."""
+        if visible and not self._sized:
+            self._sized = True
+            win = self.window_
+            height = max(self.minimumSizeHint().height(), win.height() // 4)
+            QTimer.singleShot(
+                0, self, lambda: win.resizeDocks([self], [height], Qt.Orientation.Vertical)
+            )
 
     def _build(self) -> None:
         body = QWidget()
