@@ -55,14 +55,24 @@ class AttachedProxies(QObject):
         panel.show()
         panel.raise_()
         self.connections.append(connection)
+        connection.gone.connect(lambda c=connection: self._gone(c))
         connection.start()
         return connection
 
+    def _gone(self, connection: ProxyConnection) -> None:
+        """A followed proxy stopped (one started outside the app, usually): say so and
+        stop following it, rather than list it with "connection refused" forever."""
+        label = connection.label
+        self.detach(connection)
+        self.window.show_status(f"proxy {label} stopped; no longer following it", 10_000)
+
     def detach(self, connection: ProxyConnection) -> None:
-        """Stop following ``connection``; the panel hides when it was the last one."""
+        """Stop following ``connection``; the panel hides when it was the last one.
+        A connection no longer followed (its proxy was found gone first) is left alone."""
+        if connection not in self.connections:
+            return
         connection.stop()
-        if connection in self.connections:
-            self.connections.remove(connection)
+        self.connections.remove(connection)
         panel = self.panel
         if panel is not None:
             panel.remove(connection)

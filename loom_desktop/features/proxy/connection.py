@@ -21,7 +21,13 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
-from loom_core.proxy.control_client import ControlClient, ControlError, NoEventStream, PendingCall
+from loom_core.proxy.control_client import (
+    ControlClient,
+    ControlError,
+    NoEventStream,
+    PendingCall,
+    read_token,
+)
 from loom_desktop.infra.workers import Task
 
 POLL_MS = 400
@@ -42,6 +48,7 @@ class ProxyConnection(QObject):
     deciding_changed = Signal()  # a decision was sent, or its answer (or failure) came
     decide_failed = Signal(str)  # why a decision did not take (also sent as ``error``)
     error = Signal(str)
+    gone = Signal()  # the proxy stopped: nothing answers and its token file was removed
     exchange = Signal(object)
     _arrived = Signal(object)  # reader thread -> GUI thread (queued)
 
@@ -152,7 +159,17 @@ class ProxyConnection(QObject):
             self.poll()
             self._timer.start()
         elif name == "_error":
-            self.error.emit(f"proxy {self.label}: {data}")
+            if self._stopped():
+                self.gone.emit()
+            else:
+                self.error.emit(f"proxy {self.label}: {data}")
+
+    def _stopped(self) -> bool:
+        """Whether the proxy stopped for good, not just dropped the stream: a proxy that
+        stops cleanly removes the token file it wrote (a crashed one leaves it, and the
+        stream is retried as before; a proxy seen without a token never counts)."""
+        token = self.client.token
+        return token is not None and read_token(self.client.port) != token
 
     def _upsert(self, item: dict[str, Any]) -> None:
         try:

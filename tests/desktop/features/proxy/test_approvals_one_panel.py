@@ -143,3 +143,22 @@ def test_the_shortcut_sheet_says_the_keys_work_anywhere_while_a_call_is_held(
     qtbot.waitUntil(box.isVisible)
     assert "While a call is held: anywhere in the window" in box.text()
     box.close()
+
+
+def test_a_followed_proxy_that_stops_is_no_longer_listed(
+    qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: a proxy started in a shell, attached, then stopped there stayed under
+    "watching" with "no proxy answering … Connection refused" for as long as the app ran."""
+    monkeypatch.setenv("LOOM_RUNTIME_DIR", str(tmp_path / "rt"))
+    with start_rig(_folder(tmp_path / "a"), shield=SHIELD) as rig:
+        port = rig.proxy.port
+        panel = window.attach_proxy(port, confirm_timeout=NEVER_S)
+        [connection] = window.proxies
+        qtbot.waitUntil(lambda: connection.mode == "stream", timeout=WAIT_MS)
+    # stopped cleanly: its token file is gone, nothing answers on its port
+    qtbot.waitUntil(lambda: not window.proxies, timeout=WAIT_MS)
+    assert not panel.isVisible() and not panel.connections
+    assert window.statusBar().currentMessage() == (
+        f"proxy 127.0.0.1:{port} stopped; no longer following it"
+    )
