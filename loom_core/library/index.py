@@ -28,7 +28,7 @@ from loom_core.library.db import norm
 from loom_core.library.extract import RunFacts, StepText
 from loom_core.library.outcomes import decided_outcome, recheck
 from loom_core.library.samples import file_run
-from loom_core.library.scan import companions, run_files
+from loom_core.library.scan import companions, run_files, superseded
 
 FORGOTTEN = "forgotten"  # a runs.state: the user took it off the list
 EVENTS = ("opened", "recording", "recorded", "forked", "healed")
@@ -109,6 +109,10 @@ class Indexer:
             self.db.mark_missing(path)
             return "missing"
         row = self.db.row(path)
+        if superseded(path):  # listed while its trace was not written yet: the trace is it
+            if row is not None and row[3] != FORGOTTEN:
+                self.db.forget(path)
+            return "unchanged"
         if row is not None and row[3] == FORGOTTEN and not force:
             return "unchanged"  # the user forgot it: it stays out until they open it again
         if (
@@ -183,7 +187,10 @@ class Indexer:
         """Mark missing every run the library knows under ``folder`` (not in ``seen``) whose
         file is gone; the paths marked. A deleted folder leaves all its runs missing."""
         prefix = norm(folder).rstrip(os.sep) + os.sep
-        gone = [p for p in self.db.under(prefix) if p not in seen and not os.path.isfile(p)]
+        known = [p for p in self.db.under(prefix) if p not in seen]
+        for path in filter(superseded, known):  # a journal whose trace came later
+            self.db.forget(path)
+        gone = [p for p in known if not os.path.isfile(p)]
         for path in gone:
             self.db.mark_missing(path)
         return gone

@@ -93,13 +93,18 @@ def companions(path: str, reader: ForeignReader | None) -> list[str]:
         return []
 
 
+def superseded(path: str) -> bool:
+    """A proxy's journal once its trace is written: the same run, the trace is its file."""
+    return path.endswith(JOURNAL) and os.path.exists(path[: -len(JOURNAL)] + TRACE)
+
+
 def is_run_file(path: str) -> bool:
     """Whether the library indexes the file at ``path`` (see the module docstring)."""
     name = os.path.basename(path)
     if name.endswith(SIDECAR):
         return False
     if name.endswith(JOURNAL):
-        return not os.path.exists(path[: -len(JOURNAL)] + TRACE)
+        return not superseded(path)
     if is_loom_name(name):
         return True
     return _foreign_name(name) and run_part_of(path) is None and claimed(path)

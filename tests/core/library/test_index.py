@@ -116,6 +116,25 @@ def test_a_journal_beside_its_trace_and_the_sidecar_are_one_run(runs: Path) -> N
     indexer.close()
 
 
+def test_a_journal_listed_before_its_trace_was_written_gives_way_to_it(runs: Path) -> None:
+    """A proxy writes its journal first and its trace later: a folder indexed in between
+    lists the journal; once the trace is there, the run is listed once, as its trace (the
+    Runs page listed every demo twice, demo-N.loom.json and demo-N.journal.jsonl)."""
+    trace = runs / "proxy" / "session.loom.json"
+    kept = trace.read_bytes()
+    trace.unlink()
+    indexer, lib = _index(runs)
+    assert [Path(r.path).name for r in lib.runs() if "/proxy/" in r.path] == [
+        "session.journal.jsonl"
+    ]
+    trace.write_bytes(kept)
+    indexer.index_folder(runs)
+    assert [Path(r.path).name for r in lib.runs() if "/proxy/" in r.path] == ["session.loom.json"]
+    journal = str(runs / "proxy" / "session.journal.jsonl")
+    assert indexer.index_file(journal) == "unchanged" and lib.run(journal) is None  # one by one
+    indexer.close()
+
+
 def test_a_database_of_another_schema_is_rebuilt_keeping_its_paths(
     runs: Path, library_db: Path, backend: str
 ) -> None:
