@@ -206,7 +206,7 @@ def _load() -> str | None:
     """Import the core and Qt, first asking whether Qt can open a window here: a missing
     system library or Python dependency is one line (returned), never Qt's abort, which
     names the wrong package, or a traceback."""
-    from loom_desktop.system_libs import import_problem, start_window_check
+    from loom_desktop.system_libs import display_problem, import_problem, start_window_check
 
     check = start_window_check(os.environ)  # the linker is asked while the core imports
     try:
@@ -216,6 +216,8 @@ def _load() -> str | None:
         problem = check.problem() if check is not None else None
         if problem is None:
             import loom_desktop.app  # noqa: F401  (PySide6, which loads Qt's own libraries)
+
+            problem = display_problem(os.environ)  # libraries first: they are what to install
         return problem
     except ModuleNotFoundError as error:  # the shell's Python, not the venv's
         from loom_core.cli.outside_venv import message

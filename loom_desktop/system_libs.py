@@ -8,11 +8,16 @@ asks the dynamic linker (``ldd``, part of glibc on every Linux PySide6 supports)
 PySide6's own files and names each missing library with the one install command for the
 distribution. It is a no-op off Linux, when Qt draws offscreen, and where ``ldd`` or PySide6's
 files are not found (a frozen bundle carries its own libraries).
+
+Qt says the same wrong thing, and aborts, when there is no display at all (DISPLAY unset, or
+no X server at it): ``display_problem`` says that instead, asking the X server's socket
+only whether it is there.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import socket
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -91,9 +96,9 @@ def install_command(distro: str, sonames: Sequence[str]) -> str:
     return f"{INSTALL[distro]} {' '.join(packages)}"
 
 
-def platforms(environ: Mapping[str, str]) -> list[str]:
-    """The platform plugins Qt will try, in order, when each has its display; [] when Qt
-    draws without one (offscreen, minimal, vnc…) or no display is set at all."""
+def candidates(environ: Mapping[str, str]) -> list[str]:
+    """The platform plugins Qt will try, in order, display set or not; [] when Qt draws
+    without a display (offscreen, minimal, vnc…)."""
     chosen = environ.get("QT_QPA_PLATFORM", "")
     if chosen:
         names = [part.split(":", 1)[0].strip() for part in chosen.split(";")]
@@ -101,9 +106,82 @@ def platforms(environ: Mapping[str, str]) -> list[str]:
         names = ["wayland", "xcb"]
     else:
         names = ["xcb"]
-    if any(name not in PLUGINS for name in names):
-        return []
-    return [name for name in names if environ.get(DISPLAY_ENV[name])]
+    return [] if any(name not in PLUGINS for name in names) else names
+
+
+def platforms(environ: Mapping[str, str]) -> list[str]:
+    """The platform plugins Qt will try, in order, when each has its display; [] when Qt
+    draws without one (offscreen, minimal, vnc…) or no display is set at all."""
+    return [name for name in candidates(environ) if environ.get(DISPLAY_ENV[name])]
+
+
+X11_SOCKETS = "/tmp/.X11-unix/X{}"
+
+
+def _connects(family: int, address: str | tuple[str, int], timeout: float) -> bool | None:
+    """True when something accepts a connection there, False when nothing listens (refused,
+    no such socket, no such host), None when it cannot tell (a timeout, no permission…)."""
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(address)
+        return True
+    except (FileNotFoundError, ConnectionRefusedError, socket.gaierror):
+        return False
+    except OSError:
+        return None
+
+
+def x_server_answers(display: str, timeout: float = 2.0) -> bool | None:
+    """Whether an X server listens where libxcb connects for ``display``
+    (``[protocol/][host]:N[.screen]``): its local socket (abstract, then the file) for
+    ``:N`` or ``unix:N``, TCP port 6000+N for ``host:N``. None when it cannot tell (a form
+    this does not know, a socket path, a timeout), so that only a certain "no" refuses."""
+    where, colon, rest = display.rpartition(":")
+    number = rest.split(".", 1)[0]
+    if not colon or not number.isdigit() or where.startswith("/") or where.startswith("["):
+        return None
+    protocol, _, host = where.rpartition("/")
+    if protocol not in ("", "unix", "tcp", "inet", "inet6"):
+        return None
+    answers: list[bool | None] = []
+    if protocol == "unix" or (not protocol and host in ("", "unix")):
+        path = X11_SOCKETS.format(number)
+        answers.append(_connects(socket.AF_UNIX, "\0" + path, timeout))  # what libxcb tries first
+        answers.append(_connects(socket.AF_UNIX, path, timeout))
+        host = "" if protocol == "unix" or host == "unix" else "localhost"
+    if host:
+        answers.append(_connects(socket.AF_INET, (host, 6000 + int(number)), timeout))
+    if any(answers):
+        return True
+    return None if None in answers else False
+
+
+def display_problem(environ: Mapping[str, str]) -> str | None:
+    """One line when Qt would need a display and certainly has none: none is set, or
+    nothing listens at the X display set. Qt's own words for either are "could not connect
+    to display", then that xcb-cursor0 is needed (though it is installed), then an abort.
+    None off Linux, offscreen, and whenever a display might answer."""
+    if not sys.platform.startswith("linux"):
+        return None
+    names = candidates(environ)
+    if not names:
+        return None
+    if not (environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY")):
+        unset = "neither WAYLAND_DISPLAY nor DISPLAY is" if len(names) > 1 else "DISPLAY is not"
+        return (
+            f"loom-desktop: cannot open a window: no display here ({unset} set); "
+            "run it in a desktop session, or over ssh -X"
+        )
+    if platforms(environ) != ["xcb"] or environ.get("WAYLAND_DISPLAY"):
+        return None
+    display = environ["DISPLAY"]
+    if x_server_answers(display) is not False:
+        return None
+    return (
+        f"loom-desktop: cannot open a window: no X server answers at DISPLAY={display}; "
+        "start one, or set DISPLAY to the one you have"
+    )
 
 
 def pyside_dir() -> Path | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -130,7 +132,7 @@ def test_the_distribution_family(release: str, expected: str | None) -> None:
     ("environ", "expected"),
     [
         ({"DISPLAY": ":0"}, ["xcb"]),
-        ({}, []),  # no display: Qt says so itself
+        ({}, []),  # no display: display_problem says so
         ({"DISPLAY": ":0", "QT_QPA_PLATFORM": "offscreen"}, []),
         ({"DISPLAY": ":0", "QT_QPA_PLATFORM": "xcb"}, ["xcb"]),
         ({"DISPLAY": ":0", "QT_QPA_PLATFORM": "vnc:size=800x600"}, []),
@@ -159,3 +161,90 @@ def test_no_check_offscreen_or_off_linux(monkeypatch: pytest.MonkeyPatch) -> Non
     assert system_libs.start_window_check({"DISPLAY": ":0", "QT_QPA_PLATFORM": "offscreen"}) is None
     monkeypatch.setattr(sys, "platform", "darwin")
     assert system_libs.start_window_check(dict(os.environ, DISPLAY=":0")) is None
+
+
+def _no_x_display() -> str:
+    """A display number nothing listens at here: no socket (abstract or file), no TCP port."""
+    for number in range(950, 1000):
+        if system_libs.x_server_answers(f":{number}", timeout=0.5) is False:
+            return f":{number}"
+    pytest.skip("every display number from :950 to :999 answers here")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Qt's xcb plugin, on Linux")
+@pytest.mark.parametrize("display", [None, "no server"])
+def test_no_display_is_one_line_not_qts_abort(display: str | None) -> None:
+    """Without a display, or with DISPLAY naming a display no X server is at, Qt said
+    "could not connect to display", then that xcb-cursor0 is needed (installed on the
+    Debian where this was seen), then aborted. The app says which in one line and exits 2;
+    in its own process, since Qt's abort would end the test run."""
+    env = {k: v for k, v in os.environ.items() if k not in system_libs.DISPLAY_ENV.values()}
+    for key in ("QT_QPA_PLATFORM", "XDG_SESSION_TYPE"):
+        env.pop(key, None)
+    if display is not None:
+        env["DISPLAY"] = _no_x_display()
+    done = subprocess.run(
+        [sys.executable, "-m", "loom_desktop"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "xcb-cursor" not in done.stderr
+    if display is None:
+        assert done.stderr.startswith(
+            "loom-desktop: cannot open a window: no display here (DISPLAY is not set)"
+        )
+    else:
+        assert done.stderr.startswith(
+            f"loom-desktop: cannot open a window: no X server answers at DISPLAY={env['DISPLAY']};"
+        )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X display names, on Linux")
+def test_an_x_server_is_asked_only_whether_it_listens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local display is its socket (abstract or file), a remote one its TCP port 6000+N;
+    what cannot be told (a form not known, a launchd socket path) is never a refusal."""
+    monkeypatch.setattr(system_libs, "X11_SOCKETS", str(tmp_path / "X{}"))
+    assert system_libs.x_server_answers(":7") is False
+    assert system_libs.x_server_answers("unix:7.0") is False
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "X7"))
+        server.listen()
+        assert system_libs.x_server_answers(":7") is True
+        assert system_libs.x_server_answers(":7.0") is True
+        assert system_libs.x_server_answers("unix:7") is True
+    with socket.socket(socket.AF_INET) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        assert port > 6000
+        assert system_libs.x_server_answers(f"127.0.0.1:{port - 6000}.0") is True
+    assert system_libs.x_server_answers(f"127.0.0.1:{port - 6000}") is False
+    for unknown in ("", "garbage", "/private/tmp/com.apple.launchd.x/org.xquartz:0", "[::1]:0"):
+        assert system_libs.x_server_answers(unknown) is None
+
+
+@pytest.mark.parametrize(
+    ("environ", "says"),
+    [
+        ({}, "no display here (DISPLAY is not set)"),
+        ({"QT_QPA_PLATFORM": "xcb"}, "no display here (DISPLAY is not set)"),
+        ({"XDG_SESSION_TYPE": "wayland"}, "(neither WAYLAND_DISPLAY nor DISPLAY is set)"),
+        ({"QT_QPA_PLATFORM": "offscreen"}, None),
+        ({"WAYLAND_DISPLAY": "wayland-0"}, None),  # Qt may well pick wayland: let it try
+        ({"DISPLAY": ":0", "WAYLAND_DISPLAY": "w-0", "XDG_SESSION_TYPE": "wayland"}, None),
+    ],
+)
+def test_the_display_problem(
+    environ: dict[str, str], says: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "platform", "linux")
+    problem = system_libs.display_problem(environ)
+    assert (problem is None) if says is None else (problem is not None and says in problem)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert system_libs.display_problem(environ) is None
