@@ -9,8 +9,8 @@ it, decide its outcome, mark it missing -- is the same for both. :class:`RunsDb`
 module implements it: :mod:`.sqlite_runs` and :mod:`.pg_backend`.
 
 Which one: a library address -- what ``--library`` takes, what the desktop's settings hold
--- is a ``postgresql://`` URL or a SQLite file's path; none means ``LOOM_LIBRARY_URL``,
-else the per-user SQLite file (``LOOM_DESKTOP_LIBRARY`` moves it).
+-- is a ``postgresql://`` URL or a SQLite file's path (:mod:`.address` opens it; kept apart
+so that the backends, which import this interface, are not imported by it).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import getpass
 import os
 import socket
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
 from loom_core.library.extract import StepText
@@ -114,34 +113,3 @@ def this_author() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # no name for this uid (a container)
         return f"uid {os.getuid()}" if hasattr(os, "getuid") else "unknown"
-
-
-def is_url(address: str | Path | None) -> bool:
-    return isinstance(address, str) and address.startswith(("postgresql://", "postgres://"))
-
-
-def default_address() -> str:
-    """The library this process uses when none is named (see the module docstring)."""
-    from loom_core.library.db import library_path
-    from loom_core.library.pg_schema import library_url
-
-    return library_url() or str(library_path())
-
-
-def as_runs_db(db: RunsDb | str | Path | None) -> RunsDb:
-    """``db`` itself, or the database at that address (:func:`open_runs`)."""
-    return open_runs(db) if db is None or isinstance(db, (str, Path)) else db
-
-
-def open_runs(address: str | Path | None = None) -> RunsDb:
-    """The database at ``address`` (a URL or a file; None: :func:`default_address`)."""
-    target = str(address) if address is not None else default_address()
-    if is_url(target):
-        from loom_core.library.pg_backend import PgRunsDb
-        from loom_core.library.pg_schema import check_url
-
-        check_url(target)
-        return PgRunsDb(target, this_host(), this_author())
-    from loom_core.library.sqlite_runs import SqliteRunsDb
-
-    return SqliteRunsDb(target, this_host(), this_author())

@@ -23,7 +23,8 @@ from typing import Any
 
 from loom_core.errors import LoadError
 from loom_core.formats.foreign import readers
-from loom_core.library.backend import RunsDb, as_runs_db
+from loom_core.library.address import as_runs_db
+from loom_core.library.backend import RunsDb
 from loom_core.library.db import norm
 from loom_core.library.extract import RunFacts, StepText
 from loom_core.library.outcomes import decided_outcome, recheck

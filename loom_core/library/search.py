@@ -12,7 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from loom_core.errors import LoadError
-from loom_core.library.backend import RunsDb, as_runs_db
+from loom_core.library.address import as_runs_db
+from loom_core.library.backend import RunsDb
 from loom_core.library.db import norm
 from loom_core.library.outcomes import current
 from loom_core.library.query import SearchQuery, parse_search

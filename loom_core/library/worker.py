@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.formats.foreign import run_part_of
-from loom_core.library.backend import default_address
+from loom_core.library.address import default_address
 from loom_core.library.db import norm
 from loom_core.library.index import EVENTS, Indexer
 from loom_core.library.offload import OFFLOAD_BYTES, ChildIndexing, Spawn

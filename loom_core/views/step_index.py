@@ -28,15 +28,12 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from loom_core.views.timeline import Timeline
-
-if TYPE_CHECKING:
-    from loom_core.views.text_index import TextIndex
 
 CHUNK_STEPS = 2048  # steps per text chunk at most…
 CHUNK_BYTES = 4 << 20  # …and about this many bytes: one find holds the GIL only briefly
@@ -70,7 +67,9 @@ class StepIndex:
         self._chunks: dict[int, TextChunk] = {}  # by first step
         self._lower: dict[str, bytes] = {}
         # the trigram index of the run's text, once built or loaded (loom_core.views.text_index)
-        self.text_index: TextIndex | None = None
+        # a loom_core.views.text_index.TextIndex once built (that module builds on this
+        # one, so it is not imported here, even for the annotation)
+        self.text_index: Any = None
         self._lock = threading.Lock()
 
     @property

@@ -182,7 +182,7 @@ class LibraryController(QObject):
         self._fetching = path
 
         def work(_ctx: object) -> Path:
-            from loom_core.library.backend import open_runs
+            from loom_core.library.address import open_runs
 
             db = open_runs(address)
             try:

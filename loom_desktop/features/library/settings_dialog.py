@@ -55,7 +55,7 @@ def test_url(url: str) -> Any:
 
 def save_store(url: str, store: str) -> str:
     """Name ``store`` as the library's run store (a pool thread); what the library says."""
-    from loom_core.library.backend import open_runs
+    from loom_core.library.address import open_runs
     from loom_core.library.publish import STORE
     from loom_core.library.store import RunStore
 
