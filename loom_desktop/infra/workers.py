@@ -38,6 +38,10 @@ class TaskContext:
     cancelled: Callable[[], bool]
 
 
+def _done(_ctx: object) -> None:
+    """What a runnable holds once it ran (its function and what that held are let go)."""
+
+
 class _Runnable(QRunnable):
     def __init__(
         self, relay: _Relay, generation: int, fn: Callable[..., Any], cancel: threading.Event
@@ -56,11 +60,14 @@ class _Runnable(QRunnable):
             if not self.cancel.is_set():
                 self._emit(self.relay.partial, value)
 
+        fn, self.fn = self.fn, _done  # the pool may keep this object: not what fn holds
         try:
-            result = self.fn(TaskContext(progress, partial, self.cancel.is_set))
+            result = fn(TaskContext(progress, partial, self.cancel.is_set))
         except BaseException as exc:  # noqa: BLE001 - every failure must be reported
             self._emit(self.relay.error, exc)
             return
+        finally:
+            del fn
         self._emit(self.relay.done, result)
 
     def _emit(self, signal: Any, value: object) -> None:
