@@ -69,7 +69,7 @@ class LibraryUi:
         window.addAction(action)
         for page in (self.page, self.dock_page):
             page.open_requested.connect(self.open)
-        self._pending: dict[str, tuple[int, str, str]] = {}  # fetching: (seq, query, sample)
+        self._pending = (-1, "", "")  # (seq, query, sample) of the run being fetched
         self.controller.fetched.connect(self._fetched)
         self.controller.fetch_failed.connect(self._fetch_failed)
         QTimer.singleShot(0, self.controller.start)
@@ -117,19 +117,18 @@ class LibraryUi:
         terms as the tab's filter. A run whose file is on another machine is fetched from
         the library's run store first (off the GUI thread), then opened from the cache."""
         if self.controller.needs_fetch(path):
-            self._pending[path] = (seq, query, sample)
+            self._pending = (seq, query, sample)  # a newer fetch supersedes an older one
             self.window.statusBar().showMessage(f"Fetching {Path(path).name} from the run store…")
             self.controller.fetch(path)
             return
         self._show(path, seq, query, sample)
 
-    def _fetched(self, path: str, local: object) -> None:
-        seq, query, sample = self._pending.pop(path, (-1, "", ""))
+    def _fetched(self, _path: str, local: object) -> None:
+        seq, query, sample = self._pending
         self.window.statusBar().clearMessage()
         self._show(str(local), seq, query, sample)
 
     def _fetch_failed(self, path: str, why: str) -> None:
-        self._pending.pop(path, None)
         self.window.statusBar().clearMessage()
         self.window.report_error("Open run", f"Cannot open {path}\n\n{why}")
 
