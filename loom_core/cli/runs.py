@@ -158,15 +158,12 @@ def scrubbed_copy(folder: str | None) -> Any:
 
 
 def cmd_store(args: argparse.Namespace) -> int:
-    from loom_core.library.publish import STORE
-    from loom_core.library.store import RunStore
+    from loom_core.library.publish import STORE, name_store
 
     indexer = Indexer(args.library)
     try:
         if args.url:
-            url = args.url if "://" in args.url else os.path.abspath(args.url)
-            RunStore(url)  # LoadError for an address fsspec cannot use
-            indexer.db.set_setting(STORE, url)
+            name_store(indexer.db, args.url)
         url = indexer.db.setting(STORE)
     finally:
         indexer.close()

@@ -51,6 +51,16 @@ def run_store(db: RunsDb) -> RunStore:
     return RunStore(url)
 
 
+def name_store(db: RunsDb, url: str) -> str:
+    """Make ``url`` (a bucket URL or a folder, relative to here) the library's run store,
+    for everyone who uses the library; the address kept. LoadError for an address the
+    app cannot use (nothing is changed then)."""
+    address = url if "://" in url else os.path.abspath(url)
+    RunStore(address)
+    db.set_setting(STORE, address)
+    return address
+
+
 def publish(
     indexer: Indexer, store: RunStore, path: str | Path, prepare: Prepare | None = None
 ) -> Published:

@@ -28,6 +28,7 @@ from loom_core.library.search import Library
 from loom_core.library.worker import IndexProgress, LibraryIndexer
 from loom_desktop.features.library.models import COLUMNS, HitsModel, RunsModel
 from loom_desktop.infra.child import BACKGROUND, module_command
+from loom_desktop.infra.thread_runner import failure_cause
 from loom_desktop.infra.workers import Task
 
 PAGE = 500  # runs listed at once; the list says when there are more
@@ -196,8 +197,8 @@ class LibraryController(QObject):
         self.fetched.emit(self._fetching, local)
 
     def _on_fetch_failed(self, exc: object) -> None:
-        cause = exc.cause if isinstance(exc, LoadError) else f"{type(exc).__name__}: {exc}"
-        self.fetch_failed.emit(self._fetching, str(cause))
+        assert isinstance(exc, BaseException)
+        self.fetch_failed.emit(self._fetching, failure_cause(exc))
 
     def refresh(self, forget: str | None = None) -> None:
         query, sort, desc, db = self.query, self.sort, self.descending, self.db

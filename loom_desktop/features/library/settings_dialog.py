@@ -31,7 +31,9 @@ from PySide6.QtWidgets import (
 
 from loom_core.errors import LoadError
 from loom_core.library.db import library_path
+from loom_core.library.pg_probe import probe
 from loom_core.library.pg_schema import URL_ENV, check_url
+from loom_desktop.infra.thread_runner import failure_cause
 from loom_desktop.infra.workers import Task
 
 URL_HINT = "postgresql://you@db.example.com:5432/loom"
@@ -46,26 +48,16 @@ def chosen_address(saved: str) -> str | None:
     return saved
 
 
-def test_url(url: str) -> Any:
-    """One short look at the database (a pool thread): a Probe, or LoadError."""
-    from loom_core.library.pg_probe import probe
-
-    return probe(url)
-
-
 def save_store(url: str, store: str) -> str:
-    """Name ``store`` as the library's run store (a pool thread); what the library says."""
+    """Name ``store`` as the library's run store (a pool thread); the address kept."""
     from loom_core.library.address import open_runs
-    from loom_core.library.publish import STORE
-    from loom_core.library.store import RunStore
+    from loom_core.library.publish import name_store
 
-    RunStore(store)  # LoadError for a store the app cannot use
     db = open_runs(url)
     try:
-        db.set_setting(STORE, store)
+        return name_store(db, store)
     finally:
         db.close()
-    return store
 
 
 class LibraryDialog(QDialog):
@@ -87,8 +79,9 @@ class LibraryDialog(QDialog):
         )
         self._task = Task(self)
         self._then: Callable[[Any], object] = lambda _result: None  # set by each request
+        self._named = ""  # the run store the library named when last tested
         self._task.finished.connect(lambda result: self._then(result))
-        self._task.failed.connect(lambda exc: self._say(f"✗ {_cause(exc)}"))
+        self._task.failed.connect(lambda exc: self._say(f"✗ {failure_cause(exc)}"))
         self._layout()
         (self.team if saved else self.local).setChecked(True)
         self._wire()
@@ -147,10 +140,11 @@ class LibraryDialog(QDialog):
         if url is None:
             return
         self._say("connecting…")
-        self._run(lambda _ctx: test_url(url), self._tested)
+        self._run(lambda _ctx: probe(url), self._tested)
 
     def _tested(self, probe: Any) -> None:
         self._say(f"✓ {probe.text()}")
+        self._named = probe.store
         if probe.store and not self.store.text().strip():
             self.store.setText(probe.store)
 
@@ -168,7 +162,7 @@ class LibraryDialog(QDialog):
             return
         self.address = url
         store = self.store.text().strip()
-        if not store:
+        if not store or store == self._named:  # nothing new to tell the library
             self.accept()
             return
         self._say("naming the run store…")
@@ -179,9 +173,3 @@ class LibraryDialog(QDialog):
         newer request supersedes an older one's answer)."""
         self._then = then
         self._task.start(work)
-
-
-def _cause(exc: object) -> str:
-    if isinstance(exc, LoadError):
-        return f"{exc.path}: {exc.cause}"
-    return f"{type(exc).__name__}: {exc}"
