@@ -42,8 +42,14 @@ SECRETS = "The password goes in ~/.pgpass (PGPASSFILE), a service file or PGPASS
 
 def chosen_address(saved: str) -> str | None:
     """The library the app uses: None (the environment's URL, else this computer's file)
-    when ``LOOM_LIBRARY_URL`` is set or nothing was chosen, else the saved URL."""
+    when ``LOOM_LIBRARY_URL`` is set or nothing usable was chosen, else the saved URL. A
+    settings file edited by hand may hold anything: what is not a password-free
+    ``postgresql://`` URL is ignored, never taken for a file path to write a library to."""
     if os.environ.get(URL_ENV, "").strip() or not saved:
+        return None
+    try:
+        check_url(saved)
+    except LoadError:
         return None
     return saved
 

@@ -151,3 +151,17 @@ def test_a_fetched_transcript_opens_as_the_finished_run_it_is(
     view = window.current()
     qtbot.waitUntil(lambda: view.complete, timeout=WAIT)
     assert str(tmp_path / "desk-cache") in view.path and view.live is None
+
+
+@pytest.mark.parametrize("saved", ["library.sqlite3", "mysql://x@y/z", "postgresql://u:pw@h/d"])
+def test_a_hand_edited_setting_that_is_no_usable_url_is_ignored(
+    saved: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing is written where the user did not choose: a path or another scheme is not
+    a library address here, and a URL with a password is never used."""
+    from loom_desktop.features.library.settings_dialog import chosen_address
+
+    monkeypatch.delenv("LOOM_LIBRARY_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert chosen_address(saved) is None
+    assert chosen_address("postgresql://u@h/d") == "postgresql://u@h/d"
