@@ -12,36 +12,51 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from loom_core.errors import LoadError
+
+if TYPE_CHECKING:
+    from loom_core.library.index import Indexer
+    from loom_core.library.store import RunStore
 
 
 def publish_finished(paths: Iterable[str | Path], library: str | None = None) -> list[str]:
     """Publish each run at ``paths``; one line per file: where it went or why not."""
     from loom_core.library.index import Indexer
-    from loom_core.library.publish import publish, run_store
+    from loom_core.library.publish import run_store
 
     files = [str(p) for p in paths]
     if not files:
         return []
-    later = "publish it later with: loom-desktop runs publish"
     try:
         indexer = Indexer(library)
     except LoadError as err:
-        return [f"{f}: not published ({err.path}: {err.cause}); {later} {f}" for f in files]
-    lines: list[str] = []
+        return [_not_published(f, f"{err.path}: {err.cause}") for f in files]
     try:
         store = run_store(indexer.db)
-        for path in files:
-            try:
-                done = publish(indexer, store, path)
-            except LoadError as err:
-                lines.append(f"{path}: not published ({err.cause}); {later} {path}")
-            else:
-                again = "" if done.uploaded else " (the store had it already)"
-                lines.append(f"{path}: published to {done.url}{again}")
     except LoadError as err:
-        lines = [f"{f}: not published ({err.cause}); {later} {f}" for f in files]
+        indexer.close()
+        return [_not_published(f, err.cause) for f in files]
+    try:
+        return [_one(indexer, store, f) for f in files]
     finally:
         indexer.close()
-    return lines
+
+
+def _one(indexer: Indexer, store: RunStore, path: str) -> str:
+    """Publish one file; its line. Any failure is a line: the recording is on disk."""
+    from loom_core.library.publish import publish
+
+    try:
+        done = publish(indexer, store, path)
+    except LoadError as err:
+        return _not_published(path, err.cause)
+    except Exception as err:  # noqa: BLE001 - at a recorder's exit, a line, not a traceback
+        return _not_published(path, f"{type(err).__name__}: {err}")
+    again = "" if done.uploaded else " (the store had it already)"
+    return f"{path}: published to {done.url}{again}"
+
+
+def _not_published(path: str, why: str) -> str:
+    return f"{path}: not published ({why}); publish it later with: loom-core runs publish {path}"
