@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.servers.postgres import PgServer, find_binaries
-from tests.servers.s3 import S3Server
+from tests.servers.s3 import S3Server, stop_fsspec_io
 
 _names = itertools.count()
 
@@ -65,8 +65,9 @@ def s3_server() -> Iterator[S3Server]:
 
 
 @pytest.fixture
-def bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+def bucket(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A new bucket, the AWS chain's environment pointing at the test server."""
     for key, value in s3_server.env().items():
         monkeypatch.setenv(key, value)
-    return s3_server.make_bucket(f"runs-{os.getpid()}-{next(_names)}")
+    yield s3_server.make_bucket(f"runs-{os.getpid()}-{next(_names)}")
+    stop_fsspec_io()  # no thread outlives the test (see stop_fsspec_io)
