@@ -55,9 +55,9 @@ from loom_core.live.live_status import (
     WAITING,
     live_outcome,
 )
+from loom_core.live.prefix import ReadPrefix, read_at
 from loom_core.live.writers import WriterWatch, writer_present
 
-_CHECK_BYTES = 4096  # how much of the start and of the end of what we read is re-checked
 _JOURNAL_TYPES = frozenset((b'"header"', b'"intent"', b'"effect"'))
 _probe = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
@@ -93,11 +93,6 @@ class JournalUpdate:
     unreadable: tuple[tuple[int, str], ...] = ()
     problems: tuple[str, ...] = ()
     detail: str = ""
-
-
-def _read_at(f: IO[bytes], offset: int, size: int) -> bytes:
-    f.seek(offset)
-    return f.read(size)
 
 
 def _first_line_problem(block: bytes) -> str | None:
@@ -137,11 +132,8 @@ class JournalFollower:
         self.exists = False
         self.error: str | None = None  # what the content says: not a journal, a bad field type
         self._access_error: str | None = None  # what opening says: a directory, no permission
-        self._ident: tuple[int, int] | None = None
-        self._pos = 0  # bytes read from the file, the partial line included
+        self._prefix = ReadPrefix()  # what was read of the file: its offset, its rewrites
         self._partial = b""
-        self._first = b""  # the first bytes read (up to _CHECK_BYTES)
-        self._last = b""  # the last bytes read, ending at _pos
         self._vanished = False
         self._checked_first = False
         self._status: str | None = None
@@ -154,7 +146,7 @@ class JournalFollower:
     @property
     def offset(self) -> int:
         """Bytes of complete lines consumed."""
-        return self._pos - len(self._partial)
+        return self._prefix.pos - len(self._partial)
 
     def read(self, final: bool = False) -> JournalUpdate | None:
         """Read from the offset; the update, or None when nothing anyone could see changed.
@@ -185,13 +177,15 @@ class JournalFollower:
             rewritten = self._was_rewritten(f, st)
             if rewritten:
                 self._reset()
-            self._ident, self.exists, self._vanished = (st.st_dev, st.st_ino), True, False
+            self.exists, self._vanished = True, False
             self.writer.at_read(st.st_size, rewritten)
-            data = _read_at(f, self._pos, -1)
+            start = self._prefix.pos == 0
+            data = read_at(f, self._prefix.pos, -1)
+            self._prefix.took(data, st)
         # a file found already written has been quiet since its last write, not since now
         # (a journal opened an hour after its writer died is not running for 10 s more)
         age = max(0.0, time.time() - st.st_mtime) if appeared and not rewritten else 0.0
-        return self._consume(data, rewritten, appeared or cleared, final, age)
+        return self._consume(data, start, rewritten, appeared or cleared, final, age)
 
     def note_writer_running(self) -> None:
         """The owner of the writer says it writes (safe from any thread)."""
@@ -222,19 +216,13 @@ class JournalFollower:
     # -- recognising a new file -------------------------------------------------
 
     def _was_rewritten(self, f: IO[bytes], st: os.stat_result) -> bool:
-        if self._pos == 0:
-            return False
-        if self._vanished or (st.st_dev, st.st_ino) != self._ident or st.st_size < self._pos:
+        if self._prefix.pos and self._vanished:
             return True
-        if _read_at(f, 0, len(self._first)) != self._first:
-            return True
-        return self._pos > len(self._first) and (
-            _read_at(f, self._pos - len(self._last), len(self._last)) != self._last
-        )
+        return self._prefix.rewritten(f, st)
 
     def _reset(self) -> None:
         self.state = JournalState()
-        self._pos, self._partial, self._first, self._last = 0, b"", b"", b""
+        self._prefix, self._partial = ReadPrefix(), b""
         self._checked_first = False
         self.error = None
         self._warned = 0
@@ -242,14 +230,16 @@ class JournalFollower:
     # -- consuming bytes ---------------------------------------------------------
 
     def _consume(
-        self, data: bytes, rewritten: bool, appeared: bool, final: bool, age: float = 0.0
+        self,
+        data: bytes,
+        start: bool,
+        rewritten: bool,
+        appeared: bool,
+        final: bool,
+        age: float = 0.0,
     ) -> JournalUpdate | None:
+        """Take ``data``, read from the offset (``start``: from the file's start)."""
         before = len(self.state.effects)
-        start = self._pos == 0
-        self._pos += len(data)
-        if len(self._first) < _CHECK_BYTES:
-            self._first = (self._first + data[:_CHECK_BYTES])[:_CHECK_BYTES]
-        self._last = (self._last + data[-_CHECK_BYTES:])[-_CHECK_BYTES:]
         chunk = self._partial + data if self._partial else without_bom(data) if start else data
         cut = len(chunk) if final else chunk.rfind(b"\n") + 1
         self._partial = chunk[cut:]
