@@ -31,7 +31,7 @@ from loom_core.errors import LoadError
 from loom_core.formats.claude_branches import abandoned
 from loom_core.formats.claude_build import Builder
 from loom_core.formats.claude_compact import Compaction, match
-from loom_core.formats.claude_records import d, is_claude_record, parse_lines, s
+from loom_core.formats.claude_records import Lines, d, is_claude_record, parse_lines, s
 from loom_core.formats.document import Document
 from loom_core.formats.foreign import ForeignReader
 
@@ -120,7 +120,33 @@ def _read_subagents(path: str, warnings: list[str]) -> dict[str, list[dict[str, 
 
 def load_claude_code(data: bytes, path: str) -> Document:
     """Read a transcript into a run; ``LoadError`` when it holds no Claude Code entry."""
-    lines = parse_lines(data)
+    return load_lines(parse_lines(data), path)
+
+
+class AppendedLines:
+    """The reader's :class:`~loom_core.formats.reader.LineParser`: a live tab's transcript
+    decoded a block of appended lines at a time (JSON decoding is half of a whole read),
+    the run built from every line decoded so far by :func:`load_lines`, as a whole read is."""
+
+    def __init__(self) -> None:
+        self._lines = Lines()
+        self._count = 0  # lines taken: the next block's first line is number count + 1
+
+    def add(self, block: bytes) -> None:
+        part = parse_lines(block, self._count + 1)
+        self._count += block.count(b"\n")
+        self._lines.records += part.records
+        self._lines.bad += part.bad
+
+    def document(self, path: str, tail: bytes) -> Document:
+        lines = self._lines
+        torn = parse_lines(tail, self._count + 1).torn  # the whole read's rule, on the tail
+        return load_lines(Lines(lines.records, lines.bad, torn), path)
+
+
+def load_lines(lines: Lines, path: str) -> Document:
+    """The run from a transcript's decoded lines (``LoadError`` when no line is a Claude
+    Code entry): everything a read does after decoding, whole or appended to."""
     recs = [rec for _n, rec in lines.records]
     if not any(is_claude_record(rec) for rec in recs):
         raise LoadError(path, "not a Claude Code transcript (no user, assistant or summary entry)")
@@ -181,4 +207,5 @@ READER = ForeignReader(
         *map(str, compaction_files(path)),
     ],
     part_of=lambda path: session_of(path),
+    lines=AppendedLines,
 )

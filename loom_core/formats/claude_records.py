@@ -97,14 +97,15 @@ class Lines:
     torn: bool = False
 
 
-def parse_lines(data: bytes) -> Lines:
-    """Every line of ``data`` decoded; the last line without a newline is a torn write."""
+def parse_lines(data: bytes, first: int = 1) -> Lines:
+    """Every line of ``data`` decoded; the last line without a newline is a torn write.
+    ``first``: the number of ``data``'s first line (a live tab parses appended lines only)."""
     out = Lines()
     lines = data.split(b"\n")
     if data and not data.endswith(b"\n") and lines[-1].strip():
         out.torn = True  # the writer has not finished it: read it next time
     lines.pop()  # a torn line, or the empty string after the last newline
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(lines, first):
         if not line.strip():
             continue
         try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from loom_core.errors import LoadError
 
@@ -37,6 +37,21 @@ _WIDE_BOMS = (
     (b"\xfe\xff", "UTF-16"),
 )
 _BLANK = b" \t\r\n\f\v"
+
+
+class LineParser(Protocol):
+    """A line-based format read a block of lines at a time (a live tab follows the file by
+    offset instead of re-reading it whole, :mod:`loom_core.live.appended`). Fed a file's
+    complete lines in order, then asked for the run, it must give exactly what the
+    reader's ``load`` gives for those bytes followed by ``tail``: each format keeps its
+    one parsing logic, split at the line."""
+
+    def add(self, block: bytes) -> None:
+        """Take complete lines (``block`` ends in a newline, or is empty)."""
+
+    def document(self, path: str, tail: bytes) -> Document:
+        """The run from every line taken, with ``tail`` (a last line not yet complete)
+        after them; ``LoadError`` where ``load`` would raise one."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +75,9 @@ class Reader:
     # always opened live and followed by byte offset as it grows (a loom journal), rather
     # than loaded, or re-read whole while a writer still has it
     tail: bool = False
+    # a line-based format (Claude Code): a new parser of appended lines, so a live tab
+    # parses only what was appended; None: a live tab re-reads the file whole
+    lines: Callable[[], LineParser] | None = None
 
 
 @dataclass(frozen=True)

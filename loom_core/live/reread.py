@@ -1,4 +1,8 @@
-"""Follow a foreign-format file (Claude Code, OTLP …) as it grows, by re-reading it whole.
+"""Follow a foreign-format file (Claude Code, OTLP …) as it grows: re-read it when it changed.
+
+A line-based format (one whose reader has ``lines``: Claude Code) is read by offset, its
+appended lines only (:mod:`loom_core.live.appended`); what follows is why the others are
+re-read whole, and what bounds the cost of both.
 
 Why whole re-reads, not byte offsets like :mod:`loom_core.live.follow`: a foreign reader
 turns a whole file into a run (a streamed Claude Code turn spans several lines that
@@ -35,6 +39,7 @@ from dataclasses import dataclass
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document
 from loom_core.formats.foreign import ForeignReader
+from loom_core.live.appended import AppendedReader
 from loom_core.live.follow import JournalUpdate
 from loom_core.live.live_status import (
     DEFAULT_IDLE_AFTER,
@@ -118,6 +123,7 @@ class RereadFollower:
         self._status: str | None = None
         self._detail = ""
         self._problem = ""  # the last re-read's failure, reported once
+        self._appended = AppendedReader(self.path, reader) if reader.lines is not None else None
 
     # -- the follower interface the tailer drives ---------------------------------------
 
@@ -181,9 +187,7 @@ class RereadFollower:
             if isinstance(mtime, int):
                 self._last_change -= max(0.0, time.time() - mtime / 1e9)
         try:
-            with open(self.path, "rb") as fh:
-                data = fh.read()
-            doc = self.reader.load(data, self.path)
+            doc = self._read_document()
         except LoadError as err:
             return self._reread_failed(err.cause, started)
         except OSError as err:
@@ -194,6 +198,13 @@ class RereadFollower:
         before = len(self.document.effects) if self.document is not None else 0
         self.document, self._problem = doc, ""
         return self._report(doc, tuple(doc.effects[before:]), changed=True)
+
+    def _read_document(self) -> Document:
+        if self._appended is not None:  # a line-based format: the appended lines only
+            return self._appended.read()
+        with open(self.path, "rb") as fh:
+            data = fh.read()
+        return self.reader.load(data, self.path)
 
     def _reread_failed(self, cause: str, started: float) -> RereadUpdate | None:
         if self.document is None:
