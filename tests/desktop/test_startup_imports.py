@@ -3,7 +3,8 @@ start). The plot's library, pyqtgraph, costs about 0.3 s to import on a quiet ma
 is needed only when a tab first shows its timeline, which a big run's tab defers until it
 has loaded; the OTLP receiver's aiohttp only when the user starts listening; the command
 line's modules never. Parsing the app's arguments and building the main window must pull
-in none of them."""
+in none of them; nor the feature menus' engines (fork, the proxy's stop), imported on
+first use."""
 
 from __future__ import annotations
 
@@ -11,7 +12,16 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("pyqtgraph", "aiohttp", "anthropic", "openai", "loom_core.cli.entry")
+# the fork engine and asyncio (the proxy's stop signals) come with the first fork or Stop
+HEAVY = (
+    "pyqtgraph",
+    "aiohttp",
+    "anthropic",
+    "openai",
+    "loom_core.cli.entry",
+    "loom_desktop.features.fork.work",
+    "asyncio",
+)
 _PROBE = f"""
 HEAVY = {HEAVY!r}
 import json, sys

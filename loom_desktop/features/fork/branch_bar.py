@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from loom_desktop.features.fork.links import BranchInfo, status_text
-from loom_desktop.features.fork.runner import NOTHING
+from loom_desktop.features.fork.sentinel import NOTHING
 
 BAR_STYLE = "BranchBar, BranchesBar { background: #f3e5f5; border-bottom: 1px solid #ce93d8; }"
 _STATUS_COLORS = {

@@ -25,8 +25,8 @@ from PySide6.QtCore import QObject, Signal
 
 from loom_core.providers import make_provider as make_provider  # the seam tests replace
 from loom_core.runs_dir import free_path, runs_dir, stem_of
+from loom_desktop.features.fork.sentinel import NOTHING
 from loom_desktop.features.fork.work import (
-    NOTHING,
     ForkJob,
     RunOutcome,
     run_agent,

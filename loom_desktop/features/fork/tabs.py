@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 from shiboken6 import isValid
@@ -29,14 +29,11 @@ from loom_desktop.features.fork.links import (
     row_of_seq,
     same_file,
 )
-from loom_desktop.features.fork.runner import (
-    NOTHING,
-    STOP_JOIN_S,
-    ForkJob,
-    ForkRunner,
-    RunOutcome,
-    branch_path,
-)
+from loom_desktop.features.fork.sentinel import NOTHING
+from loom_desktop.infra.thread_runner import STOP_JOIN_S
+
+if TYPE_CHECKING:
+    from loom_desktop.features.fork.runner import ForkJob, ForkRunner, RunOutcome
 
 
 class _Relay(QObject):
@@ -61,6 +58,8 @@ class BranchTabs(QObject):
     # -- running -------------------------------------------------------------------------
     def start(self, job: ForkJob, doc: Any = None, replace: Any = None) -> ForkRunner:
         """Run ``job``; its branch streams into a new tab (or into ``replace``'s place)."""
+        from loom_desktop.features.fork.runner import ForkRunner, branch_path  # when used
+
         if not job.out:
             taken = {r.job.out for r in self.runners}
             job.out = str(
@@ -209,6 +208,8 @@ class BranchTabs(QObject):
         self, view: Any, prov: dict[str, Any], tool_result: Any = NOTHING, stop: bool = False
     ) -> ForkRunner | None:
         """Continue the branch in ``view`` (with a tool result, or stop it) in the same tab."""
+        from loom_desktop.features.fork.runner import ForkJob
+
         if any(same_file(r.job.out, view.path) for r in self.runners):
             return None  # already running
         provider, base_url = self.endpoints.get(view.path, (str(prov.get("provider") or ""), None))

@@ -28,9 +28,9 @@ from loom_core.providers.names import guess_provider
 from loom_core.providers.scripted import ScriptedProvider
 from loom_core.proxy.config import SessionPaths
 from loom_core.proxy.forkwire import check_agent_edit
+from loom_desktop.features.fork.sentinel import NOTHING
 from loom_desktop.features.fork.settings import availability
 
-NOTHING: Any = object()  # "no tool result supplied" (None is a valid result)
 OnEffect = Callable[[dict[str, Any]], None]
 ProviderFactory = Callable[[], Any]
 

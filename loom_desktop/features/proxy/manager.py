@@ -16,7 +16,6 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox
 
-from loom_core.proxy.stop_signals import STOPPED_REASON
 from loom_desktop.document.view import DocumentView
 from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
 from loom_desktop.features.proxy.connection import ProxyConnection
@@ -190,6 +189,8 @@ class ProxyManager(QObject):
         held = self.held(proxy)
         if not held:
             return self._stop_and_say(proxy)
+        from loom_core.proxy.stop_signals import STOPPED_REASON  # asyncio: only when asked
+
         entries = [e for e in self.proxies if proxy is None or e.proxy is proxy]
         what = (
             f"the proxy on {entries[0].info.get('url')}"
