@@ -33,6 +33,17 @@ def data_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
 
 
+def app_cache_home() -> Path:
+    """The app's per-user cache folder: what can be made again (copies of published runs,
+    the price rates already worked out), never what a user made."""
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+        return base / APP / "cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / APP
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / APP
+
+
 def runs_dir() -> Path:
     """The per-user runs folder (not created here: writers create it when they write)."""
     env = os.environ.get(ENV)

@@ -40,6 +40,18 @@ def library_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def price_cache_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The price rates kept between processes, in this test's temp dir (subprocesses
+    inherit it); this process forgets what it read from another test's file."""
+    from loom_core.views import price_cache
+
+    path = tmp_path / "prices.json"
+    monkeypatch.setenv(price_cache.ENV, str(path))
+    price_cache.forget()
+    return path
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "pristine_sdks: needs the openai/anthropic SDKs no instrumentor has touched"

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
 from loom_core.library.store import RunStore
-from loom_core.runs_dir import APP
+from loom_core.runs_dir import app_cache_home
 
 ENV, BOUND_ENV = "LOOM_DESKTOP_CACHE", "LOOM_DESKTOP_CACHE_MB"
 DEFAULT_MB = 4096
@@ -28,14 +27,7 @@ DEFAULT_MB = 4096
 def cache_home() -> Path:
     """The platform's per-user cache folder for published runs."""
     env = os.environ.get(ENV)
-    if env:
-        return Path(env).expanduser()
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-        return base / APP / "cache" / "runs"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / APP / "runs"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / APP / "runs"
+    return Path(env).expanduser() if env else app_cache_home() / "runs"
 
 
 def is_cached(path: str | Path) -> bool:

@@ -29,6 +29,7 @@ from functools import cache
 from importlib.metadata import version
 from typing import Any, NamedTuple
 
+from loom_core.views import price_cache
 from loom_core.views.price_file import TokenRates, load_overrides, normalise
 
 __all__ = [
@@ -171,9 +172,23 @@ def _rate(value: Any) -> Rate | None:
 
 def _from_database(model: str) -> Rates | Any | None:
     """Rates of ``model`` in the bundled snapshot; the genai ModelInfo when its price
-    uses units :class:`Rates` does not model; ``None`` when it is not there."""
+    uses units :class:`Rates` does not model; ``None`` when it is not there. Kept on disk
+    (:mod:`.price_cache`), so a later process needs no ``genai_prices`` import for it."""
+    day = _PRICED_AT.date().isoformat()
+    kept = price_cache.lookup(model, _VERSION, day)
+    if kept is not price_cache.MISSING:
+        return None if kept is None else _rates_from_json(kept)
+    found, holds = _look_up(model, day)
+    if found is None or isinstance(found, Rates):
+        price_cache.store(model, _VERSION, holds, None if found is None else _rates_json(found))
+    return found
+
+
+def _look_up(model: str, day: str) -> tuple[Rates | Any | None, str | None]:
+    """(what :func:`_from_database` returns, the day it holds on: ``ALWAYS``, ``day``, or
+    None when it depends on the time of day and must not be kept)."""
     from genai_prices import data_snapshot
-    from genai_prices.types import TieredPrices
+    from genai_prices.types import StartDateConstraint, TieredPrices
 
     snapshot = data_snapshot._bundled_snapshot()  # never a downloaded one
     found = None
@@ -185,21 +200,41 @@ def _from_database(model: str) -> Rates | Any | None:
         except LookupError:
             continue
     if found is None:
-        return None
+        return None, price_cache.ALWAYS
     prov, info = found
+    holds: str | None = price_cache.ALWAYS
+    if isinstance(info.prices, list):  # conditional prices: by date (a day), or by hour
+        by_date = all(
+            c.constraint is None or isinstance(c.constraint, StartDateConstraint)
+            for c in info.prices
+        )
+        holds = day if by_date else None
     price = info.get_prices(_PRICED_AT)
     keys = {k for k, v in vars(price).items() if v is not None and not k.startswith("_")}
     known = set(_PRICE_KEYS.values()) | _ZERO_KEYS | {"requests_kcount"}
     if not keys <= known or price.input_mtok is None or price.output_mtok is None:
-        return (prov, info)
+        return (prov, info), None
     kcount = price.requests_kcount
     assert not isinstance(kcount, TieredPrices)  # tiers split by input tokens, not requests
     per_request = float(kcount or 0) / 1000
     # input and output are priced (checked above), so they get a Rate, not None
     rates: dict[str, Any] = {u: _rate(getattr(price, k)) for u, k in _PRICE_KEYS.items()}
-    return Rates(
-        **rates, per_request=per_request, source=f"genai-prices {_VERSION}: {prov.id}/{info.id}"
-    )
+    source = f"genai-prices {_VERSION}: {prov.id}/{info.id}"
+    return Rates(**rates, per_request=per_request, source=source), holds
+
+
+def _rates_json(rates: Rates) -> dict[str, Any]:
+    """``rates`` as JSON values (floats round-trip exactly through ``json``)."""
+    out: dict[str, Any] = {u: getattr(rates, u) for u in _PRICE_KEYS}
+    return {**out, "per_request": rates.per_request, "source": rates.source}
+
+
+def _rates_from_json(value: dict[str, Any]) -> Rates:
+    def rate(r: Any) -> Rate | None:
+        return None if r is None else (float(r[0]), tuple((int(s), float(p)) for s, p in r[1]))
+
+    units: dict[str, Any] = {u: rate(value.get(u)) for u in _PRICE_KEYS}
+    return Rates(**units, per_request=float(value["per_request"]), source=str(value["source"]))
 
 
 _PRICED_AT = datetime.now(UTC)  # one "today" per process: every view prices alike
