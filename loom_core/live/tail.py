@@ -3,10 +3,11 @@
 Why this shape: the desktop's live tab and the ``watch`` CLI want every effect the
 moment its line is flushed, without ever missing or duplicating one. The file is
 the only truth, so all reading goes through one :class:`~loom_core.live.follow.JournalFollower`
-(byte offset, complete lines, rewrite detection). ``watchdog`` events only say
-"something changed, read from the offset": they set one flag, so a burst of
-10,000 writes wakes the thread a handful of times and each wake-up reads
-everything there is (one update per read). Events may never arrive (network
+(byte offset, complete lines, rewrite detection). File-system events only say
+"something changed, read from the offset", so a burst of 10,000 writes wakes the
+thread a handful of times and each wake-up reads everything there is (one update
+per read). On Linux the thread waits on inotify itself (:mod:`loom_core.live.inotify`:
+no other thread wakes per line); elsewhere ``watchdog`` events set one flag. Events may never arrive (network
 file systems, some containers), so the thread also re-checks the file every
 ``poll_interval`` seconds; that tick also ages a trailing tool intent into a
 crash ("stopped without finishing").
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from loom_core.formats.journal import JournalState
 from loom_core.live.follow import JournalFollower, JournalUpdate
+from loom_core.live.inotify import FileWatch, watch_file
 from loom_core.live.live_status import DEFAULT_IDLE_AFTER
 
 if TYPE_CHECKING:  # watchdog itself is imported only when a watch starts
@@ -122,6 +124,7 @@ class JournalTailer:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._observer: Any = None
+        self._watch: FileWatch | None = None  # Linux: the thread waits on inotify itself
 
     @property
     def path(self) -> str:
@@ -148,8 +151,8 @@ class JournalTailer:
 
     @property
     def watching_events(self) -> bool:
-        """Whether a watchdog observer is running (else the tailer only polls)."""
-        return self._observer is not None
+        """Whether file-system events are watched (else the tailer only polls)."""
+        return self._observer is not None or self._watch is not None
 
     def __enter__(self) -> JournalTailer:
         self.start()
@@ -171,27 +174,27 @@ class JournalTailer:
     def stop(self, timeout: float | None = None) -> None:
         """Stop the thread and its observer and join them; idempotent, safe from a callback."""
         self._stopping.set()
-        self._wake.set()
+        self._poke()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
 
     def hint(self) -> None:
         """Tell the thread the file may have changed (what a file-system event does)."""
-        self._wake.set()
+        self._poke()
 
     def writer_running(self) -> None:
         """The process writing the journal is the owner's and runs (the app's proxy): the
         run is still being written whatever its last line says. Any thread."""
         self._follower.note_writer_running()
-        self._wake.set()
+        self._poke()
 
     def writer_stopped(self, why: str, failed: bool = False) -> None:
         """The process writing the journal is gone (its owner knows): once the last
         bytes are read, an unfinished run says "stopped without finishing" -- or
         "failed" when ``failed`` (an error ended it: the agent crashed). Any thread."""
         self._follower.note_writer_stopped(why, failed)
-        self._wake.set()
+        self._poke()
 
     def poll_now(self, final: bool = False) -> JournalUpdate | None:
         """Read synchronously on the caller's thread; the update (also passed to on_update)."""
@@ -207,13 +210,27 @@ class JournalTailer:
         try:
             self._step()
             while not self._stopping.is_set():
-                self._wake.wait(self._timeout())  # an event, the polling tick or a status change
+                self._wait(self._timeout())  # an event, the polling tick or a status change
                 if self._stopping.is_set():
                     break
                 self._wake.clear()  # before reading: an event during the read wakes us again
                 self._step()
         finally:
             self._stop_observer()
+
+    def _poke(self) -> None:
+        """Wake the thread (any thread)."""
+        self._wake.set()
+        watch = self._watch
+        if watch is not None:
+            watch.wake()
+
+    def _wait(self, timeout: float) -> None:
+        watch = self._watch
+        if watch is None or self._wake.is_set():
+            self._wake.wait(timeout)
+        else:  # a _poke() from now on writes to the watch's pipe: select returns
+            watch.wait(timeout)
 
     def _timeout(self) -> float:
         with self._lock:
@@ -233,10 +250,15 @@ class JournalTailer:
 
     def _ensure_observer(self) -> None:
         """Watch the parent directory once it exists; on any failure, keep polling."""
-        if not self._use_watchdog or self._observer is not None:
+        if not self._use_watchdog or self._observer is not None or self._watch is not None:
             return
         parent = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(parent):
+            return
+        self._watch = watch_file(self.path)
+        if self._watch is not None:
+            if self._wake.is_set():  # poked before the watch existed: go round once more
+                self._watch.wake()
             return
         targets = frozenset({_norm(self.path), _norm(os.path.realpath(self.path))})
         try:
@@ -254,6 +276,9 @@ class JournalTailer:
         self._observer = observer
 
     def _stop_observer(self) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.close()
         observer, self._observer = self._observer, None
         if observer is not None:
             observer.stop()

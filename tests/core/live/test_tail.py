@@ -12,6 +12,7 @@ updates, applied like the desktop applies them, with ``loom_core.formats.loader.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -493,3 +494,21 @@ def test_an_access_error_clears_when_the_path_becomes_a_journal(tmp_path: Path) 
     path.write_bytes(header("go"))
     update = tailer.poll_now()
     assert update is not None and update.error is None and mirror.matches(path)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+def test_on_linux_one_thread_follows_a_file(tmp_path: Path) -> None:
+    """The tailer waits on inotify in its own thread: no watchdog threads wake per line
+    (each would take the interpreter lock the GUI thread needs to show the row)."""
+    path, mirror = tmp_path / "one.jsonl", Mirror()
+    before = {t.ident for t in threading.enumerate()}
+    with JournalTailer(path, mirror, poll_interval=120.0) as tailer:
+        wait_until(lambda: mirror.status == WAITING, "the first update")
+        assert tailer.watching_events
+        path.write_bytes(header("go") + b"".join(tool_pairs(0, 3)))
+        wait_until(lambda: mirror.matches(path), "an update from an event")
+        for n in range(3, 6):
+            append(path, b"".join(tool_pairs(n, 1)))
+            wait_until(lambda n=n: len(mirror.entries) == n + 1, "each appended line")
+        started = [t.name for t in threading.enumerate() if t.ident not in before]
+    assert started == [tailer._thread.name if tailer._thread else ""]
