@@ -6,7 +6,11 @@ Where the time goes, per timed row: ``tail_ms`` from the write to the tailer han
 the update over (file-system event, wake-up, read, parse), ``queue_ms`` from then
 until the GUI thread takes it (it was busy: painting, the plot, other rows; or the
 process had no CPU), ``insert_ms`` from then to the row insert. ``gui_busy`` is the
-GUI thread's CPU time over the wall time of the run.
+GUI thread's CPU time over the wall time of the run. ``stalls``: gaps of a 5 ms ticker of
+at least a frame (16 ms) while the timed rows arrive, and the share of their time the GUI
+thread ran (our work in the way), the process's other threads ran (holding the interpreter
+lock), or neither (the process waited for a core). ``gui_cpu_s`` / ``other_threads_cpu_s``:
+the CPU of the GUI thread and of every other thread of the process over the whole run.
 """
 
 from __future__ import annotations
@@ -43,6 +47,31 @@ def _instrument() -> None:
 
     live_view._Bridge.push = timed_push  # type: ignore[method-assign]
     live_view.LiveController._drain = timed_drain  # type: ignore[method-assign]
+
+
+_STALL_S = 0.016  # a gap of the 5 ms ticker this long is a frame missed
+_stalls = {"count": 0, "wall": 0.0, "gui_cpu": 0.0, "other_cpu": 0.0}
+
+
+def _stall(wall: float, gui_cpu: float, proc_cpu: float) -> None:
+    """Sum up a ticker gap of at least a frame: how much of it the GUI thread ran (busy
+    with our work), how much the process's other threads ran (the tailer, watchdog: the
+    interpreter lock), the rest neither (waiting for a core)."""
+    if wall >= _STALL_S:
+        _stalls["count"] += 1
+        _stalls["wall"] += wall
+        _stalls["gui_cpu"] += gui_cpu
+        _stalls["other_cpu"] += max(0.0, proc_cpu - gui_cpu)
+
+
+def _stall_summary() -> dict[str, object]:
+    wall = _stalls["wall"] or 1.0
+    return {
+        "stalls": _stalls["count"],
+        "stall_ms": round(_stalls["wall"] * 1000),
+        "stall_gui_cpu_share": round(_stalls["gui_cpu"] / wall, 2),
+        "stall_other_threads_cpu_share": round(_stalls["other_cpu"] / wall, 2),
+    }
 
 
 def _quantiles(values: list[float]) -> dict[str, float] | None:
@@ -106,10 +135,16 @@ def main() -> None:
             marks["burst_done"] = now / 1e9
             app.quit()
 
+    clocks = {"gui": time.thread_time(), "proc": time.process_time()}
+
     def tick() -> None:
         now = time.monotonic()
         if gaps["on"]:
             gaps["max"] = max(gaps["max"], now - gaps["last"] - 0.005)
+        gui, proc = time.thread_time(), time.process_time()
+        if 0 < len(latencies) < n:  # the timed rows: what each stall of the loop was
+            _stall(now - gaps["last"], gui - clocks["gui"], proc - clocks["proc"])
+        clocks["gui"], clocks["proc"] = gui, proc
         gaps["last"] = now
         gaps["on"] = len(latencies) >= n  # measure stalls during the burst
 
@@ -119,9 +154,11 @@ def main() -> None:
     ticker.start()
     QTimer.singleShot(300, lambda: print("ready", flush=True))
     QTimer.singleShot(240_000, app.quit)  # bounded
-    wall, cpu = time.monotonic(), time.thread_time()
+    wall, cpu, proc = time.monotonic(), time.thread_time(), time.process_time()
     app.exec()
-    gui_busy = (time.thread_time() - cpu) / (time.monotonic() - wall)
+    gui_cpu = time.thread_time() - cpu
+    gui_busy = gui_cpu / (time.monotonic() - wall)
+    others_cpu = time.process_time() - proc - gui_cpu
     ticker.stop()
     latencies.sort()
     window.close()
@@ -140,7 +177,10 @@ def main() -> None:
                 else None,
                 "max_block_ms": round(gaps["max"] * 1000, 1),
                 **_stages(rows),
+                **_stall_summary(),
                 "gui_busy": round(gui_busy, 2),
+                "gui_cpu_s": round(gui_cpu, 2),
+                "other_threads_cpu_s": round(others_cpu, 2),
             }
         )
     )
