@@ -9,6 +9,7 @@ with the window for the interpreter lock; a mismatch is a warning, not a refusal
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 from typing import Any
 
 from PySide6.QtCore import QProcess, Qt, QTimer, Signal
@@ -35,6 +36,7 @@ from loom_core.live.reread import is_live_file
 from loom_core.views.filtering import filter_message, filter_steps, prepare_filter
 from loom_desktop.document.filter_batches import FilterBatches
 from loom_desktop.document.live_view import LiveController, LiveHost
+from loom_desktop.document.plot_steps import Steps
 from loom_desktop.document.sample_bar import SampleBar, samples_of
 from loom_desktop.document.session import Session
 from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
@@ -97,6 +99,8 @@ class DocumentView(LiveHost):
     # -- layout -----------------------------------------------------------------------
     def _build(self) -> None:
         self.timeline_widget: Any = None  # built after the first paint (see ensure_timeline)
+        self._plot_steps: Steps | None = None  # its build, a part per event-loop turn
+        self._new_plot: Any = None  # the plot being built (placed once it is fed)
         self._plot_waits: AfterPaint | None = None
         self.filter_box = QLineEdit(
             placeholderText="Filter: text, kind:model, tool:read*, is:error…"
@@ -200,16 +204,44 @@ class DocumentView(LiveHost):
 
     def _import_plot(self) -> None:
         """The plot's modules are imported off the GUI thread, then the plot is built."""
-        plot_modules().when_imported(self.ensure_timeline)
+        plot_modules().when_imported(self._build_plot)
 
-    def ensure_timeline(self) -> None:
+    def _build_plot(self) -> None:
+        self.ensure_timeline(staged=True)
+
+    def ensure_timeline(self, staged: bool = False) -> None:
         """Build the plot. Deferred: importing pyqtgraph costs a third of a second, and
-        the step list can be on screen before it."""
+        the step list can be on screen before it. ``staged``: a part per event-loop turn
+        (see :mod:`.plot_steps`), the widget placed once built and fed; otherwise (or
+        when a staged build is under way) all of it now."""
         if self.timeline_widget is not None:
             return
+        if self._plot_steps is None:
+            self._plot_steps = Steps(self, self._plot_parts(), self._place_plot)
+        if not staged:
+            self._plot_steps.finish()
+
+    def _plot_parts(self) -> Iterator[None]:
+        """The plot built, warmed and fed off screen, in steps (the placeholder shows)."""
         from loom_desktop.widgets.timeline import TimelineWidget
 
-        widget = TimelineWidget()
+        widget = self._new_plot = TimelineWidget(staged=True)
+        yield
+        yield from widget.build_steps()
+        placeholder = self.splitter.widget(0)
+        if placeholder is not None:  # warmed at the size it will be shown at
+            widget.resize(placeholder.size())
+        yield
+        widget.grab()  # its first paint, off screen: fonts, tick texts and Qt types made
+        yield
+        tl = self.session.timeline
+        if tl is not None:
+            yield from widget.feed_steps(tl)
+            widget.set_matches(self.model.rows)
+            yield
+
+    def _place_plot(self) -> None:
+        widget, self._new_plot = self._new_plot, None
         widget.step_requested.connect(self.session.set_step)
         sizes = self.splitter.sizes()
         old = self.splitter.replaceWidget(0, widget)
@@ -218,7 +250,8 @@ class DocumentView(LiveHost):
         self.splitter.setSizes(sizes)
         self.timeline_widget = widget
         if self.session.timeline is not None:
-            widget.set_timeline(self.session.timeline)
+            if widget.timeline is not self.session.timeline:  # another run came meanwhile
+                widget.set_timeline(self.session.timeline)
             widget.set_matches(self.model.rows)
             widget.set_cursor(self.session.step)
         self.timeline_built.emit()

@@ -8,7 +8,7 @@ calls and shield decisions are markers above their bar.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -88,7 +88,10 @@ class TimelineWidget(pg.PlotWidget):
 
     step_requested = Signal(int)
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, staged: bool = False) -> None:
+        """``staged``: build only the plot itself here; :meth:`build_steps` adds the rest,
+        a part per step (the tab runs one per event-loop turn: built at once, a cold
+        plot froze the window 40-170 ms)."""
         self.axis = SeqAxis()  # x is the row; the labels are step numbers (seqs)
         super().__init__(parent, background="w", axisItems={"bottom": self.axis})
         self.setMinimumHeight(150)
@@ -112,6 +115,20 @@ class TimelineWidget(pg.PlotWidget):
             [QColor(c) for c in DEPTH_COLORS],
         )
         plot.addItem(self.bars)
+        self._rest = self._build_rest(plot)
+        if not staged:
+            self.finish_build()
+
+    def build_steps(self) -> Iterator[None]:
+        """The rest of a ``staged`` build, yielding between its parts."""
+        yield from self._rest
+
+    def finish_build(self) -> None:
+        """Whatever of the build is left, now."""
+        for _ in self._rest:
+            pass
+
+    def _build_rest(self, plot: pg.PlotItem) -> Iterator[None]:
         self.markers = {bit: self._marker(plot, symbol, color) for bit, symbol, color in _MARKS}
         self._layers = {bit: MarkerLayer(item) for bit, item in self.markers.items()}
         plot.getViewBox().sigXRangeChanged.connect(lambda *_: self._show_markers())
@@ -119,6 +136,7 @@ class TimelineWidget(pg.PlotWidget):
         self.held = self._marker(plot, "o", BLOCKED_COLOR)  # where a held call's step will go
         self.findings = pg.ScatterPlotItem(size=15, pxMode=True, symbol=_flag())  # doctor's
         plot.addItem(self.findings)
+        yield
         self.cursor = _Cursor(
             0,
             angle=90,
@@ -131,6 +149,7 @@ class TimelineWidget(pg.PlotWidget):
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._hovered)
         self._cost_view, self.cost_curve = self._cost_axis(plot)
+        yield
         self.legend = TimelineLegend(
             plot,
             KIND_COLORS,
@@ -217,6 +236,12 @@ class TimelineWidget(pg.PlotWidget):
     # -- data -----------------------------------------------------------------------
     def set_timeline(self, tl: Timeline) -> None:
         """Feed every plot item from the timeline's arrays (no item is created)."""
+        for _ in self.feed_steps(tl):
+            pass
+
+    def feed_steps(self, tl: Timeline) -> Iterator[None]:
+        """:meth:`set_timeline`, yielding between the bars, the cost line and the range
+        (a big run's first feed is a few tens of ms: the tab spreads it over turns)."""
         self.timeline = tl
         n = len(tl)
         self.axis.set_timeline(tl)
@@ -232,7 +257,9 @@ class TimelineWidget(pg.PlotWidget):
         height[edits] = lane
         self.bars.set_data(height, kinds, _copy(tl.depth, np.uint16), lane)
         self._set_markers(tl, height)
+        yield
         self._set_cost(tl)
+        yield
         self.cursor.setVisible(n > 0)
         if self._auto_range and not n:  # an empty run: a few steps' room, no odd scale
             self.setXRange(-0.5, EMPTY_SPAN - 0.5, padding=0)

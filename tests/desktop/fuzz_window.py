@@ -150,8 +150,8 @@ class WindowFuzz:
         collecting = gc.isenabled()
         gc.disable()  # collected on this thread only (see _hold_nothing)
         own_plot = DocumentView.ensure_timeline
-        DocumentView.ensure_timeline = lambda view: (  # type: ignore[method-assign]
-            own_plot(view) if self._n % OWN_PLOT_EVERY == 0 else None
+        DocumentView.ensure_timeline = lambda view, **kw: (  # type: ignore[method-assign]
+            own_plot(view, **kw) if self._n % OWN_PLOT_EVERY == 0 else None
         )
         main_window.QMessageBox = RecordedBox  # type: ignore[misc,assignment]
         old_qt = qInstallMessageHandler(messages)

@@ -20,7 +20,7 @@ from loom_desktop.document.view import DocumentView
 
 def test_a_tab_deleted_before_its_plot_is_built(qtbot: Any, sample: Path, monkeypatch: Any) -> None:
     plain = DocumentView.ensure_timeline
-    monkeypatch.setattr(DocumentView, "ensure_timeline", lambda view: plain(view))
+    monkeypatch.setattr(DocumentView, "ensure_timeline", lambda view, **kw: plain(view, **kw))
     view = DocumentView(str(sample))
     view.complete = True
     view._on_timeline(build_timeline(load(sample)))  # as when the run arrives
@@ -43,7 +43,9 @@ def test_the_plot_is_built_after_the_step_list_has_painted(
     order: list[str] = []
     plain = DocumentView.ensure_timeline
     monkeypatch.setattr(
-        DocumentView, "ensure_timeline", lambda view: (order.append("plot"), plain(view))
+        DocumentView,
+        "ensure_timeline",
+        lambda view, **kw: (order.append("plot"), plain(view, **kw)),
     )
     view = DocumentView(str(sample))
     qtbot.addWidget(view)
