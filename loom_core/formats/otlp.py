@@ -28,9 +28,10 @@ from loom_core.formats.document import Document
 from loom_core.formats.foreign import SNIFF_BYTES, ForeignReader, RunBuilder
 from loom_core.formats.otlp_decode import OtlpDecodeError, Span, decode_file, decode_request
 from loom_core.formats.otlp_genai import role_of
-from loom_core.formats.otlp_logs import decode_logs, join_logs, sibling_logs
+from loom_core.formats.otlp_logs import LogRecord, decode_logs, join_logs, sibling_logs
 from loom_core.formats.otlp_run import build_run, roots_of
 from loom_core.formats.read_file import read_bytes
+from loom_core.formats.reader import LineParser
 
 __all__ = ["READER", "decode_request", "load_otlp", "spans_to_document", "trace_groups"]
 
@@ -89,11 +90,29 @@ def load_otlp(data: bytes, path: str) -> Document:
             spans, warnings = decode_file(data[: cut + 1]), (_TORN,)
         except OtlpDecodeError:
             raise LoadError(path, f"not an OpenTelemetry trace file: {err}") from None
-    if not spans and _JSON_KEY.search(data[:4096]) and b"esourceSpans" not in data:
+    require_spans(spans, data[:4096], b"esourceSpans" in data, path)
+    try:
+        logs = decode_logs(data)
+    except OtlpDecodeError as err:
+        logs, warnings = [], warnings + (f"its log records could not be read: {err}",)
+    return with_logs_document(spans, logs, path, warnings)
+
+
+def require_spans(spans: list[Span], head: bytes, says_spans: bool, path: str) -> None:
+    """``LoadError`` for a file without spans (``head``: its first 4 KiB; ``says_spans``:
+    whether the key ``resourceSpans`` occurs in it), naming a logs-only export as such."""
+    if not spans and _JSON_KEY.search(head) and not says_spans:
         raise LoadError(path, _LOGS_ONLY)
     if not spans:
         raise LoadError(path, "the OpenTelemetry file holds no spans")
-    spans, more = _with_logs(spans, data, path)
+
+
+def with_logs_document(
+    spans: list[Span], logs: list[LogRecord], path: str, warnings: tuple[str, ...]
+) -> Document:
+    """The run of ``spans`` with the file's GenAI log records ``logs`` and those of a logs
+    export beside it joined (:mod:`.otlp_logs`)."""
+    spans, more = _with_logs(spans, logs, path)
     return spans_to_document(spans, path, warnings=warnings + more)
 
 
@@ -103,13 +122,12 @@ _LOGS_ONLY = (
 )
 
 
-def _with_logs(spans: list[Span], data: bytes, path: str) -> tuple[list[Span], tuple[str, ...]]:
+def _with_logs(
+    spans: list[Span], logs: list[LogRecord], path: str
+) -> tuple[list[Span], tuple[str, ...]]:
     """``spans`` with the GenAI log records of the file and of its logs export joined."""
     warnings: tuple[str, ...] = ()
-    try:
-        logs = decode_logs(data)
-    except OtlpDecodeError as err:
-        logs, warnings = [], (f"its log records could not be read: {err}",)
+    logs = list(logs)
     for other in sibling_logs(path):
         try:
             logs += decode_logs(read_bytes(other), protobuf=other.endswith(".pb"))
@@ -182,4 +200,11 @@ READER = ForeignReader(
     sniff=sniff,
     load=load_otlp,
     companions=sibling_logs,
+    lines=lambda: _appended_lines(),
 )
+
+
+def _appended_lines() -> LineParser:
+    from loom_core.formats.otlp_lines import AppendedOtlp  # a live tab's only
+
+    return AppendedOtlp()

@@ -75,8 +75,8 @@ class Reader:
     # always opened live and followed by byte offset as it grows (a loom journal), rather
     # than loaded, or re-read whole while a writer still has it
     tail: bool = False
-    # a line-based format (Claude Code): a new parser of appended lines, so a live tab
-    # parses only what was appended; None: a live tab re-reads the file whole
+    # a line-based format (Claude Code, OTLP JSON lines): a new parser of appended lines,
+    # so a live tab parses only what was appended; None: a live tab re-reads it whole
     lines: Callable[[], LineParser] | None = None
 
 

@@ -1,4 +1,4 @@
-"""Read a line-based foreign file (a Claude Code transcript) as it grows: appended lines only.
+"""Read a line-based foreign file (Claude Code, OTLP JSON lines) as it grows: appended lines only.
 
 Why: a live tab re-read its file whole on every change (:mod:`loom_core.live.reread`); a
 43 MB Claude Code session took 0.6 s of CPU per read, half of it decoding JSON lines that
