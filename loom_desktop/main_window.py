@@ -322,9 +322,12 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
-    def open_path(self, path: str, background: bool = True, watch: bool = False) -> DocumentView:
+    def open_path(
+        self, path: str, background: bool = True, watch: bool = False, defer: bool = False
+    ) -> DocumentView:
         """Open ``path`` in a new tab (loading in the background unless told not to);
-        ``watch``: follow it even if it is empty or missing (File ▸ Watch Journal…)."""
+        ``watch``: follow it even if it is empty or missing (File ▸ Watch Journal…);
+        ``defer``: the caller starts its load (a run still arriving from a run store)."""
         view = DocumentView(str(path), self)
         view.failed.connect(lambda exc, v=view: self._load_failed(v, exc))
         view.status_changed.connect(
@@ -339,11 +342,11 @@ class MainWindow(QMainWindow):
         self.forks.attach(view)
         index = self.tabs.addTab(view, Path(path).name)
         self.tabs.setCurrentIndex(index)
-        if background:
+        if background and not defer:
             view.start_loading(watch)
             if view.live is not None:
                 self.tabs.setTabText(index, LIVE_DOT + Path(path).name)
-        else:
+        elif not defer:
             try:
                 view.load_now()
             except LoadError as exc:

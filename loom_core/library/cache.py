@@ -17,7 +17,7 @@ import shutil
 import time
 from pathlib import Path
 
-from loom_core.library.store import RunStore
+from loom_core.library.store import Arrived, RunStore
 from loom_core.runs_dir import app_cache_home
 
 ENV, BOUND_ENV = "LOOM_DESKTOP_CACHE", "LOOM_DESKTOP_CACHE_MB"
@@ -47,12 +47,15 @@ def bound_bytes() -> int:
     return max(0, megabytes) << 20
 
 
-def local_copy(store: RunStore, url: str, digest: str, name: str) -> Path:
-    """The run published at ``url`` as a local file, fetched unless the cache has it."""
+def local_copy(
+    store: RunStore, url: str, digest: str, name: str, arrived: Arrived | None = None
+) -> Path:
+    """The run published at ``url`` as a local file, fetched unless the cache has it
+    (``arrived``: told as the main file comes in, :meth:`RunStore.fetch`)."""
     folder = cache_home() / digest
     main = folder / name
     if not main.is_file():
-        store.fetch(url, folder)
+        store.fetch(url, folder, arrived)
     now = time.time()
     os.utime(folder, (now, now))  # the folder's time is its last use
     evict(keep=folder)

@@ -24,7 +24,7 @@ from loom_core.library.db import norm
 from loom_core.library.index import Indexer, signature
 from loom_core.library.samples import file_run
 from loom_core.library.scan import companions
-from loom_core.library.store import RunStore, bundle_of
+from loom_core.library.store import Arrived, RunStore, bundle_of
 
 STORE = "store"  # the library setting naming its run store
 # (path) -> the file to publish in its place (a scrubbed copy); the default publishes as is
@@ -83,12 +83,15 @@ def publish(
     return Published(path, url, bundle.digest, uploaded)
 
 
-def local_file(db: RunsDb, path: str, host: str, url: str | None) -> Path:
-    """A file on this machine to open the run from (see the module docstring)."""
+def local_file(
+    db: RunsDb, path: str, host: str, url: str | None, arrived: Arrived | None = None
+) -> Path:
+    """A file on this machine to open the run from (see the module docstring); ``arrived``
+    follows a fetch (:meth:`RunStore.fetch`)."""
     if host in ("", db.host) and os.path.isfile(path):
         return Path(path)
     if not url:
         where = f"on {host}" if host and host != db.host else "gone"
         raise LoadError(path, f"the run's file is {where} and it was never published")
     store, digest, name = RunStore.holding(url)
-    return local_copy(store, url, digest, name)
+    return local_copy(store, url, digest, name, arrived)

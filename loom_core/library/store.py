@@ -13,6 +13,12 @@ Why fsspec: one interface for a folder (``/mnt/team/runs``, ``file://…``) and 
 (``s3://bucket/prefix`` through s3fs, credentials from the standard AWS chain: the
 environment, ``~/.aws``, an instance role; we never ask for or write one). Imported on
 first use: the local library never needs it.
+
+Why :func:`store_io`: s3fs runs its requests on an event loop in a thread of fsspec's
+that it starts on first use and keeps for the life of the process. A long-lived process
+(the desktop app) that fetched one run would carry that thread ever after, and a process
+with threads must not fork: the checksum that forks a helper would fall back to its serial
+path for the rest of the session. The thread is stopped once the last user is done.
 """
 
 from __future__ import annotations
@@ -20,7 +26,10 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
-from collections.abc import Sequence
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +37,9 @@ from typing import Any
 from loom_core.errors import LoadError
 
 CHUNK = 1 << 20  # bytes hashed and copied at a time: a gigabyte run never sits in memory
+PART = ".part"  # a fetched file's name until it is whole
+# (the main file's temporary copy, its bytes so far, its size): a fetch going on
+Arrived = Callable[[Path, int, int], None]
 DIGEST = "sha256"
 
 
@@ -129,10 +141,11 @@ class RunStore:
             return
         self.fs.put_file(local, key)
 
-    def fetch(self, url: str, dest: Path) -> Path:
+    def fetch(self, url: str, dest: Path, arrived: Arrived | None = None) -> Path:
         """Copy the run whose main file is at ``url`` (and its parts) into ``dest``; the
         local main file. Streamed a chunk at a time; written under temporary names and
-        renamed, so an interrupted fetch leaves nothing that looks complete."""
+        renamed, so an interrupted fetch leaves nothing that looks complete. ``arrived``
+        is told after each chunk of the main file (what a window shows meanwhile)."""
         digest, name = self._split(url)
         folder = posixpath.join(self.root, digest)
         try:
@@ -145,16 +158,26 @@ class RunStore:
         for rel in sorted(names, key=lambda n: n == name):  # the main file last
             if ".part-" in posixpath.basename(rel):
                 continue
-            self._get(posixpath.join(folder, rel), dest / rel)
+            self._get(posixpath.join(folder, rel), dest / rel, arrived if rel == name else None)
         return dest / name
 
-    def _get(self, key: str, target: Path) -> None:
+    def _get(self, key: str, target: Path, arrived: Arrived | None = None) -> None:
+        """One file, under a temporary name until it is whole (removed if it never is)."""
         target.parent.mkdir(parents=True, exist_ok=True)
-        temp = target.with_name(target.name + ".part")
-        with self.fs.open(key, "rb") as src, open(temp, "wb") as out:
-            while chunk := src.read(CHUNK):
-                out.write(chunk)
-        os.replace(temp, target)
+        temp = target.with_name(target.name + PART)
+        try:
+            with self.fs.open(key, "rb") as src, open(temp, "wb") as out:
+                total, done = int(getattr(src, "size", 0) or 0), 0
+                while chunk := src.read(CHUNK):
+                    out.write(chunk)
+                    done += len(chunk)
+                    if arrived is not None:
+                        out.flush()  # what arrived is readable by whoever is told
+                        arrived(temp, done, max(total, done))
+            os.replace(temp, target)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
 
     @classmethod
     def holding(cls, url: str) -> tuple[RunStore, str, str]:
@@ -178,3 +201,64 @@ class RunStore:
 def _strip(path: str) -> str:
     """fsspec lists a folder's files without their protocol: the same spelling as keys."""
     return path.rstrip("/")
+
+
+_io_lock = threading.Lock()
+_io_users = 0
+
+
+@contextmanager
+def store_io() -> Iterator[None]:
+    """Use a run store within this block; fsspec's IO thread is stopped when the last
+    block of any thread ends (see the module docstring)."""
+    global _io_users
+    with _io_lock:
+        _io_users += 1
+    try:
+        yield
+    finally:
+        with _io_lock:
+            _io_users -= 1
+            if _io_users == 0:
+                stop_io()
+
+
+def stop_io() -> None:
+    """Stop fsspec's IO thread and its executor, and forget the filesystems bound to its
+    loop (a new one starts on next use). Nothing may be using a store meanwhile."""
+    asyn = sys.modules.get("fsspec.asyn")
+    if asyn is None:
+        return  # never started: the local library, or no store used yet
+    loop, thread = asyn.loop[0], asyn.iothread[0]
+    if loop is None or thread is None:
+        return
+    for cls in _subclasses(asyn.AsyncFileSystem):
+        for fs in list(getattr(cls, "_cache", {}).values()):
+            _close_session(asyn, loop, fs)
+        cls.clear_instance_cache()  # their sessions belong to the loop that stops
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
+    if not thread.is_alive():
+        loop.run_until_complete(loop.shutdown_default_executor())  # its "asyncio_0" thread
+        loop.close()
+        asyn.loop[0] = asyn.iothread[0] = None
+
+
+def _close_session(asyn: Any, loop: Any, fs: Any) -> None:
+    """Close an s3fs filesystem's HTTP session on its loop while that still runs (its own
+    finalizer gives that a tenth of a second, then leaves the session to a warning)."""
+    creator = getattr(fs, "_s3creator", None)
+    if creator is None:
+        return
+    try:
+        asyn.sync(loop, creator.__aexit__, None, None, None, timeout=10)
+    except Exception:  # noqa: BLE001 - closing is a courtesy; the loop stops regardless
+        pass
+
+
+def _subclasses(cls: Any) -> list[Any]:
+    """Every filesystem class of fsspec's async kind that is loaded (s3fs's among them)."""
+    found: list[Any] = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found

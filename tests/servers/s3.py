@@ -79,21 +79,10 @@ class S3Server:
 
 
 def stop_fsspec_io() -> None:
-    """Stop fsspec's IO thread (s3fs starts it on first use and keeps it for the process)
-    and forget the filesystems bound to its loop. Why: a thread left in a test worker
-    turns off the forking checksum for every later test there (forking a threaded
-    process is unsafe), so tests of that path would fail by the order they ran in."""
-    import fsspec.asyn
+    """Stop fsspec's IO thread (s3fs starts it on first use and keeps it for the process).
+    Why: a thread left in a test worker turns off the forking checksum for every later
+    test there (forking a threaded process is unsafe), so tests of that path would fail
+    by the order they ran in."""
+    from loom_core.library.store import stop_io
 
-    loop, thread = fsspec.asyn.loop[0], fsspec.asyn.iothread[0]
-    if loop is None or thread is None:
-        return
-    from s3fs import S3FileSystem
-
-    S3FileSystem.clear_instance_cache()
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(10)
-    if not thread.is_alive():
-        loop.run_until_complete(loop.shutdown_default_executor())  # its "asyncio_0" thread
-        loop.close()
-        fsspec.asyn.loop[0] = fsspec.asyn.iothread[0] = None
+    stop_io()

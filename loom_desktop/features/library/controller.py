@@ -20,16 +20,19 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from loom_core.errors import LoadError
+from loom_core.formats.progressive import Cancelled
+from loom_core.library.arriving import HeadWatch
 from loom_core.library.backend import this_host
 from loom_core.library.index import Indexer
 from loom_core.library.publish import local_file
 from loom_core.library.rows import Hit, RunRow
 from loom_core.library.search import Library
+from loom_core.library.store import Arrived, store_io
 from loom_core.library.worker import IndexProgress, LibraryIndexer
 from loom_desktop.features.library.models import COLUMNS, HitsModel, RunsModel
 from loom_desktop.infra.child import BACKGROUND, module_command
 from loom_desktop.infra.thread_runner import failure_cause
-from loom_desktop.infra.workers import Task
+from loom_desktop.infra.workers import Task, TaskContext
 
 PAGE = 500  # runs listed at once; the list says when there are more
 
@@ -67,6 +70,21 @@ def index_command(db: str, path: str) -> list[str]:
     return [program, *args]
 
 
+def arriving(ctx: TaskContext) -> Arrived:
+    """A fetch's ``arrived``: its progress, and a big run's head once its first bytes are
+    here (``ctx.partial((cache file once whole, head))``); a superseded fetch stops."""
+
+    watch = HeadWatch(lambda target, head: ctx.partial((target, head)))
+
+    def arrived(partial: Path, done: int, total: int) -> None:
+        if ctx.cancelled():
+            raise Cancelled  # a newer fetch: this one's partial file is removed
+        ctx.progress(done, total)
+        watch(partial, done, total)
+
+    return arrived
+
+
 class _Relay(QObject):
     progress = Signal(object)
     changed = Signal(object)
@@ -81,6 +99,10 @@ class LibraryController(QObject):
 
     fetched = Signal(str, object)  # (the run's path as listed, the local file to open)
     fetch_failed = Signal(str, str)  # (the run's path as listed, why it cannot be had)
+    # (the run's path as listed, its cache file once whole, its first screen: a Loaded
+    # not complete) while a big run arrives; then ``fetched``
+    fetch_head = Signal(str, object, object)
+    fetch_progress = Signal(int, int)  # bytes of the run's main file here, of all
 
     def __init__(
         self, parent: QObject | None = None, folders: Iterable[str | Path] | None = None,
@@ -103,10 +125,12 @@ class LibraryController(QObject):
         self._task.failed.connect(self._on_failed)
         self._refresh_soon.timeout.connect(self.refresh)
         self._started = False
+        self._fetching = ""
         self._fetch = Task(self)
         self._fetch.finished.connect(self._on_fetched)
         self._fetch.failed.connect(self._on_fetch_failed)
-        self._fetching = ""
+        self._fetch.partial.connect(lambda got: self.fetch_head.emit(self._fetching, *got))
+        self._fetch.progressed.connect(self.fetch_progress)
 
     def _new_indexer(self) -> LibraryIndexer:
         return LibraryIndexer(
@@ -162,12 +186,6 @@ class LibraryController(QObject):
         """Drop ``path`` from the library (the file stays); then list again."""
         self.refresh(forget=path)
 
-    def locate(self, path: str) -> tuple[str, str | None]:
-        """(host, published URL) of the listed run or hit at ``path`` ("", None: unknown)."""
-        items: list[RunRow | Hit] = [*self.runs.runs, *self.hits.hits]
-        found = next((item for item in items if item.path == path), None)
-        return (found.host, found.url) if found is not None else ("", None)
-
     def needs_fetch(self, path: str) -> bool:
         """Whether the run listed at ``path`` is opened from the run store: its file is on
         another machine, or gone from here but published."""
@@ -182,12 +200,13 @@ class LibraryController(QObject):
         address = self.db
         self._fetching = path
 
-        def work(_ctx: object) -> Path:
+        def work(ctx: TaskContext) -> Path:
             from loom_core.library.address import open_runs
 
             db = open_runs(address)
             try:
-                return local_file(db, path, host, url)
+                with store_io():  # no fsspec thread outlives it: the app forks to checksum
+                    return local_file(db, path, host, url, arriving(ctx))
             finally:
                 db.close()
 

@@ -58,10 +58,12 @@ def save_store(url: str, store: str) -> str:
     """Name ``store`` as the library's run store (a pool thread); the address kept."""
     from loom_core.library.address import open_runs
     from loom_core.library.publish import name_store
+    from loom_core.library.store import store_io
 
     db = open_runs(url)
     try:
-        return name_store(db, store)
+        with store_io():  # naming a bucket starts fsspec's thread: not for the app's life
+            return name_store(db, store)
     finally:
         db.close()
 

@@ -70,8 +70,11 @@ class LibraryUi:
         for page in (self.page, self.dock_page):
             page.open_requested.connect(self.open)
         self._pending = (-1, "", "")  # (seq, query, sample) of the run being fetched
+        self._arriving: Any = None  # the tab showing the head of the run being fetched
         self.controller.fetched.connect(self._fetched)
         self.controller.fetch_failed.connect(self._fetch_failed)
+        self.controller.fetch_head.connect(self._head_arrived)
+        self.controller.fetch_progress.connect(self._arriving_progress)
         QTimer.singleShot(0, self.controller.start)
 
     def start_page_shown(self, shown: bool) -> None:
@@ -118,18 +121,44 @@ class LibraryUi:
         the library's run store first (off the GUI thread), then opened from the cache."""
         if self.controller.needs_fetch(path):
             self._pending = (seq, query, sample)  # a newer fetch supersedes an older one
+            self._drop_arriving()  # (the older one's head: its run will not come now)
             self.window.statusBar().showMessage(f"Fetching {Path(path).name} from the run store…")
             self.controller.fetch(path)
             return
         self._show(path, seq, query, sample)
 
+    def _head_arrived(self, _path: str, target: object, head: object) -> None:
+        """A big run's first screen, while the rest of it arrives: shown in the tab the
+        whole run will load into, as a local big run's head is (not complete: no checksum
+        verdict, the progress bar on; see :mod:`loom_core.library.arriving`)."""
+        if self._arriving is None:
+            self._arriving = self.window.open_path(str(target), defer=True)
+            self._arriving.show_other_run(head)
+
+    def _arriving_progress(self, done: int, total: int) -> None:
+        if self._arriving is not None:
+            self._arriving.progressed.emit(done, total)
+
+    def _drop_arriving(self) -> None:
+        """Close the tab of a head whose run will not arrive (failed or superseded)."""
+        view, self._arriving = self._arriving, None
+        index = self.window.tabs.indexOf(view) if view is not None else -1
+        if index >= 0:
+            self.window.close_tab(index)
+
     def _fetched(self, _path: str, local: object) -> None:
         seq, query, sample = self._pending
         self.window.statusBar().clearMessage()
-        self._show(str(local), seq, query, sample)
+        view, self._arriving = self._arriving, None
+        if view is None:
+            self._show(str(local), seq, query, sample)
+        elif self.window.tabs.indexOf(view) >= 0:  # (a tab the user closed stays closed)
+            view.start_loading()  # the whole run, from its cache file
+            self._arrive_at(view, seq, query, sample)
 
     def _fetch_failed(self, path: str, why: str) -> None:
         self.window.statusBar().clearMessage()
+        self._drop_arriving()
         self.window.report_error("Open run", f"Cannot open {path}\n\n{why}")
 
     def _show(self, path: str, seq: int, query: str, sample: str) -> None:
@@ -138,6 +167,10 @@ class LibraryUi:
             self.window.tabs.setCurrentWidget(view)
         else:
             view = self.window.open_path(path)
+        self._arrive_at(view, seq, query, sample)
+
+    def _arrive_at(self, view: Any, seq: int, query: str, sample: str) -> None:
+        """Once ``view`` is loaded: its sample ``sample``, step ``seq``, filter ``query``."""
         if seq < 0 and not query and not sample:
             return
 

@@ -96,3 +96,33 @@ def test_the_cache_keeps_recent_runs_within_its_bound(
     assert second.is_file() and not first.exists()
     again = cache.local_copy(store, urls[1][0], urls[1][1], "run.loom.json")
     assert again == second  # a cached run is not fetched again
+
+
+def test_a_fetch_cut_short_leaves_nothing_that_looks_complete(
+    store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The main file streams in under a temporary name; a fetch that stops halfway (the
+    network, or the user opening another run) removes it, and the next fetch is whole."""
+    from loom_core.library import store as store_module
+
+    monkeypatch.setattr(store_module, "CHUNK", 4096)  # the sample arrives in several chunks
+    monkeypatch.setenv("LOOM_DESKTOP_CACHE", str(tmp_path / "cache"))
+    store = RunStore(store_url)
+    bundle = bundle_of(SAMPLE)
+    url = store.publish(bundle)
+    seen: list[tuple[str, int, int]] = []
+
+    def cut(partial: Path, done: int, total: int) -> None:
+        seen.append((partial.name, done, total))
+        assert not (partial.parent / SAMPLE.name).exists()  # not under its own name yet
+        if len(seen) == 2:
+            raise ConnectionResetError("the network went away")
+
+    with pytest.raises(ConnectionResetError):
+        cache.local_copy(store, url, bundle.digest, SAMPLE.name, cut)
+    size = SAMPLE.stat().st_size
+    assert seen == [(f"{SAMPLE.name}.part", 4096, size), (f"{SAMPLE.name}.part", 8192, size)]
+    folder = cache.cache_home() / bundle.digest
+    assert not [p.name for p in folder.iterdir()]  # nothing left, partial or whole
+    local = cache.local_copy(store, url, bundle.digest, SAMPLE.name)
+    assert local.read_bytes() == SAMPLE.read_bytes()

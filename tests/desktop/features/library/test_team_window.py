@@ -10,6 +10,7 @@ the cache, at the hit's step with the search's terms in the tab's filter.
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,8 @@ def test_the_window_lists_finds_and_opens_what_another_laptop_published(
     qtbot.waitUntil(lambda: view.filter_box.text() == "tool:git_push", timeout=WAIT)
     assert step_seq(view.session.timeline, view.session.step) == 20  # the hit's step
     assert view.path not in noted  # the cached copy is not listed as a run of this machine
+    # no fsspec thread is left behind: the app would no longer fork to checksum a run
+    assert not [t.name for t in threading.enumerate() if t.name in ("fsspecIO", "asyncio_0")]
 
 
 def test_a_run_that_was_never_published_says_where_it_is(
