@@ -21,10 +21,11 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from loom_core.errors import LoadError
 from loom_core.formats.progressive import Cancelled
+from loom_core.library.address import default_address, is_url
 from loom_core.library.arriving import HeadWatch
 from loom_core.library.backend import this_host
 from loom_core.library.index import Indexer
-from loom_core.library.publish import local_file
+from loom_core.library.publish import STORE, local_file
 from loom_core.library.rows import Hit, RunRow
 from loom_core.library.search import Library
 from loom_core.library.store import Arrived, store_io
@@ -44,6 +45,7 @@ class Answer:
     runs: list[RunRow]
     hits: list[Hit]
     total: int
+    store: str  # the library's run store ("": it names none)
 
 
 def run_query(
@@ -60,7 +62,7 @@ def run_query(
     with Library(db) as lib:
         runs = lib.runs(query, sort, descending, limit=PAGE)
         hits = lib.search(query) if query.strip() else []
-        return Answer(runs, hits, lib.count())
+        return Answer(runs, hits, lib.count(), lib.db.setting(STORE) or "")
 
 
 def index_command(db: str, path: str) -> list[str]:
@@ -115,6 +117,7 @@ class LibraryController(QObject):
         self.hits = HitsModel(self)
         self.query, self.sort, self.descending = "", "time", True
         self.total = 0
+        self.store = ""  # the library's run store, as the last answer said
         self._relay = _Relay(self)
         self._relay.progress.connect(self._on_progress)
         self._refresh_soon = QTimer(self, singleShot=True, interval=150)
@@ -160,6 +163,7 @@ class LibraryController(QObject):
         self.shutdown()
         self._started = False
         self.db = address
+        self.store = ""  # the other library's, once it answers
         self.runs.set_runs([])
         self.hits.set_hits([])
         self.indexer = self._new_indexer()
@@ -185,6 +189,26 @@ class LibraryController(QObject):
     def forget(self, path: str) -> None:
         """Drop ``path`` from the library (the file stays); then list again."""
         self.refresh(forget=path)
+
+    def team_address(self) -> str | None:
+        """The team library's URL, or None when this is the computer's own library."""
+        address = self.db if self.db is not None else default_address()
+        return address if is_url(address) else None
+
+    def publish_blocker(self) -> str:
+        """Why a recording cannot be published when it stops ("" when it can): publishing
+        goes to a team's library, and needs the run store that library names."""
+        if self.team_address() is None:
+            return "publishing needs a team library (Settings ▸ Library…)"
+        if not self.store:
+            return "the team library names no run store (Settings ▸ Library…)"
+        return ""
+
+    def locate(self, path: str) -> tuple[str, str | None]:
+        """(host, published URL) of the listed run or hit at ``path`` ("", None: unknown)."""
+        items: list[RunRow | Hit] = [*self.runs.runs, *self.hits.hits]
+        found = next((item for item in items if item.path == path), None)
+        return (found.host, found.url) if found is not None else ("", None)
 
     def needs_fetch(self, path: str) -> bool:
         """Whether the run listed at ``path`` is opened from the run store: its file is on
@@ -227,6 +251,7 @@ class LibraryController(QObject):
     def _on_answer(self, answer: object) -> None:
         assert isinstance(answer, Answer)
         self.total = answer.total
+        self.store = answer.store
         self.runs.set_runs(answer.runs)
         self.hits.set_hits(answer.hits)
         self.answered.emit()

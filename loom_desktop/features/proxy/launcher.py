@@ -53,6 +53,9 @@ class ProxySpec:
     force: bool = False  # the user confirmed replacing an existing trace at ``save``
     otlp_endpoint: str = ""  # --otlp-endpoint: also send GenAI spans to this collector
     otlp_content: bool = False  # --otlp-content
+    # the team library to publish the trace to once the proxy stopped ("": none); the app
+    # publishes it, not the proxy: see loom_desktop.features.proxy.publish_at_stop
+    publish: str = ""
 
     def args(self, ready_file: str) -> list[str]:
         out = [

@@ -5,7 +5,9 @@ plane, and a small dock with the ``export …_BASE_URL=…`` line, a Copy button
 a Stop button (which asks first while calls are held: the proxy denies them as it
 stops). Everything is stopped when the window closes (SIGTERM, so the trace is
 finalized). A proxy that could not start is reported in an error dialog
-naming the cause (the proxy's own stderr line).
+naming the cause (the proxy's own stderr line). One started with "publish when it
+stops" has its trace published once it stopped (:mod:`.publish_at_stop`); the choice is
+kept beside its ready file, so a proxy re-attached after a restart of the app does too.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from loom_desktop.features.proxy.ownership import (
     read_meta,
     write_meta,
 )
+from loom_desktop.features.proxy.publish_at_stop import StopPublisher
 
 
 @dataclass
@@ -59,13 +62,17 @@ class ProxyManager(QObject):
         self.dialog: Any = None
         self.last_spec: ProxySpec | None = None  # what Start last started (a cancel keeps none)
         self.confirm_box: QMessageBox | None = None  # Stop's question while calls are held
+        self.publisher = StopPublisher(window)
 
     # -- starting --------------------------------------------------------------------
     def start_dialog(self) -> Any:
         """Proxy ▸ Start…: the dialog (non-modal); Start launches the proxy."""
         from loom_desktop.features.proxy.start_dialog import StartProxyDialog
 
-        dialog = StartProxyDialog(self.window, self.last_spec)
+        library = self.window.library.controller
+        dialog = StartProxyDialog(
+            self.window, self.last_spec, library.team_address() or "", library.publish_blocker()
+        )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda d=dialog: self._accepted(d.spec()))
         self.dialog = dialog
@@ -88,7 +95,11 @@ class ProxyManager(QObject):
         if proxy in self.pending:
             self.pending.remove(proxy)
         spec = proxy.spec
-        meta = {"dialect": spec.dialect, "confirm_timeout": spec.confirm_timeout} if spec else {}
+        meta: dict[str, Any] = (
+            {"dialect": spec.dialect, "confirm_timeout": spec.confirm_timeout} if spec else {}
+        )
+        if spec is not None and spec.publish:
+            meta["publish"] = spec.publish
         write_meta(proxy.ready_file, meta)  # this app owns it: no other window takes it over
         self._attach(proxy, info, meta)
 
@@ -99,6 +110,9 @@ class ProxyManager(QObject):
             save = str(info["save"])
             win.note_run(save, "recording")
             proxy.stopped.connect(lambda _code, s=save: win.note_run(s, "recorded"))
+            if meta.get("publish"):
+                library = str(meta["publish"])
+                proxy.stopped.connect(lambda _c, s=save: self.publisher.publish(s, library))
         if info.get("journal"):
             entry.view = view = win.open_path(info["journal"])
             live = getattr(view, "live", None)

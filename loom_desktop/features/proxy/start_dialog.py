@@ -5,7 +5,8 @@ handful of typical tool calls, so what the table says is what the proxy will do.
 A rules problem (unknown profile, unreadable policy file, a sequence rule that does
 not parse, a pattern with an unclosed bracket or an unknown ``cap:``) is named under
 the table and Start is disabled until it is fixed: the proxy is never started on
-rules the user did not mean. Each dialog starts from the last spec that was started
+rules the user did not mean. "Publish when it stops" is offered only when the window's
+library is a team's that names a run store, else it is disabled with the reason. Each dialog starts from the last spec that was started
 (or the defaults): a cancelled dialog leaves nothing behind. The trace is proposed in
 the per-user runs folder (``loom_core.runs_dir``), where generated runs go, under a
 name no run there has yet: not in whatever folder the app was started from.
@@ -153,8 +154,17 @@ def _next_free(save: str) -> str:
 class StartProxyDialog(QDialog):
     """Collects a :class:`ProxySpec`; :meth:`spec` reads it back."""
 
-    def __init__(self, parent: QWidget | None = None, last: ProxySpec | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        last: ProxySpec | None = None,
+        library: str = "",
+        blocker: str = "publishing needs a team library (Settings ▸ Library…)",
+    ) -> None:
+        """``library``: the team library a recording would be published to; ``blocker``:
+        why it cannot be ("" when it can)."""
         super().__init__(parent)
+        self.library = "" if blocker else library
         self.setWindowTitle("Start a proxy")
         form = QFormLayout()
         self.target = QComboBox()
@@ -202,6 +212,15 @@ class StartProxyDialog(QDialog):
         otlp_row.addWidget(self.otlp, 1)
         otlp_row.addWidget(self.otlp_content)
         form.addRow("Also send spans to", otlp_row)  # --otlp-endpoint: a team's OTel backend
+        self.publish = QCheckBox("Publish the trace to the team library")
+        self.publish.setEnabled(not blocker)
+        self.publish.setToolTip(blocker or f"once the proxy stopped: {library}")
+        self.publish_why = QLabel(blocker)
+        self.publish_why.setStyleSheet("color: palette(mid);")
+        publish_row = QHBoxLayout()
+        publish_row.addWidget(self.publish)
+        publish_row.addWidget(self.publish_why, 1)
+        form.addRow("When it stops", publish_row)  # as the CLI's proxy --publish
         self.table = QTableWidget(0, 4)
         self.table.setHorizontalHeaderLabels(["Sample call", "Action", "Decided by", "Rule"])
         self.table.horizontalHeader().setStretchLastSection(True)
@@ -248,6 +267,7 @@ class StartProxyDialog(QDialog):
         self.save.setText(_next_free(spec.save))
         self.otlp.setText(spec.otlp_endpoint)
         self.otlp_content.setChecked(spec.otlp_content)
+        self.publish.setChecked(bool(spec.publish) and self.publish.isEnabled())
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(
@@ -314,6 +334,7 @@ class StartProxyDialog(QDialog):
             dialect=dialect_of(target),  # a custom upstream that names neither: both lines
             otlp_endpoint=self.otlp.text().strip(),
             otlp_content=self.otlp_content.isChecked(),
+            publish=self.library if self.publish.isChecked() else "",
         )
 
     def update_preview(self) -> str:
