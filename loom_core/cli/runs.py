@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from loom_core.errors import LoadError
+from loom_core.library.address import is_url
 from loom_core.library.backend import this_host
 from loom_core.library.index import Indexer
 from loom_core.library.rows import RunRow
@@ -111,10 +112,22 @@ def cmd_forget(args: argparse.Namespace) -> int:
     indexer = Indexer(args.library)
     try:
         if not indexer.forget(args.path):
-            raise LoadError(args.path, "not in the run library")
+            raise LoadError(args.path, _not_forgotten(indexer))
     finally:
         indexer.close()
     return 0
+
+
+def _not_forgotten(indexer: Indexer) -> str:
+    """Why ``forget`` found nothing: in a team's library a row is one machine's file, and
+    only that machine forgets it (as the window's Forget says of another's run)."""
+    db = indexer.db
+    if is_url(db.address):
+        return (
+            f"not in the run library as a run of this machine ({db.host}); a run another "
+            "machine listed or published is forgotten only there"
+        )
+    return "not in the run library"
 
 
 def cmd_publish(args: argparse.Namespace) -> int:

@@ -259,3 +259,15 @@ class Indexer:
         the library did not have it. The row stays, marked forgotten, so the next scan of
         its folder does not bring it back; opening it in the app does."""
         return self.db.forget(norm(path))
+
+
+def not_forgettable_here(path: str, host: str, author: str, source: str) -> str:
+    """Why a run another machine listed is not forgotten from this one (the window's
+    disabled Forget says it; ``runs forget`` refuses alike). Its row stands for that
+    machine's file: whether the file is still kept there, and whether the run should stay
+    listed for the team, its owner knows, not a teammate who only reads it."""
+    how = "published" if source == "published" else "listed"
+    return (
+        f"{how} by {author or 'someone'} from {host}: only {host} can forget it "
+        f"(loom-core runs forget {path} there)"
+    )

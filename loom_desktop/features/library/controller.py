@@ -24,7 +24,7 @@ from loom_core.formats.progressive import Cancelled
 from loom_core.library.address import default_address, is_url
 from loom_core.library.arriving import HeadWatch
 from loom_core.library.backend import this_host
-from loom_core.library.index import Indexer
+from loom_core.library.index import Indexer, not_forgettable_here
 from loom_core.library.publish import STORE, local_file
 from loom_core.library.rows import Hit, RunRow
 from loom_core.library.search import Library
@@ -209,6 +209,14 @@ class LibraryController(QObject):
         items: list[RunRow | Hit] = [*self.runs.runs, *self.hits.hits]
         found = next((item for item in items if item.path == path), None)
         return (found.host, found.url) if found is not None else ("", None)
+
+    def elsewhere(self, path: str) -> str:
+        """Why the listed run at ``path`` cannot be forgotten here ("" when it can): it is
+        another machine's (see :func:`loom_core.library.index.not_forgettable_here`)."""
+        found = next((r for r in self.runs.runs if r.path == path), None)
+        if found is None or found.host in ("", this_host()):
+            return ""
+        return not_forgettable_here(path, found.host, found.author, found.source)
 
     def needs_fetch(self, path: str) -> bool:
         """Whether the run listed at ``path`` is opened from the run store: its file is on

@@ -198,7 +198,12 @@ class RunsPage(QWidget):
         menu = QMenu(self)
         menu.addAction("Open").triggered.connect(lambda: self.open_requested.emit(path, -1, "", ""))
         menu.addAction("Reveal in Folder").triggered.connect(lambda: self.revealer.reveal(path))
-        menu.addAction("Forget (keep the file)").triggered.connect(
-            lambda: self.controller.forget(path)
-        )
+        team = self.controller.team_address() is not None  # one list for everyone
+        forget = menu.addAction(f"Forget{' for the team' if team else ''} (keep the file)")
+        forget.triggered.connect(lambda: self.controller.forget(path))
+        elsewhere = self.controller.elsewhere(path)
+        if elsewhere:  # a row names its machine's file: only that machine forgets it
+            forget.setEnabled(False)
+            forget.setToolTip(elsewhere)
+            menu.setToolTipsVisible(True)
         menu.popup(self.table.viewport().mapToGlobal(pos))
