@@ -1,10 +1,12 @@
-"""A live tab on a foreign-format file: re-read whole as it grows (any foreign reader;
-here the toy format of ``tests/core/foreign_toy.py``, so the test is about following)."""
+"""A live tab on a foreign-format file: re-read as it grows (any foreign reader; mostly
+the toy format of ``tests/core/foreign_toy.py``, so the test is about following; and a
+real Claude Code session, read by offset, against a fresh open after every piece)."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,9 +14,11 @@ import pytest
 
 from loom_core.formats import foreign
 from loom_core.formats.loader import load
+from loom_core.views.steps import step_rows
 from loom_core.views.timeline import build_timeline
 from loom_desktop.main_window import MainWindow
 from tests.core.foreign_toy import toy_line
+from tests.core.formats.real_world import real_file
 
 
 @pytest.fixture
@@ -115,3 +119,36 @@ def test_claude_code_transcript_being_appended_updates_its_tab(
     saved = tmp_path / "saved.loom.json"
     view.live.save_to(str(saved))
     assert len(load(saved).effects) == len(view.doc.effects)
+
+
+def _rows(tl) -> list[dict]:
+    return [row.to_dict() for row in step_rows(tl)]
+
+
+def test_a_real_claude_code_session_followed_in_pieces_shows_what_a_fresh_open_shows(
+    qtbot, window: MainWindow, tmp_path: Path
+) -> None:
+    """A session with a sub-agent's file and a compaction, appended to a piece at a time
+    (cut mid-line too): after each piece the tab's rows (numbers, kinds, depths, agents,
+    summaries, tokens, cost) are those of a fresh open of the same bytes."""
+    src = real_file("claude-code", "marot__spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
+    shutil.copytree(src.with_suffix(""), tmp_path / src.with_suffix("").name)
+    data, path = src.read_bytes(), tmp_path / src.name
+    cuts = [len(data) * k // 6 for k in range(1, 6)] + [len(data)]
+    cuts[1] = data.index(b"\n", cuts[1]) + 1  # one piece ends at a line's end
+    path.write_bytes(data[: cuts[0]])
+    view = window.open_path(str(path))
+    assert view.live is not None and view.live.reader is not None
+    view.live.tailer.poll_interval = 0.05
+    done = cuts[0]
+    for cut in cuts:
+        _append(path, data[done:cut])
+        done = cut
+        fresh = _rows(build_timeline(load(path)))
+        qtbot.waitUntil(
+            lambda fresh=fresh: (
+                view.live.builder is not None and _rows(view.live.builder.tl) == fresh
+            ),
+            timeout=20_000,
+        )
+    assert any(row["depth"] == 1 for row in fresh) and any(r["kind"] == "compact" for r in fresh)
