@@ -13,6 +13,10 @@ not yet parsed, see :meth:`.StreamReconstructor.add`) is sent at once and only k
 the kept bytes are parsed in bulk when a chunk that may complete it comes -- that
 chunk is parsed before it is sent -- or when the stream ends.
 
+Also here, the other two ways an answer leaves: :func:`relay_plain` relays one that
+is not recorded (errors, other endpoints) as it comes, and :func:`record_failed` is
+the reply when a record could not be written.
+
 Failures (decided, and tested):
 
 * the exchange cannot be written (a full disk: :class:`.session.RecordError`) -> the
@@ -30,6 +34,7 @@ Failures (decided, and tested):
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import sys
 from collections.abc import Callable
@@ -40,7 +45,7 @@ from aiohttp import web
 from loom_core.proxy import faults
 from loom_core.proxy.reconstruct import StreamReconstructor
 from loom_core.proxy.session import WITHHELD, RecordError
-from loom_core.proxy.upstream import UPSTREAM_ERRORS, response_headers
+from loom_core.proxy.upstream import UPSTREAM_ERRORS, json_error, response_headers
 
 
 def client_gone(request: web.Request) -> bool:
@@ -138,3 +143,34 @@ def _abort(request: web.Request) -> None:
     transport = request.transport
     if transport is not None:
         transport.abort()
+
+
+_NO_ROOM = frozenset(
+    (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC))  # disk, file, quota
+)
+
+
+def record_failed(err: RecordError) -> web.Response:
+    """The answer is withheld because its record could not be written: say why.
+
+    507 (Insufficient Storage) when there is no room (a full disk, a file size limit,
+    a quota), 500 for other I/O errors; the operator reads the same reason on stderr."""
+    print(f"loom proxy: {err}", file=sys.stderr, flush=True)
+    return json_error(507 if err.cause.errno in _NO_ROOM else 500, f"{WITHHELD}: {err}")
+
+
+async def relay_plain(request: web.Request, up: aiohttp.ClientResponse) -> web.StreamResponse:
+    """Relay status, headers and body as they come; a torn body aborts the client's too."""
+    reply = web.StreamResponse(
+        status=up.status, reason=up.reason, headers=response_headers(up.headers)
+    )
+    await reply.prepare(request)
+    try:
+        async for chunk in up.content.iter_any():
+            await reply.write(chunk)
+    except UPSTREAM_ERRORS:
+        if request.transport is not None:
+            request.transport.abort()
+        return reply
+    await reply.write_eof()
+    return reply

@@ -4,8 +4,10 @@ Request path of a POST (the only method that is recorded), see also :mod:`.hooks
 
 1. size cap (``--max-body-mb``): 400 on a bad ``content-length``, 413 over the cap
    (loom-harness's messages, §6.2); replay mode answers from the recording here;
-2. the body is parsed; a body that is not a JSON object is forwarded untouched and
-   not recorded (uploads, other endpoints) -- loom-harness refuses it with 400;
+2. the body is decoded one level deep (:mod:`.rawreq`) -- without a screen or fork
+   mode, once it has been sent upstream, while the upstream works, so that this is
+   off the client's wait; a body that is not a JSON object is forwarded untouched
+   and not recorded (uploads, other endpoints) -- loom-harness refuses it with 400;
 3. ``screen.observe_request`` (taint) -- before anything goes upstream;
 4. forwarded byte-identical with the client's headers (:mod:`.upstream`), no retry;
 5. a non-2xx answer is relayed with its status, headers and body and not recorded;
@@ -32,10 +34,8 @@ screening call learns that nobody waits for it any more.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -52,9 +52,10 @@ from loom_core.proxy.forkmode import ForkSource
 from loom_core.proxy.hooks import Exchange, Screen
 from loom_core.proxy.rawreq import RawRequest
 from loom_core.proxy.reconstruct import StreamReconstructor, path_dialect, reconstruct
-from loom_core.proxy.relay import client_gone, relay_stream
+from loom_core.proxy.relay import client_gone, record_failed, relay_plain, relay_stream
 from loom_core.proxy.replay import ReplaySource
-from loom_core.proxy.session import WITHHELD, RecordError, RecordingSession
+from loom_core.proxy.session import RecordError, RecordingSession
+from loom_core.proxy.sidecar_writer import Delta
 from loom_core.proxy.synthesize import synthesize
 from loom_core.proxy.upstream import (
     UPSTREAM_ERRORS,
@@ -153,8 +154,10 @@ class ProxyServer:
             return self._too_large(None)  # chunked body: its size is only known to be larger
         if self.replay is not None:
             return self.replay.serve(_json_object(body))
-        if self.session is None:
+        if self.session is None or not body:
             return await self._passthrough(request, body)
+        if self.fork is None and self.screen is None:
+            return await self._forward(request, body, None)  # decoded once it is sent
         if self.fork is None:
             raw = RawRequest.parse(body)  # one level deep: what recording needs
         else:
@@ -197,12 +200,15 @@ class ProxyServer:
             return failure_reply(exc, self.config.target, self.config.upstream_timeout, got_headers)
 
     async def _forward(
-        self, request: web.Request, body: bytes, raw: RawRequest
+        self, request: web.Request, body: bytes, raw: RawRequest | None
     ) -> web.StreamResponse:
-        assert self.client is not None
+        """Forward a POST and record its answer. ``raw`` None: the body is decoded (and
+        its sidecar delta found) once it is sent, while the upstream works; a body that
+        is not a JSON object is then relayed as :meth:`_passthrough` does, not recorded."""
+        assert self.client is not None and self.session is not None
         path_qs = request.path_qs
-        call = _Call(path_qs.split("?", 1)[0], raw, None, [], 0.0)
-        if self.screen is not None:  # the shield sees the whole request, decoded
+        call = _Call(path_qs.split("?", 1)[0], raw, None, [], 0.0, body, self.session)
+        if self.screen is not None and raw is not None:  # the shield sees it all, decoded
             parsed = _json_object(body) or raw.value()
             call.exchange = Exchange(
                 path_qs, parsed, path_dialect(request.path), bool(parsed.get("stream"))
@@ -213,7 +219,7 @@ class ProxyServer:
         self.upstream_calls += 1
         got_headers = False
         try:
-            with self.watchdog.watching(request.transport):
+            with self.watchdog.watching(request.transport, call.prepare):
                 async with self.client.post(
                     self.config.target + path_qs,
                     data=body,
@@ -223,7 +229,8 @@ class ProxyServer:
                 ) as up:
                     got_headers = True
                     faults.reached("upstream")
-                    if not 200 <= up.status < 300:
+                    call.prepare()  # (done already, unless the upstream beat the loop to it)
+                    if not 200 <= up.status < 300 or call.request is None:
                         return await relay_plain(request, up)  # errors: faithful, not recorded
                     if up.content_type == "text/event-stream":
                         if self.screen is None:
@@ -289,9 +296,11 @@ class ProxyServer:
     def _persist(
         self, call: _Call, dialect: str, response: dict[str, Any], raw: bytes | None = None
     ) -> None:
-        assert self.session is not None
+        assert self.session is not None and call.request is not None
         ms = (time.monotonic() - call.started) * 1000
-        self.session.record(call.path, dialect, call.request, response, call.events, ms, raw)
+        self.session.record(
+            call.path, dialect, call.request, response, call.events, ms, raw, call.delta
+        )
 
 
 @dataclass(slots=True)
@@ -299,38 +308,20 @@ class _Call:
     """One recorded POST on its way: what its record needs."""
 
     path: str  # without the query
-    request: RawRequest
+    request: RawRequest | None  # None: not a JSON object (or not decoded yet: ``body``)
     exchange: Exchange | None  # what a screen sees (only with a screen)
     events: list[dict[str, Any]]  # shield events so far
     started: float  # when it went upstream (monotonic)
+    body: bytes | None  # the request body until :meth:`prepare` decodes it
+    session: RecordingSession
+    delta: Delta | None = None  # the request's sidecar delta, found ahead
 
-
-_NO_ROOM = frozenset(
-    (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC))  # disk, file, quota
-)
-
-
-def record_failed(err: RecordError) -> web.Response:
-    """The answer is withheld because its record could not be written: say why.
-
-    507 (Insufficient Storage) when there is no room (a full disk, a file size limit,
-    a quota), 500 for other I/O errors; the operator reads the same reason on stderr."""
-    print(f"loom proxy: {err}", file=sys.stderr, flush=True)
-    return json_error(507 if err.cause.errno in _NO_ROOM else 500, f"{WITHHELD}: {err}")
-
-
-async def relay_plain(request: web.Request, up: aiohttp.ClientResponse) -> web.StreamResponse:
-    """Relay status, headers and body as they come; a torn body aborts the client's too."""
-    reply = web.StreamResponse(
-        status=up.status, reason=up.reason, headers=response_headers(up.headers)
-    )
-    await reply.prepare(request)
-    try:
-        async for chunk in up.content.iter_any():
-            await reply.write(chunk)
-    except UPSTREAM_ERRORS:
-        if request.transport is not None:
-            request.transport.abort()
-        return reply
-    await reply.write_eof()
-    return reply
+    def prepare(self) -> None:
+        """Decode the body one level deep and find its delta (once; see ``_forward``)."""
+        body, self.body = self.body, None
+        if body is None:
+            return
+        if self.request is None:
+            self.request = RawRequest.parse(body)
+        if self.request is not None:
+            self.delta = self.session.delta(self.path, self.request)

@@ -48,7 +48,7 @@ from loom_core.proxy.config import SessionPaths
 from loom_core.proxy.rawreq import RawRequest
 from loom_core.proxy.recovery import recover_previous, safe_url
 from loom_core.proxy.scrub import scrub_value
-from loom_core.proxy.sidecar_writer import SidecarWriter
+from loom_core.proxy.sidecar_writer import Delta, SidecarWriter
 from loom_core.proxy.tracefile import TraceFile
 
 SLICE = 4  # entries serialized per event-loop turn by the trace writer (~0.2 ms)
@@ -155,10 +155,12 @@ class RecordingSession:
         events: list[dict[str, Any]],
         ms: float,
         raw: bytes | None = None,
+        delta: Delta | None = None,
     ) -> bool:
         """Append one completed exchange to every file; False if it is not shaped like
         its dialect (not recorded); :class:`RecordError` if it could not be written.
-        ``raw``: the response's JSON as the client gets it, stored as it is."""
+        ``raw``: the response's JSON as the client gets it, stored as it is; ``delta``:
+        :meth:`delta` of this request, found earlier (used if it is still current)."""
         if self._closed:
             return False
         if self.scrub:
@@ -167,7 +169,8 @@ class RecordingSession:
             response, events, raw = scrub_value(response), scrub_value(events), None
         elif isinstance(request, dict):
             request = RawRequest.of(request)
-        delta = self.sidecar.delta(path, request)
+        if delta is None or delta.request is not request or not self.sidecar.current(delta):
+            delta = self.sidecar.delta(path, request)
         mark = self.recorder.mark()
         n = mark.wire
         try:
@@ -205,6 +208,15 @@ class RecordingSession:
         if self.listeners:
             self._announce(n, path, dialect, request, events, mark.log)
         return True
+
+    def delta(self, path: str, request: RawRequest) -> Delta | None:
+        """``request`` against the last recorded request of its conversation, for a
+        later :meth:`record` (None when scrubbing: the scrubbed request differs).
+
+        Why ahead: the proxy finds it while the upstream works, off the client's wait;
+        ``record`` finds it again only if another exchange of the conversation was
+        recorded in between."""
+        return None if self.scrub or self._closed else self.sidecar.delta(path, request)
 
     def _journal(self, new: list[dict[str, Any]]) -> None:
         """The exchange's journal lines in one write; else the sidecar line is taken back."""

@@ -118,6 +118,10 @@ class SidecarWriter:
             request.inherit(base[1])
         return delta_of(path, request, base)
 
+    def current(self, delta: Delta) -> bool:
+        """``delta`` (from :meth:`delta`) is still against its conversation's last request."""
+        return self._last.get(delta.key) is delta.base
+
     def write(
         self,
         n: int,

@@ -24,12 +24,17 @@ How an exchange is watched: the handler opens :meth:`Watchdog.watching` around i
 upstream call; :class:`WatchedResponse` (the session's ``response_class``) starts the
 watch when aiohttp starts waiting for the head, after the request was sent, as
 ``sock_read`` starts then. A request made outside ``watching`` is not watched.
+
+The same moment serves the handler: ``watching(client, on_sent)`` has ``on_sent``
+called soon after the request went upstream (scheduled then, so it runs after the
+task that writes the body), while the upstream works -- the recording proxy decodes
+the request there, off the client's wait (:meth:`.server.ProxyServer._forward`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -43,10 +48,16 @@ _CURRENT: ContextVar[Watch | None] = ContextVar("loom_upstream_watch", default=N
 class Watch:
     """One exchange's wait for its upstream (see the module docstring)."""
 
-    __slots__ = ("_dog", "client", "response", "protocol", "seen", "since")
+    __slots__ = ("_dog", "client", "response", "protocol", "seen", "since", "on_sent")
 
-    def __init__(self, dog: Watchdog, client: asyncio.WriteTransport | None) -> None:
+    def __init__(
+        self,
+        dog: Watchdog,
+        client: asyncio.WriteTransport | None,
+        on_sent: Callable[[], None] | None = None,
+    ) -> None:
         self._dog = dog
+        self.on_sent = on_sent  # called soon once the request is sent (module docstring)
         self.client = client  # our client's transport: unsent bytes there pause the clock
         self.response: aiohttp.ClientResponse | None = None
         self.protocol: Any = None  # aiohttp's ResponseHandler of the connection
@@ -83,10 +94,13 @@ class Watchdog:
         self._handle: asyncio.TimerHandle | None = None
 
     @contextmanager
-    def watching(self, client: asyncio.WriteTransport | None) -> Iterator[Watch]:
+    def watching(
+        self, client: asyncio.WriteTransport | None, on_sent: Callable[[], None] | None = None
+    ) -> Iterator[Watch]:
         """The current task's upstream call is watched inside this block; ``client``
-        is the transport of the client it answers (see :meth:`Watch.paused`)."""
-        watch = Watch(self, client)
+        is the transport of the client it answers (see :meth:`Watch.paused`);
+        ``on_sent`` runs soon after the request went upstream (module docstring)."""
+        watch = Watch(self, client, on_sent)
         token = _CURRENT.set(watch)
         try:
             yield watch
@@ -100,6 +114,8 @@ class Watchdog:
         watch.response, watch.protocol = response, protocol
         watch.seen, watch.since = watch.progress(), loop.time()
         self._watches.add(watch)
+        if watch.on_sent is not None:
+            loop.call_soon(watch.on_sent)
         if self._handle is None:
             self._handle = loop.call_later(self.period, self._check)
 
