@@ -1,12 +1,12 @@
 """The team library's reads: pages of runs for the Runs page, the search across every step.
 
 Why these queries: steps are keyed ``(run, pos)`` and run ids grow as runs are indexed,
-so walking that key backwards yields the newest runs' hits first. For a common word
-PostgreSQL walks it and stops after a page of hits; for a rare one it reads the GIN
-index's few matches; the planner picks by the word's frequency, which it keeps in the
-column's statistics. A page of runs with a step term is the runs with a matching step
-(``EXISTS``), in the page's order. A tool glob or agent name the words cannot narrow is
-tested with ``ILIKE`` on trigram-indexed columns, and exactly in Python as the local
+so walking that key backwards yields the newest runs' hits first. A search with words
+first asks the runs' summaries which runs may match, then probes those runs' steps
+newest first and stops at the limit (:mod:`.pg_runwords`); a page of runs with a step
+term is the candidates in the page's order that have a matching step. A query no
+summary can answer asks the steps' GIN index directly. A tool glob or agent name is
+tested with ``ILIKE`` on the steps the words found, and exactly in Python as the local
 library does.
 """
 
@@ -22,6 +22,15 @@ from loom_core.library.pg_query import (
     run_conditions,
     snippet,
     tsquery,
+)
+from loom_core.library.pg_runwords import (
+    CANDIDATES,
+    candidates,
+    canonical,
+    page_runs,
+    probe_hits,
+    summary_query,
+    tuned,
 )
 from loom_core.library.query import SearchQuery
 from loom_core.library.rows import RUN_COLUMNS, Hit, RunRow
@@ -40,10 +49,6 @@ def step_conditions(q: SearchQuery) -> tuple[list[str], list[Any]]:
         args.append(text)
     names, name_args = name_conditions(q)
     return where + names, args + name_args
-
-
-COMMON_STEPS = 2_000  # more matching steps than this (and than ...
-COMMON_PER_RUN = 5  # ... this many per run): the newest runs are probed one by one
 
 
 class PgReads:
@@ -69,18 +74,51 @@ class PgReads:
         if not q.clauses and where:
             where[0] = "TRUE"  # run keys alone keep missing and unreadable runs listed
         where.append("r.state != 'forgotten'")
+        order = f"{SORTS[sort]} {'DESC' if descending else 'ASC'} NULLS LAST, r.id DESC"
+        text = tsquery(q) if q.clauses else ""
+
+        def read(conn: Any) -> list[Any]:
+            step = canonical(conn, text) if text else ""
+            summary = summary_query(step) if step else None
+            if summary is None:
+                return self._page_by_index(conn, q, where, args, order, (limit, offset))
+            with conn.transaction():  # the runs whose summary may match, each probed
+                tuned(conn)
+                sql = f"SELECT r.id FROM runs r JOIN {CANDIDATES} w ON w.run = r.id WHERE "
+                ids = conn.execute(f"{sql}{' AND '.join(where)} ORDER BY {order}", (summary, *args))
+                names, name_args = name_conditions(q)
+                ordered = [int(r[0]) for r in ids.fetchall()]
+                kept = page_runs(conn, ordered, names, name_args, step, limit + offset)[offset:]
+                rows = conn.execute(
+                    f"SELECT {_RUN_COLUMNS} FROM runs r WHERE r.id = ANY(%s)", (kept,)
+                ).fetchall()
+            where_is = {int(r[0]): r for r in rows}
+            return [where_is[i] for i in kept if i in where_is]
+
+        return [RunRow.of(tuple(r)) for r in self.db.retry(read)]
+
+    @staticmethod
+    def _page_by_index(
+        conn: Any,
+        q: SearchQuery,
+        where: list[str],
+        args: list[Any],
+        order: str,
+        window: tuple[int, int],
+    ) -> list[Any]:
+        """A page whose step terms (if any) are asked of the steps' own index."""
+        where, args = list(where), list(args)
         if q.clauses:
             steps, step_args = step_conditions(q)
             where.append(
                 f"EXISTS (SELECT 1 FROM steps s WHERE s.run = r.id AND {' AND '.join(steps)})"
             )
             args += step_args
-        order = f"{SORTS[sort]} {'DESC' if descending else 'ASC'} NULLS LAST, r.id DESC"
         sql = (
             f"SELECT {_RUN_COLUMNS} FROM runs r WHERE {' AND '.join(where)} "
             f"ORDER BY {order} LIMIT %s OFFSET %s"
         )
-        return self._rows(sql, [*args, limit, offset])
+        return list(conn.execute(sql, [*args, *window]).fetchall())
 
     def run(self, path: str) -> RunRow | None:
         rows = self._rows(
@@ -98,27 +136,21 @@ class PgReads:
         )
 
     def hits(self, q: SearchQuery, limit: int) -> list[Hit]:
-        steps, step_args = step_conditions(q)
+        text = tsquery(q)
         runs, run_args = run_conditions(q)
-        if self._common(steps, step_args):
-            found = (  # newest runs first, each probed through its own steps: stops at limit
-                "SELECT s.run, s.pos FROM runs r CROSS JOIN LATERAL (SELECT s.run, s.pos "
-                f"FROM steps s WHERE s.run = r.id AND {' AND '.join(steps)} "
-                f"ORDER BY s.pos DESC) s WHERE {' AND '.join(runs)} "
-                "ORDER BY r.id DESC, s.pos DESC LIMIT %s"
-            )
-        else:  # every match from the index, only their keys sorted
-            found = (
-                "SELECT s.run, s.pos FROM steps s JOIN runs r ON r.id = s.run "
-                f"WHERE {' AND '.join(steps + runs)} ORDER BY s.run DESC, s.pos DESC LIMIT %s"
-            )
-        sql = (
-            "SELECT s.run, s.pos, s.seq, s.body, s.tool, s.agent, r.path, s.sample, r.time, "
-            f"r.host, r.url FROM ({found}) m JOIN steps s ON s.run = m.run AND s.pos = m.pos "
-            "JOIN runs r ON r.id = s.run ORDER BY s.run DESC, s.pos DESC"
-        )
-        args = (*step_args, *run_args, limit)
-        rows = self.db.retry(lambda c: c.execute(sql, args).fetchall())
+
+        def read(conn: Any) -> list[Any]:
+            step = canonical(conn, text) if text else ""
+            summary = summary_query(step) if step else None
+            if summary is None:
+                return self._hits_by_index(conn, q, runs, run_args, limit)
+            names, name_args = name_conditions(q)
+            with conn.transaction():
+                tuned(conn)
+                found = candidates(conn, summary, runs, run_args)
+                return probe_hits(conn, found, names, name_args, step, limit)
+
+        rows = self.db.retry(read)
         wanted = query_words(q)
         hits: list[tuple[Any, Hit]] = []
         for run, pos, seq, body, tool, agent, path, sample, when, host, url in rows:
@@ -128,22 +160,23 @@ class PgReads:
                 hits.append((pos, hit))
         return in_run_order(hits)
 
-    def _common(self, steps: list[str], args: Sequence[Any]) -> bool:
-        """Whether a search matches so many steps that the newest runs hold enough of them
-        (more than :data:`COMMON_PER_RUN` per run on average, and over
-        :data:`COMMON_STEPS`): then the newest runs are probed one by one, else every match
-        is taken from the index and the keys sorted (a rare word may be in any run).
-        Counting stops at that bound."""
-        bound = max(COMMON_STEPS, COMMON_PER_RUN * self._run_count())
-        sql = f"SELECT count(*) FROM (SELECT 1 FROM steps s WHERE {' AND '.join(steps)} LIMIT %s) m"
-        row = self.db.retry(lambda c: c.execute(sql, (*args, bound + 1)).fetchone())
-        return bool(row) and int(row[0]) > bound
-
-    def _run_count(self) -> int:
-        """The planner's estimate of the runs table's size (exact counting costs a scan)."""
-        sql = "SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE relname = 'runs'"
-        row = self.db.retry(lambda c: c.execute(sql).fetchone())
-        return int(row[0]) if row else 0
+    @staticmethod
+    def _hits_by_index(
+        conn: Any, q: SearchQuery, runs: list[str], run_args: list[Any], limit: int
+    ) -> list[Any]:
+        """Every match from the steps' index, only their keys sorted (a query no summary
+        can answer)."""
+        steps, step_args = step_conditions(q)
+        found = (
+            "SELECT s.run, s.pos FROM steps s JOIN runs r ON r.id = s.run "
+            f"WHERE {' AND '.join(steps + runs)} ORDER BY s.run DESC, s.pos DESC LIMIT %s"
+        )
+        sql = (
+            "SELECT s.run, s.pos, s.seq, s.body, s.tool, s.agent, r.path, s.sample, r.time, "
+            f"r.host, r.url FROM ({found}) m JOIN steps s ON s.run = m.run AND s.pos = m.pos "
+            "JOIN runs r ON r.id = s.run ORDER BY s.run DESC, s.pos DESC"
+        )
+        return list(conn.execute(sql, (*step_args, *run_args, limit)).fetchall())
 
     def run_hits(self, q: SearchQuery, limit: int) -> list[Hit]:
         where, args = run_conditions(q)

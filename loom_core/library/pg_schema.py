@@ -99,6 +99,30 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX steps_agent ON steps USING gin (agent gin_trgm_ops);
         """,
     ),
+    (
+        # Why: a common word matches a million steps, and reading those from the steps'
+        # GIN index cost seconds per search at 10,000 runs. One summary per run (its
+        # steps' words, each prefixed by its weight: ``D:config``) finds the runs that
+        # may match in milliseconds; only those are probed (pg_runwords.py). A NULL
+        # summary (a run indexed before this version, or one too big for a tsvector)
+        # makes the run a candidate of every search. The trigram indexes on the steps'
+        # tool and agent went: a step search always has a word term (a tool glob
+        # without words becomes ``kind:tool|model``, an agent name without letters
+        # searches runs only), the names are tested on the steps that term finds, and
+        # each step written paid for both indexes. ``pg_trgm`` stays for model names.
+        2,
+        """
+        DROP INDEX IF EXISTS steps_tool;
+        DROP INDEX IF EXISTS steps_agent;
+        CREATE TABLE run_words (
+            run BIGINT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+            doc TSVECTOR                 -- weight ':' word of every step; NULL: unknown
+        );
+        INSERT INTO run_words (run, doc) SELECT id, NULL FROM runs;
+        CREATE INDEX run_words_doc ON run_words USING gin (doc);
+        CREATE INDEX run_words_unknown ON run_words (run) WHERE doc IS NULL;
+        """,
+    ),
 ]
 
 

@@ -14,29 +14,15 @@ facts again.
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from loom_core.library.backend import RunningRow
 from loom_core.library.extract import StepText
 from loom_core.library.pg_conn import PgConnections
-from loom_core.library.pg_query import words
+from loom_core.library.pg_steps import clamp, delete_steps, insert_steps
 from loom_core.library.sqlite_runs import FORGOTTEN, missing_cause
-
-STEP_COLUMNS = "run, pos, seq, body, tool, agent, tags, sample, doc"
-# the weights each column's words carry in ``doc`` (pg_query.WEIGHTS); tool A … body D
-_DOC = (
-    "setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B')"
-    " || setweight(to_tsvector('simple', %s), 'C') || setweight(to_tsvector('simple', %s), 'D')"
-)
-INT64 = 2**63 - 1
-
-
-def clamp(value: int | None) -> int | None:
-    """A count a BIGINT holds (a hand-edited file can hold any integer)."""
-    return None if value is None else max(-INT64 - 1, min(INT64, value))
 
 
 class PgWrites:
@@ -114,7 +100,7 @@ class PgWrites:
                         "ON CONFLICT (host, path) DO UPDATE SET run = EXCLUDED.run",
                         (self.host, part, run),
                     )
-                conn.execute("DELETE FROM steps WHERE run = %s", (run,))
+                delete_steps(conn, run)
                 insert_steps(conn, run, rows)
 
         self.db.retry(write)
@@ -125,7 +111,7 @@ class PgWrites:
         def write(conn: Any) -> None:
             with conn.transaction():
                 run = self._upsert(conn, path)
-                conn.execute("DELETE FROM steps WHERE run = %s", (run,))
+                delete_steps(conn, run)
                 conn.execute(
                     "UPDATE runs SET size=%s, mtime_ns=%s, state='unreadable', cause=%s, "
                     "ended=%s, time=COALESCE(started, %s), indexed=%s WHERE id=%s",
@@ -153,7 +139,7 @@ class PgWrites:
                     (self.host, row[1], row[2], path),
                 ).fetchone()
                 cause = missing_cause(row[1], twin[0] if twin else None)
-                conn.execute("DELETE FROM steps WHERE run = %s", (row[0],))
+                delete_steps(conn, row[0])
                 conn.execute(
                     "UPDATE runs SET state = 'missing', cause = %s WHERE id = %s", (cause, row[0])
                 )
@@ -270,55 +256,8 @@ class PgWrites:
                 ).fetchone()
                 if row is None or row[1] == FORGOTTEN:
                     return False
-                conn.execute("DELETE FROM steps WHERE run = %s", (row[0],))
+                delete_steps(conn, row[0])
                 conn.execute("UPDATE runs SET state = %s WHERE id = %s", (FORGOTTEN, row[0]))
                 return True
 
         return self.db.retry(write)
-
-
-def insert_steps(conn: Any, run: int, rows: Iterable[StepText]) -> None:
-    """Copy a run's steps in, each with its weighted words (see :mod:`.pg_query`).
-
-    Why a staging table and ``COPY``: one round trip per step would make ingestion
-    slower than the local library's; the words are cut here, the tsvector made by the
-    server in one ``INSERT … SELECT``.
-    """
-    conn.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS step_in (pos INTEGER, seq BIGINT, body TEXT, "
-        "tool TEXT, agent TEXT, tags TEXT, sample TEXT, wtool TEXT, wagent TEXT, wbody TEXT) "
-        "ON COMMIT DELETE ROWS"
-    )
-    with conn.cursor().copy(
-        "COPY step_in (pos, seq, body, tool, agent, tags, sample, wtool, wagent, wbody) FROM STDIN"
-    ) as copy:
-        for pos, r in enumerate(rows):
-            copy.write_row(
-                (
-                    pos,
-                    clamp(r.seq),
-                    _clean(r.body),
-                    _clean(r.tool),
-                    _clean(r.agent),
-                    _clean(r.tags),
-                    _clean(r.sample),
-                    words(r.tool),
-                    words(r.agent),
-                    words(r.body),
-                )
-            )
-    doc = _DOC % ("wtool", "wagent", "tags", "wbody")
-    conn.execute(
-        f"INSERT INTO steps ({STEP_COLUMNS}) SELECT %s, pos, seq, body, tool, agent, tags, "
-        f"sample, {doc} FROM step_in",
-        (run,),
-    )
-
-
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-
-
-def _clean(text: str) -> str:
-    """PostgreSQL's text holds no NUL and UTF-8 no lone surrogate (a tool result or a
-    broken file may hold either): each becomes U+FFFD."""
-    return _UNSTORABLE.sub("\ufffd", text)

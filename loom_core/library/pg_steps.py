@@ -1,0 +1,104 @@
+"""A run's steps written to the team library, with the run's summary of words.
+
+Why a staging table and ``COPY``: one round trip per step would make ingestion slower
+than the local library's; the words are cut here (:func:`~.pg_query.words`), the
+``tsvector`` made by the server in one ``INSERT … SELECT``.
+
+Why a summary per run (``run_words``): a common word is in most steps of most runs, and
+the steps' GIN index hands over every one of them before a search can stop at its first
+hundred hits. The summary holds each word of the run's steps once, prefixed by the weight
+(column) it has there (``A:bash``, ``D:config``), so a search finds the runs that may
+hold a match among thousands of summaries, then probes only those
+(:mod:`.pg_runwords`). The summary is made by the server's own parser from the run's
+distinct words, one space apart, so it holds exactly the lexemes the steps' ``doc``
+columns hold (the parser cuts each space-separated word the same wherever it stands).
+A summary PostgreSQL cannot hold (a ``tsvector`` is at most 1 MB) is stored as NULL:
+"unknown", a candidate of every search.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from loom_core.library.extract import StepText
+from loom_core.library.pg_query import words
+
+STEP_COLUMNS = "run, pos, seq, body, tool, agent, tags, sample, doc"
+# the weights each column's words carry in ``doc`` (pg_query.WEIGHTS); tool A … body D
+_DOC = (
+    "setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B')"
+    " || setweight(to_tsvector('simple', %s), 'C') || setweight(to_tsvector('simple', %s), 'D')"
+)
+INT64 = 2**63 - 1
+SUMMARY_BYTES = 700_000  # a summary's words beyond this: stored as NULL (a tsvector < 1 MB)
+_SUMMARY = (
+    "INSERT INTO run_words (run, doc) SELECT %s, array_to_tsvector(ARRAY("
+    "SELECT v.w || l FROM (VALUES ('A:', to_tsvector('simple', %s)), "
+    "('B:', to_tsvector('simple', %s)), ('C:', to_tsvector('simple', %s)), "
+    "('D:', to_tsvector('simple', %s))) v (w, d), unnest(tsvector_to_array(v.d)) l)) "
+    "ON CONFLICT (run) DO UPDATE SET doc = EXCLUDED.doc"
+)
+
+
+def clamp(value: int | None) -> int | None:
+    """A count a BIGINT holds (a hand-edited file can hold any integer)."""
+    return None if value is None else max(-INT64 - 1, min(INT64, value))
+
+
+def delete_steps(conn: Any, run: int) -> None:
+    """A run's steps and its summary gone (it is re-indexed, forgotten or missing)."""
+    conn.execute("DELETE FROM steps WHERE run = %s", (run,))
+    conn.execute("DELETE FROM run_words WHERE run = %s", (run,))
+
+
+def insert_steps(conn: Any, run: int, rows: Iterable[StepText]) -> None:
+    """Copy a run's steps in, each with its weighted words (see :mod:`.pg_query`), and
+    write the run's summary of words (see the module docstring)."""
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS step_in (pos INTEGER, seq BIGINT, body TEXT, "
+        "tool TEXT, agent TEXT, tags TEXT, sample TEXT, wtool TEXT, wagent TEXT, wbody TEXT) "
+        "ON COMMIT DELETE ROWS"
+    )
+    seen: tuple[set[str], set[str], set[str], set[str]] = (set(), set(), set(), set())
+    with conn.cursor().copy(
+        "COPY step_in (pos, seq, body, tool, agent, tags, sample, wtool, wagent, wbody) FROM STDIN"
+    ) as copy:
+        for pos, r in enumerate(rows):
+            cut = (words(r.tool), words(r.agent), _clean(r.tags), words(r.body))
+            for column, text in zip(seen, cut, strict=True):
+                column.update(text.split(" "))  # the parser's separator (see above)
+            copy.write_row(
+                (pos, clamp(r.seq), _clean(r.body), _clean(r.tool), _clean(r.agent), cut[2],
+                 _clean(r.sample), cut[0], cut[1], cut[3])
+            )  # fmt: skip
+    doc = _DOC % ("wtool", "wagent", "tags", "wbody")
+    conn.execute(
+        f"INSERT INTO steps ({STEP_COLUMNS}) SELECT %s, pos, seq, body, tool, agent, tags, "
+        f"sample, {doc} FROM step_in",
+        (run,),
+    )
+    write_summary(conn, run, seen)
+
+
+def write_summary(conn: Any, run: int, seen: tuple[set[str], ...]) -> None:
+    """The run's summary from its distinct words per column (tool, agent, tags, body)."""
+    size = sum(len(w.encode()) + 8 for column in seen for w in column)
+    if size > SUMMARY_BYTES:
+        conn.execute(
+            "INSERT INTO run_words (run, doc) VALUES (%s, NULL) "
+            "ON CONFLICT (run) DO UPDATE SET doc = NULL",
+            (run,),
+        )
+        return
+    conn.execute(_SUMMARY, (run, *(" ".join(column) for column in seen)))
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _clean(text: str) -> str:
+    """PostgreSQL's text holds no NUL and UTF-8 no lone surrogate (a tool result or a
+    broken file may hold either): each becomes U+FFFD."""
+    return _UNSTORABLE.sub("\ufffd", text)
