@@ -10,7 +10,8 @@ records; the run is built from all of them by the reader's own steps
 
 A file whose lines do not each decode alone (a pretty-printed request, a line that is
 not JSON, protobuf, a byte-order mark) is not line-based: from the first such line on,
-the bytes are kept and the whole load reads them, its answers and its errors included.
+the whole load reads the file as it is, its answers and its errors included (no bytes
+are kept here for it: the file is read again, as a live tab did before).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from loom_core.formats.document import Document
 from loom_core.formats.otlp import _TORN, load_otlp, require_spans, with_logs_document
 from loom_core.formats.otlp_decode import OtlpDecodeError, Span, from_json_value
 from loom_core.formats.otlp_logs import LogRecord, logs_from_json_value
+from loom_core.formats.read_file import read_bytes
 
 __all__ = ["AppendedOtlp"]
 
@@ -49,7 +51,6 @@ class AppendedOtlp:
     """The OTLP reader's :class:`~loom_core.formats.reader.LineParser`."""
 
     def __init__(self) -> None:
-        self._blocks: list[bytes] = []  # every block taken (the whole read needs them)
         self._whole = False  # a line did not decode alone: the whole load reads the file
         self._lines = 0  # non-blank complete lines decoded
         self._spans: list[Span] = []
@@ -58,7 +59,6 @@ class AppendedOtlp:
         self._says_spans = False  # the key "resourceSpans" occurs in a line
 
     def add(self, block: bytes) -> None:
-        self._blocks.append(block)
         if len(self._head) < _HEAD:
             self._head = (self._head + block)[:_HEAD]
         if self._whole:
@@ -76,8 +76,8 @@ class AppendedOtlp:
             self._spans, self._logs = [], []
 
     def document(self, path: str, tail: bytes) -> Document:
-        if self._whole or self._lines == 0:  # no line yet: the tail alone, as the load reads it
-            return load_otlp(b"".join(self._blocks) + tail, path)
+        if self._whole or self._lines == 0:  # not line-based, or no line yet: the whole load
+            return load_otlp(read_bytes(path), path)
         spans, logs = self._spans, self._logs
         warnings: tuple[str, ...] = ()
         if tail.strip():
