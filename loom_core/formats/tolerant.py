@@ -43,13 +43,16 @@ def with_headroom(decode: Callable[[bytes], T], data: bytes) -> T:
     minus the caller's depth), so a value near it could load in one place and raise
     RecursionError later in a view running deeper (a Qt slot, a test). Scanning a
     document first with this headroom decides once, at load, what is too deep; the
-    padding costs microseconds, so it is done once per document, not per value.
+    padding costs microseconds, so it is done once per document, not per value. (A
+    module-level function, not a nested one calling itself: that closure was a reference
+    cycle holding ``data``, a whole trace's bytes, until the cyclic collector ran, which
+    the window runs only from a timer: a live tab's every re-read kept its bytes a while.)
     """
+    return _down(decode, data, HEADROOM)
 
-    def down(n: int) -> T:
-        return decode(data) if n <= 0 else down(n - 1)
 
-    return down(HEADROOM)
+def _down(decode: Callable[[bytes], T], data: bytes, n: int) -> T:
+    return decode(data) if n <= 0 else _down(decode, data, n - 1)
 
 
 def maybe_deep(line: bytes) -> bool:
