@@ -36,6 +36,7 @@ from loom_desktop.infra.thread_runner import failure_cause
 from loom_desktop.infra.workers import Task, TaskContext
 
 PAGE = 500  # runs listed at once; the list says when there are more
+TEAM_POLL_MS = 30_000  # a team's library is listed again this often (others publish to it)
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,9 @@ class LibraryController(QObject):
         self._task.finished.connect(self._on_answer)
         self._task.failed.connect(self._on_failed)
         self._refresh_soon.timeout.connect(self.refresh)
+        # what teammates index and publish changes no file here: a team's list is asked again
+        self.team_poll = QTimer(self, interval=TEAM_POLL_MS)
+        self.team_poll.timeout.connect(self.refresh)
         self._started = False
         self._fetching = ""
         self._fetch = Task(self)
@@ -147,10 +151,13 @@ class LibraryController(QObject):
         if not self._started:
             self._started = True
             self.indexer.start()
+            if self.team_address() is not None:
+                self.team_poll.start()
         self.refresh()
 
     def shutdown(self) -> None:
         self._refresh_soon.stop()
+        self.team_poll.stop()
         self._task.cancel()
         self._fetch.cancel()
         if self._started:
@@ -260,8 +267,9 @@ class LibraryController(QObject):
         assert isinstance(answer, Answer)
         self.total = answer.total
         self.store = answer.store
-        self.runs.set_runs(answer.runs)
-        self.hits.set_hits(answer.hits)
+        if answer.runs != self.runs.runs or answer.hits != self.hits.hits:
+            self.runs.set_runs(answer.runs)  # (unchanged: the user's selection stays)
+            self.hits.set_hits(answer.hits)
         self.answered.emit()
 
     def _on_failed(self, exc: object) -> None:

@@ -21,6 +21,7 @@ from loom_desktop.infra.thread_runner import failure_cause
 from loom_desktop.infra.workers import Task
 
 NOT_PUBLISHED = ": not published ("  # how publish_finished words a failure
+PUBLISHED = ": published to "  # and a success
 
 
 def publish_trace(save: str, library: str) -> list[str]:
@@ -63,8 +64,11 @@ class StopPublisher(QObject):
         for line in lines:
             if NOT_PUBLISHED in line:
                 self.window.report_error("Not published", line)
-            else:
-                self.window.show_status(line, 15_000)
+            else:  # what happened first: the status bar elides a long line in its middle
+                path, _, where = line.partition(PUBLISHED)
+                self.window.show_status(
+                    f"published {Path(path).name} to the team library: {where}", 15_000
+                )
         self.window.library.controller.refresh()  # the run is listed as published
         self.done.emit(lines)
 

@@ -168,3 +168,25 @@ def test_a_hand_edited_setting_that_is_no_usable_url_is_ignored(
     monkeypatch.chdir(tmp_path)
     assert chosen_address(saved) is None
     assert chosen_address("postgresql://u@h/d") == "postgresql://u@h/d"
+
+
+def test_what_a_teammate_publishes_later_is_listed_without_asking(
+    qtbot: Any, window: MainWindow, here: str, pg_url: str, bucket: str, tmp_path: Path
+) -> None:
+    """No file changes here when a teammate publishes: the team's list is asked again."""
+    other = Laptop("laptop-b", tmp_path, pg_url)
+    other.run("store", f"{bucket}/team")
+    window.library.use_library(pg_url)
+    controller = window.library.controller
+    controller.team_poll.setInterval(200)  # (30 s for a user)
+    qtbot.waitUntil(lambda: controller.store == f"{bucket}/team", timeout=WAIT)
+    assert controller.team_poll.isActive() and controller.runs.runs == []
+    later = other.folder / "later.loom.json"
+    shutil.copy(SAMPLE, later)
+    other.run("publish", later)
+    qtbot.waitUntil(
+        lambda: [Path(r.path).name for r in controller.runs.runs] == ["later.loom.json"],
+        timeout=WAIT,
+    )
+    window.library.use_library("")  # this computer's own library: nobody else writes it
+    assert not controller.team_poll.isActive()

@@ -94,6 +94,8 @@ def test_publish_is_offered_only_with_a_team_store_and_done_at_stop(
     lines = _record_and_stop(qtbot, window, upstream, save)
     assert len(lines) == 1 and f"published to {bucket}/team/" in lines[0], lines
     assert save.is_file() and not window.errors
+    said = window.statusBar().currentMessage()
+    assert said.startswith(f"published s.loom.json to the team library: {bucket}/team/"), said
     with Library(team) as lib:
         (row,) = lib.runs()
     assert row.path == str(save) and row.url is not None and row.source == "published"
