@@ -28,14 +28,12 @@ WAIT = 60_000
 def test_a_big_remote_run_shows_its_head_before_it_is_whole(
     qtbot: Any,
     window: MainWindow,
+    here: str,
     pg_url: str,
     bucket: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("LOOM_HOST", "desk")
-    monkeypatch.setenv("LOOM_DESKTOP_CACHE", str(tmp_path / "desk-cache"))
-    monkeypatch.delenv("LOOM_LIBRARY_URL", raising=False)
     other = Laptop("laptop-b", tmp_path, pg_url)
     other.run("store", f"{bucket}/team")
     big = write_synth(other.folder / "big.loom.json", 8000)  # 8 MB: opened head-first

@@ -37,14 +37,12 @@ def _forget_action(page: Any, row: int, monkeypatch: pytest.MonkeyPatch) -> Any:
 def test_another_machines_run_is_forgotten_only_there(
     qtbot: Any,
     window: MainWindow,
+    here: str,
     pg_url: str,
     bucket: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("LOOM_HOST", "desk")
-    monkeypatch.setenv("LOOM_DESKTOP_CACHE", str(tmp_path / "desk-cache"))
-    monkeypatch.delenv("LOOM_LIBRARY_URL", raising=False)
     other = Laptop("laptop-b", tmp_path, pg_url)
     other.run("store", f"{bucket}/team")
     theirs = other.folder / "theirs.loom.json"

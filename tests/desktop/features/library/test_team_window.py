@@ -24,15 +24,6 @@ from tests.core.team.test_team_library import SAMPLE, Laptop
 WAIT = 60_000
 
 
-@pytest.fixture
-def here(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
-    """This process is laptop "desk", with a cache of its own."""
-    monkeypatch.setenv("LOOM_HOST", "desk")
-    monkeypatch.setenv("LOOM_DESKTOP_CACHE", str(tmp_path / "desk-cache"))
-    monkeypatch.delenv("LOOM_LIBRARY_URL", raising=False)
-    return "desk"
-
-
 def _choose(qtbot: Any, window: MainWindow, url: str) -> Any:
     """Settings ▸ Library…: the team's URL, tested, then OK."""
     dialog = window.library.settings_dialog()
