@@ -12,12 +12,13 @@ hidden again when the window closes.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QApplication, QSystemTrayIcon, QWidget
 
-from loom_core.proxy.control_client import PendingCall
+if TYPE_CHECKING:  # the control client (urllib, its models) comes with the first proxy
+    from loom_core.proxy.control_client import PendingCall
 
 SHOW_MS = 15_000
 

@@ -12,7 +12,8 @@ import json
 import subprocess
 import sys
 
-# the fork engine and asyncio (the proxy's stop signals) come with the first fork or Stop
+# the fork engine, asyncio (the proxy's stop signals) and the control client (urllib,
+# ssl) come with the first fork, Stop or proxy
 HEAVY = (
     "pyqtgraph",
     "aiohttp",
@@ -21,6 +22,7 @@ HEAVY = (
     "loom_core.cli.entry",
     "loom_desktop.features.fork.work",
     "asyncio",
+    "loom_core.proxy.control_client",
 )
 _PROBE = f"""
 HEAVY = {HEAVY!r}

@@ -2,20 +2,22 @@
 
 Every proxy the window follows (started here, re-attached, or attached with
 Proxy ▸ Attach…) gets a :class:`ProxyConnection`; all of them feed the same
-:class:`ApprovalsPanel`, made on first use and hidden when the last proxy goes.
+:class:`ApprovalsPanel`, made on first use and hidden when the last proxy goes. Their modules (the control
+client: urllib, ssl, its models) are imported with the first proxy, not at the window's
+start.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QApplication
 
-from loom_core.proxy.control_client import ControlClient
-from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
-from loom_desktop.features.proxy.connection import ProxyConnection
+if TYPE_CHECKING:
+    from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
+    from loom_desktop.features.proxy.connection import ProxyConnection
 
 
 class AttachedProxies(QObject):
@@ -34,6 +36,8 @@ class AttachedProxies(QObject):
     def approvals(self) -> ApprovalsPanel:
         """The approvals panel (made, docked and watched by the notifier on first use)."""
         if self.panel is None:
+            from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
+
             win = self.window
             panel = self.panel = ApprovalsPanel(win)
             panel.held.connect(self.on_held)
@@ -49,6 +53,9 @@ class AttachedProxies(QObject):
         self, port: int, confirm_timeout: float | None = None, run: Any = None
     ) -> ProxyConnection:
         """Follow the proxy on ``port``; its held calls join the panel (``run``: its tab)."""
+        from loom_core.proxy.control_client import ControlClient
+        from loom_desktop.features.proxy.connection import ProxyConnection
+
         connection = ProxyConnection(ControlClient(port), confirm_timeout, self.window)
         panel = self.approvals()
         panel.add(connection, run)

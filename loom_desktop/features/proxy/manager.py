@@ -13,14 +13,12 @@ kept beside its ready file, so a proxy re-attached after a restart of the app do
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox
 
 from loom_desktop.document.view import DocumentView
-from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
-from loom_desktop.features.proxy.connection import ProxyConnection
 from loom_desktop.features.proxy.info_dock import ProxyInfoDock, dialect_of
 from loom_desktop.features.proxy.launcher import (
     ProxyProcess,
@@ -36,6 +34,10 @@ from loom_desktop.features.proxy.ownership import (
     write_meta,
 )
 from loom_desktop.features.proxy.publish_at_stop import StopPublisher
+
+if TYPE_CHECKING:  # the control plane's modules come with the first proxy (see attached.py)
+    from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
+    from loom_desktop.features.proxy.connection import ProxyConnection
 
 
 @dataclass
