@@ -5,7 +5,7 @@ reader, a dispatcher, an emitter and the observer), so each line a run flushes w
 Python threads of the window's process before the tailer's, each taking the interpreter
 lock the GUI thread needs to show the line's row. On a loaded machine a thread can be
 preempted while it holds that lock, and the row waits for it (``benchmarks/live_probe.py``
-measures that share). Here the tailer's own thread sleeps in ``select`` on the inotify
+measures that share). Here the tailer's own thread sleeps in ``poll`` on the inotify
 descriptor (no lock held) and reads the events when it wakes: one thread per followed
 file. Other platforms, or a kernel that refuses (no watches left), fall back to watchdog.
 
@@ -73,11 +73,14 @@ class FileWatch:
         os.set_blocking(self._wake_w, False)
         self._lock = threading.Lock()  # wake() and close() from different threads
         self._closed = False
+        self._poll = select.poll()  # not select(): it fails on descriptors past 1023
+        self._poll.register(fd, select.POLLIN)
+        self._poll.register(self._wake_r, select.POLLIN)
 
     def wait(self, timeout: float) -> bool:
         """Sleep up to ``timeout`` s; True when the file may have changed or :meth:`wake`
         was called (the thread holds no lock meanwhile)."""
-        ready, _, _ = select.select([self._fd, self._wake_r], [], [], max(0.0, timeout))
+        ready = {fd for fd, _event in self._poll.poll(max(0.0, timeout) * 1000)}
         woken = False
         if self._wake_r in ready:
             _drain(self._wake_r)

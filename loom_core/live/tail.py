@@ -229,7 +229,7 @@ class JournalTailer:
         watch = self._watch
         if watch is None or self._wake.is_set():
             self._wake.wait(timeout)
-        else:  # a _poke() from now on writes to the watch's pipe: select returns
+        else:  # a _poke() from now on writes to the watch's pipe: poll returns
             watch.wait(timeout)
 
     def _timeout(self) -> float:
