@@ -61,7 +61,12 @@ MARKERS = (
     b"error",
 )
 _TAIL = max(map(len, MARKERS)) - 1  # bytes kept before a chunk searched too (split marker)
-_FLUSH = 1 << 20  # parse (and drop) what a marker-less stream holds past this many bytes
+# Fold what a stream holds unparsed past this many bytes while it flows (it cannot end
+# there: no marker). Why not all at the end: persist before answer holds a stream's
+# last event until its record is written, so what is left to parse then delays that
+# client's end -- and, at concurrency, every other client's next request and first
+# byte. A paced stream is folded in its gaps; one read of a whole answer, as before.
+_EAGER = 4096
 
 
 def may_end(data: bytes | bytearray) -> bool:
@@ -132,8 +137,8 @@ class StreamReconstructor:
         # A marker may begin in earlier reads (none spans a blank line, so none begins
         # before _buf): search the chunk and the end of what came before it.
         self._wary = may_end(buf[-len(chunk) - _TAIL :])
-        if not self._wary and len(buf) > _FLUSH:
-            self.parse()  # bound the memory of a long stream (no marker: cannot end here)
+        if not self._wary and len(buf) > _EAGER:
+            self.parse()  # no marker among them: this cannot end the stream
         return self._wary or self.terminal_at is not None
 
     def parse(self) -> int | None:

@@ -146,7 +146,7 @@ def test_bytes_without_a_marker_are_not_parsed_while_relayed() -> None:
 
 
 def test_a_long_stream_without_markers_is_parsed_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(rc, "_FLUSH", 100)  # parse whatever exceeds 100 unparsed bytes
+    monkeypatch.setattr(rc, "_EAGER", 100)  # parse whatever exceeds 100 unparsed bytes
     raw = STREAMS["anthropic"]
     expected = whole(PATHS["anthropic"], raw)
     for size in (1, 7, 64):
