@@ -59,6 +59,24 @@ def frame(name: str, data: Any) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data, default=str)}\n\n".encode()
 
 
+class _ExchangeFeed:
+    """The session listener feeding a hub. ``wanted`` only while someone subscribes: the
+    session then does not even build the summary, which is on every exchange's way to
+    its client (:meth:`.session.RecordingSession.record`)."""
+
+    __slots__ = ("hub",)
+
+    def __init__(self, hub: EventHub) -> None:
+        self.hub = hub
+
+    @property
+    def wanted(self) -> bool:
+        return bool(self.hub.subscribers) and not self.hub.closed
+
+    def __call__(self, summary: dict[str, Any]) -> None:
+        self.hub.publish("exchange", summary)
+
+
 @dataclass(eq=False)
 class EventHub:
     """Fans proxy events out to every ``/loom/events`` subscriber; see the module docstring."""
@@ -82,7 +100,7 @@ class EventHub:
         app.on_startup.append(hub._started)
         app.on_shutdown.append(hub._shutdown)
         if session is not None and hasattr(session, "listeners"):
-            session.listeners.append(lambda summary: hub.publish("exchange", summary))
+            session.listeners.append(_ExchangeFeed(hub))
         approvals = getattr(screen, "approvals", None)
         if approvals is not None:
             ShieldFeed(hub, screen, approvals)

@@ -132,7 +132,8 @@ class RecordingSession:
         self.complete = False  # closed with the trace written and the end marker after it
         self._last_record = 0.0  # time.monotonic() of the last exchange recorded
         self._frozen = 0.0  # ... of the last gc.freeze()
-        # called with a summary of each recorded exchange (the event stream, .events)
+        # called with a summary of each recorded exchange (the event stream, .events);
+        # a listener whose ``wanted`` attribute is false is skipped (nobody subscribes)
         self.listeners: list[Callable[[dict[str, Any]], None]] = []
         # --otlp-endpoint (.otlp_export): gets each recorded exchange, builds spans elsewhere
         self.otlp: ExchangeSink | None = None
@@ -205,7 +206,7 @@ class RecordingSession:
         self._dirty.set()
         if self.otlp is not None:  # a queue put: the spans are built on the sink's thread
             self.otlp.submit(path, dialect, request.value(), response, new, ms)
-        if self.listeners:
+        if any(getattr(listener, "wanted", True) for listener in self.listeners):
             self._announce(n, path, dialect, request, events, mark.log)
         return True
 
@@ -257,6 +258,8 @@ class RecordingSession:
             "exchanges": n + 1,
         }
         for listener in list(self.listeners):
+            if not getattr(listener, "wanted", True):
+                continue
             try:
                 listener(summary)
             except Exception as err:  # noqa: BLE001 - the exchange is on disk already

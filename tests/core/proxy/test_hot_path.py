@@ -169,3 +169,30 @@ def test_a_long_stream_is_folded_as_it_flows_not_all_at_its_end() -> None:
     assert at_once.add(b"".join([*events, end])) and at_once.parse() == flowing.terminal_at
     assert flowing.result() == at_once.result()
     assert flowing.result()["content"][0]["text"] == "".join(words)
+
+
+def test_no_exchange_summary_is_built_while_nobody_subscribes(tmp_path: Path) -> None:
+    """The event stream's listener says whether anyone listens: when nobody does, a
+    recorded exchange's summary is not built (it is on the way to the client)."""
+    heard: list[str] = []
+
+    class Feed:
+        wanted = False
+
+        def __call__(self, summary: dict[str, Any]) -> None:
+            heard.append(f"feed {summary['n']}")
+
+    feed = Feed()
+    session = RecordingSession(tmp_path / "e.loom.json")
+    session.listeners.append(feed)
+    answer = {"type": "message", "content": [{"type": "text", "text": "x"}]}
+    try:
+        assert session.record("/v1/messages", "anthropic", {"messages": HI}, answer, [], 1.0)
+        feed.wanted = True
+        assert session.record("/v1/messages", "anthropic", {"messages": HI}, answer, [], 1.0)
+        session.listeners.append(lambda summary: heard.append(f"plain {summary['n']}"))
+        feed.wanted = False
+        assert session.record("/v1/messages", "anthropic", {"messages": HI}, answer, [], 1.0)
+    finally:
+        session.abandon()
+    assert heard == ["feed 1", "plain 2"]
