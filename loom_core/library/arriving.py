@@ -68,4 +68,4 @@ class HeadWatch:
         self.tried = True
         head = head_of(partial)
         if head is not None:
-            self.show(partial.with_name(partial.name.removesuffix(PART)), head)
+            self.show(partial.with_name(partial.name.rsplit(PART, 1)[0]), head)

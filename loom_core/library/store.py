@@ -27,6 +27,7 @@ import hashlib
 import os
 import posixpath
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -37,7 +38,7 @@ from typing import Any
 from loom_core.errors import LoadError
 
 CHUNK = 1 << 20  # bytes hashed and copied at a time: a gigabyte run never sits in memory
-PART = ".part"  # a fetched file's name until it is whole
+PART = ".part-"  # a fetched file's name until it is whole: <name>.part-<unique>
 # (the main file's temporary copy, its bytes so far, its size): a fetch going on
 Arrived = Callable[[Path, int, int], None]
 DIGEST = "sha256"
@@ -164,9 +165,11 @@ class RunStore:
     def _get(self, key: str, target: Path, arrived: Arrived | None = None) -> None:
         """One file, under a temporary name until it is whole (removed if it never is)."""
         target.parent.mkdir(parents=True, exist_ok=True)
-        temp = target.with_name(target.name + PART)
+        # a name of its own: the same run opened twice at once is fetched twice side by side
+        fd, name = tempfile.mkstemp(dir=target.parent, prefix=target.name + PART)
+        temp = Path(name)
         try:
-            with self.fs.open(key, "rb") as src, open(temp, "wb") as out:
+            with os.fdopen(fd, "wb") as out, self.fs.open(key, "rb") as src:
                 total, done = int(getattr(src, "size", 0) or 0), 0
                 while chunk := src.read(CHUNK):
                     out.write(chunk)

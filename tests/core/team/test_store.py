@@ -121,8 +121,33 @@ def test_a_fetch_cut_short_leaves_nothing_that_looks_complete(
     with pytest.raises(ConnectionResetError):
         cache.local_copy(store, url, bundle.digest, SAMPLE.name, cut)
     size = SAMPLE.stat().st_size
-    assert seen == [(f"{SAMPLE.name}.part", 4096, size), (f"{SAMPLE.name}.part", 8192, size)]
+    assert [(done, total) for _, done, total in seen] == [(4096, size), (8192, size)]
+    assert seen[0][0] == seen[1][0] and seen[0][0].startswith(f"{SAMPLE.name}.part-")
     folder = cache.cache_home() / bundle.digest
     assert not [p.name for p in folder.iterdir()]  # nothing left, partial or whole
     local = cache.local_copy(store, url, bundle.digest, SAMPLE.name)
     assert local.read_bytes() == SAMPLE.read_bytes()
+
+
+def test_the_same_run_fetched_twice_at_once_arrives_whole_twice(
+    store_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user who opens a teammate's run again while it downloads starts a second fetch
+    into the same cache folder: each writes a temporary file of its own, so neither cuts
+    the other's short (a shared temporary name was truncated by the second, and the first
+    then found its file renamed away)."""
+    from loom_core.library import store as store_module
+
+    monkeypatch.setattr(store_module, "CHUNK", 4096)
+    store = RunStore(store_url)
+    url = store.publish(bundle_of(SAMPLE))
+    dest = tmp_path / "cache" / "run"
+    inner: list[Path] = []
+
+    def again_meanwhile(_partial: Path, done: int, _total: int) -> None:
+        if done == 4096 and not inner:  # the second fetch, while the first is at 4 KiB
+            inner.append(store.fetch(url, dest))
+
+    outer = store.fetch(url, dest, again_meanwhile)
+    assert inner == [outer] and outer.read_bytes() == SAMPLE.read_bytes()
+    assert [p.name for p in dest.iterdir()] == [SAMPLE.name]  # no temporary file left
