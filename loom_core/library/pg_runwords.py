@@ -21,6 +21,7 @@ _LEXEME = re.compile(r"'((?:[^'\\]|''|\\.)*)'(?::([*A-D]+))?")
 _OPERATOR = re.compile(r"\s+|<->|<\d+>|[&|()]")
 ALL_WEIGHTS = "ABCD"
 PROBE_RUNS = 127  # runs probed one batch at a time (1, 2, 4 … 64); the rest by the index
+PAGE_PROBES: int | None = None  # candidates a page probes before the index (None: its size)
 # the runs whose summary may match (%s: the summary query), the unknown ones too
 CANDIDATES = (
     "(SELECT run FROM run_words WHERE doc @@ %s::tsquery "
@@ -97,21 +98,27 @@ def page_runs(
     conn: Any, ordered: list[int], names: list[str], args: list[Any], text: str, want: int
 ) -> list[int]:
     """The first ``want`` runs of ``ordered`` (candidates in the page's order) that have
-    a matching step, each probed through its own steps (it stops at the first match).
-    Why in batches from here and not one ``EXISTS`` join: the planner cannot know that
-    most candidates match, and joined every one before sorting."""
-    steps = " AND ".join(["ts_match_vq(s.doc, %s::tsquery)", *names])
-    sql = (
-        "SELECT c.run FROM unnest(%s::bigint[]) WITH ORDINALITY c (run, n) WHERE EXISTS "
-        f"(SELECT 1 FROM steps s WHERE s.run = c.run AND {steps}) ORDER BY c.n"
-    )
+    a matching step. The first ``want`` candidates are probed through their own steps
+    (each stops at its first match); if that does not fill the page (a word in few of
+    the runs its summaries name, or runs without a summary), the steps' index answers
+    for the rest. Why not one ``EXISTS`` join: the planner cannot know that most
+    candidates match, and joined every one of them before sorting."""
     kept: list[int] = []
-    done, size = 0, max(want, 1)
-    while done < len(ordered) and len(kept) < want:
-        batch = ordered[done : done + size]
-        kept += [int(r[0]) for r in conn.execute(sql, (batch, text, *args)).fetchall()]
-        done, size = done + len(batch), size * 2
-    return kept[:want]
+    probed = want if PAGE_PROBES is None else PAGE_PROBES
+    for batch, match in (
+        (ordered[:probed], "ts_match_vq(s.doc, %s::tsquery)"),
+        (ordered[probed:], "s.doc @@ %s::tsquery"),
+    ):
+        if not batch or len(kept) >= want:
+            break
+        steps = " AND ".join([match, *names])
+        sql = (
+            "SELECT c.run FROM unnest(%s::bigint[]) WITH ORDINALITY c (run, n) WHERE EXISTS "
+            f"(SELECT 1 FROM steps s WHERE s.run = c.run AND {steps}) ORDER BY c.n LIMIT %s"
+        )
+        rows = conn.execute(sql, (batch, text, *args, want - len(kept))).fetchall()
+        kept += [int(r[0]) for r in rows]
+    return kept
 
 
 def tuned(conn: Any) -> None:

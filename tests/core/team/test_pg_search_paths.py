@@ -58,8 +58,10 @@ def test_every_way_to_search_finds_what_the_steps_index_finds(
     with Library(pg_url) as lib:
         probed = _answers(lib, limit)  # the summaries, then each candidate's steps
         monkeypatch.setattr(pg_runwords, "PROBE_RUNS", 1)  # the newest run, then the index
+        monkeypatch.setattr(pg_runwords, "PAGE_PROBES", 1)
         past_bound = _answers(lib, limit)
         monkeypatch.setattr(pg_runwords, "PROBE_RUNS", PROBE_RUNS)
+        monkeypatch.setattr(pg_runwords, "PAGE_PROBES", None)
         with psycopg.connect(pg_url, autocommit=True) as conn:  # as before the summaries
             conn.execute("UPDATE run_words SET doc = NULL WHERE run % 2 = 0")
         unknown = _answers(lib, limit)
