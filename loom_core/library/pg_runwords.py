@@ -9,13 +9,16 @@ newest first, until the page or the hits are complete. A rare word has few candi
 runs, so it probes few. A summary holds a word wherever in the run it is, so a run it
 names may still have no single step that matches (two words in two steps, a phrase):
 the probe of the steps decides, with the same conditions as before, and every answer is
-what the steps' index gave. A run with no summary (NULL) is always a candidate.
+what the steps' index gave. A run with no summary (NULL) or one too big to hold
+(:data:`~.pg_steps.EVERY_WORD`) is always a candidate.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from loom_core.library.pg_steps import EVERY_WORD
 
 _LEXEME = re.compile(r"'((?:[^'\\]|''|\\.)*)'(?::([*A-D]+))?")
 _OPERATOR = re.compile(r"\s+|<->|<\d+>|[&|()]")
@@ -24,7 +27,7 @@ PROBE_RUNS = 127  # runs probed one batch at a time (1, 2, 4 … 64); the rest b
 PAGE_PROBES: int | None = None  # candidates a page probes before the index (None: its size)
 # the runs whose summary may match (%s: the summary query), the unknown ones too
 CANDIDATES = (
-    "(SELECT run FROM run_words WHERE doc @@ %s::tsquery "
+    f"(SELECT run FROM run_words WHERE doc @@ (%s::tsquery || '{EVERY_WORD}'::tsquery) "
     "UNION ALL SELECT run FROM run_words WHERE doc IS NULL)"
 )
 

@@ -12,8 +12,9 @@ hold a match among thousands of summaries, then probes only those
 (:mod:`.pg_runwords`). The summary is made by the server's own parser from the run's
 distinct words, one space apart, so it holds exactly the lexemes the steps' ``doc``
 columns hold (the parser cuts each space-separated word the same wherever it stands).
-A summary PostgreSQL cannot hold (a ``tsvector`` is at most 1 MB) is stored as NULL:
-"unknown", a candidate of every search.
+A summary PostgreSQL cannot hold (a ``tsvector`` is at most 1 MB) is stored as the one
+lexeme :data:`EVERY_WORD` (no word has a weight prefix): a candidate of every search.
+NULL is a run indexed before summaries existed; its next index pass writes one.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ _DOC = (
     " || setweight(to_tsvector('simple', %s), 'C') || setweight(to_tsvector('simple', %s), 'D')"
 )
 INT64 = 2**63 - 1
-SUMMARY_BYTES = 700_000  # a summary's words beyond this: stored as NULL (a tsvector < 1 MB)
+SUMMARY_BYTES = 700_000  # a summary's words beyond this: EVERY_WORD (a tsvector < 1 MB)
+EVERY_WORD = "all"  # the summary of a run with too many words: a candidate of every search
 _SUMMARY = (
     "INSERT INTO run_words (run, doc) SELECT %s, array_to_tsvector(ARRAY("
     "SELECT v.w || l FROM (VALUES ('A:', to_tsvector('simple', %s)), "
@@ -87,9 +89,9 @@ def write_summary(conn: Any, run: int, seen: tuple[set[str], ...]) -> None:
     size = sum(len(w.encode()) + 8 for column in seen for w in column)
     if size > SUMMARY_BYTES:
         conn.execute(
-            "INSERT INTO run_words (run, doc) VALUES (%s, NULL) "
-            "ON CONFLICT (run) DO UPDATE SET doc = NULL",
-            (run,),
+            "INSERT INTO run_words (run, doc) VALUES (%s, %s::tsvector) "
+            "ON CONFLICT (run) DO UPDATE SET doc = EXCLUDED.doc",
+            (run, EVERY_WORD),
         )
         return
     conn.execute(_SUMMARY, (run, *(" ".join(column) for column in seen)))

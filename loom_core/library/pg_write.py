@@ -42,8 +42,12 @@ class PgWrites:
         return [str(r[0]) for r in rows]
 
     def row(self, path: str) -> tuple[int, int | None, int | None, str] | None:
+        """A run indexed before its summary of words existed (schema 2) has no size here,
+        so the next index pass reads it again and writes one (pg_steps)."""
         row = self._one(
-            "SELECT id, size, mtime_ns, state FROM runs WHERE host = %s AND path = %s",
+            "SELECT r.id, CASE WHEN w.run IS NOT NULL AND w.doc IS NULL THEN NULL "
+            "ELSE r.size END, r.mtime_ns, r.state FROM runs r "
+            "LEFT JOIN run_words w ON w.run = r.id WHERE r.host = %s AND r.path = %s",
             (self.host, path),
         )
         return (int(row[0]), row[1], row[2], str(row[3])) if row else None
