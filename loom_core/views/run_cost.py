@@ -215,7 +215,10 @@ class RunPricer:
         """Step ``i`` was answered without a provider (and so cost nothing)."""
         if self.offline_from is not None and i >= self.offline_from:
             return True
-        model = self.model(i)
+        return self.offline_model(self.model(i))
+
+    def offline_model(self, model: str) -> bool:
+        """``model`` answers without a provider (looked up once per name)."""
         known = self._offline_model.get(model)
         if known is None:
             known = self._offline_model[model] = is_offline(model)
@@ -282,6 +285,22 @@ class RunPricer:
                 rates = flat[model] if model in flat else flat.setdefault(model, _flat(model))
             out.append(self.cost(i) if rates is None else _plain_usd(rates, t_in[i], t_out[i]))
         return out
+
+    @property
+    def needs_wire(self) -> bool:
+        """Model calls are priced with their exchange's full usage (a proxy's wire or a
+        live sidecar), one call at a time: :meth:`costs` cannot take its fast path."""
+        return bool(self.doc.wire) or self._sidecar is not None
+
+    def plain_rates(self, model: str) -> Rates | None:
+        """The rates a plain call on ``model`` is priced with inline (see :meth:`costs`);
+        ``None``: its calls go through :meth:`cost`."""
+        flat = self._flat_rates
+        return flat[model] if model in flat else flat.setdefault(model, _flat(model))
+
+    def model_name(self, recorded: Any) -> str:
+        """The model a call used, from its meta's ``model`` member (else the run's)."""
+        return recorded if isinstance(recorded, str) and recorded else self.default
 
     def model_cost(self, i: int, recorded: Any) -> float | None:
         """:meth:`cost` of model effect ``i`` whose result's ``usage`` member is ``recorded``.

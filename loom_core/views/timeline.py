@@ -9,14 +9,16 @@ frames are in :mod:`loom_core.views.context`; shield placement in :mod:`loom_cor
 
 from __future__ import annotations
 
-import math
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import accumulate
+from operator import attrgetter
 from typing import Any
 
+import numpy as np
+
 from loom_core.formats.document import Document
+from loom_core.views import columns
 from loom_core.views.context import ContextIndex, ContextWalker
 from loom_core.views.pricing import OFFLINE_TEXT, cost_words, format_usd
 from loom_core.views.run_cost import RunPricer
@@ -211,29 +213,6 @@ def _step_order(
     return effect_of, episode_of
 
 
-def _costs(
-    pricer: RunPricer, effects: list[int], codes: list[int], ctx: ContextIndex
-) -> tuple[list[float], list[int], bool]:
-    """Per-step USD (NaN when the model is unpriced), offline marks, and whether the
-    total is known. Every face prices a step through the same :class:`RunPricer`: model
-    steps, and the steps that carry a call's usage beside a model effect."""
-    costs = [0.0] * len(effects)
-    offline = [0] * len(effects)
-    billed = ctx.billed  # other steps that stand for a call (loom_core.views.billed)
-    steps = [
-        s
-        for s, code in enumerate(codes)
-        if code == K_MODEL or (billed and code != K_EPISODE and effects[s] in billed)
-    ]
-    priced = pricer.costs(
-        [effects[s] for s in steps], (ctx.tokens_in, ctx.tokens_out, ctx.plain_usage)
-    )
-    for s, cost in zip(steps, priced, strict=True):
-        costs[s] = math.nan if cost is None else cost
-        offline[s] = pricer.offline(effects[s])
-    return costs, offline, all(c is not None for c in priced)
-
-
 class TimelineBuilder:
     """Builds a timeline's arrays for a range of effects at a time (append-only).
 
@@ -262,81 +241,72 @@ class TimelineBuilder:
         effect_of, episode_of = _step_order(
             new.start, new.stop, self.walker.index.episode_before, final
         )
-        self._append(doc, effect_of, episode_of)
+        steps = columns.StepMap.of(np.array(effect_of, dtype=np.int64), new.start, len(new))
         fresh = doc.effects[new.start : new.stop]
-        seqs = [i if e.seq is None else e.seq for i, e in zip(new, fresh, strict=True)]
+        self._append(doc, fresh, steps, np.array(episode_of, dtype=np.int64))
+        seqs = columns.seqs(fresh, new.start)
         try:
             tl.seqs.extend(array("d", seqs))
         except OverflowError:  # a seq beyond a float's range: placed at the limit
             tl.seqs.extend(array("d", [min(max(s, -SEQ_LIMIT), SEQ_LIMIT) for s in seqs]))
-        steps = range(first_step, len(tl))
-        for s in steps:
-            if effect_of[s - first_step] >= 0:
-                tl.step_of_effect.append(s)
+        columns.put(tl.step_of_effect, np.flatnonzero(steps.effect_of >= 0) + first_step)
         _pairs(tl, self.walker.index, new)
         _mark_unfinished(tl, first_step, unfinished)
         tl.agents = list(self._agent_ids)
-        return steps
+        return range(first_step, len(tl))
 
-    def _append(self, doc: Document, effect_of: list[int], episode_of: list[int]) -> None:
-        tl, ctx, effects = self.tl, self.walker.index, doc.effects
-        codes_cache = self._codes
-        codes = [
-            K_EPISODE
-            if e < 0
-            else codes_cache[effects[e].kind or ""]
-            if (effects[e].kind or "") in codes_cache
-            else codes_cache.setdefault(effects[e].kind or "", kind_code(effects[e].kind or ""))
-            for e in effect_of
-        ]
-        depths = [0 if e < 0 else min(max(effects[e].depth or 0, 0), 0xFFFF) for e in effect_of]
-        metas, label, ids = ctx.metas, self._label, self._agent_ids
-        agents = [
-            ids.setdefault("user" if e < 0 else (metas[e].agent or label(metas[e])), len(ids))
-            for e in effect_of
-        ]
-        ins, outs = ctx.tokens_in, ctx.tokens_out
-        t_in = [0 if e < 0 else ins[e] for e in effect_of]
-        t_out = [0 if e < 0 else outs[e] for e in effect_of]
-        flags = [
-            result_flags(effects[e].result) if c == K_TOOL else 0
-            for e, c in zip(effect_of, codes, strict=True)
-        ]
-        costs, offline, known = _costs(self._pricer, effect_of, codes, ctx)
-        eps = doc.episodes
-        sizes = [
-            len(eps[ep]) if e < 0 else _nbytes(effects[e].result)
-            for e, ep in zip(effect_of, episode_of, strict=True)
-        ]
+    def _costs(
+        self, codes: columns.Ints, steps: columns.StepMap, t_in: columns.Ints, t_out: columns.Ints
+    ) -> tuple[columns.Floats, columns.Ints, bool]:
+        """Per-step USD (NaN when the model is unpriced), offline marks, and whether every
+        price is known. Priced are model steps and the steps that carry a call's usage
+        beside a model effect (:mod:`loom_core.views.billed`), all through one
+        :class:`RunPricer` as every other face prices them."""
+        ctx = self.walker.index
+        priced = codes == K_MODEL
+        if ctx.billed:
+            priced |= (codes != K_EPISODE) & np.isin(steps.effect_of, list(ctx.billed))
+        lo, hi = steps.start, steps.start + steps.n
+        plain = steps.spread(columns.ints(ctx.plain_usage[lo:hi]))
+        tokens = (t_in[priced], t_out[priced], plain[priced])
+        usd, marks, known = columns.prices(self._pricer, steps.effect_of[priced], ctx.metas, tokens)
+        costs = np.zeros(len(codes), dtype=np.float64)
+        offline = np.zeros(len(codes), dtype=np.int64)
+        costs[priced], offline[priced] = usd, marks
+        return costs, offline, known
+
+    def _append(
+        self, doc: Document, fresh: list[Any], steps: columns.StepMap, episode_of: Any
+    ) -> None:
+        """Lay the new steps' columns out (:mod:`loom_core.views.columns`)."""
+        tl, ctx, put = self.tl, self.walker.index, columns.put
+        lo, hi = steps.start, steps.start + steps.n
+        per_effect = columns.kind_codes(fresh, self._codes, kind_code)
+        codes = steps.spread(per_effect, K_EPISODE)
+        results = list(map(attrgetter("result"), fresh))
+        t_in = steps.spread(columns.ints(ctx.tokens_in[lo:hi]))
+        t_out = steps.spread(columns.ints(ctx.tokens_out[lo:hi]))
+        costs, offline, known = self._costs(codes, steps, t_in, t_out)
+        put(tl.effect_of, steps.effect_of)
+        put(tl.episode_of, episode_of)
+        put(tl.kind, codes)
+        put(tl.depth, steps.spread(columns.depths(fresh)))
+        put(tl.agent, columns.agent_ids(ctx.metas[lo:hi], steps, self._label, self._agent_ids))
+        put(tl.tokens_in, t_in)
+        put(tl.tokens_out, t_out)
         last_tokens = tl.cum_tokens[-1] if len(tl.cum_tokens) else 0
         last_cost = tl.cum_cost[-1] if len(tl.cum_cost) else 0.0
-        tl.effect_of.extend(array("i", effect_of))
-        tl.episode_of.extend(array("i", episode_of))
-        tl.kind.extend(array("B", codes))
-        tl.depth.extend(array("H", depths))
-        tl.agent.extend(array("H", agents))
-        tl.tokens_in.extend(array("q", t_in))
-        tl.tokens_out.extend(array("q", t_out))
-        tl.cum_tokens.extend(
-            array(
-                "q",
-                accumulate((a + b for a, b in zip(t_in, t_out, strict=True)), initial=last_tokens),
-            )[1:]
-        )
-        tl.cost.extend(array("d", costs))
-        tl.offline.extend(array("B", offline))
-        tl.offline_steps += sum(offline)
-        tl.cum_cost.extend(
-            array("d", accumulate((0.0 if math.isnan(c) else c for c in costs), initial=last_cost))[
-                1:
-            ]
-        )
-        tl.flags.extend(array("B", flags))
+        put(tl.cum_tokens, columns.running(t_in + t_out, last_tokens))
+        put(tl.cost, costs)
+        put(tl.offline, offline)
+        tl.offline_steps += int(offline.sum())
+        put(tl.cum_cost, columns.running(np.where(np.isnan(costs), 0.0, costs), last_cost))
+        put(tl.flags, steps.spread(columns.flags(results, per_effect, K_TOOL, result_flags)))
         tl.call_of.extend(array("i", [-1]) * len(codes))  # _pairs fills them in
-        tl.size.extend(array("q", sizes))
+        put(tl.size, columns.sizes(results, steps, episode_of, doc.episodes))
         tl.cost_known = tl.cost_known and known
-        tl.input_tokens += sum(t_in)
-        tl.output_tokens += sum(t_out)
+        tl.input_tokens += int(t_in.sum())
+        tl.output_tokens += int(t_out.sum())
 
 
 def build_timeline(doc: Document) -> Timeline:
@@ -344,9 +314,9 @@ def build_timeline(doc: Document) -> Timeline:
     builder = TimelineBuilder(doc)
     builder.extend(final=True, unfinished=bool(doc.unfinished))
     tl = builder.tl
-    tl.shield_at = place_shield_events(
-        doc, tl, [s for s in range(len(tl)) if tl.kind[s] == K_MODEL]
-    )
+    if doc.shield_events:
+        model_steps = np.flatnonzero(np.frombuffer(bytes(tl.kind), dtype=np.uint8) == K_MODEL)
+        tl.shield_at = place_shield_events(doc, tl, model_steps.tolist())
     for step, events in tl.shield_at.items():
         tl.flags[step] |= F_SHIELD
         if any(doc.shield_events[e].action == "deny" for e in events):
@@ -355,12 +325,27 @@ def build_timeline(doc: Document) -> Timeline:
 
 
 def _pairs(tl: Timeline, ctx: ContextIndex, effects: range) -> None:
-    """Link the results among ``effects`` to the model steps that called them."""
+    """Link the results among ``effects`` to the model steps that called them.
+
+    A long range (a whole run) is linked with numpy over every pair; a live tail's few
+    new effects look theirs up one by one, so its cost does not grow with the run.
+    """
     pairs = ctx.result_pairs
-    for result_eff in effects:
-        call_eff = pairs.get(result_eff)
-        if call_eff is not None:
-            tl.call_of[tl.step_of_effect[result_eff]] = tl.step_of_effect[call_eff]
+    if len(effects) * 8 < len(pairs):
+        for result_eff in effects:
+            call_eff = pairs.get(result_eff)
+            if call_eff is not None:
+                tl.call_of[tl.step_of_effect[result_eff]] = tl.step_of_effect[call_eff]
+        return
+    results = np.fromiter(pairs.keys(), dtype=np.int64, count=len(pairs))
+    calls = np.fromiter(pairs.values(), dtype=np.int64, count=len(pairs))
+    take = (results >= effects.start) & (results < effects.stop)
+    if not take.any():
+        return
+    step_of = np.frombuffer(tl.step_of_effect, dtype=np.intc)
+    call_of = np.frombuffer(tl.call_of, dtype=np.intc)
+    call_of[step_of[results[take]]] = step_of[calls[take]]
+    del step_of, call_of  # (the arrays must not stay exported: a live run grows them)
 
 
 def _mark_unfinished(tl: Timeline, first_new: int, unfinished: bool) -> None:
