@@ -124,6 +124,8 @@ _MAX_TOKENS = 10**12  # per call: bounds absurd hand-edited counts so sums fit i
 
 
 def _tokens(value: Any) -> int:
+    if type(value) is int and 0 <= value <= _MAX_TOKENS:  # the usual count, first
+        return value
     n = int(value or 0)
     return n if -_MAX_TOKENS <= n <= _MAX_TOKENS else max(-_MAX_TOKENS, min(n, _MAX_TOKENS))
 
@@ -277,7 +279,11 @@ class _HarnessBuilder(_Builder):
         return ""
 
     def tool_result(self, i: int, ctx: AgentContext, name: str) -> None:
-        match = next((c for c in ctx.pending if c[1] == name), None)
+        pending = ctx.pending
+        if pending and pending[0][1] == name:  # the usual case: results in call order
+            match: tuple[str, str, int] | None = pending[0]
+        else:
+            match = next((c for c in pending if c[1] == name), None)
         if match is not None:
             ctx.pending.remove(match)
             self.index.result_pairs[i] = match[2]
