@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from loom_core.formats.entry_index import EntryIndex
 from loom_core.formats.fastschema import decoder, fast_struct
 from loom_core.formats.schema import EffectEntry, EffectMeta, ModelResult, ShieldEvent, TraceHeader
 
@@ -99,6 +100,8 @@ class Document:
     torn: bool = False
     warnings: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+    # where the log's entries are in ``source`` (a big trace's progressive load)
+    entry_index: EntryIndex | None = None
 
     # -- header facts ---------------------------------------------------------
     @property
@@ -158,9 +161,13 @@ class Document:
 
     def raw_entry(self, i: int) -> bytes:
         """Entry ``i`` as JSON: its exact line for journals, its bytes in the source for
-        traces, else (no source: a head preview) its fields re-encoded."""
+        traces (found through ``entry_index`` when the load made one), else (no source: a head preview) its fields re-encoded."""
         if self.entries is not None:
             return bytes(self.entries[i])
+        if self.entry_index is not None and self.source is not None:
+            found = self.entry_index.raw(self.source, i)
+            if found is not None:
+                return found
         source_entries = self._source_entries
         if source_entries is not None and i < len(source_entries):
             return bytes(source_entries[i])

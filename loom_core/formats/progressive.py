@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import msgspec
 
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document, FastEffect
+from loom_core.formats.entry_index import EntryIndex
 from loom_core.formats.fastschema import list_of
 from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.loader import TRACE, opened, read_bytes
@@ -213,8 +214,8 @@ def _decode_ranges(
     ranges: list[tuple[int, int]],
     progress: Callable[[int, int], None],
     cancelled: Callable[[], bool],
-) -> list[Any]:
-    """Decode each range of entries as a list, in place.
+) -> tuple[list[Any], EntryIndex]:
+    """Decode each range of entries as a list, in place; the entries and where they are.
 
     Why in place: the effects' raw payloads are views into the buffer they were
     decoded from, so decoding a copy of each chunk would keep a second copy of the
@@ -224,6 +225,7 @@ def _decode_ranges(
     """
     view = memoryview(data)
     effects: list[Any] = []
+    counts: list[int] = []
     for n, (a, b) in enumerate(ranges):
         if cancelled():
             raise Cancelled()
@@ -231,11 +233,13 @@ def _decode_ranges(
         data[a - 1], data[b] = 0x5B, 0x5D  # "[" and "]"
         try:
             with gc_paused():
-                effects.extend(_log_decoder.decode(view[a - 1 : b + 1]))
+                chunk = _log_decoder.decode(view[a - 1 : b + 1])
         finally:
             data[a - 1], data[b] = before, after
+        effects.extend(chunk)
+        counts.append(len(chunk))
         progress(n + 1, len(ranges))
-    return effects
+    return effects, EntryIndex.of(ranges, counts)
 
 
 def _general_log(
@@ -295,11 +299,11 @@ def load_progressive(
                 path=path, format="trace", header=header, effects=head, warnings=warnings
             )
             on_head(Loaded(head_doc, build_timeline(head_doc), complete=False))
-    effects = None
+    effects, index = None, None
     ranges = _layout_chunks(data, top["log"])
     if ranges is not None:
         try:
-            effects = _decode_ranges(path, buf, ranges, progress, cancelled)
+            effects, index = _decode_ranges(path, buf, ranges, progress, cancelled)
         except (msgspec.DecodeError, RecursionError):
             effects = None  # an odd entry: the general path reads it field by field or names it
     problems: list[str] = []
@@ -309,6 +313,8 @@ def load_progressive(
     if effects is None:
         effects = _general_log(path, data, top["log"], progress, cancelled, problems)
     doc = assemble(data, path, top, header, effects, with_problems(warnings, problems))
+    if index is not None:
+        doc = replace(doc, entry_index=index)
     if cancelled():
         raise Cancelled()
     with gc_paused():
