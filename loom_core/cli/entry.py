@@ -146,11 +146,11 @@ def _print_run(doc: Any, count: int) -> None:
 
 
 def cmd_checksum(args: argparse.Namespace) -> int:
-    """Print valid / mismatch / absent; the GUI runs this in a separate process."""
-    from loom_core.formats.loader import load
-    from loom_core.formats.trace import checksum_state
+    """Print valid / mismatch / absent; the GUI runs this in a separate process (a big
+    trace's bytes are mapped and hashed, not loaded: :mod:`loom_core.formats.file_checksum`)."""
+    from loom_core.formats.file_checksum import file_checksum_state
 
-    print(checksum_state(load(args.path)))
+    print(file_checksum_state(args.path))
     return 0
 
 
