@@ -61,7 +61,7 @@ class StepMap:
 
     def spread(self, per_effect: npt.NDArray[Any], episode: Any = 0) -> npt.NDArray[Any]:
         """A per-effect column laid out per step (episodes get ``episode``)."""
-        return np.append(per_effect, np.array([episode], dtype=per_effect.dtype))[self.at]
+        return np.concatenate((per_effect, np.array([episode], dtype=per_effect.dtype)))[self.at]
 
 
 def kind_codes(fresh: Sequence[Any], cache: dict[Any, int], code: Callable[[str], int]) -> Ints:
@@ -79,7 +79,7 @@ def depths(fresh: Sequence[Any]) -> Ints:
         column = np.array(values, dtype=np.int64)
     except OverflowError:  # a hand-edited depth past 64 bits
         column = np.array([min(max(d, 0), 0xFFFF) for d in values], dtype=np.int64)
-    return np.clip(column, 0, 0xFFFF)
+    return np.minimum(np.maximum(column, 0), 0xFFFF)  # (np.clip costs more on a few values)
 
 
 def seqs(fresh: Sequence[Any], start: int) -> list[Any]:
