@@ -112,14 +112,30 @@ def agent_ids(
     per_effect = np.fromiter(map(position.__getitem__, parts), dtype=np.int64, count=len(parts))
     user = len(names)
     per_step = steps.spread(per_effect, user)
-    found, first = np.unique(per_step, return_index=True)
     table = np.zeros(user + 1, dtype=np.int64)
-    for i in found[np.argsort(first)].tolist():
+    for i in _by_first_step(per_step, user + 1):
         table[i] = ids.setdefault("user" if i == user else names[i], len(ids))
     if len(ids) > 0x10000:
         raise OverflowError("more agents than a step's agent column holds")
     agents: Ints = table[per_step]
     return agents
+
+
+def _by_first_step(values: Ints, distinct: int) -> list[int]:
+    """The values of ``values`` (all below ``distinct``) in the order they first occur.
+
+    A few agents are the usual case: one vectorised search per value is cheaper than
+    sorting a million steps (``np.unique``), which many agents still take.
+    """
+    if distinct > 32:
+        found, first = np.unique(values, return_index=True)
+        return [int(v) for v in found[np.argsort(first)]]
+    firsts = []
+    for v in range(distinct):
+        hits = values == v
+        if hits.any():
+            firsts.append((int(hits.argmax()), v))
+    return [v for _first, v in sorted(firsts)]
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ SEQ_LIMIT = 1e300
 # flag bits
 F_ERROR, F_BLOCKED, F_DRYRUN, F_SHIELD, F_DENIED, F_UNFINISHED = 1, 2, 4, 8, 16, 32
 _PREFIXES = ((b'"ERROR:', F_ERROR), (b'"BLOCKED:', F_BLOCKED), (b'"DRY-RUN:', F_DRYRUN))
+_FLAG_LETTERS = frozenset(prefix[1] for prefix, _flag in _PREFIXES)
 
 
 def kind_code(kind: str) -> int:
@@ -71,7 +72,10 @@ def result_flags(raw: Any) -> int:
     """ERROR/BLOCKED/DRY-RUN flags from the first bytes of a raw tool result."""
     if raw is None:
         return 0
-    head = bytes(memoryview(raw)[:10])
+    view = memoryview(raw)
+    if len(view) < 7 or view[1] not in _FLAG_LETTERS:  # most results: no copy of a head
+        return 0
+    head = bytes(view[:10])
     for prefix, flag in _PREFIXES:
         if head.startswith(prefix):
             return flag
