@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -258,42 +257,16 @@ class RunPricer:
             return 0.0
         return call_cost(self.model(i), self.usage(i, recorded))
 
-    def costs(
-        self, effects: Sequence[int], tokens: tuple[Sequence[int], Sequence[int], Sequence[int]]
-    ) -> list[float | None]:
-        """:meth:`cost` of each of ``effects`` (model effects), in bulk.
-
-        ``tokens`` are the context index's per-effect input and output counts and its
-        plain-usage marks (:class:`loom_core.views.context.ContextIndex`): the result
-        was decoded once there, so it is not decoded again here. Why: a million-step
-        run has half a million model calls; pricing each through :meth:`cost` (usage
-        decoded again, mapped, looked up, priced) took seconds. A plain call on an
-        untiered online model is priced inline with :meth:`Rates.cost`'s arithmetic;
-        anything else (cache or reasoning counts, a proxy's wire, tiers, a model
-        genai-prices prices in other units, offline) goes through :meth:`cost`, so
-        both give the same number.
-        """
-        if self.doc.wire or self._sidecar is not None:
-            return [self.cost(i) for i in effects]
-        t_in, t_out, plain = tokens
-        flat, offline_from = self._flat_rates, self.offline_from
-        out: list[float | None] = []
-        for i in effects:
-            rates = None
-            if plain[i] and (offline_from is None or i < offline_from):
-                model = self.model(i)
-                rates = flat[model] if model in flat else flat.setdefault(model, _flat(model))
-            out.append(self.cost(i) if rates is None else _plain_usd(rates, t_in[i], t_out[i]))
-        return out
-
     @property
     def needs_wire(self) -> bool:
         """Model calls are priced with their exchange's full usage (a proxy's wire or a
-        live sidecar), one call at a time: :meth:`costs` cannot take its fast path."""
+        live sidecar), one call at a time: the timeline cannot price them in bulk
+        (:func:`loom_core.views.columns.prices`)."""
         return bool(self.doc.wire) or self._sidecar is not None
 
     def plain_rates(self, model: str) -> Rates | None:
-        """The rates a plain call on ``model`` is priced with inline (see :meth:`costs`);
+        """The rates a plain call on ``model`` is priced with in bulk (by
+        :func:`loom_core.views.columns.prices`, with :meth:`Rates.cost`'s arithmetic);
         ``None``: its calls go through :meth:`cost`."""
         flat = self._flat_rates
         return flat[model] if model in flat else flat.setdefault(model, _flat(model))
@@ -306,7 +279,7 @@ class RunPricer:
         """:meth:`cost` of model effect ``i`` whose result's ``usage`` member is ``recorded``.
 
         The usual call (plain input and output counts, an online model priced by
-        :class:`Rates`, no wire to consult) is priced inline as in :meth:`costs`:
+        :class:`Rates`, no wire to consult) is priced inline, as the timeline prices it:
         ``summary --json`` prices every model call of a big run this way.
         """
         if (

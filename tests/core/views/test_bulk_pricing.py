@@ -1,6 +1,6 @@
 """Bulk pricing gives every step the number pricing it alone gives.
 
-The timeline prices a run's model calls in bulk (:meth:`RunPricer.costs`), reading
+The timeline prices a run's model calls in bulk (:func:`loom_core.views.columns.prices`), reading
 the tokens the context index decoded once; anything but plain counts on a priced
 model goes the full way. Whatever a hand-edited usage holds, both must agree.
 """
