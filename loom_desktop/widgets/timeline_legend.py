@@ -61,7 +61,10 @@ class TimelineLegend:
 
     def update(self, tl: Timeline, line_words: str) -> None:
         """Show the kinds and markers ``tl`` has, and the line as ``line_words``."""
-        codes = set(np.unique(np.frombuffer(tl.kind, np.uint8)).tolist()) if len(tl) else set()
+        # a count per kind code: one pass, where np.unique sorted every step (tens of ms
+        # at 1,000,000 steps, on the GUI thread)
+        counts = np.bincount(np.frombuffer(tl.kind, np.uint8)) if len(tl) else np.zeros(0)
+        codes = set(np.flatnonzero(counts).tolist())
         flags = int(np.bitwise_or.reduce(np.frombuffer(tl.flags, np.uint8))) if len(tl) else 0
         items = [(self._kinds[KIND_NAMES[c]], KIND_NAMES[c]) for c in sorted(codes)]
         items += [(sample, words) for bit, sample, words in self._marks if flags & bit]
