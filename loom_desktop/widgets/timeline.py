@@ -246,8 +246,10 @@ class TimelineWidget(pg.PlotWidget):
         n = len(tl)
         self.axis.set_timeline(tl)
         self._tip_row = None  # the tooltip is read again
+        yield  # each part below is tens of ms at 1,000,000 steps
         tokens = _copy(tl.tokens_in, np.int64) + _copy(tl.tokens_out, np.int64)
         height = np.where(tokens > 0, tokens, _copy(tl.size, np.int64) / 4.0)
+        yield
         kinds = _copy(tl.kind, np.uint8)
         # a fork's edit holds the whole edited context, but it is no model call and has no
         # tokens: a stub a lane high marks it, not a bar as tall as the context it rewrote
@@ -255,12 +257,12 @@ class TimelineWidget(pg.PlotWidget):
         height[edits] = 0.0
         lane = max(float(height.max(initial=1.0)) * LANE, 1.0)
         height[edits] = lane
-        yield  # each part below is tens of ms at 1,000,000 steps
+        yield
         self.bars.set_data(height, kinds, _copy(tl.depth, np.uint16), lane)
         yield
         self._set_markers(tl, height)
         yield
-        self._set_cost(tl)
+        yield from self._cost_steps(tl)
         yield
         self.cursor.setVisible(n > 0)
         if self._auto_range and not n:  # an empty run: a few steps' room, no odd scale
@@ -306,7 +308,7 @@ class TimelineWidget(pg.PlotWidget):
         for layer in self._layers.values():
             layer.show(x0, x1, columns)
 
-    def _set_cost(self, tl: Timeline) -> None:
+    def _cost_steps(self, tl: Timeline) -> Iterator[None]:
         xs = np.arange(len(tl), dtype=np.float64)
         if tl.cost_known:  # short axis words: a low timeline clips a long vertical label
             ys = _copy(tl.cum_cost, np.float64)
@@ -314,8 +316,10 @@ class TimelineWidget(pg.PlotWidget):
         else:
             ys = _copy(tl.cum_tokens, np.int64).astype(np.float64)
             axis, line = "tokens (no price)", "cumulative tokens (cost unknown)"
+        yield
         self.getPlotItem().setLabel("right", axis)
         self.cost_curve.setData(xs, ys)
+        yield
         top = float(ys.max(initial=0.0))
         self._cost_top = top * 1.05 if top > 0 else 1.0  # a free or empty run: $0..$1
         self._cost_free = top <= 0
