@@ -25,6 +25,7 @@ from loom_desktop.features.library.controller import LibraryController
 from loom_desktop.features.library.page import RunsPage
 from loom_desktop.features.library.settings_dialog import LibraryDialog, chosen_address
 from loom_desktop.infra.settings import save_settings
+from loom_desktop.resources import sample_trace
 
 _TERM = re.compile(r'"[^"]*"|\S+')
 
@@ -211,8 +212,12 @@ class LibraryUi:
         """The window opened ``path``: the library lists it (or brings it up to date). The
         journal of a recording the app is making is not a run of its own (its trace is),
         nor is a copy of another machine's run fetched into the cache (the library lists
-        that run already, on its own machine)."""
+        that run already, on its own machine). The bundled sample (every first start opens
+        it) is nobody's run: a team's library would list it once per member and host, so
+        only the computer's own library lists it."""
         if is_cached(path):
+            return
+        if self.controller.team_address() is not None and _same_file(path, str(sample_trace())):
             return
         if path.endswith(JOURNAL) and path[: -len(JOURNAL)] + TRACE in self.recordings:
             return
