@@ -34,6 +34,7 @@ from loom_desktop.features.proxy.ownership import (
     write_meta,
 )
 from loom_desktop.features.proxy.publish_at_stop import StopPublisher
+from loom_desktop.features.proxy.saved_trace import show_saved_trace
 
 if TYPE_CHECKING:  # the control plane's modules come with the first proxy (see attached.py)
     from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
@@ -120,6 +121,8 @@ class ProxyManager(QObject):
             live = getattr(view, "live", None)
             if live is not None:  # its writer is this proxy, running
                 live.writer_running()
+                if info.get("save"):  # the proxy saves the trace: the tab says where
+                    show_saved_trace(win, live, str(info["save"]))
             proxy.stopped.connect(
                 lambda code, v=view: _writer_gone(
                     v, f"the proxy that wrote it stopped (exit status {code})"
