@@ -84,6 +84,23 @@ class SearchQuery:
         return not self.agents or any(a in agent.lower() for a in self.agents)
 
 
+def word_note(terms: str) -> str:
+    """Why a tab's filter can show other steps than the search found ("" when its terms
+    mean the same in both): the search's text terms match whole words of a step's text (``error`` is not in
+    ``errors`` or ``AssertionError``, on both backends), while the tab's filter, given the
+    same terms (``terms``: the search without its run keys), matches them anywhere in the
+    step's recorded data, inside longer words and field names too."""
+    texts = parse_query(terms).texts
+    if not texts:
+        return ""
+    quoted = ", ".join(f"“{t}”" for t in texts)
+    return (
+        f"The library's search matched {quoted} as whole words; the tab's filter matches "
+        f"{quoted} anywhere in a step's recorded text (inside longer words and field names "
+        "too), so the steps it shows can differ from the search's hits (often more)."
+    )
+
+
 def fts_string(text: str) -> str:
     """``text`` as an FTS5 string (double quotes doubled)."""
     return '"' + text.replace('"', '""') + '"'

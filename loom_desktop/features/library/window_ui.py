@@ -5,7 +5,10 @@ A hit opens its run at its step with the search's step terms in the tab's filter
 matching steps are marked in the list; run keys (``model:``, ``after:``, ``before:``) are
 left out, since the step filter has no such key. ``tool:NAME`` means the same in both (the
 tool's steps and the model steps that called it), so a hit on the calling model step stays
-listed. A run already open in a tab is shown there, not opened again.
+listed. A run already open in a tab is shown there, not opened again. The search matches
+whole words and the filter text anywhere in a step, so the filter can show more steps than
+the search found (or, rarely, fewer: a phrase across punctuation, a letter with an accent,
+text past what the library indexes): the status bar says why when a text term is carried.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QVBoxLayout, QWidget
 
 from loom_core.library.cache import is_cached
-from loom_core.library.query import RUN_KEYS
+from loom_core.library.query import RUN_KEYS, word_note
 from loom_core.library.scan import JOURNAL, TRACE, default_folders
 from loom_core.views.steps import step_of_seq
 from loom_desktop.features.library.controller import LibraryController
@@ -28,6 +31,7 @@ from loom_desktop.infra.settings import save_settings
 from loom_desktop.resources import sample_trace
 
 _TERM = re.compile(r'"[^"]*"|\S+')
+NOTE_MS = 30_000  # how long the status bar says why the filter shows more than the search
 
 
 def step_terms(query: str) -> str:
@@ -181,6 +185,8 @@ class LibraryUi:
             terms = step_terms(query)
             if terms or view.filter_box.text():
                 view.filter_box.setText(terms)
+            if note := word_note(terms):  # the filter's steps may differ: say why
+                self.window.show_status(note, NOTE_MS)
             if row is not None:
                 view.session.set_step(row)
 
