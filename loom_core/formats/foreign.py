@@ -26,7 +26,7 @@ from loom_core.formats.reader import Reader
 # One module per format; each defines ``READER: ForeignReader``. Imported on first use only.
 READER_MODULES: tuple[str, ...] = (
     "loom_core.formats.inspect_eval",  # first: a zip's magic is the cheapest, surest test
-    "loom_core.formats.otlp",
+    "loom_core.formats.otlp_reader",
     "loom_core.formats.claude_code",
 )
 

@@ -25,15 +25,14 @@ from typing import Any
 
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document
-from loom_core.formats.foreign import SNIFF_BYTES, ForeignReader, RunBuilder
+from loom_core.formats.foreign import SNIFF_BYTES, RunBuilder
 from loom_core.formats.otlp_decode import OtlpDecodeError, Span, decode_file, decode_request
 from loom_core.formats.otlp_genai import role_of
 from loom_core.formats.otlp_logs import LogRecord, decode_logs, join_logs, sibling_logs
 from loom_core.formats.otlp_run import build_run, roots_of
 from loom_core.formats.read_file import read_bytes
-from loom_core.formats.reader import LineParser
 
-__all__ = ["READER", "decode_request", "load_otlp", "spans_to_document", "trace_groups"]
+__all__ = ["decode_request", "load_otlp", "spans_to_document", "trace_groups"]
 
 PATTERNS = ("*.otlp.json", "*.otlp.jsonl", "*.otlp.pb")
 _PROTO_SUFFIXES = (".otlp.pb", ".pb", ".otlp.proto", ".binpb")
@@ -191,20 +190,3 @@ def _trace_row(group: list[Span]) -> dict[str, Any]:
         "start_ns": min(s.start_ns for s in group),
         "spans": len(group),
     }
-
-
-READER = ForeignReader(
-    name="otlp",
-    label="OpenTelemetry (OTLP) trace",
-    patterns=PATTERNS,
-    sniff=sniff,
-    load=load_otlp,
-    companions=sibling_logs,
-    lines=lambda: _appended_lines(),
-)
-
-
-def _appended_lines() -> LineParser:
-    from loom_core.formats.otlp_lines import AppendedOtlp  # a live tab's only
-
-    return AppendedOtlp()

@@ -18,7 +18,8 @@ import pytest
 from loom_core.errors import LoadError
 from loom_core.formats import otlp_lines
 from loom_core.formats.document import Document
-from loom_core.formats.otlp import READER, load_otlp
+from loom_core.formats.otlp import load_otlp
+from loom_core.formats.otlp_reader import READER
 from loom_core.live.appended import AppendedReader
 from tests.core.formats.otlp_event_mode import run_event_mode
 from tests.core.live.test_appended import facts
