@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.core.team.test_team_library import Laptop
+
 
 @pytest.fixture
 def here(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
@@ -14,3 +16,12 @@ def here(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
     monkeypatch.setenv("LOOM_DESKTOP_CACHE", str(tmp_path / "desk-cache"))
     monkeypatch.delenv("LOOM_LIBRARY_URL", raising=False)
     return "desk"
+
+
+@pytest.fixture
+def teammate(tmp_path: Path, pg_url: str, bucket: str) -> Laptop:
+    """Another laptop ("laptop-b", the real ``runs`` command in its own process) on the
+    team's database, its run store set to the bucket's ``team`` folder."""
+    other = Laptop("laptop-b", tmp_path, pg_url)
+    other.run("store", f"{bucket}/team")
+    return other

@@ -31,11 +31,11 @@ def test_a_big_remote_run_shows_its_head_before_it_is_whole(
     here: str,
     pg_url: str,
     bucket: str,
+    teammate: Laptop,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    other = Laptop("laptop-b", tmp_path, pg_url)
-    other.run("store", f"{bucket}/team")
+    other = teammate
     big = write_synth(other.folder / "big.loom.json", 8000)  # 8 MB: opened head-first
     assert big.stat().st_size > progressive.SMALL_BYTES  # (and in this test's terms below)
     other.run("publish", big)

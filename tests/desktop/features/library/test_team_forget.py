@@ -40,11 +40,11 @@ def test_another_machines_run_is_forgotten_only_there(
     here: str,
     pg_url: str,
     bucket: str,
+    teammate: Laptop,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    other = Laptop("laptop-b", tmp_path, pg_url)
-    other.run("store", f"{bucket}/team")
+    other = teammate
     theirs = other.folder / "theirs.loom.json"
     shutil.copy(SAMPLE, theirs)
     other.run("publish", theirs)

@@ -40,11 +40,11 @@ def test_the_window_lists_finds_and_opens_what_another_laptop_published(
     here: str,
     pg_url: str,
     bucket: str,
+    teammate: Laptop,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    other = Laptop("laptop-b", tmp_path, pg_url)
-    other.run("store", f"{bucket}/team")
+    other = teammate
     run = other.folder / "theirs.loom.json"
     shutil.copy(SAMPLE, run)
     other.run("publish", run)
@@ -122,14 +122,19 @@ def test_a_password_in_the_url_is_refused_and_the_environment_wins(
 
 
 def test_a_fetched_transcript_opens_as_the_finished_run_it_is(
-    qtbot: Any, window: MainWindow, here: str, pg_url: str, bucket: str, tmp_path: Path
+    qtbot: Any,
+    window: MainWindow,
+    here: str,
+    pg_url: str,
+    bucket: str,
+    teammate: Laptop,
+    tmp_path: Path,
 ) -> None:
     """A Claude Code session fetched a moment ago has a fresh file, but no agent writes it:
     its tab is not live ("running")."""
     from tests.core.formats.real_world import real_files
 
-    other = Laptop("laptop-b", tmp_path, pg_url)
-    other.run("store", f"{bucket}/team")
+    other = teammate
     sessions = real_files("claude-code", ".jsonl")
     if not sessions:
         pytest.skip("the real-world Claude Code sessions are not beside this checkout")
@@ -162,11 +167,16 @@ def test_a_hand_edited_setting_that_is_no_usable_url_is_ignored(
 
 
 def test_what_a_teammate_publishes_later_is_listed_without_asking(
-    qtbot: Any, window: MainWindow, here: str, pg_url: str, bucket: str, tmp_path: Path
+    qtbot: Any,
+    window: MainWindow,
+    here: str,
+    pg_url: str,
+    bucket: str,
+    teammate: Laptop,
+    tmp_path: Path,
 ) -> None:
     """No file changes here when a teammate publishes: the team's list is asked again."""
-    other = Laptop("laptop-b", tmp_path, pg_url)
-    other.run("store", f"{bucket}/team")
+    other = teammate
     window.library.use_library(pg_url)
     controller = window.library.controller
     controller.team_poll.setInterval(200)  # (30 s for a user)
