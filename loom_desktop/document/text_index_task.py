@@ -2,7 +2,9 @@
 
 Why after it and in a worker: building reads every step's text once (about a second per
 100,000 effects of CPU); nothing on screen needs it, only the next text filter, which
-scans the whole text without it. Kept beside the run library's database
+scans the whole text without it. The build pauses between its chunks while the user moves
+through a run (:mod:`loom_desktop.infra.activity`): it would take the interpreter lock
+from the GUI thread's step moves. Kept beside the run library's database
 (``text-index/`` next to it), so a run opened again maps its index instead of building
 it (see :mod:`loom_core.views.text_index`). A live run grows: it is never indexed.
 """
@@ -16,6 +18,7 @@ from PySide6.QtCore import QObject
 from loom_core.library.db import library_path
 from loom_core.views import text_index
 from loom_core.views.timeline import Timeline
+from loom_desktop.infra.activity import USER
 from loom_desktop.infra.workers import Task, TaskContext
 
 
@@ -42,4 +45,4 @@ class TextIndexer(QObject):
 
 
 def _ensure(tl: Timeline, folder: str, ctx: TaskContext) -> object:
-    return text_index.ensure(tl, folder, ctx.cancelled)
+    return text_index.ensure(tl, folder, lambda: USER.wait_quiet(ctx.cancelled))

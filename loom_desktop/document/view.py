@@ -42,6 +42,7 @@ from loom_desktop.document.session import Session
 from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
 from loom_desktop.document.text_index_task import TextIndexer
 from loom_desktop.infra import gc_policy
+from loom_desktop.infra.activity import USER
 from loom_desktop.infra.background_import import plot_modules
 from loom_desktop.infra.child import BACKGROUND, module_command
 from loom_desktop.infra.later import AfterPaint, call_later
@@ -167,6 +168,7 @@ class DocumentView(LiveHost):
     def _wire(self) -> None:
         s = self.session
         s.timeline_changed.connect(self._on_timeline)
+        s.step_changed.connect(USER.touch)  # background work in this process waits for the user
         s.step_changed.connect(self._on_step)
         self.context_view.step_link_clicked.connect(s.set_step)
         self.table.selectionModel().currentRowChanged.connect(
