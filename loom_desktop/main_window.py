@@ -346,6 +346,7 @@ class MainWindow(QMainWindow):
             view.start_loading(watch)
             if view.live is not None:
                 self.tabs.setTabText(index, LIVE_DOT + Path(path).name)
+                self.library.follow(view, view.path, True)
         elif not defer:
             try:
                 view.load_now()
@@ -359,6 +360,7 @@ class MainWindow(QMainWindow):
         """A live tab's dot while its run goes on, gone once it has ended."""
         if view.live is not None:
             show_live(self.tabs, view, view.live.status not in ENDED)
+            self.library.follow(view, view.path, not view.live.settled)
 
     def _loaded(self, view: DocumentView) -> None:
         name_run(self.tabs, view)  # a session's UUID or a trace id: titled by its run
@@ -416,6 +418,7 @@ class MainWindow(QMainWindow):
             return
         if isinstance(view, DocumentView):
             self._remember_splitters(view)
+            self.library.follow(view, view.path, False)  # the library reads it again
             view.shutdown()
         elif callable(shutdown := getattr(view, "shutdown", None)):
             shutdown()  # other tabs (Compare) stop their workers too

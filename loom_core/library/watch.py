@@ -7,7 +7,10 @@ settles. A file event names the file; a folder created, moved or deleted names t
 (the indexer re-scans it or marks its runs missing). Besides folders, single files are
 watched (:meth:`FolderWatcher.watch_file`: a run the app opened, recorded or follows,
 wherever it is, and one that does not exist yet): their folder is watched, not
-recursively, and only their own events are passed on.
+recursively, and only their own events are passed on. A file a live tab follows is kept
+quiet (:meth:`FolderWatcher.quiet_file`): a folder watched only for such files is not
+watched at all, so a line appended to a followed run wakes no thread here (the tab reads
+it already; the indexer reads the run once it settles or the tab closes).
 
 Ownership: :meth:`FolderWatcher.start` starts watchdog's observer thread and
 :meth:`FolderWatcher.stop` stops and joins it; the owner (the indexer) calls both.
@@ -57,11 +60,14 @@ class FolderWatcher:
     def __init__(self, on_path: Callable[[str, bool], None]) -> None:
         self._handler = _Handler(on_path)
         self._files: set[str] = set()  # single files watched (see watch_file)
-        self._file_handler = _Handler(on_path, keep=lambda path: path in self._files)
+        self._file_handler = _Handler(
+            on_path, keep=lambda path: path in self._files and path not in self._quiet
+        )
         self._lock = threading.Lock()
         self._observer: Any = None
         self._watches: dict[str, Any] = {}
         self._file_folders: dict[str, Any] = {}  # a single file's folder -> its watch
+        self._quiet: set[str] = set()  # single files a live tab follows (see quiet_file)
 
     @property
     def folders(self) -> list[str]:
@@ -101,32 +107,56 @@ class FolderWatcher:
 
     def watch_file(self, path: str) -> bool:
         """Pass on the changes of one file (it need not exist yet, its folder must); False
-        if it cannot be watched."""
-        folder = os.path.dirname(path)
+        if it cannot be watched (or it is quiet: then its folder may not be watched)."""
         with self._lock:
             self._files.add(path)
-            if self._observer is None or folder in self._file_folders:
-                return folder in self._file_folders
-            if not os.path.isdir(folder):
-                return False
-            try:
-                from watchdog.events import FileSystemEventHandler
+            return self._sync(os.path.dirname(path))
 
-                handler = cast(FileSystemEventHandler, self._file_handler)
-                self._file_folders[folder] = self._observer.schedule(handler, folder)
-            except Exception as err:
-                log.warning("run library: not watching %s (%s)", path, err)
-                return False
-            return True
+    def quiet_file(self, path: str, quiet: bool) -> None:
+        """Keep ``path``'s events from waking anything (``quiet``: a live tab follows it),
+        or pass them on again. Its folder is watched only while a file of it is not quiet."""
+        with self._lock:
+            if quiet:
+                self._quiet.add(path)
+            else:
+                self._quiet.discard(path)
+            self._sync(os.path.dirname(path))
+
+    def _sync(self, folder: str) -> bool:
+        """Watch ``folder`` for its single files exactly while one of them is not quiet
+        (called with the lock held); whether it is watched."""
+        wanted = any(os.path.dirname(f) == folder and f not in self._quiet for f in self._files)
+        watch = self._file_folders.get(folder)
+        if self._observer is None or wanted == (watch is not None):
+            return watch is not None
+        if watch is not None:  # only quiet files left in it
+            del self._file_folders[folder]
+            self._unschedule(watch, folder)
+            return False
+        if not os.path.isdir(folder):
+            return False
+        try:
+            from watchdog.events import FileSystemEventHandler
+
+            handler = cast(FileSystemEventHandler, self._file_handler)
+            self._file_folders[folder] = self._observer.schedule(handler, folder)
+        except Exception as err:
+            log.warning("run library: not watching %s (%s)", folder, err)
+            return False
+        return True
+
+    def _unschedule(self, watch: Any, folder: str) -> None:
+        if self._observer is not None:
+            try:
+                self._observer.unschedule(watch)
+            except Exception as err:  # already gone with its folder
+                log.debug("run library: unwatch %s: %s", folder, err)
 
     def unwatch(self, folder: str) -> None:
         with self._lock:
             watch = self._watches.pop(folder, None)
-            if watch is not None and self._observer is not None:
-                try:
-                    self._observer.unschedule(watch)
-                except Exception as err:  # already gone with its folder
-                    log.debug("run library: unwatch %s: %s", folder, err)
+            if watch is not None:
+                self._unschedule(watch, folder)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop and join the observer thread (idempotent)."""

@@ -9,7 +9,11 @@ between files when cancelled. Changed paths (files and folders) are settled firs
 so a trace the proxy rewrites every two seconds is re-indexed once it pauses, not on
 every write, a folder copied in is scanned once its files are written, and a live run
 written faster than it settles is still read as it grows. A run the app noted (opened,
-recording …) is watched wherever it is, even before its file exists. Every few seconds it also decides again the outcome
+recording …) is watched wherever it is, even before its file exists. A run a live tab
+follows (:meth:`LibraryIndexer.follow`) is the exception: the tab reads each appended
+line already, so the library does not watch it (its watcher's threads and this one woke
+on every line, more CPU than the tab's own tailer, issue 24) and reads it once the tab
+says the run settled or closed (:meth:`LibraryIndexer.unfollow`). Every few seconds it also decides again the outcome
 of the runs that were running (:mod:`loom_core.library.outcomes`): a writer can die
 without its file changing.
 
@@ -26,7 +30,7 @@ import logging
 import os
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +65,7 @@ class IndexProgress:
 
 @dataclass
 class _Task:
-    kind: str  # watch | unwatch | scan | refresh | note | path | forget | recheck
+    kind: str  # watch | unwatch | scan | refresh | note | path | follow | forget | recheck
     path: str = ""
     event: str = ""
     generation: int = 0
@@ -93,6 +97,7 @@ class LibraryIndexer:
         # changed path -> monotonic times of its first and its last event since it was read
         self._dirty: dict[str, tuple[float, float]] = {}
         self._folders_dirty: set[str] = set()  # those of them that are folders
+        self._followed: Counter[str] = Counter()  # path -> live tabs following it
         self._generation = 0
         self._recheck_at = 0.0  # monotonic time of the next look at running runs
         self._busy = False
@@ -161,6 +166,26 @@ class LibraryIndexer:
             raise ValueError(f"unknown library event {event!r}; events are {', '.join(EVENTS)}")
         self._put(_Task("note", norm(path), event, error=error))
 
+    def follow(self, path: str | Path) -> None:
+        """A live tab follows ``path``: its changes are not watched (nor read) until every
+        tab following it has called :meth:`unfollow`."""
+        key = norm(path)
+        with self._cond:
+            self._followed[key] += 1
+            self._dirty.pop(key, None)
+        self._put(_Task("follow", key))
+
+    def unfollow(self, path: str | Path) -> None:
+        """A live tab's run settled (it ended) or the tab closed: watch ``path`` again and
+        read what was written while it was followed."""
+        key = norm(path)
+        with self._cond:
+            if self._followed[key] > 1:
+                self._followed[key] -= 1
+            else:
+                del self._followed[key]
+        self._put(_Task("follow", key))
+
     def forget(self, path: str | Path) -> None:
         """Drop ``path`` from the library (the file is left alone)."""
         self._put(_Task("forget", norm(path)))
@@ -200,6 +225,8 @@ class LibraryIndexer:
     def _changed_path(self, path: str, is_folder: bool) -> None:
         with self._cond:
             now, key = time.monotonic(), norm(path)
+            if key in self._followed:  # a live tab reads it (in a watched folder)
+                return
             self._dirty[key] = (self._dirty.get(key, (now, now))[0], now)
             if is_folder:
                 self._folders_dirty.add(norm(path))
@@ -273,6 +300,14 @@ class LibraryIndexer:
             if self._watcher is not None:  # the app has it: re-index it when it changes
                 self._watcher.watch_file(task.path)
             return [task.path]  # its source changed even when its file did not
+        if task.kind == "follow":
+            with self._cond:
+                followed = task.path in self._followed
+            if self._watcher is not None:
+                self._watcher.quiet_file(task.path, followed)
+            if followed:
+                return []
+            task.kind = "path"  # no tab follows it now: read what it became
         if task.kind in ("watch", "unwatch"):
             if self._watcher is not None:
                 if task.kind == "watch":

@@ -37,8 +37,8 @@ from loom_core.formats.document import Document
 from loom_core.formats.foreign import ForeignReader
 from loom_core.formats.journal import JournalState, journal_document
 from loom_core.formats.save import save_document
-from loom_core.live.live_status import ENDED
-from loom_core.live.reread import RereadFollower, RereadUpdate
+from loom_core.live.live_status import ENDED, HUMAN
+from loom_core.live.reread import IDLE, RereadFollower, RereadUpdate
 from loom_core.live.tail import JournalTailer, JournalUpdate
 from loom_core.views.timeline import TimelineBuilder
 from loom_desktop.document.live_banner import LiveBar, ProblemBanner
@@ -89,6 +89,7 @@ FOLLOW_QUIET_MS = 300  # Follow tail moves once the run pauses this long…
 FOLLOW_MAX_MS = 2000  # …or at the latest this long after its previous move
 PLOT_MS = 1000  # while steps keep coming, the plot (a full redraw) at most once a second…
 PLOT_PAUSED_MS = 250  # …and when the run pauses, as soon as this long after the last redraw
+SETTLED = (*ENDED, HUMAN, IDLE)  # statuses in which nothing is being written (see settled)
 log = logging.getLogger(__name__)
 
 
@@ -167,6 +168,13 @@ class LiveController(QObject):
         self.shield = LiveShield(view.path)  # a proxy's decisions, from its sidecar
         self.bar.follow.toggled.connect(self._follow_toggled)
         self.bar.save.clicked.connect(self.save_dialog)
+
+    @property
+    def settled(self) -> bool:
+        """Nothing is being written now: the run ended, waits for a human, or a followed
+        foreign file went idle. The window then lets the run library read it (it leaves a
+        live run to its tab while it grows)."""
+        return self.status in SETTLED
 
     @property
     def following(self) -> bool:

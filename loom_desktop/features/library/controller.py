@@ -193,6 +193,14 @@ class LibraryController(QObject):
         ``error``: an error the app saw end it."""
         self.indexer.note(path, event, error)
 
+    def follow(self, path: str, on: bool) -> None:
+        """A live tab follows ``path`` (``on``: the library leaves it to the tab) or no
+        longer (its run settled, or the tab closed: the library reads it again)."""
+        if on:
+            self.indexer.follow(path)
+        else:
+            self.indexer.unfollow(path)
+
     def forget(self, path: str) -> None:
         """Drop ``path`` from the library (the file stays); then list again."""
         self.refresh(forget=path)

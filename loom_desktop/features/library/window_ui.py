@@ -54,6 +54,7 @@ class LibraryUi:
     def __init__(self, window: Any, hint: QLabel, view_menu: QMenu) -> None:
         self.window = window
         self.recordings: set[str] = set()  # traces being recorded by a proxy started here
+        self._following: set[Any] = set()  # live tabs whose runs the library leaves to them
         self._dock_away = False  # the dock was hidden for the start page (shown again after)
         address = chosen_address(window.settings.library)
         self.controller = LibraryController(window, folders=default_folders(), db=address)
@@ -235,6 +236,14 @@ class LibraryUi:
         if event == "recording":
             self.recordings.add(path)
         self.controller.note(path, event, error)
+
+    def follow(self, tab: Any, path: str, on: bool) -> None:
+        """Whether the live ``tab`` follows ``path`` now: while it does, a line appended to
+        the run wakes only the tab (the library's watch of it woke two threads more per
+        line, issue 24); once its run settles or the tab closes, the library reads it."""
+        if on != (tab in self._following):
+            (self._following.add if on else self._following.discard)(tab)
+            self.controller.follow(path, on)
 
     def shutdown(self) -> None:
         self.controller.shutdown()
