@@ -24,8 +24,12 @@ class MarkerLayer:
         self.heights = np.empty(0)
         self._shown: tuple[int, int, int] | None = None
 
-    def set_points(self, steps: np.ndarray, heights: np.ndarray) -> None:
-        self.steps, self.heights, self._shown = steps, heights, None
+    def set_points(self, steps: np.ndarray, heights: np.ndarray, grown: bool = False) -> None:
+        """``grown``: the same points and more after them (a live run grew), so what is in
+        view is fed again only if it changed."""
+        self.steps, self.heights = steps, heights
+        if not grown:
+            self._shown = None
 
     def show(self, x0: float, x1: float, columns: int) -> None:
         """Feed the markers between ``x0`` and ``x1``, at most one per ``columns`` bin."""

@@ -8,7 +8,7 @@ calls and shield decisions are markers above their bar.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,6 @@ from loom_core.views.timeline import (
     F_SHIELD,
     KIND_NAMES,
     Timeline,
-    kind_code,
 )
 from loom_desktop.style import (
     BLOCKED_COLOR,
@@ -39,11 +38,19 @@ from loom_desktop.style import (
 from loom_desktop.widgets.bars import EMPTY_TOP, BarsItem
 from loom_desktop.widgets.markers import MarkerLayer
 from loom_desktop.widgets.seq_axis import SeqAxis, step_tip
+from loom_desktop.widgets.timeline_data import (
+    LIFT,
+    Shown,
+    bar_heights,
+    copy,
+    cost_line,
+    marker_flags,
+    token_heights,
+)
 from loom_desktop.widgets.timeline_legend import TimelineLegend
 
 BAR_ALPHA = 200
 INITIAL_SPAN = 400  # steps visible at first on a long run
-LANE = 0.06  # depth lane height as a fraction of the tallest visible bar
 LEGEND_MARGIN = 24  # pixels of the plot's width (beside its axes) the legend leaves free
 _MARKS = (
     (F_ERROR, "x", ERROR_COLOR),
@@ -65,12 +72,6 @@ def _flag() -> QPainterPath:
     path.lineTo(-0.22, -0.04)
     path.closeSubpath()
     return path
-
-
-def _copy(values: Any, dtype: Any) -> np.ndarray:
-    """A numpy copy of a core array. Never keep a view: a live timeline's arrays grow,
-    and an array with an exported buffer cannot be resized."""
-    return np.frombuffer(values, dtype).copy()
 
 
 class _Cursor(pg.InfiniteLine):
@@ -101,6 +102,8 @@ class TimelineWidget(pg.PlotWidget):
         self._setting_range = False
         self._cost_top = 1.0  # the right axis's top (see _align_cost_zero)
         self._cost_free = False  # a run that cost nothing: only the $0 tick is true
+        self._shown: Shown | None = None  # what the plot shows (a live run is appended to)
+        self._line_steps = 0  # the steps on the cost line (appended ones join once in view)
         plot = self.getPlotItem()
         plot.getViewBox().sigRangeChangedManually.connect(self._user_ranged)
         plot.setMouseEnabled(x=True, y=False)
@@ -235,34 +238,53 @@ class TimelineWidget(pg.PlotWidget):
 
     # -- data -----------------------------------------------------------------------
     def set_timeline(self, tl: Timeline) -> None:
-        """Feed every plot item from the timeline's arrays (no item is created)."""
+        """Feed every plot item from the timeline's arrays (no item is created); a live
+        run that only grew is appended to (:meth:`_append`), not redrawn."""
+        if not self._auto_range and self._shown is not None and len(tl) >= len(self._shown):
+            now = Shown.of(tl)
+            grown = self._shown.grown_to(now)
+            if grown is not None:  # False: the same steps (of this or a re-read's timeline)
+                if grown or tl is not self.timeline:
+                    self._append(tl, now)
+                return
         for _ in self.feed_steps(tl):
             pass
+
+    def _append(self, tl: Timeline, now: Shown) -> None:
+        """Show the steps a live run added after those shown, repainting only what changes
+        on screen: nothing when they are out of view (the cursor has not reached them), the
+        new bars' place when they are in it. A full redraw took up to 57 ms once a second
+        during a fast live run (issue 24)."""
+        self.timeline, self._shown = tl, now
+        self.axis.set_timeline(tl)
+        self._tip_row = None
+        self.bars.extend(now.heights, now.kinds, now.depths)
+        for bit, layer in self._layers.items():
+            steps = np.flatnonzero(now.flags & bit)
+            layer.set_points(steps, now.heights[steps] + now.top * LIFT, grown=True)
+        self._show_markers()  # and the cost line, when its new part is in view
+        self.legend.update(tl, now.line)
 
     def feed_steps(self, tl: Timeline) -> Iterator[None]:
         """:meth:`set_timeline`, yielding between the bars, the cost line and the range
         (a big run's first feed is a few tens of ms: the tab spreads it over turns)."""
-        self.timeline = tl
+        self.timeline, self._shown = tl, None
         n = len(tl)
         self.axis.set_timeline(tl)
         self._tip_row = None  # the tooltip is read again
         yield  # each part below is tens of ms at 1,000,000 steps
-        tokens = _copy(tl.tokens_in, np.int64) + _copy(tl.tokens_out, np.int64)
-        height = np.where(tokens > 0, tokens, _copy(tl.size, np.int64) / 4.0)
+        height = token_heights(tl)
         yield
-        kinds = _copy(tl.kind, np.uint8)
-        # a fork's edit holds the whole edited context, but it is no model call and has no
-        # tokens: a stub a lane high marks it, not a bar as tall as the context it rewrote
-        edits = kinds == kind_code("edit")
-        height[edits] = 0.0
-        lane = max(float(height.max(initial=1.0)) * LANE, 1.0)
-        height[edits] = lane
+        kinds = copy(tl.kind, np.uint8)
+        height, lane, top = bar_heights(height, kinds)
         yield
-        self.bars.set_data(height, kinds, _copy(tl.depth, np.uint16), lane)
+        depths = copy(tl.depth, np.uint16)
+        self.bars.set_data(height, kinds, depths, lane, top)
         yield
-        self._set_markers(tl, height)
+        flags = self._set_markers(tl, height, top)
         yield
-        yield from self._cost_steps(tl)
+        ys, line = yield from self._cost_steps(tl)
+        self._shown = Shown(height, kinds, depths, flags, ys, line, lane, top)
         yield
         self.cursor.setVisible(n > 0)
         if self._auto_range and not n:  # an empty run: a few steps' room, no odd scale
@@ -289,42 +311,44 @@ class TimelineWidget(pg.PlotWidget):
         matched[picked[picked < len(matched)]] = True
         self.bars.set_matched(matched)
 
-    def _set_markers(self, tl: Timeline, height: np.ndarray) -> None:
-        flags = _copy(tl.flags, np.uint8)
-        # ◆ is a denial, ★ any other decision: a denied step shows only ◆ (as the step
-        # list, the context view and `steps` sign it), not a star drawn over it
-        flags[(flags & F_DENIED) != 0] &= np.uint8(~F_SHIELD & 0xFF)
-        lift = max(float(height.max(initial=1.0)), 1.0) * 0.04
+    def _set_markers(self, tl: Timeline, height: np.ndarray, top: float) -> np.ndarray:
+        """Each marker kind's steps, ``LIFT`` of the y scale above their bars; the flags."""
+        flags = marker_flags(tl)
         for bit, layer in self._layers.items():
             steps = np.flatnonzero(flags & bit)
-            layer.set_points(steps, height[steps] + lift)
+            layer.set_points(steps, height[steps] + top * LIFT)
         self._show_markers()
+        return flags
 
     def _show_markers(self) -> None:
-        """Feed each marker kind what is in view (see :mod:`.markers`)."""
+        """Feed each marker kind what is in view (see :mod:`.markers`), and the cost line
+        its steps appended out of view once they come into it."""
         box = self.getPlotItem().getViewBox()
         (x0, x1), _ = box.viewRange()
+        shown = self._shown
+        if shown is not None and self._line_steps < len(shown) and x1 >= self._line_steps - 0.5:
+            self._set_cost_line(shown.ys)  # a live run's steps appended out of view, now in it
         columns = int(box.width()) or 1
         for layer in self._layers.values():
             layer.show(x0, x1, columns)
 
-    def _cost_steps(self, tl: Timeline) -> Iterator[None]:
-        xs = np.arange(len(tl), dtype=np.float64)
-        if tl.cost_known:  # short axis words: a low timeline clips a long vertical label
-            ys = _copy(tl.cum_cost, np.float64)
-            axis, line = "cost", "cumulative cost"  # the ticks say the dollars
-        else:
-            ys = _copy(tl.cum_tokens, np.int64).astype(np.float64)
-            axis, line = "tokens (no price)", "cumulative tokens (cost unknown)"
+    def _cost_steps(self, tl: Timeline) -> Generator[None, None, tuple[np.ndarray, str]]:
+        """The cost line and its axis, a turn each; returns (its values, legend words)."""
+        ys, axis, line = cost_line(tl)
         yield
         self.getPlotItem().setLabel("right", axis)
-        self.cost_curve.setData(xs, ys)
+        self._set_cost_line(ys)
         yield
+        self.legend.update(tl, line)
+        return ys, line
+
+    def _set_cost_line(self, ys: np.ndarray) -> None:
+        self._line_steps = len(ys)
+        self.cost_curve.setData(np.arange(len(ys), dtype=np.float64), ys)
         top = float(ys.max(initial=0.0))
         self._cost_top = top * 1.05 if top > 0 else 1.0  # a free or empty run: $0..$1
         self._cost_free = top <= 0
         self._align_cost_zero()
-        self.legend.update(tl, line)
 
     def _align_cost_zero(self) -> None:
         """The right axis's zero on the left axis's zero line. The left axis reaches below
@@ -350,7 +374,7 @@ class TimelineWidget(pg.PlotWidget):
         if not marks:
             self.findings.setData(x=[], y=[])
             return
-        lift = max(float(heights.max(initial=1.0)), 1.0) * 0.04
+        lift = self.bars.top * LIFT
         steps = np.array([s for s, _ in marks], dtype=np.int64)
         colors = [severity_color(sev) for _, sev in marks]
         brushes = {c: pg.mkBrush(c) for c in set(colors)}
