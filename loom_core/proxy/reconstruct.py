@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom_core.proxy.sse_bulk import decode_all, split_events, split_rest
+from loom_core.proxy.sse_bulk import decode_all, parse_events, split_rest
 from loom_core.proxy.stream_acc import AnthropicStream, ChatStream, ResponsesStream
 
 __all__ = [
@@ -69,17 +69,24 @@ _TAIL = max(map(len, MARKERS)) - 1  # bytes kept before a chunk searched too (sp
 _EAGER = 4096
 
 
-def may_end(data: bytes | bytearray) -> bool:
-    """True when ``data`` names a final (or failure) event: it may complete the stream."""
+# Once the first event has named the dialect, only its own markers are searched: a
+# Chat Completions stream ends only at [DONE], an Anthropic one at message_stop or an
+# error; each search is a pass over every byte relayed.
+_DIALECT_MARKERS = {
+    "anthropic": (b"message_stop", b"error"),
+    "openai": (b"[DONE]",),
+    "responses": (b"response.completed", b"response.incomplete", b"response.failed", b"error"),
+}
+
+
+def may_end(data: bytes | bytearray, markers: tuple[bytes, ...] = MARKERS, start: int = 0) -> bool:
+    """True when ``data`` (from ``start`` on) names one of ``markers`` (final or failure
+    events): it may complete the stream."""
     find = data.find  # (find is twice as fast as ``in`` on short bytes)
-    return (
-        find(b"message_stop") >= 0
-        or find(b"[DONE]") >= 0
-        or find(b"error") >= 0
-        or find(b"response.completed") >= 0
-        or find(b"response.incomplete") >= 0
-        or find(b"response.failed") >= 0
-    )
+    for marker in markers:
+        if find(marker, start) >= 0:
+            return True
+    return False
 
 
 def sniff_dialect(path: str, data: Any) -> str:
@@ -112,7 +119,17 @@ class StreamReconstructor:
     it is complete. ``feed`` is both at once; ``close`` parses the rest at the end.
     """
 
-    __slots__ = ("path", "acc", "dialect", "terminal_at", "size", "_buf", "_base", "_wary")
+    __slots__ = (
+        "path",
+        "acc",
+        "dialect",
+        "terminal_at",
+        "size",
+        "_buf",
+        "_base",
+        "_wary",
+        "_markers",
+    )
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -123,6 +140,9 @@ class StreamReconstructor:
         self._buf = bytearray()  # unparsed bytes, from an event boundary on
         self._base = 0  # stream offset of _buf[0]
         self._wary = False  # a marker is among the unparsed bytes
+        self._markers: tuple[bytes, ...] = (
+            MARKERS  # those that may end the stream (its dialect's, once known)
+        )
 
     def add(self, chunk: bytes) -> bool:
         """Keep ``chunk`` unparsed; True when the final event may complete in it (call
@@ -136,19 +156,21 @@ class StreamReconstructor:
             return True
         # A marker may begin in earlier reads (none spans a blank line, so none begins
         # before _buf): search the chunk and the end of what came before it.
-        self._wary = may_end(buf[-len(chunk) - _TAIL :])
-        if not self._wary and len(buf) > _EAGER:
-            self.parse()  # no marker among them: this cannot end the stream
+        self._wary = may_end(buf, self._markers, max(0, len(buf) - len(chunk) - _TAIL))
+        if not self._wary and (len(buf) > _EAGER or self.acc is None):
+            # No marker among them: this cannot end the stream. The first event is
+            # parsed at once: it names the dialect, whose markers are fewer.
+            self.parse()
         return self._wary or self.terminal_at is not None
 
     def parse(self) -> int | None:
         """Fold the complete events kept so far; the final event's offset once seen."""
         if self.terminal_at is None and self._buf:
-            payloads, starts, used = split_events(bytes(self._buf), self._base)
+            events, starts, used = parse_events(bytes(self._buf), self._base)
             del self._buf[:used]
             self._base += used
-            self._wary = may_end(self._buf)  # a marker in the incomplete last event
-            self._events(payloads, starts)
+            self._wary = may_end(self._buf, self._markers)  # in the incomplete last event
+            self._events(events, starts)
         return self.terminal_at
 
     def feed(self, chunk: bytes) -> int | None:
@@ -159,13 +181,13 @@ class StreamReconstructor:
         """End of stream: parse everything kept (the last event may lack its blank line)."""
         if self.terminal_at is None and self._buf:
             raw = bytes(self._buf)
-            payloads, starts, used = split_events(raw, self._base)
+            events, starts, used = parse_events(raw, self._base)
             rest, rest_starts = split_rest(raw[used:], self._base + used)
-            self._events(payloads + rest, starts + rest_starts)
+            self._events(events + decode_all(rest), starts + rest_starts)
         self._buf.clear()
 
-    def _events(self, payloads: list[bytes], starts: list[int]) -> None:
-        events, first = decode_all(payloads), 0
+    def _events(self, events: list[Any], starts: list[int]) -> None:
+        first = 0
         if self.acc is None:  # the first JSON event (or [DONE]) decides the dialect
             while first < len(events) and events[first] is None:
                 first += 1
@@ -178,6 +200,7 @@ class StreamReconstructor:
                 "responses": ResponsesStream,
             }
             self.acc = kinds[self.dialect]()
+            self._markers = _DIALECT_MARKERS[self.dialect]
         end = self.acc.feed_all(events, first)
         if end >= 0:
             self.terminal_at = starts[end]

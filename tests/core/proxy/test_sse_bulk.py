@@ -138,11 +138,29 @@ def test_bytes_without_a_marker_are_not_parsed_while_relayed() -> None:
     assert [rec.add(head[i : i + 40]) for i in range(0, len(head), 40)] == [False] * len(
         range(0, len(head), 40)
     )
-    assert rec.acc is None  # nothing decoded yet
+    assert rec.acc is not None  # the first event, decoded at once: it names the dialect,
+    assert rec._base < raw.index(b"event: content_block_start")  # nothing after it yet
     assert rec.add(tail) and rec.parse() == raw.rindex(b"event: message_stop")
     assert rec.result() == fw.anthropic_json(TURN, 3, "claude-x")
     assert rec.add(b"event: ping\ndata: {}\n\n") is False  # after the end: only counted
     assert rec.size == len(raw) + 22
+
+
+def test_once_the_dialect_is_known_only_its_own_markers_are_searched() -> None:
+    """An Anthropic stream ends at message_stop or an error, never at [DONE] or a
+    Responses event: text naming those is relayed without a parse."""
+    raw = STREAMS["anthropic"]
+    first = raw.index(b"\n\n") + 2
+    rec = StreamReconstructor(PATHS["anthropic"])
+    assert rec.add(raw[:first]) is False and rec.dialect == "anthropic"
+    other = b'event: ping\ndata: {"note": "[DONE] response.completed response.failed"}\n\n'
+    assert rec.add(other) is False
+    assert rec.add(b'event: ping\ndata: {"note": "an error"}\n\n') is True
+    chat = StreamReconstructor(PATHS["chat"])
+    head = STREAMS["chat"][: STREAMS["chat"].index(b"\n\n") + 2]
+    assert chat.add(head) is False and chat.dialect == "openai"
+    assert chat.add(b'data: {"choices": [], "note": "message_stop error"}\n\n') is False
+    assert chat.add(b"data: [DONE]\n\n") is True and chat.parse() is not None
 
 
 def test_a_long_stream_without_markers_is_parsed_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
