@@ -33,10 +33,14 @@ class SeqAxis(pg.AxisItem):
         self._ascending = True  # so are the rows (the usual run)
         self._tl: Timeline | None = None
 
-    def set_timeline(self, tl: Timeline) -> None:
+    def set_timeline(self, tl: Timeline, in_view_to: float | None = None) -> None:
         """Take the row <-> seq mapping of ``tl`` (called whenever the plot is fed); the
-        seqs were read off the effects by the timeline's builder, in the worker."""
+        seqs were read off the effects by the timeline's builder, in the worker.
+        ``in_view_to``: the last x in view, when the plot is appended to: the labels are
+        drawn again only if a row up to there got a new one (a repaint of the axis was
+        most of an appended refresh's CPU)."""
         self._tl = tl
+        before = self.row_seq
         n = len(tl.step_of_effect)
         seqs = np.frombuffer(tl.seqs, np.float64)[:n].copy()  # a copy: a live array grows
         rows = np.frombuffer(tl.step_of_effect, np.int32).astype(np.int64)
@@ -47,6 +51,13 @@ class SeqAxis(pg.AxisItem):
             rows, seqs = rows[order], seqs[order]
         self.row_seq, self._rows, self._seqs = row_seq, rows, seqs
         self._ascending = len(rows) < 2 or bool(np.all(rows[1:] >= rows[:-1]))
+        n = len(before)
+        if (
+            in_view_to is not None
+            and in_view_to < n - 0.5  # the new rows are out of view
+            and np.array_equal(before, row_seq[:n], equal_nan=True)
+        ):
+            return  # the labels are the same
         self.picture = None  # redraw the labels
         self.update()
 

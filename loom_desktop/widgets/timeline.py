@@ -42,6 +42,7 @@ from loom_desktop.widgets.timeline_data import (
     LIFT,
     Shown,
     bar_heights,
+    ceiling,
     copy,
     cost_line,
     marker_flags,
@@ -256,7 +257,7 @@ class TimelineWidget(pg.PlotWidget):
         new bars' place when they are in it. A full redraw took up to 57 ms once a second
         during a fast live run (issue 24)."""
         self.timeline, self._shown = tl, now
-        self.axis.set_timeline(tl)
+        self.axis.set_timeline(tl, self.getPlotItem().getViewBox().viewRange()[0][1])
         self._tip_row = None
         self.bars.extend(now.heights, now.kinds, now.depths)
         for bit, layer in self._layers.items():
@@ -346,7 +347,9 @@ class TimelineWidget(pg.PlotWidget):
         self._line_steps = len(ys)
         self.cost_curve.setData(np.arange(len(ys), dtype=np.float64), ys)
         top = float(ys.max(initial=0.0))
-        self._cost_top = top * 1.05 if top > 0 else 1.0  # a free or empty run: $0..$1
+        # on the grid, as the bars' scale: a live run's growing cost rescaled the right axis
+        # (a repaint of it) on every refresh; a free or empty run: $0..$1
+        self._cost_top = ceiling(top * 1.05, 0.0) if top > 0 else 1.0
         self._cost_free = top <= 0
         self._align_cost_zero()
 

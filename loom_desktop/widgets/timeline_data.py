@@ -34,11 +34,11 @@ def copy(values: Any, dtype: Any) -> np.ndarray:
     return np.frombuffer(values, dtype).copy()
 
 
-def ceiling(tallest: float) -> float:
-    """The y scale's top for a tallest bar of ``tallest`` tokens: the least 10 ** (k / 10)
-    at or above it (at least 1)."""
-    if tallest <= 1.0:
-        return 1.0
+def ceiling(tallest: float, least: float = 1.0) -> float:
+    """The y scale's top for a tallest bar of ``tallest`` tokens (or the cost line's top,
+    in dollars): the least 10 ** (k / 10) at or above it, and at least ``least``."""
+    if tallest <= least:
+        return least
     step = math.ceil(round(math.log10(tallest) * GRID, 9))  # 1000 is a ceiling, not 1259
     return float(10.0 ** (step / GRID))
 

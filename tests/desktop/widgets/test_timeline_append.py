@@ -49,6 +49,7 @@ def _calls(monkeypatch: pytest.MonkeyPatch, widget: TimelineWidget) -> list[str]
     """Record every full feed of an item: the bars' data, the cost line, a marker kind."""
     calls: list[str] = []
     items = {"bars": (widget.bars, "set_data"), "cost": (widget.cost_curve, "setData")}
+    items |= {"step axis": (widget.axis, "update")}  # its labels drawn again
     items |= {f"marker{bit}": (item, "setData") for bit, item in widget.markers.items()}
     for name, (item, method) in items.items():
         plain = getattr(item, method)
@@ -110,14 +111,16 @@ def test_steps_added_in_view_are_appended_until_the_ceiling(
     n = len(growing.tl)
     widget.setXRange(n - 200, n + 600, padding=0)  # room after the tail
     calls = _calls(monkeypatch, widget)
-    tops = {widget.bars.top}
+    tops, cost_tops = {widget.bars.top}, {widget._cost_top}
     for upto in range(930, 2 * PAIRS + 1, 30):
         growing.extend(upto)
         widget.set_timeline(growing.tl)
         tops.add(widget.bars.top)
+        cost_tops.add(widget._cost_top)
         _same(qtbot, widget, growing)
     assert sorted(tops) == [ceiling(1459), ceiling(1709)] == [10**3.2, 10**3.3]
     assert calls.count("bars") == 1  # of 17 refreshes: the one that passed the ceiling
+    assert len(cost_tops) <= 3  # the cost axis on its grid too, not rescaled every time
 
 
 def test_a_change_to_a_step_shown_feeds_the_whole_plot_again(
