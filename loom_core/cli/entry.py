@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -75,17 +76,22 @@ def cmd_summary(args: argparse.Namespace) -> int:
 def _refuse_early(path: str) -> None:
     """Refuse a file no reader can read from its first bytes before reading it whole (a
     2 GB file of NUL bytes was read, then refused). Only a head the byte rules refuse pays
-    for the readers here: a foreign one may still claim it (protobuf starts like binary)."""
+    for the readers here: a foreign one may still claim it (protobuf starts like binary).
+    A file too big for the memory left is refused here too, before it is read."""
+    from loom_core.formats.memory_room import check_room
     from loom_core.formats.reader import SNIFF_BYTES, refuse_at_head
 
     try:
         with open(path, "rb") as fh:
             head = fh.read(SNIFF_BYTES)
+            size = os.fstat(fh.fileno()).st_size
         refuse_at_head(head, path)
     except (OSError, LoadError):
         from loom_core.formats.loader import opened
 
         opened(path)  # names the cause (or it is a foreign reader's after all)
+        return
+    check_room(path, size, head)  # before the file is read whole
 
 
 def _summary(args: argparse.Namespace, data: bytes, job: ParallelChecksum | None) -> int:
@@ -276,6 +282,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return func(args)
     except LoadError as err:
         print_error(f"{err.path}: {err.cause}")
+        return EXIT_BAD_INPUT
+    except MemoryError:  # a load too big for the memory left, where no loader named it
+        print_error(f"{getattr(args, 'path', 'loom')}: ran out of memory")
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0

@@ -26,6 +26,7 @@ from loom_core.formats import foreign
 from loom_core.formats.document import Document
 from loom_core.formats.exchanges import load_exchanges_bytes
 from loom_core.formats.journal import load_journal_bytes
+from loom_core.formats.memory_room import check_room, out_of_memory
 from loom_core.formats.read_file import read_bytes as read_bytes  # re-exported
 from loom_core.formats.reader import BOM as BOM  # re-exported
 from loom_core.formats.reader import (
@@ -273,8 +274,13 @@ def load_opened(opening: Opening) -> Document:
     else the file read whole (its first MiB again, from the page cache: an immutable copy
     of head + rest would hold the file twice; the window's big traces read on from the
     head instead, see :mod:`.progressive`)."""
-    data = opening.head if opening.whole else read_bytes(opening.path)
-    return opening.reader.load(data, opening.path)
+    check_room(opening.path, opening.stat.st_size, opening.head)
+
+    def whole() -> Document:
+        data = opening.head if opening.whole else read_bytes(opening.path)
+        return opening.reader.load(data, opening.path)
+
+    return out_of_memory(opening.path, opening.stat.st_size, whole)
 
 
 def load(path: str | Path) -> Document:

@@ -23,6 +23,7 @@ from loom_core.formats.entry_index import EntryIndex
 from loom_core.formats.fastschema import list_of
 from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.loader import TRACE, opened, read_bytes
+from loom_core.formats.memory_room import check_room, out_of_memory
 from loom_core.formats.reader import BOM, Opening, check_utf8
 from loom_core.formats.schema import TraceHeader
 from loom_core.formats.tolerant import nesting_cause
@@ -290,6 +291,20 @@ def load_progressive(
     on from the bytes its decision and preview read; any other file is its reader's load.
     """
     opening = path if isinstance(path, Opening) else opened(path)
+    check_room(opening.path, opening.stat.st_size, opening.head)
+    return out_of_memory(
+        opening.path,
+        opening.stat.st_size,
+        lambda: _load(opening, on_head, progress, cancelled),
+    )
+
+
+def _load(
+    opening: Opening,
+    on_head: Callable[[Loaded], None] | None,
+    progress: Callable[[int, int], None],
+    cancelled: Callable[[], bool],
+) -> Loaded:
     path = opening.path
     if opening.reader is not TRACE or opening.stat.st_size < SMALL_BYTES:
         data = opening.head if opening.whole else read_bytes(path)

@@ -1,0 +1,111 @@
+"""A run too big for the memory left is refused before it is read, naming the file and the
+cause (issue 24's 10,000,000-effect run: under a 12 GB limit the command line printed a
+``MemoryError`` traceback after reading 10 GB, the window a dialog saying "MemoryError:").
+The limits here are real (``RLIMIT_AS`` in a child process) or injected, the files small
+or sparse (a size on no disk)."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from loom_core.errors import LoadError
+from loom_core.formats import loader, memory_room, progressive, read_file
+from loom_core.formats.loader import load
+from loom_core.formats.progressive import load_progressive
+from tests.core.clis import ROOT
+from tests.core.live_helpers import effect, header, model_result
+
+LIMIT = 2 << 30  # the child's address space: Python and the CLI fit, a 4 GB load does not
+
+
+def _sparse_trace(path: Path, size: int) -> Path:
+    """A file that starts like a loom trace and is ``size`` bytes long, on no disk."""
+    with open(path, "wb") as fh:
+        fh.write(b'{\n  "version": 2,\n')
+        fh.truncate(size)
+    return path
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
+
+
+def _run_limited(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_limited,  # noqa: PLW1509 - a child with no threads of ours yet
+    )
+
+
+def test_the_command_line_refuses_a_trace_too_big_for_its_limit_in_one_line(
+    tmp_path: Path,
+) -> None:
+    path = _sparse_trace(tmp_path / "big.loom.json", 4 << 30)
+    done = _run_limited("-m", "loom_core", "summary", str(path))
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1
+    assert str(path) in lines[0] and "too big for the memory left" in lines[0]
+    assert "this 4.3 GB file needs about 7.5 GB of memory" in lines[0]
+
+
+def test_available_memory_counts_the_address_space_limit() -> None:
+    code = "from loom_core.formats.memory_room import available_bytes; print(available_bytes())"
+    done = _run_limited("-c", code)
+    assert done.returncode == 0, done.stderr
+    assert 0 < int(done.stdout) < LIMIT
+
+
+@pytest.mark.parametrize("loads", [load, load_progressive])
+def test_both_loads_refuse_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loads: object
+) -> None:
+    path = tmp_path / "run.journal.jsonl"
+    path.write_bytes(header("go") + effect(0, "model", model_result("hi")))
+    size = path.stat().st_size
+    monkeypatch.setattr(memory_room, "available_bytes", lambda: size // 2)
+
+    def never(*_args: object, **_kwargs: object) -> bytes:
+        raise AssertionError("the whole file was read")
+
+    for module in (loader, progressive, read_file):
+        monkeypatch.setattr(module, "read_bytes", never)
+    with pytest.raises(LoadError) as err:
+        loads(path)  # type: ignore[operator]
+    assert str(err.value.path) == str(path)
+    assert err.value.cause.startswith("too big for the memory left: opening this 0.0 GB file")
+    assert err.value.cause.endswith("GB of memory, 0.0 GB available")
+
+
+def test_an_allocation_that_fails_anyway_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "run.journal.jsonl"
+    path.write_bytes(header("go") + effect(0, "model", model_result("hi")))
+
+    def exhausted(_doc: object) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr(progressive, "build_timeline", exhausted)
+    with pytest.raises(LoadError) as err:
+        load_progressive(path)
+    assert err.value.path == str(path)
+    assert err.value.cause.startswith("ran out of memory opening this 0.0 GB file")
+
+
+def test_nothing_is_refused_where_the_memory_left_is_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "run.journal.jsonl"
+    path.write_bytes(header("go") + effect(0, "model", model_result("hi")))
+    monkeypatch.setattr(memory_room, "available_bytes", lambda: None)
+    assert len(load(path).effects) == 1
