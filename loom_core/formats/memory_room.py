@@ -16,7 +16,6 @@ a load that passes may still fail, and then says so in the same words.
 from __future__ import annotations
 
 import os
-import resource
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -47,6 +46,10 @@ def available_bytes() -> int | None:
 
 
 def _limit_left() -> int | None:
+    try:
+        import resource  # POSIX only (Windows has no address-space limit to read)
+    except ImportError:
+        return None
     soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
     if soft == resource.RLIM_INFINITY:
         return None

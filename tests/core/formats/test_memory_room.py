@@ -31,6 +31,13 @@ def _sparse_trace(path: Path, size: int) -> Path:
     return path
 
 
+def _journal(tmp_path: Path) -> Path:
+    """A small run with one model call."""
+    path = tmp_path / "run.journal.jsonl"
+    path.write_bytes(header("go") + effect(0, "model", model_result("hi")))
+    return path
+
+
 def _limited() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
 
@@ -69,8 +76,7 @@ def test_available_memory_counts_the_address_space_limit() -> None:
 def test_both_loads_refuse_before_reading(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loads: object
 ) -> None:
-    path = tmp_path / "run.journal.jsonl"
-    path.write_bytes(header("go") + effect(0, "model", model_result("hi")))
+    path = _journal(tmp_path)
     size = path.stat().st_size
     monkeypatch.setattr(memory_room, "available_bytes", lambda: size // 2)
 
@@ -89,8 +95,7 @@ def test_both_loads_refuse_before_reading(
 def test_an_allocation_that_fails_anyway_names_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "run.journal.jsonl"
-    path.write_bytes(header("go") + effect(0, "model", model_result("hi")))
+    path = _journal(tmp_path)
 
     def exhausted(_doc: object) -> object:
         raise MemoryError
@@ -105,7 +110,6 @@ def test_an_allocation_that_fails_anyway_names_the_file(
 def test_nothing_is_refused_where_the_memory_left_is_unknown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "run.journal.jsonl"
-    path.write_bytes(header("go") + effect(0, "model", model_result("hi")))
+    path = _journal(tmp_path)
     monkeypatch.setattr(memory_room, "available_bytes", lambda: None)
     assert len(load(path).effects) == 1
