@@ -168,7 +168,9 @@ class DocumentView(LiveHost):
     def _wire(self) -> None:
         s = self.session
         s.timeline_changed.connect(self._on_timeline)
-        s.step_changed.connect(USER.touch)  # background work in this process waits for the user
+        # background work in this process waits while the user moves or scrolls
+        s.step_changed.connect(USER.touch)
+        self.table.verticalScrollBar().valueChanged.connect(USER.touch)
         s.step_changed.connect(self._on_step)
         self.context_view.step_link_clicked.connect(s.set_step)
         self.table.selectionModel().currentRowChanged.connect(
@@ -245,6 +247,7 @@ class DocumentView(LiveHost):
     def _place_plot(self) -> None:
         widget, self._new_plot = self._new_plot, None
         widget.step_requested.connect(self.session.set_step)
+        widget.getPlotItem().getViewBox().sigRangeChangedManually.connect(USER.touch)
         sizes = self.splitter.sizes()
         old = self.splitter.replaceWidget(0, widget)
         if old is not None:

@@ -8,8 +8,8 @@ threads of the process took 1.1-1.2 s of CPU during the 400 timed step moves wit
 build running, 0.25-0.28 s without it, and a move's p99 in the process's CPU was 33-43 ms
 against the GUI thread's own 10-14 ms. A lower OS priority cannot help here (the lock, not
 a core, is what the GUI thread waits for), so such work asks :func:`wait_quiet` between
-its chunks and sleeps (the lock released) until the user has left the steps alone for
-:data:`QUIET_S`. A product choice: the window a user drives comes first; the work
+its chunks and sleeps (the lock released) until the user has left the window alone for
+:data:`QUIET_S`: no step moved, the step list not scrolled, the plot not panned or zoomed. A product choice: the window a user drives comes first; the work
 finishes when they pause. Processes started beside the window yield through their OS
 priority instead (:mod:`loom_core.cli.background`).
 """
@@ -19,12 +19,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-QUIET_S = 0.3  # the user is "driving" until this long after their last step move
+QUIET_S = 0.3  # the user is "driving" until this long after their last move
 NAP_S = 0.05  # the longest sleep between looks (a cancel is seen within it)
 
 
 class Activity:
-    """When the user last moved a step, in any tab; read from any thread.
+    """When the user last moved a step, scrolled a list or panned a plot, in any tab; read
+    from any thread.
 
     One float, written by the GUI thread and read by workers: an assignment is atomic
     under the interpreter lock, and a stale read costs at most one chunk of work.
@@ -36,7 +37,8 @@ class Activity:
         self.waits = 0  # how many times a worker paused for the user (tests look at it)
 
     def touch(self, *_args: object) -> None:
-        """The user moved (connected to each tab's ``step_changed``)."""
+        """The user moved (connected to each tab's ``step_changed``, its list's scroll bar
+        and its plot's range changes made by the user)."""
         self.last = self.clock()
 
     def wait_quiet(self, cancelled: Callable[[], bool]) -> bool:

@@ -7,6 +7,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication
 
 from loom_core.views import step_index
 from loom_desktop.infra import activity
@@ -80,4 +83,31 @@ def test_the_text_index_is_built_only_once_the_user_stops_moving(
     qtbot.waitUntil(lambda: step_index.step_index(tl).text_index is not None, timeout=20_000)
     monkeypatch.setattr(USER, "last", -float("inf"))
     view.session.set_step(7)  # the user moves: every tab's move is seen
+    assert USER.last == clock.now
+
+
+def test_scrolling_the_list_or_panning_the_plot_counts_as_moving(
+    qtbot, open_and_wait, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr(USER, "clock", clock)
+    view = open_and_wait(window, _trace(tmp_path / "t.loom.json", 800))
+    monkeypatch.setattr(USER, "last", -float("inf"))
+    bar = view.table.verticalScrollBar()
+    bar.setValue(bar.maximum())  # the user scrolls the list: the step does not move
+    assert view.session.step == 0 and USER.last == clock.now
+    monkeypatch.setattr(USER, "last", -float("inf"))
+    plot = view.timeline_widget.viewport()
+    at = QPointF(plot.rect().center())
+    wheel = QWheelEvent(
+        at,
+        QPointF(plot.mapToGlobal(at)),
+        QPoint(),
+        QPoint(0, 120),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(plot, wheel)  # the user zooms the plot
     assert USER.last == clock.now
