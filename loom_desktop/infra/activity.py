@@ -9,8 +9,9 @@ build running, 0.25-0.28 s without it, and a move's p99 in the process's CPU was
 against the GUI thread's own 10-14 ms. A lower OS priority cannot help here (the lock, not
 a core, is what the GUI thread waits for), so such work asks :func:`wait_quiet` between
 its chunks and sleeps (the lock released) until the user has left the window alone for
-:data:`QUIET_S`: no step moved, the step list not scrolled, the plot not panned or zoomed. A product choice: the window a user drives comes first; the work
-finishes when they pause. Processes started beside the window yield through their OS
+:data:`QUIET_S`: no step moved, the step list not scrolled, the plot not panned or
+zoomed. A product choice: the window a user drives comes first; the work finishes when
+they pause. Processes started beside the window yield through their OS
 priority instead (:mod:`loom_core.cli.background`).
 """
 
