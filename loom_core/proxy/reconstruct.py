@@ -157,9 +157,10 @@ class StreamReconstructor:
         # A marker may begin in earlier reads (none spans a blank line, so none begins
         # before _buf): search the chunk and the end of what came before it.
         self._wary = may_end(buf, self._markers, max(0, len(buf) - len(chunk) - _TAIL))
-        if not self._wary and (len(buf) > _EAGER or self.acc is None):
+        if not self._wary and (len(buf) > _EAGER or (self.acc is None and len(buf) > len(chunk))):
             # No marker among them: this cannot end the stream. The first event is
-            # parsed at once: it names the dialect, whose markers are fewer.
+            # parsed with the second read (the first one's bytes leave untouched): it
+            # names the dialect, whose markers are fewer.
             self.parse()
         return self._wary or self.terminal_at is not None
 

@@ -152,13 +152,15 @@ def test_once_the_dialect_is_known_only_its_own_markers_are_searched() -> None:
     raw = STREAMS["anthropic"]
     first = raw.index(b"\n\n") + 2
     rec = StreamReconstructor(PATHS["anthropic"])
-    assert rec.add(raw[:first]) is False and rec.dialect == "anthropic"
+    assert rec.add(raw[:first]) is False and rec.acc is None  # the first read: sent as is
+    assert rec.add(b"event: ping\ndata: {}\n\n") is False and rec.acc is not None
     other = b'event: ping\ndata: {"note": "[DONE] response.completed response.failed"}\n\n'
     assert rec.add(other) is False
     assert rec.add(b'event: ping\ndata: {"note": "an error"}\n\n') is True
     chat = StreamReconstructor(PATHS["chat"])
     head = STREAMS["chat"][: STREAMS["chat"].index(b"\n\n") + 2]
-    assert chat.add(head) is False and chat.dialect == "openai"
+    assert chat.add(head) is False and chat.add(b'data: {"choices": []}\n\n') is False
+    assert chat.dialect == "openai"
     assert chat.add(b'data: {"choices": [], "note": "message_stop error"}\n\n') is False
     assert chat.add(b"data: [DONE]\n\n") is True and chat.parse() is not None
 
