@@ -125,8 +125,13 @@ class LibraryIndexer:
         self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Cancel what is running, stop the watcher and join the thread (idempotent)."""
+        """Cancel what is running, stop the watcher and join the thread (idempotent). The
+        runs live tabs still follow are read first: nothing watches them, so nothing else
+        would index what they became (the app quits while they are written)."""
         with self._cond:
+            if not self._stopping:
+                self._tasks = deque(_Task("follow", path) for path in self._followed)
+                self._followed.clear()
             self._stopping = True
             self._generation += 1
             self._cond.notify_all()
@@ -218,6 +223,8 @@ class LibraryIndexer:
     # -- internals -------------------------------------------------------------------
     def _put(self, task: _Task) -> None:
         with self._cond:
+            if self._stopping:
+                return
             task.generation = self._generation
             self._tasks.append(task)
             self._cond.notify_all()
@@ -235,10 +242,12 @@ class LibraryIndexer:
     def _next(self) -> _Task | None:
         """The next task: queued ones first, then a changed path that has settled."""
         with self._cond:
-            while not self._stopping:
-                if self._tasks:
+            while True:
+                if self._tasks:  # stopping: only the followed runs are left (see stop)
                     self._busy = True
                     return self._tasks.popleft()
+                if self._stopping:
+                    return None
                 now = time.monotonic()
                 ready = [p for p, t in self._dirty.items() if self._due(t, now) <= 0]
                 if ready:
@@ -257,7 +266,6 @@ class LibraryIndexer:
                 self._busy = False
                 self._cond.notify_all()
                 self._cond.wait(wait)
-            return None
 
     def _due(self, times: tuple[float, float], now: float) -> float:
         """Seconds until a changed path is read: once it settled, or at the latest

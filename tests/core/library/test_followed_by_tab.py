@@ -98,3 +98,16 @@ def test_a_followed_run_in_a_library_folder_is_not_read_on_its_changes(tmp_path:
         assert set(worker._dirty) == {str(other)}
     finally:
         worker.stop()
+
+
+def test_a_run_still_followed_when_the_app_quits_is_read_before_the_worker_ends(
+    tmp_path: Path,
+) -> None:
+    path, rest, worker = _started(tmp_path, [])
+    try:
+        worker.follow(path)
+        with path.open("ab") as out:
+            out.writelines(rest)
+    finally:
+        worker.stop()  # the window closes with the live tab open
+    assert _steps(path) == 6
