@@ -110,6 +110,7 @@ def generate(db: str, runs: int, steps: int) -> dict[str, Any]:
         facts, rows = maker.run(needle)
         mtime_ns = int((base + n * 60) * 1e9)
         indexer.store(f"/bench/runs/{n:05d}.loom.json", 50_000 + n, mtime_ns, facts, rows)
+    indexer.flush()  # the team library's last runs were still being written (pg_later.py)
     elapsed = time.perf_counter() - start
     conn = getattr(indexer.db, "conn", None)  # SQLite's: fold the WAL in before measuring
     if conn is not None:

@@ -37,6 +37,9 @@ class RunsDb(Protocol):
     author: str  # who indexes and publishes from here
 
     def close(self) -> None: ...
+    def flush(self) -> None:
+        """Wait until every write handed in is committed; raise the first one's error
+        (the team library writes runs in flight: :mod:`.pg_later`)."""
 
     # -- writing (Indexer) ------------------------------------------------------------
     def row(self, path: str) -> tuple[int, int | None, int | None, str] | None:

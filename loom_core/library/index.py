@@ -96,13 +96,25 @@ class Indexer:
         self.offload: Callable[[str, int], str | None] | None = None
 
     def close(self) -> None:
+        """Finish the writes in flight (their first error is raised) and close."""
         self.db.close()
+
+    def flush(self) -> None:
+        """Wait until every run handed to :meth:`store` is written (see :meth:`store`)."""
+        self.db.flush()
 
     # -- one file --------------------------------------------------------------------
     def index_file(self, path: str | Path, force: bool = False, reread: bool = False) -> str:
         """Bring one path up to date: ``indexed``, ``unchanged``, ``unreadable`` or ``missing``.
         ``force``: read it again, a forgotten run too (the app opened it); ``reread``: read
-        it again though its files' sizes and times did not change (a new part of it)."""
+        it again though its files' sizes and times did not change (a new part of it).
+        Its row is written when this returns."""
+        outcome = self._index_file(path, force, reread)
+        self.flush()
+        return outcome
+
+    def _index_file(self, path: str | Path, force: bool, reread: bool) -> str:
+        """:meth:`index_file`, its run's write possibly still in flight (see :meth:`store`)."""
         path = norm(path)
         try:
             st = os.stat(path)
@@ -157,7 +169,10 @@ class Indexer:
         parts: Sequence[str] = (),
     ) -> None:
         """Write one run's row and its steps (one transaction). The benchmark calls it with
-        generated runs; everything else goes through :meth:`index_file`."""
+        generated runs; everything else goes through :meth:`index_file`. The team library
+        may still be writing it when this returns, while the caller reads the next run
+        (:mod:`.pg_later`): :meth:`flush`, :meth:`close` or a question about its path
+        wait for it."""
         ended = mtime_ns / 1e9
         decided = decided_outcome(self.db, path, f, ended)  # before: it may look at /proc
         values = run_values(path, f, ended, (decided.status, decided.why))
@@ -210,13 +225,14 @@ class Indexer:
                 break
             if progress is not None:
                 progress(done, len(paths), path)
-            outcome = self.index_file(path)
+            outcome = self._index_file(path, force=False, reread=False)
             getattr(report, outcome).append(norm(path))
             if outcome == "unreadable":
                 report.causes[norm(path)] = self.cause(path)
         else:
             if progress is not None:
                 progress(len(paths), len(paths), "")
+        self.flush()  # the report's runs are written, as its reader expects
         return report
 
     def refresh(

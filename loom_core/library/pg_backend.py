@@ -24,3 +24,6 @@ class PgRunsDb(PgWrites, PgReads):
 
     def close(self) -> None:
         self.db.close()
+
+    def flush(self) -> None:
+        self.db.flush()

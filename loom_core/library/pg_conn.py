@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from loom_core.errors import LoadError
+from loom_core.library.pg_later import WritesInFlight
 from loom_core.library.pg_schema import URL_ENV, connect_kwargs, migrate, redacted
 
 RETRY_SECONDS = 120.0  # LOOM_LIBRARY_RETRY_SECONDS changes it (a script that cannot wait)
@@ -47,6 +48,7 @@ class PgConnections:
         from psycopg_pool import ConnectionPool
 
         self.url = url
+        self.in_flight = WritesInFlight()
         self._errors: tuple[type[BaseException], ...] = (psycopg.OperationalError,)
         self._pool = ConnectionPool(
             url,
@@ -65,17 +67,35 @@ class PgConnections:
             raise LoadError(URL_ENV, f"cannot use {redacted(url)}: {_why(err)}") from err
 
     def close(self) -> None:
-        """Close every connection and stop the pool's threads."""
-        self._pool.close()
+        """Finish the writes in flight, close every connection and stop the pool's
+        threads (a write's error is raised after that)."""
+        try:
+            self.in_flight.close()
+        finally:
+            self._pool.close()
+
+    def flush(self) -> None:
+        """Wait for every write in flight (:mod:`.pg_later`); raise the first one's error."""
+        self.in_flight.wait()
+
+    def write_later(self, path: str, operation: Callable[[Any], None]) -> None:
+        """``operation`` (the write of ``path``) run through :meth:`retry` on a writer
+        thread, in flight while the caller goes on (:mod:`.pg_later`)."""
+        self.in_flight.submit(path, lambda: self._retried(operation))
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
         with self._pool.connection() as conn:
             yield conn
 
-    def retry(self, operation: Callable[[Any], T]) -> T:
+    def retry(self, operation: Callable[[Any], T], path: str | None = None) -> T:
         """``operation(conn)`` on a pooled connection, run again on a new one after a
-        connection error, until :func:`retry_seconds` have passed."""
+        connection error, until :func:`retry_seconds` have passed. It first waits for
+        the write of ``path`` in flight (None: every write in flight, :mod:`.pg_later`)."""
+        self.in_flight.wait(path)
+        return self._retried(operation)
+
+    def _retried(self, operation: Callable[[Any], T]) -> T:
         deadline = time.monotonic() + retry_seconds()
         pause = 0.05
         while True:

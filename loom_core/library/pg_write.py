@@ -9,7 +9,9 @@ Every method is one transaction run through :meth:`PgConnections.retry`, so a dr
 connection or a restarted server costs a retry, never a half-written run: the run's row is
 upserted (``ON CONFLICT``) and locked, its steps deleted and copied in again, all or nothing.
 Two processes indexing the same file queue on that row lock; the second writes the same
-facts again.
+facts again. A run's write (:meth:`PgWrites.store`) is handed to a writer thread and goes
+on while the indexer reads the next run (:mod:`.pg_later`); every other method first
+waits for the writes it could see: its path's, or all.
 """
 
 from __future__ import annotations
@@ -33,8 +35,11 @@ class PgWrites:
     host: str
     author: str
 
-    def _one(self, sql: str, args: Sequence[Any]) -> tuple[Any, ...] | None:
-        row = self.db.retry(lambda c: c.execute(sql, args).fetchone())
+    def _one(
+        self, sql: str, args: Sequence[Any], path: str | None = None
+    ) -> tuple[Any, ...] | None:
+        """One row, once the write of ``path`` in flight (None: every one) is done."""
+        row = self.db.retry(lambda c: c.execute(sql, args).fetchone(), path)
         return tuple(row) if row is not None else None
 
     def _column(self, sql: str, args: Sequence[Any]) -> list[str]:
@@ -49,6 +54,7 @@ class PgWrites:
             "ELSE r.size END, r.mtime_ns, r.state FROM runs r "
             "LEFT JOIN run_words w ON w.run = r.id WHERE r.host = %s AND r.path = %s",
             (self.host, path),
+            path,
         )
         return (int(row[0]), row[1], row[2], str(row[3])) if row else None
 
@@ -65,16 +71,18 @@ class PgWrites:
 
     def noted(self, path: str) -> tuple[bool, str]:
         row = self._one(
-            "SELECT live, error FROM runs WHERE host = %s AND path = %s", (self.host, path)
+            "SELECT live, error FROM runs WHERE host = %s AND path = %s", (self.host, path), path
         )
         return (bool(row[0]), str(row[1])) if row else (False, "")
 
-    def _upsert(self, conn: Any, path: str) -> int:
-        """The run's id, its row created if new and locked until the transaction ends."""
+    def _upsert(self, conn: Any, path: str, new_id: int | None = None) -> int:
+        """The run's id, its row created if new (with ``new_id`` when given) and locked
+        until the transaction ends."""
         row = conn.execute(
-            "INSERT INTO runs (host, path, author) VALUES (%s, %s, %s) "
+            "INSERT INTO runs (id, host, path, author) "
+            "VALUES (COALESCE(%s, nextval('runs_id_seq')), %s, %s, %s) "
             "ON CONFLICT (host, path) DO UPDATE SET host = EXCLUDED.host RETURNING id",
-            (self.host, path, self.author),
+            (new_id, self.host, path, self.author),
         ).fetchone()
         return int(row[0])
 
@@ -92,9 +100,14 @@ class PgWrites:
         for key in ("tokens_in", "tokens_out", "fork_seq", "steps", "errors"):
             columns[key] = clamp(columns.get(key))
 
+        # a new run's id is taken now, in the order runs are handed in (the search's
+        # newest-first order), not when its transaction in flight begins
+        new_id = self._one("SELECT nextval('runs_id_seq')", (), path)
+        assert new_id is not None
+
         def write(conn: Any) -> None:
             with conn.transaction():
-                run = self._upsert(conn, path)
+                run = self._upsert(conn, path, int(new_id[0]))
                 sets = ", ".join(f"{k} = %s" for k in columns)
                 conn.execute(f"UPDATE runs SET {sets} WHERE id = %s", (*columns.values(), run))
                 conn.execute("DELETE FROM parts WHERE run = %s", (run,))
@@ -107,7 +120,7 @@ class PgWrites:
                 delete_steps(conn, run)
                 insert_steps(conn, run, rows)
 
-        self.db.retry(write)
+        self.db.write_later(path, write)
 
     def store_broken(self, path: str, size: int, mtime_ns: int, cause: str) -> None:
         mtime = mtime_ns / 1e9
@@ -122,7 +135,7 @@ class PgWrites:
                     (size, mtime_ns, cause, mtime, mtime, time.time(), run),
                 )
 
-        self.db.retry(write)
+        self.db.retry(write, path)
 
     def mark_missing(self, path: str) -> None:
         def write(conn: Any) -> None:
@@ -148,7 +161,7 @@ class PgWrites:
                     "UPDATE runs SET state = 'missing', cause = %s WHERE id = %s", (cause, row[0])
                 )
 
-        self.db.retry(write)
+        self.db.retry(write, path)
 
     def under(self, prefix: str) -> list[str]:
         return self._column(
@@ -177,7 +190,7 @@ class PgWrites:
                 )
                 return bool(row[0])
 
-        return self.db.retry(write)
+        return self.db.retry(write, path)
 
     def published(self, path: str, url: str, digest: str) -> None:
         def write(conn: Any) -> None:
@@ -189,7 +202,7 @@ class PgWrites:
                     (url, digest, self.author, run),
                 )
 
-        self.db.retry(write)
+        self.db.retry(write, path)
 
     def setting(self, key: str) -> str | None:
         row = self._one("SELECT value FROM settings WHERE key = %s", (key,))
@@ -242,12 +255,14 @@ class PgWrites:
         self.db.retry(write)
 
     def cause(self, path: str) -> str:
-        row = self._one("SELECT cause FROM runs WHERE host = %s AND path = %s", (self.host, path))
+        row = self._one(
+            "SELECT cause FROM runs WHERE host = %s AND path = %s", (self.host, path), path
+        )
         return str(row[0]) if row else ""
 
     def known(self, path: str) -> bool:
         return (
-            self._one("SELECT 1 FROM runs WHERE host = %s AND path = %s", (self.host, path))
+            self._one("SELECT 1 FROM runs WHERE host = %s AND path = %s", (self.host, path), path)
             is not None
         )
 
@@ -264,4 +279,4 @@ class PgWrites:
                 conn.execute("UPDATE runs SET state = %s WHERE id = %s", (FORGOTTEN, row[0]))
                 return True
 
-        return self.db.retry(write)
+        return self.db.retry(write, path)

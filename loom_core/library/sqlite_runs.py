@@ -79,6 +79,9 @@ class SqliteRunsDb:
     def close(self) -> None:
         self.conn.close()
 
+    def flush(self) -> None:
+        """Nothing in flight: each write is committed when it returns (one writer)."""
+
     # -- writing -----------------------------------------------------------------------
     def row(self, path: str) -> tuple[int, int | None, int | None, str] | None:
         row = self.conn.execute(
