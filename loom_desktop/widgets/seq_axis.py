@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QFont, QFontMetricsF
 
 from loom_core.views.steps import flag_words, step_label, step_summary
 from loom_core.views.timeline import SEQ_LIMIT, Timeline
@@ -72,14 +73,24 @@ class SeqAxis(pg.AxisItem):
         return (rows >= lo) & (rows <= hi)
 
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # noqa: N802
-        """Round seqs in view, as rows: pyqtgraph picks the spacing over the seq range."""
+        """Round seqs in view, as rows: pyqtgraph picks the spacing over the seq range.
+
+        Where the run covers only part of the view (past its end, after End or a far
+        jump to its last steps, they take a tenth of it), a spacing picked for the whole
+        width put a label on every step there, drawn over each other: the spacing is
+        picked for the part the run covers, and where that is under half the view, a
+        level whose labels would be closer than one label's width is left out (when none
+        is left, the last step in view keeps its number)."""
         lo, hi = sorted((minVal, maxVal))
         shown = self._in_view(lo, hi)
         seqs = self._seqs[shown]
         if not len(seqs):
             return []
+        rows = self._rows[shown]
+        covered = (float(rows.max()) - float(rows.min()) + 1.0) / max(hi - lo, 1.0)
         levels = []
-        for spacing, values in super().tickValues(seqs[0] - 0.5, seqs[-1] + 0.5, size):
+        pixels = size * min(covered, 1.0)  # what the run's part of the view is wide
+        for spacing, values in super().tickValues(seqs[0] - 0.5, seqs[-1] + 0.5, pixels):
             wanted = np.array([v for v in values if float(v).is_integer()])  # zoomed in: 0.5s
             if not len(wanted):
                 continue
@@ -89,8 +100,16 @@ class SeqAxis(pg.AxisItem):
             hit = at[self._seqs[at] == wanted]  # a seq the run lacks gets no tick
             levels.append((max(spacing, 1.0), self._rows[hit].astype(np.float64).tolist()))
         if not levels and len(seqs) <= 20:  # a step or two: pyqtgraph's spacing is < 1
-            levels.append((1.0, self._rows[shown].astype(np.float64).tolist()))
+            levels.append((1.0, rows.astype(np.float64).tolist()))
+        if covered < 0.5 and levels:  # the run ends (or starts) well inside the view
+            room = self._label_px(seqs) / (size / max(hi - lo, 1.0))  # a label's width, in rows
+            levels = [level for level in levels if level[0] >= room] or [(1.0, [float(rows.max())])]
         return levels
+
+    def _label_px(self, seqs: np.ndarray) -> float:
+        """About the width of the widest of these seqs' labels, with a gap, in pixels."""
+        widest = str(int(max(abs(seqs[0]), abs(seqs[-1]))))
+        return QFontMetricsF(self.style.get("tickFont") or QFont()).horizontalAdvance(widest + "00")
 
     def tickStrings(
         self,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtGui import QFont, QFontMetricsF
+
 from loom_core.formats.loader import load
 from loom_core.views.timeline import F_ERROR, build_timeline
 from loom_desktop.widgets.timeline import TimelineWidget
@@ -101,3 +103,25 @@ def test_axis_ticks_bisect_the_rows_in_view(sample: Path) -> None:
     bisected = axis.tickValues(3, 20, 600)
     axis._ascending = False  # the mask path (a file whose seqs go back)
     assert axis.tickValues(3, 20, 600) == bisected and bisected
+
+
+def test_past_the_runs_end_the_step_labels_do_not_overlap(qtbot, sample: Path) -> None:
+    """After End the run's last steps take a tenth of the view: their labels were picked
+    for the whole width, one per step a few pixels apart, drawn over each other."""
+    from loom_desktop.widgets.seq_axis import SeqAxis
+
+    axis = SeqAxis()
+    axis.set_timeline(build_timeline(load(sample)))
+    n, size = len(axis.row_seq), 1000.0
+    whole = axis.tickValues(-0.5, n - 0.5, size)  # the run fills the view: as pyqtgraph picks
+    assert [spacing for spacing, _ in whole] == [5.0, 1.0]
+    lo, hi = n - 6.0, n - 6.0 + 10 * n  # the last few steps, then empty room
+    px_per_row = size / (hi - lo)
+    label_px = QFontMetricsF(QFont()).horizontalAdvance(str(n))  # one label, no gap
+    levels = axis.tickValues(lo, hi, size)
+    assert levels
+    for _spacing, rows in levels:
+        gaps = [b - a for a, b in zip(rows, rows[1:], strict=False)]
+        assert all(gap * px_per_row >= label_px for gap in gaps), (levels, px_per_row)
+    shown = [row for _spacing, rows in levels for row in rows]
+    assert all(lo <= row <= n - 1 for row in shown)
