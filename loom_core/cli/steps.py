@@ -48,9 +48,8 @@ def proxy_journal(doc: Any, path: str) -> Any:
     side = Path(path[: -len(suffix)] + ".exchanges.jsonl") if path.endswith(suffix) else None
     if doc.format != "journal" or side is None or not side.is_file():
         return doc
-    from pydantic import ValidationError
-
-    from loom_core.formats.schema import ShieldEvent
+    from loom_core.formats.header import Wrong, coerce
+    from loom_core.formats.structs import ShieldEvent
     from loom_core.proxy.sidecar import read_sidecar
 
     try:
@@ -60,8 +59,8 @@ def proxy_journal(doc: Any, path: str) -> Any:
     events = []
     for raw in (e for x in exchanges for e in x.shield_events):
         try:
-            events.append(ShieldEvent.model_validate(raw))
-        except ValidationError:
+            events.append(coerce(ShieldEvent, raw))
+        except Wrong:
             continue  # readers skip what does not parse, as the live tab's sidecar reader does
     doc.header.recorded_via = "proxy"
     doc.header.shield_events = events

@@ -19,11 +19,13 @@ import msgspec
 
 from loom_core.formats.document import Document
 from loom_core.formats.fastschema import decoder, fast_struct
-from loom_core.formats.schema import ModelResult
+from loom_core.formats.structs import FastModelResult
 from loom_core.views.billed import meta_usage
 from loom_core.views.run_cost import RunPricer
 
-_usage_only = decoder(fast_struct(ModelResult, frozenset({"text", "tool_calls", "stop_reason"})))
+_usage_only = decoder(
+    fast_struct(FastModelResult, frozenset({"text", "tool_calls", "stop_reason"}))
+)
 _LIMIT = 10**12  # one call's count is clamped so sums stay in int64 (hand-edited files)
 
 

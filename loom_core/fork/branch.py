@@ -31,7 +31,7 @@ from loom_core.formats.canonical import (
 )
 from loom_core.formats.document import text_and_calls
 from loom_core.formats.save import save_dict
-from loom_core.formats.schema import HARNESS_ORDER, PROXY_ORDER
+from loom_core.formats.structs import HARNESS_ORDER, PROXY_ORDER
 from loom_core.formats.wire import proxy_sys_hash
 from loom_core.providers.base import ModelReply, ModelRequest
 

@@ -17,13 +17,18 @@ from typing import Any
 import msgspec
 
 from loom_core.formats.entry_index import EntryIndex
-from loom_core.formats.fastschema import decoder, fast_struct
-from loom_core.formats.schema import EffectEntry, EffectMeta, ModelResult, ShieldEvent, TraceHeader
+from loom_core.formats.fastschema import decoder
+from loom_core.formats.structs import (
+    FastEffectEntry,
+    FastEffectMeta,
+    FastModelResult,
+    ShieldEvent,
+    TraceHeader,
+)
 
-FastEffect = fast_struct(EffectEntry)
-FastModelResult = fast_struct(ModelResult)
+FastEffect = FastEffectEntry
 _EMPTY_RESULT = FastModelResult()
-EMPTY_META = fast_struct(EffectMeta)()
+EMPTY_META = FastEffectMeta()
 _generic = msgspec.json.Decoder()
 TOO_DEEP = "(a value nested too deeply to show)"
 LOOM_FORMATS = ("trace", "journal", "wirelog", "exchanges")
@@ -155,7 +160,7 @@ class Document:
         if raw is None:
             return _EMPTY_RESULT
         try:
-            return decoder(ModelResult).decode(raw)
+            return decoder(FastModelResult).decode(raw)
         except msgspec.ValidationError:
             return _EMPTY_RESULT
 

@@ -18,9 +18,9 @@ import msgspec
 
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document, Unfinished, decode_raw, text_and_calls
-from loom_core.formats.fastschema import decoder, fast_struct
+from loom_core.formats.fastschema import decoder
 from loom_core.formats.gc_pause import gc_paused
-from loom_core.formats.schema import JournalEffect, JournalHeader, TraceHeader
+from loom_core.formats.structs import FastJournalEffect, JournalHeader, TraceHeader
 from loom_core.formats.tolerant import (
     decode_struct,
     decode_value,
@@ -107,10 +107,10 @@ class JournalState:
     def _effect(self, line: bytes) -> Any:
         """An intent or effect line as a struct; wrongly typed fields read as defaults."""
         try:
-            return decoder(JournalEffect).decode(line)
+            return decoder(FastJournalEffect).decode(line)
         except msgspec.ValidationError:
             found: list[str] = []
-            effect = decode_struct(line, fast_struct(JournalEffect), found)
+            effect = decode_struct(line, FastJournalEffect, found)
             where = "" if any("'seq'" in p for p in found) else f" (seq {effect.seq or 0})"
             self.problems.extend(f"line {self.line_no}{where}: {p}" for p in found)
             return effect

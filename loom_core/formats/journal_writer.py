@@ -24,7 +24,7 @@ from typing import Any
 
 from loom_core.formats.append_file import AppendFile
 from loom_core.formats.fastdumps import dumps
-from loom_core.formats.schema import JOURNAL_VERSION
+from loom_core.formats.structs import JOURNAL_VERSION
 
 _EFFECT_ORDER = ("seq", "kind", "key", "result", "depth")
 

@@ -25,7 +25,7 @@ from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.loader import TRACE, opened, read_bytes
 from loom_core.formats.memory_room import check_room, out_of_memory
 from loom_core.formats.reader import BOM, Opening, check_utf8
-from loom_core.formats.schema import TraceHeader
+from loom_core.formats.structs import TraceHeader
 from loom_core.formats.tolerant import nesting_cause
 from loom_core.formats.trace import assemble, decode_entries, parse_top, with_problems
 from loom_core.formats.unknown_json import describe

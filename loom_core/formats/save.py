@@ -19,7 +19,7 @@ from loom_core.formats.canonical import checksum, harness_sys_hash
 from loom_core.formats.document import Document
 from loom_core.formats.exchanges import with_wire
 from loom_core.formats.gc_pause import gc_paused
-from loom_core.formats.schema import HARNESS_ORDER
+from loom_core.formats.structs import HARNESS_ORDER
 from loom_core.formats.tolerant import decode_value
 from loom_core.formats.trace import source_dict
 

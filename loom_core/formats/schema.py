@@ -1,10 +1,12 @@
 """The one description of the loom formats (loom-format.md §1, §5, §6.6).
 
-Pydantic models are the schema and the validation at the boundaries. The hot
-load path does not run pydantic over 100,000 effects; instead it decodes with
-msgspec structs that :mod:`loom_core.formats.fastschema` *derives from these models*,
-so there is still exactly one place that says what a field is called, what
-type it has and what it defaults to.
+Pydantic models are the schema and the validation at the boundaries (a fork's
+edits, a wirelog's lines). Opening a run does not import pydantic: it decodes
+effects with the msgspec structs of :mod:`loom_core.formats.structs` and checks
+a header with :mod:`loom_core.formats.header`, and
+``tests/core/formats/test_struct_drift.py`` holds those structs equal to these
+models (names, order, types, defaults, aliases), so a field changed here and not
+there fails a test.
 
 Every model allows extra fields: unknown members survive a load/save round trip
 (the loader keeps the original bytes of each entry; see ``trace.py``).
@@ -16,8 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-CURRENT_VERSION = 2
-JOURNAL_VERSION = 1
+from loom_core.formats.structs import JOURNAL_VERSION
 
 
 class _Open(BaseModel):
@@ -152,8 +153,9 @@ class Workspace(_Open):
 class TraceHeader(_Open):
     """Every top-level member of a trace except the bulky ``log`` and ``wire``.
 
-    Validated eagerly on load; ``log`` goes through the derived fast structs and
-    ``wire`` stays undecoded until something asks for it.
+    Its struct twin (:class:`loom_core.formats.structs.TraceHeader`) is checked eagerly
+    on load; ``log`` goes through the fast structs and ``wire`` stays undecoded until
+    something asks for it.
     """
 
     version: int = 1
@@ -210,44 +212,3 @@ class WirelogLine(_Open):
     request: dict[str, Any] = Field(default_factory=dict)
     response: dict[str, Any] = Field(default_factory=dict)
     shield_events: list[dict[str, Any]] = Field(default_factory=list)
-
-
-# Member order of the two writers (§1.1); saving follows it so files diff cleanly
-# against loom-harness's own output.
-HARNESS_ORDER = (
-    "version",
-    "model",
-    "system",
-    "prompt",
-    "episodes",
-    "output",
-    "truncated",
-    "paused",
-    "pending",
-    "pending_depth",
-    "stop_reason",
-    "log",
-    "systems",
-    "healed_by",
-    "tools",
-)
-PROXY_ORDER = (
-    "version",
-    "recorded_via",
-    "model",
-    "system",
-    "systems",
-    "prompt",
-    "episodes",
-    "output",
-    "truncated",
-    "paused",
-    "pending",
-    "pending_depth",
-    "stop_reason",
-    "log",
-    "wire",
-    "shield_events",
-    "workspace",
-)
-EFFECT_ORDER = ("seq", "kind", "key", "result", "depth", "meta")

@@ -19,12 +19,11 @@ from functools import cache
 from typing import Any, TypeVar
 
 import msgspec
-from pydantic import BaseModel, ValidationError
 
 from loom_core.errors import LoadError
+from loom_core.formats.header import S, build, checked
 
 T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
 
 _members = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _generic = msgspec.json.Decoder()
@@ -232,43 +231,39 @@ def _finite_problem(value: Any) -> bool:
 
 
 def validated(
-    model: type[M],
+    struct: type[S],
     values: dict[str, Any],
     path: str,
     problems: list[str],
     raws: dict[str, Any] | None = None,
     where: str = "member",
-) -> M:
-    """``model`` validated from ``values``; a wrongly typed member is dropped and described
-    in ``problems``, except ``version``, without which the file cannot be read safely."""
+) -> S:
+    """``struct`` from ``values`` (a header's members, checked as :mod:`header` says); a
+    wrongly typed member is dropped and described in ``problems``, except ``version``,
+    without which the file cannot be read safely (a null one reads as absent)."""
     values = dict(values)
-    for _ in range(len(values) + 1):
-        try:
-            return model.model_validate(values)
-        except ValidationError as err:
-            name = str(err.errors()[0]["loc"][0])
-            raw = raws[name] if raws is not None else json.dumps(values[name]).encode()
-            huge = _finite_problem(values[name])
-            if name == "version" and values[name] is None:  # null: as if absent (version 1)
-                del values[name]
-                continue
-            if name == "version":
-                raise LoadError(
-                    path,
-                    f"number out of range in {where} 'version'"
-                    if huge
-                    else f"wrong type in {where} 'version': {show(raw)}",
-                ) from err
-            problems.append(
-                f"{where} '{name}' "
-                + (
-                    f"is a number out of range ({show(raw, 24)})"
-                    if huge
-                    else f"has the wrong type, shown raw: {show(raw)}"
-                )
+    if "version" in values and values["version"] is None:
+        del values["version"]
+    for name in checked(struct, values)[1]:
+        raw = raws[name] if raws is not None else json.dumps(values[name]).encode()
+        huge = _finite_problem(values[name])
+        if name == "version":
+            raise LoadError(
+                path,
+                f"number out of range in {where} 'version'"
+                if huge
+                else f"wrong type in {where} 'version': {show(raw)}",
             )
-            del values[name]
-    raise LoadError(path, f"not a loom document (its {where}s do not fit the format)")
+        problems.append(
+            f"{where} '{name}' "
+            + (
+                f"is a number out of range ({show(raw, 24)})"
+                if huge
+                else f"has the wrong type, shown raw: {show(raw)}"
+            )
+        )
+        del values[name]
+    return build(struct, values)
 
 
 def lenient_json(data: bytes) -> Any:

@@ -1,8 +1,9 @@
 """Load ``*.loom.json`` traces fast and check them (loom-format.md §1, §2, §4.2).
 
 The load path: one scan splits the top level into raw members, ``log`` into raw
-entries, each entry into a typed struct (derived from the pydantic schema) with
-raw payloads; the small members go through pydantic. With the garbage collector
+entries, each entry into a typed struct (:mod:`.structs`, held equal to the pydantic
+schema by a test) with raw payloads; the small members are checked as the schema's
+lax mode would (:mod:`.header`), without importing pydantic. With the garbage collector
 paused this is several times faster than a plain ``json.loads`` of the file.
 """
 
@@ -18,7 +19,7 @@ from loom_core.formats.document import Document, FastEffect
 from loom_core.formats.fastcheck import parallel_checksum
 from loom_core.formats.fastschema import decoder, list_of
 from loom_core.formats.gc_pause import gc_paused
-from loom_core.formats.schema import CURRENT_VERSION, EffectEntry, TraceHeader
+from loom_core.formats.structs import CURRENT_VERSION, TraceHeader
 from loom_core.formats.tolerant import (
     decode_cause,
     decode_struct,
@@ -66,7 +67,7 @@ def decode_entries(
     An entry with a wrongly typed field is read field by field (see
     :func:`tolerant.decode_struct`); what was wrong goes to ``problems``.
     """
-    dec = decoder(EffectEntry)
+    dec = decoder(FastEffect)
     effects: list[Any] = []
     for i, raw in enumerate(raws):
         try:

@@ -19,7 +19,7 @@ from typing import Any
 
 from loom_core.formats.canonical import proxy_model_key, proxy_tool_key
 from loom_core.formats.entries import finished_run
-from loom_core.formats.schema import PROXY_ORDER
+from loom_core.formats.structs import PROXY_ORDER
 from loom_core.formats.wire_request import (
     DictView,
     RequestView,

@@ -7,11 +7,9 @@ wherever it is, so every completed exchange of a killed proxy is recovered.
 from __future__ import annotations
 
 import msgspec
-from pydantic import ValidationError
 
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document
-from loom_core.formats.schema import WirelogLine
 from loom_core.formats.wire import WireRecorder
 
 _generic = msgspec.json.Decoder()
@@ -19,6 +17,10 @@ _generic = msgspec.json.Decoder()
 
 def wirelog_recorder(data: bytes) -> tuple[WireRecorder, int]:
     """Replay every parseable exchange into a recorder; also count skipped lines."""
+    from pydantic import ValidationError  # here: opening a trace must not import pydantic
+
+    from loom_core.formats.schema import WirelogLine
+
     recorder = WireRecorder()
     skipped = 0
     for line in data.split(b"\n"):

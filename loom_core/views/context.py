@@ -22,7 +22,8 @@ import msgspec
 
 from loom_core.formats.document import EMPTY_META, Document, decode_raw, text_and_calls
 from loom_core.formats.fastschema import fast_struct
-from loom_core.formats.schema import ModelResult, Usage
+from loom_core.formats.structs import FastModelResult as ModelResult
+from loom_core.formats.structs import FastUsage as Usage
 
 # The usage members that make a call's price more than input and output counts (cache,
 # reasoning, OpenAI's names): any of them sends the call down the full pricing path.

@@ -100,3 +100,31 @@ def forget() -> None:
     global _loaded
     with _lock:
         _loaded = None
+
+
+def release(package: str = "genai_prices") -> str:
+    """The installed version of ``package`` (the release the kept rates are keyed by), read
+    from the ``Version:`` line of its ``.dist-info/METADATA`` beside it.
+
+    Why not ``importlib.metadata.version``: importing ``importlib.metadata`` (and the
+    ``email`` parser it brings) cost every start about 30 ms of CPU before a run's first
+    rows. Where the package's files are laid out otherwise (a frozen app) it is the answer.
+    """
+    from importlib.util import find_spec
+
+    spec = find_spec(package)
+    places = list(spec.submodule_search_locations or []) if spec is not None else []
+    found = [d for p in places for d in Path(p).parent.glob(f"{package}-*.dist-info")]
+    if len(found) == 1:
+        try:
+            with open(found[0] / "METADATA", encoding="utf-8") as f:
+                for line in f:
+                    if line.startswith("Version:"):
+                        return line.split(":", 1)[1].strip()
+                    if not line.strip():
+                        break  # the end of the headers
+        except OSError:
+            pass
+    from importlib.metadata import version
+
+    return version(package)

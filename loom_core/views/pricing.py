@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
-from importlib.metadata import version
 from typing import Any, NamedTuple
 
 from loom_core.views import price_cache
@@ -238,7 +237,7 @@ def _rates_from_json(value: dict[str, Any]) -> Rates:
 
 
 _PRICED_AT = datetime.now(UTC)  # one "today" per process: every view prices alike
-_VERSION = version("genai-prices")
+_VERSION = price_cache.release()
 
 
 @cache

@@ -13,12 +13,12 @@ import msgspec
 
 from loom_core.formats.document import Document, whole
 from loom_core.formats.fastschema import decoder, fast_struct
-from loom_core.formats.schema import ModelResult
+from loom_core.formats.structs import FastModelResult
 from loom_core.views.billed import meta_usage
 from loom_core.views.pricing import provenance
 from loom_core.views.run_cost import RunPricer
 
-_usage_only = decoder(fast_struct(ModelResult, frozenset({"text", "tool_calls"})))
+_usage_only = decoder(fast_struct(FastModelResult, frozenset({"text", "tool_calls"})))
 _INT64 = 1 << 63
 
 

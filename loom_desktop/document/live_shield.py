@@ -22,7 +22,8 @@ from typing import Any
 
 import msgspec
 
-from loom_core.formats.schema import ShieldEvent
+from loom_core.formats.header import coerce
+from loom_core.formats.structs import ShieldEvent
 from loom_core.views.shield_place import Placer  # the finished trace's placement
 from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, Timeline
 
@@ -123,7 +124,7 @@ class LiveShield:
             self.events = []
         ready = self.source.by_exchange[: len(self._model_steps)]
         flat = [e for events in ready for e in events]
-        self.events.extend(ShieldEvent.model_validate(e) for e in flat[len(self.events) :])
+        self.events.extend(coerce(ShieldEvent, e) for e in flat[len(self.events) :])
         tl.doc.header.shield_events = self.events  # what the context view names
         return self._apply(tl, self._placer.place(self.events, self._model_steps))
 

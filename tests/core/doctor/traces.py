@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from loom_core.formats.save import save_dict
-from loom_core.formats.schema import PROXY_ORDER
+from loom_core.formats.structs import PROXY_ORDER
 
 
 class Trace:

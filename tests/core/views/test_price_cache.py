@@ -140,3 +140,23 @@ def test_a_dated_price_is_kept_for_its_day_only(price_cache_file: Path) -> None:
     _again()
     rates = pricing.rates_of("gpt-4o")
     assert rates is not None and rates.source != "stale"
+
+
+def test_the_release_is_read_from_the_installed_metadata_as_importlib_reads_it() -> None:
+    from importlib.metadata import version
+
+    assert price_cache.release() == version("genai-prices")
+    assert price_cache.release("msgspec") == version("msgspec")
+
+
+def test_a_package_with_no_metadata_beside_it_is_asked_of_importlib(tmp_path: Path) -> None:
+    (tmp_path / "lonely_pkg").mkdir()
+    (tmp_path / "lonely_pkg" / "__init__.py").write_text("")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from importlib.metadata import PackageNotFoundError
+
+        with pytest.raises(PackageNotFoundError):
+            price_cache.release("lonely_pkg")
+    finally:
+        sys.path.remove(str(tmp_path))
