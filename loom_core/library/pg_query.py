@@ -24,14 +24,18 @@ from loom_core.library.query import Alternative, Atom, Clause, SearchQuery
 
 WEIGHTS = {"tool": "A", "agent": "B", "tags": "C", "body": "D"}
 _WORDS = re.compile(r"[^\W_]+")
+# ASCII letters and digits are what ``_WORDS`` keeps of ASCII text; every other byte parts words
+_ASCII_KEPT = bytes(c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
 
 
 def words(text: str) -> str:
     """``text`` as the words the index holds: lower case, no diacritics, one space apart.
     ASCII text has no diacritics to take off (its NFKD form is itself): most of what is
-    indexed, and the per-character pass was most of the client's time per step."""
+    indexed, and the per-character pass was most of the client's time per step. Its
+    words are cut as bytes (a table maps every byte but a-z and 0-9 to a space), a third
+    of the regular expression's time: the same words, one pass in C."""
     if text.isascii():
-        return " ".join(_WORDS.findall(text.lower()))
+        return b" ".join(text.encode().lower().translate(_ASCII_KEPT).split()).decode()
     folded = unicodedata.normalize("NFKD", text.lower())
     plain = "".join(c for c in folded if not unicodedata.combining(c))
     return " ".join(_WORDS.findall(plain))

@@ -11,7 +11,9 @@ hundred hits. The summary holds each word of the run's steps once, prefixed by t
 hold a match among thousands of summaries, then probes only those
 (:mod:`.pg_runwords`). The summary is made by the server's own parser from the run's
 distinct words, one space apart, so it holds exactly the lexemes the steps' ``doc``
-columns hold (the parser cuts each space-separated word the same wherever it stands).
+columns hold (the parser cuts each space-separated word the same wherever it stands);
+when every word is one the parser takes as it is (:func:`_as_parsed`: most runs), the
+words are sent as the summary's lexemes and the parser is not asked.
 A summary PostgreSQL cannot hold (a ``tsvector`` is at most 1 MB) is stored as the one
 lexeme :data:`EVERY_WORD` (no word has a weight prefix): a candidate of every search.
 NULL is a run indexed before summaries existed; its next index pass writes one.
@@ -63,14 +65,14 @@ def insert_steps(conn: Any, run: int, rows: Iterable[StepText]) -> None:
         "tool TEXT, agent TEXT, tags TEXT, sample TEXT, wtool TEXT, wagent TEXT, wbody TEXT) "
         "ON COMMIT DELETE ROWS"
     )
-    seen: tuple[set[str], set[str], set[str], set[str]] = (set(), set(), set(), set())
+    cuts: tuple[list[str], list[str], list[str], list[str]] = ([], [], [], [])
     with conn.cursor().copy(
         "COPY step_in (pos, seq, body, tool, agent, tags, sample, wtool, wagent, wbody) FROM STDIN"
     ) as copy:
         for pos, r in enumerate(rows):
             cut = (words(r.tool), words(r.agent), _clean(r.tags), words(r.body))
-            for column, text in zip(seen, cut, strict=True):
-                column.update(text.split(" "))  # the parser's separator (see above)
+            for column, text in zip(cuts, cut, strict=True):
+                column.append(text)
             copy.write_row(
                 (pos, clamp(r.seq), _clean(r.body), _clean(r.tool), _clean(r.agent), cut[2],
                  _clean(r.sample), cut[0], cut[1], cut[3])
@@ -81,11 +83,15 @@ def insert_steps(conn: Any, run: int, rows: Iterable[StepText]) -> None:
         f"sample, {doc} FROM step_in",
         (run,),
     )
-    write_summary(conn, run, seen)
+    # each column's distinct words, split at the parser's separator (see above): once
+    # per run, not once per step
+    write_summary(conn, run, tuple(set(" ".join(column).split(" ")) for column in cuts))
 
 
 def write_summary(conn: Any, run: int, seen: tuple[set[str], ...]) -> None:
-    """The run's summary from its distinct words per column (tool, agent, tags, body)."""
+    """The run's summary from its distinct words per column (tool, agent, tags, body).
+    Words the parser takes as they are (:func:`_as_parsed`) are sent as the summary's
+    lexemes; any other word makes the server's parser cut them all, as the steps' were."""
     size = sum(len(w.encode()) + 8 for column in seen for w in column)
     if size > SUMMARY_BYTES:
         conn.execute(
@@ -94,7 +100,35 @@ def write_summary(conn: Any, run: int, seen: tuple[set[str], ...]) -> None:
             (run, EVERY_WORD),
         )
         return
-    conn.execute(_SUMMARY, (run, *(" ".join(column) for column in seen)))
+    texts = [" ".join(column) for column in seen]
+    if all(map(_as_parsed, texts)):
+        weighted = zip("ABCD", seen, strict=True)
+        lexemes = [f"{w}:{word}" for w, column in weighted for word in column if word]
+        conn.execute(
+            "INSERT INTO run_words (run, doc) VALUES (%s, array_to_tsvector(%s::text[])) "
+            "ON CONFLICT (run) DO UPDATE SET doc = EXCLUDED.doc",
+            (run, lexemes),
+        )
+        return
+    conn.execute(_SUMMARY, (run, *texts))
+
+
+_PLAIN = re.compile(r"[a-z0-9 ]*")
+_CUT_BY_PARSER = re.compile(r"(?:^| )\d+e\d")  # 5e5e5 is 5e5 and e5 (a number first)
+LONGEST_WORD = 2046  # the parser skips longer words (PostgreSQL's MAXSTRLEN)
+
+
+def _as_parsed(text: str) -> bool:
+    """Whether PostgreSQL's parser (``simple``) makes each space-separated word of
+    ``text`` one lexeme, itself: lower-case ASCII letters and digits are one token each
+    (checked against ``ts_debug``), except a number with an exponent followed by more
+    (``5e5e5``, ``1e5x``) and words too long to index. The parser is not asked, saving
+    the server a pass over the run's words."""
+    return (
+        _PLAIN.fullmatch(text) is not None
+        and _CUT_BY_PARSER.search(text) is None
+        and (len(text) <= LONGEST_WORD or max(map(len, text.split(" "))) <= LONGEST_WORD)
+    )
 
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -102,5 +136,8 @@ _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 def _clean(text: str) -> str:
     """PostgreSQL's text holds no NUL and UTF-8 no lone surrogate (a tool result or a
-    broken file may hold either): each becomes U+FFFD."""
+    broken file may hold either): each becomes U+FFFD. ASCII text without a NUL is
+    returned as it is, without a pass of the expression (most text; two tests in C)."""
+    if text.isascii() and "\x00" not in text:
+        return text
     return _UNSTORABLE.sub("\ufffd", text)
