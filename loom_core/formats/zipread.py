@@ -28,10 +28,13 @@ _READ_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, 
 
 
 def open_zip(data: bytes, path: str) -> zipfile.ZipFile:
-    """The archive in ``data`` (read from memory, nothing written)."""
+    """The archive in ``data`` (read from memory, nothing written). An entry that asks for
+    a later zip version than :mod:`zipfile` reads raises ``NotImplementedError`` here."""
     try:
         return zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as err:
+    except (
+        zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError, OSError
+    ) as err:  # fmt: skip
         raise LoadError(path, f"not a readable zip archive ({err})") from err
 
 

@@ -183,6 +183,7 @@ def test_only_the_chosen_sample_is_read(log: Path) -> None:
         (lambda d: _zip({"notes.txt": b"hi"}), "not an Inspect AI log (no header.json)"),
         (lambda d: _zip({"header.json": b"{}"}), "holds no samples"),
         (lambda d: _zip({"header.json": b"[1, 2]"}), "header.json is not an Inspect header"),
+        (lambda d: _needs_version(d, 64), "not a readable zip archive (zip file version 6.4)"),
     ],
 )
 def test_bad_input_is_a_load_error_naming_the_cause(log: Path, make: Any, cause: str) -> None:
@@ -198,6 +199,13 @@ def test_a_corrupt_zstandard_member_names_the_member(log: Path) -> None:
     data[at : at + 8] = b"\xff" * 8
     with pytest.raises(LoadError, match="samples/7_epoch_1.json is damaged"):
         load_bytes(bytes(data), "bad.eval")
+
+
+def _needs_version(data: bytes, version: int) -> bytes:
+    """``data`` whose first central directory entry asks for a later zip version to extract
+    (APPNOTE.TXT 4.3.12: the 2 bytes after the signature and the version made by)."""
+    at = data.index(b"PK\x01\x02") + 6
+    return data[:at] + version.to_bytes(2, "little") + data[at + 2 :]
 
 
 def _zip(members: dict[str, bytes]) -> bytes:
