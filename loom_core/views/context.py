@@ -24,6 +24,8 @@ from loom_core.formats.document import EMPTY_META, Document, decode_raw, text_an
 from loom_core.formats.fastschema import fast_struct
 from loom_core.formats.structs import FastModelResult as ModelResult
 from loom_core.formats.structs import FastUsage as Usage
+from loom_core.views.items import Item, ItemList
+from loom_core.views.pairs import ResultPairs
 
 # The usage members that make a call's price more than input and output counts (cache,
 # reasoning, OpenAI's names): any of them sends the call down the full pricing path.
@@ -63,10 +65,6 @@ _IndexResult = msgspec.defstruct(
 _index_result = msgspec.json.Decoder(_IndexResult)
 _index_usage = msgspec.json.Decoder(_IndexUsage)
 
-# (source, ref, call id, name): source is episode | text | assistant | tool | child |
-# memory | snapshot; ref is an episode/effect index, a literal text or a snapshot dict.
-Item = tuple[str, Any, str, str]
-
 
 @dataclass(eq=False)
 class AgentContext:
@@ -74,7 +72,7 @@ class AgentContext:
 
     agent: str
     depth: int
-    items: list[Item] = field(default_factory=list)
+    items: ItemList  # (see loom_core.views.items: read back as Item tuples)
     pending: list[tuple[str, str, int]] = field(
         default_factory=list
     )  # (call_id, name, model effect), call order
@@ -105,12 +103,18 @@ class ContextIndex:
     # 1: a model call whose usage holds only input and output counts, both >= 0 (its
     # price needs nothing but tokens_in/tokens_out: see RunPricer.costs)
     plain_usage: array[int] = field(default_factory=lambda: array("B"))
-    result_pairs: dict[int, int] = field(default_factory=dict)  # tool eff -> model eff
+    # tool eff -> the model eff whose call it answers, -1: none (read as result_pairs)
+    caller: array[int] = field(default_factory=lambda: array("i"))
     # edit effect -> (the agent's list it replaced, the edited list): what a fork changed
     edits: dict[int, tuple[AgentContext, AgentContext]] = field(default_factory=dict)
     episode_before: dict[int, list[int]] = field(default_factory=dict)
     # effects other than model calls that carry a call's usage (see ContextWalker.extend)
     billed: set[int] = field(default_factory=set)
+
+    @property
+    def result_pairs(self) -> ResultPairs:
+        """{tool result effect: the model effect whose call it answers}, in effect order."""
+        return ResultPairs(self.caller)
 
     def meta_of(self, i: int) -> Any:
         return self.metas[i]
@@ -214,7 +218,7 @@ class _Builder:
         index.frame_len[i] = len(ctx.items)
         index.prev_model[i] = ctx.last_model
         ctx.last_model = i
-        ctx.items.append(("assistant", i, "", ""))
+        ctx.items.add_assistant(i)
         pending: list[tuple[str, str, int]] = []
         ctx.pending = pending
         for c in calls:
@@ -223,12 +227,16 @@ class _Builder:
             ctx.tool_names.add(name)
         ctx.awaiting_episode = not calls
 
+    def new_context(self, agent: str, depth: int, **kw: Any) -> AgentContext:
+        """An agent's context with an empty item list."""
+        return AgentContext(agent, depth, ItemList(self.doc.effects), **kw)
+
     def replace(self, ctx: AgentContext, items: list[Item]) -> AgentContext:
         """Compaction or an edit replaced the context: start a new list (old frames keep theirs)."""
         return AgentContext(
             ctx.agent,
             ctx.depth,
-            items,
+            ItemList(self.doc.effects, items),
             ctx.pending,
             ctx.last_model,
             ctx.awaiting_episode,
@@ -253,7 +261,7 @@ class _HarnessBuilder(_Builder):
 
     def ensure_depth(self, depth: int, agent: str) -> AgentContext:
         if not self.stack:
-            self.stack.append(AgentContext(agent or "agent", 0))
+            self.stack.append(self.new_context(agent or "agent", 0))
         while len(self.stack) - 1 > depth:
             child = self.stack.pop()
             parent = self.stack[-1]
@@ -261,7 +269,7 @@ class _HarnessBuilder(_Builder):
         while len(self.stack) - 1 < depth:
             parent = self.stack[-1]
             call = parent.pending.pop(0) if parent.pending else ("", "", -1)
-            child = AgentContext(agent, len(self.stack), delegation=(call[0], call[1]))
+            child = self.new_context(agent, len(self.stack), delegation=(call[0], call[1]))
             task = self.task_of(call[2], call[0])
             child.items.append(("text", task, "task", "user"))
             self.stack.append(child)
@@ -287,8 +295,8 @@ class _HarnessBuilder(_Builder):
             match = next((c for c in pending if c[1] == name), None)
         if match is not None:
             ctx.pending.remove(match)
-            self.index.result_pairs[i] = match[2]
-        ctx.items.append(("tool", i, match[0] if match else "", name))
+            self.index.caller[i] = match[2]
+        ctx.items.add_tool(i, match[0] if match else "")
 
     def step(self, i: int, eff: Any, meta: Any) -> None:
         kind = eff.kind or ""
@@ -307,15 +315,15 @@ class _HarnessBuilder(_Builder):
             ask = next((c for c in ctx.pending if c[1] == "ask_human"), None)
             if ask is not None:
                 ctx.pending.remove(ask)
-                self.index.result_pairs[i] = ask[2]
-                ctx.items.append(("tool", i, ask[0], ask[1]))
+                self.index.caller[i] = ask[2]
+                ctx.items.add_tool(i, ask[0], human=True)
         elif kind == "time" and not ctx.items:
             line = _clock_line(decode_raw(eff.result))
             if line:
                 ctx.items.append(("text", line, "clock", "user"))
             self.take_episode(ctx, i)
         elif kind == "memory":
-            ctx.items.append(("memory", i, "", "user"))
+            ctx.items.add_memory(i)
         elif kind == "compact":
             self.compact(i, ctx)
         elif kind == "edit":
@@ -367,7 +375,7 @@ class _ProxyBuilder(_Builder):
             key = meta.sys_hash or ""
             ctx = self.by_agent.get(key)
             if ctx is None:
-                ctx = self.by_agent[key] = AgentContext(key, 0, sys_hash=key)
+                ctx = self.by_agent[key] = self.new_context(key, 0, sys_hash=key)
             if self.edit is not None:
                 edited = self.by_agent[key] = self.replace(ctx, self.edit)
                 self.index.edits[self.edit_at] = (ctx, edited)
@@ -384,8 +392,8 @@ class _ProxyBuilder(_Builder):
             owner = self.call_owner.get(tuid)
             if owner is not None:
                 ctx, model_eff = owner
-                self.index.result_pairs[i] = model_eff
-                ctx.items.append(("tool", i, tuid, kind[5:]))
+                self.index.caller[i] = model_eff
+                ctx.items.add_tool(i, tuid)
 
     def model(self, i: int, ctx: AgentContext) -> None:
         ctx.awaiting_episode = False
@@ -417,6 +425,7 @@ class ContextWalker:
         index.frame_ctx.extend(array("i", [-1]) * n)
         index.frame_len.extend(array("i", [0]) * n)
         index.prev_model.extend(array("i", [-1]) * n)
+        index.caller.extend(array("i", [-1]) * n)
         index.plain_usage.extend(array("B", [0]) * n)
 
     def extend(self, upto: int | None = None) -> range:

@@ -14,7 +14,8 @@ from typing import Any
 import msgspec
 
 from loom_core.formats.document import text_and_calls
-from loom_core.views.context import AgentContext, ContextIndex, Item
+from loom_core.views.context import AgentContext, ContextIndex
+from loom_core.views.items import Item
 
 _generic = msgspec.json.Decoder()
 

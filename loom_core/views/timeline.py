@@ -331,24 +331,23 @@ def build_timeline(doc: Document) -> Timeline:
 def _pairs(tl: Timeline, ctx: ContextIndex, effects: range) -> None:
     """Link the results among ``effects`` to the model steps that called them.
 
-    A long range (a whole run) is linked with numpy over every pair; a live tail's few
-    new effects look theirs up one by one, so its cost does not grow with the run.
+    A long range (a whole run) is linked with numpy over the range's callers; a live
+    tail's few new effects look theirs up one by one, so its cost does not grow with the run.
     """
-    pairs = ctx.result_pairs
-    if len(effects) * 8 < len(pairs):
+    caller = ctx.caller
+    if len(effects) < 64:
         for result_eff in effects:
-            call_eff = pairs.get(result_eff)
-            if call_eff is not None:
+            call_eff = caller[result_eff]
+            if call_eff >= 0:
                 tl.call_of[tl.step_of_effect[result_eff]] = tl.step_of_effect[call_eff]
         return
-    results = np.fromiter(pairs.keys(), dtype=np.int64, count=len(pairs))
-    calls = np.fromiter(pairs.values(), dtype=np.int64, count=len(pairs))
-    take = (results >= effects.start) & (results < effects.stop)
-    if not take.any():
+    calls = np.frombuffer(caller, dtype=np.intc)[effects.start : effects.stop].astype(np.int64)
+    take = np.flatnonzero(calls >= 0)
+    if not len(take):
         return
     step_of = np.frombuffer(tl.step_of_effect, dtype=np.intc)
     call_of = np.frombuffer(tl.call_of, dtype=np.intc)
-    call_of[step_of[results[take]]] = step_of[calls[take]]
+    call_of[step_of[take + effects.start]] = step_of[calls[take]]
     del step_of, call_of  # (the arrays must not stay exported: a live run grows them)
 
 
