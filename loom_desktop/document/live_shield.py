@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from loom_core.formats.header import coerce
+from loom_core.formats.header import Wrong, coerce
 from loom_core.formats.structs import ShieldEvent
 from loom_core.views.shield_place import Placer  # the finished trace's placement
 from loom_core.views.timeline import F_DENIED, F_SHIELD, K_MODEL, Timeline
@@ -100,6 +100,7 @@ class LiveShield:
         self._tl: Timeline | None = None
         self._placer: Placer | None = None
         self._model_steps: list[int] = []
+        self._taken = 0  # sidecar events read into ``events`` (a badly typed one is skipped)
 
     @property
     def proxy(self) -> bool:
@@ -112,6 +113,7 @@ class LiveShield:
             return set()
         if tl is not self._tl or self._placer is None:
             self._tl, self._placer, self._model_steps, self.events = tl, Placer(tl), [], []
+            self._taken = 0
         seen = len(self._model_steps)
         self._model_steps.extend(
             s
@@ -121,10 +123,11 @@ class LiveShield:
         if len(self._model_steps) == seen:
             return set()  # events are taken with their exchange's model step
         if self.source.read():
-            self.events = []
+            self.events, self._taken = [], 0
         ready = self.source.by_exchange[: len(self._model_steps)]
         flat = [e for events in ready for e in events]
-        self.events.extend(coerce(ShieldEvent, e) for e in flat[len(self.events) :])
+        self.events.extend(_events(flat[self._taken :]))
+        self._taken = len(flat)
         tl.doc.header.shield_events = self.events  # what the context view names
         return self._apply(tl, self._placer.place(self.events, self._model_steps))
 
@@ -143,3 +146,15 @@ class LiveShield:
                 tl.flags[step] |= F_DENIED
         tl.shield_at = placed
         return {s for s in set(before) | set(placed) if before.get(s) != placed.get(s)}
+
+
+def _events(raw: list[Any]) -> list[ShieldEvent]:
+    """The sidecar's events as the trace's type; one the type does not take (a hand-edited
+    or foreign sidecar) is left out, as a line that does not parse is."""
+    out = []
+    for value in raw:
+        try:
+            out.append(coerce(ShieldEvent, value))
+        except Wrong:
+            continue
+    return out

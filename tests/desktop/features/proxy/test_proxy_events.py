@@ -374,3 +374,25 @@ def test_incremental_placement_matches_the_trace_step_by_step(tmp_path: Path) ->
     models = [s for s in range(len(live)) if live.kind[s] == K_MODEL]
     assert final.shield_at[models[3]] == [1, 2]  # the approval, found late, and the taint after
     assert any(1 in v and s != models[3] for shown in seen for s, v in shown.items())
+
+
+def test_a_badly_typed_sidecar_event_is_left_out_not_raised(tmp_path: Path) -> None:
+    """A hand-edited sidecar event the type does not take (a text time, a numeric action)
+    is skipped like a line that does not parse; the events beside it are still placed."""
+    from loom_core.proxy.session import RecordingSession
+    from loom_core.views.timeline import TimelineBuilder
+    from loom_desktop.document.live_shield import LiveShield
+
+    session = RecordingSession(tmp_path / "s.loom.json")
+    bad = {"ts": "noon", "action": 5, "via": "operator"}
+    _record(session, 0, "blocked", [], [bad, _event("deny", "rm", {"path": "/"})])
+    _record(session, 1, "bye", [], [])
+    doc = load(session.paths.journal)
+    session.abandon()
+    shield = LiveShield(session.paths.journal)
+    builder = TimelineBuilder(doc)
+    for upto in range(1, len(doc.effects) + 1):  # the tab indexes one effect at a time
+        builder.extend(upto)
+        shield.refresh(builder.tl)
+    assert [(e.action, e.tool) for e in shield.events] == [("deny", "rm")]
+    assert list(builder.tl.shield_at.values()) == [[0]]
