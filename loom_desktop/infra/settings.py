@@ -60,9 +60,12 @@ def settings_path() -> Path:
 
 
 def load_settings() -> DesktopSettings:
-    """Read settings; a missing or broken file gives defaults (and is replaced on save)."""
+    """Read settings; a missing or broken file gives defaults (and is replaced on save).
+    Lax (``strict=False``) as the pydantic model it replaced was: a hand-edited ``"1"`` for
+    a number keeps the user's recent files and library instead of resetting them."""
     try:
-        return msgspec.json.decode(settings_path().read_bytes(), type=DesktopSettings)
+        data = settings_path().read_bytes()
+        return msgspec.json.decode(data, type=DesktopSettings, strict=False)
     except (OSError, msgspec.DecodeError):
         return DesktopSettings()
 
