@@ -90,7 +90,7 @@ class DocumentView(LiveHost):
         self._load_task.partial.connect(self._on_head)
         self._filter_task = Task(self)
         self._filter_task.finished.connect(self._on_filtered)
-        self._filter_task.failed.connect(self._on_failed)
+        self._filter_task.failed.connect(self._on_filter_failed)
         self._filter_task.partial.connect(self._on_filter_batch)
         self._prepare_task = Task(self)  # the filter's kind-name column, built as typing starts
         self._indexer = TextIndexer(self)  # the text filter's index, once the plot is shown
@@ -569,6 +569,18 @@ class DocumentView(LiveHost):
         if self.timeline_widget is not None:
             self.timeline_widget.set_matches(rows)
         self._on_step(self.session.step)
+
+    def _on_filter_failed(self, exc: object) -> None:
+        """A search that failed says so under the box and keeps the run open (it was
+        reported as a failed open, which closed the tab: a text filter over 5,000,000 steps
+        ran out of memory building its text column, issue 24); the list keeps its rows."""
+        if isinstance(exc, Cancelled):
+            return
+        cause = "ran out of memory" if isinstance(exc, MemoryError) else f"{type(exc).__name__}"
+        detail = "" if isinstance(exc, MemoryError) else f": {exc}"
+        self.filter_note.setText(f"The filter stopped: {cause}{detail}")
+        self.filter_note.setStyleSheet("color: #c62828;")
+        self.filter_note.setVisible(True)
 
     # -- navigation ----------------------------------------------------------------------
     def toggle_play(self) -> None:

@@ -75,3 +75,26 @@ def test_typing_builds_the_kind_name_column_before_the_filter_runs(
     view._filter_timer.stop()  # the filter itself does not run
     qtbot.waitUntil(lambda: step_index.step_index(tl).named_steps == len(tl), timeout=10_000)
     assert view.model.rows is None  # nothing was filtered: only the column was built
+
+
+def test_a_filter_that_runs_out_of_memory_keeps_the_run_open(
+    qtbot, open_and_wait, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A text filter over 5,000,000 steps ran out of memory building its text column; the
+    window reported it as a failed open and closed the run's tab."""
+    view = open_and_wait(window, _trace(tmp_path / "run.loom.json", 30))
+    shown = view.model.rowCount()
+
+    def exhausted(*_args: object) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr("loom_desktop.document.view.filter_steps", exhausted)
+    failed: list[object] = []
+    view._filter_task.failed.connect(failed.append)
+    view.filter_box.setText("needle")
+    qtbot.waitUntil(lambda: bool(failed), timeout=10_000)
+    assert window.tabs.count() == 1 and not window.failures
+    assert view.filter_note.isVisibleTo(view) and view.filter_note.text() == (
+        "The filter stopped: ran out of memory"
+    )
+    assert view.model.rowCount() == shown
