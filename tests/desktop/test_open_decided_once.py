@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from loom_core.formats import loader, progressive, read_file
 from loom_core.formats.loader import load
 from loom_core.formats.reader import BOM
 from loom_desktop.main_window import MainWindow
 from tests.core.live_helpers import effect, header, model_result
+from tests.core.no_reads import forbid_whole_reads
 
 
 def test_a_journal_with_a_byte_order_mark_shows_what_the_command_line_reads(
@@ -33,12 +33,7 @@ def test_a_file_of_nul_bytes_is_refused_without_reading_it(
     path = tmp_path / "zeros.loom.json"
     with open(path, "wb") as fh:
         fh.truncate(2 << 30)  # sparse: 2 GB of NUL bytes on no disk
-
-    def never(*_args: object, **_kwargs: object) -> bytes:
-        raise AssertionError("the whole file was read")
-
-    for module in (loader, progressive, read_file):
-        monkeypatch.setattr(module, "read_bytes", never)
+    forbid_whole_reads(monkeypatch)
     window.open_path(str(path))
     qtbot.waitUntil(lambda: bool(window.failures), timeout=15_000)
     assert window.failures[-1] == (

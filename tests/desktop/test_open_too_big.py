@@ -8,9 +8,10 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from loom_core.formats import loader, memory_room, progressive, read_file
+from loom_core.formats import memory_room
 from loom_desktop.main_window import MainWindow
 from loom_desktop.resources import sample_trace
+from tests.core.no_reads import forbid_whole_reads
 
 
 def test_a_run_too_big_for_the_memory_left_is_refused_with_its_cause(
@@ -18,12 +19,7 @@ def test_a_run_too_big_for_the_memory_left_is_refused_with_its_cause(
 ) -> None:
     path = sample_trace()
     monkeypatch.setattr(memory_room, "available_bytes", lambda: path.stat().st_size)
-
-    def never(*_args: object, **_kwargs: object) -> bytes:
-        raise AssertionError("the whole file was read")
-
-    for module in (loader, progressive, read_file):
-        monkeypatch.setattr(module, "read_bytes", never)
+    forbid_whole_reads(monkeypatch)
     window.open_path(str(path))
     qtbot.waitUntil(lambda: bool(window.failures), timeout=15_000)
     failed, cause = window.failures[-1]

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from loom_core.errors import LoadError
-from loom_core.formats import loader, memory_room, progressive, read_file
+from loom_core.formats import memory_room, progressive
 from loom_core.formats.loader import load
 from loom_core.formats.progressive import load_progressive
 from tests.core.clis import ROOT
 from tests.core.live_helpers import effect, header, model_result
+from tests.core.no_reads import forbid_whole_reads
 
 LIMIT = 2 << 30  # the child's address space: Python and the CLI fit, a 4 GB load does not
 
@@ -79,12 +80,7 @@ def test_both_loads_refuse_before_reading(
     path = _journal(tmp_path)
     size = path.stat().st_size
     monkeypatch.setattr(memory_room, "available_bytes", lambda: size // 2)
-
-    def never(*_args: object, **_kwargs: object) -> bytes:
-        raise AssertionError("the whole file was read")
-
-    for module in (loader, progressive, read_file):
-        monkeypatch.setattr(module, "read_bytes", never)
+    forbid_whole_reads(monkeypatch)
     with pytest.raises(LoadError) as err:
         loads(path)  # type: ignore[operator]
     assert str(err.value.path) == str(path)
