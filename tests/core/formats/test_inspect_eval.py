@@ -202,9 +202,10 @@ def test_a_corrupt_zstandard_member_names_the_member(log: Path) -> None:
 
 
 def _needs_version(data: bytes, version: int) -> bytes:
-    """``data`` whose first central directory entry asks for a later zip version to extract
-    (APPNOTE.TXT 4.3.12: the 2 bytes after the signature and the version made by)."""
-    at = data.index(b"PK\x01\x02") + 6
+    """``data`` whose last central directory entry asks for a later zip version to extract
+    (APPNOTE.TXT 4.3.12: the 2 bytes after the signature and the version made by). The last
+    signature is the directory's: the first could be compressed bytes that happen to match."""
+    at = data.rindex(b"PK\x01\x02") + 6
     return data[:at] + version.to_bytes(2, "little") + data[at + 2 :]
 
 
