@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTabWidget, QTextBrowser, QWidget
 
@@ -29,6 +29,10 @@ class ContextView(QTabWidget):
         self.browser = QTextBrowser()
         self.browser.setOpenLinks(False)
         self.browser.anchorClicked.connect(self._anchor)
+        # One layout per step: with the bar shown only when needed, a page taller than the
+        # view after one that fitted (or the reverse) was laid out twice, at both widths,
+        # and its text re-wrapped as the user moved; a bar always shown keeps the width.
+        self.browser.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.raw = QPlainTextEdit()
         self.raw.setReadOnly(True)
         self.raw.setFont(QFont("monospace"))
