@@ -245,31 +245,50 @@ def _text_matches(
     """Matching steps chunk by chunk: every text term (any spelling) in the step's text.
     The longest term is searched for; the others are checked only in the steps holding
     it (a longer needle is found faster and is likely rarer). With the run's trigram
-    index only the steps it leaves are searched, and a chunk with none is not built."""
+    index only the steps it leaves are searched, and a chunk with none is not built;
+    the steps its frequent words' bits already show holding every term are not searched."""
     groups = sorted(groups, key=lambda g: -min(map(len, g)))
     index = step_index(tl)
-    found = index.text_index
+    found, sure = index.text_index, None
     if found is not None and found.steps == upto:  # only the steps it can hold a text in
-        possible = found.candidates(groups)
+        certain, possible = found.narrow(groups)
+        if certain is not None:
+            sure = certain if mask is None else mask & certain
+            possible = ~certain if possible is None else possible & ~certain
         if possible is not None:
             mask = possible if mask is None else mask & possible
     for first, stop in index.bounds(tl, upto):
         if cancelled():
             return
-        local = None if mask is None else mask[first:stop]
-        if local is not None and not index.built(first, stop):
-            count = int(np.count_nonzero(local))
-            if count * 8 < len(local):  # none or a few: those steps alone, no chunk built
-                steps = _each_step(tl, index, (np.flatnonzero(local) + first).tolist(), groups)
-                if steps:
-                    yield array("i", steps)
-                continue
-        chunk = index.chunk(tl, first, stop)
-        steps = find_steps(chunk, groups[0], local)
-        for group in groups[1:]:
-            steps = [s for s in steps if holds(chunk, s, group)]
-        if steps:
+        steps = _searched(
+            tl, index, None if mask is None else mask[first:stop], groups, first, stop
+        )
+        if sure is not None and sure[first:stop].any():  # (disjoint from the steps searched)
+            known = np.flatnonzero(sure[first:stop]).astype(np.int32) + first
+            yield array("i", np.sort(np.concatenate((known, np.array(steps, np.int32)))).tobytes())
+        elif steps:
             yield array("i", steps)
+
+
+def _searched(
+    tl: Timeline,
+    index: StepIndex,
+    local: npt.NDArray[np.bool_] | None,
+    groups: list[list[bytes]],
+    first: int,
+    stop: int,
+) -> list[int]:
+    """The steps ``first .. stop - 1`` (those ``local`` marks, when given) whose text holds
+    every group: a few steps of a chunk not built are checked alone."""
+    if local is not None and not index.built(first, stop):
+        count = int(np.count_nonzero(local))
+        if count * 8 < len(local):  # none or a few: those steps alone, no chunk built
+            return _each_step(tl, index, (np.flatnonzero(local) + first).tolist(), groups)
+    chunk = index.chunk(tl, first, stop)
+    steps = find_steps(chunk, groups[0], local)
+    for group in groups[1:]:
+        steps = [s for s in steps if holds(chunk, s, group)]
+    return steps
 
 
 def _each_step(

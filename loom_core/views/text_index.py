@@ -16,6 +16,10 @@ never loses a match. Built from the same lowercased text the filter searches
 the background after the first paint (``loom_desktop.document.text_index_task``), and
 saved to a file a second open maps instead of building (:func:`load`, :func:`save`).
 Only for a run that no longer grows: a live timeline is scanned as before.
+
+A text most steps hold leaves every block a candidate; the frequent words' exact bits
+(:mod:`loom_core.views.token_bits`) answer it instead, and the trigrams lying inside
+those words are left out of the rows (the words' bits stand for them).
 """
 
 from __future__ import annotations
@@ -30,13 +34,15 @@ import numpy.typing as npt
 
 from loom_core.views.step_index import TextChunk, step_index
 from loom_core.views.timeline import Timeline
+from loom_core.views.token_bits import MAX_LEN, MAX_TOKENS, WORD, TokenBits, frequent, word_only
 
 BLOCK_STEPS = 16  # steps per block: what one bit stands for
 HASH_BITS = 14  # rows: 16,384 (2 KiB of bits per block, 128 bytes per step)
 ROWS = 1 << HASH_BITS
 KEEP_BYTES = 2 << 30  # the kept indexes, together, at most (the least recently used go)
-MAGIC = b"LOOMTRI1"  # the saved file's first bytes; a new layout gets a new magic
-_HEADER = len(MAGIC) + 8  # the magic, then the step count (little-endian uint64)
+MAGIC = b"LOOMTRI2"  # the saved file's first bytes; a new layout gets a new magic
+_HEADER = len(MAGIC) + 16  # the magic, the step count, the frequent words' (uint64 each)
+SAMPLE_CHUNKS = 4  # chunks of text the frequent words are counted in
 BoolArray = npt.NDArray[np.bool_]
 
 
@@ -54,63 +60,109 @@ def _hashes(data: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint32]:
 
 
 class TextIndex:
-    """The trigram bits of a run's ``steps`` steps (see the module docstring)."""
+    """The trigram bits of a run's ``steps`` steps (see the module docstring), and the
+    exact bits of its frequent words (:mod:`loom_core.views.token_bits`)."""
 
-    def __init__(self, steps: int, bits: npt.NDArray[np.uint8] | None = None) -> None:
+    def __init__(
+        self, steps: int, bits: npt.NDArray[np.uint8] | None = None, tokens: TokenBits | None = None
+    ) -> None:
         self.steps = steps
         self.blocks = -(-steps // BLOCK_STEPS)
         self.bits = np.zeros((ROWS, _width(steps)), np.uint8) if bits is None else bits
+        self.tokens = TokenBits(steps, []) if tokens is None else tokens
 
     def add(self, chunk: TextChunk) -> None:
         """Set the bits of the trigrams of ``chunk``'s steps (a trigram across two steps
-        sets a bit too: one more candidate, never a lost match)."""
+        sets a bit too: one more candidate, never a lost match), but for those lying wholly
+        inside a frequent word: the word's own bits stand for them."""
         data = np.frombuffer(chunk.blob, np.uint8)
         if len(data) < 3:
             return
+        starts = np.frombuffer(chunk.starts, np.int64)
         rows = _hashes(data)
+        rows[self.tokens.add(chunk.blob, starts, chunk.first)[: len(rows)]] = ROWS  # a row dropped
         first = (chunk.first // BLOCK_STEPS) & ~7  # from a whole byte of blocks: ORed in
         steps = np.arange(first * BLOCK_STEPS, chunk.stop + BLOCK_STEPS, BLOCK_STEPS)
         at = np.clip(steps - chunk.first, 0, len(chunk.starts) - 1)
-        cuts = np.frombuffer(chunk.starts, np.int64)[at].tolist()  # each block's bytes
-        seen = np.zeros((-(-(len(cuts) - 1) // 8) * 8, ROWS), np.bool_)
+        cuts = starts[at].tolist()  # each block's bytes
+        seen = np.zeros((-(-(len(cuts) - 1) // 8) * 8, ROWS + 1), np.bool_)
         for block, (a, b) in enumerate(zip(cuts, cuts[1:], strict=False)):
             if b > a:
                 seen[block, rows[a:b]] = True  # (the last block's two fewer: the slice stops)
-        packed = np.packbits(seen, axis=0, bitorder="little")  # (bytes of blocks, ROWS)
-        self.bits[:, first // 8 : first // 8 + len(packed)] |= packed.T
+        packed = np.packbits(seen, axis=0, bitorder="little")  # (bytes of blocks, ROWS + 1)
+        self.bits[:, first // 8 : first // 8 + len(packed)] |= packed.T[:ROWS]
 
-    def candidates(self, groups: list[list[bytes]]) -> BoolArray | None:
-        """Which steps can hold every group (a term) in one of its spellings; None when no
-        needle is long enough to tell (shorter than a trigram)."""
-        blocks: BoolArray | None = None
+    def narrow(self, groups: list[list[bytes]]) -> tuple[BoolArray | None, BoolArray | None]:
+        """For terms ``groups`` (each: its spellings): the steps known to hold every term
+        (None: none known), and the steps that can hold every term, those included (None:
+        no term can be narrowed, no needle being long enough to tell)."""
+        knowns, possible = [], None
         for group in groups:
-            rows = [np.unique(_hashes(np.frombuffer(n, np.uint8))) for n in group]
-            if any(len(r) == 0 for r in rows):
-                continue  # a spelling shorter than three bytes: anywhere
-            found = np.zeros(self.blocks, np.bool_)
-            for r in rows:
-                hits = np.bitwise_and.reduce(self.bits[r], axis=0)
-                found |= np.unpackbits(hits, bitorder="little", count=self.blocks).view(np.bool_)
-            blocks = found if blocks is None else blocks & found
-        return None if blocks is None else np.repeat(blocks, BLOCK_STEPS)[: self.steps]
+            known, can = self._term(group)
+            knowns.append(known)
+            if can is not None:
+                possible = can if possible is None else possible & can
+        sure = [k for k in knowns if k is not None]
+        certain = np.logical_and.reduce(sure) if sure and len(sure) == len(knowns) else None
+        return certain, possible
+
+    def _term(self, group: list[bytes]) -> tuple[BoolArray | None, BoolArray | None]:
+        """One term's known and possible steps (see :meth:`narrow`)."""
+        known: BoolArray | None = None
+        can = np.zeros(self.steps, np.bool_)
+        for needle in group:
+            sure = self.tokens.certain(needle)
+            if sure is not None:
+                known = sure if known is None else known | sure
+            blocks = self._blocks(needle)
+            if blocks is None:
+                return known, None  # this spelling can be anywhere
+            can |= np.repeat(blocks, BLOCK_STEPS)[: self.steps]
+            if sure is not None:
+                can |= sure
+        return known, can
+
+    def _blocks(self, needle: bytes) -> BoolArray | None:
+        """The blocks whose bits allow ``needle``: by all its trigrams when it is made of
+        word bytes, else by those holding another byte (never inside a word); None when
+        it has none."""
+        data = np.frombuffer(needle, np.uint8)
+        rows = _hashes(data) if len(data) >= 3 else np.zeros(0, np.uint32)
+        if len(rows) and not word_only(needle):
+            word = WORD[data]
+            rows = rows[~(word[:-2] & word[1:-1] & word[2:])]
+        if not len(rows):
+            return None
+        hits = np.bitwise_and.reduce(self.bits[np.unique(rows)], axis=0)
+        return np.unpackbits(hits, bitorder="little", count=self.blocks).view(np.bool_)
 
 
 def build(tl: Timeline, cancelled: Callable[[], bool] = lambda: False) -> TextIndex | None:
     """The index of every step of ``tl`` (None when cancelled). The text is built a
-    chunk at a time and dropped after (unless the filter keeps it already)."""
-    index = TextIndex(len(tl))
-    for chunk in step_index(tl).text_chunks(tl, len(tl), cancelled, keep=False):
-        index.add(chunk)
-    return None if cancelled() else index
+    chunk at a time and dropped after (unless the filter keeps it already); the frequent
+    words are counted first in :data:`SAMPLE_CHUNKS` chunks spread over the run."""
+    index = step_index(tl)
+    bounds = list(index.bounds(tl, len(tl)))
+    samples = []
+    for first, stop in bounds[:: max(1, len(bounds) // SAMPLE_CHUNKS)][:SAMPLE_CHUNKS]:
+        chunk = index.chunk(tl, first, stop, keep=False)
+        samples.append((chunk.blob, np.frombuffer(chunk.starts, np.int64)))
+    out = TextIndex(len(tl), tokens=TokenBits(len(tl), frequent(samples)))
+    for chunk in index.text_chunks(tl, len(tl), cancelled, keep=False):
+        out.add(chunk)
+    return None if cancelled() else out
 
 
 def save(index: TextIndex, path: str) -> None:
     """Write ``index`` to ``path`` atomically (a reader never sees half a file)."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
+    tokens = index.tokens.tokens
     with open(tmp, "wb") as fh:
-        fh.write(MAGIC + index.steps.to_bytes(8, "little"))
+        fh.write(MAGIC + index.steps.to_bytes(8, "little") + len(tokens).to_bytes(8, "little"))
+        fh.write(b"".join(t.ljust(MAX_LEN, b"\0") for t in tokens))
         fh.write(np.ascontiguousarray(index.bits).data)
+        fh.write(np.ascontiguousarray(index.tokens.bits).data)
     os.replace(tmp, path)
 
 
@@ -120,12 +172,20 @@ def load(path: str, steps: int) -> TextIndex | None:
     try:
         with open(path, "rb") as fh:
             head = fh.read(_HEADER)
-        if head[: len(MAGIC)] != MAGIC or int.from_bytes(head[len(MAGIC) :], "little") != steps:
+            count = int.from_bytes(head[len(MAGIC) + 8 :], "little")
+            table = fh.read(MAX_LEN * min(count, MAX_TOKENS))
+        if head[: len(MAGIC)] != MAGIC or int.from_bytes(head[len(MAGIC) : -8], "little") != steps:
             return None
-        shape = (ROWS, _width(steps))
-        if os.path.getsize(path) != _HEADER + ROWS * shape[1] or not steps:
+        shape, at = (ROWS, _width(steps)), _HEADER + len(table)
+        size = at + ROWS * shape[1] + count * -(-steps // 8)
+        if count > MAX_TOKENS or os.path.getsize(path) != size or not steps:
             return None
-        return TextIndex(steps, np.memmap(path, np.uint8, "r", _HEADER, shape))
+        tokens = [table[i : i + MAX_LEN].rstrip(b"\0") for i in range(0, len(table), MAX_LEN)]
+        bits = np.memmap(path, np.uint8, "r", at, shape)
+        words = None
+        if count:  # (an empty mapping is an error)
+            words = np.memmap(path, np.uint8, "r", at + bits.nbytes, (count, -(-steps // 8)))
+        return TextIndex(steps, bits, TokenBits(steps, tokens, words))
     except OSError:
         return None
 
