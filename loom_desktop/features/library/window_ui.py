@@ -32,6 +32,7 @@ from loom_desktop.resources import sample_trace
 
 _TERM = re.compile(r'"[^"]*"|\S+')
 NOTE_MS = 30_000  # how long the status bar says why the filter shows more than the search
+LATEST_MS = 10_000  # the library starts by then even if the run opened at start never showed
 
 
 def step_terms(query: str) -> str:
@@ -81,7 +82,33 @@ class LibraryUi:
         self.controller.fetch_failed.connect(self._fetch_failed)
         self.controller.fetch_head.connect(self._head_arrived)
         self.controller.fetch_progress.connect(self._arriving_progress)
-        QTimer.singleShot(0, self.controller.start)
+        self._start_pending = True
+        QTimer.singleShot(0, self._start_after_opening)
+
+    def _start_after_opening(self) -> None:
+        """Start the library (its folder watch, indexer thread and first list) once the run
+        the app opened at start shows its rows and plot; with none opening (the Runs page
+        is what shows), or a window not on screen (nothing paints there), at once.
+
+        Why: started at once, the watcher's import on this thread, its threads, the first
+        query and the indexing of the opened run took the interpreter lock and the cores
+        from that run's first screen and its plot's build: what the user waits for. A tab
+        that fails, closes or is switched from, or a window never painted (LATEST_MS), lets
+        it start too: the library is never left unstarted."""
+        view = self.window.current()
+        if view is None or view.timeline_widget is not None or not self.window.isVisible():
+            self._start_now()
+            return
+        view.timeline_built.connect(self._start_now)
+        view.failed.connect(lambda _exc: self._start_now())
+        view.destroyed.connect(lambda _obj=None: self._start_now())
+        self.window.tabs.currentChanged.connect(lambda _i: self._start_now())
+        QTimer.singleShot(LATEST_MS, self.controller, self._start_now)
+
+    def _start_now(self) -> None:
+        if self._start_pending:
+            self._start_pending = False
+            self.controller.start()
 
     def start_page_shown(self, shown: bool) -> None:
         """The start page lists the runs itself: the Runs dock beside it was a second copy
@@ -246,4 +273,5 @@ class LibraryUi:
             self.controller.follow(path, on)
 
     def shutdown(self) -> None:
+        self._start_pending = False  # (a tab closed after this starts nothing)
         self.controller.shutdown()

@@ -1,0 +1,65 @@
+"""When the window's run library starts: after the run the app opened at start shows its
+plot (its watcher, threads and indexing would compete with that run's first screen), at
+once when no run is opening (the Runs page is what shows)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from loom_desktop.features.library.controller import LibraryController
+from loom_desktop.infra.settings import DesktopSettings
+from loom_desktop.main_window import MainWindow
+
+WAIT = 20_000
+
+
+def _window(qtbot: Any, monkeypatch: Any) -> tuple[MainWindow, list[bool]]:
+    """A shown window whose library records, at its start, whether the current tab's plot
+    was shown by then (True with no tab)."""
+    seen: list[bool] = []
+    start = LibraryController.start
+
+    def recording_start(controller: LibraryController) -> None:
+        view = window.current()
+        seen.append(view is None or view.timeline_widget is not None)
+        start(controller)
+
+    monkeypatch.setattr(LibraryController, "start", recording_start)
+    window = MainWindow(settings=DesktopSettings(), reattach=False)
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    return window, seen
+
+
+def test_the_library_starts_after_the_opened_run_shows_its_plot(
+    qtbot: Any, monkeypatch: Any, sample: Path
+) -> None:
+    window, seen = _window(qtbot, monkeypatch)
+    view = window.open_path(str(sample))  # as the app opens its command line's files
+    qtbot.waitUntil(lambda: view.timeline_widget is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: bool(seen), timeout=WAIT)
+    assert seen == [True]
+    qtbot.waitUntil(
+        lambda: sample.name in [Path(r.path).name for r in window.library.controller.runs.runs],
+        timeout=WAIT,
+    )  # the opened run is listed, as before
+    window.close()
+
+
+def test_the_library_starts_at_once_without_a_run_and_once_on_a_failed_open(
+    qtbot: Any, monkeypatch: Any, tmp_path: Path
+) -> None:
+    window, seen = _window(qtbot, monkeypatch)
+    qtbot.waitUntil(lambda: bool(seen), timeout=WAIT)
+    assert seen == [True]
+    window.close()
+    window, seen = _window(qtbot, monkeypatch)
+    bad = tmp_path / "bad.loom.json"
+    bad.write_text('{"version": 1, "log": [', encoding="utf-8")
+    window.open_path(str(bad))
+    qtbot.waitUntil(lambda: bool(window.failures), timeout=WAIT)
+    qtbot.waitUntil(lambda: bool(seen), timeout=WAIT)
+    assert seen == [True]  # once, though the tab both failed and closed
+    window.close()
