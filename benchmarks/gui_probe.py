@@ -3,7 +3,8 @@
 argv: PATH START [--baseline], where START is the parent's ``time.time()`` just
 before it spawned this process, so figures include interpreter and Qt start-up.
 ``--baseline`` opens PATH (a tiny trace) and reports only the peak memory: what Qt,
-pyqtgraph and the window cost before any run is loaded.
+pyqtgraph and the window cost before any run is loaded. ``--jump-parts`` reports only
+where a far jump's CPU goes (see jump_parts.py).
 
 Besides first paint, ready and scrubbing, it records the event loop's longest stall
 while the run loads (a 5 ms QTimer's largest gap beyond its interval: a user's
@@ -15,6 +16,7 @@ per pixel column) and zoomed to a few hundred steps (exact bars).
 from __future__ import annotations
 
 import json
+import os
 import random
 import statistics
 import sys
@@ -28,6 +30,7 @@ from benchmarks.gui_app import open_in_app  # noqa: E402  (first: the core befor
 # isort: split
 from PySide6.QtCore import QEvent, QObject, QTimer  # noqa: E402
 
+from benchmarks.jump_parts import jump_parts  # noqa: E402
 from benchmarks.measure import disk_read_mb, peak_rss_mb  # noqa: E402
 
 MOVES_PER_SPOT, SPOTS, JUMPS = 40, 10, 40
@@ -175,6 +178,10 @@ def main() -> None:
     for _ in range(20):  # let the first render settle
         app.processEvents()
         time.sleep(0.005)
+    if "--jump-parts" in sys.argv:  # only where a far jump's time goes
+        print(json.dumps({**jump_parts(app, view), "load_average": os.getloadavg()[0]}))
+        window.close()
+        return
     proc, gui = time.process_time(), time.thread_time()
     times = sorted(scrub(app, view))
     # the CPU the process's other threads took while the user scrubbed: they hold the
