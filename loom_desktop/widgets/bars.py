@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from pyqtgraph.Qt.internals import PrimitiveArray
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import QGraphicsItem
@@ -36,6 +37,7 @@ class BarsItem(pg.GraphicsObject):
         self.lane = 1.0
         self.top = EMPTY_TOP  # the y scale's top (a ceiling over the tallest bar)
         self._bounds = QRectF(-0.5, 0.0, 1.0, EMPTY_TOP)
+        self._rects = PrimitiveArray(QRectF, 4)  # what paint draws, reused
         self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def set_data(
@@ -125,27 +127,33 @@ class BarsItem(pg.GraphicsObject):
         xs = first + starts - 0.5
         width = float(binsize)
         shown = self._shown(first, last, starts)
+        tops = heights[tallest]
         painter.setPen(Qt.PenStyle.NoPen)
         for code in np.unique(kinds[tallest]):
             for lit, palette in ((True, self.colors), (False, self.faint)):
-                pick = (kinds[tallest] == code) & (shown == lit)
+                pick = (kinds[tallest] == code) & (shown == lit) & (tops > 0)
                 painter.setBrush(palette[int(code)])
-                painter.drawRects(
-                    [
-                        QRectF(x, 0.0, width, h)
-                        for x, h in zip(
-                            xs[pick].tolist(), heights[tallest][pick].tolist(), strict=True
-                        )
-                        if h > 0
-                    ]
-                )
+                self._draw(painter, xs[pick], 0.0, width, tops[pick])
         for d, color in enumerate(self.lane_colors, start=1):
             on = depth >= d
             if on.any():
                 painter.setBrush(color)
-                painter.drawRects(
-                    [QRectF(x, -self.lane * d, width, self.lane * 0.7) for x in xs[on].tolist()]
-                )
+                self._draw(painter, xs[on], -self.lane * d, width, self.lane * 0.7)
+
+    def _draw(
+        self, painter: QPainter, xs: np.ndarray, y: float, width: float, heights: np.ndarray | float
+    ) -> None:
+        """Rectangles at ``xs`` from ``y``, written into one array Qt reads as QRectFs:
+        a QRectF object per bar took most of a pan's bar repaint (400 bars in view)."""
+        if not len(xs):
+            return
+        self._rects.resize(len(xs))
+        rects = self._rects.ndarray()  # x, y, width, height per rectangle
+        rects[:, 0] = xs
+        rects[:, 1] = y
+        rects[:, 2] = width
+        rects[:, 3] = heights
+        painter.drawRects(*self._rects.drawargs())
 
     def _shown(self, first: int, last: int, starts: np.ndarray) -> np.ndarray:
         """Per drawn column: whether the filter shows a step in it (all True unfiltered)."""
