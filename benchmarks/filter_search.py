@@ -12,7 +12,8 @@ read_file, search and run_tests).
 
 Then the same queries with the run's trigram text index (:mod:`loom_core.views.text_index`):
 ``index_build_s`` / ``index_build_cpu_s`` (what the tab does in the background after the
-plot is shown), ``index_mb`` (the file kept beside the run library), ``index_map_ms`` (a
+plot is shown), ``index_mb`` (the trigram rows of the file kept beside the run library; ``index_words``
+and ``index_words_mb``: the frequent words with exact bits, and those bits), ``index_map_ms`` (a
 second open: the kept file mapped), and each query after that second open (``_indexed``:
 first, with no text column built yet, and again). ``goals``: every query's all-matches
 time with its goal (issue 24: < 100 ms at 100,000 effects, < 300 ms at 1,000,000) and
@@ -88,6 +89,9 @@ def _index(tl: Any, out: dict[str, Any], folder: str) -> None:
     out["index_build_s"] = round(time.perf_counter() - wall, 2)
     out["index_build_cpu_s"] = round(time.process_time() - cpu, 2)
     out["index_mb"] = round(index.bits.nbytes / 1e6, 1) if index is not None else None
+    words = getattr(index, "tokens", None)  # the frequent words' bits (none before them)
+    out["index_words"] = None if words is None else len(words.tokens)
+    out["index_words_mb"] = None if words is None else round(words.bits.nbytes / 1e6, 1)
     step_index._INDEXES.pop(id(tl), None)  # a second open: no text column, no index yet
     wall = time.perf_counter()
     text_index.ensure(tl, folder)
