@@ -32,14 +32,20 @@ def _read_buffer(
     ``head``: the file's first bytes, already read when its format was decided (at
     ``since``): the read goes on after them, unless the file was replaced or rewritten
     since (another inode, time or a smaller size), when it starts again from the start.
+
+    Each chunk is read into the same small buffer (``readinto``), not a new ``bytes``:
+    a fresh 16 MB object per chunk is fresh memory, its pages faulted in and zeroed by
+    the kernel before the copy, for every chunk of the file.
     """
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
         size = st.st_size
         buf = bytearray(head if since is not None and _same_file(st, since, len(head)) else b"")
         fh.seek(len(buf))
-        while len(buf) < size and (chunk := fh.read(min(READ_CHUNK, size - len(buf)))):
-            buf += chunk  # (a file that shrank meanwhile ends the loop early)
+        chunk = memoryview(bytearray(min(READ_CHUNK, max(size - len(buf), 0))))
+        while len(buf) < size and (got := fh.readinto(chunk[: size - len(buf)])):
+            buf += chunk[:got]  # (a file that shrank meanwhile ends the loop early)
+        chunk.release()
         buf += fh.read()
     return buf
 
