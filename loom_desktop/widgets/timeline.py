@@ -408,10 +408,19 @@ class TimelineWidget(pg.PlotWidget):
             return
         (x0, x1), _ = self.getPlotItem().getViewBox().viewRange()
         width = x1 - x0
-        if step > x1:
-            self.setXRange(step - 0.1 * width, step + 0.9 * width, padding=0)
-        elif step < x0:
-            self.setXRange(step - 0.9 * width, step + 0.1 * width, padding=0)
+        if x0 <= step <= x1:
+            return
+        start = step - (0.1 if step > x1 else 0.9) * width
+        self.setXRange(*self._within_run(start, width, step), padding=0)
+
+    def _within_run(self, start: float, width: float, step: int) -> tuple[float, float]:
+        """The view ``[start, start + width]`` slid back inside the run (and the cursor's
+        step): a leap toward the run's first or last step stops at it, instead of showing
+        empty space beyond it with the cursor at the far edge and no step labels."""
+        n = len(self.timeline) if self.timeline is not None else 0
+        lo, hi = min(-0.5, step - 0.5), max(n - 0.5, step + 0.5)
+        start = max(lo, min(start, hi - width))
+        return start, start + width
 
     def _cursor_moved(self) -> None:
         step = int(round(self.cursor.value()))
