@@ -15,6 +15,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
@@ -34,6 +35,7 @@ _ROLES = frozenset({_DISPLAY, StepRole, _FOREGROUND, _ALIGN, Qt.ItemDataRole.Too
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)  # computed once
 _NUMERIC = frozenset({0, 4, 5})  # step, tokens, cost
 _ERROR_RED = QColor("#c62828")
+_RED = F_ERROR | F_BLOCKED | F_DENIED  # a row with one of these flags is drawn in red
 _CACHE = 4096
 _CELL_ROWS = 1024  # rows' cell texts kept: a few screens' worth
 _Index = QModelIndex | QPersistentModelIndex
@@ -100,19 +102,24 @@ class StepListModel(QAbstractTableModel):
         self._cells.clear()
         self.endResetModel()
 
-    def append_steps(self) -> None:
-        """Announce steps a live timeline gained since the last call, as row inserts."""
-        if self.timeline is None:
-            return
+    def append_steps(self, recheck: Iterable[int] = ()) -> list[int]:
+        """Announce steps a live timeline gained since the last call, as row inserts.
+
+        New steps can change how earlier rows read (the previous last step loses its
+        unfinished mark): returns the rows among ``recheck`` (the ones on screen) that
+        read differently now, so a view repaints those and not every row."""
+        if self.timeline is None or len(self.timeline) <= self._count:
+            return []
+        before = {row: self._cells.get(self.step_at(row)) for row in recheck}
+        self._cells.clear()  # rows not rechecked are built again when next shown
         new = len(self.timeline)
-        if new > self._count:
-            self._cells.clear()  # a new step can name an earlier step's agent
-            if self.rows is None:
-                self.beginInsertRows(QModelIndex(), self._count, new - 1)
-                self._count = new
-                self.endInsertRows()
-            else:
-                self._count = new  # filtered views are refreshed by re-running the filter
+        if self.rows is None:
+            self.beginInsertRows(QModelIndex(), self._count, new - 1)
+            self._count = new
+            self.endInsertRows()
+        else:
+            self._count = new  # filtered views are refreshed by re-running the filter
+        return [row for row, cells in before.items() if cells != self._row_cells(row)]
 
     def set_rows(self, rows: array[int] | None) -> None:
         """Show only ``rows`` (sorted step indices), or every step for ``None``."""
@@ -180,15 +187,30 @@ class StepListModel(QAbstractTableModel):
         return step_row(self.timeline, step, SUMMARY_CHARS, self._summary(step))
 
     def _display(self, step: int, col: int) -> str:
+        return self._step_cells(step)[col]
+
+    def _row_cells(self, row: int) -> tuple[str, ...]:
+        return self._step_cells(self.step_at(row))
+
+    def _step_cells(self, step: int) -> tuple[str, ...]:
+        """The row's six cell texts, then whether it is drawn in red (what a paint shows)."""
         cells = self._cells.get(step)
         if cells is None:
             if len(self._cells) >= _CELL_ROWS:
                 self._cells.clear()
-            cells = self._cells[step] = _cell_texts(self.step_row(step))
-        return cells[col]
+            assert self.timeline is not None
+            red = "red" if self.timeline.flags[step] & _RED else ""
+            cells = self._cells[step] = (*_cell_texts(self.step_row(step)), red)
+        return cells
 
-    def _forget_cells(self, *_changed: object) -> None:
-        self._cells.clear()
+    def _forget_cells(self, top: QModelIndex, bottom: QModelIndex, *_roles: object) -> None:
+        """Rows announced changed are built again (the others' texts stay: a live tab
+        compares them when it appends, see :meth:`append_steps`)."""
+        if not (top.isValid() and bottom.isValid()):
+            self._cells.clear()
+            return
+        for row in range(top.row(), bottom.row() + 1):
+            self._cells.pop(self.step_at(row), None)
 
     def _summary(self, step: int) -> str:
         cached = self._summaries.get(step)
@@ -203,7 +225,7 @@ class StepListModel(QAbstractTableModel):
     def _foreground(self, step: int, col: int) -> QColor | None:
         tl = self.timeline
         assert tl is not None
-        if tl.flags[step] & (F_ERROR | F_BLOCKED | F_DENIED):
+        if tl.flags[step] & _RED:
             return _ERROR_RED
         if col == COL_KIND:
             return kind_color(tl.kind[step])

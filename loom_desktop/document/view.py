@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QSplitter,
     QStyle,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -40,6 +39,7 @@ from loom_desktop.document.plot_steps import Steps
 from loom_desktop.document.sample_bar import SampleBar, samples_of
 from loom_desktop.document.session import Session
 from loom_desktop.document.step_list_model import COL_SUMMARY, StepListModel, column_widths
+from loom_desktop.document.step_table import StepTable
 from loom_desktop.document.text_index_task import TextIndexer
 from loom_desktop.infra import gc_policy
 from loom_desktop.infra.activity import USER
@@ -113,7 +113,7 @@ class DocumentView(LiveHost):
         self._streamed = False  # the filter in flight has shown matches already
         self._enter_pending = False  # Enter was pressed: go to the first match once filtered
         self.model = StepListModel(self)
-        self.table = QTableView()
+        self.table = StepTable()
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -339,10 +339,9 @@ class DocumentView(LiveHost):
         this same slot (the status bar's "i of M", the current step's row when it only
         now exists, the context of a step that had no row yet): a user never sees the
         list, the context and the status bar disagree."""
-        self.model.append_steps()
+        following = self.live is not None and self.live.following
+        self.table.show_appended(self.model, following)  # scrolled to when following
         self._select_row(self.session.step)
-        if self.live is not None and self.live.following:
-            self.table.scrollToBottom()  # new rows in view; the selection follows in step
         if not self.shows_current():
             self.render_now()
         if self.filter_box.text().strip():
