@@ -22,8 +22,11 @@ from PySide6.QtWidgets import QApplication, QWidget
 
 from loom_desktop import __version__
 from loom_desktop.infra import gc_policy
+from loom_desktop.infra.feature_scan import skip_source_reads
 from loom_desktop.integration.description import APP, ICON_SIZES
 from loom_desktop.resources import resources_dir
+
+skip_source_reads()  # before the window's modules are imported (see feature_scan)
 
 SWITCH_INTERVAL_S = 0.001
 _NOISE = ("propagateSizeHints", "does not support raise()")  # offscreen platform chatter
