@@ -71,16 +71,20 @@ class TextIndex:
         self.bits = np.zeros((ROWS, _width(steps)), np.uint8) if bits is None else bits
         self.tokens = TokenBits(steps, []) if tokens is None else tokens
 
-    def add(self, chunk: TextChunk) -> None:
+    def add(self, chunk: TextChunk, pause: Callable[[], object] = lambda: None) -> None:
         """Set the bits of the trigrams of ``chunk``'s steps (a trigram across two steps
         sets a bit too: one more candidate, never a lost match), but for those lying wholly
-        inside a frequent word: the word's own bits stand for them."""
+        inside a frequent word: the word's own bits stand for them. ``pause`` is called
+        between the two (a build in the window's process yields to the user there too:
+        each half holds the interpreter lock not much longer than a whole chunk did before)."""
         data = np.frombuffer(chunk.blob, np.uint8)
         if len(data) < 3:
             return
         starts = np.frombuffer(chunk.starts, np.int64)
+        inside = self.tokens.add(chunk.blob, starts, chunk.first)
+        pause()
         rows = _hashes(data)
-        rows[self.tokens.add(chunk.blob, starts, chunk.first)[: len(rows)]] = ROWS  # a row dropped
+        rows[inside[: len(rows)]] = ROWS  # a row no query reads
         first = (chunk.first // BLOCK_STEPS) & ~7  # from a whole byte of blocks: ORed in
         steps = np.arange(first * BLOCK_STEPS, chunk.stop + BLOCK_STEPS, BLOCK_STEPS)
         at = np.clip(steps - chunk.first, 0, len(chunk.starts) - 1)
@@ -149,7 +153,7 @@ def build(tl: Timeline, cancelled: Callable[[], bool] = lambda: False) -> TextIn
         samples.append((chunk.blob, np.frombuffer(chunk.starts, np.int64)))
     out = TextIndex(len(tl), tokens=TokenBits(len(tl), frequent(samples)))
     for chunk in index.text_chunks(tl, len(tl), cancelled, keep=False):
-        out.add(chunk)
+        out.add(chunk, cancelled)
     return None if cancelled() else out
 
 

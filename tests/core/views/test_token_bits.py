@@ -60,6 +60,16 @@ def test_a_text_inside_a_frequent_word_reads_no_step(
     assert again.tokens.bits.tobytes() == index.tokens.bits.tobytes()
 
 
+def test_the_build_yields_between_a_chunks_words_and_its_trigrams(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(step_index, "CHUNK_STEPS", 16)
+    tl = build_timeline(load(_write(tmp_path, [f"gamma delta {i}" for i in range(160)])))
+    asked: list[int] = []
+    assert text_index.build(tl, lambda: bool(asked.append(1))) is not None
+    assert len(asked) > 2 * 10  # ten chunks: twice in each, where a window's build pauses
+
+
 _TEXT = st.lists(
     st.one_of(st.sampled_from(WORDS), st.text('aAbgmé._ 9\\"', max_size=4)), max_size=8
 ).map(" ".join)
