@@ -10,7 +10,10 @@ GUI thread's CPU time over the wall time of the run. ``stalls``: gaps of a 5 ms 
 at least a frame (16 ms) while the timed rows arrive, and the share of their time the GUI
 thread ran (our work in the way), the process's other threads ran (holding the interpreter
 lock), or neither (the process waited for a core). ``gui_cpu_s`` / ``other_threads_cpu_s``:
-the CPU of the GUI thread and of every other thread of the process over the whole run.
+the CPU of the GUI thread and of every other thread of the process over the whole run;
+``timed_rows_gui_cpu_s`` the GUI thread's while the timed rows came (without the start and
+the burst: the figure to compare on a loaded machine) and ``timed_rows_inserts`` the row
+inserts meanwhile (a busy GUI thread takes several lines in one insert).
 """
 
 from __future__ import annotations
@@ -120,6 +123,8 @@ def main() -> None:
 
     def rows_inserted(_parent, first: int, last: int) -> None:
         now = time.monotonic_ns()
+        if 0 < len(latencies) < n:
+            marks["timed_inserts"] = marks.get("timed_inserts", 0) + 1
         doc = view.live.doc
         for step in range(first, last + 1):
             effect = view.session.timeline.effect_of[step]
@@ -136,6 +141,7 @@ def main() -> None:
             app.quit()
 
     clocks = {"gui": time.thread_time(), "proc": time.process_time()}
+    timed_cpu: dict[str, float] = {}  # the GUI thread's CPU at the first and last timed row
 
     def tick() -> None:
         now = time.monotonic()
@@ -144,6 +150,9 @@ def main() -> None:
         gui, proc = time.thread_time(), time.process_time()
         if 0 < len(latencies) < n:  # the timed rows: what each stall of the loop was
             _stall(now - gaps["last"], gui - clocks["gui"], proc - clocks["proc"])
+            timed_cpu.setdefault("first", gui)
+        elif len(latencies) >= n:
+            timed_cpu.setdefault("last", gui)
         clocks["gui"], clocks["proc"] = gui, proc
         gaps["last"] = now
         gaps["on"] = len(latencies) >= n  # measure stalls during the burst
@@ -180,6 +189,10 @@ def main() -> None:
                 **_stall_summary(),
                 "gui_busy": round(gui_busy, 2),
                 "gui_cpu_s": round(gui_cpu, 2),
+                "timed_rows_gui_cpu_s": round(timed_cpu["last"] - timed_cpu["first"], 3)
+                if len(timed_cpu) == 2
+                else None,
+                "timed_rows_inserts": int(marks.get("timed_inserts", 0)),
                 "other_threads_cpu_s": round(others_cpu, 2),
             }
         )
