@@ -30,16 +30,24 @@ def ensure_bytecode(root: Path) -> None:
     _COMPILED.add(root)
 
 
+def _proc_self(name: str, key: str) -> int | None:
+    """The number on ``key``'s line of /proc/self/``name``; None where there is none."""
+    try:
+        for line in Path("/proc/self", name).read_text().splitlines():
+            if line.startswith(key):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident memory. VmHWM, not ru_maxrss: Linux carries
     ru_maxrss over fork+exec, so a child would report its parent's peak."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    kib = _proc_self("status", "VmHWM:")
+    if kib is None:
+        kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kib / 1024
 
 
 def disk_read_mb() -> float:
@@ -47,13 +55,7 @@ def disk_read_mb() -> float:
     /proc/self/io; 0 where there is none): near 0 when every file it opened was in the
     page cache, tens of MB for a cold start (the venv's libraries and bytecode read
     from the disk), which costs a GUI start about 0.2-0.3 s of CPU and more of wall."""
-    try:
-        for line in Path("/proc/self/io").read_text().splitlines():
-            if line.startswith("read_bytes:"):
-                return int(line.split()[1]) / 1e6
-    except OSError:
-        pass
-    return 0.0
+    return (_proc_self("io", "read_bytes:") or 0) / 1e6
 
 
 def run_jsonl_reader(
