@@ -4,10 +4,10 @@ Why these queries: steps are keyed ``(run, pos)`` and run ids grow as runs are i
 so walking that key backwards yields the newest runs' hits first. A search with words
 first asks the runs' summaries which runs may match, then probes those runs' steps
 newest first and stops at the limit (:mod:`.pg_runwords`); a page of runs with a step
-term is the candidates in the page's order that have a matching step. A query no
-summary can answer asks the steps' GIN index directly. A tool glob or agent name is
-tested with ``ILIKE`` on the steps the words found, and exactly in Python as the local
-library does.
+term is the candidates in the page's order that have a matching step. A
+query whose every part is negated probes every run, newest first. A tool glob or agent
+name is tested with ``ILIKE`` on the steps the words found, and exactly in Python as the
+local library does.
 """
 
 from __future__ import annotations
@@ -39,18 +39,6 @@ from loom_core.library.sqlite_runs import SORTS, in_run_order
 _RUN_COLUMNS = ", ".join(f"r.{c.strip()}" for c in RUN_COLUMNS.split(","))
 
 
-def step_conditions(q: SearchQuery) -> tuple[list[str], list[Any]]:
-    """The step terms as conditions on ``s`` (steps): the tsquery and the name tests."""
-    where: list[str] = []
-    args: list[Any] = []
-    text = tsquery(q)
-    if text:
-        where.append("s.doc @@ to_tsquery('simple', %s)")
-        args.append(text)
-    names, name_args = name_conditions(q)
-    return where + names, args + name_args
-
-
 class PgReads:
     """The reading half of :class:`~loom_core.library.pg_backend.PgRunsDb`."""
 
@@ -79,15 +67,20 @@ class PgReads:
 
         def read(conn: Any) -> list[Any]:
             step = canonical(conn, text) if text else ""
-            summary = summary_query(step) if step else None
-            if summary is None:
-                return self._page_by_index(conn, q, where, args, order, (limit, offset))
+            if not step:
+                return self._page_plain(conn, q, where, args, order, (limit, offset))
+            summary = summary_query(step)
             with conn.transaction():  # the runs whose summary may match, each probed
                 tuned(conn)
-                sql = f"SELECT r.id FROM runs r JOIN {CANDIDATES} w ON w.run = r.id WHERE "
-                ids = conn.execute(f"{sql}{' AND '.join(where)} ORDER BY {order}", (summary, *args))
+                ids = (
+                    f"SELECT r.id FROM runs r JOIN {CANDIDATES} w ON w.run = r.id"
+                    if summary is not None
+                    else "SELECT r.id FROM runs r"
+                )
+                first = (summary,) if summary is not None else ()
+                sql = f"{ids} WHERE {' AND '.join(where)} ORDER BY {order}"
+                ordered = [int(r[0]) for r in conn.execute(sql, (*first, *args)).fetchall()]
                 names, name_args = name_conditions(q)
-                ordered = [int(r[0]) for r in ids.fetchall()]
                 kept = page_runs(conn, ordered, names, name_args, step, limit + offset)[offset:]
                 rows = conn.execute(
                     f"SELECT {_RUN_COLUMNS} FROM runs r WHERE r.id = ANY(%s)", (kept,)
@@ -98,7 +91,7 @@ class PgReads:
         return [RunRow.of(tuple(r)) for r in self.db.retry(read)]
 
     @staticmethod
-    def _page_by_index(
+    def _page_plain(
         conn: Any,
         q: SearchQuery,
         where: list[str],
@@ -106,12 +99,15 @@ class PgReads:
         order: str,
         window: tuple[int, int],
     ) -> list[Any]:
-        """A page whose step terms (if any) are asked of the steps' own index."""
+        """A page without a word to look for: its name tests (if any) on each run's steps;
+        a query whose words PostgreSQL's parser makes nothing of matches no step."""
         where, args = list(where), list(args)
         if q.clauses:
-            steps, step_args = step_conditions(q)
+            steps, step_args = name_conditions(q)
+            if tsquery(q):  # words, none of them a lexeme: an empty tsquery matches nothing
+                steps = [*steps, "FALSE"]
             where.append(
-                f"EXISTS (SELECT 1 FROM steps s WHERE s.run = r.id AND {' AND '.join(steps)})"
+                f"EXISTS (SELECT 1 FROM steps s WHERE {' AND '.join(['s.run = r.id', *steps])})"
             )
             args += step_args
         sql = (
@@ -141,13 +137,12 @@ class PgReads:
 
         def read(conn: Any) -> list[Any]:
             step = canonical(conn, text) if text else ""
-            summary = summary_query(step) if step else None
-            if summary is None:
-                return self._hits_by_index(conn, q, runs, run_args, limit)
+            if not step:
+                return [] if text else self._hits_by_names(conn, q, runs, run_args, limit)
             names, name_args = name_conditions(q)
             with conn.transaction():
                 tuned(conn)
-                found = candidates(conn, summary, runs, run_args)
+                found = candidates(conn, summary_query(step), runs, run_args)
                 return probe_hits(conn, found, names, name_args, step, limit)
 
         rows = self.db.retry(read)
@@ -161,12 +156,11 @@ class PgReads:
         return in_run_order(hits)
 
     @staticmethod
-    def _hits_by_index(
+    def _hits_by_names(
         conn: Any, q: SearchQuery, runs: list[str], run_args: list[Any], limit: int
     ) -> list[Any]:
-        """Every match from the steps' index, only their keys sorted (a query no summary
-        can answer)."""
-        steps, step_args = step_conditions(q)
+        """The newest steps passing a query's name tests alone (it has no word)."""
+        steps, step_args = name_conditions(q)
         found = (
             "SELECT s.run, s.pos FROM steps s JOIN runs r ON r.id = s.run "
             f"WHERE {' AND '.join(steps + runs)} ORDER BY s.run DESC, s.pos DESC LIMIT %s"

@@ -1,8 +1,10 @@
 """A run's steps written to the team library, with the run's summary of words.
 
-Why a staging table and ``COPY``: one round trip per step would make ingestion slower
-than the local library's; the words are cut here (:func:`~.pg_query.words`), the
-``tsvector`` made by the server in one ``INSERT … SELECT``.
+Why ``COPY`` straight into ``steps``: one round trip per step would make ingestion slower
+than the local library's. The words are cut here (:func:`~.pg_query.words`) and stored as
+cut; no ``tsvector`` is made per step when it is written (the parser and a GIN index were
+half of the server's work per step): a search makes it from these words on the steps it
+asks (:mod:`.pg_match`).
 
 Why a summary per run (``run_words``): a common word is in most steps of most runs, and
 the steps' GIN index hands over every one of them before a search can stop at its first
@@ -10,8 +12,8 @@ hundred hits. The summary holds each word of the run's steps once, prefixed by t
 (column) it has there (``A:bash``, ``D:config``), so a search finds the runs that may
 hold a match among thousands of summaries, then probes only those
 (:mod:`.pg_runwords`). The summary is made by the server's own parser from the run's
-distinct words, one space apart, so it holds exactly the lexemes the steps' ``doc``
-columns hold (the parser cuts each space-separated word the same wherever it stands);
+distinct words, one space apart, so it holds exactly the lexemes the steps' own
+``tsvector`` hold (the parser cuts each space-separated word the same wherever it stands);
 when every word is one the parser takes as it is (:func:`_as_parsed`: most runs), the
 words are sent as the summary's lexemes and the parser is not asked.
 A summary PostgreSQL cannot hold (a ``tsvector`` is at most 1 MB) is stored as the one
@@ -28,12 +30,7 @@ from typing import Any
 from loom_core.library.extract import StepText
 from loom_core.library.pg_query import words
 
-STEP_COLUMNS = "run, pos, seq, body, tool, agent, tags, sample, doc"
-# the weights each column's words carry in ``doc`` (pg_query.WEIGHTS); tool A … body D
-_DOC = (
-    "setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B')"
-    " || setweight(to_tsvector('simple', %s), 'C') || setweight(to_tsvector('simple', %s), 'D')"
-)
+STEP_COLUMNS = "run, pos, seq, body, tool, agent, tags, sample, wtool, wagent, wbody"
 INT64 = 2**63 - 1
 SUMMARY_BYTES = 700_000  # a summary's words beyond this: EVERY_WORD (a tsvector < 1 MB)
 EVERY_WORD = "all"  # the summary of a run with too many words: a candidate of every search
@@ -58,31 +55,19 @@ def delete_steps(conn: Any, run: int) -> None:
 
 
 def insert_steps(conn: Any, run: int, rows: Iterable[StepText]) -> None:
-    """Copy a run's steps in, each with its weighted words (see :mod:`.pg_query`), and
-    write the run's summary of words (see the module docstring)."""
-    conn.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS step_in (pos INTEGER, seq BIGINT, body TEXT, "
-        "tool TEXT, agent TEXT, tags TEXT, sample TEXT, wtool TEXT, wagent TEXT, wbody TEXT) "
-        "ON COMMIT DELETE ROWS"
-    )
+    """Copy a run's steps in, each with its words as cut (the search makes their
+    ``tsvector``: :mod:`.pg_match`), and write the run's summary of words (see the
+    module docstring)."""
     cuts: tuple[list[str], list[str], list[str], list[str]] = ([], [], [], [])
-    with conn.cursor().copy(
-        "COPY step_in (pos, seq, body, tool, agent, tags, sample, wtool, wagent, wbody) FROM STDIN"
-    ) as copy:
+    with conn.cursor().copy(f"COPY steps ({STEP_COLUMNS}) FROM STDIN") as copy:
         for pos, r in enumerate(rows):
             cut = (words(r.tool), words(r.agent), _clean(r.tags), words(r.body))
             for column, text in zip(cuts, cut, strict=True):
                 column.append(text)
             copy.write_row(
-                (pos, clamp(r.seq), _clean(r.body), _clean(r.tool), _clean(r.agent), cut[2],
-                 _clean(r.sample), cut[0], cut[1], cut[3])
+                (run, pos, clamp(r.seq), _clean(r.body), _clean(r.tool), _clean(r.agent),
+                 cut[2], _clean(r.sample), cut[0], cut[1], cut[3])
             )  # fmt: skip
-    doc = _DOC % ("wtool", "wagent", "tags", "wbody")
-    conn.execute(
-        f"INSERT INTO steps ({STEP_COLUMNS}) SELECT %s, pos, seq, body, tool, agent, tags, "
-        f"sample, {doc} FROM step_in",
-        (run,),
-    )
     # each column's distinct words, split at the parser's separator (see above): once
     # per run, not once per step
     write_summary(conn, run, tuple(set(" ".join(column).split(" ")) for column in cuts))

@@ -1,12 +1,13 @@
 """PostgreSQL's ways to find a search's steps and runs give the same answers.
 
 A search with words starts from the runs' summaries of words and probes the candidate
-runs through their own steps, newest first; past a bound it asks the steps' GIN index for
-the rest; a run whose summary is unknown (NULL: indexed before the summaries existed) is
-a candidate of every search; a query no summary can answer asks the steps' index alone
-(:meth:`~loom_core.library.pg_read.PgReads.hits`, :mod:`~loom_core.library.pg_runwords`).
-Real runs are too small to reach the bound, so each way is forced here in turn and every
-answer compared with the steps' index's own.
+runs through their own steps, newest first, each step matched when asked from its words
+as stored (schema 3: :mod:`~loom_core.library.pg_match`); a run whose summary is unknown
+(NULL: indexed before the summaries existed) is a candidate of every search, and so is
+every run of a query no summary can answer; a step written before schema 3 is matched on
+its stored ``tsvector``. Real runs are too small to need many batches, so each way is
+forced here in turn and every answer compared with the stored ``tsvector``'s, the
+representation schema 2 wrote (its steps' GIN index answered on it).
 """
 
 from __future__ import annotations
@@ -18,13 +19,17 @@ import psycopg
 import pytest
 
 from loom_core.library import pg_read, pg_runwords, pg_steps
+from loom_core.library.extract import RunFacts, StepText
 from loom_core.library.index import Indexer
+from loom_core.library.pg_match import step_doc, step_match
 from loom_core.library.pg_runwords import PROBE_RUNS, summary_query
 from loom_core.library.search import Library
 from tests.core.team.test_team_library import SAMPLE
 
 QUERIES = [
     "tool:git_push",
+    "tool:read_file",
+    "kind:model slugify",
     "slugify",
     "is:error",
     'tool:run_tests "test session"',
@@ -50,30 +55,98 @@ def _answers(lib: Library, limit: int) -> dict[str, object]:
     return {**hits, **pages}
 
 
+# the steps' tsvector as schema 1 and 2 stored it (tool A, agent B, tags C, body D)
+STORED_DOC = (
+    "setweight(to_tsvector('simple', wtool), 'A') || setweight(to_tsvector('simple', wagent), "
+    "'B') || setweight(to_tsvector('simple', tags), 'C') || "
+    "setweight(to_tsvector('simple', wbody), 'D')"
+)
+
+
+def _back_to_schema_2(conn: psycopg.Connection) -> None:
+    """The library as schema 2 kept it: each step's tsvector stored, under a GIN index,
+    no words as cut."""
+    conn.execute(
+        f"UPDATE steps SET doc = {STORED_DOC}; "
+        "ALTER TABLE steps DROP COLUMN wtool, DROP COLUMN wagent, DROP COLUMN wbody; "
+        "ALTER TABLE steps ALTER COLUMN doc SET NOT NULL; "
+        "CREATE INDEX steps_doc ON steps USING gin (doc); "
+        "DELETE FROM loom_schema WHERE version > 2"
+    )
+
+
 @pytest.mark.parametrize("limit", [3, 100])
-def test_every_way_to_search_finds_what_the_steps_index_finds(
+def test_every_way_to_search_finds_what_the_stored_tsvector_finds(
     pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
 ) -> None:
     _index_copies(pg_url, tmp_path, 4)
     with Library(pg_url) as lib:
         probed = _answers(lib, limit)  # the summaries, then each candidate's steps
-        monkeypatch.setattr(pg_runwords, "PROBE_RUNS", 1)  # the newest run, then the index
+        monkeypatch.setattr(pg_runwords, "PROBE_RUNS", 1)  # one run at a time
         monkeypatch.setattr(pg_runwords, "PAGE_PROBES", 1)
-        past_bound = _answers(lib, limit)
+        one_by_one = _answers(lib, limit)
         monkeypatch.setattr(pg_runwords, "PROBE_RUNS", PROBE_RUNS)
         monkeypatch.setattr(pg_runwords, "PAGE_PROBES", None)
+        with monkeypatch.context() as m:  # every run a candidate
+            m.setattr(pg_read, "summary_query", lambda step: None)
+            every_run = _answers(lib, limit)
         with psycopg.connect(pg_url, autocommit=True) as conn:  # as before the summaries
             conn.execute("UPDATE run_words SET doc = NULL WHERE run % 2 = 0")
         unknown = _answers(lib, limit)
-        monkeypatch.setattr(pg_read, "summary_query", lambda step: None)  # the steps' index
-        by_index = _answers(lib, limit)
-    assert all(by_index.values())  # every query finds steps and runs
-    hit_lists = [v for k, v in by_index.items() if not k.startswith("page ")]
+        with psycopg.connect(pg_url, autocommit=True) as conn:  # some steps as schema 2
+            conn.execute(
+                f"UPDATE steps SET doc = {STORED_DOC}, wtool = NULL, wagent = NULL, "
+                "wbody = NULL WHERE run % 2 = 1"
+            )
+        some_stored = _answers(lib, limit)
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(
+                f"UPDATE steps SET doc = {STORED_DOC}, wtool = NULL, wagent = NULL, "
+                "wbody = NULL WHERE doc IS NULL"
+            )
+        stored = _answers(lib, limit)
+    assert all(stored.values())  # every query finds steps and runs
+    hit_lists = [v for k, v in stored.items() if not k.startswith("page ")]
     assert limit > 3 or all(len(hits) == limit for hits in hit_lists)  # a limit that cuts
-    for key, expected in by_index.items():
-        assert probed[key] == expected, key
-        assert past_bound[key] == expected, key
-        assert unknown[key] == expected, key
+    for key, expected in stored.items():
+        for way in (probed, one_by_one, every_run, unknown, some_stored):
+            assert way[key] == expected, key
+
+
+def test_a_new_library_stores_no_tsvector_per_step_and_no_index_of_them(
+    pg_url: str, tmp_path: Path
+) -> None:
+    _index_copies(pg_url, tmp_path, 1)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        stored = conn.execute("SELECT count(*) FROM steps WHERE doc IS NOT NULL").fetchone()
+        cut = conn.execute("SELECT count(*) FROM steps WHERE wbody IS NOT NULL").fetchone()
+        indexes = {i for (i,) in conn.execute("SELECT indexname FROM pg_indexes")}
+    assert stored == (0,) and cut[0] > 0
+    assert "steps_doc" not in indexes and "run_words_doc" in indexes
+
+
+def test_a_step_is_matched_on_the_columns_up_to_the_last_one_a_query_asks() -> None:
+    assert "wbody" not in step_doc("'ferror':C") and "tags" in step_doc("'ferror':C")
+    assert step_doc("'bash':A") == "setweight(to_tsvector('simple', s.wtool), 'A')"
+    assert "wbody" in step_doc("'bash':A & 'config'")  # no weight: every column
+    condition, args = step_match("'read':A <-> 'file':A & 'config' & ('a' | 'b')")
+    assert args[:6] == ["read", "file", "config", "config", "config", "config"]
+    assert condition.count("strpos") == 6  # a word of an '|' is not required
+
+
+def test_a_word_the_parser_cuts_out_of_a_longer_one_is_still_found(pg_url: str) -> None:
+    """``5e5e5`` is the lexemes ``5e5`` and ``e5``: the substring test before the parser
+    keeps the step, as the stored tsvector did."""
+    indexer = Indexer(pg_url)
+    try:
+        rows = [StepText(0, "value 5e5e5 and Config.yaml", "read_file", "main", "ktool")]
+        indexer.store("/runs/a.loom.json", 10, 1, RunFacts(format="trace", steps=1), rows)
+    finally:
+        indexer.close()
+    with Library(pg_url) as lib:
+        for query in ("e5", "5e5", "config", "yaml", "tool:read_file", "5e*"):
+            assert [h.seq for h in lib.search(query)] == [0], query
+        assert not lib.search("tool:main") and not lib.search("e5e")
 
 
 def test_a_summary_query_keeps_each_weight_and_loosens_phrases() -> None:
@@ -86,6 +159,8 @@ def test_a_summary_query_keeps_each_weight_and_loosens_phrases() -> None:
     )
     assert summary_query("'it''s':D") == "'D:it''s'"
     assert summary_query("!'a':D") is None  # a negation is not a summary's question
+    assert summary_query("'a':D & !'b':D") == "'D:a'"  # the negated part left out
+    assert summary_query("'a':D | !'b':D") is None
     assert summary_query("") is None
 
 
@@ -96,19 +171,20 @@ def test_a_library_of_the_first_schema_migrates_on_connect_and_answers_the_same(
     with Library(pg_url) as lib:
         before = _answers(lib, 100)
     with psycopg.connect(pg_url, autocommit=True) as conn:  # back to schema 1, steps kept
+        _back_to_schema_2(conn)
         conn.execute(
             "DROP TABLE run_words; DELETE FROM loom_schema WHERE version > 1; "
             "CREATE INDEX steps_tool ON steps USING gin (tool gin_trgm_ops); "
             "CREATE INDEX steps_agent ON steps USING gin (agent gin_trgm_ops)"
         )
-    with Library(pg_url) as lib:  # connecting applies migration 2
+    with Library(pg_url) as lib:  # connecting applies migrations 2 and 3
         assert _answers(lib, 100) == before
     with psycopg.connect(pg_url, autocommit=True) as conn:
         versions = [v for (v,) in conn.execute("SELECT version FROM loom_schema ORDER BY 1")]
         unknown = conn.execute("SELECT count(*) FROM run_words WHERE doc IS NULL").fetchone()
         indexes = {i for (i,) in conn.execute("SELECT indexname FROM pg_indexes")}
-    assert versions == [1, 2] and unknown == (3,)  # every run a candidate until re-indexed
-    assert not {"steps_tool", "steps_agent"} & indexes and "runs_models" in indexes
+    assert versions == [1, 2, 3] and unknown == (3,)  # every run a candidate until re-indexed
+    assert not {"steps_tool", "steps_agent", "steps_doc"} & indexes and "runs_models" in indexes
     indexer = Indexer(pg_url)
     try:  # the next pass reads the runs without a summary again, then they are unchanged
         first = indexer.index_folder(tmp_path)
@@ -118,9 +194,34 @@ def test_a_library_of_the_first_schema_migrates_on_connect_and_answers_the_same(
     assert len(first.indexed) == 3 and not again.indexed
     with psycopg.connect(pg_url, autocommit=True) as conn:
         unknown = conn.execute("SELECT count(*) FROM run_words WHERE doc IS NULL").fetchone()
-    assert unknown == (0,)
+        stored = conn.execute("SELECT count(*) FROM steps WHERE doc IS NOT NULL").fetchone()
+    assert unknown == (0,) and stored == (0,)  # read again: words as cut, no tsvector
     with Library(pg_url) as lib:
         assert _answers(lib, 100) == before
+
+
+def test_a_library_of_the_second_schema_migrates_and_keeps_its_steps(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """Schema 2's steps hold their tsvector and its runs their summaries: nothing is read
+    again, and every search answers on the stored tsvector as it did."""
+    _index_copies(pg_url, tmp_path, 2)
+    with Library(pg_url) as lib:
+        before = _answers(lib, 100)
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        _back_to_schema_2(conn)
+    with Library(pg_url) as lib:  # connecting applies migration 3
+        assert _answers(lib, 100) == before
+    indexer = Indexer(pg_url)
+    try:
+        assert not indexer.index_folder(tmp_path).indexed
+    finally:
+        indexer.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        versions = [v for (v,) in conn.execute("SELECT version FROM loom_schema ORDER BY 1")]
+        stored = conn.execute("SELECT count(*) FROM steps WHERE doc IS NULL").fetchone()
+        indexes = {i for (i,) in conn.execute("SELECT indexname FROM pg_indexes")}
+    assert versions == [1, 2, 3] and stored == (0,) and "steps_doc" not in indexes
 
 
 def test_a_run_whose_words_a_tsvector_cannot_hold_is_a_candidate_of_every_search(
