@@ -81,7 +81,8 @@ class PgReads:
                 sql = f"{ids} WHERE {' AND '.join(where)} ORDER BY {order}"
                 ordered = [int(r[0]) for r in conn.execute(sql, (*first, *args)).fetchall()]
                 names, name_args = name_conditions(q)
-                kept = page_runs(conn, ordered, names, name_args, step, limit + offset)[offset:]
+                kept = page_runs(conn, ordered, names, name_args, (step, summary), limit + offset)
+                kept = kept[offset:]
                 rows = conn.execute(
                     f"SELECT {_RUN_COLUMNS} FROM runs r WHERE r.id = ANY(%s)", (kept,)
                 ).fetchall()
@@ -142,8 +143,9 @@ class PgReads:
             names, name_args = name_conditions(q)
             with conn.transaction():
                 tuned(conn)
-                found = candidates(conn, summary_query(step), runs, run_args)
-                return probe_hits(conn, found, names, name_args, step, limit)
+                summary = summary_query(step)
+                found = candidates(conn, summary, runs, run_args)
+                return probe_hits(conn, found, names, name_args, (step, summary), limit)
 
         rows = self.db.retry(read)
         wanted = query_words(q)

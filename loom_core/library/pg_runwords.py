@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from loom_core.library.pg_blocks import SPANS_AT_ONCE, span_table, spans
 from loom_core.library.pg_match import ALL_WEIGHTS, positive, step_match
 from loom_core.library.pg_steps import EVERY_WORD
 
-PROBE_RUNS = 64  # the most runs probed at once (1, 2, 4 … 64, 64 …: newest first)
+PROBE_RUNS = 127  # runs probed one batch at a time (1, 2, 4 … 64); the rest at once
 PAGE_PROBES: int | None = None  # candidates a page probes first (None: its size)
 # the runs whose summary may match (%s: the summary query), the unknown ones too
 CANDIDATES = (
@@ -68,50 +69,74 @@ def candidates(conn: Any, summary: str | None, runs: list[str], args: list[Any])
 
 
 def probe_hits(
-    conn: Any, runs: list[int], names: list[str], args: list[Any], text: str, limit: int
+    conn: Any,
+    runs: list[int],
+    names: list[str],
+    args: list[Any],
+    step: tuple[str, str | None],
+    limit: int,
 ) -> list[tuple[Any, ...]]:
-    """The newest ``limit`` matching steps of ``runs`` (newest first): batches of runs
-    (1, 2, 4 … :data:`PROBE_RUNS`) probed through their steps, each step matched when
-    asked (:mod:`.pg_match`), until the hits are complete."""
+    """The newest ``limit`` matching steps of ``runs`` (newest first). ``step``: the
+    query as PostgreSQL prints it and its summary query. Batches of runs (1, 2, 4 …
+    64, then the rest at once) give the blocks that may match (:mod:`.pg_blocks`), whose
+    steps are matched when asked (:mod:`.pg_match`), newest first, until the hits are
+    complete."""
+    text, summary = step
     match, match_args = step_match(text)
+    sql = (
+        "SELECT s.run, s.pos, s.seq, s.body, s.tool, s.agent, r.path, s.sample, r.time, "
+        "r.host, r.url FROM {} JOIN steps s ON s.run = c.run AND s.pos >= c.lo "
+        f"AND s.pos < c.hi JOIN runs r ON r.id = s.run WHERE {' AND '.join([match, *names])} "
+        "ORDER BY s.run DESC, s.pos DESC LIMIT %s"
+    )
     found: list[tuple[Any, ...]] = []
     done, size = 0, 1
     while done < len(runs) and len(found) < limit:
-        batch = runs[done : done + size]
-        sql = (
-            "SELECT s.run, s.pos, s.seq, s.body, s.tool, s.agent, r.path, s.sample, r.time, "
-            "r.host, r.url FROM steps s JOIN runs r ON r.id = s.run "
-            f"WHERE s.run = ANY(%s) AND {' AND '.join([match, *names])} "
-            "ORDER BY s.run DESC, s.pos DESC LIMIT %s"
-        )
-        rows = conn.execute(sql, (batch, *match_args, *args, limit - len(found)))
-        found += rows.fetchall()
-        done, size = done + len(batch), min(size * 2, PROBE_RUNS)
+        batch = runs[done : done + size] if done < PROBE_RUNS else runs[done:]
+        chosen = spans(conn, batch, summary)
+        for at in range(0, len(chosen), SPANS_AT_ONCE):
+            if len(found) >= limit:
+                break
+            table, table_args = span_table(chosen[at : at + SPANS_AT_ONCE])
+            rows = conn.execute(
+                sql.format(table), (*table_args, *match_args, *args, limit - len(found))
+            )
+            found += rows.fetchall()
+        done, size = done + len(batch), size * 2
     return found
 
 
 def page_runs(
-    conn: Any, ordered: list[int], names: list[str], args: list[Any], text: str, want: int
+    conn: Any,
+    ordered: list[int],
+    names: list[str],
+    args: list[Any],
+    step: tuple[str, str | None],
+    want: int,
 ) -> list[int]:
     """The first ``want`` runs of ``ordered`` (candidates in the page's order) that have
-    a matching step: the first ``want`` candidates probed through their own steps (each
-    stops at its first match), then as many more at a time until the page is full. Why
-    not one ``EXISTS`` over every candidate: the planner cannot know that most
+    a matching step: the first ``want`` candidates probed (each block that may match
+    stops at its first matching step), then twice as many at a time until the page is
+    full. Why not one ``EXISTS`` over every candidate: the planner cannot know that most
     candidates match, and would ask every one of them before sorting."""
+    text, summary = step
     match, match_args = step_match(text)
     steps = " AND ".join([match, *names])
     sql = (
-        "SELECT c.run FROM unnest(%s::bigint[]) WITH ORDINALITY c (run, n) WHERE EXISTS "
-        f"(SELECT 1 FROM steps s WHERE s.run = c.run AND {steps}) ORDER BY c.n LIMIT %s"
+        "SELECT DISTINCT c.run FROM {} WHERE EXISTS (SELECT 1 FROM steps s "
+        f"WHERE s.run = c.run AND s.pos >= c.lo AND s.pos < c.hi AND {steps})"
     )
     kept: list[int] = []
     size = max(1, want if PAGE_PROBES is None else PAGE_PROBES)
     done = 0
     while done < len(ordered) and len(kept) < want:
         batch = ordered[done : done + size]
-        rows = conn.execute(sql, (batch, *match_args, *args, want - len(kept))).fetchall()
-        kept += [int(r[0]) for r in rows]
-        done += len(batch)
+        table, table_args = span_table(spans(conn, batch, summary))
+        matched = {
+            int(r[0]) for r in conn.execute(sql.format(table), (*table_args, *match_args, *args))
+        }
+        kept += [run for run in batch if run in matched][: want - len(kept)]
+        done, size = done + len(batch), size * 2
     return kept
 
 

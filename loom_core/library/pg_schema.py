@@ -130,7 +130,8 @@ MIGRATIONS: list[tuple[int, str]] = [
         # the runs' summaries which runs may match and decide on those runs' steps. A
         # step now keeps its words as cut (tool, agent, body; tags are words already) and
         # a search makes the same tsvector from them at query time, on the candidate
-        # runs' steps only (pg_match.py). Steps written before keep their ``doc`` (the
+        # runs' steps only (pg_match.py), in the blocks of 64 steps whose summary of
+        # words may match (pg_blocks.py). Steps written before keep their ``doc`` (the
         # same tsvector, so answers are the same) until their run is indexed again.
         3,
         """
@@ -138,6 +139,16 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE steps ALTER COLUMN doc DROP NOT NULL;
         ALTER TABLE steps ADD COLUMN IF NOT EXISTS wtool TEXT,
             ADD COLUMN IF NOT EXISTS wagent TEXT, ADD COLUMN IF NOT EXISTS wbody TEXT;
+        CREATE TABLE step_words (
+            run BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            block INTEGER NOT NULL,      -- steps block * 64 ... block * 64 + 63 (pg_blocks.py)
+            doc TSVECTOR NOT NULL,       -- weight ':' word of the block's steps, as run_words
+            PRIMARY KEY (run, block)
+        );
+        CREATE INDEX step_words_doc ON step_words USING gin (doc);
+        -- the runs written before have no blocks: every step of theirs is a candidate
+        ALTER TABLE run_words ADD COLUMN blocks BOOLEAN NOT NULL DEFAULT FALSE;
+        ALTER TABLE run_words ALTER COLUMN blocks SET DEFAULT TRUE;
         """,
     ),
 ]

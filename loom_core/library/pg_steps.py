@@ -51,14 +51,15 @@ def clamp(value: int | None) -> int | None:
 def delete_steps(conn: Any, run: int) -> None:
     """A run's steps and its summary gone (it is re-indexed, forgotten or missing)."""
     conn.execute("DELETE FROM steps WHERE run = %s", (run,))
+    conn.execute("DELETE FROM step_words WHERE run = %s", (run,))
     conn.execute("DELETE FROM run_words WHERE run = %s", (run,))
 
 
-def insert_steps(conn: Any, run: int, rows: Iterable[StepText]) -> None:
+def insert_steps(conn: Any, run: int, rows: Iterable[StepText]) -> list[list[str]]:
     """Copy a run's steps in, each with its words as cut (the search makes their
-    ``tsvector``: :mod:`.pg_match`), and write the run's summary of words (see the
-    module docstring)."""
-    cuts: tuple[list[str], list[str], list[str], list[str]] = ([], [], [], [])
+    ``tsvector``: :mod:`.pg_match`); the cut words per column (tool, agent, tags, body),
+    from which the run's block summaries and summary are made (:mod:`.pg_blocks`)."""
+    cuts: list[list[str]] = [[], [], [], []]
     with conn.cursor().copy(f"COPY steps ({STEP_COLUMNS}) FROM STDIN") as copy:
         for pos, r in enumerate(rows):
             cut = (words(r.tool), words(r.agent), _clean(r.tags), words(r.body))
@@ -68,9 +69,7 @@ def insert_steps(conn: Any, run: int, rows: Iterable[StepText]) -> None:
                 (run, pos, clamp(r.seq), _clean(r.body), _clean(r.tool), _clean(r.agent),
                  cut[2], _clean(r.sample), cut[0], cut[1], cut[3])
             )  # fmt: skip
-    # each column's distinct words, split at the parser's separator (see above): once
-    # per run, not once per step
-    write_summary(conn, run, tuple(set(" ".join(column).split(" ")) for column in cuts))
+    return cuts
 
 
 def write_summary(conn: Any, run: int, seen: tuple[set[str], ...]) -> None:

@@ -22,8 +22,9 @@ from typing import Any
 
 from loom_core.library.backend import RunningRow
 from loom_core.library.extract import StepText
+from loom_core.library.pg_blocks import write_blocks
 from loom_core.library.pg_conn import PgConnections
-from loom_core.library.pg_steps import clamp, delete_steps, insert_steps
+from loom_core.library.pg_steps import clamp, delete_steps, insert_steps, write_summary
 from loom_core.library.sqlite_runs import FORGOTTEN, missing_cause
 
 
@@ -118,7 +119,8 @@ class PgWrites:
                         (self.host, part, run),
                     )
                 delete_steps(conn, run)
-                insert_steps(conn, run, rows)
+                words = write_blocks(conn, run, insert_steps(conn, run, rows))
+                write_summary(conn, run, words)
 
         self.db.write_later(path, write)
 

@@ -71,6 +71,7 @@ def _back_to_schema_2(conn: psycopg.Connection) -> None:
         "ALTER TABLE steps DROP COLUMN wtool, DROP COLUMN wagent, DROP COLUMN wbody; "
         "ALTER TABLE steps ALTER COLUMN doc SET NOT NULL; "
         "CREATE INDEX steps_doc ON steps USING gin (doc); "
+        "DROP TABLE step_words; ALTER TABLE run_words DROP COLUMN blocks; "
         "DELETE FROM loom_schema WHERE version > 2"
     )
 
@@ -99,10 +100,11 @@ def test_every_way_to_search_finds_what_the_stored_tsvector_finds(
                 "wbody = NULL WHERE run % 2 = 1"
             )
         some_stored = _answers(lib, limit)
-        with psycopg.connect(pg_url, autocommit=True) as conn:
+        with psycopg.connect(pg_url, autocommit=True) as conn:  # every step, no blocks
             conn.execute(
                 f"UPDATE steps SET doc = {STORED_DOC}, wtool = NULL, wagent = NULL, "
-                "wbody = NULL WHERE doc IS NULL"
+                "wbody = NULL WHERE doc IS NULL; UPDATE run_words SET blocks = FALSE; "
+                "DELETE FROM step_words"
             )
         stored = _answers(lib, limit)
     assert all(stored.values())  # every query finds steps and runs
@@ -110,7 +112,10 @@ def test_every_way_to_search_finds_what_the_stored_tsvector_finds(
     assert limit > 3 or all(len(hits) == limit for hits in hit_lists)  # a limit that cuts
     for key, expected in stored.items():
         for way in (probed, one_by_one, every_run, unknown, some_stored):
-            assert way[key] == expected, key
+            assert way[key] == expected, (
+                key,
+                [probed, one_by_one, every_run, unknown, some_stored].index(way),
+            )
 
 
 def test_a_new_library_stores_no_tsvector_per_step_and_no_index_of_them(
@@ -132,6 +137,40 @@ def test_a_step_is_matched_on_the_columns_up_to_the_last_one_a_query_asks() -> N
     condition, args = step_match("'read':A <-> 'file':A & 'config' & ('a' | 'b')")
     assert args[:6] == ["read", "file", "config", "config", "config", "config"]
     assert condition.count("strpos") == 6  # a word of an '|' is not required
+
+
+def test_only_the_blocks_whose_words_may_match_are_read_and_every_match_is_found(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two words in two blocks of a run (steps 10 and 200) are no match; both in step
+    250 are; every block of a run written before the blocks is read."""
+    body = {10: "alpha one", 200: "beta two", 250: "beta and alpha", 251: "alpha beta"}
+    rows = [StepText(n, body.get(n, f"filler {n}"), "bash", "main", "ktool") for n in range(300)]
+    indexer = Indexer(pg_url)
+    try:
+        for name in ("a", "b"):
+            indexer.store(f"/runs/{name}.loom.json", 10, 1, RunFacts(format="trace"), rows)
+    finally:
+        indexer.close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        blocks = conn.execute("SELECT count(*) FROM step_words").fetchone()
+        conn.execute(  # the older run as schema 2 wrote it: no blocks
+            "UPDATE run_words SET blocks = FALSE WHERE run = (SELECT min(run) FROM run_words); "
+            "DELETE FROM step_words WHERE run = (SELECT min(run) FROM run_words)"
+        )
+    assert blocks == (10,)  # 300 steps: 5 blocks of 64 each
+    with Library(pg_url) as lib:
+        b, a = "/runs/b.loom.json", "/runs/a.loom.json"
+        every = [(b, 250), (b, 251), (a, 250), (a, 251)]  # newest run first, each in step order
+        for limit, expected in ((1, [(b, 251)]), (3, [(b, 250), (b, 251), (a, 251)]), (9, every)):
+            assert [(h.path, h.seq) for h in lib.search("alpha beta", limit)] == expected
+        assert [h.seq for h in lib.search('"alpha beta"')] == [251, 251]
+        assert [r.path for r in lib.runs('"alpha beta"')] == [
+            "/runs/b.loom.json",
+            "/runs/a.loom.json",
+        ]
+        monkeypatch.setattr(pg_runwords, "PROBE_RUNS", 0)  # every run's blocks at once
+        assert len(lib.search("alpha beta")) == 4 and len(lib.search("filler")) == 100
 
 
 def test_a_word_the_parser_cuts_out_of_a_longer_one_is_still_found(pg_url: str) -> None:

@@ -48,14 +48,14 @@ class Gate:
         self._open = threading.Event()
         self._real = pg_write.insert_steps
 
-    def __call__(self, conn: Any, run: int, rows: Any) -> None:
+    def __call__(self, conn: Any, run: int, rows: Any) -> Any:
         self.calls += 1
         if self.calls > 1:
             self.second.set()
         if self.calls in self.held:
             self.started.set()
             self._open.wait(WAIT_S)  # bounded: the old, one-at-a-time code goes on after it
-        self._real(conn, run, rows)
+        return self._real(conn, run, rows)
 
     def open(self) -> None:
         self._open.set()
@@ -88,10 +88,10 @@ def test_a_write_that_fails_in_flight_is_raised_and_leaves_no_half_run(
 ) -> None:
     real = pg_write.insert_steps
 
-    def broken(conn: Any, run: int, rows: Any) -> None:
+    def broken(conn: Any, run: int, rows: Any) -> Any:
         if "beta" in rows[0].body:
             raise ValueError("a bug in the steps' insert")
-        real(conn, run, rows)
+        return real(conn, run, rows)
 
     monkeypatch.setattr(pg_write, "insert_steps", broken)
     indexer = Indexer(pg_url)

@@ -1,0 +1,70 @@
+"""Summaries of words per block of a run's steps: which steps a search parses at all.
+
+Why: with no index over the steps' own words (schema 3, :mod:`.pg_match`), a search whose
+words are each in most runs but seldom in one step together (two rarer words, a phrase)
+would parse every step of every run its summaries name. A summary per block of
+:data:`BLOCK` steps (``step_words``: each word of the block's steps once, prefixed by
+its weight, as a run's summary is) under a GIN index names the blocks that may hold a
+match; only their steps are read. It costs a fraction of a per-step index to write (a
+block's distinct words, not each step's), and a run's summary is the union of its
+blocks'. A block whose words the parser would cut differently (:func:`~.pg_steps.
+_as_parsed`) or too many to hold is :data:`~.pg_steps.EVERY_WORD`: a candidate of every
+search. A run written before schema 3 has no blocks (``run_words.blocks`` false): each
+of its steps is a candidate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from loom_core.library.pg_steps import EVERY_WORD, SUMMARY_BYTES, _as_parsed
+
+BLOCK = 64  # steps per block summary
+WHOLE = 2**31 - 1  # a range's end that takes every step of a run
+SPANS_AT_ONCE = 512  # block ranges verified in one query, newest first
+
+
+def block_doc(seen: Sequence[set[str]]) -> str:
+    """A block's summary as ``tsvector`` text from its distinct words per column."""
+    texts = [" ".join(column) for column in seen]
+    size = sum(len(t) for t in texts) + 8 * sum(len(c) for c in seen)
+    if size > SUMMARY_BYTES or not all(map(_as_parsed, texts)):
+        return EVERY_WORD
+    return " ".join(
+        f"'{w}:{x}'" for w, column in zip("ABCD", seen, strict=True) for x in column if x
+    )
+
+
+def write_blocks(conn: Any, run: int, cuts: Sequence[list[str]]) -> tuple[set[str], ...]:
+    """Copy the run's block summaries in; the run's distinct words per column."""
+    every: tuple[set[str], ...] = tuple(set() for _ in cuts)
+    with conn.cursor().copy("COPY step_words (run, block, doc) FROM STDIN") as copy:
+        for block, lo in enumerate(range(0, len(cuts[0]), BLOCK)):
+            seen = [set(" ".join(column[lo : lo + BLOCK]).split(" ")) for column in cuts]
+            copy.write_row((run, block, block_doc(seen)))
+            for mine, theirs in zip(every, seen, strict=True):
+                mine |= theirs
+    return every
+
+
+def spans(conn: Any, runs: list[int], summary: str | None) -> list[tuple[int, int, int]]:
+    """The step ranges ``(run, first, end)`` of ``runs`` that may hold a match, newest
+    first: the blocks whose summary may match, every step of a run without blocks (or of
+    every run when ``summary`` is None: no word to narrow by)."""
+    if summary is None:
+        return [(run, 0, WHOLE) for run in runs]
+    rows = conn.execute(
+        f"SELECT run, block * {BLOCK}, block * {BLOCK} + {BLOCK} FROM step_words "
+        f"WHERE run = ANY(%s) AND doc @@ (%s::tsquery || '{EVERY_WORD}'::tsquery) "
+        f"UNION ALL SELECT run, 0, {WHOLE} FROM run_words WHERE run = ANY(%s) AND NOT blocks "
+        "ORDER BY 1 DESC, 2 DESC",
+        (runs, summary, runs),
+    ).fetchall()
+    return [(int(r), int(lo), int(hi)) for r, lo, hi in rows]
+
+
+def span_table(chosen: Sequence[tuple[int, int, int]]) -> tuple[str, list[Any]]:
+    """``chosen`` as a table ``c (run, lo, hi)`` for a query's FROM, and its arguments."""
+    columns = [list(c) for c in zip(*chosen, strict=True)] if chosen else [[], [], []]
+    return "unnest(%s::bigint[], %s::int[], %s::int[]) c (run, lo, hi)", columns
