@@ -68,3 +68,23 @@ def span_table(chosen: Sequence[tuple[int, int, int]]) -> tuple[str, list[Any]]:
     """``chosen`` as a table ``c (run, lo, hi)`` for a query's FROM, and its arguments."""
     columns = [list(c) for c in zip(*chosen, strict=True)] if chosen else [[], [], []]
     return "unnest(%s::bigint[], %s::int[], %s::int[]) c (run, lo, hi)", columns
+
+
+def run_matches(summary: str | None, steps: str, step_args: list[Any]) -> tuple[str, list[Any]]:
+    """A query of one row when run ``c.run`` has a step passing ``steps`` (conditions
+    on ``s``), read block by block in order and stopping at the first: only the blocks
+    whose summary may match, every step of a run without blocks. For a ``LATERAL`` join:
+    as an ``EXISTS`` the planner hashed it, reading every candidate block of every run."""
+    if summary is None:
+        return f"SELECT 1 FROM steps s WHERE s.run = c.run AND {steps} LIMIT 1", step_args
+    in_blocks = (
+        f"SELECT 1 FROM step_words b JOIN steps s ON s.run = b.run "
+        f"AND s.pos >= b.block * {BLOCK} AND s.pos < b.block * {BLOCK} + {BLOCK} "
+        f"WHERE b.run = c.run AND b.doc @@ (%s::tsquery || '{EVERY_WORD}'::tsquery) AND {steps}"
+    )
+    unblocked = (
+        "SELECT 1 FROM run_words w JOIN steps s ON s.run = w.run "
+        f"WHERE w.run = c.run AND NOT w.blocks AND {steps}"
+    )
+    query = f"({in_blocks} LIMIT 1) UNION ALL ({unblocked} LIMIT 1) LIMIT 1"
+    return query, [summary, *step_args, *step_args]

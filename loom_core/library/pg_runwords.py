@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loom_core.library.pg_blocks import SPANS_AT_ONCE, span_table, spans
+from loom_core.library.pg_blocks import SPANS_AT_ONCE, run_matches, span_table, spans
 from loom_core.library.pg_match import ALL_WEIGHTS, positive, step_match
 from loom_core.library.pg_steps import EVERY_WORD
 
@@ -115,14 +115,19 @@ def page_runs(
     want: int,
 ) -> list[int]:
     """The first ``want`` runs of ``ordered`` (candidates in the page's order) that have
-    a matching step: the first ``want`` candidates probed (each block that may match
-    stops at its first matching step), then twice as many at a time until the page is
-    full. Why not one ``EXISTS`` over every candidate: the planner cannot know that most
+    a matching step: the first ``want`` candidates probed one by one (each stops at its
+    first matching step, in the blocks that may match), then twice as many at a time
+    until the page is full (their blocks that may match found by the blocks' index). Why not one ``EXISTS`` over every candidate: the planner cannot know that most
     candidates match, and would ask every one of them before sorting."""
     text, summary = step
     match, match_args = step_match(text)
     steps = " AND ".join([match, *names])
-    sql = (
+    first, first_args = run_matches(summary, steps, [*match_args, *args])
+    by_run = (
+        "SELECT c.run FROM unnest(%s::bigint[]) WITH ORDINALITY c (run, n) "
+        f"CROSS JOIN LATERAL ({first}) m ORDER BY c.n LIMIT %s"
+    )
+    by_span = (
         "SELECT DISTINCT c.run FROM {} WHERE EXISTS (SELECT 1 FROM steps s "
         f"WHERE s.run = c.run AND s.pos >= c.lo AND s.pos < c.hi AND {steps})"
     )
@@ -131,11 +136,14 @@ def page_runs(
     done = 0
     while done < len(ordered) and len(kept) < want:
         batch = ordered[done : done + size]
-        table, table_args = span_table(spans(conn, batch, summary))
-        matched = {
-            int(r[0]) for r in conn.execute(sql.format(table), (*table_args, *match_args, *args))
-        }
-        kept += [run for run in batch if run in matched][: want - len(kept)]
+        if not done:  # each run stops at its first match (most runs have one)
+            rows = conn.execute(by_run, (batch, *first_args, want)).fetchall()
+            kept += [int(r[0]) for r in rows]
+        else:  # the blocks that may match, by their index (few runs had a match)
+            table, table_args = span_table(spans(conn, batch, summary))
+            query = by_span.format(table)
+            matched = {int(r[0]) for r in conn.execute(query, (*table_args, *match_args, *args))}
+            kept += [run for run in batch if run in matched][: want - len(kept)]
         done, size = done + len(batch), size * 2
     return kept
 
