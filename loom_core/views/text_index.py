@@ -149,6 +149,8 @@ def build(tl: Timeline, cancelled: Callable[[], bool] = lambda: False) -> TextIn
     bounds = list(index.bounds(tl, len(tl)))
     samples = []
     for first, stop in bounds[:: max(1, len(bounds) // SAMPLE_CHUNKS)][:SAMPLE_CHUNKS]:
+        if cancelled():  # a closed tab's run is freed once this thread lets go of it
+            return None
         chunk = index.chunk(tl, first, stop, keep=False)
         samples.append((chunk.blob, np.frombuffer(chunk.starts, np.int64)))
     out = TextIndex(len(tl), tokens=TokenBits(len(tl), frequent(samples)))

@@ -22,6 +22,7 @@ from PySide6.QtCore import QCoreApplication, QEvent
 from benchmarks.synth import write_synth
 from loom_desktop.document.view import DocumentView
 from loom_desktop.infra import gc_policy
+from loom_desktop.infra.workers import wait_for_pool
 from loom_desktop.main_window import MainWindow
 
 TABS = 12
@@ -48,6 +49,9 @@ def close_and_settle(qtbot, window: MainWindow, index: int) -> None:
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         QCoreApplication.processEvents()
     qtbot.waitUntil(lambda: bool(gone), timeout=5_000)
+    # The tab's background work (the text index's build) is cancelled with it and lets go
+    # of the run when it next checks, between two parts of a chunk: wait for it, bounded.
+    assert wait_for_pool(10_000), "a closed tab's worker did not stop"
     qtbot.wait(50)  # the collection runs on a zero timer after the destroy
     gc.collect()
 
