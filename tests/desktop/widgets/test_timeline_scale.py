@@ -155,3 +155,33 @@ def test_the_rows_in_view_are_found_without_copying_the_runs_rows(qtbot, sample:
     assert np.flatnonzero(axis._in_view(499_999.5, 500_399.5)).tolist() == list(
         range(500_000, 500_400)
     )
+
+
+def _view(widget: TimelineWidget) -> tuple[float, float]:
+    (x0, x1), _ = widget.getPlotItem().getViewBox().viewRange()
+    return x0, x1
+
+
+def test_leaps_to_the_ends_stop_at_the_run(qtbot, tmp_path: Path) -> None:
+    """End then Home used to pan a view's width past the run's start: empty space before
+    step 0, the cursor at the right edge, no step labels (seen in a real window)."""
+    widget = TimelineWidget()
+    qtbot.addWidget(widget)
+    widget.resize(700, 200)
+    widget.show()
+    tl = build_timeline(load(_many_errors(tmp_path, 600)))
+    widget.set_timeline(tl)
+    n = len(tl)
+    x0, x1 = _view(widget)
+    width = x1 - x0
+    assert width < n  # the run is longer than the view: a move past it pans
+    widget.set_cursor(n - 1)  # End
+    x0, x1 = _view(widget)
+    assert x0 <= n - 1 <= x1 and x1 <= n - 0.5 + 1e-6, (x0, x1)
+    assert abs((x1 - x0) - width) < 1e-6  # a pan, not a zoom
+    widget.set_cursor(0)  # Home
+    x0, x1 = _view(widget)
+    assert x0 >= -0.5 - 1e-6 and x0 <= 0 <= x1, (x0, x1)
+    widget.set_cursor(n // 2)  # a leap into the middle keeps the tenth-of-a-view lead
+    x0, x1 = _view(widget)
+    assert abs(x0 - (n // 2 - 0.1 * width)) < 1e-6, (x0, x1)
