@@ -27,14 +27,22 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import numpy.typing as npt
 
 from loom_core.views.step_index import TextChunk, step_index
 from loom_core.views.timeline import Timeline
-from loom_core.views.token_bits import MAX_LEN, MAX_TOKENS, WORD, TokenBits, frequent, word_only
+from loom_core.views.token_bits import (
+    MAX_LEN,
+    MAX_TOKENS,
+    WORD,
+    Ints,
+    TokenBits,
+    frequent,
+    word_only,
+)
 
 BLOCK_STEPS = 16  # steps per block: what one bit stands for
 HASH_BITS = 14  # rows: 16,384 (2 KiB of bits per block, 128 bytes per step)
@@ -146,17 +154,22 @@ def build(tl: Timeline, cancelled: Callable[[], bool] = lambda: False) -> TextIn
     chunk at a time and dropped after (unless the filter keeps it already); the frequent
     words are counted first in :data:`SAMPLE_CHUNKS` chunks spread over the run."""
     index = step_index(tl)
-    bounds = list(index.bounds(tl, len(tl)))
-    samples = []
-    for first, stop in bounds[:: max(1, len(bounds) // SAMPLE_CHUNKS)][:SAMPLE_CHUNKS]:
-        if cancelled():  # a closed tab's run is freed once this thread lets go of it
-            return None
-        chunk = index.chunk(tl, first, stop, keep=False)
-        samples.append((chunk.blob, np.frombuffer(chunk.starts, np.int64)))
-    out = TextIndex(len(tl), tokens=TokenBits(len(tl), frequent(samples)))
+    out = TextIndex(len(tl), tokens=TokenBits(len(tl), frequent(_samples(tl, cancelled))))
     for chunk in index.text_chunks(tl, len(tl), cancelled, keep=False):
         out.add(chunk, cancelled)
     return None if cancelled() else out
+
+
+def _samples(tl: Timeline, cancelled: Callable[[], bool]) -> Iterator[tuple[bytes, Ints]]:
+    """:data:`SAMPLE_CHUNKS` chunks' text spread over the run, one at a time (none more
+    once cancelled: a closed tab's run is freed when this thread lets go of it)."""
+    index = step_index(tl)
+    bounds = list(index.bounds(tl, len(tl)))
+    for first, stop in bounds[:: max(1, len(bounds) // SAMPLE_CHUNKS)][:SAMPLE_CHUNKS]:
+        if cancelled():
+            return
+        chunk = index.chunk(tl, first, stop, keep=False)
+        yield chunk.blob, np.frombuffer(chunk.starts, np.int64)
 
 
 def save(index: TextIndex, path: str) -> None:
