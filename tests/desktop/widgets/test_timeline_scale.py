@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from loom_core.formats.loader import load
-from loom_core.views.timeline import F_ERROR, build_timeline
+from loom_core.views.timeline import F_ERROR, Timeline, build_timeline
 from loom_desktop.widgets.timeline import TimelineWidget
 from tests.core.diff.tracegen import model, tool, write
 
@@ -51,15 +51,21 @@ def _many_errors(tmp_path: Path, n: int) -> Path:
     return write(tmp_path / "errors.loom.json", effects)
 
 
-def test_markers_show_what_is_in_view_one_per_pixel_column(qtbot, tmp_path: Path) -> None:
-    """Zoomed out, a marker kind is thinned to one per pixel column; zoomed in, every
-    marker of the range is there, and none outside it (pyqtgraph pays per point)."""
+def _shown_plot(qtbot, tmp_path: Path, pairs: int) -> tuple[TimelineWidget, Timeline]:
+    """A shown 700x200 plot of :func:`_many_errors`' run of ``pairs`` pairs."""
     widget = TimelineWidget()
     qtbot.addWidget(widget)
     widget.resize(700, 200)
     widget.show()
-    tl = build_timeline(load(_many_errors(tmp_path, 2000)))
+    tl = build_timeline(load(_many_errors(tmp_path, pairs)))
     widget.set_timeline(tl)
+    return widget, tl
+
+
+def test_markers_show_what_is_in_view_one_per_pixel_column(qtbot, tmp_path: Path) -> None:
+    """Zoomed out, a marker kind is thinned to one per pixel column; zoomed in, every
+    marker of the range is there, and none outside it (pyqtgraph pays per point)."""
+    widget, tl = _shown_plot(qtbot, tmp_path, 2000)
     errors = [s for s in range(len(tl)) if tl.flags[s] & F_ERROR]
     widget.setXRange(0, len(tl), padding=0)
     qtbot.wait(10)
@@ -165,12 +171,7 @@ def _view(widget: TimelineWidget) -> tuple[float, float]:
 def test_leaps_to_the_ends_stop_at_the_run(qtbot, tmp_path: Path) -> None:
     """End then Home used to pan a view's width past the run's start: empty space before
     step 0, the cursor at the right edge, no step labels (seen in a real window)."""
-    widget = TimelineWidget()
-    qtbot.addWidget(widget)
-    widget.resize(700, 200)
-    widget.show()
-    tl = build_timeline(load(_many_errors(tmp_path, 600)))
-    widget.set_timeline(tl)
+    widget, tl = _shown_plot(qtbot, tmp_path, 600)
     n = len(tl)
     x0, x1 = _view(widget)
     width = x1 - x0
