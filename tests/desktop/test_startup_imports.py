@@ -10,9 +10,9 @@ the header's checks are declared without it (loom_core.formats.structs, header).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.desktop.fresh_probe import json_probe
 
 # the fork engine, asyncio (the proxy's stop signals) and the control client (urllib,
 # ssl) come with the first fork, Stop or proxy
@@ -40,11 +40,7 @@ print(json.dumps(sorted(m for m in HEAVY if m in sys.modules)))
 
 
 def test_the_window_does_not_import_the_plot_library_the_receiver_or_the_sdks() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.splitlines()[-1]) == []
+    assert json_probe(_PROBE) == []
 
 
 # what opening a run may not import before its first rows: pydantic (about 90 ms), the
@@ -101,13 +97,6 @@ def _proxy_trace(tmp_path: Path) -> Path:
 def test_a_run_is_opened_and_painted_without_pydantic(tmp_path: Path) -> None:
     trace = _proxy_trace(tmp_path)
     for _ in range(2):  # the first start of an install fills the price cache
-        done = subprocess.run(
-            [sys.executable, "-c", _OPEN_PROBE, str(trace)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-    rows, loaded = json.loads(done.stdout.splitlines()[-1])
+        rows, loaded = json_probe(_OPEN_PROBE, str(trace))
     assert rows > 0
     assert loaded == []

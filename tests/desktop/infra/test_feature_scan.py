@@ -5,10 +5,9 @@ has PySide6's plain "no feature" selection, which a read of a module using Qt gi
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.desktop.fresh_probe import json_probe
 
 _PROBE = """
 import json, linecache, sys
@@ -32,14 +31,7 @@ def test_a_module_imported_after_the_shell_is_not_read_for_pyside_features(
         "    o.setObjectName('plain names')\n    return o.objectName()\n",
         encoding="utf-8",
     )
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    read, selection, text = json.loads(done.stdout.splitlines()[-1])
+    read, selection, text = json_probe(_PROBE, str(tmp_path))
     assert not read  # its source was not read to decide
     assert selection == 0  # "no feature": Qt's plain names
     assert text == "plain names"
