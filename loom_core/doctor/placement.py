@@ -12,7 +12,8 @@ from bisect import bisect_left, bisect_right
 from functools import cached_property
 
 from loom_core.formats.document import Document
-from loom_core.views.context import ContextIndex
+from loom_core.views.context import AgentContext, ContextIndex
+from loom_core.views.edit_delta import carried
 
 
 class Placement:
@@ -82,12 +83,35 @@ class Placement:
         that are not context items of their own, the next model call at their depth)."""
         slot = self._item_slot.get(effect)
         if slot is not None:
-            lens, models = self._frames.get(slot[0], ([], []))
-            k = bisect_right(lens, slot[1])
-            return models[k] if k < len(models) else None
+            return self._first_seeing(*slot)
         if self.doc.effects[effect].kind == "model":
             return effect
         return self._next_model(effect, self.doc.effects[effect].depth or 0)
+
+    def _first_seeing(self, cid: int, pos: int) -> int | None:
+        """The first model call whose frame of list ``cid`` reaches ``pos``; when none
+        does and a fork's edit replaced the list keeping that message, the first call
+        that saw it in the edited list (and so on, through later edits)."""
+        ctx = self.index.contexts[cid]
+        for _ in range(len(self.index.edits) + 1):  # each step follows one edit
+            lens, models = self._frames.get(ctx.cid, ([], []))
+            k = bisect_right(lens, pos)
+            if k < len(models):
+                return models[k]
+            kept = self._kept.get(id(ctx))
+            if kept is None or pos not in kept[1]:
+                return None
+            ctx, pos = kept[0], kept[1][pos]
+        return None
+
+    @cached_property
+    def _kept(self) -> dict[int, tuple[AgentContext, dict[int, int]]]:
+        """id() of a list an edit replaced -> (the edited list, the position there of
+        each message the edit kept). Lists no model call used are links too."""
+        return {
+            id(old): (new, dict(carried(self.index, effect)))
+            for effect, (old, new) in self.index.edits.items()
+        }
 
     def first_model_of_episode(self, episode: int) -> int | None:
         b = self.episode_effect(episode)

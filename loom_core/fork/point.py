@@ -23,6 +23,7 @@ from loom_core.formats.wire import response_to_result
 from loom_core.providers.base import ToolSpec
 from loom_core.proxy.sidecar import read_sidecar
 from loom_core.views.context import ContextIndex, build_context
+from loom_core.views.edit_delta import snapshot_origins
 from loom_core.views.frames import Frame, frame_at
 
 __all__ = [
@@ -176,11 +177,13 @@ def _fill_from_frame(doc: Document, ctx: ForkContext) -> None:
 
 
 def _frame_items(doc: Document, ctx: ForkContext, frame: Frame) -> None:
+    origins = snapshot_origins(frame.index, frame.ctx)  # what an earlier fork's edit kept
     for k in range(len(frame)):
         raw, msg = frame.ctx.items[k], frame.message(k)
         origin = doc.effects[msg.effect].seq if msg.effect is not None else None
         if raw[0] == "snapshot":  # an earlier fork's edit: keep its Item as written
-            item, origin = normal_item(raw[1]), None
+            item, carried = normal_item(raw[1]), origins.get(k)
+            origin = None if carried is None else doc.effects[carried].seq
         elif msg.role == "assistant":
             item = make_item("assistant", msg.text, "model", tool_calls=msg.tool_calls)
         elif msg.role == "tool":

@@ -84,17 +84,17 @@ def edit_delta(
     ``None`` when a list is too long to line up cheaply.
     """
     n = len(new.items) if n is None else n
-    if len(old.items) > MAX_MESSAGES or n > MAX_MESSAGES:
+    lined = _lined_up(index, old, new, n)
+    if lined is None:
         return None
-    before, after = _messages(index, old, len(old.items)), _messages(index, new, n)
+    before, after, pairs = lined
     prev = old.last_model
     seen = index.frame_len[prev] if 0 <= prev < len(index.frame_len) else 0
-    ta, tb = intern_tokens(map(_identity, before), map(_identity, after))
     deletes = _deletes(index)
     delta = EditDelta()
     dropped: list[Message] = []  # between two matches: old messages without a partner
     added: list[int] = []  # ... and new ones
-    for i, j in align(ta, tb, substitution=2):  # matches, drops and inserts only
+    for i, j in pairs:  # matches, drops and inserts only
         if j is None:
             assert i is not None  # align never pairs two gaps
             dropped.append(before[i])
@@ -109,6 +109,64 @@ def edit_delta(
                 delta.marks[j] = NEW
     _settle(delta, new, after, dropped, added, n, deletes)
     return delta
+
+
+def _lined_up(
+    index: ContextIndex, old: AgentContext, new: AgentContext, n: int
+) -> tuple[list[Message], list[Message], list[tuple[int | None, int | None]]] | None:
+    """``old``'s messages, ``new``'s first ``n``, and their alignment by identity
+    (``None`` when a list is too long to line up cheaply)."""
+    if len(old.items) > MAX_MESSAGES or n > MAX_MESSAGES:
+        return None
+    before, after = _messages(index, old, len(old.items)), _messages(index, new, n)
+    ta, tb = intern_tokens(map(_identity, before), map(_identity, after))
+    return before, after, list(align(ta, tb, substitution=2))
+
+
+def carried(index: ContextIndex, effect: int) -> list[tuple[int, int]]:
+    """(position in the replaced list, position in the snapshot) of every message the
+    ``edit`` effect ``effect`` carried over unchanged, ascending.
+
+    Why: a fork's edit re-sends the messages it kept as a snapshot that names no
+    effect, so without this the first call after the fork seems to have seen none of
+    the parent's tool results: the doctor would say no model call saw them, and a
+    redaction by step could not find them."""
+    pair = index.edits.get(effect)
+    if pair is None:
+        return []
+    old, new = pair
+    lined = _lined_up(index, old, new, _snapshot_length(new))
+    if lined is None:
+        return []
+    before, after, pairs = lined
+    return [
+        (i, j)
+        for i, j in pairs
+        if i is not None and j is not None and _same_text(before[i], after[j])
+    ]
+
+
+def snapshot_origins(index: ContextIndex, ctx: AgentContext) -> dict[int, int]:
+    """Position in ``ctx`` -> the effect whose message the edit that made ``ctx``
+    carried there unchanged (through earlier edits too); empty when no edit made it."""
+    chain: list[int] = []  # the edits behind ctx, newest first
+    while len(chain) <= len(index.edits):  # an edit is never behind itself; bounded anyway
+        effect = edited_by(index, ctx)
+        if effect is None:
+            break
+        chain.append(effect)
+        ctx = index.edits[effect][0]
+    origins: dict[int, int] = {}
+    for effect in reversed(chain):  # oldest first: each maps through the one before it
+        old = index.edits[effect][0]
+        found: dict[int, int] = {}
+        for i, j in carried(index, effect):
+            item = old.items[i]
+            eff = origins.get(i) if item[0] == "snapshot" else message_of(index, item).effect
+            if eff is not None:
+                found[j] = eff
+        origins = found
+    return origins
 
 
 def _settle(
@@ -167,9 +225,13 @@ def delta_of_edit(index: ContextIndex, effect: int) -> EditDelta | None:
     pair = index.edits.get(effect)
     if pair is None:
         return None
-    old, new = pair  # the edited list grew after the edit: its snapshot is the leading part
-    n = next((k for k, item in enumerate(new.items) if item[0] != "snapshot"), len(new.items))
-    return edit_delta(index, old, new, n)
+    old, new = pair
+    return edit_delta(index, old, new, _snapshot_length(new))
+
+
+def _snapshot_length(new: AgentContext) -> int:
+    """The edited list grew after the edit: its snapshot is the leading part."""
+    return next((k for k, item in enumerate(new.items) if item[0] != "snapshot"), len(new.items))
 
 
 def edited_by(index: ContextIndex, ctx: AgentContext) -> int | None:
