@@ -34,6 +34,7 @@ from fnmatch import fnmatchcase
 import numpy as np
 import numpy.typing as npt
 
+from loom_core.views.raw_scan import Scanner, scanner
 from loom_core.views.step_index import StepIndex, find_steps, holds, step_index
 from loom_core.views.timeline import (
     F_BLOCKED,
@@ -248,7 +249,7 @@ def _text_matches(
     index only the steps it leaves are searched, and a chunk with none is not built;
     the steps its frequent words' bits already show holding every term are not searched."""
     groups = sorted(groups, key=lambda g: -min(map(len, g)))
-    index = step_index(tl)
+    index, scan = step_index(tl), scanner(groups)
     found, sure = index.text_index, None
     if found is not None and found.steps == upto:  # only the steps it can hold a text in
         certain, possible = found.narrow(groups)
@@ -260,9 +261,8 @@ def _text_matches(
     for first, stop in index.bounds(tl, upto):
         if cancelled():
             return
-        steps = _searched(
-            tl, index, None if mask is None else mask[first:stop], groups, first, stop
-        )
+        local = None if mask is None else mask[first:stop]
+        steps = _searched(tl, index, local, groups, (first, stop), scan)
         if sure is not None and sure[first:stop].any():  # (disjoint from the steps searched)
             known = np.flatnonzero(sure[first:stop]).astype(np.int32) + first
             yield array("i", np.sort(np.concatenate((known, np.array(steps, np.int32)))).tobytes())
@@ -275,15 +275,20 @@ def _searched(
     index: StepIndex,
     local: npt.NDArray[np.bool_] | None,
     groups: list[list[bytes]],
-    first: int,
-    stop: int,
+    span: tuple[int, int],
+    scan: Scanner | None,
 ) -> list[int]:
-    """The steps ``first .. stop - 1`` (those ``local`` marks, when given) whose text holds
-    every group: a few steps of a chunk not built are checked alone."""
-    if local is not None and not index.built(first, stop):
-        count = int(np.count_nonzero(local))
-        if count * 8 < len(local):  # none or a few: those steps alone, no chunk built
+    """The steps ``first .. stop - 1`` (``span``; those ``local`` marks, when given) whose
+    text holds every group: a few steps of a chunk not built are checked alone, the others
+    of a chunk not built are scanned where their bytes lie (``scan``, when there is one)."""
+    first, stop = span
+    if not index.built(first, stop):
+        if local is not None and np.count_nonzero(local) * 8 < len(local):
+            # none or a few: those steps alone, no chunk built
             return _each_step(tl, index, (np.flatnonzero(local) + first).tolist(), groups)
+        if scan is not None:
+            parts, starts = index.parts(tl, first, stop)
+            return scan.steps(parts, starts, first, local)
     chunk = index.chunk(tl, first, stop)
     steps = find_steps(chunk, groups[0], local)
     for group in groups[1:]:

@@ -28,6 +28,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ from loom_core.views.timeline import Timeline
 
 CHUNK_STEPS = 2048  # steps per text chunk at most…
 CHUNK_BYTES = 4 << 20  # …and about this many bytes: one find holds the GIL only briefly
+_RESULT, _KIND = attrgetter("result"), attrgetter("kind")
 SEP = b"\xff"  # between steps in a chunk: not a byte of any UTF-8 text
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -149,25 +151,39 @@ class StepIndex:
     def _build(self, tl: Timeline, first: int, stop: int) -> TextChunk:
         """Steps ``first .. stop - 1`` as one chunk (:meth:`bounds` says where chunks end).
         Whole lists at a time: a million steps are built in seconds, not tens."""
-        effects = tl.doc.effects
-        steps = tl.effect_of[first:stop].tolist()
-        items = [effects[e] if e >= 0 else None for e in steps]
-        payloads: list[Any] = [b"" if x is None or x.result is None else x.result for x in items]
-        names = [b"" if x is None else self._name(x.kind or "") for x in items]
-        users = [i for i, e in enumerate(steps) if e < 0]
+        parts, starts = self.parts(tl, first, stop)
+        full = len(starts) - 1 >= CHUNK_STEPS or starts[-1] >= CHUNK_BYTES
+        return TextChunk(first, starts, b"".join(parts).lower(), full)
+
+    def parts(self, tl: Timeline, first: int, stop: int) -> tuple[list[Any], array[int]]:
+        """The bytes of a chunk's text before they are joined and lowercased: per step its
+        payload (a view into the run's bytes), its kind name and :data:`SEP`; and where each
+        step starts once joined. The filter's scan before the index (:mod:`.raw_scan`)
+        searches these where they lie, without the copy."""
+        steps, effects = tl.effect_of[first:stop].tolist(), tl.doc.effects
+        n = len(steps)
+        payloads: list[Any] = [b""] * n
+        names: list[bytes] = [b""] * n
+        if effects:  # C-level maps (a user step's -1 picks some effect: replaced below)
+            items = list(map(effects.__getitem__, steps))
+            payloads = list(map(_RESULT, items))
+            if None in payloads:
+                payloads = [b"" if x is None else x for x in payloads]
+            kinds = list(map(_KIND, items))
+            lowered = {kind: self._name(kind or "") for kind in set(kinds)}
+            names = list(map(lowered.__getitem__, kinds))
+        users = np.flatnonzero(np.array(steps) < 0).tolist() if min(steps, default=0) < 0 else []
         if users:
             episodes = tl.doc.episodes
             for i in users:
                 text = episodes[tl.episode_of[first + i]].lower()
-                payloads[i] = text.encode("utf-8", "surrogatepass")
-        n = len(steps)
+                payloads[i], names[i] = text.encode("utf-8", "surrogatepass"), b""
         lengths = np.fromiter(map(len, payloads), np.int64, n)
         lengths += np.fromiter(map(len, names), np.int64, n) + 1
         starts = array("q", np.concatenate(([0], np.cumsum(lengths))).astype(np.int64).tobytes())
         parts: list[Any] = [SEP] * (3 * n)
         parts[0::3], parts[1::3] = payloads, names
-        full = n >= CHUNK_STEPS or starts[-1] >= CHUNK_BYTES
-        return TextChunk(first, starts, b"".join(parts).lower(), full)
+        return parts, starts
 
     def _name(self, kind: str) -> bytes:
         """A kind name lowercased as the filter always compared it (``str.lower``)."""
