@@ -4,7 +4,8 @@ argv: PATH START [--baseline], where START is the parent's ``time.time()`` just
 before it spawned this process, so figures include interpreter and Qt start-up.
 ``--baseline`` opens PATH (a tiny trace) and reports only the peak memory: what Qt,
 pyqtgraph and the window cost before any run is loaded. ``--jump-parts`` reports only
-where a far jump's CPU goes (see jump_parts.py).
+where a far jump's CPU goes (see jump_parts.py); ``--stall-parts`` only what the GUI thread
+did in the longest stalls until the plot is shown (see stall_parts.py).
 
 Besides first paint, ready and scrubbing, it records the event loop's longest stall
 while the run loads (a 5 ms QTimer's largest gap beyond its interval: a user's
@@ -32,6 +33,7 @@ from PySide6.QtCore import QEvent, QObject, QTimer  # noqa: E402
 
 from benchmarks.jump_parts import jump_parts  # noqa: E402
 from benchmarks.measure import disk_read_mb, peak_rss_mb  # noqa: E402
+from benchmarks.stall_parts import Sampler, report  # noqa: E402
 
 MOVES_PER_SPOT, SPOTS, JUMPS = 40, 10, 40
 PROBE_MS = 5
@@ -72,6 +74,7 @@ class StallProbe(QObject):
         # the GUI thread's CPU time between two ticks: the same stall without the wait for
         # a core (on a loaded machine the wall gap is mostly that wait)
         self.worst_cpu = 0.0
+        self.gaps: list[tuple[float, float, float]] = []  # (start, end, GUI CPU ms) > 10 ms
         self.timer = QTimer(self, interval=PROBE_MS)
         self.timer.timeout.connect(self._tick)
         self.timer.start()
@@ -80,6 +83,8 @@ class StallProbe(QObject):
         now, cpu = time.perf_counter(), time.thread_time()
         self.worst = max(self.worst, (now - self.last) * 1000 - PROBE_MS)
         self.worst_cpu = max(self.worst_cpu, (cpu - self.last_cpu) * 1000)
+        if now - self.last > 0.010 + PROBE_MS / 1000:
+            self.gaps.append((self.last, now, (cpu - self.last_cpu) * 1000))
         self.last, self.last_cpu = now, cpu
 
 
@@ -162,6 +167,7 @@ def main() -> None:
     path, start = sys.argv[1], float(sys.argv[2])
     app, window, view = open_in_app(path, library="--no-library" not in sys.argv)
     probe = StallProbe()
+    sampler = Sampler() if "--stall-parts" in sys.argv else None
     watch = PaintWatch(view, start)
     view.table.viewport().installEventFilter(watch)
     deadline = time.time() + 600
@@ -175,6 +181,13 @@ def main() -> None:
         return
     stall_to_plot, stall_to_plot_cpu = probe.worst, probe.worst_cpu
     probe.timer.stop()
+    if sampler is not None:  # only what the longest stalls were made of
+        sampler.stop()
+        marks = {"first_paint_s": watch.first_paint, "ready_s": watch.ready, "plot_s": plot_s}
+        stalls = report(probe.gaps, sampler, start)
+        print(json.dumps({"stall_to_plot_ms_max": stall_to_plot, **marks, "stalls": stalls}))
+        window.close()
+        return
     for _ in range(20):  # let the first render settle
         app.processEvents()
         time.sleep(0.005)
