@@ -87,8 +87,9 @@ class LibraryUi:
 
     def _start_after_opening(self) -> None:
         """Start the library (its folder watch, indexer thread and first list) once the run
-        the app opened at start shows its rows and plot; with none opening (the Runs page
-        is what shows), or a window not on screen (nothing paints there), at once.
+        the app opened at start shows its rows and plot (its first paint, not its placing);
+        with none opening (the Runs page is what shows), or a window not on screen (nothing
+        paints there), at once.
 
         Why: started at once, the watcher's import on this thread, its threads, the first
         query and the indexing of the opened run took the interpreter lock and the cores
@@ -96,10 +97,10 @@ class LibraryUi:
         that fails, closes or is switched from, or a window never painted (LATEST_MS), lets
         it start too: the library is never left unstarted."""
         view = self.window.current()
-        if view is None or view.timeline_widget is not None or not self.window.isVisible():
+        if view is None or view.plot_is_shown or not self.window.isVisible():
             self._start_now()
             return
-        view.timeline_built.connect(self._start_now)
+        view.plot_shown.connect(self._start_now)  # its first paint, not its placing
         view.failed.connect(lambda _exc: self._start_now())
         view.destroyed.connect(lambda _obj=None: self._start_now())
         self.window.tabs.currentChanged.connect(lambda _i: self._start_now())

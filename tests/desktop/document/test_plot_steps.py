@@ -14,10 +14,12 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
 
 from loom_core.formats.loader import load
 from loom_core.views.timeline import build_timeline
+from loom_desktop.document.text_index_task import TextIndexer
 from loom_desktop.document.view import DocumentView
 from loom_desktop.infra import gc_policy
 from loom_desktop.infra.background_import import BackgroundImport
 from loom_desktop.widgets import timeline as timeline_module
+from tests.desktop.plot_paints import plot_paints
 
 
 def test_the_plot_is_built_across_event_loop_turns(
@@ -118,3 +120,25 @@ def test_an_import_while_runs_are_held_is_frozen_too(qtbot: Any, tmp_path: Path)
         owner.deleteLater()
         qtbot.waitUntil(lambda: gc_policy.frozen_runs() == 0, timeout=5_000)
         qtbot.wait(10)  # the thaw's queued collection
+
+
+def test_the_text_index_starts_after_the_plots_first_paint(
+    qtbot: Any, sample: Path, monkeypatch: Any
+) -> None:
+    """The index's worker takes the interpreter lock in long stretches: started as the plot
+    was placed, it slowed the plot's first paint on the screen (issue 24's longest stall)."""
+    painted = plot_paints(monkeypatch)
+    seen: list[int] = []
+    start = TextIndexer.start
+
+    def recording_start(indexer: TextIndexer, tl: Any) -> None:
+        seen.append(len(painted))
+        start(indexer, tl)
+
+    monkeypatch.setattr(TextIndexer, "start", recording_start)
+    view = DocumentView(str(sample))
+    qtbot.addWidget(view)
+    view.show()
+    view.start_loading()
+    qtbot.waitUntil(lambda: bool(seen), timeout=20_000)
+    assert seen[0] >= 1 and view.plot_is_shown

@@ -10,19 +10,22 @@ from typing import Any
 from loom_desktop.features.library.controller import LibraryController
 from loom_desktop.infra.settings import DesktopSettings
 from loom_desktop.main_window import MainWindow
+from tests.desktop.plot_paints import plot_paints
 
 WAIT = 20_000
 
 
 def _window(qtbot: Any, monkeypatch: Any) -> tuple[MainWindow, list[bool]]:
     """A shown window whose library records, at its start, whether the current tab's plot
-    was shown by then (True with no tab)."""
+    had painted on the screen by then (True with no tab): placed but not yet painted, its
+    first paint would share the interpreter lock with the library's threads."""
     seen: list[bool] = []
     start = LibraryController.start
+    painted = plot_paints(monkeypatch)
 
     def recording_start(controller: LibraryController) -> None:
         view = window.current()
-        seen.append(view is None or view.timeline_widget is not None)
+        seen.append(view is None or (view.timeline_widget is not None and bool(painted)))
         start(controller)
 
     monkeypatch.setattr(LibraryController, "start", recording_start)
