@@ -142,3 +142,23 @@ def test_the_text_index_starts_after_the_plots_first_paint(
     view.start_loading()
     qtbot.waitUntil(lambda: bool(seen), timeout=20_000)
     assert seen[0] >= 1 and view.plot_is_shown
+
+
+def test_the_plot_is_placed_with_its_axes_measured(qtbot: Any, sample: Path) -> None:
+    """The axes' widths follow their tick texts, measured as they paint: a plot placed
+    before it was painted fed widened them at its first paint on the screen, and was laid
+    out and painted a second time in that turn (issue 24's longest stall)."""
+    view = DocumentView(str(sample))
+    qtbot.addWidget(view)
+    view.show()
+    widths: list[list[float]] = []
+
+    def axes() -> list[float]:
+        plot = view.timeline_widget.getPlotItem()
+        return [plot.getAxis(side).width() for side in ("left", "right")]
+
+    view.timeline_built.connect(lambda: widths.append(axes()))
+    view.start_loading()
+    qtbot.waitUntil(lambda: view.plot_is_shown, timeout=20_000)
+    QCoreApplication.sendPostedEvents()  # any layout its first paint asked for
+    assert widths == [axes()]
