@@ -286,9 +286,10 @@ def _searched(
         if local is not None and np.count_nonzero(local) * 8 < len(local):
             # none or a few: those steps alone, no chunk built
             return _each_step(tl, index, (np.flatnonzero(local) + first).tolist(), groups)
-        if scan is not None:
-            parts, starts = index.parts(tl, first, stop)
-            return scan.steps(parts, starts, first, local)
+        if scan is not None and not scan.common:
+            found = scan.steps(*index.kept_parts(tl, first, stop), first, local)
+            if found is not None:  # (None: a common text, which the column answers)
+                return found
     chunk = index.chunk(tl, first, stop)
     steps = find_steps(chunk, groups[0], local)
     for group in groups[1:]:

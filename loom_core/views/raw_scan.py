@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 MAX_GROUPS = 64  # a match is kept as one int: its end times 64 plus its term
+COMMON = 0.25  # of a chunk's steps (matches of all terms counted): a common text
 
 
 class Scanner:
@@ -43,7 +44,8 @@ class Scanner:
             b"".join(b"\\x%02x" % c for c in n) + rb"[^\xff]*\xff" for g in groups for n in g
         ]
         ids = [i for i, g in enumerate(groups) for _n in g]
-        self._groups = len(groups)
+        self._groups, self.common = len(groups), False
+        self._stopped = hyperscan.ScanTerminated
         self._db = hyperscan.Database(mode=hyperscan.HS_MODE_VECTORED)
         self._db.compile(
             expressions=patterns,
@@ -58,23 +60,34 @@ class Scanner:
         starts: array[int],
         first: int,
         local: npt.NDArray[np.bool_] | None,
-    ) -> list[int]:
+    ) -> list[int] | None:
         """The steps (``first`` + their place in ``starts``) whose text holds every term;
-        only those ``local`` marks, when given."""
-        ends: list[int] = []
-        add = ends.append
-        self._db.scan(
-            parts,  # the vectored mode: a list of buffers
-            match_event_handler=lambda term, _a, end, _f, _c: add(end * 64 + term),
-        )
+        only those ``local`` marks, when given. ``None`` once a term is common (in more
+        than :data:`COMMON` of a chunk's steps), for this chunk and every later one: each
+        step found costs a call into Python here, more than the column's search per step
+        once the column is built, so a common text is left to the column."""
+        if self.common:
+            return None
         n = len(starts) - 1
+        ends: list[int] = []
+        add, most = ends.append, max(64, int(n * COMMON))
+
+        def found(term: int, _start: int, end: int, _flags: int, _context: object) -> bool:
+            add(end * 64 + term)
+            return len(ends) > most  # True: stop the scan
+
+        try:
+            self._db.scan(parts, match_event_handler=found)  # vectored: a list of buffers
+        except self._stopped:
+            self.common = True
+            return None
         if not ends:
             return []
-        found = np.asarray(ends, np.int64)
+        hits = np.asarray(ends, np.int64)
         # a match ends at its step's separator, the byte before the next step's start
-        step = np.searchsorted(np.frombuffer(starts, np.int64), found >> 6, "left") - 1
+        step = np.searchsorted(np.frombuffer(starts, np.int64), hits >> 6, "left") - 1
         held = np.zeros((self._groups, n), np.bool_)
-        held[found & 63, step] = True
+        held[hits & 63, step] = True
         every = np.logical_and.reduce(held, axis=0)
         if local is not None:
             every &= local

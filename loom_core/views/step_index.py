@@ -67,6 +67,9 @@ class StepIndex:
         self._ids: dict[str, int] = {}
         self._name_of = array("I")  # step -> kind-name id
         self._chunks: dict[int, TextChunk] = {}  # by first step
+        # a chunk's unjoined texts (:meth:`parts`) as the scan before the index reads them,
+        # by first step: three references and a start per step, not the text's bytes
+        self._parts: dict[int, tuple[list[Any], array[int]]] = {}
         self._lower: dict[str, bytes] = {}
         # the trigram index of the run's text, once built or loaded (loom_core.views.text_index)
         # a loom_core.views.text_index.TextIndex once built (that module builds on this
@@ -155,34 +158,42 @@ class StepIndex:
         full = len(starts) - 1 >= CHUNK_STEPS or starts[-1] >= CHUNK_BYTES
         return TextChunk(first, starts, b"".join(parts).lower(), full)
 
+    def kept_parts(self, tl: Timeline, first: int, stop: int) -> tuple[list[Any], array[int]]:
+        """:meth:`parts` of the chunk ``first .. stop - 1``, kept for the next query."""
+        with self._lock:
+            kept = self._parts.get(first)
+            if kept is None or len(kept[1]) != stop - first + 1:
+                kept = self._parts[first] = self.parts(tl, first, stop)
+            return kept
+
     def parts(self, tl: Timeline, first: int, stop: int) -> tuple[list[Any], array[int]]:
         """The bytes of a chunk's text before they are joined and lowercased: per step its
-        payload (a view into the run's bytes), its kind name and :data:`SEP`; and where each
-        step starts once joined. The filter's scan before the index (:mod:`.raw_scan`)
-        searches these where they lie, without the copy."""
+        payload (a view into the run's bytes), then its kind name and :data:`SEP` as one;
+        and where each step starts once joined. The filter's scan before the index
+        (:mod:`.raw_scan`) searches these where they lie, without the copy."""
         steps, effects = tl.effect_of[first:stop].tolist(), tl.doc.effects
         n = len(steps)
         payloads: list[Any] = [b""] * n
-        names: list[bytes] = [b""] * n
+        names: list[bytes] = [SEP] * n
         if effects:  # C-level maps (a user step's -1 picks some effect: replaced below)
             items = list(map(effects.__getitem__, steps))
             payloads = list(map(_RESULT, items))
             if None in payloads:
                 payloads = [b"" if x is None else x for x in payloads]
             kinds = list(map(_KIND, items))
-            lowered = {kind: self._name(kind or "") for kind in set(kinds)}
-            names = list(map(lowered.__getitem__, kinds))
+            ends = {kind: self._name(kind or "") + SEP for kind in set(kinds)}
+            names = list(map(ends.__getitem__, kinds))
         users = np.flatnonzero(np.array(steps) < 0).tolist() if min(steps, default=0) < 0 else []
         if users:
             episodes = tl.doc.episodes
             for i in users:
                 text = episodes[tl.episode_of[first + i]].lower()
-                payloads[i], names[i] = text.encode("utf-8", "surrogatepass"), b""
+                payloads[i], names[i] = text.encode("utf-8", "surrogatepass"), SEP
         lengths = np.fromiter(map(len, payloads), np.int64, n)
-        lengths += np.fromiter(map(len, names), np.int64, n) + 1
+        lengths += np.fromiter(map(len, names), np.int64, n)
         starts = array("q", np.concatenate(([0], np.cumsum(lengths))).astype(np.int64).tobytes())
-        parts: list[Any] = [SEP] * (3 * n)
-        parts[0::3], parts[1::3] = payloads, names
+        parts: list[Any] = [SEP] * (2 * n)
+        parts[0::2], parts[1::2] = payloads, names
         return parts, starts
 
     def _name(self, kind: str) -> bytes:

@@ -61,7 +61,9 @@ def test_the_scan_answers_as_the_column_without_building_it(
     tl = build_timeline(load(path))
     built = _counting_builds(monkeypatch)
     texts = QUERIES + TRICKY
-    scanned = _answers(tl, texts)
+    with monkeypatch.context() as every:
+        every.setattr(raw_scan, "COMMON", 10.0)  # no text is common: the scan answers all
+        scanned = _answers(tl, texts)
     assert built == []  # no text column: the payloads were searched where they lie
     assert scanned == [
         _reference(tl, t) if r is not None else None for t, r in zip(texts, scanned, strict=True)
@@ -69,6 +71,44 @@ def test_the_scan_answers_as_the_column_without_building_it(
     assert scanned == _column_answers(tl, texts, monkeypatch)
     long = "x" * 20_000  # longer than Hyperscan takes: the column answers
     assert _answers(tl, [long]) == [_reference(tl, long)]
+
+
+def test_a_common_text_is_left_to_the_column(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(step_index, "CHUNK_STEPS", 300)  # more than the least a scan stops at
+    path = tmp_path / "t.loom.json"
+    path.write_text(json.dumps(_trace(600), ensure_ascii=False))
+    tl = build_timeline(load(path))
+    built = _counting_builds(monkeypatch)
+    rare = filter_steps(tl, "boom")
+    assert built == []
+    common = filter_steps(tl, "thinking")  # half the steps: the scan stops, the column answers
+    assert built == [first for first, _stop in step_index.step_index(tl).bounds(tl, len(tl))]
+    assert (list(rare or ()), list(common or ())) == (
+        _reference(tl, "boom"),
+        _reference(tl, "thinking"),
+    )
+
+
+def test_a_second_query_reads_the_kept_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(step_index, "CHUNK_STEPS", 37)
+    path = tmp_path / "t.loom.json"
+    path.write_text(json.dumps(_trace(200), ensure_ascii=False))
+    tl = build_timeline(load(path))
+    made: list[int] = []
+    real = step_index.StepIndex.parts
+
+    def parts(self: step_index.StepIndex, tl: Timeline, first: int, stop: int) -> Any:
+        made.append(first)
+        return real(self, tl, first, stop)
+
+    monkeypatch.setattr(step_index.StepIndex, "parts", parts)
+    assert filter_steps(tl, "paris") == filter_steps(tl, "paris")
+    chunks = len(list(step_index.step_index(tl).bounds(tl, len(tl))))
+    assert sorted(made) == sorted(set(made)) and len(made) == chunks  # each chunk's once
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:40])
