@@ -19,6 +19,7 @@ met / not met, and the load average.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -56,6 +57,30 @@ def long_session(src: bytes, copies: int) -> bytes:
     return b"".join(out)
 
 
+class _FoldFromStart:
+    """The live tab's parser before the fold resumed (the "before" of ``--against-fold``):
+    appended lines decoded once, the run folded and its trace made from every line."""
+
+    def __init__(self) -> None:
+        from loom_core.formats.claude_records import Lines
+
+        self.lines = Lines()
+        self.count = 0
+
+    def add(self, block: bytes) -> None:
+        from loom_core.formats.claude_records import parse_lines
+
+        part = parse_lines(block, self.count + 1)
+        self.count += block.count(b"\n")
+        self.lines.records += part.records
+        self.lines.bad += part.bad
+
+    def document(self, path: str, tail: bytes) -> object:
+        from loom_core.formats.claude_code import load_lines
+
+        return load_lines(self.lines, path)
+
+
 def cpu_ms(fn: Callable[[], object]) -> tuple[float, object]:
     start = time.process_time()
     value = fn()
@@ -72,6 +97,12 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=13)
     parser.add_argument("--lines", type=int, default=15)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--against-fold",
+        action="store_true",
+        help="compare with the appended lines folded from the first line (before the fold "
+        "resumed) instead of the whole re-read",
+    )
     args = parser.parse_args()
     src = args.source or max(REAL.glob("*.jsonl"), key=lambda p: p.stat().st_size)
     data = long_session(src.read_bytes(), args.copies)
@@ -89,10 +120,16 @@ def main() -> None:
         path.write_bytes(head)
         follower = AppendedReader(str(path), READER)
         follower.read()
+        before = AppendedReader(str(path), dataclasses.replace(READER, lines=_FoldFromStart))
+        if args.against_fold:
+            before.read()
         for line in lines[-args.lines :]:
             with open(path, "ab") as fh:
                 fh.write(line)
-            ms, doc = cpu_ms(lambda: READER.load(path.read_bytes(), str(path)))
+            if args.against_fold:
+                ms, doc = cpu_ms(before.read)
+            else:
+                ms, doc = cpu_ms(lambda: READER.load(path.read_bytes(), str(path)))
             whole.append(ms)
             whole_ix.append(ms + cpu_ms(lambda doc=doc: index(doc))[0])
             ms, doc2 = cpu_ms(follower.read)
@@ -102,6 +139,7 @@ def main() -> None:
     ratio = med(offset_ix) / med(whole_ix)
     out = {
         "source": src.name,
+        "before": "appended, folded from the first line" if args.against_fold else "whole re-read",
         "mb": round(len(data) / 1e6, 1),
         "lines_appended": args.lines,
         "steps": len(doc2.effects),  # type: ignore[attr-defined]

@@ -23,6 +23,7 @@ How a transcript becomes a run:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,12 @@ from loom_core.formats.foreign import RunBuilder
 
 _AGENT_ID = re.compile(r"agent_?[iI]d:\s*([\w@.\-]+)")
 SUBAGENT_TOOLS = ("Task", "Agent")  # [subagents] the tool that starts a sub-agent
+
+
+class Unresumable(Exception):
+    """A session file's later lines change a step an earlier :meth:`Builder.add_file` of
+    the same file already made (a response continued after the fold stopped): the fold
+    must start again from the file's first line (:mod:`.claude_resume`)."""
 
 
 @dataclass
@@ -72,6 +79,23 @@ class Builder:
     _task_prompts: dict[str, str] = field(default_factory=dict)  # Task prompt -> agent type
     _chains: dict[str, str] = field(default_factory=dict)  # sidechain entry uuid -> agent
     _summary_at: dict[str, str] = field(default_factory=dict)  # boundary uuid -> summary
+    _seen: set[str] = field(default_factory=set)  # the session file's entry uuids folded
+    _responses: set[str] = field(default_factory=set)  # its responses' keys (see _events)
+
+    def copy(self) -> Builder:
+        """A builder that goes on from this one's state without changing it (a live tab
+        folds a session's last lines on a copy; :mod:`.claude_resume`). Containers are
+        copied, not the records in them: nothing folded is changed in place."""
+        run = dataclasses.replace(
+            self.run, episodes=list(self.run.episodes), log=list(self.run.log),
+            extra=dict(self.run.extra),
+        )  # fmt: skip
+        copied: dict[str, Any] = {
+            f.name: type(value)(value)
+            for f in dataclasses.fields(self)
+            if isinstance(value := getattr(self, f.name), list | dict | set)
+        }
+        return dataclasses.replace(self, run=run, **copied)
 
     def add_file(self, recs: list[dict[str, Any]], depth: int = 0, agent: str = "") -> None:
         """Emit one file's records, in order; ``depth`` 1 for a sub-agent's own file."""
@@ -80,7 +104,7 @@ class Builder:
             self.run.extra["started"] = next((t for t in stamps if isinstance(t, str)), None)
         if depth == 0:
             self._summary_at.update(summary_entries(recs))
-        for event in _events(recs, self):
+        for event in _events(recs, self, depth == 0):
             kind, rec = event[0], event[1]
             level, who = depth, agent
             if rec.get("isSidechain") is True and depth == 0:  # older versions: in this file
@@ -227,23 +251,26 @@ class Builder:
         self._notes = []
 
 
-def _events(recs: list[dict[str, Any]], out: Builder) -> list[tuple[Any, ...]]:
+def _events(recs: list[dict[str, Any]], out: Builder, session: bool) -> list[tuple[Any, ...]]:
     """(kind, record, payload) in file order; an assistant response's later lines join
-    the group of its first line."""
+    the group of its first line. The ``session`` file may be folded in parts (a live
+    tab's appended lines): its entries seen and responses met are kept in ``out``, and a
+    line continuing a response an earlier part made raises :class:`Unresumable`."""
     events: list[tuple[Any, ...]] = []
     groups: dict[str, _Group] = {}
-    seen: set[str] = set()
+    seen: set[str] = out._seen if session else set()
+    earlier: set[str] = out._responses if session else set()
     for rec in recs:
         uid, kind = s(rec.get("uuid")), rec.get("type")
         if uid and uid in seen:
             continue  # the same entry twice (a resumed session's copy): once is enough
         seen.add(uid) if uid else None
         if kind == "assistant":
-            # one response per message.id within one agent (the main chain, or a sub-agent)
-            msg_id = s(d(rec.get("message")).get("id")) or uid or str(id(rec))
-            key = f"{rec.get('isSidechain') is True}/{s(rec.get('agentId'))}/{msg_id}"
+            key = response_key(rec)
             group = groups.get(key)
             if group is None:
+                if key in earlier:
+                    raise Unresumable(key)
                 group = groups[key] = _Group()
                 events.append(("model", rec, group))
             group.fragments.append(rec)
@@ -256,7 +283,15 @@ def _events(recs: list[dict[str, Any]], out: Builder) -> list[tuple[Any, ...]]:
         else:  # kept raw, and shown: it travels with the next step's source records
             out.unknown.append(rec)
             events.append(("note", rec))
+    earlier.update(groups) if session else None
     return events
+
+
+def response_key(rec: dict[str, Any]) -> str:
+    """Which response an assistant line is part of: one per ``message.id`` within one
+    agent (the main chain, or a sub-agent)."""
+    msg_id = s(d(rec.get("message")).get("id")) or s(rec.get("uuid")) or str(id(rec))
+    return f"{rec.get('isSidechain') is True}/{s(rec.get('agentId'))}/{msg_id}"
 
 
 def _user_events(rec: dict[str, Any]) -> list[tuple[Any, ...]]:

@@ -34,6 +34,7 @@ from loom_core.formats.claude_compact import Compaction, match
 from loom_core.formats.claude_records import Lines, d, is_claude_record, parse_lines, s
 from loom_core.formats.document import Document
 from loom_core.formats.foreign import ForeignReader
+from loom_core.formats.reader import LineParser
 
 NAME = "claude-code"
 _SNIFF_LINES = 20
@@ -123,54 +124,65 @@ def load_claude_code(data: bytes, path: str) -> Document:
     return load_lines(parse_lines(data), path)
 
 
-class AppendedLines:
-    """The reader's :class:`~loom_core.formats.reader.LineParser`: a live tab's transcript
-    decoded a block of appended lines at a time (JSON decoding is half of a whole read),
-    the run built from every line decoded so far by :func:`load_lines`, as a whole read is."""
+def _resumed_lines() -> LineParser:
+    """A live tab's parser: appended lines decoded once, the fold resumed (imported on
+    first use: a whole read does not need it)."""
+    from loom_core.formats.claude_resume import ResumedLines
 
-    def __init__(self) -> None:
-        self._lines = Lines()
-        self._count = 0  # lines taken: the next block's first line is number count + 1
-
-    def add(self, block: bytes) -> None:
-        part = parse_lines(block, self._count + 1)
-        self._count += block.count(b"\n")
-        self._lines.records += part.records
-        self._lines.bad += part.bad
-
-    def document(self, path: str, tail: bytes) -> Document:
-        lines = self._lines
-        torn = parse_lines(tail, self._count + 1).torn  # the whole read's rule, on the tail
-        return load_lines(Lines(lines.records, lines.bad, torn), path)
+    return ResumedLines()
 
 
 def load_lines(lines: Lines, path: str) -> Document:
     """The run from a transcript's decoded lines (``LoadError`` when no line is a Claude
     Code entry): everything a read does after decoding, whole or appended to."""
+    recs = claude_records(lines, path)
+    gone = abandoned(recs)
+    kept = [rec for i, rec in enumerate(recs) if i not in gone]
+    read: list[str] = []  # what the files beside the session said when read
+    build = Builder(
+        subagents=_read_subagents(path, read),
+        compactions=match(kept, _read_compactions(path, read)),
+    )
+    build.add_file(kept)
+    build.finish()
+    warnings, extra = outcome(lines, recs, gone, build, read, path)
+    build.run.extra.update(extra)
+    doc = build.run.document(path, NAME, warnings)
+    return dataclasses.replace(doc, torn=True) if lines.torn else doc
+
+
+def claude_records(lines: Lines, path: str) -> list[dict[str, Any]]:
+    """The decoded entries; ``LoadError`` when none is a Claude Code entry."""
     recs = [rec for _n, rec in lines.records]
     if not any(is_claude_record(rec) for rec in recs):
         raise LoadError(path, "not a Claude Code transcript (no user, assistant or summary entry)")
+    return recs
+
+
+def outcome(
+    lines: Lines,
+    recs: list[dict[str, Any]],
+    gone: set[int],
+    build: Builder,
+    read: list[str],
+    path: str,
+) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The warnings and ``Document.extra`` of a finished fold (``read``: what reading the
+    files beside the session said)."""
     warnings = [f"line {b['line']} cannot be read ({b['cause']}); kept raw" for b in lines.bad]
-    gone = abandoned(recs)
     if gone:
         warnings.append(
             f"{len(gone)} entries of a rewound branch (the conversation went back and took "
             "another prompt) are not steps; kept raw"
         )
-    kept = [rec for i, rec in enumerate(recs) if i not in gone]
-    build = Builder(
-        subagents=_read_subagents(path, warnings),
-        compactions=match(kept, _read_compactions(path, warnings)),
-    )
-    build.add_file(kept)
-    build.finish()
+    warnings += read
     if build.unknown:
         kinds = sorted({str(r.get("type")) for r in build.unknown})
         warnings.append(
             f"{len(build.unknown)} entr{'y' if len(build.unknown) == 1 else 'ies'} of a type "
             f"this reader does not know ({', '.join(kinds)}), kept raw in the raw view of the step beside them"
         )
-    build.run.extra.update(
+    extra = dict(
         records=build.records,
         unknown=lines.bad + build.unknown,
         other=build.other,
@@ -178,8 +190,7 @@ def load_lines(lines: Lines, path: str) -> Document:
         abandoned=[recs[i] for i in sorted(gone)],
         session=_session(recs, build, path),
     )
-    doc = build.run.document(path, NAME, tuple(warnings))
-    return dataclasses.replace(doc, torn=True) if lines.torn else doc
+    return tuple(warnings), extra
 
 
 def _session(recs: list[dict[str, Any]], build: Builder, path: str) -> dict[str, Any]:
@@ -207,5 +218,5 @@ READER = ForeignReader(
         *map(str, compaction_files(path)),
     ],
     part_of=lambda path: session_of(path),
-    lines=AppendedLines,
+    lines=_resumed_lines,
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -17,8 +18,10 @@ import msgspec
 import pytest
 
 from loom_core.errors import LoadError
-from loom_core.formats import claude_code
+from loom_core.formats import claude_code, claude_resume
+from loom_core.formats.claude_build import Builder
 from loom_core.formats.claude_code import READER, load_claude_code
+from loom_core.formats.claude_resume import ResumedLines
 from loom_core.formats.document import Document
 from loom_core.live.appended import AppendedReader
 from loom_core.live.reread import RereadFollower
@@ -29,11 +32,15 @@ SESSIONS = real_files("claude-code", ".jsonl")
 
 def facts(doc: Document) -> bytes:
     """Everything a document holds that a view shows: the loom trace it was read into
-    (steps, numbers, depths, usage), the reader's extras (source records, sub-agents,
-    compactions, rewound branches, unknown lines), its warnings and whether it is torn."""
+    (steps, numbers, depths, usage), the effects decoded from it, the reader's extras
+    (source records, sub-agents, compactions, rewound branches, unknown lines), its
+    warnings and whether it is torn. Not the trace's checksum: a followed run's is not
+    stamped per read (:mod:`loom_core.formats.growing_run`)."""
     assert doc.source is not None
-    rest = (doc.format, doc.torn, doc.warnings, doc.extra)
-    return doc.source + msgspec.json.encode(rest)
+    source = re.sub(rb',"checksum":"[^"]*"}$', b"}", doc.source)
+    header = msgspec.structs.replace(doc.header, checksum=None)
+    rest = (doc.format, doc.torn, doc.warnings, doc.extra, header, doc.effects)
+    return source + msgspec.json.encode(rest)
 
 
 def same_as_fresh(path: Path, doc: Document) -> None:
@@ -94,7 +101,7 @@ def test_only_appended_bytes_are_decoded(tmp_path: Path, monkeypatch: pytest.Mon
             decoded.append(block.rfind(b"\n") + 1)  # a torn last line is not decoded
         return parse(block, first)
 
-    monkeypatch.setattr(claude_code, "parse_lines", counted)
+    monkeypatch.setattr(claude_resume, "parse_lines", counted)
     follower = RereadFollower(path, READER, clock=lambda: 1e9, probe=lambda _p: None)
     cuts = _cuts(data, 7, 20)
     done = 0
@@ -158,3 +165,45 @@ class _no_error:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def _line_by_line(src: Path, tmp: Path) -> int:
+    """Write a real session a line at a time; after each, the followed run must be the
+    run a fresh open of the same bytes gives, step by step. Returns the folds from the
+    first line."""
+    lines = src.read_bytes().splitlines(keepends=True)
+    path = _copy_session(src, tmp)
+    reader = AppendedReader(str(path), READER)
+    for line in lines:
+        with open(path, "ab") as fh:
+            fh.write(line)
+        try:
+            doc = reader.read()
+        except LoadError:
+            continue
+        same_as_fresh(path, doc)
+    parser = reader._parser
+    assert isinstance(parser, ResumedLines)
+    return parser.restarts
+
+
+SMALL = [p for p in SESSIONS if p.stat().st_size < 300_000]
+
+
+@pytest.mark.parametrize("src", SMALL, ids=lambda p: p.name[:40])
+def test_the_fold_resumes_and_gives_a_fresh_open_after_every_line(
+    src: Path, tmp_path: Path
+) -> None:
+    """The fold goes on from where it stopped (not from the first line: one fold from
+    the start, the first read's) and each line's run is the whole read's."""
+    assert _line_by_line(src, tmp_path) == 1
+
+
+def test_a_broken_resume_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above sees a resume that folds on the checkpoint itself instead of
+    a copy of it (each read's lines then end up in the run twice)."""
+    if not SMALL:
+        pytest.skip("no real Claude Code transcripts")
+    monkeypatch.setattr(Builder, "copy", lambda self: self)
+    with pytest.raises(AssertionError):
+        _line_by_line(max(SMALL, key=lambda p: p.stat().st_size), tmp_path)
