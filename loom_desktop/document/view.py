@@ -51,6 +51,7 @@ from loom_desktop.keys import FILTER_KEYS, STEP_KEYS, bind
 from loom_desktop.widgets.context_view import ContextView
 
 PLAY_MS = 400
+PREPARE_POLL_MS = 2  # the plot's build waits for its arrays' worker, looking this often
 SHOWN_LATEST_MS = 2000  # what waits for the plot's first paint starts by then regardless
 STEP_LIST_MIN_CHARS = 36  # widths in average characters: they follow the font
 CONTEXT_MIN_CHARS = 30
@@ -228,10 +229,18 @@ class DocumentView(LiveHost):
         if not staged:
             self._plot_steps.finish()
 
-    def _plot_parts(self) -> Iterator[None]:
-        """The plot built, warmed and fed off screen, in steps (the placeholder shows)."""
+    def _plot_parts(self) -> Iterator[int | None]:
+        """The plot built, warmed and fed off screen, in steps (the placeholder shows);
+        what it is fed is computed meanwhile in a worker (see :func:`prepare`)."""
         from loom_desktop.widgets.timeline import TimelineWidget
+        from loom_desktop.widgets.timeline_data import prepare
 
+        tl = self.session.timeline
+        ahead = Task(self)  # a loaded run no longer grows: a worker may read its arrays
+        if tl is not None and self.complete and self.live is None:
+            ahead.start(lambda _ctx: prepare(tl))
+        ready: list[Any] = []
+        ahead.finished.connect(ready.append)
         widget = self._new_plot = TimelineWidget(staged=True)
         yield
         yield from widget.build_steps()
@@ -241,9 +250,11 @@ class DocumentView(LiveHost):
         yield
         widget.grab()  # its first paint, off screen: fonts, tick texts and Qt types made
         yield
+        while ahead.running and not self._hurried():
+            yield PREPARE_POLL_MS
         tl = self.session.timeline
         if tl is not None:
-            yield from widget.feed_steps(tl)
+            yield from widget.feed_steps(tl, ready[0] if ready else None)
             widget.set_matches(self.model.rows)
             yield
             # Painted again off screen, fed: the axes measure the run's tick texts and take
@@ -252,6 +263,9 @@ class DocumentView(LiveHost):
             # 100,000 steps, on top of the first).
             widget.grab()
             yield
+
+    def _hurried(self) -> bool:
+        return self._plot_steps is not None and self._plot_steps.hurried
 
     def _place_plot(self) -> None:
         widget, self._new_plot = self._new_plot, None

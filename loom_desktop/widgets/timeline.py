@@ -40,6 +40,7 @@ from loom_desktop.widgets.markers import MarkerLayer
 from loom_desktop.widgets.seq_axis import SeqAxis, step_tip
 from loom_desktop.widgets.timeline_data import (
     LIFT,
+    Prepared,
     Shown,
     bar_heights,
     ceiling,
@@ -266,25 +267,38 @@ class TimelineWidget(pg.PlotWidget):
         self._show_markers()  # and the cost line, when its new part is in view
         self.legend.update(tl, now.line)
 
-    def feed_steps(self, tl: Timeline) -> Iterator[None]:
+    def feed_steps(self, tl: Timeline, ready: Prepared | None = None) -> Iterator[None]:
         """:meth:`set_timeline`, yielding between the bars, the cost line and the range
-        (a big run's first feed is a few tens of ms: the tab spreads it over turns)."""
+        (a big run's first feed is a few tens of ms: the tab spreads it over turns).
+        ``ready``: the arrays computed ahead in a worker (see :func:`prepare`), used when
+        they are ``tl``'s."""
+        ours = ready if ready is not None and ready.tl is tl else None
+        done = None if ours is None else ours.shown
         self.timeline, self._shown = tl, None
         n = len(tl)
-        self.axis.set_timeline(tl)
+        self.axis.set_timeline(tl, mapped=None if ours is None else ours.seq)
         self._tip_row = None  # the tooltip is read again
         yield  # each part below is tens of ms at 1,000,000 steps
-        height = token_heights(tl)
-        yield
-        kinds = copy(tl.kind, np.uint8)
-        height, lane, top = bar_heights(height, kinds)
-        yield
-        depths = copy(tl.depth, np.uint16)
+        if done is None:
+            height = token_heights(tl)
+            yield
+            kinds = copy(tl.kind, np.uint8)
+            height, lane, top = bar_heights(height, kinds)
+            yield
+            depths = copy(tl.depth, np.uint16)
+        else:
+            height, kinds, depths, lane, top = (
+                done.heights,
+                done.kinds,
+                done.depths,
+                done.lane,
+                done.top,
+            )
         self.bars.set_data(height, kinds, depths, lane, top)
         yield
-        flags = self._set_markers(tl, height, top)
+        flags = self._set_markers(tl, height, top, None if done is None else done.flags)
         yield
-        ys, line = yield from self._cost_steps(tl)
+        ys, line = yield from self._cost_steps(tl, ours)
         self._shown = Shown(height, kinds, depths, flags, ys, line, lane, top)
         yield
         self.cursor.setVisible(n > 0)
@@ -312,9 +326,12 @@ class TimelineWidget(pg.PlotWidget):
         matched[picked[picked < len(matched)]] = True
         self.bars.set_matched(matched)
 
-    def _set_markers(self, tl: Timeline, height: np.ndarray, top: float) -> np.ndarray:
-        """Each marker kind's steps, ``LIFT`` of the y scale above their bars; the flags."""
-        flags = marker_flags(tl)
+    def _set_markers(
+        self, tl: Timeline, height: np.ndarray, top: float, flags: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Each marker kind's steps, ``LIFT`` of the y scale above their bars; the flags
+        (``flags``: :func:`marker_flags` of ``tl``, computed ahead)."""
+        flags = marker_flags(tl) if flags is None else flags
         for bit, layer in self._layers.items():
             steps = np.flatnonzero(flags & bit)
             layer.set_points(steps, height[steps] + top * LIFT)
@@ -333,19 +350,27 @@ class TimelineWidget(pg.PlotWidget):
         for layer in self._layers.values():
             layer.show(x0, x1, columns)
 
-    def _cost_steps(self, tl: Timeline) -> Generator[None, None, tuple[np.ndarray, str]]:
-        """The cost line and its axis, a turn each; returns (its values, legend words)."""
-        ys, axis, line = cost_line(tl)
+    def _cost_steps(
+        self, tl: Timeline, ready: Prepared | None = None
+    ) -> Generator[None, None, tuple[np.ndarray, str]]:
+        """The cost line and its axis, a turn each; returns (its values, legend words).
+        ``ready``: ``tl``'s, computed ahead."""
+        if ready is None:
+            ys, axis, line = cost_line(tl)
+            xs = None
+        else:
+            ys, axis, line, xs = ready.shown.ys, ready.cost_axis, ready.shown.line, ready.xs
         yield
         self.getPlotItem().setLabel("right", axis)
-        self._set_cost_line(ys)
+        self._set_cost_line(ys, xs)
         yield
         self.legend.update(tl, line)
         return ys, line
 
-    def _set_cost_line(self, ys: np.ndarray) -> None:
+    def _set_cost_line(self, ys: np.ndarray, xs: np.ndarray | None = None) -> None:
+        """``xs``: the line's steps, made ahead (8 MB at 1,000,000 steps)."""
         self._line_steps = len(ys)
-        self.cost_curve.setData(np.arange(len(ys), dtype=np.float64), ys)
+        self.cost_curve.setData(np.arange(len(ys), dtype=np.float64) if xs is None else xs, ys)
         top = float(ys.max(initial=0.0))
         # on the grid, as the bars' scale: a live run's growing cost rescaled the right axis
         # (a repaint of it) on every refresh; a free or empty run: $0..$1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from loom_desktop.document.view import DocumentView
 from loom_desktop.infra import gc_policy
 from loom_desktop.infra.background_import import BackgroundImport
 from loom_desktop.widgets import timeline as timeline_module
+from loom_desktop.widgets import timeline_data
 from tests.desktop.plot_paints import plot_paints
 
 
@@ -162,3 +164,27 @@ def test_the_plot_is_placed_with_its_axes_measured(qtbot: Any, sample: Path) -> 
     qtbot.waitUntil(lambda: view.plot_is_shown, timeout=20_000)
     QCoreApplication.sendPostedEvents()  # any layout its first paint asked for
     assert widths == [axes()]
+
+
+def test_a_loaded_runs_plot_arrays_are_computed_off_the_gui_thread(
+    qtbot: Any, sample: Path, monkeypatch: Any
+) -> None:
+    """The bars' heights (and the step axis's mapping, the markers' flags, the cost line)
+    are numpy passes over every step: 30-60 ms of GUI CPU each at 1,000,000 steps, the
+    longest turns of the plot's build, when computed in it."""
+    threads: list[int] = []
+    plain = timeline_data.token_heights
+
+    def recorded(tl: Any) -> Any:
+        threads.append(threading.get_ident())
+        return plain(tl)
+
+    monkeypatch.setattr(timeline_data, "token_heights", recorded)
+    monkeypatch.setattr(timeline_module, "token_heights", recorded)
+    view = DocumentView(str(sample))
+    qtbot.addWidget(view)
+    view.show()
+    view.start_loading()
+    qtbot.waitUntil(lambda: view.timeline_widget is not None, timeout=20_000)
+    assert threads and threading.get_ident() not in threads
+    assert len(view.timeline_widget.bars.heights) == len(view.session.timeline)
