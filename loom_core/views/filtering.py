@@ -19,6 +19,8 @@ the lowercased text column of :mod:`loom_core.views.step_index` a chunk at a tim
 and matches are handed out per chunk (:func:`iter_matches`) so they can be shown
 while the rest is searched. Once the run's trigram index is there
 (:mod:`loom_core.views.text_index`) only the blocks of steps it leaves are searched.
+A chunk whose column is not built is first searched where its steps' bytes lie
+(:mod:`loom_core.views.raw_scan`); only a common text builds the column.
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@ plus its kind name, lowercased: what the filter always searched) is kept in
 chunks of consecutive steps, joined by ``\\xff``, so a text term is a C-level
 ``bytes.find`` over a few megabytes at a time. ``\\xff`` never occurs in UTF-8, so
 no match can span two steps. The text column costs about the payloads' size in
-memory and is built only when a text term is first searched (in the filter's
-worker, a chunk at a time, so results stream in while it is built).
+memory and is built only when a text term needs it (in the filter's worker, a chunk
+at a time, so results stream in while it is built): a common text, since a rarer one
+is searched in the chunk's unjoined texts (:meth:`StepIndex.parts`) without a copy.
 
 Where a chunk ends follows from the payload sizes alone (:meth:`StepIndex.bounds`), so a
 chunk the trigram index (:mod:`loom_core.views.text_index`) rules out is never built.
@@ -68,7 +69,7 @@ class StepIndex:
         self._name_of = array("I")  # step -> kind-name id
         self._chunks: dict[int, TextChunk] = {}  # by first step
         # a chunk's unjoined texts (:meth:`parts`) as the scan before the index reads them,
-        # by first step: three references and a start per step, not the text's bytes
+        # by first step: two references and a start per step, not the text's bytes
         self._parts: dict[int, tuple[list[Any], array[int]]] = {}
         self._lower: dict[str, bytes] = {}
         # the trigram index of the run's text, once built or loaded (loom_core.views.text_index)
