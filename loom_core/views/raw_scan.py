@@ -40,19 +40,26 @@ class Scanner:
 
     def __init__(self, hyperscan: ModuleType, groups: list[list[bytes]]) -> None:
         # each spelling as escaped bytes, then the rest of its step up to the separator
-        patterns = [
+        self._patterns = [
             b"".join(b"\\x%02x" % c for c in n) + rb"[^\xff]*\xff" for g in groups for n in g
         ]
-        ids = [i for i, g in enumerate(groups) for _n in g]
+        self._ids = [i for i, g in enumerate(groups) for _n in g]
         self._groups, self.common = len(groups), False
-        self._stopped = hyperscan.ScanTerminated
-        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_VECTORED)
-        self._db.compile(
-            expressions=patterns,
-            ids=ids,
-            elements=len(patterns),
-            flags=hyperscan.HS_FLAG_CASELESS,
-        )
+        self._hs, self._db = hyperscan, None
+
+    def _compiled(self) -> Any:
+        """The database, compiled on the first chunk scanned (about a millisecond: a query
+        the index answers, or the column, never pays it). Raises ``hyperscan.error``."""
+        if self._db is None:
+            db = self._hs.Database(mode=self._hs.HS_MODE_VECTORED)
+            db.compile(
+                expressions=self._patterns,
+                ids=self._ids,
+                elements=len(self._patterns),
+                flags=self._hs.HS_FLAG_CASELESS,
+            )
+            self._db = db
+        return self._db
 
     def steps(
         self,
@@ -77,8 +84,13 @@ class Scanner:
             return len(ends) > most  # True: stop the scan
 
         try:
-            self._db.scan(parts, match_event_handler=found)  # vectored: a list of buffers
-        except self._stopped:
+            db = self._compiled()
+        except self._hs.error:  # e.g. "Pattern length exceeds limit" (a pasted page)
+            self.common = True  # (the column answers it, as it does a common text)
+            return None
+        try:
+            db.scan(parts, match_event_handler=found)  # vectored: a list of buffers
+        except self._hs.ScanTerminated:
             self.common = True
             return None
         if not ends:
@@ -106,11 +118,8 @@ def _hyperscan() -> ModuleType | None:
 
 def scanner(groups: list[list[bytes]]) -> Scanner | None:
     """A scanner for ``groups``, or ``None`` where the column must answer (no Hyperscan,
-    more terms than a match's int can tell apart, a needle too long for Hyperscan)."""
+    more terms than a match's int can tell apart)."""
     hyperscan = _hyperscan()
     if hyperscan is None or not groups or len(groups) > MAX_GROUPS:
         return None
-    try:
-        return Scanner(hyperscan, groups)
-    except hyperscan.error:  # e.g. "Pattern length exceeds limit" (a pasted page)
-        return None
+    return Scanner(hyperscan, groups)
