@@ -235,34 +235,34 @@ class DocumentView(LiveHost):
         from loom_desktop.widgets.timeline import TimelineWidget
         from loom_desktop.widgets.timeline_data import prepare
 
-        tl = self.session.timeline
+        loaded = self.session.timeline
         ahead = Task(self)  # a loaded run no longer grows: a worker may read its arrays
-        if tl is not None and self.complete and self.live is None:
-            ahead.start(lambda _ctx: prepare(tl))
+        if loaded is not None and self.complete and self.live is None:
+            ahead.start(lambda _ctx: prepare(loaded))
         ready: list[Any] = []
         ahead.finished.connect(ready.append)
         widget = self._new_plot = TimelineWidget(staged=True)
-        yield
+        yield None
         yield from widget.build_steps()
         placeholder = self.splitter.widget(0)
         if placeholder is not None:  # warmed at the size it will be shown at
             widget.resize(placeholder.size())
-        yield
+        yield None
         widget.grab()  # its first paint, off screen: fonts, tick texts and Qt types made
-        yield
+        yield None
         while ahead.running and not self._hurried():
             yield PREPARE_POLL_MS
         tl = self.session.timeline
         if tl is not None:
             yield from widget.feed_steps(tl, ready[0] if ready else None)
             widget.set_matches(self.model.rows)
-            yield
+            yield None
             # Painted again off screen, fed: the axes measure the run's tick texts and take
             # their widths now. Else the first paint on the screen widened them, the plot
             # laid out again and painted a second time in the same turn (30 ms of CPU at
             # 100,000 steps, on top of the first).
             widget.grab()
-            yield
+            yield None
 
     def _hurried(self) -> bool:
         return self._plot_steps is not None and self._plot_steps.hurried
