@@ -19,35 +19,55 @@ READ_CHUNK = 16 << 20  # bytes appended per step while the whole file is read
 def _read_buffer(
     path: str | Path, head: bytes = b"", since: os.stat_result | None = None
 ) -> bytearray:
-    """The whole file in a bytearray, read a chunk at a time.
+    """The whole file in a bytearray, read a chunk at a time straight into it.
 
     Why not ``bytearray(size)`` and one ``readinto``: that constructor zero-fills the
     buffer while holding the interpreter lock, 0.7 s for a gigabyte, during which the
     window (whose thread needs the lock for every Python call) cannot paint its first
-    rows. A chunk's read runs without the lock, and appending it holds the lock for
-    about 10 ms (on Linux a large block usually grows in place). The chunks go up to the
-    size the file had when opened; what a writer added meanwhile is read once at the end,
-    so a file that keeps growing cannot keep this loop going.
+    rows. Instead the buffer is grown to the file's size without writing it
+    (:func:`_grow_unwritten`), and each chunk is read into its place without the lock:
+    no zero-fill and no second copy (reading into a small buffer and appending it, as
+    before, copied the gigabyte once more with the lock held: 0.82-0.88 against
+    0.63-0.67 s of CPU for the 1 GB file). The chunks go up to the size the file had
+    when opened; what a writer added meanwhile is read once at the end, so a file that
+    keeps growing cannot keep this loop going, and a file that shrank meanwhile ends
+    the loop early and the buffer is cut to what was read (nothing unwritten is kept).
 
     ``head``: the file's first bytes, already read when its format was decided (at
     ``since``): the read goes on after them, unless the file was replaced or rewritten
     since (another inode, time or a smaller size), when it starts again from the start.
-
-    Each chunk is read into the same small buffer (``readinto``), not a new ``bytes``:
-    a fresh 16 MB object per chunk is fresh memory, its pages faulted in and zeroed by
-    the kernel before the copy, for every chunk of the file.
     """
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
         size = st.st_size
         buf = bytearray(head if since is not None and _same_file(st, since, len(head)) else b"")
-        fh.seek(len(buf))
-        chunk = memoryview(bytearray(min(READ_CHUNK, max(size - len(buf), 0))))
-        while len(buf) < size and (got := fh.readinto(chunk[: size - len(buf)])):
-            buf += chunk[:got]  # (a file that shrank meanwhile ends the loop early)
-        chunk.release()
+        have = len(buf)
+        fh.seek(have)
+        if size > have:
+            _grow_unwritten(buf, size)
+            view = memoryview(buf)
+            try:
+                while have < size and (
+                    got := fh.readinto(view[have : min(have + READ_CHUNK, size)])
+                ):
+                    have += got
+            finally:
+                view.release()
+            del buf[have:]  # (a file that shrank meanwhile: only what was read)
         buf += fh.read()
     return buf
+
+
+def _grow_unwritten(buf: bytearray, size: int) -> None:
+    """Grow ``buf`` to ``size`` bytes without writing the new ones (the caller fills
+    them): CPython's ``PyByteArray_Resize``, part of its C API, which reallocates
+    without zero-filling. Through ctypes, imported here: only a big read needs it."""
+    import ctypes
+
+    prototype = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_ssize_t)
+    resize = prototype(("PyByteArray_Resize", ctypes.pythonapi))
+    if resize(buf, size) != 0:  # (ctypes raises the C API's error first, e.g. MemoryError)
+        raise MemoryError(f"cannot grow a buffer to {size} bytes")
 
 
 def _same_file(st: os.stat_result, since: os.stat_result, read: int) -> bool:

@@ -49,3 +49,27 @@ def test_bytes_a_writer_added_after_the_open_are_read_once_at_the_end(
     monkeypatch.setattr(read_file.os, "fstat", _Smaller)
     monkeypatch.setattr(read_file, "READ_CHUNK", 100)
     assert read_bytes(SAMPLE, mutable=True) == SAMPLE.read_bytes()
+
+
+def test_a_file_shorter_than_its_size_at_the_open_gives_what_was_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The buffer is grown to the size first and filled by the reads: a file that
+    shrank meanwhile leaves nothing of the unwritten part behind."""
+    real_fstat = read_file.os.fstat
+
+    class _Larger:  # the size at open: more than is there by the time it is read
+        def __init__(self, fd: int) -> None:
+            self.st_size = real_fstat(fd).st_size + 5000
+
+    monkeypatch.setattr(read_file.os, "fstat", _Larger)
+    monkeypatch.setattr(read_file, "READ_CHUNK", 1000)
+    assert read_bytes(SAMPLE, mutable=True) == SAMPLE.read_bytes()
+
+
+def test_the_read_goes_on_after_the_head_already_read(tmp_path: Path) -> None:
+    path = tmp_path / "a.loom.json"
+    path.write_bytes(SAMPLE.read_bytes())
+    data = SAMPLE.read_bytes()
+    buf = read_bytes(path, mutable=True, head=data[:100], since=path.stat())
+    assert buf == data
