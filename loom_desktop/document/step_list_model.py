@@ -186,6 +186,14 @@ class StepListModel(QAbstractTableModel):
         assert self.timeline is not None
         return step_row(self.timeline, step, SUMMARY_CHARS, self._summary(step))
 
+    def cell_style(self, row: int, col: int) -> tuple[str, bool, QColor | None]:
+        """What a paint of cell (``row``, ``col``) shows, in one call: its text, whether it
+        is aligned right, and its colour (None: the palette's); :meth:`data`'s answers
+        (see :mod:`.step_delegate`)."""
+        step = row if self.rows is None else self.rows[row]
+        cells = self._step_cells(step)
+        return cells[col], col in _NUMERIC, self._foreground(step, col)
+
     def _display(self, step: int, col: int) -> str:
         return self._step_cells(step)[col]
 

@@ -13,18 +13,29 @@ the tail scrolls by a row, which Qt does by moving the pixels already drawn.
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QTableView
 
+from loom_desktop.document.step_delegate import StepDelegate
 from loom_desktop.document.step_list_model import StepListModel
 
 
 class StepTable(QTableView):
-    """A ``QTableView`` over a :class:`StepListModel` that can show appended steps cheaply."""
+    """A ``QTableView`` over a :class:`StepListModel` that can show appended steps cheaply
+    (and paints its cells through a :class:`StepDelegate`, see :meth:`use_model`)."""
 
     def __init__(self) -> None:
         super().__init__()
         self._appending = False
+
+    def paintEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
+        """Qt's paint; the step delegate first reads what its cells share (font, palette)."""
+        delegate = self.itemDelegate()
+        if isinstance(delegate, StepDelegate):
+            delegate.prepare()
+        super().paintEvent(event)
 
     def doItemsLayout(self) -> None:  # noqa: N802 - Qt API
         """Qt's layout after an insert, without its repaint of every row while appending
@@ -33,6 +44,11 @@ class StepTable(QTableView):
             self.updateGeometries()  # the scroll bar's range: what the layout is for here
             return
         super().doItemsLayout()
+
+    def use_model(self, model: StepListModel) -> None:
+        """Show ``model``, its cells drawn by a :class:`StepDelegate`."""
+        self.setModel(model)
+        self.setItemDelegate(StepDelegate(model, self))
 
     def visible_rows(self) -> range:
         """The rows at least partly on screen now."""

@@ -118,7 +118,7 @@ class DocumentView(LiveHost):
         self._enter_pending = False  # Enter was pressed: go to the first match once filtered
         self.model = StepListModel(self)
         self.table = StepTable()
-        self.table.setModel(self.model)
+        self.table.use_model(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
