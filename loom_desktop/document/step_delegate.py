@@ -9,8 +9,8 @@ frame). Here a plain cell reads its text, alignment and colour in one call
 (:meth:`StepListModel.cell_style`, the same answers :meth:`StepListModel.data` gives),
 elides it once and draws it where Qt's style would: the same pixels
 (``tests/desktop/document/test_step_delegate.py`` compares them). A cell Qt draws
-otherwise (the focused one, a text of several lines, a disabled view) goes to Qt's own
-delegate.
+otherwise (the focused one, a text of several lines, a disabled view, any cell under
+a style other than Fusion) goes to Qt's own delegate.
 """
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ class StepDelegate(QStyledItemDelegate):
         once per paint rather than once per cell."""
         view = self._view
         style, palette = view.style(), view.palette()
+        # Fusion (Linux's, and the offscreen tests') draws an item as Qt's common style does,
+        # which is what paint() repeats; Windows' and macOS' styles draw their own
+        self._own = style.metaObject().className() == "QFusionStyle"
         self._style, self._metrics = style, view.fontMetrics()
         # the text's inset from the cell's edges, as Qt's style takes it
         self._margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1
@@ -62,6 +65,9 @@ class StepDelegate(QStyledItemDelegate):
         option: QStyleOptionViewItem,
         index: QModelIndex | QPersistentModelIndex,
     ) -> None:
+        if not self._own:
+            super().paint(painter, option, index)
+            return
         text, right, color = self._model.cell_style(index.row(), index.column())
         state = option.state.value
         if state & _QT_DRAWS or not state & _ENABLED or any(b in text for b in _BREAKS):

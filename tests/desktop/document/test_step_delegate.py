@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QStyledItemDelegate
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleFactory
 
 from loom_core.formats.loader import load
 from loom_core.views.timeline import F_ERROR, build_timeline
@@ -15,10 +15,9 @@ from loom_desktop.document.step_table import StepTable
 from loom_desktop.main_window import MainWindow
 
 
-def _shot(qtbot, view, delegate) -> QImage:
-    view.table.setItemDelegate(delegate)
-    view.table.viewport().repaint()
-    return view.table.viewport().grab().toImage()
+def _shot(qtbot, table, delegate) -> QImage:
+    table.setItemDelegate(delegate)
+    return table.viewport().grab().toImage()
 
 
 def test_the_list_shows_the_pixels_qts_delegate_drew(
@@ -36,8 +35,8 @@ def test_the_list_shows_the_pixels_qts_delegate_drew(
         if focus:
             table.setFocus()
         qtbot.wait(1)  # the resize's layout and the selection's repaint
-        qt = _shot(qtbot, view, QStyledItemDelegate(table))
-        ours = _shot(qtbot, view, StepDelegate(view.model, table))
+        qt = _shot(qtbot, table, QStyledItemDelegate(table))
+        ours = _shot(qtbot, table, StepDelegate(view.model, table))
         assert qt == ours, (step, width)
 
 
@@ -67,3 +66,23 @@ def test_a_paint_of_the_list_asks_the_model_for_no_role(qtbot, sample) -> None:
     table.viewport().grab()
     assert not asked
     assert len(cells) >= 10 * model.columnCount()  # it painted: a screen of rows, each cell once
+
+
+def test_under_another_style_the_list_is_drawn_by_qts_delegate(qtbot, sample) -> None:
+    """What the delegate repeats is how Fusion draws an item; another style (Windows',
+    macOS') draws its own, so the list leaves every cell to it."""
+    model = StepListModel()
+    model.set_timeline(build_timeline(load(sample)))
+    table = StepTable()
+    qtbot.addWidget(table)
+    table.use_model(model)
+    style = QStyleFactory.create("Windows")
+    table.setStyle(style)
+    table.resize(800, 400)
+    table.show()
+    qtbot.waitExposed(table)
+    qt = _shot(qtbot, table, QStyledItemDelegate(table))
+    assert _shot(qtbot, table, StepDelegate(model, table)) == qt
+    plain = table.grab().toImage()
+    table.setStyle(QStyleFactory.create("Fusion"))
+    assert table.grab().toImage() != plain  # the styles do draw differently
