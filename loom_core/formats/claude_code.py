@@ -166,9 +166,10 @@ def outcome(
     build: Builder,
     read: list[str],
     path: str,
+    facts: SessionFacts | None = None,
 ) -> tuple[tuple[str, ...], dict[str, Any]]:
     """The warnings and ``Document.extra`` of a finished fold (``read``: what reading the
-    files beside the session said)."""
+    files beside the session said; ``facts``: those of the entries taken so far)."""
     warnings = [f"line {b['line']} cannot be read ({b['cause']}); kept raw" for b in lines.bad]
     if gone:
         warnings.append(
@@ -188,23 +189,43 @@ def outcome(
         other=build.other,
         summaries=build.summaries,
         abandoned=[recs[i] for i in sorted(gone)],
-        session=_session(recs, build, path),
+        session=(facts or SessionFacts()).take(recs).info(build, path),
     )
     return tuple(warnings), extra
 
 
-def _session(recs: list[dict[str, Any]], build: Builder, path: str) -> dict[str, Any]:
-    """What the session says about itself (the first value each field has)."""
-    info: dict[str, Any] = {"project": Path(path).parent.name}
-    for key in ("sessionId", "cwd", "gitBranch", "version"):
-        info[key] = next((s(r.get(key)) for r in recs if s(r.get(key))), "")
-    titles = [s(r.get("customTitle")) for r in recs if s(r.get("customTitle"))]
-    titles += [s(r.get("summary")) for r in build.summaries if s(r.get("summary"))]
-    info["title"] = titles[-1] if titles else ""
-    info["first_prompt"] = build.run.episodes[0] if build.run.episodes else ""
-    models = [s(d(r.get("message")).get("model")) for r in recs if r.get("type") == "assistant"]
-    info["models"] = sorted({m for m in models if m and not m.startswith("<")})
-    return info
+class SessionFacts:
+    """What the session says about itself (the first value each field has), gathered as
+    its entries are read (a live tab takes only the new ones)."""
+
+    KEYS = ("sessionId", "cwd", "gitBranch", "version")
+
+    def __init__(self) -> None:
+        self.first = dict.fromkeys(self.KEYS, "")
+        self.title = ""  # the last custom title
+        self.models: set[str] = set()
+        self.taken = 0  # entries taken
+
+    def take(self, recs: list[dict[str, Any]]) -> SessionFacts:
+        """Take the entries past those taken already."""
+        for rec in recs[self.taken :]:
+            for key in [k for k, v in self.first.items() if not v]:
+                self.first[key] = s(rec.get(key))
+            self.title = s(rec.get("customTitle")) or self.title
+            if rec.get("type") == "assistant":
+                model = s(d(rec.get("message")).get("model"))
+                if model and not model.startswith("<"):
+                    self.models.add(model)
+        self.taken = len(recs)
+        return self
+
+    def info(self, build: Builder, path: str) -> dict[str, Any]:
+        info: dict[str, Any] = {"project": Path(path).parent.name, **self.first}
+        titles = [s(r.get("summary")) for r in build.summaries if s(r.get("summary"))]
+        info["title"] = titles[-1] if titles else self.title
+        info["first_prompt"] = build.run.episodes[0] if build.run.episodes else ""
+        info["models"] = sorted(self.models)
+        return info
 
 
 READER = ForeignReader(

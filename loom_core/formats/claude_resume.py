@@ -21,8 +21,8 @@ the whole read's, at its cost):
   compaction calls matched to the same boundaries; no compaction summary written for a
   boundary before the checkpoint.
 
-:data:`RESUME` can be set False to fold every read from the first line (the benchmark's
-"before", and the tests' check that a broken resume is caught).
+Rewound branches (:mod:`.claude_rewinds`) and what the session says about itself
+(:class:`~.claude_code.SessionFacts`) are kept up to date the same way.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from loom_core.formats.claude_branches import abandoned
 from loom_core.formats.claude_build import Builder, Unresumable, response_key
 from loom_core.formats.claude_code import (
     NAME,
+    SessionFacts,
     _read_compactions,
     _read_subagents,
     claude_records,
@@ -45,12 +45,11 @@ from loom_core.formats.claude_code import (
 )
 from loom_core.formats.claude_compact import Compaction, is_boundary, match
 from loom_core.formats.claude_records import Lines, parse_lines, s
+from loom_core.formats.claude_rewinds import Rewinds
 from loom_core.formats.document import Document
 from loom_core.formats.growing_run import GrowingRun
 
-__all__ = ["RESUME", "ResumedLines"]
-
-RESUME = True
+__all__ = ["ResumedLines"]
 
 
 def _beside(path: str) -> tuple[tuple[str, int, int], ...]:
@@ -73,6 +72,8 @@ class _Base:
     beside: tuple[tuple[str, int, int], ...]
     calls: list[Compaction]
     read: list[str]  # what reading the files beside said
+    anchors: set[str]  # the session entries the compaction calls hang from
+    matched: int  # entries when the calls were last matched to boundaries
     upto: int = 0
     gone: frozenset[int] = frozenset()  # rewound entries among the first ``upto``
     boundaries: set[str] = field(default_factory=set)  # compaction boundaries folded
@@ -84,9 +85,13 @@ class ResumedLines:
 
     def __init__(self) -> None:
         self._lines = Lines()
+        self._recs: list[dict[str, Any]] = []
+        self._claude = False  # one entry is Claude Code's
         self._count = 0  # lines taken: the next block's first line is number count + 1
         self._base: _Base | None = None
         self._run = GrowingRun()
+        self._rewinds = Rewinds()
+        self._facts = SessionFacts()
         self.restarts = 0  # folds from the first line (the first read included)
 
     def add(self, block: bytes) -> None:
@@ -94,18 +99,21 @@ class ResumedLines:
         self._count += block.count(b"\n")
         self._lines.records += part.records
         self._lines.bad += part.bad
+        self._recs += [rec for _n, rec in part.records]
 
     def document(self, path: str, tail: bytes) -> Document:
         torn = parse_lines(tail, self._count + 1).torn  # the whole read's rule, on the tail
         lines = Lines(self._lines.records, self._lines.bad, torn)
-        recs = claude_records(lines, path)
-        gone = abandoned(recs)
+        recs = self._recs
+        if not self._claude:  # LoadError as a whole read's; once one entry is, it stays
+            self._claude = bool(claude_records(lines, path))
+        gone = self._rewinds.update(recs)
         try:
             build, base = self._fold(recs, gone, path)
         except Unresumable:
             self._base = None
             build, base = self._fold(recs, gone, path)
-        warnings, extra = outcome(lines, recs, gone, build, base.read, path)
+        warnings, extra = outcome(lines, recs, gone, build, base.read, path, self._facts)
         build.run.extra.update(extra)
         doc = self._run.document(build.run, path, NAME, warnings, len(base.build.run.log))
         self._advance(recs, gone)
@@ -113,39 +121,41 @@ class ResumedLines:
 
     def _fold(self, recs: list[dict[str, Any]], gone: set[int], path: str) -> tuple[Builder, _Base]:
         """The finished fold of every entry: the checkpoint's copy, the entries after it."""
-        base = self._base if RESUME else None
-        kept = [r for i, r in enumerate(recs) if i not in gone]
-        if base is not None and not self._holds(base, recs, gone, kept, path):
+        base = self._base
+        if base is not None and not self._holds(base, recs, gone, path):
             base = None
         if base is None:
             self.restarts += 1
             read: list[str] = []
             subagents = _read_subagents(path, read)
             calls = _read_compactions(path, read)
+            kept = [r for i, r in enumerate(recs) if i not in gone]
             build = Builder(subagents=subagents, compactions=match(kept, calls))
-            base = self._base = _Base(build, _beside(path), calls, read)
+            anchors = {s(r.get("parentUuid")) for call in calls for r in call.records}
+            base = self._base = _Base(build, _beside(path), calls, read, anchors, len(recs))
         build = base.build.copy()
         build.add_file([r for i, r in enumerate(recs[base.upto :], base.upto) if i not in gone])
         build.finish()
-        started = (r.get("timestamp") for r in kept)  # the first, as a whole read takes it
-        build.run.extra["started"] = next((t for t in started if isinstance(t, str)), None)
-        return build, base
+        stamps = (r.get("timestamp") for i, r in enumerate(recs) if i not in gone)
+        build.run.extra["started"] = next((t for t in stamps if isinstance(t, str)), None)
+        return build, base  # (the first time of the entries kept, as a whole read takes it)
 
-    def _holds(
-        self,
-        base: _Base,
-        recs: list[dict[str, Any]],
-        gone: set[int],
-        kept: list[dict[str, Any]],
-        path: str,
-    ) -> bool:
+    def _holds(self, base: _Base, recs: list[dict[str, Any]], gone: set[int], path: str) -> bool:
         """Whether the checkpoint is what a fold of the same entries from the start gives."""
         if frozenset(i for i in gone if i < base.upto) != base.gone:
             return False
         if _beside(path) != base.beside:
             return False
-        if base.calls and match(kept, base.calls) != base.build.compactions:
-            return False
+        if (
+            base.calls
+            and any(  # a boundary or an entry a compaction call hangs from
+                is_boundary(r) or s(r.get("uuid")) in base.anchors for r in recs[base.matched :]
+            )
+        ):
+            kept = [r for i, r in enumerate(recs) if i not in gone]
+            if match(kept, base.calls) != base.build.compactions:
+                return False
+        base.matched = len(recs)
         later = recs[base.upto :]
         return not any(
             r.get("isCompactSummary") is True and s(r.get("parentUuid")) in base.boundaries
@@ -157,7 +167,7 @@ class ResumedLines:
         before it are final (a response's lines come between its tools' results, so the
         last one may go on)."""
         base = self._base
-        if base is None or not RESUME:
+        if base is None:
             return
         upto = _last_response(recs, base.upto)
         if upto <= base.upto:
