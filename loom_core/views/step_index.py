@@ -155,7 +155,10 @@ class StepIndex:
     def _build(self, tl: Timeline, first: int, stop: int) -> TextChunk:
         """Steps ``first .. stop - 1`` as one chunk (:meth:`bounds` says where chunks end).
         Whole lists at a time: a million steps are built in seconds, not tens."""
-        parts, starts = self.parts(tl, first, stop)
+        kept = self._parts.get(first)  # (the caller holds the lock)
+        parts, starts = (
+            kept if kept and len(kept[1]) == stop - first + 1 else self.parts(tl, first, stop)
+        )
         full = len(starts) - 1 >= CHUNK_STEPS or starts[-1] >= CHUNK_BYTES
         return TextChunk(first, starts, b"".join(parts).lower(), full)
 

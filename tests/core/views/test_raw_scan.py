@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loom_core.formats.loader import load
-from loom_core.views import raw_scan, step_index
+from loom_core.views import raw_scan, step_index, text_index
 from loom_core.views.filtering import filter_steps
 from loom_core.views.timeline import Timeline, build_timeline
 from tests.core.formats.real_world import real_files
@@ -91,13 +91,7 @@ def test_a_common_text_is_left_to_the_column(
     )
 
 
-def test_a_second_query_reads_the_kept_parts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(step_index, "CHUNK_STEPS", 37)
-    path = tmp_path / "t.loom.json"
-    path.write_text(json.dumps(_trace(200), ensure_ascii=False))
-    tl = build_timeline(load(path))
+def _counting_parts(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     made: list[int] = []
     real = step_index.StepIndex.parts
 
@@ -106,9 +100,38 @@ def test_a_second_query_reads_the_kept_parts(
         return real(self, tl, first, stop)
 
     monkeypatch.setattr(step_index.StepIndex, "parts", parts)
+    return made
+
+
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Timeline:
+    monkeypatch.setattr(step_index, "CHUNK_STEPS", 37)
+    path = tmp_path / "t.loom.json"
+    path.write_text(json.dumps(_trace(200), ensure_ascii=False))
+    return build_timeline(load(path))
+
+
+def test_a_second_query_reads_the_kept_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tl = _run(tmp_path, monkeypatch)
+    made = _counting_parts(monkeypatch)
     assert filter_steps(tl, "paris") == filter_steps(tl, "paris")
     chunks = len(list(step_index.step_index(tl).bounds(tl, len(tl))))
     assert sorted(made) == sorted(set(made)) and len(made) == chunks  # each chunk's once
+
+
+def test_the_index_build_leaves_the_parts_for_the_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query while the index is being built, or one it cannot narrow, makes no parts:
+    the build made each chunk's first (once: its joins reuse them)."""
+    tl = _run(tmp_path, monkeypatch)
+    made = _counting_parts(monkeypatch)
+    built = text_index.build(tl)
+    chunks = len(list(step_index.step_index(tl).bounds(tl, len(tl))))
+    assert built is not None and len(made) == chunks
+    rows = filter_steps(tl, "paris")  # (the index is not in use: built, not ensured)
+    assert len(made) == chunks and list(rows or ()) == _reference(tl, "paris")
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name[:40])
