@@ -18,31 +18,38 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from loom_core.library.pg_steps import EVERY_WORD, SUMMARY_BYTES, _as_parsed
+from loom_core.library.pg_steps import EVERY_WORD, SUMMARY_BYTES, _as_parsed, as_lexemes
 
 BLOCK = 64  # steps per block summary
 WHOLE = 2**31 - 1  # a range's end that takes every step of a run
 SPANS_AT_ONCE = 512  # block ranges verified in one query, newest first
 
 
-def block_doc(seen: Sequence[set[str]]) -> str:
-    """A block's summary as ``tsvector`` text from its distinct words per column."""
+def block_doc(seen: Sequence[set[str]], as_parsed: bool | None = None) -> str:
+    """A block's summary as ``tsvector`` text from its distinct words per column.
+    ``as_parsed``: already known whether every word is one the parser takes as it is
+    (:func:`~.pg_steps._as_parsed`, a property of each word: true of a run's words is
+    true of each block's); None: looked at here."""
     texts = [" ".join(column) for column in seen]
     size = sum(len(t) for t in texts) + 8 * sum(len(c) for c in seen)
-    if size > SUMMARY_BYTES or not all(map(_as_parsed, texts)):
+    if as_parsed is None:
+        as_parsed = all(map(_as_parsed, texts))
+    if size > SUMMARY_BYTES or not as_parsed:
         return EVERY_WORD
-    return " ".join(
-        f"'{w}:{x}'" for w, column in zip("ABCD", seen, strict=True) for x in column if x
-    )
+    return as_lexemes(seen)
 
 
 def write_blocks(conn: Any, run: int, cuts: Sequence[list[str]]) -> tuple[set[str], ...]:
-    """Copy the run's block summaries in; the run's distinct words per column."""
+    """Copy the run's block summaries in; the run's distinct words per column. Whether
+    the parser takes every word as it is is asked once of all the run's words, not of
+    each block's (most runs: then no block needs asking)."""
     every: tuple[set[str], ...] = tuple(set() for _ in cuts)
+    plain = all(_as_parsed(" ".join(column)) for column in cuts) or None
     with conn.cursor().copy("COPY step_words (run, block, doc) FROM STDIN") as copy:
         for block, lo in enumerate(range(0, len(cuts[0]), BLOCK)):
-            seen = [set(" ".join(column[lo : lo + BLOCK]).split(" ")) for column in cuts]
-            copy.write_row((run, block, block_doc(seen)))
+            # each step's words once (a column's steps often repeat: a tool's name)
+            seen = [set(" ".join(set(column[lo : lo + BLOCK])).split(" ")) for column in cuts]
+            copy.write(f"{run}\t{block}\t{block_doc(seen, plain)}\n")  # no escape: words
             for mine, theirs in zip(every, seen, strict=True):
                 mine |= theirs
     return every

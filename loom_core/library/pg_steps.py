@@ -24,14 +24,13 @@ NULL is a run indexed before summaries existed; its next index pass writes one.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
 from loom_core.library.extract import StepText
-from loom_core.library.pg_query import words
+from loom_core.library.pg_rows import CHUNK, step_lines
 
 STEP_COLUMNS = "run, pos, seq, body, tool, agent, tags, sample, wtool, wagent, wbody"
-INT64 = 2**63 - 1
 SUMMARY_BYTES = 700_000  # a summary's words beyond this: EVERY_WORD (a tsvector < 1 MB)
 EVERY_WORD = "all"  # the summary of a run with too many words: a candidate of every search
 _SUMMARY = (
@@ -43,11 +42,6 @@ _SUMMARY = (
 )
 
 
-def clamp(value: int | None) -> int | None:
-    """A count a BIGINT holds (a hand-edited file can hold any integer)."""
-    return None if value is None else max(-INT64 - 1, min(INT64, value))
-
-
 def delete_steps(conn: Any, run: int) -> None:
     """A run's steps and its summary gone (it is re-indexed, forgotten or missing)."""
     conn.execute("DELETE FROM steps WHERE run = %s", (run,))
@@ -55,20 +49,18 @@ def delete_steps(conn: Any, run: int) -> None:
     conn.execute("DELETE FROM run_words WHERE run = %s", (run,))
 
 
-def insert_steps(conn: Any, run: int, rows: Iterable[StepText]) -> list[list[str]]:
+def insert_steps(conn: Any, run: int, rows: Sequence[StepText]) -> list[list[str]]:
     """Copy a run's steps in, each with its words as cut (the search makes their
     ``tsvector``: :mod:`.pg_match`); the cut words per column (tool, agent, tags, body),
-    from which the run's block summaries and summary are made (:mod:`.pg_blocks`)."""
+    from which the run's block summaries and summary are made (:mod:`.pg_blocks`). The
+    rows are made a column at a time and sent :data:`CHUNK` at a time (:mod:`.pg_rows`)."""
     cuts: list[list[str]] = [[], [], [], []]
     with conn.cursor().copy(f"COPY steps ({STEP_COLUMNS}) FROM STDIN") as copy:
-        for pos, r in enumerate(rows):
-            cut = (words(r.tool), words(r.agent), _clean(r.tags), words(r.body))
-            for column, text in zip(cuts, cut, strict=True):
-                column.append(text)
-            copy.write_row(
-                (run, pos, clamp(r.seq), _clean(r.body), _clean(r.tool), _clean(r.agent),
-                 cut[2], _clean(r.sample), cut[0], cut[1], cut[3])
-            )  # fmt: skip
+        for first in range(0, len(rows), CHUNK):
+            text, cut = step_lines(run, first, rows[first : first + CHUNK])
+            copy.write(text)
+            for column, part in zip(cuts, cut, strict=True):
+                column += part
     return cuts
 
 
@@ -76,30 +68,45 @@ def write_summary(conn: Any, run: int, seen: tuple[set[str], ...]) -> None:
     """The run's summary from its distinct words per column (tool, agent, tags, body).
     Words the parser takes as they are (:func:`_as_parsed`) are sent as the summary's
     lexemes; any other word makes the server's parser cut them all, as the steps' were."""
-    size = sum(len(w.encode()) + 8 for column in seen for w in column)
-    if size > SUMMARY_BYTES:
-        conn.execute(
-            "INSERT INTO run_words (run, doc) VALUES (%s, %s::tsvector) "
-            "ON CONFLICT (run) DO UPDATE SET doc = EXCLUDED.doc",
-            (run, EVERY_WORD),
-        )
-        return
     texts = [" ".join(column) for column in seen]
-    if all(map(_as_parsed, texts)):
-        weighted = zip("ABCD", seen, strict=True)
-        lexemes = [f"{w}:{word}" for w, column in weighted for word in column if word]
-        conn.execute(
-            "INSERT INTO run_words (run, doc) VALUES (%s, array_to_tsvector(%s::text[])) "
-            "ON CONFLICT (run) DO UPDATE SET doc = EXCLUDED.doc",
-            (run, lexemes),
-        )
+    # each word's UTF-8 bytes and 8 more: the joined text less its spaces
+    spaces = [max(len(column) - 1, 0) for column in seen]
+    size = sum(len(t.encode()) - n for t, n in zip(texts, spaces, strict=True))
+    size += 8 * sum(map(len, seen))
+    if size > SUMMARY_BYTES:
+        doc = EVERY_WORD
+    elif all(map(_as_parsed, texts)):
+        doc = as_lexemes(seen)
+    else:
+        conn.execute(_SUMMARY, (run, *texts))
         return
-    conn.execute(_SUMMARY, (run, *texts))
+    conn.execute(
+        "INSERT INTO run_words (run, doc) VALUES (%s, %s::tsvector) "
+        "ON CONFLICT (run) DO UPDATE SET doc = EXCLUDED.doc",
+        (run, doc),
+    )
 
 
-_PLAIN = re.compile(r"[a-z0-9 ]*")
+def as_lexemes(seen: Sequence[set[str]]) -> str:
+    """Distinct words per column (tool, agent, tags, body) as the ``tsvector`` text of
+    their weight-prefixed lexemes (``'A:bash' 'D:config'``), for words the parser takes
+    as they are (:func:`_as_parsed`: no quote to escape). One text made by joins, not
+    a lexeme at a time (psycopg dumps a list of strings one by one, in Python)."""
+    parts = []
+    for weight, column in zip("ABCD", seen, strict=True):
+        kept = column - {""} if "" in column else column
+        if kept:
+            parts.append(f"'{weight}:" + f"' '{weight}:".join(kept) + "'")
+    return " ".join(parts)
+
+
 _CUT_BY_PARSER = re.compile(r"(?:^| )\d+e\d")  # 5e5e5 is 5e5 and e5 (a number first)
 LONGEST_WORD = 2046  # the parser skips longer words (PostgreSQL's MAXSTRLEN)
+# each byte as a class: a digit 0, e itself, another letter a, a space, anything else NUL
+_CLASSES = bytes(
+    48 if 48 <= c <= 57 else c if c in (32, 101) else 97 if 97 <= c <= 122 else 0
+    for c in range(256)
+)
 
 
 def _as_parsed(text: str) -> bool:
@@ -107,21 +114,24 @@ def _as_parsed(text: str) -> bool:
     ``text`` one lexeme, itself: lower-case ASCII letters and digits are one token each
     (checked against ``ts_debug``), except a number with an exponent followed by more
     (``5e5e5``, ``1e5x``) and words too long to index. The parser is not asked, saving
-    the server a pass over the run's words."""
+    the server a pass over the run's words. A property of each word, tested by passes in C
+    over the text (its bytes mapped to classes, then looked for)."""
+    if not text.isascii():
+        return False
+    classes = text.encode().translate(_CLASSES)
     return (
-        _PLAIN.fullmatch(text) is not None
-        and _CUT_BY_PARSER.search(text) is None
-        and (len(text) <= LONGEST_WORD or max(map(len, text.split(" "))) <= LONGEST_WORD)
+        b"\x00" not in classes
+        and (b"0e0" not in classes or _CUT_BY_PARSER.search(text) is None)
+        and (len(text) <= LONGEST_WORD or not _too_long(text))
     )
 
 
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-
-
-def _clean(text: str) -> str:
-    """PostgreSQL's text holds no NUL and UTF-8 no lone surrogate (a tool result or a
-    broken file may hold either): each becomes U+FFFD. ASCII text without a NUL is
-    returned as it is, without a pass of the expression (most text; two tests in C)."""
-    if text.isascii() and "\x00" not in text:
-        return text
-    return _UNSTORABLE.sub("\ufffd", text)
+def _too_long(text: str) -> bool:
+    """Whether a space-separated word of ``text`` is longer than :data:`LONGEST_WORD`.
+    Such a word holds a whole aligned stretch of half its length, so only a text with a
+    stretch that has no space is split."""
+    half = (LONGEST_WORD + 1) // 2
+    stretches = range(0, len(text) - half + 1, half)
+    if all(" " in text[at : at + half] for at in stretches):
+        return False
+    return max(map(len, text.split(" "))) > LONGEST_WORD

@@ -24,7 +24,8 @@ from loom_core.library.backend import RunningRow
 from loom_core.library.extract import StepText
 from loom_core.library.pg_blocks import write_blocks
 from loom_core.library.pg_conn import PgConnections
-from loom_core.library.pg_steps import clamp, delete_steps, insert_steps, write_summary
+from loom_core.library.pg_rows import clamp
+from loom_core.library.pg_steps import delete_steps, insert_steps, write_summary
 from loom_core.library.sqlite_runs import FORGOTTEN, missing_cause
 
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from loom_core.library.pg_query import words
-from loom_core.library.pg_steps import _SUMMARY, _as_parsed, _clean, write_summary
+from loom_core.library.pg_rows import clean
+from loom_core.library.pg_steps import _SUMMARY, _as_parsed, write_summary
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -43,9 +45,15 @@ def test_every_ascii_character_between_words() -> None:
 
 def test_text_postgresql_cannot_hold_is_cleaned_and_the_rest_kept() -> None:
     plain = "ls -la /tmp\n\ttotal 0"
-    assert _clean(plain) is plain
-    assert _clean("a\x00b") == "a\ufffdb"
-    assert _clean("é\ud800") == "é\ufffd"
+    assert clean(plain) is plain
+    assert clean("a\x00b") == "a\ufffdb"
+    assert clean("é\ud800") == "é\ufffd"
+
+
+def bare_runs(conn: Any, *paths: str) -> list[int]:
+    """New runs' rows with nothing else (for writing their parts directly)."""
+    sql = "INSERT INTO runs (host, path) VALUES ('h', %s) RETURNING id"
+    return [int(conn.execute(sql, (path,)).fetchone()[0]) for path in paths]
 
 
 SAFE = ({"bash"}, {"main"}, {"ktool", "ferror"}, {"config", "0x1f", "e5e", "123abc", "007", ""})
@@ -66,12 +74,7 @@ def test_a_runs_summary_holds_the_lexemes_the_servers_parser_makes(
     db = PgConnections(pg_url)
     try:
         with db.connection() as conn:
-            ids = [
-                conn.execute(
-                    "INSERT INTO runs (host, path) VALUES ('h', %s) RETURNING id", (p,)
-                ).fetchone()[0]
-                for p in ("/a", "/b")
-            ]
+            ids = bare_runs(conn, "/a", "/b")
             write_summary(conn, ids[0], seen)
             conn.execute(_SUMMARY, (ids[1], *(" ".join(column) for column in seen)))
             docs = conn.execute(
