@@ -29,7 +29,6 @@ _SELECTED, _ACTIVE = _State.State_Selected.value, _State.State_Active.value
 # cells Qt's delegate draws: the focused one (its frame), one being edited, a disabled view
 _QT_DRAWS = _State.State_HasFocus.value | _State.State_Editing.value
 _ENABLED = _State.State_Enabled.value
-_BREAKS = ("\n", "\r", "\u2028", "\u2029")  # Qt lays such a text out on several lines
 _ELIDE = Qt.TextElideMode.ElideRight  # the view's, as Qt's style elides
 
 
@@ -70,7 +69,9 @@ class StepDelegate(QStyledItemDelegate):
             return
         text, right, color = self._model.cell_style(index.row(), index.column())
         state = option.state.value
-        if state & _QT_DRAWS or not state & _ENABLED or any(b in text for b in _BREAKS):
+        # not printable: a line break (Qt lays the text out on several lines), a tab, a
+        # control or format character or an unusual space: Qt's way, to be sure
+        if state & _QT_DRAWS or not state & _ENABLED or not text.isprintable():
             super().paint(painter, option, index)
             return
         view = self._view
@@ -83,10 +84,11 @@ class StepDelegate(QStyledItemDelegate):
         else:
             painter.setPen(self._text[group] if color is None else color)
         rect, margin = option.rect, self._margin
-        width = rect.width() - 2 * margin
+        left, top, width, height = rect.x(), rect.y(), rect.width(), rect.height()
+        width -= 2 * margin
         shown = self._metrics.elidedText(text, _ELIDE, width)
         # where Qt's style puts the line: centred by its whole height, baseline at ascent;
         # aligned right, at its room less the text's advance
-        top = rect.y() + (rect.height() - self._height) // 2
-        x = rect.x() + margin + (width - self._advance(shown) if right else 0.0)
+        top += (height - self._height) // 2
+        x = left + margin + (width - self._advance(shown) if right else 0.0)
         painter.drawText(QPointF(x, top + self._ascent), shown)
