@@ -17,8 +17,9 @@ import pytest
 
 from loom_core.library.scan import default_folders
 from loom_core.library.search import Library
+from loom_core.library.watch import FolderWatcher
 from loom_core.library.worker import IndexProgress, LibraryIndexer
-from tests.core.library.conftest import SAMPLE
+from tests.core.library.conftest import SAMPLE, sqlite_only
 
 
 def _threads() -> set[threading.Thread]:
@@ -155,3 +156,24 @@ def test_big_runs_are_indexed_by_a_child_process(runs: Path, tmp_path: Path) -> 
         assert worker.offload is not None and worker.offload.children == 1
     finally:
         worker.stop()
+
+
+def test_the_folder_watcher_starts_on_the_indexers_thread(tmp_path: Path, backend: str) -> None:
+    """Its import and its thread's start are not the caller's (the window's GUI thread)."""
+    sqlite_only(backend)  # nothing here is the database's
+    threads: list[int] = []
+    plain = FolderWatcher.start
+
+    def recorded(watcher: FolderWatcher) -> bool:
+        threads.append(threading.get_ident())
+        return plain(watcher)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(FolderWatcher, "start", recorded)
+        worker = LibraryIndexer([tmp_path])
+        worker.start()
+        deadline = time.monotonic() + 20
+        while not threads and time.monotonic() < deadline:
+            time.sleep(0.01)
+        worker.stop()
+    assert threads and threads[0] != threading.get_ident()
