@@ -34,6 +34,7 @@ TRICKY = [
     StepText(2**70, "nul\x00 and \ud800 lone", "read_file", "sub agent", "ktool ferror"),
     StepText(3, "été Ünïcode 東京 config.yaml", "Tool.Name", "", "", "7:2"),
     StepText(4, "", "", "", ""),
+    StepText(5, "bell\a back\b feed\f vtab\v esc\x1b del\x7f", "a\tb", "c\nd", "x\\y", "1:1"),
 ]
 
 
