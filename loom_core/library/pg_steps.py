@@ -1,7 +1,8 @@
 """A run's steps written to the team library, with the run's summary of words.
 
 Why ``COPY`` straight into ``steps``: one round trip per step would make ingestion slower
-than the local library's. The words are cut here (:func:`~.pg_query.words`) and stored as
+than the local library's. The words are cut (:func:`~.pg_query.words`, called by
+:func:`.pg_rows.step_lines`, which makes the ``COPY`` text a column at a time) and stored as
 cut; no ``tsvector`` is made per step when it is written (the parser and a GIN index were
 half of the server's work per step): a search makes it from these words on the steps it
 asks (:mod:`.pg_match`).
