@@ -186,3 +186,15 @@ def test_leaps_to_the_ends_stop_at_the_run(qtbot, tmp_path: Path) -> None:
     widget.set_cursor(n // 2)  # a leap into the middle keeps the tenth-of-a-view lead
     x0, x1 = _view(widget)
     assert abs(x0 - (n // 2 - 0.1 * width)) < 1e-6, (x0, x1)
+
+
+def test_a_pan_does_not_relabel_the_hidden_top_axis(qtbot, sample_plot) -> None:
+    top = sample_plot.getPlotItem().getAxis("top")
+    assert not top.isVisible()
+    labelled: list[str] = []
+    original = top.label.setHtml
+    top.label.setHtml = lambda html: (labelled.append(html), original(html))[1]
+    for start in (0.5, 2.5, 4.5):
+        sample_plot.setXRange(start, start + 3, padding=0)
+        qtbot.wait(1)
+    assert labelled == []  # pyqtgraph's SI prefix set it on every pan: HTML laid out for nothing
