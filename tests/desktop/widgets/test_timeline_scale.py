@@ -198,3 +198,20 @@ def test_a_pan_does_not_relabel_the_hidden_top_axis(qtbot, sample_plot) -> None:
         sample_plot.setXRange(start, start + 3, padding=0)
         qtbot.wait(1)
     assert labelled == []  # pyqtgraph's SI prefix set it on every pan: HTML laid out for nothing
+
+
+def test_step_labels_name_each_rows_seq_and_nothing_else(sample: Path) -> None:
+    """The labels are looked up for a whole level at once: a prompt row and a row outside
+    the run still get no number, every other row its step's seq."""
+    from loom_desktop.widgets.seq_axis import SeqAxis
+
+    tl = build_timeline(load(sample))
+    axis = SeqAxis()
+    axis.set_timeline(tl)
+    seq_of = {row: e.seq for row, e in zip(tl.step_of_effect, tl.doc.effects, strict=True)}
+    rows = list(range(-2, len(tl) + 2))
+    assert len(seq_of) < len(tl)  # the sample has prompt rows
+    expected = [str(seq_of[r]) if r in seq_of else "" for r in rows]
+    assert axis.tickStrings([float(r) for r in rows], 1.0, 1.0) == expected
+    assert axis.tickStrings([r + 0.2 for r in rows], 1.0, 1.0) == expected  # the nearest row
+    assert axis.tickStrings([], 1.0, 1.0) == []
