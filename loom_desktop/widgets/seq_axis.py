@@ -18,6 +18,7 @@ from PySide6.QtGui import QFont, QFontMetricsF
 
 from loom_core.views.steps import flag_words, step_label, step_summary
 from loom_core.views.timeline import SEQ_LIMIT, Timeline
+from loom_desktop.widgets.axis_specs import LabelSizes, Specs, bottom_specs, fits
 from loom_desktop.widgets.timeline_data import SeqMap, seq_map
 
 # Where a seq beyond a float's range is placed: see Timeline.seqs; its label still says
@@ -46,6 +47,12 @@ class SeqAxis(pg.AxisItem):
         self._seqs = np.empty(0)  # their seqs, ascending
         self._ascending = True  # so are the rows (the usual run)
         self._tl: Timeline | None = None
+        self._sizes = LabelSizes()
+
+    def generateDrawSpecs(self, p: Any) -> Specs | None:  # noqa: N802 - pyqtgraph API
+        """The line, ticks and labels to draw (see :mod:`.axis_specs`: pyqtgraph's own
+        general version was most of each pan's axis repaint)."""
+        return bottom_specs(self, p, self._sizes) if fits(self) else super().generateDrawSpecs(p)
 
     def set_timeline(
         self, tl: Timeline, in_view_to: float | None = None, mapped: SeqMap | None = None
