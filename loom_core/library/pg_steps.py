@@ -44,7 +44,9 @@ _SUMMARY = (
 
 
 def delete_steps(conn: Any, run: int) -> None:
-    """A run's steps and its summary gone (it is re-indexed, forgotten or missing)."""
+    """A run's steps and its summary gone (it is re-indexed, forgotten, missing or
+    deleted). Nothing cascades from ``runs`` to its steps and blocks (schema 4): whatever
+    removes or replaces a run calls this in the same transaction."""
     conn.execute("DELETE FROM steps WHERE run = %s", (run,))
     conn.execute("DELETE FROM step_words WHERE run = %s", (run,))
     conn.execute("DELETE FROM run_words WHERE run = %s", (run,))

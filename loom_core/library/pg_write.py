@@ -150,7 +150,8 @@ class PgWrites:
                 ).fetchone()
                 if row is None or row[3]:
                     return  # unknown, or being recorded: its file may not be written yet
-                if row[4] == FORGOTTEN:
+                if row[4] == FORGOTTEN:  # its steps first: no foreign key cascades (schema 4)
+                    delete_steps(conn, row[0])
                     conn.execute("DELETE FROM runs WHERE id = %s", (row[0],))
                     return
                 twin = conn.execute(

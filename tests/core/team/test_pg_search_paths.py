@@ -62,6 +62,12 @@ STORED_DOC = (
     "setweight(to_tsvector('simple', wbody), 'D')"
 )
 
+# the foreign keys schemas 1-3 had from a run's steps and blocks to the run (schema 4: none)
+FOREIGN_KEYS = (
+    "SELECT conrelid::regclass::text FROM pg_constraint WHERE contype = 'f' "
+    "AND conrelid::regclass::text IN ('steps', 'step_words') ORDER BY 1"
+)
+
 
 def _back_to_schema_2(conn: psycopg.Connection) -> None:
     """The library as schema 2 kept it: each step's tsvector stored, under a GIN index,
@@ -72,7 +78,8 @@ def _back_to_schema_2(conn: psycopg.Connection) -> None:
         "ALTER TABLE steps ALTER COLUMN doc SET NOT NULL; "
         "CREATE INDEX steps_doc ON steps USING gin (doc); "
         "DROP TABLE step_words; ALTER TABLE run_words DROP COLUMN blocks; "
-        "DELETE FROM loom_schema WHERE version > 2"
+        "ALTER TABLE steps ADD CONSTRAINT steps_run_fkey FOREIGN KEY (run) "
+        "REFERENCES runs (id) ON DELETE CASCADE; DELETE FROM loom_schema WHERE version > 2"
     )
 
 
@@ -216,13 +223,14 @@ def test_a_library_of_the_first_schema_migrates_on_connect_and_answers_the_same(
             "CREATE INDEX steps_tool ON steps USING gin (tool gin_trgm_ops); "
             "CREATE INDEX steps_agent ON steps USING gin (agent gin_trgm_ops)"
         )
-    with Library(pg_url) as lib:  # connecting applies migrations 2 and 3
+    with Library(pg_url) as lib:  # connecting applies migrations 2, 3 and 4
         assert _answers(lib, 100) == before
     with psycopg.connect(pg_url, autocommit=True) as conn:
         versions = [v for (v,) in conn.execute("SELECT version FROM loom_schema ORDER BY 1")]
         unknown = conn.execute("SELECT count(*) FROM run_words WHERE doc IS NULL").fetchone()
         indexes = {i for (i,) in conn.execute("SELECT indexname FROM pg_indexes")}
-    assert versions == [1, 2, 3] and unknown == (3,)  # every run a candidate until re-indexed
+        assert not conn.execute(FOREIGN_KEYS).fetchall()
+    assert versions == [1, 2, 3, 4] and unknown == (3,)  # every run a candidate until re-indexed
     assert not {"steps_tool", "steps_agent", "steps_doc"} & indexes and "runs_models" in indexes
     indexer = Indexer(pg_url)
     try:  # the next pass reads the runs without a summary again, then they are unchanged
@@ -249,7 +257,7 @@ def test_a_library_of_the_second_schema_migrates_and_keeps_its_steps(
         before = _answers(lib, 100)
     with psycopg.connect(pg_url, autocommit=True) as conn:
         _back_to_schema_2(conn)
-    with Library(pg_url) as lib:  # connecting applies migration 3
+    with Library(pg_url) as lib:  # connecting applies migrations 3 and 4
         assert _answers(lib, 100) == before
     indexer = Indexer(pg_url)
     try:
@@ -260,7 +268,8 @@ def test_a_library_of_the_second_schema_migrates_and_keeps_its_steps(
         versions = [v for (v,) in conn.execute("SELECT version FROM loom_schema ORDER BY 1")]
         stored = conn.execute("SELECT count(*) FROM steps WHERE doc IS NULL").fetchone()
         indexes = {i for (i,) in conn.execute("SELECT indexname FROM pg_indexes")}
-    assert versions == [1, 2, 3] and stored == (0,) and "steps_doc" not in indexes
+        assert not conn.execute(FOREIGN_KEYS).fetchall()
+    assert versions == [1, 2, 3, 4] and stored == (0,) and "steps_doc" not in indexes
 
 
 def test_a_run_whose_words_a_tsvector_cannot_hold_is_a_candidate_of_every_search(
