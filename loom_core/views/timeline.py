@@ -50,6 +50,11 @@ _CODE = {k: i for i, k in enumerate(KINDS)}
 # Where a seq beyond a float's range (a hand-edited 10**400; loom's JSON has no integer
 # limit) is placed and sorted in Timeline.seqs.
 SEQ_LIMIT = 1e300
+# Steps whose columns are laid out in one go. Why not all of a run's at once: each column
+# is a C-level pass (map, fromiter, a numpy gather) that holds the interpreter lock
+# throughout, tens of milliseconds over a million effects, and the window's thread waits
+# for it (the longest stalls while a big run loaded). Between slices the lock can pass.
+APPEND_SLICE = 1 << 16
 
 # flag bits
 F_ERROR, F_BLOCKED, F_DRYRUN, F_SHIELD, F_DENIED, F_UNFINISHED = 1, 2, 4, 8, 16, 32
@@ -245,19 +250,30 @@ class TimelineBuilder:
         effect_of, episode_of = _step_order(
             new.start, new.stop, self.walker.index.episode_before, final
         )
-        steps = columns.StepMap.of(np.array(effect_of, dtype=np.int64), new.start, len(new))
-        fresh = doc.effects[new.start : new.stop]
-        self._append(doc, fresh, steps, np.array(episode_of, dtype=np.int64))
-        seqs = columns.seqs(fresh, new.start)
-        try:
-            tl.seqs.extend(array("d", seqs))
-        except OverflowError:  # a seq beyond a float's range: placed at the limit
-            tl.seqs.extend(array("d", [min(max(s, -SEQ_LIMIT), SEQ_LIMIT) for s in seqs]))
-        columns.put(tl.step_of_effect, np.flatnonzero(steps.effect_of >= 0) + first_step)
+        every = np.array(effect_of, dtype=np.int64)
+        episodes = np.array(episode_of, dtype=np.int64)
+        at = new.start
+        for s in range(0, len(every), APPEND_SLICE):
+            part = every[s : s + APPEND_SLICE]
+            n = int(np.count_nonzero(part >= 0))  # a slice's effects follow the last one's
+            fresh = doc.effects[at : at + n]
+            self._append(
+                doc, fresh, columns.StepMap.of(part, at, n), episodes[s : s + APPEND_SLICE]
+            )
+            self._append_seqs(fresh, at)
+            at += n
+        columns.put(tl.step_of_effect, np.flatnonzero(every >= 0) + first_step)
         _pairs(tl, self.walker.index, new)
         _mark_unfinished(tl, first_step, unfinished)
         tl.agents = list(self._agent_ids)
         return range(first_step, len(tl))
+
+    def _append_seqs(self, fresh: list[Any], start: int) -> None:
+        seqs = columns.seqs(fresh, start)
+        try:
+            self.tl.seqs.extend(array("d", seqs))
+        except OverflowError:  # a seq beyond a float's range: placed at the limit
+            self.tl.seqs.extend(array("d", [min(max(s, -SEQ_LIMIT), SEQ_LIMIT) for s in seqs]))
 
     def _costs(
         self, codes: columns.Ints, steps: columns.StepMap, t_in: columns.Ints, t_out: columns.Ints

@@ -19,6 +19,7 @@ from array import array
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,9 +29,11 @@ from benchmarks.synth import synth_trace
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document
 from loom_core.formats.loader import load
+from loom_core.views import timeline
 from loom_core.views.context import ContextIndex
 from loom_core.views.run_cost import RunPricer
 from loom_core.views.timeline import (
+    APPEND_SLICE,
     F_BLOCKED,
     F_DRYRUN,
     F_ERROR,
@@ -201,13 +204,37 @@ def test_a_proxy_run_names_agents_by_their_system_prompt(tmp_path: Path) -> None
     check_chunked(doc, [2, 4])
 
 
+@pytest.mark.parametrize("size", [1, 3, 64])
+def test_columns_are_laid_out_a_slice_of_steps_at_a_time(
+    size: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big run's columns are laid out a slice of steps at a time (the window's thread
+    gets the interpreter lock between slices); every value is the one built at once."""
+    monkeypatch.setattr(timeline, "APPEND_SLICE", size)
+    laid: list[int] = []
+    append = TimelineBuilder._append
+
+    def counted(self: TimelineBuilder, doc: Any, fresh: Any, steps: Any, episodes: Any) -> None:
+        laid.append(len(steps.effect_of))
+        append(self, doc, fresh, steps, episodes)
+
+    monkeypatch.setattr(TimelineBuilder, "_append", counted)
+    path = tmp_path / "synth.loom.json"
+    path.write_text(json.dumps(synth_trace(300), indent=2))
+    steps = 0
+    for doc in (load(ROOT / "resources" / "sample.loom.json"), load(path)):
+        steps += len(check(doc))
+    assert max(laid) <= size and sum(laid) == steps and len(laid) > 2
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(traces(), st.lists(st.integers(0, 8), max_size=3))
-def test_any_values_in_any_field(value: dict[str, Any], cuts: list[int]) -> None:
-    """Generated traces (wrong types, huge numbers, proxy runs with a wire) agree too."""
+@given(traces(), st.lists(st.integers(0, 8), max_size=3), st.sampled_from([1, 2, 5, APPEND_SLICE]))
+def test_any_values_in_any_field(value: dict[str, Any], cuts: list[int], size: int) -> None:
+    """Generated traces (wrong types, huge numbers, proxy runs with a wire) agree too,
+    their columns laid out in slices of any size."""
     import tempfile
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(timeline, "APPEND_SLICE", size):
         path = Path(tmp) / "any.loom.json"
         path.write_bytes(dump("trace", value))
         try:
