@@ -22,7 +22,7 @@ the whole read's, at its cost):
   boundary before the checkpoint.
 
 Rewound branches (:mod:`.claude_rewinds`) and what the session says about itself
-(:class:`~.claude_code.SessionFacts`) are kept up to date the same way.
+(:class:`~.claude_session.SessionFacts`) are kept up to date the same way.
 """
 
 from __future__ import annotations
@@ -33,19 +33,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loom_core.formats.claude_build import Builder, Unresumable, response_key
-from loom_core.formats.claude_code import (
-    NAME,
-    SessionFacts,
-    _read_compactions,
-    _read_subagents,
-    claude_records,
-    compaction_files,
-    outcome,
-    subagent_files,
-)
 from loom_core.formats.claude_compact import Compaction, is_boundary, match
 from loom_core.formats.claude_records import Lines, parse_lines, s
 from loom_core.formats.claude_rewinds import Rewinds
+from loom_core.formats.claude_session import (
+    NAME,
+    SessionFacts,
+    claude_records,
+    compaction_files,
+    outcome,
+    read_compactions,
+    read_subagents,
+    subagent_files,
+)
 from loom_core.formats.document import Document
 from loom_core.formats.growing_run import GrowingRun
 
@@ -127,8 +127,8 @@ class ResumedLines:
         if base is None:
             self.restarts += 1
             read: list[str] = []
-            subagents = _read_subagents(path, read)
-            calls = _read_compactions(path, read)
+            subagents = read_subagents(path, read)
+            calls = read_compactions(path, read)
             kept = [r for i, r in enumerate(recs) if i not in gone]
             build = Builder(subagents=subagents, compactions=match(kept, calls))
             anchors = {s(r.get("parentUuid")) for call in calls for r in call.records}
