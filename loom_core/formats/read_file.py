@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-import platform
-import sys
 from pathlib import Path
 from typing import Literal, overload
 
@@ -86,7 +84,11 @@ def hold_malloc_threshold() -> None:
     16 MB chunk and so raised it early; reading straight into place frees none, and the
     numpy work after a load (the text index's build: 1.9 -> 2.6 s of CPU at 100,000
     effects) then paid page faults on its temporaries. Only on glibc; once a process."""
-    if sys.platform != "linux" or platform.libc_ver()[0] != "glibc":
+    try:  # asks the C library itself (platform.libc_ver reads the whole interpreter binary)
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (AttributeError, ValueError, OSError):  # not a glibc system (or no confstr)
+        return
+    if not libc.startswith("glibc"):
         return
     import ctypes
 
