@@ -48,6 +48,11 @@ class Cancelled(Exception):
     """The caller stopped caring about this load."""
 
 
+def _stop_if(cancelled: Callable[[], bool]) -> None:
+    if cancelled():
+        raise Cancelled()
+
+
 @dataclass(frozen=True)
 class Loaded:
     """A document and its timeline; ``complete`` is False for the head preview."""
@@ -319,7 +324,7 @@ def _load(
     # The readers below only read; they get this same buffer (typed as bytes, which a
     # bytearray is not to mypy) so the effects stay views into it. Only _decode_ranges writes.
     data = cast(bytes, buf)
-    check_utf8(data, path)
+    check_utf8(data, path, lambda: _stop_if(cancelled))
     try:
         top, header, warnings, around = _parse_around_log(data, path, cancelled)
     except LoadError as err:  # several JSON records: say what they are (unknown_json)

@@ -18,6 +18,7 @@ anything reads the rest of it.
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from loom_core.errors import LoadError
 if TYPE_CHECKING:
     from loom_core.formats.document import Document
 
+UTF8_SLICE = 8 << 20  # bytes checked per C call (see check_utf8)
 SNIFF_BYTES = 1 << 16  # what a reader's sniff sees of a file: its first 64 KiB
 BOM = b"\xef\xbb\xbf"  # some editors start UTF-8 text with it; loom never does
 _WIDE_BOMS = (
@@ -122,14 +124,51 @@ def refuse_at_head(head: bytes, path: str) -> None:
         )
 
 
-def check_utf8(data: bytes, path: str) -> None:
-    """Refuse bytes that are not UTF-8 (the decoders would raise mid-way, not a LoadError)."""
-    if not data.isascii():  # loom writes ASCII; anything else must at least be UTF-8
+def check_utf8(data: bytes, path: str, between: Callable[[], None] = lambda: None) -> None:
+    """Refuse bytes that are not UTF-8 (the decoders would raise mid-way, not a LoadError).
+
+    Loom writes ASCII; anything else must at least be UTF-8. A file longer than
+    UTF8_SLICE is checked a slice at a time (:func:`_check_slices`), ``between`` called
+    before each slice (it may raise to stop the check: the loader's cancel).
+    """
+    if len(data) > UTF8_SLICE:
+        _check_slices(data, path, between)
+    elif not data.isascii():
         refuse_at_head(data[:4], path)
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as err:
-            line = data.count(b"\n", 0, err.start) + 1
-            raise LoadError(
-                path, f"not UTF-8 text (bad byte at line {line}, offset {err.start})"
-            ) from err
+        _decoded(data, 0, True, path, data)
+
+
+def _check_slices(data: bytes, path: str, between: Callable[[], None]) -> None:
+    """:func:`check_utf8` of a big file, a slice at a time. Why: one ``isascii`` or
+    ``decode`` of a gigabyte is a single C call that holds the interpreter lock for its
+    whole length (40-120 ms for the 1 GB run), and the window's thread, which needs the
+    lock for every Python call, cannot answer meanwhile. Each slice is tested for ASCII
+    in place (numpy's maximum: no copy; loaded by then, as a big file's load uses it);
+    one that is not is decoded, and a character cut by its end is decoded with the next
+    slice, so the verdict and the bad byte's offset are those of one decode of the whole.
+    """
+    import numpy as np
+
+    pos, refused = 0, False
+    while pos < len(data):
+        between()
+        n = min(UTF8_SLICE, len(data) - pos)
+        if int(np.frombuffer(data, np.uint8, n, pos).max()) < 0x80:
+            pos += n  # (the array is gone at once: the buffer must not stay exported)
+            continue
+        if not refused:
+            refuse_at_head(data[:4], path)
+            refused = True
+        with memoryview(data) as whole, whole[pos : pos + n] as piece:
+            pos += _decoded(piece, pos, pos + n >= len(data), path, data)
+
+
+def _decoded(piece: bytes | memoryview, pos: int, final: bool, path: str, data: bytes) -> int:
+    """How many bytes of ``piece`` (at ``pos`` in ``data``) are whole UTF-8 characters
+    (all of them when ``final``); a bad byte is refused naming its line and offset."""
+    try:
+        return codecs.utf_8_decode(piece, "strict", final)[1]
+    except UnicodeDecodeError as err:
+        bad = pos + err.start
+        line = data.count(b"\n", 0, bad) + 1
+        raise LoadError(path, f"not UTF-8 text (bad byte at line {line}, offset {bad})") from err
