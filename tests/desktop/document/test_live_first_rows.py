@@ -3,12 +3,17 @@
 The cyclic collector is kept off what lived before the tab, as a loaded tab does: the
 collections run on the GUI thread (``gc_policy``), and with nothing frozen each full one
 walked every object of the process (the window, the plot, their modules) while the rows of
-a fast tail waited for it. Checked by what is frozen, never by a time.
+a fast tail waited for it. And numpy's lazily imported ``numpy.ma`` (asked by ``np.unique``)
+comes with the plot's import, not inside its first paint. Checked by what is frozen and
+what is imported, never by a time.
 """
 
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEvent
@@ -37,3 +42,12 @@ def test_a_live_tab_freezes_until_it_closes(qtbot, window: MainWindow, tmp_path:
     qtbot.waitUntil(lambda: bool(gone), timeout=5_000)
     assert gc_policy.frozen_runs() <= holding - 1  # this tab's hold is given back
 
+
+def test_the_plots_import_brings_what_its_paint_imports_lazily() -> None:
+    code = "import sys, loom_desktop.widgets.timeline; print('numpy.ma' in sys.modules)"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    root = Path(__file__).resolve().parents[3]
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.stdout.strip() == "True", out.stderr
