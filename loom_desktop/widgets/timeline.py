@@ -109,6 +109,7 @@ class TimelineWidget(pg.PlotWidget):
         self._setting_range = False
         self._cost_top = 1.0  # the right axis's top (see _align_cost_zero)
         self._cost_free = False  # a run that cost nothing: only the $0 tick is true
+        self._cost_label: str | None = None  # the right axis's words (see _label_cost_axis)
         self._shown: Shown | None = None  # what the plot shows (a live run is appended to)
         self._line_steps = 0  # the steps on the cost line (appended ones join once in view)
         plot = self.getPlotItem()
@@ -377,11 +378,20 @@ class TimelineWidget(pg.PlotWidget):
         else:
             ys, axis, line, xs = ready.shown.ys, ready.cost_axis, ready.shown.line, ready.xs
         yield
-        self.getPlotItem().setLabel("right", axis)
+        self._label_cost_axis(axis)
         self._set_cost_line(ys, xs)
         yield
         self.legend.update(tl, line)
         return ys, line
+
+    def _label_cost_axis(self, words: str) -> None:
+        """Name the right axis, only when its words change: pyqtgraph measures an axis again
+        on every ``setLabel`` and drops its drawing, which holds the grid across the whole
+        plot. Set on each feed, a live tab's refresh drew it again once a second (10-40 ms
+        while the rows of a fast tail waited)."""
+        if words != self._cost_label:
+            self._cost_label = words
+            self.getPlotItem().setLabel("right", words)
 
     def _set_cost_line(self, ys: np.ndarray, xs: np.ndarray | None = None) -> None:
         """``xs``: the line's steps, made ahead (8 MB at 1,000,000 steps)."""

@@ -143,3 +143,20 @@ def test_a_change_to_a_step_shown_feeds_the_whole_plot_again(
 def test_the_y_ceiling_is_on_a_26_percent_grid(tallest: float, top: float) -> None:
     assert ceiling(tallest) == pytest.approx(top)
     assert tallest <= ceiling(tallest) < max(tallest, 1.0) * 1.26
+
+
+def test_a_feed_keeps_the_cost_axis_drawn(qtbot: Any, growing: TimelineBuilder) -> None:
+    """The right axis draws the grid across the whole plot: a feed that leaves its words
+    and its range as they were keeps that drawing (every feed dropped it)."""
+    widget = _plot(qtbot)
+    widget.set_timeline(growing.tl)
+    right = widget.getPlotItem().getAxis("right")
+    words = right.labelText
+    widget.grab()  # drawn once
+    assert right.picture is not None
+    drawn = list(right.range)
+    growing.extend(960)
+    growing.tl.flags[3] |= F_ERROR  # a step shown changed: the whole plot is fed again
+    widget.set_timeline(growing.tl)
+    assert right.labelText == words and right.range == drawn  # as they were
+    assert right.picture is not None  # not drawn again at the next paint
