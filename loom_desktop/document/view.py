@@ -263,12 +263,6 @@ class DocumentView(LiveHost):
             # 100,000 steps, on top of the first).
             widget.grab()
             yield None
-            if widget.axes_resized():
-                # Their new widths were laid out after that paint (a posted layout
-                # request), which threw the axes' pictures away: drawn again here, or the
-                # first paint on the screen drew them (10-20 ms of GUI CPU in its turn).
-                widget.grab()
-                yield None
 
     def _hurried(self) -> bool:
         return self._plot_steps is not None and self._plot_steps.hurried

@@ -247,14 +247,6 @@ class TimelineWidget(pg.PlotWidget):
         axes = plot.getAxis("left").width() + plot.getAxis("right").width()
         legend.fit((self.width() if width is None else width) - axes - LEGEND_MARGIN)
 
-    def axes_resized(self) -> bool:
-        """Whether a shown axis must draw its ticks again at its next paint: pyqtgraph
-        drops an axis's drawing (its ``picture``) when the axis is resized or its range
-        moves, and makes it again, measuring every tick text, as it paints."""
-        plot = self.getPlotItem()
-        axes = (plot.getAxis(side) for side in ("left", "bottom", "right", "top"))
-        return any(axis.isVisible() and axis.picture is None for axis in axes)
-
     # -- data -----------------------------------------------------------------------
     def set_timeline(self, tl: Timeline) -> None:
         """Feed every plot item from the timeline's arrays (no item is created); a live

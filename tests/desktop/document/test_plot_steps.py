@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer
 
 from loom_core.formats.loader import load
@@ -165,32 +164,6 @@ def test_the_plot_is_placed_with_its_axes_measured(qtbot: Any, sample: Path) -> 
     qtbot.waitUntil(lambda: view.plot_is_shown, timeout=20_000)
     QCoreApplication.sendPostedEvents()  # any layout its first paint asked for
     assert widths == [axes()]
-
-
-def test_the_first_paint_on_the_screen_draws_no_tick_again(
-    qtbot: Any, sample: Path, monkeypatch: Any
-) -> None:
-    """The axes' new widths were laid out after the off-screen paint that measured them,
-    which threw their drawings away: the first paint on the screen drew every axis again,
-    measuring each tick text (10-20 ms of GUI CPU in that one turn). Now they are drawn
-    off screen once more before the plot is placed."""
-    drawn: list[str] = []
-    plain = pg.AxisItem.generateDrawSpecs
-
-    def counted(axis: Any, painter: Any) -> Any:
-        drawn.append(axis.orientation)
-        return plain(axis, painter)
-
-    monkeypatch.setattr(pg.AxisItem, "generateDrawSpecs", counted)
-    view = DocumentView(str(sample))
-    qtbot.addWidget(view)
-    view.show()
-    at_placing: list[int] = []
-    view.timeline_built.connect(lambda: at_placing.append(len(drawn)))
-    view.start_loading()
-    qtbot.waitUntil(lambda: view.plot_is_shown, timeout=20_000)
-    assert at_placing and at_placing[0] > 0  # drawn off screen before it was placed
-    assert drawn[at_placing[0] :] == []
 
 
 def test_a_loaded_runs_plot_arrays_are_computed_off_the_gui_thread(
