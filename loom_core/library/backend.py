@@ -18,13 +18,15 @@ from __future__ import annotations
 import getpass
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from loom_core.library.extract import StepText
 from loom_core.library.query import SearchQuery
 from loom_core.library.rows import Hit, RunRow
 
+# a run's outcome (status, why) from what the app noted about it: (live, error)
+Decide = Callable[[bool, str], tuple[str, str]]
 # (id, path, format, facts JSON, proxy, live, error, mtime_ns) of a run stored as running
 RunningRow = tuple[int, str, str, str, bool, bool, str, int | None]
 
@@ -58,8 +60,11 @@ class RunsDb(Protocol):
         values: dict[str, Any],
         rows: Sequence[StepText],
         parts: Sequence[str],
+        outcome: Decide,
     ) -> None:
-        """Write a run's row (``values``: runs columns), its parts and its steps, at once."""
+        """Write a run's row (``values``: runs columns but its outcome), its parts and its
+        steps, at once; its outcome is ``outcome(live, error)`` of what the app noted about
+        it (asked as the run is written: the team library reads it in the run's write)."""
 
     def store_broken(self, path: str, size: int, mtime_ns: int, cause: str) -> None: ...
     def mark_missing(self, path: str) -> None: ...

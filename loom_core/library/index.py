@@ -27,7 +27,7 @@ from loom_core.library.address import as_runs_db
 from loom_core.library.backend import RunsDb
 from loom_core.library.db import norm
 from loom_core.library.extract import RunFacts, StepText
-from loom_core.library.outcomes import decided_outcome, recheck
+from loom_core.library.outcomes import outcome_of, recheck
 from loom_core.library.samples import file_run
 from loom_core.library.scan import companions, run_files, superseded
 
@@ -62,8 +62,9 @@ def signature(st: os.stat_result, parts: Sequence[str]) -> tuple[int, int]:
     return size, mtime
 
 
-def run_values(path: str, f: RunFacts, ended: float, outcome: tuple[str, str]) -> dict[str, Any]:
-    """The runs table's columns for a run with facts ``f`` (both backends store these)."""
+def run_values(path: str, f: RunFacts, ended: float) -> dict[str, Any]:
+    """The runs table's columns for a run with facts ``f`` but its outcome (both backends
+    store these; the outcome is decided as the run is written: :func:`outcome_of`)."""
     return {
         "format": f.format,
         "title": f.title,
@@ -73,8 +74,6 @@ def run_values(path: str, f: RunFacts, ended: float, outcome: tuple[str, str]) -
         "tokens_out": f.tokens_out,
         "cost": f.cost,
         "errors": f.errors,
-        "outcome": outcome[0],
-        "why": outcome[1],
         "facts": json.dumps(f.ending.as_json()),
         "proxy": bool(f.proxy),
         "started": f.started,
@@ -174,9 +173,15 @@ class Indexer:
         (:mod:`.pg_later`): :meth:`flush`, :meth:`close` or a question about its path
         wait for it."""
         ended = mtime_ns / 1e9
-        decided = decided_outcome(self.db, path, f, ended)  # before: it may look at /proc
-        values = run_values(path, f, ended, (decided.status, decided.why))
-        self.db.store(path, size, mtime_ns, values, rows, parts)
+        self.db.store(
+            path,
+            size,
+            mtime_ns,
+            run_values(path, f, ended),
+            rows,
+            parts,
+            outcome_of(path, f, ended),
+        )
 
     # -- many files ------------------------------------------------------------------
     def index_folder(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from loom_core.library.backend import RunningRow, RunsDb
+from loom_core.library.backend import Decide, RunningRow, RunsDb
 from loom_core.library.ending import decide
 from loom_core.library.extract import RunFacts
 from loom_core.live.outcome import RUNNING, Facts, Outcome
@@ -22,11 +22,17 @@ from loom_core.live.outcome import RUNNING, Facts, Outcome
 RECHECK_EVERY = 5.0  # seconds between looks at the writers of running runs
 
 
-def decided_outcome(db: RunsDb, path: str, f: RunFacts, mtime: float) -> Outcome:
-    """The outcome of the run at ``path`` about to be stored with facts ``f``, with what the
-    app noted about it (recording it, an error that ended it)."""
-    live, error = db.noted(path)
-    return decide(path, f.format, f.ending, proxy=f.proxy, live=live, error=error, mtime=mtime)
+def outcome_of(path: str, f: RunFacts, mtime: float) -> Decide:
+    """How the run at ``path`` about to be stored with facts ``f`` gets its outcome from
+    what the app noted about it (recording it, an error that ended it): asked by the
+    library's write, which reads those notes (the team library in the run's transaction,
+    without a round trip of its own)."""
+
+    def decided(live: bool, error: str) -> tuple[str, str]:
+        found = decide(path, f.format, f.ending, proxy=f.proxy, live=live, error=error, mtime=mtime)
+        return found.status, found.why
+
+    return decided
 
 
 def _again(row: RunningRow) -> Outcome:

@@ -20,6 +20,7 @@ class PgRunsDb(PgWrites, PgReads):
     def __init__(self, url: str, host: str, author: str) -> None:
         self.address = redacted(url)
         self.host, self.author = host, author
+        self._ids = []
         self.db = PgConnections(url)
 
     def close(self) -> None:

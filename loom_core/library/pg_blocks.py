@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from loom_core.library.pg_rows import with_run
 from loom_core.library.pg_steps import EVERY_WORD, SUMMARY_BYTES, _as_parsed, as_lexemes
 
 BLOCK = 64  # steps per block summary
@@ -39,20 +40,27 @@ def block_doc(seen: Sequence[set[str]], as_parsed: bool | None = None) -> str:
     return as_lexemes(seen)
 
 
-def write_blocks(conn: Any, run: int, cuts: Sequence[list[str]]) -> tuple[set[str], ...]:
-    """Copy the run's block summaries in; the run's distinct words per column. Whether
-    the parser takes every word as it is is asked once of all the run's words, not of
-    each block's (most runs: then no block needs asking)."""
+def blocks_text(cuts: Sequence[list[str]]) -> tuple[str, tuple[set[str], ...]]:
+    """A run's block summaries as ``COPY`` text without the run's id, from its words as
+    cut per column (:func:`~.pg_steps.steps_text`); and the run's distinct words per
+    column. Whether the parser takes every word as it is is asked once of all the run's
+    words, not of each block's (most runs: then no block needs asking)."""
     every: tuple[set[str], ...] = tuple(set() for _ in cuts)
     plain = all(_as_parsed(" ".join(column)) for column in cuts) or None
+    lines = []
+    for block, lo in enumerate(range(0, len(cuts[0]), BLOCK)):
+        # each step's words once (a column's steps often repeat: a tool's name)
+        seen = [set(" ".join(set(column[lo : lo + BLOCK])).split(" ")) for column in cuts]
+        lines.append(f"{block}\t{block_doc(seen, plain)}\n")  # no escape: words
+        for mine, theirs in zip(every, seen, strict=True):
+            mine |= theirs
+    return "".join(lines), every
+
+
+def send_blocks(conn: Any, run: int, text: str) -> None:
+    """Copy the block summaries of run ``run`` in from their text (:func:`blocks_text`)."""
     with conn.cursor().copy("COPY step_words (run, block, doc) FROM STDIN") as copy:
-        for block, lo in enumerate(range(0, len(cuts[0]), BLOCK)):
-            # each step's words once (a column's steps often repeat: a tool's name)
-            seen = [set(" ".join(set(column[lo : lo + BLOCK])).split(" ")) for column in cuts]
-            copy.write(f"{run}\t{block}\t{block_doc(seen, plain)}\n")  # no escape: words
-            for mine, theirs in zip(every, seen, strict=True):
-                mine |= theirs
-    return every
+        copy.write(with_run(text, run))
 
 
 def spans(conn: Any, runs: list[int], summary: str | None) -> list[tuple[int, int, int]]:

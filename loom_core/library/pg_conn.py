@@ -36,7 +36,7 @@ def retry_seconds() -> float:
         return RETRY_SECONDS
 
 
-POOL_MAX = 4
+POOL_MAX = 6  # pg_later.WRITERS writers, and reads
 T = TypeVar("T")
 
 

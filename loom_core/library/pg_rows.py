@@ -69,18 +69,40 @@ def clamp(value: int | None) -> int | None:
     return None if value is None else max(-INT64 - 1, min(INT64, value))
 
 
-def step_lines(run: int, first: int, rows: Sequence[StepText]) -> tuple[str, list[list[str]]]:
+def _within(value: int) -> int | None:
+    """:func:`clamp` without its call for the common value already in range."""
+    return value if -INT64 - 1 <= value <= INT64 else clamp(value)
+
+
+def _cut_few(texts: Sequence[str]) -> list[str]:
+    """``[words(t) for t in texts]`` for a column of few distinct values (a run's tools,
+    its agents): each value cut once."""
+    cut = {text: words(text) for text in set(texts)}
+    return [cut[text] for text in texts]
+
+
+def with_run(text: str, run: int) -> str:
+    """``COPY`` text made without its first column, the run's id (its lines were made
+    before the id was known: :mod:`.pg_runtext`), with it. A value's newline is
+    escaped, so every newline ends a line."""
+    if not text:
+        return text
+    head = f"{run}\t"
+    return head + text[:-1].replace("\n", "\n" + head) + "\n"
+
+
+def step_lines(first: int, rows: Sequence[StepText]) -> tuple[str, list[list[str]]]:
     """``rows`` (a run's steps from position ``first``) as ``COPY`` text for the columns
-    of :data:`~.pg_steps.STEP_COLUMNS`, and their words as cut per column (tool, agent,
-    tags, body; tags are words already and stored as they are)."""
+    of :data:`~.pg_steps.STEP_COLUMNS` but the first, the run's id (:func:`with_run`),
+    and their words as cut per column (tool, agent, tags, body; tags are words already
+    and stored as they are)."""
     tools, agents, bodies = [r.tool for r in rows], [r.agent for r in rows], [r.body for r in rows]
     tags = clean_column([r.tags for r in rows])
-    cuts = [list(map(words, tools)), list(map(words, agents)), tags, list(map(words, bodies))]
+    cuts = [_cut_few(tools), _cut_few(agents), tags, list(map(words, bodies))]
     texts = [clean_column(c) for c in (bodies, tools, agents)] + [tags]
     columns = [
-        [str(run)] * len(rows),
         list(map(str, range(first, first + len(rows)))),
-        [NULL if r.seq is None else str(clamp(r.seq)) for r in rows],
+        [NULL if r.seq is None else str(_within(r.seq)) for r in rows],
         *map(escape_column, texts),
         escape_column(clean_column([r.sample for r in rows])),
         *map(escape_column, (cuts[0], cuts[1], cuts[3])),

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from loom_core.library.extract import StepText
-from loom_core.library.pg_rows import CHUNK, step_lines
+from loom_core.library.pg_rows import CHUNK, step_lines, with_run
 
 STEP_COLUMNS = "run, pos, seq, body, tool, agent, tags, sample, wtool, wagent, wbody"
 SUMMARY_BYTES = 700_000  # a summary's words beyond this: EVERY_WORD (a tsvector < 1 MB)
@@ -43,34 +43,50 @@ _SUMMARY = (
 )
 
 
+# a run's steps, blocks and summary deleted by one statement (a round trip): each
+# data-modifying WITH query runs whether the statement reads it or not
+STEPS_GONE = (
+    "s AS (DELETE FROM steps WHERE run = %(run)s), "
+    "w AS (DELETE FROM step_words WHERE run = %(run)s), "
+    "r AS (DELETE FROM run_words WHERE run = %(run)s)"
+)
+
+
 def delete_steps(conn: Any, run: int) -> None:
     """A run's steps and its summary gone (it is re-indexed, forgotten, missing or
     deleted). Nothing cascades from ``runs`` to its steps and blocks (schema 4): whatever
-    removes or replaces a run calls this in the same transaction."""
-    conn.execute("DELETE FROM steps WHERE run = %s", (run,))
-    conn.execute("DELETE FROM step_words WHERE run = %s", (run,))
-    conn.execute("DELETE FROM run_words WHERE run = %s", (run,))
+    removes or replaces a run calls this (or uses :data:`STEPS_GONE`) in the same
+    transaction."""
+    conn.execute(f"WITH {STEPS_GONE} SELECT 1", {"run": run})
 
 
-def insert_steps(conn: Any, run: int, rows: Sequence[StepText]) -> list[list[str]]:
-    """Copy a run's steps in, each with its words as cut (the search makes their
-    ``tsvector``: :mod:`.pg_match`); the cut words per column (tool, agent, tags, body),
-    from which the run's block summaries and summary are made (:mod:`.pg_blocks`). The
-    rows are made a column at a time and sent :data:`CHUNK` at a time (:mod:`.pg_rows`)."""
+def steps_text(rows: Sequence[StepText]) -> tuple[list[str], list[list[str]]]:
+    """A run's steps as ``COPY`` text without the run's id, :data:`CHUNK` steps a piece
+    (:mod:`.pg_rows`), each with its words as cut (the search makes their ``tsvector``:
+    :mod:`.pg_match`); and the cut words per column (tool, agent, tags, body), from which
+    the run's block summaries and summary are made (:mod:`.pg_blocks`)."""
+    chunks: list[str] = []
     cuts: list[list[str]] = [[], [], [], []]
+    for first in range(0, len(rows), CHUNK):
+        text, cut = step_lines(first, rows[first : first + CHUNK])
+        chunks.append(text)
+        for column, part in zip(cuts, cut, strict=True):
+            column += part
+    return chunks, cuts
+
+
+def send_steps(conn: Any, run: int, chunks: Sequence[str]) -> None:
+    """Copy the steps of run ``run`` in from their text (:func:`steps_text`)."""
     with conn.cursor().copy(f"COPY steps ({STEP_COLUMNS}) FROM STDIN") as copy:
-        for first in range(0, len(rows), CHUNK):
-            text, cut = step_lines(run, first, rows[first : first + CHUNK])
-            copy.write(text)
-            for column, part in zip(cuts, cut, strict=True):
-                column += part
-    return cuts
+        for text in chunks:
+            copy.write(with_run(text, run))
 
 
-def write_summary(conn: Any, run: int, seen: tuple[set[str], ...]) -> None:
-    """The run's summary from its distinct words per column (tool, agent, tags, body).
-    Words the parser takes as they are (:func:`_as_parsed`) are sent as the summary's
-    lexemes; any other word makes the server's parser cut them all, as the steps' were."""
+def summary_statement(seen: tuple[set[str], ...]) -> tuple[str, tuple[Any, ...]]:
+    """The statement that writes a run's summary from its distinct words per column (tool,
+    agent, tags, body), and its arguments but the first, the run's id. Words the parser
+    takes as they are (:func:`_as_parsed`) are sent as the summary's lexemes; any other
+    word makes the server's parser cut them all, as the steps' were."""
     texts = [" ".join(column) for column in seen]
     # each word's UTF-8 bytes and 8 more: the joined text less its spaces
     spaces = [max(len(column) - 1, 0) for column in seen]
@@ -81,12 +97,11 @@ def write_summary(conn: Any, run: int, seen: tuple[set[str], ...]) -> None:
     elif all(map(_as_parsed, texts)):
         doc = as_lexemes(seen)
     else:
-        conn.execute(_SUMMARY, (run, *texts))
-        return
-    conn.execute(
+        return _SUMMARY, tuple(texts)
+    return (
         "INSERT INTO run_words (run, doc) VALUES (%s, %s::tsvector) "
         "ON CONFLICT (run) DO UPDATE SET doc = EXCLUDED.doc",
-        (run, doc),
+        (doc,),
     )
 
 

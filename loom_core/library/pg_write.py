@@ -12,6 +12,12 @@ Two processes indexing the same file queue on that row lock; the second writes t
 facts again. A run's write (:meth:`PgWrites.store`) is handed to a writer thread and goes
 on while the indexer reads the next run (:mod:`.pg_later`); every other method first
 waits for the writes it could see: its path's, or all.
+
+Why a run's write asks the indexer's thread nothing of the server: each question there
+was a round trip the indexer waited for while the server was busy with the writes in
+flight (a tenth of the time per run). Its rows are made there (:mod:`.pg_runtext`), its
+new id taken from a batch reserved ahead (:data:`IDS_AHEAD`), and what the app noted of
+the run (live, error: its outcome) is read by the write itself, in its transaction.
 """
 
 from __future__ import annotations
@@ -20,13 +26,20 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from loom_core.library.backend import RunningRow
+from loom_core.library.backend import Decide, RunningRow
 from loom_core.library.extract import StepText
-from loom_core.library.pg_blocks import write_blocks
 from loom_core.library.pg_conn import PgConnections
 from loom_core.library.pg_rows import clamp
-from loom_core.library.pg_steps import delete_steps, insert_steps, write_summary
+from loom_core.library.pg_runtext import RunText
+from loom_core.library.pg_steps import STEPS_GONE, delete_steps
 from loom_core.library.sqlite_runs import FORGOTTEN, missing_cause
+
+IDS_AHEAD = 16  # new runs' ids reserved in one round trip, used in hand-in order
+# a stored run's old rows gone and its outcome set, one statement
+_REPLACED = (
+    f"WITH {STEPS_GONE}, p AS (DELETE FROM parts WHERE run = %(run)s) "
+    "UPDATE runs SET outcome = %(outcome)s, why = %(why)s WHERE id = %(run)s"
+)
 
 
 class PgWrites:
@@ -36,6 +49,7 @@ class PgWrites:
     db: PgConnections
     host: str
     author: str
+    _ids: list[int]  # new ids reserved ahead, the next last (see the module docstring)
 
     def _one(
         self, sql: str, args: Sequence[Any], path: str | None = None
@@ -96,34 +110,52 @@ class PgWrites:
         values: dict[str, Any],
         rows: Sequence[StepText],
         parts: Sequence[str],
+        outcome: Decide,
     ) -> None:
         columns = {**values, "size": size, "mtime_ns": mtime_ns, "state": "ok", "cause": ""}
         columns["indexed"] = time.time()
         for key in ("tokens_in", "tokens_out", "fork_seq", "steps", "errors"):
             columns[key] = clamp(columns.get(key))
-
         # a new run's id is taken now, in the order runs are handed in (the search's
-        # newest-first order), not when its transaction in flight begins
-        new_id = self._one("SELECT nextval('runs_id_seq')", (), path)
-        assert new_id is not None
+        # newest-first order), not when its transaction in flight begins; a run indexed
+        # before keeps its own (ON CONFLICT)
+        args = (self._new_id(path), self.host, path, self.author, *columns.values())
+        names = ", ".join(columns)
+        upsert = (  # the run's row, created or updated and locked, and what the app noted
+            f"INSERT INTO runs (id, host, path, author, {names}) "
+            f"VALUES (%s, %s, %s, %s{', %s' * len(columns)}) ON CONFLICT (host, path) "
+            f"DO UPDATE SET ({names}) = ROW({', '.join(f'EXCLUDED.{k}' for k in columns)}) "
+            "RETURNING id, live, error"
+        )
+        made = RunText.of(rows)
 
         def write(conn: Any) -> None:
             with conn.transaction():
-                run = self._upsert(conn, path, int(new_id[0]))
-                sets = ", ".join(f"{k} = %s" for k in columns)
-                conn.execute(f"UPDATE runs SET {sets} WHERE id = %s", (*columns.values(), run))
-                conn.execute("DELETE FROM parts WHERE run = %s", (run,))
+                run, live, error = conn.execute(upsert, args).fetchone()
+                status, why = outcome(bool(live), str(error))
+                conn.execute(_REPLACED, {"run": run, "outcome": status, "why": why})
                 for part in parts:
                     conn.execute(
                         "INSERT INTO parts (host, path, run) VALUES (%s, %s, %s) "
                         "ON CONFLICT (host, path) DO UPDATE SET run = EXCLUDED.run",
                         (self.host, part, run),
                     )
-                delete_steps(conn, run)
-                words = write_blocks(conn, run, insert_steps(conn, run, rows))
-                write_summary(conn, run, words)
+                made.send(conn, run)
 
         self.db.write_later(path, write)
+
+    def _new_id(self, path: str) -> int:
+        """A new run's id: the next of a batch reserved in one round trip (once the
+        write of ``path`` in flight is done, as every question about it)."""
+        if not self._ids:
+            rows = self.db.retry(
+                lambda c: c.execute(
+                    "SELECT nextval('runs_id_seq') FROM generate_series(1, %s)", (IDS_AHEAD,)
+                ).fetchall(),
+                path,
+            )
+            self._ids = sorted((int(r[0]) for r in rows), reverse=True)
+        return self._ids.pop()
 
     def store_broken(self, path: str, size: int, mtime_ns: int, cause: str) -> None:
         mtime = mtime_ns / 1e9

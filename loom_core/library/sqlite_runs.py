@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from loom_core.library.backend import RunningRow
+from loom_core.library.backend import Decide, RunningRow
 from loom_core.library.db import STEP_SPAN, connect, step_rowid, transaction
 from loom_core.library.extract import StepText
 from loom_core.library.query import SearchQuery
@@ -124,8 +124,11 @@ class SqliteRunsDb:
         values: dict[str, Any],
         rows: Sequence[StepText],
         parts: Sequence[str],
+        outcome: Decide,
     ) -> None:
+        status, why = outcome(*self.noted(path))
         columns = {**values, "size": size, "mtime_ns": mtime_ns, "state": "ok", "cause": ""}
+        columns.update(outcome=status, why=why)
         columns["indexed"] = time.time()
         for key in ("tokens_in", "tokens_out", "fork_seq"):
             columns[key] = sql_int(columns.get(key))

@@ -13,10 +13,16 @@ from hypothesis import strategies as st
 
 from loom_core.library import pg_steps
 from loom_core.library.extract import StepText
-from loom_core.library.pg_blocks import BLOCK, block_doc, write_blocks
+from loom_core.library.pg_blocks import BLOCK, block_doc, blocks_text, send_blocks
 from loom_core.library.pg_query import words
 from loom_core.library.pg_rows import clamp, clean, clean_column, escape_column
-from loom_core.library.pg_steps import LONGEST_WORD, STEP_COLUMNS, _as_parsed, insert_steps
+from loom_core.library.pg_steps import (
+    LONGEST_WORD,
+    STEP_COLUMNS,
+    _as_parsed,
+    send_steps,
+    steps_text,
+)
 from tests.core.team.test_words_cut import bare_runs
 
 
@@ -59,7 +65,8 @@ def test_the_steps_copied_as_one_text_hold_what_rows_copied_one_by_one_hold(
     try:
         with db.connection() as conn:
             ids = bare_runs(conn, "/a", "/b")
-            cuts = insert_steps(conn, ids[0], TRICKY)
+            chunks, cuts = steps_text(TRICKY)
+            send_steps(conn, ids[0], chunks)
             _by_rows(conn, ids[1], TRICKY)
             stored = [
                 conn.execute(
@@ -88,7 +95,8 @@ def test_a_block_the_parser_would_cut_is_every_words_and_the_others_keep_theirs(
     try:
         with db.connection() as conn:
             run = bare_runs(conn, "/a")[0]
-            every = write_blocks(conn, run, cuts)
+            text, every = blocks_text(cuts)
+            send_blocks(conn, run, text)
             docs = conn.execute(
                 "SELECT doc::text FROM step_words WHERE run = %s ORDER BY block", (run,)
             ).fetchall()

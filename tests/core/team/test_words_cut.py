@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from loom_core.library.pg_query import words
 from loom_core.library.pg_rows import clean
-from loom_core.library.pg_steps import _SUMMARY, _as_parsed, write_summary
+from loom_core.library.pg_steps import _SUMMARY, _as_parsed, summary_statement
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -75,7 +75,8 @@ def test_a_runs_summary_holds_the_lexemes_the_servers_parser_makes(
     try:
         with db.connection() as conn:
             ids = bare_runs(conn, "/a", "/b")
-            write_summary(conn, ids[0], seen)
+            sql, args = summary_statement(seen)
+            conn.execute(sql, (ids[0], *args))
             conn.execute(_SUMMARY, (ids[1], *(" ".join(column) for column in seen)))
             docs = conn.execute(
                 "SELECT doc::text FROM run_words WHERE run = ANY(%s) ORDER BY run", (ids,)

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from loom_core.library import pg_write
+from loom_core.library import pg_runtext
 from loom_core.library.extract import RunFacts, StepText
 from loom_core.library.index import Indexer
 from loom_core.library.pg_later import WritesInFlight
@@ -40,22 +40,22 @@ def _search(url: str, words: str) -> list[Any]:
 
 
 class Gate:
-    """Holds the steps' insert of the runs named in ``held`` until :meth:`open`."""
+    """Holds the steps' copy of the runs named in ``held`` until :meth:`open`."""
 
     def __init__(self, held: set[int]) -> None:
         self.held, self.started, self.calls = held, threading.Event(), 0
         self.second = threading.Event()  # a later run's insert began (the first is held)
         self._open = threading.Event()
-        self._real = pg_write.insert_steps
+        self._real = pg_runtext.send_steps
 
-    def __call__(self, conn: Any, run: int, rows: Any) -> Any:
+    def __call__(self, conn: Any, run: int, chunks: Any) -> Any:
         self.calls += 1
         if self.calls > 1:
             self.second.set()
         if self.calls in self.held:
             self.started.set()
             self._open.wait(WAIT_S)  # bounded: the old, one-at-a-time code goes on after it
-        return self._real(conn, run, rows)
+        return self._real(conn, run, chunks)
 
     def open(self) -> None:
         self._open.set()
@@ -65,7 +65,7 @@ def test_a_run_is_written_while_the_next_is_handed_in_and_flush_waits_for_both(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gate = Gate(held={1})
-    monkeypatch.setattr(pg_write, "insert_steps", gate)
+    monkeypatch.setattr(pg_runtext, "send_steps", gate)
     indexer = Indexer(pg_url)
     try:
         indexer.store("/runs/a.loom.json", 1, 1_000_000_000, *_run("alpha"))
@@ -86,14 +86,14 @@ def test_a_run_is_written_while_the_next_is_handed_in_and_flush_waits_for_both(
 def test_a_write_that_fails_in_flight_is_raised_and_leaves_no_half_run(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = pg_write.insert_steps
+    real = pg_runtext.send_steps
 
-    def broken(conn: Any, run: int, rows: Any) -> Any:
-        if "beta" in rows[0].body:
-            raise ValueError("a bug in the steps' insert")
-        return real(conn, run, rows)
+    def broken(conn: Any, run: int, chunks: Any) -> Any:
+        if "beta" in chunks[0]:
+            raise ValueError("a bug in the steps' copy")
+        return real(conn, run, chunks)
 
-    monkeypatch.setattr(pg_write, "insert_steps", broken)
+    monkeypatch.setattr(pg_runtext, "send_steps", broken)
     indexer = Indexer(pg_url)
     try:
         with pytest.raises(ValueError, match="a bug"):
