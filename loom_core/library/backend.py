@@ -49,9 +49,6 @@ class RunsDb(Protocol):
 
     def parts(self, run: int) -> list[str]: ...
     def owner(self, part: str) -> str | None: ...
-    def noted(self, path: str) -> tuple[bool, str]:
-        """(live, error): what the app said of the run at ``path``."""
-
     def store(
         self,
         path: str,

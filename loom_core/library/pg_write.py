@@ -85,20 +85,12 @@ class PgWrites:
         )
         return str(row[0]) if row else None
 
-    def noted(self, path: str) -> tuple[bool, str]:
-        row = self._one(
-            "SELECT live, error FROM runs WHERE host = %s AND path = %s", (self.host, path), path
-        )
-        return (bool(row[0]), str(row[1])) if row else (False, "")
-
-    def _upsert(self, conn: Any, path: str, new_id: int | None = None) -> int:
-        """The run's id, its row created if new (with ``new_id`` when given) and locked
-        until the transaction ends."""
+    def _upsert(self, conn: Any, path: str) -> int:
+        """The run's id, its row created if new and locked until the transaction ends."""
         row = conn.execute(
-            "INSERT INTO runs (id, host, path, author) "
-            "VALUES (COALESCE(%s, nextval('runs_id_seq')), %s, %s, %s) "
+            "INSERT INTO runs (host, path, author) VALUES (%s, %s, %s) "
             "ON CONFLICT (host, path) DO UPDATE SET host = EXCLUDED.host RETURNING id",
-            (new_id, self.host, path, self.author),
+            (self.host, path, self.author),
         ).fetchone()
         return int(row[0])
 

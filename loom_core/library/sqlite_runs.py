@@ -98,7 +98,8 @@ class SqliteRunsDb:
         ).fetchone()
         return str(row[0]) if row else None
 
-    def noted(self, path: str) -> tuple[bool, str]:
+    def _noted(self, path: str) -> tuple[bool, str]:
+        """(live, error): what the app said of the run at ``path``."""
         row = self.conn.execute("SELECT live, error FROM runs WHERE path = ?", (path,)).fetchone()
         return (bool(row[0]), str(row[1])) if row else (False, "")
 
@@ -126,7 +127,7 @@ class SqliteRunsDb:
         parts: Sequence[str],
         outcome: Decide,
     ) -> None:
-        status, why = outcome(*self.noted(path))
+        status, why = outcome(*self._noted(path))
         columns = {**values, "size": size, "mtime_ns": mtime_ns, "state": "ok", "cause": ""}
         columns.update(outcome=status, why=why)
         columns["indexed"] = time.time()
