@@ -45,10 +45,26 @@ def pg_server() -> Iterator[PgServer]:
 
 
 @pytest.fixture
-def pg_url(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A new database for this test; PGPASSFILE holds the role's password, as for a user."""
+def pg_url(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A new database for this test; PGPASSFILE holds the role's password, as for a user.
+    Every connection pool the test opened is closed after it: a test that leaves an
+    ``Indexer`` or a ``Library`` open would leave the pool's threads running, and the
+    garbage collector would later close it from one of them (psycopg_pool cannot join
+    the thread it runs on: an error in whichever test is running then)."""
+    from loom_core.library.pg_conn import PgConnections
+
     monkeypatch.setenv("PGPASSFILE", str(pg_server.passfile))
-    return pg_server.create_database(f"t{os.getpid()}_{next(_names)}")
+    opened: list[PgConnections] = []
+    real_init = PgConnections.__init__
+
+    def init(self: PgConnections, url: str) -> None:
+        real_init(self, url)
+        opened.append(self)
+
+    monkeypatch.setattr(PgConnections, "__init__", init)
+    yield pg_server.create_database(f"t{os.getpid()}_{next(_names)}")
+    for db in opened:
+        db.close()
 
 
 @pytest.fixture(scope="session")
