@@ -149,6 +149,7 @@ def gui(path: Path, *extra: str, root: Path = ROOT) -> dict[str, float]:
             "LOOM_DESKTOP_LIBRARY": str(Path(tmp) / "library.sqlite3"),
             "PYTHONPATH": str(root),
         }
+        env.pop("LOOM_LIBRARY_URL", None)  # nor a team's (an older checkout's probe asks none)
         return _gui(path, env, *extra, root=root)
 
 
