@@ -69,9 +69,11 @@ def save_store(url: str, store: str) -> str:
 
 
 class LibraryDialog(QDialog):
-    """See the module docstring. ``address`` after OK: the URL chosen, "" for local."""
+    """See the module docstring. ``address`` after OK: the URL chosen, "" for local.
+    ``store``: the run store the library in use named when the window last asked it
+    (shown at once, as the library's; "" unknown)."""
 
-    def __init__(self, saved: str, parent: QWidget | None = None) -> None:
+    def __init__(self, saved: str, parent: QWidget | None = None, store: str = "") -> None:
         super().__init__(parent)
         self.setWindowTitle("Library")
         self.address = saved
@@ -94,6 +96,9 @@ class LibraryDialog(QDialog):
         (self.team if saved else self.local).setChecked(True)
         self._wire()
         self._env_note()
+        if store and self.team.isChecked():
+            self.store.setText(store)
+            self._named = store
 
     def _layout(self) -> None:
         form = QFormLayout()
@@ -110,6 +115,7 @@ class LibraryDialog(QDialog):
 
     def _wire(self) -> None:
         self.team.toggled.connect(self._enable)
+        self.url.textEdited.connect(self._other_library)
         self.test_btn.clicked.connect(self.test)
         self.buttons.accepted.connect(self.ok)
         self.buttons.rejected.connect(self.reject)
@@ -124,6 +130,12 @@ class LibraryDialog(QDialog):
             self.status.setText(f"{URL_ENV} is set in the environment ({env}): it wins over this.")
             for widget in (self.local, self.team, self.url, self.store):
                 widget.setEnabled(False)
+
+    def _other_library(self, _url: str) -> None:
+        """The URL typed names another library: the store shown was the one in use's."""
+        if self._named and self.store.text().strip() == self._named:
+            self.store.clear()
+        self._named = ""
 
     def _enable(self, team: bool) -> None:
         for widget in (self.url, self.store, self.test_btn):

@@ -129,7 +129,8 @@ class LibraryUi:
     def settings_dialog(self) -> LibraryDialog:
         """Open Settings ▸ Library…; on OK the choice is saved at once and the Runs page
         lists the chosen library."""
-        dialog = LibraryDialog(self.window.settings.library, self.window)
+        in_use = self.controller.store if self.controller.team_address() else ""
+        dialog = LibraryDialog(self.window.settings.library, self.window, in_use)
         dialog.accepted.connect(lambda: self.use_library(dialog.address))
         dialog.open()
         return dialog

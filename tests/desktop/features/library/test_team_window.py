@@ -18,6 +18,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from loom_core.views.steps import step_seq
+from loom_desktop.features.library.settings_dialog import SECRETS
 from loom_desktop.main_window import MainWindow
 from tests.core.team.test_team_library import SAMPLE, Laptop
 
@@ -66,6 +67,11 @@ def test_the_window_lists_finds_and_opens_what_another_laptop_published(
     )
     cells = [controller.runs.index(0, c).data() for c in range(controller.runs.columnCount())]
     assert cells[-1] == "laptop-b-user@laptop-b"
+    again = window.library.settings_dialog()  # the store in use, shown without a new look
+    assert again.store.text() == f"{bucket}/team" and again.status.text() == SECRETS
+    qtbot.keyClicks(again.url, "2")  # another database: the store shown was not its
+    assert again.store.text() == ""
+    again.reject()
 
     window.library.page.search.setText("tool:git_push")
     qtbot.waitUntil(lambda: [h.seq for h in controller.hits.hits] == [20, 21], timeout=WAIT)
