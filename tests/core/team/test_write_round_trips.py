@@ -6,6 +6,7 @@ write itself reads of the app's notes. Nothing here is timed: the questions are 
 from __future__ import annotations
 
 import threading
+from contextlib import closing
 from typing import Any
 
 import psycopg
@@ -46,8 +47,7 @@ def test_storing_runs_asks_the_server_only_for_a_batch_of_ids_on_the_callers_thr
         return real(self, operation, path)
 
     monkeypatch.setattr(PgConnections, "retry", counted)
-    indexer = Indexer(pg_url)
-    try:
+    with closing(Indexer(pg_url)) as indexer:
         asked.clear()  # opening the library asks its own questions
         for n in range(IDS_AHEAD + 4):
             indexer.store(
@@ -55,16 +55,13 @@ def test_storing_runs_asks_the_server_only_for_a_batch_of_ids_on_the_callers_thr
             )
         assert asked == [threading.current_thread().name] * 2  # two batches of ids
         indexer.flush()
-    finally:
-        indexer.close()
     with psycopg.connect(pg_url) as conn:
         ids = [i for (i,) in conn.execute("SELECT id FROM runs ORDER BY path").fetchall()]
     assert ids == sorted(ids) and len(ids) == IDS_AHEAD + 4  # hand-in order
 
 
 def test_a_run_stored_again_keeps_its_id_and_is_replaced_whole(pg_url: str) -> None:
-    indexer = Indexer(pg_url)
-    try:
+    with closing(Indexer(pg_url)) as indexer:
         indexer.store("/runs/a.loom.json", 1, 1, RunFacts(format="trace"), _steps("alpha"))
         indexer.store("/runs/b.loom.json", 1, 1, RunFacts(format="trace"), _steps("beta"))
         indexer.flush()
@@ -72,8 +69,6 @@ def test_a_run_stored_again_keeps_its_id_and_is_replaced_whole(pg_url: str) -> N
             first = conn.execute("SELECT id FROM runs WHERE path = '/runs/a.loom.json'").fetchone()
         indexer.store("/runs/a.loom.json", 2, 2, RunFacts(format="trace"), _steps("gamma"))
         indexer.flush()
-    finally:
-        indexer.close()
     with psycopg.connect(pg_url) as conn:
         again = conn.execute("SELECT id FROM runs WHERE path = '/runs/a.loom.json'").fetchone()
         steps = conn.execute("SELECT count(*) FROM steps WHERE run = %s", first).fetchone()
@@ -84,13 +79,10 @@ def test_a_run_stored_again_keeps_its_id_and_is_replaced_whole(pg_url: str) -> N
 
 
 def test_what_the_app_noted_before_the_write_decides_the_outcome(pg_url: str) -> None:
-    indexer = Indexer(pg_url)
-    try:
+    with closing(Indexer(pg_url)) as indexer:
         indexer.db.note("/runs/a.loom.json", "opened", False, "the agent crashed")
         indexer.store("/runs/a.loom.json", 1, 1, RunFacts(format="trace"), _steps("alpha"))
         indexer.flush()
-    finally:
-        indexer.close()
     with psycopg.connect(pg_url) as conn:
         row = conn.execute("SELECT outcome, why FROM runs").fetchone()
     assert row is not None and row[0] == "failed" and "the agent crashed" in row[1]
