@@ -7,7 +7,9 @@ library is one transaction that can be run again with the same result (an upsert
 by the run's place, its steps replaced whole), so an operation that failed because the
 connection went away is simply run again on a new connection, for up to
 :data:`RETRY_SECONDS`, with a growing pause. What is not a connection problem (a bug, a
-constraint that says no) is raised at once.
+constraint that says no) is raised at once, and so is a pool this process closed (the
+library switched or the window closing while a task still asked it): no server will
+come back to it, and a retry would hold a worker thread for the whole two minutes.
 """
 
 from __future__ import annotations
@@ -45,11 +47,12 @@ class PgConnections:
 
     def __init__(self, url: str) -> None:
         import psycopg
-        from psycopg_pool import ConnectionPool
+        from psycopg_pool import ConnectionPool, PoolClosed
 
         self.url = url
         self.in_flight = WritesInFlight()
         self._errors: tuple[type[BaseException], ...] = (psycopg.OperationalError,)
+        self._closed: type[BaseException] = PoolClosed  # an OperationalError, not retried
         self._pool = ConnectionPool(
             url,
             kwargs=connect_kwargs(),
@@ -103,6 +106,10 @@ class PgConnections:
                 with self._pool.connection() as conn:
                     return operation(conn)
             except self._errors as err:
+                if isinstance(err, self._closed):
+                    raise LoadError(
+                        URL_ENV, f"{redacted(self.url)}: the library was closed"
+                    ) from err
                 if time.monotonic() + pause > deadline:
                     raise LoadError(URL_ENV, f"{redacted(self.url)}: {_why(err)}") from err
                 time.sleep(pause * (1 + random.random()))
