@@ -45,15 +45,28 @@ def pg_server() -> Iterator[PgServer]:
 
 
 @pytest.fixture
-def pg_url(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def pg_url(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> str:
     """A new database for this test; PGPASSFILE holds the role's password, as for a user.
-    Every connection pool the test opened is closed after it: a test that leaves an
-    ``Indexer`` or a ``Library`` open would leave the pool's threads running, and the
-    garbage collector would later close it from one of them (psycopg_pool cannot join
-    the thread it runs on: an error in whichever test is running then)."""
+    Its connection pools are closed after the test (:func:`_pg_pools_closed`)."""
+    monkeypatch.setenv("PGPASSFILE", str(pg_server.passfile))
+    return pg_server.create_database(f"t{os.getpid()}_{next(_names)}")
+
+
+@pytest.fixture(autouse=True)
+def _pg_pools_closed(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every connection pool a test with a database opened is closed after it. Why: a test
+    that leaves an ``Indexer`` or a ``Library`` open would leave the pool's threads
+    running, and the garbage collector would later close it from one of them
+    (psycopg_pool cannot join the thread it runs on: an error in whichever test runs
+    then). Why here, autouse: torn down after every other fixture of the test, so after
+    its window is closed and its tasks are done; closed under a running task, a pool
+    made that task fail (before the library stopped retrying a closed pool, it held a
+    worker thread for two minutes)."""
+    if "pg_url" not in request.fixturenames:
+        yield
+        return
     from loom_core.library.pg_conn import PgConnections
 
-    monkeypatch.setenv("PGPASSFILE", str(pg_server.passfile))
     opened: list[PgConnections] = []
     real_init = PgConnections.__init__
 
@@ -61,8 +74,9 @@ def pg_url(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[str
         real_init(self, url)
         opened.append(self)
 
-    monkeypatch.setattr(PgConnections, "__init__", init)
-    yield pg_server.create_database(f"t{os.getpid()}_{next(_names)}")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(PgConnections, "__init__", init)
+        yield
     for db in opened:
         db.close()
 
