@@ -14,11 +14,15 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.servers.postgres import PgServer, find_binaries
 from tests.servers.s3 import S3Server, stop_fsspec_io
+
+if TYPE_CHECKING:
+    from loom_core.library.pg_conn import PgConnections
 
 _names = itertools.count()
 
@@ -44,41 +48,38 @@ def pg_server() -> Iterator[PgServer]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture
-def pg_url(pg_server: PgServer, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A new database for this test; PGPASSFILE holds the role's password, as for a user.
-    Its connection pools are closed after the test (:func:`_pg_pools_closed`)."""
-    monkeypatch.setenv("PGPASSFILE", str(pg_server.passfile))
-    return pg_server.create_database(f"t{os.getpid()}_{next(_names)}")
-
-
 @pytest.fixture(autouse=True)
-def _pg_pools_closed(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Every connection pool a test with a database opened is closed after it. Why: a test
-    that leaves an ``Indexer`` or a ``Library`` open would leave the pool's threads
-    running, and the garbage collector would later close it from one of them
-    (psycopg_pool cannot join the thread it runs on: an error in whichever test runs
-    then). Why here, autouse: torn down after every other fixture of the test, so after
-    its window is closed and its tasks are done; closed under a running task, a pool
-    made that task fail (before the library stopped retrying a closed pool, it held a
-    worker thread for two minutes)."""
-    if "pg_url" not in request.fixturenames:
-        yield
-        return
+def _pg_pools() -> Iterator[list[PgConnections]]:
+    """The connection pools the test opened on its database (:func:`pg_url` records them),
+    closed after it. Why: a test that leaves an ``Indexer`` or a ``Library`` open would
+    leave the pool's threads running, and the garbage collector would later close it from
+    one of them (psycopg_pool cannot join the thread it runs on: an error in whichever
+    test runs then). Why autouse: set up first, so torn down after every other fixture of
+    the test, after its window is closed and its tasks ended (a pool closed under a
+    running task makes it fail)."""
+    opened: list[PgConnections] = []
+    yield opened
+    for db in opened:
+        db.close()
+
+
+@pytest.fixture
+def pg_url(
+    pg_server: PgServer, monkeypatch: pytest.MonkeyPatch, _pg_pools: list[PgConnections]
+) -> str:
+    """A new database for this test; PGPASSFILE holds the role's password, as for a user.
+    Every pool opened while it is in use is closed after the test (:func:`_pg_pools`)."""
     from loom_core.library.pg_conn import PgConnections
 
-    opened: list[PgConnections] = []
     real_init = PgConnections.__init__
 
     def init(self: PgConnections, url: str) -> None:
         real_init(self, url)
-        opened.append(self)
+        _pg_pools.append(self)
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(PgConnections, "__init__", init)
-        yield
-    for db in opened:
-        db.close()
+    monkeypatch.setattr(PgConnections, "__init__", init)
+    monkeypatch.setenv("PGPASSFILE", str(pg_server.passfile))
+    return pg_server.create_database(f"t{os.getpid()}_{next(_names)}")
 
 
 @pytest.fixture(scope="session")
