@@ -15,6 +15,7 @@ receiver keeps the spans it exported as one ``.otlp.jsonl`` file per trace.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import json
@@ -22,6 +23,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,10 +60,22 @@ def _lock_hash() -> str:
 
 
 def _install() -> None:
-    """``npm ci`` unless the stamp says this lock is installed already."""
+    """``npm ci`` unless the stamp says this lock is installed already. One process at a
+    time: the test workers of a fresh clone each reach here first, and two ``npm ci`` in
+    one folder delete each other's files (ENOTEMPTY). The lock file lies outside the
+    folder, which ``npm ci`` empties."""
     want = _lock_hash()
     if STAMP.is_file() and STAMP.read_text() == want:
         return
+    key = hashlib.sha256(str(HERE).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"loom-npm-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        if not (STAMP.is_file() and STAMP.read_text() == want):  # another did it meanwhile
+            _npm_ci(want)
+
+
+def _npm_ci(want: str) -> None:
+    """Install the lock's packages; the stamp ``want`` once they are whole."""
     npm = shutil.which("npm")
     if npm is None:
         raise Unavailable("npm is not installed (needed for the TypeScript producers)")
