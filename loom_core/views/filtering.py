@@ -302,13 +302,13 @@ def _searched(
 def _each_step(
     tl: Timeline, index: StepIndex, steps: list[int], groups: list[list[bytes]]
 ) -> list[int]:
-    """Which of ``steps`` hold every group (in one of its spellings), step by step."""
-    texts = index.step_texts(tl, steps)
-    return [
-        s
-        for s, text in zip(steps, texts, strict=True)
-        if all(any(n in text for n in g) for g in groups)
-    ]
+    """Which of ``steps`` hold every group (in one of its spellings): their texts joined
+    into one chunk, searched as a built chunk is."""
+    chunk = index.steps_chunk(tl, steps)
+    found = find_steps(chunk, groups[0])
+    for group in groups[1:]:
+        found = [i for i in found if holds(chunk, i, group)]
+    return [steps[i] for i in found]
 
 
 def iter_matches(

@@ -13,10 +13,11 @@ import pytest
 from loom_core.formats.loader import load
 from loom_core.views import step_index, text_index
 from loom_core.views.filtering import filter_steps
-from loom_core.views.timeline import build_timeline
+from loom_core.views.timeline import Timeline, build_timeline
 from tests.core.views.test_filtering_columns import QUERIES, _reference, _trace
 
 MORE = ["no step says this", "zz", "needle with", "tool:bash needle", "ERROR boom", "léé"]
+MORE += ["go a b c", "more", "paris needle", "needle paris brûlée"]  # episodes; several terms
 
 
 def _counting_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -61,6 +62,27 @@ def test_only_the_text_the_index_leaves_is_read(
     chunks = len(list(step_index.step_index(tl).bounds(tl, len(tl))))
     assert rows is not None and list(rows) == _reference(tl, "needle with space")
     assert len(built) < chunks  # the chunks with a few candidates: those steps alone
+
+
+def test_the_steps_the_index_leaves_are_searched_as_their_own_texts(run: Path) -> None:
+    """The few steps of a chunk the index leaves are joined into one text and searched at
+    once: each step's part of it is that step's own text, user steps included, whatever
+    steps are asked (not one run of them), so a match is never moved to a neighbour."""
+    tl = build_timeline(load(run))
+    every = list(range(len(tl)))
+    for steps in (every, every[::7], every[3::11], [0], []):
+        texts = step_index.step_index(tl).step_texts(tl, steps)
+        assert texts == [_own_text(tl, s) for s in steps]
+    assert any(tl.effect_of[s] < 0 for s in every[::7])  # a user step among them
+
+
+def _own_text(tl: Timeline, step: int) -> bytes:
+    """A step's text as the filter searches it, read step by step."""
+    e = tl.effect_of[step]
+    if e < 0:
+        return tl.doc.episodes[tl.episode_of[step]].lower().encode()
+    raw = tl.doc.effects[e].result
+    return ((b"" if raw is None else bytes(raw)) + tl.kind_name(step).encode()).lower()
 
 
 def test_a_second_open_maps_the_kept_index(
