@@ -200,26 +200,33 @@ class _AgentNames:
 
 def _step_order(
     start: int, end: int, episode_before: dict[int, list[int]], final: bool
-) -> tuple[list[int], list[int]]:
+) -> tuple[columns.Ints, columns.Ints]:
     """Interleave episodes into effects ``start..end``: (effect_of, episode_of) per step.
 
     Episodes placed before effect ``end`` itself belong to this range only when the
-    log is final (nothing more will come to carry them).
+    log is final (nothing more will come to carry them). Built with numpy: a whole
+    run's range as Python lists and their conversion were single C calls of tens of
+    milliseconds each at a million effects, the window's thread waiting for the
+    interpreter lock meanwhile (the longest stall until the plot, 112 ms).
     """
-    effect_of: list[int] = []
-    episode_of: list[int] = []
-    last = start
     stops = sorted(at for at in episode_before if start <= at < end or (final and at == end))
-    for at in stops:
-        effect_of.extend(range(last, at))
-        episode_of.extend([-1] * (at - last))
-        for ep in episode_before[at]:
-            effect_of.append(-1)
-            episode_of.append(ep)
-        last = at
-    effect_of.extend(range(last, end))
-    episode_of.extend([-1] * (end - last))
-    return effect_of, episode_of
+    effect_of = np.arange(start, end, dtype=np.int64)
+    if not stops:
+        return effect_of, np.full(end - start, -1, dtype=np.int64)
+    eps = [episode_before[at] for at in stops]
+    counts = np.array([len(e) for e in eps], dtype=np.int64)
+    # each episode is a step placed before effect ``at``: at (at - start) + the episodes
+    # placed before it in the range
+    before = np.array(stops, dtype=np.int64) - start
+    slots = np.repeat(before, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+    total = end - start + len(slots)
+    is_episode = np.zeros(total, dtype=bool)
+    is_episode[slots] = True
+    out_effects = np.full(total, -1, dtype=np.int64)
+    out_effects[~is_episode] = effect_of
+    out_episodes = np.full(total, -1, dtype=np.int64)
+    out_episodes[slots] = np.fromiter((ep for e in eps for ep in e), np.int64, len(slots))
+    return out_effects, out_episodes
 
 
 class TimelineBuilder:
@@ -247,11 +254,7 @@ class TimelineBuilder:
         new = self.walker.extend(upto)
         if final and upto is None:
             self.walker.finish()
-        effect_of, episode_of = _step_order(
-            new.start, new.stop, self.walker.index.episode_before, final
-        )
-        every = np.array(effect_of, dtype=np.int64)
-        episodes = np.array(episode_of, dtype=np.int64)
+        every, episodes = _step_order(new.start, new.stop, self.walker.index.episode_before, final)
         at = new.start
         for s in range(0, len(every), APPEND_SLICE):
             part = every[s : s + APPEND_SLICE]
