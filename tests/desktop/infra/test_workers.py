@@ -1,4 +1,5 @@
-"""A Task whose owner is deleted while it runs drops its result quietly."""
+"""A Task whose owner is deleted while it runs drops its result quietly; a task reporting
+progress very often reaches the window a few times, the last report always."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import threading
 
 from PySide6.QtCore import QObject
 
-from loom_desktop.infra.workers import Task, wait_for_pool
+from loom_desktop.infra.workers import Task, TaskContext, wait_for_pool
 
 
 def test_result_of_a_deleted_owner_is_dropped(qtbot, capfd) -> None:
@@ -34,3 +35,21 @@ def _alive(obj: QObject) -> bool:
     except RuntimeError:
         return False
     return True
+
+
+def test_progress_reaches_the_window_a_few_times_and_always_at_the_end(qtbot) -> None:
+    owner = QObject()
+    task = Task(owner)
+    seen: list[tuple[int, int]] = []
+    task.progressed.connect(lambda done, total: seen.append((done, total)))
+
+    def work(ctx: TaskContext) -> str:
+        for done in range(1, 2001):  # a thousand reports a millisecond apart or faster
+            ctx.progress(done, 2000)
+        return "done"
+
+    with qtbot.waitSignal(task.finished, timeout=10_000):
+        task.start(work)
+    qtbot.waitUntil(lambda: bool(seen) and seen[-1] == (2000, 2000), timeout=5_000)
+    assert seen[0] == (1, 2000)  # the first report at once
+    assert len(seen) < 100  # not one event-loop turn per report
