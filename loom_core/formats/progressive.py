@@ -36,7 +36,10 @@ CHUNK = 4000
 SMALL_BYTES = 4 << 20  # below this a plain load is fast enough to skip the head
 HEAD_BYTES = 8 << 20  # read for the first screen before the whole file is
 SCAN_WINDOW = 8 << 20  # bytes searched per call while looking for the log's end
-CHUNK_BYTES = 1 << 20  # a layout chunk ends at the first entry boundary past this size
+# a layout chunk ends at the first entry boundary past this size; each chunk is one decode
+# holding the interpreter lock (1-2 ms at 1 MB), which the window waits out every time it
+# takes the lock back (at 4 MB: stalls of 40-60 ms while a big run loaded)
+CHUNK_BYTES = 1 << 20
 _list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 _log_decoder: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list_of(FastEffect))
 # loom-harness writes log entries at indent 4 inside "log": [...]
