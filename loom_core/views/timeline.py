@@ -215,18 +215,12 @@ def _step_order(
         return effect_of, np.full(end - start, -1, dtype=np.int64)
     eps = [episode_before[at] for at in stops]
     counts = np.array([len(e) for e in eps], dtype=np.int64)
-    # each episode is a step placed before effect ``at``: at (at - start) + the episodes
-    # placed before it in the range
-    before = np.array(stops, dtype=np.int64) - start
-    slots = np.repeat(before, counts) + np.arange(int(counts.sum()), dtype=np.int64)
-    total = end - start + len(slots)
-    is_episode = np.zeros(total, dtype=bool)
-    is_episode[slots] = True
-    out_effects = np.full(total, -1, dtype=np.int64)
-    out_effects[~is_episode] = effect_of
-    out_episodes = np.full(total, -1, dtype=np.int64)
-    out_episodes[slots] = np.fromiter((ep for e in eps for ep in e), np.int64, len(slots))
-    return out_effects, out_episodes
+    # each episode goes just before its effect ``at``, after those already placed there
+    before = np.repeat(np.array(stops, dtype=np.int64) - start, counts)
+    steps = np.insert(effect_of, before, -1)
+    episodes = np.full(len(steps), -1, dtype=np.int64)
+    episodes[before + np.arange(len(before))] = [ep for e in eps for ep in e]
+    return steps, episodes
 
 
 class TimelineBuilder:
