@@ -6,11 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from loom_core.library.db import ENV as LIBRARY_ENV
 from loom_core.runs_dir import ENV
 
 pytest_plugins = ["tests.servers.fixtures"]
+
+# Property tests are not timed: hypothesis's default deadline (200 ms per example) fails
+# an example that a busy two-core machine happened to preempt, as a flaky error.
+settings.register_profile("loom", deadline=None)
+settings.load_profile("loom")
 
 
 @pytest.fixture(autouse=True)
