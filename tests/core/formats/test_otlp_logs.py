@@ -11,6 +11,7 @@ tools the agent ran; its final answer.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -53,20 +54,40 @@ def _check(path: Path, rec: Recorded) -> None:
     assert summary["output"] == FINAL
 
 
+@pytest.fixture(scope="module")
+def openai_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Recorded]:
+    """The OpenAI agent's event-mode files, made once (a child process with the
+    instrumentation: about 5 s); tests that only read them take a copy."""
+    folder = tmp_path_factory.mktemp("openllmetry-openai")
+    return folder, run_event_mode("openllmetry-openai", folder)
+
+
+def _copy(made: tuple[Path, Recorded], folder: Path) -> Recorded:
+    shutil.copytree(made[0], folder, dirs_exist_ok=True)
+    return made[1]
+
+
+@pytest.mark.xdist_group("openllmetry-openai")  # one worker makes the shared run
 @pytest.mark.parametrize(
     ("instrumentation", "stream"),
     [("openllmetry-openai", False), ("openllmetry-openai", True), ("openllmetry-anthropic", False)],
 )
 def test_openllmetry_event_mode_in_every_layout(
-    instrumentation: str, stream: bool, tmp_path: Path
+    instrumentation: str, stream: bool, tmp_path: Path, openai_run: tuple[Path, Recorded]
 ) -> None:
-    rec = run_event_mode(instrumentation, tmp_path, stream)
+    if (instrumentation, stream) == ("openllmetry-openai", False):
+        rec = _copy(openai_run, tmp_path)
+    else:
+        rec = run_event_mode(instrumentation, tmp_path, stream)
     for name in LAYOUTS.values():
         _check(tmp_path / name, rec)
 
 
-def test_a_logs_file_alone_says_where_its_spans_are(tmp_path: Path) -> None:
-    run_event_mode("openllmetry-openai", tmp_path)
+@pytest.mark.xdist_group("openllmetry-openai")
+def test_a_logs_file_alone_says_where_its_spans_are(
+    tmp_path: Path, openai_run: tuple[Path, Recorded]
+) -> None:
+    _copy(openai_run, tmp_path)
     with pytest.raises(LoadError, match="OpenTelemetry logs, no spans"):
         load(tmp_path / "lines.logs.otlp.jsonl")
     (tmp_path / "lines.logs.otlp.jsonl").unlink()  # without its logs: steps and tokens only
@@ -97,10 +118,13 @@ def test_the_receiver_takes_the_logs_and_files_them_with_their_spans(
     _check(runs[0], rec)
 
 
-def test_the_receiver_takes_json_logs_too(tmp_path: Path) -> None:
+@pytest.mark.xdist_group("openllmetry-openai")
+def test_the_receiver_takes_json_logs_too(
+    tmp_path: Path, openai_run: tuple[Path, Recorded]
+) -> None:
     """The same run posted as OTLP/JSON, every log record before any span; a logs body that
     is not one is answered 400 with the cause, as for traces."""
-    rec = run_event_mode("openllmetry-openai", tmp_path)
+    rec = _copy(openai_run, tmp_path)
     save = tmp_path / "received"
     with running_receiver(save) as thread:
         assert thread.receiver is not None
