@@ -10,6 +10,7 @@ raw bytes of each entry are kept too, so nothing the file held is lost and the
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -97,7 +98,7 @@ class Document:
     path: str
     format: str  # LOOM_FORMATS ("exchanges": a proxy's sidecar) or a foreign reader's name
     header: TraceHeader
-    effects: list[Any]
+    effects: Sequence[Any]  # a list, or a big trace's LazyEffects (decoded when asked for)
     entries: list[msgspec.Raw] | None = None
     wire: list[msgspec.Raw] | None = None
     source: bytes | None = None

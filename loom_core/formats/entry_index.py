@@ -24,19 +24,12 @@ _raws = msgspec.json.Decoder(list[msgspec.Raw])
 @dataclass(frozen=True, eq=False)
 class EntryIndex:
     """Byte ranges (into the document's source) of runs of whole log entries, without
-    the list's brackets, and the index of each run's first entry."""
+    the list's brackets, and the index of each run's first entry. The load appends to
+    both as it decodes each run (:class:`loom_core.formats.lazy_effects.LazyEffects`)."""
 
-    ranges: tuple[tuple[int, int], ...]
-    firsts: tuple[int, ...]
+    ranges: list[tuple[int, int]]
+    firsts: list[int]
     _last: dict[int, list[msgspec.Raw]] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def of(cls, ranges: list[tuple[int, int]], counts: list[int]) -> EntryIndex:
-        firsts, total = [], 0
-        for n in counts:
-            firsts.append(total)
-            total += n
-        return cls(tuple(ranges), tuple(firsts))
 
     def raw(self, source: Any, i: int) -> bytes | None:
         """Entry ``i``'s bytes as they are in ``source``; None when ``i`` is not indexed."""

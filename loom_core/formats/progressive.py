@@ -18,10 +18,9 @@ import msgspec
 import numpy as np
 
 from loom_core.errors import LoadError
-from loom_core.formats.document import Document, FastEffect
-from loom_core.formats.entry_index import EntryIndex
-from loom_core.formats.fastschema import list_of
+from loom_core.formats.document import Document
 from loom_core.formats.gc_pause import gc_paused
+from loom_core.formats.lazy_effects import LazyEffects, log_decoder
 from loom_core.formats.loader import TRACE, opened, read_bytes
 from loom_core.formats.memory_room import check_room, out_of_memory
 from loom_core.formats.reader import BOM, Opening, check_utf8
@@ -29,7 +28,7 @@ from loom_core.formats.structs import TraceHeader
 from loom_core.formats.tolerant import nesting_cause
 from loom_core.formats.trace import assemble, decode_entries, parse_top, with_problems
 from loom_core.formats.unknown_json import describe
-from loom_core.views.timeline import Timeline, build_timeline
+from loom_core.views.timeline import Timeline, TimelineBuilder, build_timeline
 
 HEAD_ENTRIES = 400
 CHUNK = 4000
@@ -41,7 +40,9 @@ SCAN_WINDOW = 8 << 20  # bytes searched per call while looking for the log's end
 # takes the lock back (at 4 MB: stalls of 40-60 ms while a big run loaded)
 CHUNK_BYTES = 1 << 20
 _list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
-_log_decoder: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list_of(FastEffect))
+# runs of layout ranges decoded between two steps of the timeline's build (a few MB):
+# fewer than the lazy effects keep, so a step's runs are all still decoded
+BUILD_RUNS = 4
 # loom-harness writes log entries at indent 4 inside "log": [...]
 _ENTRY_SEP = b"\n    },\n    {"
 _LOG_START = b'\n  "log": ['
@@ -235,37 +236,47 @@ def _layout_chunks(data: bytes, log: msgspec.Raw) -> list[tuple[int, int]] | Non
 
 
 def _decode_ranges(
-    path: str,
     data: bytearray,
     ranges: list[tuple[int, int]],
+    document: Callable[[LazyEffects], Document],
     progress: Callable[[int, int], None],
     cancelled: Callable[[], bool],
-) -> tuple[list[Any], EntryIndex]:
-    """Decode each range of entries as a list, in place; the entries and where they are.
+) -> Loaded:
+    """Decode each range of entries as a list, in place, and build the timeline from a
+    few ranges at a time; the document keeps its effects as :class:`LazyEffects`.
 
     Why in place: the effects' raw payloads are views into the buffer they were
     decoded from, so decoding a copy of each chunk would keep a second copy of the
     whole log alive. Instead the separator bytes just outside a chunk (indentation
     before, a comma or newline after) are swapped for ``[`` and ``]`` while that
     chunk is decoded from a view of the file's own buffer, then put back.
+
+    Why the timeline as the ranges come: once the walk and the columns have read a
+    range's structs nothing keeps them (the document decodes an effect again when a
+    view asks), so the run's structs, 0.39× the file, are never all alive at once.
     """
     view = memoryview(data)
-    effects: list[Any] = []
-    counts: list[int] = []
+    effects = LazyEffects(cast(bytes, data))
+    doc = replace(document(effects), entry_index=effects.at)
+    builder = TimelineBuilder(doc)
     for n, (a, b) in enumerate(ranges):
-        if cancelled():
-            raise Cancelled()
+        _stop_if(cancelled)
         before, after = data[a - 1], data[b]
         data[a - 1], data[b] = 0x5B, 0x5D  # "[" and "]"
         try:
             with gc_paused():
-                chunk = _log_decoder.decode(view[a - 1 : b + 1])
+                chunk = log_decoder.decode(view[a - 1 : b + 1])
         finally:
             data[a - 1], data[b] = before, after
-        effects.extend(chunk)
-        counts.append(len(chunk))
+        effects.add_run((a, b), chunk)
+        del chunk
+        if (n + 1) % BUILD_RUNS == 0:
+            with gc_paused():
+                builder.extend()
         progress(n + 1, len(ranges))
-    return effects, EntryIndex.of(ranges, counts)
+    _stop_if(cancelled)
+    with gc_paused():
+        return Loaded(doc, builder.finish())
 
 
 def _general_log(
@@ -284,6 +295,28 @@ def _general_log(
     except RecursionError:
         raise LoadError(path, nesting_cause(data)) from None
     return _decode_chunked(path, raws, progress, cancelled, problems)
+
+
+def _general_load(
+    data: bytes,
+    path: str,
+    parsed: tuple[dict[str, msgspec.Raw], TraceHeader, tuple[str, ...]],
+    around: bool,
+    progress: Callable[[int, int], None],
+    cancelled: Callable[[], bool],
+) -> Loaded:
+    """Any layout: the log entry by entry (``around``: only the members around the log
+    were parsed, so the whole document is parsed first, as a plain load reads it)."""
+    top, header, warnings = parsed
+    if around:
+        with gc_paused():  # the whole document, as a plain load reads it (lenient, its errors)
+            top, header, warnings = parse_top(data, path)
+    problems: list[str] = []
+    effects = _general_log(path, data, top["log"], progress, cancelled, problems)
+    doc = assemble(data, path, top, header, effects, with_problems(warnings, problems))
+    _stop_if(cancelled)
+    with gc_paused():
+        return Loaded(doc, build_timeline(doc))
 
 
 def load_progressive(
@@ -339,26 +372,23 @@ def _load(
                 path=path, format="trace", header=header, effects=head, warnings=warnings
             )
             on_head(Loaded(head_doc, build_timeline(head_doc), complete=False))
-    effects, index = None, None
     ranges = _layout_chunks(data, top["log"])
+    loaded = None
     if ranges is not None:
+        whole = with_problems(warnings, [])
         try:
-            effects, index = _decode_ranges(path, buf, ranges, progress, cancelled)
+            loaded = _decode_ranges(
+                buf,
+                ranges,
+                lambda effects: assemble(data, path, top, header, effects, whole),
+                progress,
+                cancelled,
+            )
         except (msgspec.DecodeError, RecursionError):
-            effects = None  # an odd entry: the general path reads it field by field or names it
-    problems: list[str] = []
-    if effects is None and around:
-        with gc_paused():  # the whole document, as a plain load reads it (lenient, its errors)
-            top, header, warnings = parse_top(data, path)
-    if effects is None:
-        effects = _general_log(path, data, top["log"], progress, cancelled, problems)
-    doc = assemble(data, path, top, header, effects, with_problems(warnings, problems))
-    if index is not None:
-        doc = replace(doc, entry_index=index)
-    if cancelled():
-        raise Cancelled()
+            loaded = None  # an odd entry: the general path reads it field by field or names it
+    if loaded is None:
+        loaded = _general_load(data, path, (top, header, warnings), around, progress, cancelled)
     with gc_paused():
-        loaded = Loaded(doc, build_timeline(doc))
         # The run's millions of objects (context items, pairs) were made while the
         # collector was paused: once it runs again its first young collection would scan
         # every one of them, a stall of a second or more in whichever thread allocates

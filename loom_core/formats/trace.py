@@ -9,6 +9,7 @@ paused this is several times faster than a plain ``json.loads`` of the file.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -174,7 +175,7 @@ def assemble(
     path: str,
     top: dict[str, msgspec.Raw],
     header: TraceHeader,
-    effects: list[Any],
+    effects: Sequence[Any],
     warnings: tuple[str, ...],
 ) -> Document:
     """The :class:`Document` of a parsed trace."""

@@ -184,12 +184,17 @@ def _rate(rate: tuple[float, Any], total_input: Ints) -> Floats:
 
 
 def prices(
-    pricer: Any, effects: Ints, metas: Sequence[Any], tokens: tuple[Ints, Ints, Ints]
+    pricer: Any,
+    effects: Ints,
+    metas: Sequence[Any],
+    tokens: tuple[Ints, Ints, Ints],
+    first: int = 0,
 ) -> tuple[Floats, Ints, bool]:
     """USD (NaN: unpriced), offline marks and "every price known" of the priced effects.
 
-    ``pricer`` is the run's :class:`loom_core.views.run_cost.RunPricer`; ``tokens`` the
-    context index's input, output and plain-usage columns of the same effects. A plain
+    ``pricer`` is the run's :class:`loom_core.views.run_cost.RunPricer`; ``metas`` the
+    typed metas of effects ``first`` on; ``tokens`` the context index's input, output and
+    plain-usage columns of the priced effects. A plain
     call on a model priced by flat or tiered rates is priced here, a model at a time,
     with the arithmetic of ``Rates.cost``; any other goes through ``pricer.cost``.
     """
@@ -200,7 +205,7 @@ def prices(
         known = all(c is not None for c in costs)
         usd = np.array([np.nan if c is None else c for c in costs], dtype=np.float64)
         return usd, np.array([pricer.offline(i) for i in listed], dtype=np.int64), known
-    recorded = list(map(_model, map(metas.__getitem__, listed)))
+    recorded = list(map(_model, map(metas.__getitem__, (effects - first).tolist())))
     distinct = {m: pricer.model_name(m) for m in dict.fromkeys(recorded)}
     models = list(dict.fromkeys(distinct.values()))
     position = {m: models.index(name) for m, name in distinct.items()}

@@ -111,7 +111,6 @@ class ContextIndex:
     """
 
     doc: Document
-    metas: list[Any] = field(default_factory=list)  # typed meta per effect (never None)
     tokens_in: array[int] = field(default_factory=lambda: array("q"))
     tokens_out: array[int] = field(default_factory=lambda: array("q"))
     contexts: list[AgentContext] = field(default_factory=list)
@@ -135,7 +134,10 @@ class ContextIndex:
         return ResultPairs(self.caller)
 
     def meta_of(self, i: int) -> Any:
-        return self.metas[i]
+        """Effect ``i``'s typed meta (never None), read from the effect: a big run's
+        effects are decoded when asked for (:mod:`loom_core.formats.lazy_effects`), so
+        nothing per effect is kept here."""
+        return self.doc.effects[i].meta or EMPTY_META
 
     def frame_of(self, i: int) -> tuple[AgentContext, int] | None:
         """(the agent's item list owner, its length at the call) for a model effect."""
@@ -215,9 +217,9 @@ class _Builder:
         ctx.items.append(("episode", ep, "", ""))
 
     # -- model calls ----------------------------------------------------------
-    def model(self, i: int, ctx: AgentContext) -> None:
+    def model(self, i: int, eff: Any, ctx: AgentContext) -> None:
         index = self.index
-        value = _index(self.doc.effects[i].result)
+        value = _index(eff.result)
         calls: Sequence[Any] = ()  # the result's typed tool calls
         if value is not None:
             usage = value.usage
@@ -326,7 +328,7 @@ class _HarnessBuilder(_Builder):
         if ctx.agent == "agent" and meta.agent:
             ctx.agent = meta.agent
         if kind == "model":
-            self.model(i, ctx)
+            self.model(i, eff, ctx)
         elif kind.startswith("tool:"):
             self.tool_result(i, ctx, kind[5:])
         elif kind == "human":
@@ -402,7 +404,7 @@ class _ProxyBuilder(_Builder):
             elif not ctx.items or ctx.awaiting_episode:
                 self.take_episode(ctx, i)
                 ctx.awaiting_episode = False
-            self.model(i, ctx)
+            self.model(i, eff, ctx)
         elif kind == "edit":
             self.edit, self.edit_at = _snapshot_items(eff), i
         elif kind.startswith("tool:"):
@@ -413,9 +415,9 @@ class _ProxyBuilder(_Builder):
                 self.index.caller[i] = model_eff
                 ctx.items.add_tool(i, tuid)
 
-    def model(self, i: int, ctx: AgentContext) -> None:
+    def model(self, i: int, eff: Any, ctx: AgentContext) -> None:
         ctx.awaiting_episode = False
-        super().model(i, ctx)
+        super().model(i, eff, ctx)
         for cid, _name, _eff in ctx.pending:
             self.call_owner[cid] = (ctx, i)
 
@@ -454,11 +456,9 @@ class ContextWalker:
         if end <= start:
             return range(start, start)
         self._grow(end - start)
-        metas = self.index.metas
-        metas.extend(e.meta or EMPTY_META for e in effects[start:end])
         step, billed = self.builder.step, self.builder.billed
-        for i in range(start, end):
-            eff, meta = effects[i], metas[i]
+        for i, eff in enumerate(effects[start:end], start):  # one slice: a lazy run's too
+            meta = eff.meta or EMPTY_META
             step(i, eff, meta)
             if meta.usage is not None and eff.kind != "model":
                 billed(i, meta.usage)

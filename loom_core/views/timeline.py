@@ -10,14 +10,14 @@ frames are in :mod:`loom_core.views.context`; shield placement in :mod:`loom_cor
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
-from loom_core.formats.document import Document
+from loom_core.formats.document import EMPTY_META, Document
 from loom_core.views import columns
 from loom_core.views.context import ContextIndex, ContextWalker
 from loom_core.views.pricing import OFFLINE_TEXT, cost_words, format_usd
@@ -265,7 +265,15 @@ class TimelineBuilder:
         tl.agents = list(self._agent_ids)
         return range(first_step, len(tl))
 
-    def _append_seqs(self, fresh: list[Any], start: int) -> None:
+    def finish(self) -> Timeline:
+        """The document is whole: its last effects, what only a finished log places
+        (episodes after the last effect) and the shield decisions. A big trace's load
+        extends the builder a few runs of entries at a time and finishes it here
+        (:mod:`loom_core.formats.progressive`); :func:`build_timeline` all at once."""
+        self.extend(final=True, unfinished=bool(self.tl.doc.unfinished))
+        return _finished(self.tl)
+
+    def _append_seqs(self, fresh: Sequence[Any], start: int) -> None:
         seqs = columns.seqs(fresh, start)
         try:
             self.tl.seqs.extend(array("d", seqs))
@@ -273,7 +281,11 @@ class TimelineBuilder:
             self.tl.seqs.extend(array("d", [min(max(s, -SEQ_LIMIT), SEQ_LIMIT) for s in seqs]))
 
     def _costs(
-        self, codes: columns.Ints, steps: columns.StepMap, t_in: columns.Ints, t_out: columns.Ints
+        self,
+        codes: columns.Ints,
+        steps: columns.StepMap,
+        metas: list[Any],
+        tokens: tuple[columns.Ints, columns.Ints],
     ) -> tuple[columns.Floats, columns.Ints, bool]:
         """Per-step USD (NaN when the model is unpriced), offline marks, and whether every
         price is known. Priced are model steps and the steps that carry a call's usage
@@ -285,30 +297,33 @@ class TimelineBuilder:
             priced |= (codes != K_EPISODE) & np.isin(steps.effect_of, list(ctx.billed))
         lo, hi = steps.start, steps.start + steps.n
         plain = steps.spread(columns.ints(ctx.plain_usage[lo:hi]))
-        tokens = (t_in[priced], t_out[priced], plain[priced])
-        usd, marks, known = columns.prices(self._pricer, steps.effect_of[priced], ctx.metas, tokens)
+        t_in, t_out = tokens
+        counts = (t_in[priced], t_out[priced], plain[priced])
+        effects = steps.effect_of[priced]
+        usd, marks, known = columns.prices(self._pricer, effects, metas, counts, first=lo)
         costs = np.zeros(len(codes), dtype=np.float64)
         offline = np.zeros(len(codes), dtype=np.int64)
         costs[priced], offline[priced] = usd, marks
         return costs, offline, known
 
     def _append(
-        self, doc: Document, fresh: list[Any], steps: columns.StepMap, episode_of: Any
+        self, doc: Document, fresh: Sequence[Any], steps: columns.StepMap, episode_of: Any
     ) -> None:
         """Lay the new steps' columns out (:mod:`loom_core.views.columns`)."""
         tl, ctx, put = self.tl, self.walker.index, columns.put
         lo, hi = steps.start, steps.start + steps.n
         per_effect = columns.kind_codes(fresh, self._codes, kind_code)
+        metas = [e.meta or EMPTY_META for e in fresh]  # effects lo..hi's
         codes = steps.spread(per_effect, K_EPISODE)
         results = list(map(attrgetter("result"), fresh))
         t_in = steps.spread(columns.ints(ctx.tokens_in[lo:hi]))
         t_out = steps.spread(columns.ints(ctx.tokens_out[lo:hi]))
-        costs, offline, known = self._costs(codes, steps, t_in, t_out)
+        costs, offline, known = self._costs(codes, steps, metas, (t_in, t_out))
         put(tl.effect_of, steps.effect_of)
         put(tl.episode_of, episode_of)
         put(tl.kind, codes)
         put(tl.depth, steps.spread(columns.depths(fresh)))
-        put(tl.agent, columns.agent_ids(ctx.metas[lo:hi], steps, self._label, self._agent_ids))
+        put(tl.agent, columns.agent_ids(metas, steps, self._label, self._agent_ids))
         put(tl.tokens_in, t_in)
         put(tl.tokens_out, t_out)
         last_tokens = tl.cum_tokens[-1] if len(tl.cum_tokens) else 0
@@ -328,9 +343,12 @@ class TimelineBuilder:
 
 def build_timeline(doc: Document) -> Timeline:
     """The whole timeline of a finished document, shield decisions placed."""
-    builder = TimelineBuilder(doc)
-    builder.extend(final=True, unfinished=bool(doc.unfinished))
-    tl = builder.tl
+    return TimelineBuilder(doc).finish()
+
+
+def _finished(tl: Timeline) -> Timeline:
+    """A finished run's shield decisions, placed on its model steps."""
+    doc = tl.doc
     if doc.shield_events:
         model_steps = np.flatnonzero(np.frombuffer(bytes(tl.kind), dtype=np.uint8) == K_MODEL)
         tl.shield_at = place_shield_events(doc, tl, model_steps.tolist())

@@ -236,10 +236,11 @@ class LiveController(QObject):
             assert self.doc.entries is not None
             self._reset(
                 update.header,
-                self.doc.effects + list(update.new_effects),
+                [*self.doc.effects, *update.new_effects],
                 self.doc.entries + list(update.new_entries),
             )
         else:
+            assert isinstance(self.doc.effects, list)  # a journal's: it grows
             self.doc.effects.extend(update.new_effects)
             assert self.doc.entries is not None
             self.doc.entries.extend(update.new_entries)

@@ -80,7 +80,7 @@ def _reference(doc: Document, tl: Timeline) -> dict[str, list[Any]]:
     agent_names: list[str] = []
     for s, e in enumerate(tl.effect_of):
         eff = effects[e] if e >= 0 else None
-        meta = ctx.metas[e] if e >= 0 else None
+        meta = ctx.meta_of(e) if e >= 0 else None
         code = K_EPISODE if eff is None else kind_code(eff.kind or "")
         out["kind"].append(code)
         out["depth"].append(0 if eff is None else min(max(eff.depth or 0, 0), 0xFFFF))
