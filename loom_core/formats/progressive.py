@@ -20,7 +20,7 @@ import numpy as np
 from loom_core.errors import LoadError
 from loom_core.formats.document import Document
 from loom_core.formats.gc_pause import gc_paused
-from loom_core.formats.lazy_effects import LazyEffects, log_decoder
+from loom_core.formats.lazy_effects import ENTRY_SEP, LazyEffects, log_decoder
 from loom_core.formats.loader import TRACE, opened, read_bytes
 from loom_core.formats.memory_room import check_room, out_of_memory
 from loom_core.formats.reader import BOM, Opening, check_utf8
@@ -40,11 +40,10 @@ SCAN_WINDOW = 8 << 20  # bytes searched per call while looking for the log's end
 # takes the lock back (at 4 MB: stalls of 40-60 ms while a big run loaded)
 CHUNK_BYTES = 1 << 20
 _list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
-# runs of layout ranges decoded between two steps of the timeline's build (a few MB):
-# fewer than the lazy effects keep, so a step's runs are all still decoded
-BUILD_RUNS = 4
-# loom-harness writes log entries at indent 4 inside "log": [...]
-_ENTRY_SEP = b"\n    },\n    {"
+# runs of layout ranges decoded between two steps of the timeline's build (a few MB, kept
+# decoded until the step has read them: LazyEffects.settle)
+BUILD_RUNS = 16
+# loom-harness writes log entries at indent 4 inside "log": [...] (ENTRY_SEP between two)
 _LOG_START = b'\n  "log": ['
 
 
@@ -73,7 +72,7 @@ def _head_effects(data: bytes, path: str) -> list[Any] | None:
         return None
     pos = begin
     for _ in range(HEAD_ENTRIES):
-        pos = data.find(_ENTRY_SEP, pos + 1)
+        pos = data.find(ENTRY_SEP, pos + 1)
         if pos < 0:
             return None
     try:
@@ -224,7 +223,7 @@ def _layout_chunks(data: bytes, log: msgspec.Raw) -> list[tuple[int, int]] | Non
     cuts = [first + 5]
     pos = first
     while True:  # jump a chunk's bytes ahead, then to the next boundary between entries
-        pos = data.find(_ENTRY_SEP, pos + CHUNK_BYTES, end)
+        pos = data.find(ENTRY_SEP, pos + CHUNK_BYTES, end)
         if pos < 0:
             break
         cuts += [pos + 6, pos + 8]  # end of one chunk, start of the next
@@ -259,24 +258,27 @@ def _decode_ranges(
     effects = LazyEffects(cast(bytes, data))
     doc = replace(document(effects), entry_index=effects.at)
     builder = TimelineBuilder(doc)
-    for n, (a, b) in enumerate(ranges):
-        _stop_if(cancelled)
-        before, after = data[a - 1], data[b]
-        data[a - 1], data[b] = 0x5B, 0x5D  # "[" and "]"
-        try:
-            with gc_paused():
-                chunk = log_decoder.decode(view[a - 1 : b + 1])
-        finally:
-            data[a - 1], data[b] = before, after
-        effects.add_run((a, b), chunk)
-        del chunk
-        if (n + 1) % BUILD_RUNS == 0:
-            with gc_paused():
-                builder.extend()
-        progress(n + 1, len(ranges))
-    _stop_if(cancelled)
+    # the collector stays paused throughout: the walk's context items are tracked objects,
+    # and collections between the runs would scan every one made so far, again and again
     with gc_paused():
-        return Loaded(doc, builder.finish())
+        for n, (a, b) in enumerate(ranges):
+            _stop_if(cancelled)
+            before, after = data[a - 1], data[b]
+            data[a - 1], data[b] = 0x5B, 0x5D  # "[" and "]"
+            try:
+                chunk = log_decoder.decode(view[a - 1 : b + 1])
+            finally:
+                data[a - 1], data[b] = before, after
+            effects.add_run((a, b), chunk)
+            del chunk
+            if (n + 1) % BUILD_RUNS == 0:
+                builder.extend()
+                effects.settle()
+            progress(n + 1, len(ranges))
+        _stop_if(cancelled)
+        loaded = Loaded(doc, builder.finish())
+    effects.settle()
+    return loaded
 
 
 def _general_log(

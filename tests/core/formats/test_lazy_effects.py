@@ -19,7 +19,7 @@ import pytest
 
 from benchmarks.synth import synth_trace
 from loom_core.formats import progressive
-from loom_core.formats.lazy_effects import KEEP_RUNS, LazyEffects
+from loom_core.formats.lazy_effects import BLOCK, KEEP_BLOCKS, LazyEffects
 from loom_core.formats.loader import load
 from loom_core.views.timeline import build_timeline
 from tests.core.harness_runs import Recorded
@@ -72,14 +72,15 @@ def test_every_index_slice_and_walk_is_the_plain_loads(tmp_path: Path, small_run
 
 
 def test_only_a_few_runs_stay_decoded(tmp_path: Path, small_runs: None) -> None:
-    """After the load and after a walk over every effect, no more than KEEP_RUNS runs of
-    structs are held: what the memory goal rests on."""
-    lazy = _lazy(_synth(tmp_path))
-    assert len(lazy._kept) <= KEEP_RUNS
+    """After the load and after a walk over every effect, no more than KEEP_BLOCKS blocks
+    of structs are held: what the memory goal rests on."""
+    lazy = _lazy(_synth(tmp_path, 12_000))
+    held = lambda: sum(map(len, lazy._kept.values())) + sum(map(len, lazy._fresh.values()))  # noqa: E731
+    assert held() <= KEEP_BLOCKS * BLOCK < len(lazy)
     for i in range(0, len(lazy), 3):
         lazy[i]
-    sum(1 for _ in lazy)
-    assert len(lazy._kept) <= KEEP_RUNS
+    assert sum(1 for _ in lazy) == len(lazy)
+    assert held() <= KEEP_BLOCKS * BLOCK
 
 
 def test_readers_on_several_threads_see_the_same_effects(tmp_path: Path, small_runs: None) -> None:
