@@ -1,16 +1,17 @@
-"""A big trace's effects, decoded a run of entries at a time when something asks for them.
+"""A big trace's effects, decoded a block of entries at a time when something asks for them.
 
 Why: kept as one struct per effect, a big run's effects were 0.39× its file in memory
 (100,000 effects: 39 MB beside the file's 99 MB; about 400 bytes in seven objects each),
 on top of the file's own bytes their payloads point into. The progressive load already
 cuts the log into runs of whole entries about a megabyte long and decodes each run as
-one list; the timeline and the context are built from each run while it is decoded
-(:mod:`loom_core.formats.progressive`), and afterwards an effect is decoded again from its
-run's bytes when a view asks. A view asks for neighbours (the step list's page, a
-context's newest messages), so the last few runs decoded are kept.
+one list; the timeline and the context are built from a few runs at a time while they
+are decoded (:mod:`loom_core.formats.progressive`), and afterwards an effect is decoded
+again, with the block of entries around it, when a view asks. A view asks for
+neighbours (the step list's page, a context's newest messages), so the blocks last read
+are kept.
 
-Reads are safe from several threads (the window, the text index's worker): the runs kept
-change under a lock, and the run last read is one tuple swapped whole.
+Reads are safe from several threads (the window, the text index's worker): the blocks
+kept change under a lock, and the block last read is one tuple swapped whole.
 """
 
 from __future__ import annotations
@@ -55,6 +56,14 @@ def _separators(source: bytes, a: int, b: int) -> Ints:
         if k != brace:
             at = at[data[at + k] == byte]
     return at
+
+
+def _keep(kept: OrderedDict[Any, Any], key: Any, value: Any, most: int) -> None:
+    """Put ``value`` in the least-recently-used cache ``kept`` of at most ``most`` items."""
+    kept[key] = value
+    kept.move_to_end(key)
+    while len(kept) > most:
+        kept.popitem(last=False)
 
 
 class LazyEffects(Sequence[Any]):
@@ -177,10 +186,7 @@ class LazyEffects(Sequence[Any]):
 
     def _remember(self, key: tuple[int, int], block: list[Any]) -> None:
         """Keep a block (the lock held), letting the least recently read go."""
-        self._kept[key] = block
-        self._kept.move_to_end(key)
-        while len(self._kept) > self._keep:
-            self._kept.popitem(last=False)
+        _keep(self._kept, key, block, self._keep)
 
     def _cuts_of(self, r: int) -> tuple[Ints, Ints]:
         """Where each entry of run ``r`` starts and ends in the source.
@@ -203,7 +209,5 @@ class LazyEffects(Sequence[Any]):
         starts = np.concatenate(([a], seps + 8))  # each entry's indentation
         ends = np.concatenate((seps + 6, [b]))  # after each entry's closing brace
         with self._lock:
-            self._cuts[r] = starts, ends
-            while len(self._cuts) > KEEP_CUTS:
-                self._cuts.popitem(last=False)
+            _keep(self._cuts, r, (starts, ends), KEEP_CUTS)
         return starts, ends
