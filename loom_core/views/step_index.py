@@ -29,7 +29,6 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -39,7 +38,6 @@ from loom_core.views.timeline import Timeline
 
 CHUNK_STEPS = 2048  # steps per text chunk at most…
 CHUNK_BYTES = 4 << 20  # …and about this many bytes: one find holds the GIL only briefly
-_RESULT, _KIND = attrgetter("result"), attrgetter("kind")
 SEP = b"\xff"  # between steps in a chunk: not a byte of any UTF-8 text
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -88,10 +86,10 @@ class StepIndex:
         with self._lock:
             done = len(self._name_of)
             if done < upto:
-                effects, ids = tl.doc.effects, self._ids
+                ids, names, kind_of = self._ids, tl.kind_names, tl.effect_kind
                 episode = ids.setdefault("episode", len(ids))
                 kinds = [
-                    episode if e < 0 else ids.setdefault(effects[e].kind or "", len(ids))
+                    episode if e < 0 else ids.setdefault(names[kind_of[e]], len(ids))
                     for e in tl.effect_of[done:upto]
                 ]
                 self._name_of.extend(kinds)
@@ -180,16 +178,15 @@ class StepIndex:
         self, tl: Timeline, effect_of: list[int], steps: Sequence[int]
     ) -> tuple[list[Any], array[int]]:
         """:meth:`parts` of ``steps``, whose effects (-1: a user step) are ``effect_of``."""
-        effects, n = tl.doc.effects, len(effect_of)
+        n = len(effect_of)
         payloads: list[Any] = [b""] * n
         names: list[bytes] = [SEP] * n
-        if effects:  # C-level maps (a user step's -1 picks some effect: replaced below)
-            items = list(map(effects.__getitem__, effect_of))
-            payloads = list(map(_RESULT, items))
+        if tl.results:  # C-level maps (a user step's -1 picks some effect: replaced below)
+            payloads = list(map(tl.results.__getitem__, effect_of))
             if None in payloads:
                 payloads = [b"" if x is None else x for x in payloads]
-            kinds = list(map(_KIND, items))
-            ends = {kind: self._name(kind or "") + SEP for kind in set(kinds)}
+            kinds = list(map(tl.effect_kind.__getitem__, effect_of))
+            ends = {k: self._name(tl.kind_names[k]) + SEP for k in set(kinds)}
             names = list(map(ends.__getitem__, kinds))
         if min(effect_of, default=0) < 0:
             episodes = tl.doc.episodes

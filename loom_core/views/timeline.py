@@ -110,6 +110,12 @@ class Timeline:
     # effect -> its seq by effect_seq's rule (null: the position; clamped to SEQ_LIMIT),
     # read once in the worker
     seqs: array[float] = field(default_factory=lambda: array("d"))
+    # effect -> its kind's name (an id into kind_names) and its raw result: what the filter
+    # and kind navigation read, so they never decode a big run's effects again
+    # (loom_core.formats.lazy_effects)
+    effect_kind: array[int] = field(default_factory=lambda: array("I"))
+    kind_names: list[str] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)
     # step -> the model step whose call it answers, or -1. An array, not a dict (and no
     # model step -> results dict): two dicts of Python ints were 13 MB at 100,000 effects.
     call_of: array[int] = field(default_factory=lambda: array("i"))
@@ -152,7 +158,7 @@ class Timeline:
     def kind_name(self, step: int) -> str:
         """The effect kind of a step (``tool:name`` kept), or ``prompt`` for a user prompt."""
         e = self.effect_of[step]
-        return PROMPT if e < 0 else (self.doc.effects[e].kind or "")
+        return PROMPT if e < 0 else self.kind_names[self.effect_kind[e]]
 
     def steps_of_kind(self, step: int) -> tuple[int | None, int | None]:
         """Previous and next step with the same kind name as ``step`` (``tool:x`` exact).
@@ -237,6 +243,7 @@ class TimelineBuilder:
         self._label = _AgentNames(doc.is_proxy).label
         self._agent_ids: dict[str, int] = {}
         self._codes: dict[str, int] = {}
+        self._names: dict[Any, int] = {}  # a kind as recorded (None too) -> its name's id
         self._pricer = RunPricer(doc)
 
     def extend(
@@ -272,6 +279,14 @@ class TimelineBuilder:
         (:mod:`loom_core.formats.progressive`); :func:`build_timeline` all at once."""
         self.extend(final=True, unfinished=bool(self.tl.doc.unfinished))
         return _finished(self.tl)
+
+    def _name_kinds(self, kinds: list[Any]) -> None:
+        """Each new effect's kind name as an id into ``tl.kind_names``."""
+        tl, ids = self.tl, self._names
+        for kind in set(kinds) - ids.keys():
+            ids[kind] = len(tl.kind_names)
+            tl.kind_names.append(kind or "")
+        tl.effect_kind.extend(array("I", map(ids.__getitem__, kinds)))
 
     def _append_seqs(self, fresh: Sequence[Any], start: int) -> None:
         seqs = columns.seqs(fresh, start)
@@ -312,10 +327,13 @@ class TimelineBuilder:
         """Lay the new steps' columns out (:mod:`loom_core.views.columns`)."""
         tl, ctx, put = self.tl, self.walker.index, columns.put
         lo, hi = steps.start, steps.start + steps.n
-        per_effect = columns.kind_codes(fresh, self._codes, kind_code)
+        kinds = columns.kinds(fresh)
+        per_effect = columns.kind_codes(kinds, self._codes, kind_code)
+        self._name_kinds(kinds)
         metas = [e.meta or EMPTY_META for e in fresh]  # effects lo..hi's
         codes = steps.spread(per_effect, K_EPISODE)
         results = list(map(attrgetter("result"), fresh))
+        tl.results.extend(results)
         t_in = steps.spread(columns.ints(ctx.tokens_in[lo:hi]))
         t_out = steps.spread(columns.ints(ctx.tokens_out[lo:hi]))
         costs, offline, known = self._costs(codes, steps, metas, (t_in, t_out))

@@ -112,6 +112,14 @@ def _same_timeline(path: Path) -> None:
         got, want = np.asarray(getattr(loaded.timeline, column)), np.asarray(getattr(whole, column))
         assert np.array_equal(got, want, equal_nan=True), (path.name, column)
     assert loaded.timeline.agents == whole.agents
+    for tl in (loaded.timeline, whole):  # what the filter reads instead of the effects
+        assert [tl.kind_names[k] for k in tl.effect_kind] == [
+            e.kind or "" for e in load(path).effects
+        ]
+    payloads = [
+        [None if r is None else bytes(r) for r in t.results] for t in (loaded.timeline, whole)
+    ]
+    assert payloads[0] == payloads[1] and len(payloads[0]) == len(load(path).effects)
     assert loaded.timeline.shield_at == whole.shield_at
     assert (loaded.timeline.input_tokens, loaded.timeline.output_tokens) == (
         whole.input_tokens,
