@@ -37,6 +37,7 @@ KEEP_CUTS = 16  # runs whose entries' places are kept (two lists of a thousand i
 # a run of log entries (as the progressive load decodes each in place), and one entry
 log_decoder: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list_of(FastEffect))
 entry_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(FastEffect)
+_raws = msgspec.json.Decoder(list[msgspec.Raw])
 # between two log entries in loom-harness's layout (entries at indent 4 inside "log")
 ENTRY_SEP = b"\n    },\n    {"
 
@@ -56,6 +57,21 @@ def _separators(source: bytes, a: int, b: int) -> Ints:
         if k != brace:
             at = at[data[at + k] == byte]
     return at
+
+
+def _entry_spans(source: bytes, a: int, b: int) -> tuple[Ints, Ints]:
+    """Where each entry of the run ``source[a:b]`` starts and ends, for a run whose
+    separators do not all stand between entries: the run split into raw entries (a copy),
+    each found in the source after the one before."""
+    raws = _raws.decode(b"".join((b"[", memoryview(source)[a:b], b"]")))
+    starts, ends, at = [], [], a
+    for raw in raws:
+        entry = bytes(raw)
+        at = source.find(entry, at, b)
+        starts.append(at)
+        at += len(entry)
+        ends.append(at)
+    return np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
 
 
 def _keep(kept: OrderedDict[Any, Any], key: Any, value: Any, most: int) -> None:
@@ -196,9 +212,11 @@ class LazyEffects(Sequence[Any]):
         keeps (the filter's text, the index being built) holds no copy. (Decoded as one
         list from a copy of its run, the kept payloads held every run's copy: the text
         index's build took the 100,000-effect window from 256 to 411 MB.) The entries are
-        cut at the layout's separator, which only ever stands between two entries
-        (:func:`loom_core.formats.progressive._layout_chunks`); the load decoded the same
-        bytes, so no decode here can fail: a loaded document's source never changes."""
+        cut at the layout's separator, which loom-harness writes only between two
+        entries (:func:`loom_core.formats.progressive._layout_chunks`); when the run holds
+        more separators than entries, its entries are found one by one instead. The load
+        decoded the same bytes, so no decode here can fail: a loaded document's source
+        never changes."""
         with self._lock:
             cuts = self._cuts.get(r)
             if cuts is not None:
@@ -206,8 +224,11 @@ class LazyEffects(Sequence[Any]):
                 return cuts
         a, b = self.at.ranges[r]
         seps = _separators(self._source, a, b) + a
-        starts = np.concatenate(([a], seps + 8))  # each entry's indentation
-        ends = np.concatenate((seps + 6, [b]))  # after each entry's closing brace
+        if len(seps) + 1 == self._run_len(r):
+            starts = np.concatenate(([a], seps + 8))  # each entry's indentation
+            ends = np.concatenate((seps + 6, [b]))  # after each entry's closing brace
+        else:  # the separator inside an entry too (JSON allows it; hand-written): slower
+            starts, ends = _entry_spans(self._source, a, b)
         with self._lock:
             _keep(self._cuts, r, (starts, ends), KEEP_CUTS)
         return starts, ends

@@ -19,6 +19,7 @@ import pytest
 
 from benchmarks.synth import synth_trace
 from loom_core.formats import progressive
+from loom_core.formats.canonical import checksum
 from loom_core.formats.lazy_effects import BLOCK, KEEP_BLOCKS, LazyEffects
 from loom_core.formats.loader import load
 from loom_core.views.timeline import build_timeline
@@ -144,3 +145,25 @@ def test_loom_harness_runs_built_as_the_runs_come(
     monkeypatch.setattr(progressive, "BUILD_RUNS", 1)
     for recorded in harness_traces.values():
         _same_timeline(recorded.path)
+
+
+def test_a_separator_inside_an_entry_is_no_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JSON allows any whitespace between tokens: a hand-written entry can hold the
+    layout's separator itself (a nested list of objects at indent 4). The load decodes
+    such a run as one list; reading it again must not cut that entry in two."""
+    monkeypatch.setattr(progressive, "SMALL_BYTES", 0)
+    trace = synth_trace(40)
+    real = [{"x": 1}, {"y": 2}]
+    trace["log"][7]["result"] = real
+    trace["checksum"] = checksum(trace)
+    trace["log"][7]["result"] = "PLACEHOLDER"
+    text = json.dumps(trace, indent=2).replace('"PLACEHOLDER"', '[{"x": 1\n    },\n    {"y": 2}]')
+    path = tmp_path / "odd.loom.json"
+    path.write_text(text)
+    lazy = _lazy(path)  # one run: the whole log decoded as a list
+    plain = load(path).effects
+    lazy._kept.clear()  # read it again from the source
+    assert _plain(lazy) == _plain(plain) and lazy[7].result is not None
+    assert [lazy[i].seq for i in range(len(plain))] == [e.seq for e in plain]
