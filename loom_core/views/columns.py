@@ -64,14 +64,6 @@ class StepMap:
         return np.concatenate((per_effect, np.array([episode], dtype=per_effect.dtype)))[self.at]
 
 
-def kind_codes(kinds: list[Any], cache: dict[Any, int], code: Callable[[str], int]) -> Ints:
-    """Each effect's kind code (``kinds``: their kinds, ``None`` for none); ``cache`` maps
-    a kind (``None`` included) to its code, ``code`` makes a new kind's."""
-    for kind in set(kinds) - cache.keys():
-        cache[kind] = code(kind or "")
-    return np.fromiter(map(cache.__getitem__, kinds), dtype=np.int64, count=len(kinds))
-
-
 def kinds(fresh: Sequence[Any]) -> list[Any]:
     """Each effect's kind as recorded (``None`` when missing)."""
     return list(map(_kind, fresh))

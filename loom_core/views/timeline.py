@@ -242,8 +242,8 @@ class TimelineBuilder:
         self.tl.step_of_effect = array("i")
         self._label = _AgentNames(doc.is_proxy).label
         self._agent_ids: dict[str, int] = {}
-        self._codes: dict[str, int] = {}
         self._names: dict[Any, int] = {}  # a kind as recorded (None too) -> its name's id
+        self._code_of_name = array("B")  # a name's id -> its kind code
         self._pricer = RunPricer(doc)
 
     def extend(
@@ -280,13 +280,18 @@ class TimelineBuilder:
         self.extend(final=True, unfinished=bool(self.tl.doc.unfinished))
         return _finished(self.tl)
 
-    def _name_kinds(self, kinds: list[Any]) -> None:
-        """Each new effect's kind name as an id into ``tl.kind_names``."""
+    def _kind_codes(self, fresh: Sequence[Any]) -> columns.Ints:
+        """Each new effect's kind code; its kind name's id goes to ``tl.effect_kind``."""
         tl, ids = self.tl, self._names
+        kinds = columns.kinds(fresh)
         for kind in set(kinds) - ids.keys():
             ids[kind] = len(tl.kind_names)
             tl.kind_names.append(kind or "")
-        tl.effect_kind.extend(array("I", map(ids.__getitem__, kinds)))
+            self._code_of_name.append(kind_code(kind or ""))
+        named = array("I", map(ids.__getitem__, kinds))
+        tl.effect_kind.extend(named)
+        codes = np.frombuffer(self._code_of_name, dtype=np.uint8)
+        return codes[np.frombuffer(named, dtype=np.uint32)].astype(np.int64)
 
     def _append_seqs(self, fresh: Sequence[Any], start: int) -> None:
         seqs = columns.seqs(fresh, start)
@@ -327,9 +332,7 @@ class TimelineBuilder:
         """Lay the new steps' columns out (:mod:`loom_core.views.columns`)."""
         tl, ctx, put = self.tl, self.walker.index, columns.put
         lo, hi = steps.start, steps.start + steps.n
-        kinds = columns.kinds(fresh)
-        per_effect = columns.kind_codes(kinds, self._codes, kind_code)
-        self._name_kinds(kinds)
+        per_effect = self._kind_codes(fresh)
         metas = [e.meta or EMPTY_META for e in fresh]  # effects lo..hi's
         codes = steps.spread(per_effect, K_EPISODE)
         results = list(map(attrgetter("result"), fresh))
