@@ -197,7 +197,6 @@ def _import_core_first() -> None:
     uses PySide's ``__feature__`` switches), and numpy's and the readers' modules are about
     180 of those at start-up."""
     import loom_core.formats.progressive  # noqa: F401
-    import loom_core.library.worker  # noqa: F401
     import loom_core.views.filtering  # noqa: F401
     import loom_core.views.timeline  # noqa: F401
 

@@ -52,6 +52,7 @@ from loom_desktop.window_parts import (
 if TYPE_CHECKING:
     from loom_desktop.features.compare.dialog import CompareDialog
     from loom_desktop.features.compare.view import CompareView
+    from loom_desktop.features.library.window_ui import LibraryUi
     from loom_desktop.features.proxy.approvals_panel import ApprovalsPanel
     from loom_desktop.features.proxy.attach_dialog import AttachDialog
     from loom_desktop.features.proxy.connection import ProxyConnection
@@ -99,13 +100,12 @@ class MainWindow(QMainWindow):
             lambda n: self.statusBar().showMessage(held_message(n), 10_000),
         )
         self._build_menus()
-        self.central.addWidget(self.library.start_page)  # the Runs page when no run is open
-        self.library.install_dock()
         self._build_status()
         self._show_current()
         if reattach:  # proxies that outlived the last run
             QTimer.singleShot(0, self.proxy_manager.reattach)
         QTimer.singleShot(0, lambda: warn_bad_prices(self, self.errors))  # never silent
+        QTimer.singleShot(0, self.seat.start_after_first_paint)
         fit_size(self, 1280, 820)
         geometry = self.settings.geometry_bytes()
         if geometry is not None:
@@ -144,7 +144,7 @@ class MainWindow(QMainWindow):
         self._action(self.run_menu, "&Compare…", self.compare_dialog, "Ctrl+Shift+D")
         self._fork_menu()
         self._doctor_menu(view)
-        self.library.install_settings(self.menuBar().addMenu("&Settings"))
+        self.seat.install_settings(self.menuBar().addMenu("&Settings"))
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "Run offline &demo", self.run_demo)
         self._action(help_menu, "&Keyboard Shortcuts", lambda: show_shortcuts(self), "?")
@@ -165,10 +165,20 @@ class MainWindow(QMainWindow):
         self.otel.install(file_menu)
 
     def _library(self, view_menu: QMenu) -> None:
-        """The run library: the start page and View ▸ Runs (Ctrl+Shift+R)."""
-        from loom_desktop.features.library.window_ui import LibraryUi
+        """The run library: the start page and View ▸ Runs (Ctrl+Shift+R), built once the
+        run opened at start has painted (see :mod:`loom_desktop.features.library.seat`)."""
+        from loom_desktop.features.library.seat import LibrarySeat
 
-        self.library = LibraryUi(self, self.empty, view_menu)
+        self.seat = LibrarySeat(self, self.empty, view_menu)
+
+    @property
+    def library(self) -> LibraryUi:
+        """The run library's part of the window, built now if it was not yet."""
+        return self.seat.ui
+
+    def library_built(self) -> None:
+        """The seat built the library: the start page shows if no tab is open."""
+        self._show_current()
 
     def _fork_menu(self) -> None:
         """Run ▸ Fork from Here… (F), step context menus and branch ⟷ parent links."""
@@ -346,7 +356,7 @@ class MainWindow(QMainWindow):
             view.start_loading(watch)
             if view.live is not None:
                 self.tabs.setTabText(index, LIVE_DOT + Path(path).name)
-                self.library.follow(view, view.path, True)
+                self.seat.tell(lambda lib: lib.follow(view, view.path, True))
         elif not defer:
             try:
                 view.load_now()
@@ -360,12 +370,13 @@ class MainWindow(QMainWindow):
         """A live tab's dot while its run goes on, gone once it has ended."""
         if view.live is not None:
             show_live(self.tabs, view, view.live.status not in ENDED)
-            self.library.follow(view, view.path, not view.live.settled)
+            on = not view.live.settled
+            self.seat.tell(lambda lib: lib.follow(view, view.path, on))
 
     def _loaded(self, view: DocumentView) -> None:
         name_run(self.tabs, view)  # a session's UUID or a trace id: titled by its run
         self.settings.add_recent(view.path)
-        self.library.loaded(view.path)
+        self.seat.tell(lambda lib: lib.loaded(view.path))
         if view is self.current():
             self.progress.setVisible(False)
             self.update_status()
@@ -410,7 +421,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(message, timeout_ms)
 
     def note_run(self, path: str, event: str, error: str = "") -> None:
-        self.library.note(path, event, error)
+        self.seat.tell(lambda lib: lib.note(path, event, error))
 
     def close_tab(self, index: int) -> None:
         view = self.tabs.widget(index)
@@ -418,7 +429,7 @@ class MainWindow(QMainWindow):
             return
         if isinstance(view, DocumentView):
             self._remember_splitters(view)
-            self.library.follow(view, view.path, False)  # the library reads it again
+            self.seat.tell(lambda lib: lib.follow(view, view.path, False))  # it reads it again
             view.shutdown()
         elif callable(shutdown := getattr(view, "shutdown", None)):
             shutdown()  # other tabs (Compare) stop their workers too
@@ -495,8 +506,14 @@ class MainWindow(QMainWindow):
         """The window title names the current tab (task switchers show it); no tab, no blank
         window: say how to open something."""
         index = self.tabs.currentIndex()
-        self.central.setCurrentWidget(self.tabs if index >= 0 else self.library.start_page)
-        self.library.start_page_shown(index < 0)
+        if index >= 0:
+            self.central.setCurrentWidget(self.tabs)
+        elif self.seat.built or self.isVisible():  # (before it is shown: the seat builds it)
+            page = self.seat.start_page()
+            if page is not None:
+                self.central.setCurrentWidget(page)
+        if self.seat.built:
+            self.library.start_page_shown(index < 0)
         self.setWindowTitle(
             f"{self.tabs.tabText(index)} — Loom Desktop" if index >= 0 else "Loom Desktop"
         )
@@ -534,7 +551,7 @@ class MainWindow(QMainWindow):
             self.demo.stop()
         self.proxy_manager.shutdown()
         self.otel.shutdown()
-        self.library.shutdown()
+        self.seat.shutdown()
         self.forks.shutdown()
         self.doctor.shutdown()
         self.attached.shutdown()

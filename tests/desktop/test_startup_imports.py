@@ -25,6 +25,9 @@ HEAVY = (
     "loom_desktop.features.fork.work",
     "asyncio",
     "loom_core.proxy.control_client",
+    # the run library's part of the window, built once the opened run has painted
+    "loom_desktop.features.library.window_ui",
+    "loom_core.library.worker",
 )
 _PROBE = f"""
 HEAVY = {HEAVY!r}

@@ -17,7 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QVBoxLayout, QWidget
 
 from loom_core.library.cache import is_cached
@@ -26,13 +27,13 @@ from loom_core.library.scan import JOURNAL, TRACE, default_folders
 from loom_core.views.steps import step_of_seq
 from loom_desktop.features.library.controller import LibraryController
 from loom_desktop.features.library.page import RunsPage
+from loom_desktop.features.library.seat import RUNS_KEY
 from loom_desktop.features.library.settings_dialog import LibraryDialog, chosen_address
 from loom_desktop.infra.settings import save_settings
 from loom_desktop.resources import sample_trace
 
 _TERM = re.compile(r'"[^"]*"|\S+')
 NOTE_MS = 30_000  # how long the status bar says why the filter shows more than the search
-LATEST_MS = 10_000  # the library starts by then even if the run opened at start never showed
 
 
 def step_terms(query: str) -> str:
@@ -52,7 +53,10 @@ def _same_file(a: str, b: str) -> bool:
 class LibraryUi:
     """Owns the library controller and its two pages; see the module docstring."""
 
-    def __init__(self, window: Any, hint: QLabel, view_menu: QMenu) -> None:
+    def __init__(
+        self, window: Any, hint: QLabel, view_menu: QMenu, before: QAction | None = None
+    ) -> None:
+        """``before``: the View menu's entry the dock's toggle takes the place of."""
         self.window = window
         self.recordings: set[str] = set()  # traces being recorded by a proxy started here
         self._following: set[Any] = set()  # live tabs whose runs the library leaves to them
@@ -71,8 +75,11 @@ class LibraryUi:
         self.dock.hide()
         action = self.dock.toggleViewAction()
         action.setText("&Runs")
-        action.setShortcut("Ctrl+Shift+R")
-        view_menu.addAction(action)
+        action.setShortcut(RUNS_KEY)
+        if before is None:
+            view_menu.addAction(action)
+        else:
+            view_menu.insertAction(before, action)
         window.addAction(action)
         for page in (self.page, self.dock_page):
             page.open_requested.connect(self.open)
@@ -83,30 +90,11 @@ class LibraryUi:
         self.controller.fetch_head.connect(self._head_arrived)
         self.controller.fetch_progress.connect(self._arriving_progress)
         self._start_pending = True
-        QTimer.singleShot(0, self._start_after_opening)
 
-    def _start_after_opening(self) -> None:
-        """Start the library (its folder watch, indexer thread and first list) once the run
-        the app opened at start shows its rows and plot (its first paint, not its placing);
-        with none opening (the Runs page is what shows), or a window not on screen (nothing
-        paints there), at once.
-
-        Why: started at once, the watcher's import on this thread, its threads, the first
-        query and the indexing of the opened run took the interpreter lock and the cores
-        from that run's first screen and its plot's build: what the user waits for. A tab
-        that fails, closes or is switched from, or a window never painted (LATEST_MS), lets
-        it start too: the library is never left unstarted."""
-        view = self.window.current()
-        if view is None or view.plot_is_shown or not self.window.isVisible():
-            self._start_now()
-            return
-        view.plot_shown.connect(self._start_now)  # its first paint, not its placing
-        view.failed.connect(lambda _exc: self._start_now())
-        view.destroyed.connect(lambda _obj=None: self._start_now())
-        self.window.tabs.currentChanged.connect(lambda _i: self._start_now())
-        QTimer.singleShot(LATEST_MS, self.controller, self._start_now)
-
-    def _start_now(self) -> None:
+    def start(self) -> None:
+        """Start the library: its folder watch, indexer thread and first list. The window's
+        :class:`~.seat.LibrarySeat` calls it once the run opened at start has shown its
+        plot (at once when none is opening), whenever this was built."""
         if self._start_pending:
             self._start_pending = False
             self.controller.start()
@@ -121,10 +109,6 @@ class LibraryUi:
         elif not shown and self._dock_away:
             self.dock.show()
             self._dock_away = False
-
-    def install_settings(self, menu: QMenu) -> None:
-        """Settings ▸ Library…: this computer's library or a team's."""
-        menu.addAction("&Library…").triggered.connect(lambda _c=False: self.settings_dialog())
 
     def settings_dialog(self) -> LibraryDialog:
         """Open Settings ▸ Library…; on OK the choice is saved at once and the Runs page

@@ -7,7 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtGui import QAction
+
 from loom_desktop.features.library.controller import LibraryController
+from loom_desktop.features.library.seat import RUNS_KEY
+from loom_desktop.features.library.window_ui import LibraryUi
 from loom_desktop.infra.settings import DesktopSettings
 from loom_desktop.main_window import MainWindow
 from tests.desktop.plot_paints import plot_paints
@@ -66,3 +70,72 @@ def test_the_library_starts_at_once_without_a_run_and_once_on_a_failed_open(
     qtbot.waitUntil(lambda: bool(seen), timeout=WAIT)
     assert seen == [True]  # once, though the tab both failed and closed
     window.close()
+
+
+# -- the library's part of the window, built after the first paint (features/library/seat.py)
+
+
+def _shown(qtbot: Any) -> MainWindow:
+    window = MainWindow(settings=DesktopSettings(), reattach=False)
+    qtbot.addWidget(window)
+    window.resize(1280, 800)
+    window.show()
+    return window
+
+
+def _runs_actions(window: MainWindow) -> list[QAction]:
+    return [a for a in window.actions() if a.shortcut().toString() == RUNS_KEY]
+
+
+def test_the_library_is_built_once_the_opened_run_has_painted(
+    qtbot: Any, monkeypatch: Any, sample: Path
+) -> None:
+    """Not with the window: its pages, dock, controller and modules are built after the
+    opened run's plot has painted, and what the window told it before (the run loaded)
+    reaches it then."""
+    seen: list[bool] = []
+    init = LibraryUi.__init__
+    painted = plot_paints(monkeypatch)
+
+    def recording_init(ui: LibraryUi, window: Any, *args: Any, **kw: Any) -> None:
+        view = window.current()
+        seen.append(view is not None and view.timeline_widget is not None and bool(painted))
+        init(ui, window, *args, **kw)
+
+    monkeypatch.setattr(LibraryUi, "__init__", recording_init)
+    window = _shown(qtbot)
+    window.open_path(str(sample))
+    assert not window.seat.built
+    qtbot.waitUntil(lambda: window.seat.built, timeout=WAIT)
+    assert seen == [True]
+    assert _runs_actions(window) == [window.library.dock.toggleViewAction()]  # the stand-in gone
+    qtbot.waitUntil(
+        lambda: sample.name in [Path(r.path).name for r in window.library.controller.runs.runs],
+        timeout=WAIT,
+    )  # the "loaded" told before it was built
+    window.close()
+
+
+def test_view_runs_before_the_library_is_built_builds_it_and_shows_the_dock(
+    qtbot: Any, sample: Path
+) -> None:
+    window = _shown(qtbot)
+    window.open_path(str(sample))
+    (stand_in,) = _runs_actions(window)
+    assert not window.seat.built
+    stand_in.trigger()  # View ▸ Runs (Ctrl+Shift+R)
+    assert window.seat.built and window.library.dock.isVisible()
+    toggle = window.library.dock.toggleViewAction()
+    assert _runs_actions(window) == [toggle] and toggle.isChecked()
+    window.close()
+
+
+def test_a_window_closed_before_the_library_is_built_never_builds_it(
+    qtbot: Any, sample: Path
+) -> None:
+    window = _shown(qtbot)
+    window.open_path(str(sample))
+    window.close()
+    for _ in range(20):  # the turns in which the plot would have shown
+        qtbot.wait(10)
+    assert not window.seat.built
