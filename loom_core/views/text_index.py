@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from array import array
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -51,6 +52,7 @@ KEEP_BYTES = 2 << 30  # the kept indexes, together, at most (the least recently 
 MAGIC = b"LOOMTRI2"  # the saved file's first bytes; a new layout gets a new magic
 _HEADER = len(MAGIC) + 16  # the magic, the step count, the frequent words' (uint64 each)
 SAMPLE_CHUNKS = 4  # chunks of text the frequent words are counted in
+PIECE_BYTES = 512 << 10  # the text indexed at a time (see _pieces)
 BoolArray = npt.NDArray[np.bool_]
 
 
@@ -83,8 +85,13 @@ class TextIndex:
         """Set the bits of the trigrams of ``chunk``'s steps (a trigram across two steps
         sets a bit too: one more candidate, never a lost match), but for those lying wholly
         inside a frequent word: the word's own bits stand for them. ``pause`` is called
-        between the two (a build in the window's process yields to the user there too:
-        each half holds the interpreter lock not much longer than a whole chunk did before)."""
+        between the steps of the work (a build in the window's process yields to the user
+        there too). The chunk is indexed a piece at a time (:func:`_pieces`)."""
+        for piece in _pieces(chunk):
+            self._add(piece, pause)
+            pause()
+
+    def _add(self, chunk: TextChunk, pause: Callable[[], object]) -> None:
         data = np.frombuffer(chunk.blob, np.uint8)
         if len(data) < 3:
             return
@@ -149,6 +156,30 @@ class TextIndex:
         return np.unpackbits(hits, bitorder="little", count=self.blocks).view(np.bool_)
 
 
+def _pieces(chunk: TextChunk) -> Iterator[TextChunk]:
+    """``chunk`` cut between steps into pieces of about :data:`PIECE_BYTES` of text.
+
+    Why: the work arrays are several times the text they are made from (four bytes a
+    byte for the trigrams, more for the words). Made for whole 4 MB chunks, and for the
+    frequent words' whole sample chunks, they took the 100,000-effect window to 313 MB
+    while its index was built; in pieces of 512 KB, 292 MB, for the same build CPU
+    (smaller pieces cost more CPU for little less memory). No trigram a query needs is
+    lost at a cut: each lies within one step's text; only those across two steps' texts
+    (holding the separator no needle holds) are not set, and the bits of a piece are
+    ORed in where they belong as a chunk's are."""
+    starts = np.frombuffer(chunk.starts, np.int64)
+    steps, total = len(starts) - 1, int(starts[-1])
+    if total <= PIECE_BYTES or steps <= 1:
+        yield chunk
+        return
+    at = np.searchsorted(starts, np.arange(PIECE_BYTES, total, PIECE_BYTES))
+    cuts = np.unique(np.concatenate(([0], np.clip(at, 1, steps - 1), [steps]))).tolist()
+    for i, j in zip(cuts, cuts[1:], strict=False):
+        a, b = int(starts[i]), int(starts[j])
+        rebased = array("q", (starts[i : j + 1] - a).tobytes())
+        yield TextChunk(chunk.first + i, rebased, chunk.blob[a:b], chunk.full)
+
+
 def build(tl: Timeline, cancelled: Callable[[], bool] = lambda: False) -> TextIndex | None:
     """The index of every step of ``tl`` (None when cancelled). The text is built a
     chunk at a time and dropped after (unless the filter keeps it already); the frequent
@@ -167,15 +198,15 @@ def build(tl: Timeline, cancelled: Callable[[], bool] = lambda: False) -> TextIn
 
 
 def _samples(tl: Timeline, cancelled: Callable[[], bool]) -> Iterator[tuple[bytes, Ints]]:
-    """:data:`SAMPLE_CHUNKS` chunks' text spread over the run, one at a time (none more
+    """:data:`SAMPLE_CHUNKS` chunks' text spread over the run, a piece at a time (none more
     once cancelled: a closed tab's run is freed when this thread lets go of it)."""
     index = step_index(tl)
     bounds = list(index.bounds(tl, len(tl)))
     for first, stop in bounds[:: max(1, len(bounds) // SAMPLE_CHUNKS)][:SAMPLE_CHUNKS]:
         if cancelled():
             return
-        chunk = index.chunk(tl, first, stop, keep=False)
-        yield chunk.blob, np.frombuffer(chunk.starts, np.int64)
+        for piece in _pieces(index.chunk(tl, first, stop, keep=False)):
+            yield piece.blob, np.frombuffer(piece.starts, np.int64)
 
 
 def save(index: TextIndex, path: str) -> None:

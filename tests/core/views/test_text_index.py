@@ -49,6 +49,33 @@ def test_the_index_finds_what_the_scan_finds(run: Path, tmp_path: Path) -> None:
         assert (rows if rows is None else list(rows)) in (_reference(tl, text), None), text
 
 
+def test_an_index_built_in_pieces_finds_the_same(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The text is indexed a piece of a chunk at a time (its work arrays bounded): pieces of
+    a few steps each, cut between steps, lose no trigram a query needs (only those across
+    two steps' texts, which hold the separator no needle holds) and count the same
+    frequent words."""
+    tl = build_timeline(load(run))
+    whole = text_index.build(tl)
+    monkeypatch.setattr(text_index, "PIECE_BYTES", 300)
+    index = step_index.step_index(tl)
+    for first, stop in index.bounds(tl, len(tl)):
+        chunk = index.chunk(tl, first, stop, keep=False)
+        pieces = list(text_index._pieces(chunk))
+        assert len(pieces) > 1 and b"".join(p.blob for p in pieces) == chunk.blob
+        assert [p.first for p in pieces] == sorted({p.first for p in pieces})
+        assert pieces[-1].stop == chunk.stop
+    pieced = text_index.build(tl)
+    assert whole is not None and pieced is not None
+    assert sorted(pieced.tokens.tokens) == sorted(whole.tokens.tokens)
+    assert not (pieced.bits & ~whole.bits).any()  # no bit the whole chunks did not set
+    index.text_index = pieced
+    for text in QUERIES + MORE:
+        rows = filter_steps(tl, text)
+        assert (rows if rows is None else list(rows)) in (_reference(tl, text), None), text
+
+
 def test_only_the_text_the_index_leaves_is_read(
     run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
