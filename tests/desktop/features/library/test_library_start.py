@@ -19,25 +19,39 @@ from tests.desktop.plot_paints import plot_paints
 WAIT = 20_000
 
 
-def _window(qtbot: Any, monkeypatch: Any) -> tuple[MainWindow, list[bool]]:
-    """A shown window whose library records, at its start, whether the current tab's plot
-    had painted on the screen by then (True with no tab): placed but not yet painted, its
-    first paint would share the interpreter lock with the library's threads."""
-    seen: list[bool] = []
-    start = LibraryController.start
-    painted = plot_paints(monkeypatch)
-
-    def recording_start(controller: LibraryController) -> None:
-        view = window.current()
-        seen.append(view is None or (view.timeline_widget is not None and bool(painted)))
-        start(controller)
-
-    monkeypatch.setattr(LibraryController, "start", recording_start)
+def _shown(qtbot: Any) -> MainWindow:
     window = MainWindow(settings=DesktopSettings(), reattach=False)
     qtbot.addWidget(window)
     window.resize(1280, 800)
     window.show()
-    return window, seen
+    return window
+
+
+def _painted_at(monkeypatch: Any, owner: type, name: str) -> tuple[list[bool], list[Any]]:
+    """``owner.name`` patched to record, at each call, whether the current tab's plot had
+    painted on the screen by then (True with no tab): placed but not yet painted, its
+    first paint would share the interpreter lock with the library's threads. The second
+    list is where the test puts its window."""
+    seen: list[bool] = []
+    windows: list[Any] = []
+    real = getattr(owner, name)
+    painted = plot_paints(monkeypatch)
+
+    def recording(obj: Any, *args: Any, **kw: Any) -> Any:
+        view = windows[0].current()
+        seen.append(view is None or (view.timeline_widget is not None and bool(painted)))
+        return real(obj, *args, **kw)
+
+    monkeypatch.setattr(owner, name, recording)
+    return seen, windows
+
+
+def _window(qtbot: Any, monkeypatch: Any) -> tuple[MainWindow, list[bool]]:
+    """A shown window whose library records, at its start, whether the current tab's plot
+    had painted (see :func:`_painted_at`)."""
+    seen, windows = _painted_at(monkeypatch, LibraryController, "start")
+    windows.append(_shown(qtbot))
+    return windows[0], seen
 
 
 def test_the_library_starts_after_the_opened_run_shows_its_plot(
@@ -75,16 +89,18 @@ def test_the_library_starts_at_once_without_a_run_and_once_on_a_failed_open(
 # -- the library's part of the window, built after the first paint (features/library/seat.py)
 
 
-def _shown(qtbot: Any) -> MainWindow:
-    window = MainWindow(settings=DesktopSettings(), reattach=False)
-    qtbot.addWidget(window)
-    window.resize(1280, 800)
-    window.show()
-    return window
-
-
 def _runs_actions(window: MainWindow) -> list[QAction]:
     return [a for a in window.actions() if a.shortcut().toString() == RUNS_KEY]
+
+
+def _opening(qtbot: Any, sample: Path, windows: list[Any] | None = None) -> MainWindow:
+    """A shown window that has just opened ``sample``: its library not built yet."""
+    window = _shown(qtbot)
+    if windows is not None:
+        windows.append(window)
+    window.open_path(str(sample))
+    assert not window.seat.built
+    return window
 
 
 def test_the_library_is_built_once_the_opened_run_has_painted(
@@ -93,19 +109,8 @@ def test_the_library_is_built_once_the_opened_run_has_painted(
     """Not with the window: its pages, dock, controller and modules are built after the
     opened run's plot has painted, and what the window told it before (the run loaded)
     reaches it then."""
-    seen: list[bool] = []
-    init = LibraryUi.__init__
-    painted = plot_paints(monkeypatch)
-
-    def recording_init(ui: LibraryUi, window: Any, *args: Any, **kw: Any) -> None:
-        view = window.current()
-        seen.append(view is not None and view.timeline_widget is not None and bool(painted))
-        init(ui, window, *args, **kw)
-
-    monkeypatch.setattr(LibraryUi, "__init__", recording_init)
-    window = _shown(qtbot)
-    window.open_path(str(sample))
-    assert not window.seat.built
+    seen, windows = _painted_at(monkeypatch, LibraryUi, "__init__")
+    window = _opening(qtbot, sample, windows)
     qtbot.waitUntil(lambda: window.seat.built, timeout=WAIT)
     assert seen == [True]
     assert _runs_actions(window) == [window.library.dock.toggleViewAction()]  # the stand-in gone
@@ -119,10 +124,8 @@ def test_the_library_is_built_once_the_opened_run_has_painted(
 def test_view_runs_before_the_library_is_built_builds_it_and_shows_the_dock(
     qtbot: Any, sample: Path
 ) -> None:
-    window = _shown(qtbot)
-    window.open_path(str(sample))
+    window = _opening(qtbot, sample)
     (stand_in,) = _runs_actions(window)
-    assert not window.seat.built
     stand_in.trigger()  # View ▸ Runs (Ctrl+Shift+R)
     assert window.seat.built and window.library.dock.isVisible()
     toggle = window.library.dock.toggleViewAction()
@@ -133,8 +136,7 @@ def test_view_runs_before_the_library_is_built_builds_it_and_shows_the_dock(
 def test_a_window_closed_before_the_library_is_built_never_builds_it(
     qtbot: Any, sample: Path
 ) -> None:
-    window = _shown(qtbot)
-    window.open_path(str(sample))
+    window = _opening(qtbot, sample)
     window.close()
     for _ in range(20):  # the turns in which the plot would have shown
         qtbot.wait(10)
