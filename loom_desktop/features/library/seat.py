@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QLabel, QMenu, QWidget
 
 if TYPE_CHECKING:
@@ -110,9 +110,11 @@ class LibrarySeat:
         from loom_desktop.features.library.window_ui import LibraryUi
 
         window = self._window
-        self._ui = ui = LibraryUi(window, self._hint, self._menu, before=self._runs)
+        self._ui = ui = LibraryUi(window, self._hint, self._menu, self._runs)
         self._menu.removeAction(self._runs)
         window.removeAction(self._runs)
+        self._runs.setShortcut(QKeySequence())  # (gone at the next turn: its key is free now)
+        self._runs.deleteLater()
         window.central.addWidget(ui.start_page)
         ui.install_dock()
         waiting, self._waiting = self._waiting, []

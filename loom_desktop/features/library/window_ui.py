@@ -27,7 +27,6 @@ from loom_core.library.scan import JOURNAL, TRACE, default_folders
 from loom_core.views.steps import step_of_seq
 from loom_desktop.features.library.controller import LibraryController
 from loom_desktop.features.library.page import RunsPage
-from loom_desktop.features.library.seat import RUNS_KEY
 from loom_desktop.features.library.settings_dialog import LibraryDialog, chosen_address
 from loom_desktop.infra.settings import save_settings
 from loom_desktop.resources import sample_trace
@@ -53,10 +52,9 @@ def _same_file(a: str, b: str) -> bool:
 class LibraryUi:
     """Owns the library controller and its two pages; see the module docstring."""
 
-    def __init__(
-        self, window: Any, hint: QLabel, view_menu: QMenu, before: QAction | None = None
-    ) -> None:
-        """``before``: the View menu's entry the dock's toggle takes the place of."""
+    def __init__(self, window: Any, hint: QLabel, view_menu: QMenu, stand_in: QAction) -> None:
+        """``stand_in``: View ▸ Runs until now (:mod:`.seat`); the dock's toggle takes its
+        place in the menu, its text and its key."""
         self.window = window
         self.recordings: set[str] = set()  # traces being recorded by a proxy started here
         self._following: set[Any] = set()  # live tabs whose runs the library leaves to them
@@ -74,12 +72,9 @@ class LibraryUi:
         self.dock.setWidget(self.dock_page)
         self.dock.hide()
         action = self.dock.toggleViewAction()
-        action.setText("&Runs")
-        action.setShortcut(RUNS_KEY)
-        if before is None:
-            view_menu.addAction(action)
-        else:
-            view_menu.insertAction(before, action)
+        action.setText(stand_in.text())
+        action.setShortcut(stand_in.shortcut())
+        view_menu.insertAction(stand_in, action)
         window.addAction(action)
         for page in (self.page, self.dock_page):
             page.open_requested.connect(self.open)
