@@ -16,10 +16,15 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QWidget
+from shiboken6 import isValid
 
 
 def call_later(msec: int, owner: QObject, method: Callable[[], object]) -> None:
-    """Call ``method`` (a bound method of ``owner``) after ``msec`` ms, if ``owner`` lives."""
+    """Call ``method`` (a bound method of ``owner``) after ``msec`` ms, if ``owner`` lives.
+    An owner whose Qt object is gone already (its window was deleted while Python still
+    holds the wrapper) gets no call: Qt cannot time one for it."""
+    if not isValid(owner):
+        return
     ref = weakref.WeakMethod(method)
 
     def call() -> None:

@@ -10,6 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QObject
 
 from loom_desktop.infra.background_import import BackgroundImport
@@ -89,8 +90,8 @@ def test_the_plot_modules_import_off_the_gui_thread_without_a_qt_warning(tmp_pat
 
 
 class _Owner(QObject):
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.calls: list[str] = []
 
     def ready(self) -> None:
@@ -109,6 +110,20 @@ def test_waiting_methods_run_once_on_the_gui_thread_even_when_an_import_fails(qt
     qtbot.wait(20)
     main = threading.main_thread().name
     assert first.calls == second.calls == late.calls == [main]
+
+
+def test_an_owner_whose_qt_object_is_gone_is_not_called(qtbot) -> None:
+    """Its window deleted (Qt deletes the children) while Python still holds the wrapper,
+    as a closed window's seat of the run library is: no call, and no error in the event
+    loop (the timer could not be given a deleted owner)."""
+    importer = BackgroundImport(("json",))
+    parent = QObject()
+    owner = _Owner(parent)
+    importer.when_imported(owner.ready)
+    shiboken6.delete(parent)  # the child's Qt object goes with it
+    qtbot.waitUntil(lambda: importer.done, timeout=10_000)
+    qtbot.wait(20)
+    assert owner.calls == []
 
 
 def test_a_method_whose_owner_is_gone_is_not_called(qtbot) -> None:
@@ -141,6 +156,7 @@ class Spy(BackgroundImport):
         seen["count"] = len(unmade)
         super()._run()
 
+import shiboken6
 from PySide6.QtCore import QObject
 class Waiter(QObject):
     def ready(self):
