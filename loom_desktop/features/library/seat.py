@@ -104,7 +104,7 @@ class LibrarySeat(QObject):
         view.failed.connect(lambda _exc: start())
         view.destroyed.connect(lambda _obj=None: start())
         self._window.tabs.currentChanged.connect(lambda _i: start())
-        QTimer.singleShot(LATEST_MS, self._hint, start)
+        QTimer.singleShot(LATEST_MS, self, start)
 
     def shutdown(self) -> None:
         """The window closes: a library never built has nothing to stop."""
