@@ -250,13 +250,18 @@ class TimelineWidget(pg.PlotWidget):
     # -- data -----------------------------------------------------------------------
     def set_timeline(self, tl: Timeline) -> None:
         """Feed every plot item from the timeline's arrays (no item is created); a live
-        run that only grew is appended to (:meth:`_append`), not redrawn."""
-        if not self._auto_range and self._shown is not None and len(tl) >= len(self._shown):
+        run that only grew is appended to (:meth:`_append`), not redrawn, and the same
+        steps again are not fed at all, even while the whole run is in view: a live tab
+        refreshes the plot and then, following the tail, asks again with nothing new,
+        and a second feed redrew the whole plot (two full repaints of 15-37 ms as a live
+        run's first rows came, the longest waits of its rows, issue 24)."""
+        if self._shown is not None and len(tl) >= len(self._shown):
             now = Shown.of(tl)
             grown = self._shown.grown_to(now)
-            if grown is not None:  # False: the same steps (of this or a re-read's timeline)
-                if grown or tl is not self.timeline:
-                    self._append(tl, now)
+            if grown is False and tl is self.timeline:
+                return
+            if grown is not None and not self._auto_range:  # (a re-read's same steps too)
+                self._append(tl, now)
                 return
         for _ in self.feed_steps(tl):
             pass

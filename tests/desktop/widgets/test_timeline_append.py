@@ -123,6 +123,27 @@ def test_steps_added_in_view_are_appended_until_the_ceiling(
     assert len(cost_tops) <= 3  # the cost axis on its grid too, not rescaled every time
 
 
+def test_the_same_steps_again_feed_nothing_while_the_whole_run_is_in_view(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A short live run is shown whole (auto-range): its growth widens the view (a feed),
+    but the follow's second ask with no new step draws nothing again."""
+    effects = [model("go", [(f"c{k}", "t", {})], 100 + k, 10, n=k) for k in range(30)]
+    builder = TimelineBuilder(load(write(tmp_path / "short.loom.json", effects)))
+    builder.extend(10)
+    widget = _plot(qtbot)
+    widget.set_timeline(builder.tl)
+    calls = _calls(monkeypatch, widget)
+    widget.set_timeline(builder.tl)
+    assert calls == []
+    builder.extend(20)
+    widget.set_timeline(builder.tl)
+    assert "bars" in calls  # grown while shown whole: fed, and the view widened with it
+    (x0, x1), _ = widget.getPlotItem().getViewBox().viewRange()
+    assert x0 < 0 and x1 > 19
+    _same(qtbot, widget, builder)
+
+
 def test_a_change_to_a_step_shown_feeds_the_whole_plot_again(
     qtbot: Any, growing: TimelineBuilder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
