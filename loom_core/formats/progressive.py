@@ -22,7 +22,7 @@ from loom_core.formats.document import Document
 from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.lazy_effects import ENTRY_SEP, LazyEffects, log_decoder
 from loom_core.formats.loader import TRACE, opened, read_bytes
-from loom_core.formats.memory_room import check_room, out_of_memory
+from loom_core.formats.memory_room import LAYOUT_PEAK_PER_BYTE, check_room, out_of_memory
 from loom_core.formats.reader import BOM, Opening, check_utf8
 from loom_core.formats.structs import TraceHeader
 from loom_core.formats.tolerant import nesting_cause
@@ -334,12 +334,22 @@ def load_progressive(
     on from the bytes its decision and preview read; any other file is its reader's load.
     """
     opening = path if isinstance(path, Opening) else opened(path)
-    check_room(opening.path, opening.stat.st_size, opening.head)
+    check_room(opening.path, opening.stat.st_size, opening.head, _peak_per_byte(opening))
     return out_of_memory(
         opening.path,
         opening.stat.st_size,
         lambda: _load(opening, on_head, progress, cancelled),
     )
+
+
+def _peak_per_byte(opening: Opening) -> float | None:
+    """This load's own peak per byte for a big trace whose first bytes show loom-harness's
+    layout (``log`` begins in them): the path of :func:`_decode_ranges`, far below a
+    whole document's decode. None for anything else (the format's figure): a layout that
+    turns out odd further on is decoded whole, and a load that then runs out of memory
+    says so (:func:`~loom_core.formats.memory_room.out_of_memory`)."""
+    big = opening.reader is TRACE and opening.stat.st_size >= SMALL_BYTES
+    return LAYOUT_PEAK_PER_BYTE if big and _LOG_START in opening.head else None
 
 
 def _load(

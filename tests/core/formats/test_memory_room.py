@@ -66,6 +66,38 @@ def test_the_command_line_refuses_a_trace_too_big_for_its_limit_in_one_line(
     assert "this 4.3 GB file needs about 7.5 GB of memory" in lines[0]
 
 
+@pytest.mark.parametrize(
+    ("start", "refused"),
+    [
+        (b'{\n  "version": 2,\n  "log": [\n    {', False),  # loom-harness's layout: 1.15x
+        (b'{"version": 2, "log": [{', True),  # any other: decoded whole, 1.75x
+    ],
+)
+def test_a_big_trace_in_the_harness_layout_needs_what_its_load_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start: bytes, refused: bool
+) -> None:
+    """The window's load of a big trace in loom-harness's layout peaks near 1.2x the file
+    (10,000,000 effects: 12.5 GB for 10.4 GB); at the whole decode's 1.75x it was refused
+    where it fits. Another layout is decoded whole: still refused at 1.75x."""
+    path = tmp_path / "big.loom.json"
+    with open(path, "wb") as fh:
+        fh.write(start)
+        fh.truncate(4 << 30)
+    monkeypatch.setattr(memory_room, "available_bytes", lambda: int(1.3 * (4 << 30)))
+    forbid_whole_reads(monkeypatch)
+    if refused:
+        with pytest.raises(LoadError, match="needs about 7.5 GB of memory, 5.6 GB available"):
+            load_progressive(path)
+    else:
+        with pytest.raises(AssertionError, match="the whole file was read"):
+            load_progressive(path)  # past the check: it reads the file
+        monkeypatch.setattr(memory_room, "available_bytes", lambda: 4 << 30)
+        with pytest.raises(LoadError, match="needs about 4.9 GB of memory, 4.3 GB available"):
+            load_progressive(path)
+    with pytest.raises(LoadError, match="too big for the memory left"):
+        load(path)  # the whole decode (the command line's) needs 1.75x either way
+
+
 def test_available_memory_counts_the_address_space_limit() -> None:
     code = "from loom_core.formats.memory_room import available_bytes; print(available_bytes())"
     done = _run_limited("-c", code)
