@@ -72,6 +72,16 @@ class LoomApplication(QApplication):
         # X11 takes the WM_CLASS instance from argv[0] ("__main__.py" under python -m)
         # unless RESOURCE_NAME says otherwise; launchers match it to StartupWMClass.
         os.environ.setdefault("RESOURCE_NAME", APP.app_id)
+        # Qt's raster engine hands every large fill (a scroll bar's groove, a widget's
+        # background, the plot's bars) to a pool of helper threads and waits for them: each
+        # step move woke them about 40 times, and on a busy two-core machine every wake is a
+        # wait for a core, so a move took 1.3-1.5x its own CPU time end to end. Qt's own
+        # switch (read when the pool is first asked for) keeps the fills on the GUI thread;
+        # the pixels are the same. The price: the first paint, which fills the whole
+        # window, is about 8% slower on two cores (issue 24 weighed it: a small run still
+        # opens 40% faster than when the issue began, and every move is 4-5 ms faster).
+        # Before the application exists, and a user's setting wins.
+        os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
         # Background threads (the journal tailer, watchdog, workers) hand results to the
         # GUI thread through the interpreter lock; at the default 5 ms switch interval
         # each hand-off can wait that long behind a paint, several times per line.
