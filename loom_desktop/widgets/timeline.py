@@ -253,8 +253,8 @@ class TimelineWidget(pg.PlotWidget):
         run that only grew is appended to (:meth:`_append`), not redrawn, and the same
         steps again are not fed at all, even while the whole run is in view: a live tab
         refreshes the plot and then, following the tail, asks again with nothing new,
-        and a second feed redrew the whole plot (two full repaints of 15-37 ms as a live
-        run's first rows came, the longest waits of its rows, issue 24)."""
+        and a second feed redrew the whole plot again (a full repaint is 15-20 ms: the
+        longest waits of a live run's rows are the plot's repaints, issue 24)."""
         if self._shown is not None and len(tl) >= len(self._shown):
             now = Shown.of(tl)
             grown = self._shown.grown_to(now)
