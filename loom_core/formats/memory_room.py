@@ -81,9 +81,7 @@ def _system_available() -> int | None:
     return kib * 1024
 
 
-def check_room(
-    path: str | Path, size: int, head: bytes, per_byte: float | None = None
-) -> None:
+def check_room(path: str | Path, size: int, head: bytes, per_byte: float | None = None) -> None:
     """Refuse (:class:`LoadError`) a file whose load cannot fit in the memory left;
     ``per_byte``: the load's own peak per byte where its caller knows it (else the
     format's, from ``head``)."""
