@@ -80,7 +80,8 @@ class LoomApplication(QApplication):
         # the pixels are the same. The price: the first paint, which fills the whole
         # window, is about 8% slower on two cores (issue 24 weighed it: a small run still
         # opens 40% faster than when the issue began, and every move is 4-5 ms faster).
-        # Before the application exists, and a user's setting wins.
+        # Before the application exists. Qt asks only whether the variable is set (any
+        # value, "0" too, keeps the fills here); a user's own value is left as it is.
         os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
         # Background threads (the journal tailer, watchdog, workers) hand results to the
         # GUI thread through the interpreter lock; at the default 5 ms switch interval
