@@ -18,8 +18,8 @@ plot is shown), ``index_mb`` (the trigram rows of the file kept beside the run l
 and ``index_words_mb``: the frequent words with exact bits, and those bits), ``index_map_ms`` (a
 second open: the kept file mapped), and each query after that second open (``_indexed``:
 first, with no text column built yet, and again). ``goals``: every query's all-matches
-time with its goal (issue 24: < 100 ms at 100,000 effects, < 300 ms at 1,000,000) and
-met / not met, with the index.
+time with its goal (issue 24: < 100 ms at 100,000 effects, < 300 ms at 1,000,000, < 3 s at
+10,000,000) and met / not met, with the index.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-GOAL_MS = {100_000: 100.0, 1_000_000: 300.0}  # issue 24; other sizes: the nearer one
+GOAL_MS = {100_000: 100.0, 1_000_000: 300.0, 10_000_000: 3000.0}  # issue 24; else the nearer
 QUERIES = {
     "tool": "tool:run_tests",
     "text_rare": "runtimeerror",  # every 97th tool result
