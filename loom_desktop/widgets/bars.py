@@ -4,8 +4,11 @@ Why not pyqtgraph's own items: a filled step curve redraws its whole path on
 every repaint and its clip-to-view breaks step mode, and BarGraphItem builds a
 picture of every bar up front. This item paints only the visible steps; when
 there are more steps than pixels it draws, per pixel column, the tallest bar of
-that column in its kind's colour. Its output is cached by the view, so moving
-the cursor over it does not repaint it. Sub-agent depth lanes hang below zero.
+that column in its kind's colour. It is not cached by the view: what it draws
+depends on the view's range, and Qt moves a cached drawing with a pan without
+asking the item again, so the steps a pan or a live run's growth brought into
+view stayed blank (gaps in a followed live run's bars). Sub-agent depth lanes
+hang below zero.
 While the step list is filtered, the steps it hides are drawn faint.
 """
 
@@ -16,7 +19,6 @@ import pyqtgraph as pg
 from pyqtgraph.Qt.internals import PrimitiveArray
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QPainter
-from PySide6.QtWidgets import QGraphicsItem
 
 EMPTY_TOP = 100.0  # tokens an empty timeline's axis spans (not the -1..1 of nothing)
 FAINT_ALPHA = 50  # a bar the filter hides: its colour at this opacity (of 255)
@@ -38,7 +40,6 @@ class BarsItem(pg.GraphicsObject):
         self.top = EMPTY_TOP  # the y scale's top (a ceiling over the tallest bar)
         self._bounds = QRectF(-0.5, 0.0, 1.0, EMPTY_TOP)
         self._rects = PrimitiveArray(QRectF, 4)  # what paint draws, reused
-        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     def set_data(
         self,

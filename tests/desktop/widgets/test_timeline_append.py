@@ -17,6 +17,7 @@ from loom_core.views.timeline import F_ERROR, TimelineBuilder
 from loom_desktop.widgets.timeline import TimelineWidget
 from loom_desktop.widgets.timeline_data import ceiling
 from tests.core.diff.tracegen import model, tool, write
+from tests.desktop.widgets.bars_pixels import bar_colours, fed_whole_at_the_same_range
 
 PAIRS = 700  # model calls, each followed by its tool's result
 
@@ -142,6 +143,25 @@ def test_the_same_steps_again_feed_nothing_while_the_whole_run_is_in_view(
     (x0, x1), _ = widget.getPlotItem().getViewBox().viewRange()
     assert x0 < 0 and x1 > 19
     _same(qtbot, widget, builder)
+
+
+def test_a_live_run_followed_to_its_tail_shows_every_bar(qtbot: Any, tmp_path: Path) -> None:
+    """A live tab appends each refresh's steps and moves the cursor to the last one, the
+    view leaping along: the picture is the one a plot fed the whole run at once draws at
+    the same range. The bars were cached by the view as drawn (only the steps then in
+    view), and a pan moved that drawing: one bar of each refresh's ten was drawn."""
+    effects = [tool("tick", f"t={k}", f"c{k}", {}) for k in range(700)]
+    builder = TimelineBuilder(load(write(tmp_path / "ticks.loom.json", effects)))
+    widget = _plot(qtbot)
+    for upto in range(10, 701, 10):
+        builder.extend(upto)
+        widget.set_timeline(builder.tl)
+        qtbot.wait(1)  # painted as the window would between refreshes
+        widget.set_cursor(len(builder.tl) - 1)
+        qtbot.wait(1)
+    shown = bar_colours(widget)
+    assert len(shown) > 300 and "#ffffff" not in shown  # a bar at every step in view
+    assert shown == fed_whole_at_the_same_range(qtbot, widget, builder.tl)
 
 
 def test_a_change_to_a_step_shown_feeds_the_whole_plot_again(
