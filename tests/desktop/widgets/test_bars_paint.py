@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
@@ -69,3 +70,16 @@ def test_painting_the_bars_makes_no_rectangle_per_bar(
     _image(plot, plot.bars.paint)
     drawn = int((plot.bars.heights > 0).sum())
     assert drawn > 10 and len(made) < drawn // 2
+
+
+@pytest.mark.parametrize(("steps", "binsize"), [(1000, 7), (1001, 7), (6, 7), (700, 1), (64, 8)])
+def test_the_tallest_bar_of_each_column_is_the_first_of_its_tallest(
+    steps: int, binsize: int
+) -> None:
+    """More steps than pixels: each pixel column shows its tallest bar (the first of equal
+    ones, as a loop over the columns picks it), the last column's few steps too."""
+    rng = np.random.default_rng(steps * binsize)
+    heights = rng.integers(0, 5, steps).astype(np.float64)  # many ties
+    starts = range(0, steps, binsize)
+    loop = [s + int(np.argmax(heights[s : s + binsize])) for s in starts]
+    assert bars_module.tallest_of_bins(heights, binsize).tolist() == loop
