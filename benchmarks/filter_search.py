@@ -29,6 +29,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,12 @@ def _goal(n: int) -> float:
 
 
 def _queries(
-    tl: Any, n: int, suffix: str, out: dict[str, Any], fresh: bool = False, names: Any = QUERIES
+    tl: Any,
+    n: int,
+    suffix: str,
+    out: dict[str, Any],
+    fresh: bool = False,
+    names: Iterable[str] = tuple(QUERIES),
 ) -> None:
     from loom_core.views import step_index
 
@@ -120,7 +126,7 @@ def _goal_line(out: dict[str, Any], name: str, n: int) -> dict[str, Any]:
     }
 
 
-def measure(n: int, before: Any = QUERIES) -> dict[str, Any]:
+def measure(n: int, before: Collection[str] = tuple(QUERIES)) -> dict[str, Any]:
     """``before``: the queries timed before the index (a common text builds the whole
     lowercased text column: about 8.7 GB at 10,000,000 effects, beside the run's 12 GB)."""
     import os

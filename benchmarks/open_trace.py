@@ -247,18 +247,25 @@ def goals(result: dict[str, float | int]) -> list[dict[str, object]]:
     return out
 
 
+def _rss_ratios(result: dict[str, float | int], size_mb: float) -> None:
+    """The GUI's peak memory against the file, whole and above Qt's baseline."""
+    result["ratio_rss_to_file"] = result["peak_rss_mb"] / size_mb
+    above = result["peak_rss_mb"] - result["qt_baseline_mb"]
+    result["ratio_rss_above_qt_to_file"] = above / size_mb
+
+
+def _rounded(result: dict[str, float | int]) -> dict[str, object]:
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}
+
+
 def _gui_only(path: Path, result: dict[str, float | int]) -> int:
     """The window's figures alone, with the file-relative memory ratio: a 10 GB run's
     ``json.loads`` baseline needs about three times the file, more than a machine has."""
     result.update(qt_baseline())
     result.update(gui(path))
-    size_mb = float(result["file_mb"])
-    result["ratio_rss_to_file"] = result["peak_rss_mb"] / size_mb
-    result["ratio_rss_above_qt_to_file"] = (
-        result["peak_rss_mb"] - result["qt_baseline_mb"]
-    ) / size_mb
+    _rss_ratios(result, path.stat().st_size / 1e6)
     result["load_avg_after"] = os.getloadavg()[0]
-    print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()}))
+    print(json.dumps(_rounded(result)))
     return 0
 
 
@@ -310,13 +317,9 @@ def main() -> int:
     if "harness_load_s" in result:
         result["ratio_core_to_harness"] = result["core_load_s"] / result["harness_load_s"]
     if "peak_rss_mb" in result:
-        result["ratio_rss_to_file"] = result["peak_rss_mb"] / size_mb
-        above = result["peak_rss_mb"] - result["qt_baseline_mb"]
-        result["ratio_rss_above_qt_to_file"] = above / size_mb
+        _rss_ratios(result, size_mb)
     result["ratio_core_rss_to_file"] = result["core_peak_rss_mb"] / size_mb
-    rounded: dict[str, object] = {
-        k: round(v, 3) if isinstance(v, float) else v for k, v in result.items()
-    }
+    rounded = _rounded(result)
     rounded["goals"] = goals(result)
     if not args.json:
         for g in rounded["goals"]:  # type: ignore[attr-defined]
