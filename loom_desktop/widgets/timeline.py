@@ -40,7 +40,7 @@ from loom_desktop.style import (
     SHIELD_COLOR,
     severity_color,
 )
-from loom_desktop.widgets.bars import EMPTY_TOP, BarsItem
+from loom_desktop.widgets.bars import EMPTY_TOP, FAINT_ALPHA, BarsItem
 from loom_desktop.widgets.markers import MarkerLayer
 from loom_desktop.widgets.seq_axis import SeqAxis, step_tip
 from loom_desktop.widgets.timeline_data import (
@@ -144,7 +144,13 @@ class TimelineWidget(pg.PlotWidget):
 
     def _build_rest(self, plot: pg.PlotItem) -> Iterator[None]:
         self.markers = {bit: self._marker(plot, symbol, color) for bit, symbol, color in _MARKS}
-        self._layers = {bit: MarkerLayer(item) for bit, item in self.markers.items()}
+        # the markers of the steps the filter hides, faint as their bars (see .markers)
+        self.faint_markers = {
+            bit: self._marker(plot, symbol, color, FAINT_ALPHA) for bit, symbol, color in _MARKS
+        }
+        self._layers = {
+            bit: MarkerLayer(item, self.faint_markers[bit]) for bit, item in self.markers.items()
+        }
         plot.getViewBox().sigXRangeChanged.connect(lambda *_: self._show_markers())
         plot.getViewBox().sigResized.connect(lambda *_: self._show_markers())
         self.held = self._marker(plot, "o", BLOCKED_COLOR)  # where a held call's step will go
@@ -176,16 +182,19 @@ class TimelineWidget(pg.PlotWidget):
         for item in (
             *(plot.getAxis(a) for a in ("left", "bottom", "right")),
             *self.markers.values(),
+            *self.faint_markers.values(),
             self.cost_curve.curve,
         ):
             item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
 
     # -- construction ---------------------------------------------------------------
     @staticmethod
-    def _marker(plot: pg.PlotItem, symbol: str, color: str) -> pg.ScatterPlotItem:
+    def _marker(plot: pg.PlotItem, symbol: str, color: str, alpha: int = 255) -> pg.ScatterPlotItem:
         """One scatter item per marker kind: uniform symbol and brush keep setData vectorised."""
+        shade = QColor(color)
+        shade.setAlpha(alpha)
         item = pg.ScatterPlotItem(
-            size=11, pxMode=True, symbol=symbol, brush=pg.mkBrush(color), pen=pg.mkPen(color)
+            size=11, pxMode=True, symbol=symbol, brush=pg.mkBrush(shade), pen=pg.mkPen(shade)
         )
         plot.addItem(item)
         return item
@@ -332,13 +341,15 @@ class TimelineWidget(pg.PlotWidget):
 
     def set_matches(self, rows: Any) -> None:
         """The steps the step list's filter shows (None: no filter): the others are faint."""
-        if rows is None or self.timeline is None:
-            self.bars.set_matched(None)
-            return
-        matched = np.zeros(len(self.timeline), bool)
-        picked = np.frombuffer(rows, np.int32) if len(rows) else np.zeros(0, np.int64)
-        matched[picked[picked < len(matched)]] = True
+        matched = None
+        if rows is not None and self.timeline is not None:
+            matched = np.zeros(len(self.timeline), bool)
+            picked = np.frombuffer(rows, np.int32) if len(rows) else np.zeros(0, np.int64)
+            matched[picked[picked < len(matched)]] = True
         self.bars.set_matched(matched)
+        for layer in self._layers.values():
+            layer.set_matched(matched)
+        self._show_markers()
 
     def _set_markers(
         self, tl: Timeline, height: np.ndarray, top: float, flags: np.ndarray | None = None
