@@ -14,7 +14,7 @@ import numpy as np
 from PySide6.QtGui import QColor
 
 from loom_core.formats.loader import load
-from loom_core.views.timeline import F_ERROR, build_timeline
+from loom_core.views.timeline import F_ERROR, Timeline, build_timeline
 from loom_desktop.widgets.bars import FAINT_ALPHA
 from loom_desktop.widgets.timeline import TimelineWidget
 from tests.core.diff.tracegen import model, tool, write
@@ -33,9 +33,8 @@ def _shown(item) -> list[int]:
     return sorted(item.getData()[0].astype(int).tolist())
 
 
-def test_the_markers_of_hidden_steps_are_faint_and_come_back_without_a_filter(
-    qtbot, tmp_path: Path
-) -> None:
+def _plot_of_errors(qtbot, tmp_path: Path) -> tuple[TimelineWidget, Timeline]:
+    """A shown plot of 30 model/tool pairs, every third tool call failed, all in view."""
     widget = TimelineWidget()
     qtbot.addWidget(widget)
     widget.resize(900, 220)
@@ -44,6 +43,13 @@ def test_the_markers_of_hidden_steps_are_faint_and_come_back_without_a_filter(
     widget.set_timeline(tl)
     widget.setXRange(-0.5, len(tl) - 0.5, padding=0)  # every step in view, one per column
     qtbot.wait(10)
+    return widget, tl
+
+
+def test_the_markers_of_hidden_steps_are_faint_and_come_back_without_a_filter(
+    qtbot, tmp_path: Path
+) -> None:
+    widget, tl = _plot_of_errors(qtbot, tmp_path)
     errors = [s for s in range(len(tl)) if tl.flags[s] & F_ERROR]
     assert len(errors) == 10
     assert _shown(widget.markers[F_ERROR]) == errors and not _shown(widget.faint_markers[F_ERROR])
@@ -68,13 +74,7 @@ def test_a_live_runs_new_markers_past_the_filtered_steps_are_shown_in_full(
 ) -> None:
     """Steps the filter has not yet been asked about (a live run grew since) are drawn in
     full, markers as bars (``BarsItem.set_matched``)."""
-    widget = TimelineWidget()
-    qtbot.addWidget(widget)
-    widget.resize(900, 220)
-    widget.show()
-    tl = build_timeline(load(_errors_every_third_pair(tmp_path, 30)))
-    widget.set_timeline(tl)
-    widget.setXRange(-0.5, len(tl) - 0.5, padding=0)
+    widget, tl = _plot_of_errors(qtbot, tmp_path)
     errors = np.flatnonzero(np.frombuffer(bytes(tl.flags), np.uint8) & F_ERROR).tolist()
     layer = widget._layers[F_ERROR]
     layer.set_matched(np.zeros(30, bool))  # the filter knew only the first 30 steps
