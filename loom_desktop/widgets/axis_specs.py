@@ -152,5 +152,6 @@ def _labels(
             rect = QRectF(x - w / 2.0, below, w, h)
             if room & rect == rect:
                 specs.append((rect, _LABEL_FLAGS, s))
-    axis._updateMaxTextSize(tallest)  # noqa: SLF001 - what pyqtgraph's specs do too
+    if measured:  # an empty run's axis keeps the room its first labels will take
+        axis._updateMaxTextSize(tallest)  # noqa: SLF001 - what pyqtgraph's specs do too
     return specs

@@ -48,6 +48,13 @@ class SeqAxis(pg.AxisItem):
         self._ascending = True  # so are the rows (the usual run)
         self._tl: Timeline | None = None
         self._sizes = LabelSizes()
+        # Room for a line of step numbers from the start, measured as the labels are
+        # (:mod:`.axis_specs`: a line's height x 0.8). Else an empty run's axis, with no
+        # label to measure, grew once the first steps came: the plot laid out again and
+        # painted twice in the turn that showed them (a live run's first rows waited).
+        font = self.style.get("tickFont") or QFont()
+        self.textHeight = QFontMetricsF(font).height() * 0.8  # (pyqtgraph starts at 18)
+        self._updateHeight()  # noqa: SLF001 - as pyqtgraph's own measure does
 
     def generateDrawSpecs(self, p: Any) -> Specs | None:  # noqa: N802 - pyqtgraph API
         """The line, ticks and labels to draw (see :mod:`.axis_specs`: pyqtgraph's own

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.ma  # noqa: F401
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QPainterPath
+from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from loom_core.views.palette import MARKS
@@ -68,6 +68,22 @@ _MARKS = (
 _MARK_WORDS = {bit: words for bit, words, _glyph, _color in MARKS}  # as the page says them
 COST_PEN = ("#ef6c00", 2)  # the cumulative cost line (and its legend sample)
 EMPTY_SPAN = 10  # steps an empty timeline spans (a live run's first steps fill it)
+
+
+def _measure_axes(plot: pg.PlotItem) -> None:
+    """Each axis to be drawn anew measures its tick texts at the new ranges now, as
+    pyqtgraph does while painting it: a width that changes then (an empty live run's
+    "100" becoming its first steps' "5") lays the plot out again after that paint and
+    paints it a second time. The drawing itself is left to the paint."""
+    image = QImage(1, 1, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        for side in ("left", "bottom", "right"):
+            axis = plot.getAxis(side)
+            if axis.isVisible() and axis.picture is None:
+                axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
 
 
 def _flag() -> QPainterPath:
@@ -271,9 +287,24 @@ class TimelineWidget(pg.PlotWidget):
                 return
             if grown is not None and not self._auto_range:  # (a re-read's same steps too)
                 self._append(tl, now)
+                self._settle()
                 return
         for _ in self.feed_steps(tl):
             pass
+        self._settle()
+
+    def _settle(self) -> None:
+        """Lay the plot out and work its views' auto-ranges out now, not during the next
+        paint. Qt lays a changed layout out in a later turn (the legend's entries appear
+        with a run's first steps) and pyqtgraph updates an auto-range as the scene
+        prepares a paint; either change then asked for a second paint at once, so a
+        refresh drew the whole plot twice, a live run's first one three times (15-20 ms
+        each: what a live run's rows waited for, issue 24)."""
+        plot = self.getPlotItem()
+        plot.getViewBox().prepareForPaint()
+        self._cost_view.prepareForPaint()
+        _measure_axes(plot)
+        plot.layout.activate()
 
     def _append(self, tl: Timeline, now: Shown) -> None:
         """Show the steps a live run added after those shown, repainting only what changes
