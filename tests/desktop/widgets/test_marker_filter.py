@@ -42,7 +42,8 @@ def _plot_of_errors(qtbot, tmp_path: Path) -> tuple[TimelineWidget, Timeline]:
     tl = build_timeline(load(_errors_every_third_pair(tmp_path, 30)))
     widget.set_timeline(tl)
     widget.setXRange(-0.5, len(tl) - 0.5, padding=0)  # every step in view, one per column
-    qtbot.wait(10)
+    box = widget.getPlotItem().getViewBox()
+    qtbot.waitUntil(lambda: box.width() > len(tl), timeout=10_000)  # laid out: no thinning
     return widget, tl
 
 
