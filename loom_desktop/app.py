@@ -20,6 +20,7 @@ from PySide6.QtCore import QEvent, QtMsgType, Signal, qInstallMessageHandler
 from PySide6.QtGui import QFileOpenEvent, QIcon
 from PySide6.QtWidgets import QApplication, QWidget
 
+from loom_core.formats import mapped_file
 from loom_desktop import __version__
 from loom_desktop.infra import gc_policy
 from loom_desktop.infra.feature_scan import skip_source_reads
@@ -89,6 +90,9 @@ class LoomApplication(QApplication):
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         super().__init__(argv)
         gc_policy.collect_on_gui_thread(self)  # never collect Qt objects on a worker thread
+        # A big trace is mapped, not read, where a lease keeps it safe (loom_core's
+        # mapped_file); SIGIO's disposition can only be set on this, the main, thread.
+        mapped_file.enable()
         self.setApplicationName(APP.name)
         self.setApplicationVersion(__version__)
         self.setOrganizationName("loom-desktop")

@@ -30,9 +30,11 @@ from loom_core.formats.document import FastEffect
 from loom_core.formats.entry_index import EntryIndex
 from loom_core.formats.fastschema import list_of
 from loom_core.formats.gc_pause import gc_paused
+from loom_core.formats.mapped_file import release_pages
 
 BLOCK = 64  # entries decoded together when a view asks for one
 KEEP_BLOCKS = 160  # blocks kept decoded once read (about 10,000 effects)
+RELEASE_RUNS = 16  # runs walked between two lets-go of a mapped file's pages
 KEEP_CUTS = 16  # runs whose entries' places are kept (two lists of a thousand ints each)
 # a run of log entries (as the progressive load decodes each in place), and one entry
 log_decoder: msgspec.json.Decoder[list[Any]] = msgspec.json.Decoder(list_of(FastEffect))
@@ -147,6 +149,9 @@ class LazyEffects(Sequence[Any]):
         for r in range(len(self.at.ranges)):
             for k in range(-(-self._run_len(r) // BLOCK)):
                 yield from self._block(r, k, keep=False)
+            if r % RELEASE_RUNS == RELEASE_RUNS - 1:
+                release_pages(self._source)  # (a mapped file's pages read so far)
+        release_pages(self._source)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str | bytes):

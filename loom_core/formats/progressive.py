@@ -22,6 +22,7 @@ from loom_core.formats.document import Document
 from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.lazy_effects import ENTRY_SEP, LazyEffects, log_decoder
 from loom_core.formats.loader import TRACE, opened, read_bytes
+from loom_core.formats.mapped_file import MappedFile, map_file, release_pages, writing
 from loom_core.formats.memory_room import LAYOUT_PEAK_PER_BYTE, check_room, out_of_memory
 from loom_core.formats.reader import BOM, Opening, check_utf8
 from loom_core.formats.structs import TraceHeader
@@ -133,6 +134,7 @@ def _log_span(data: bytes, cancelled: Callable[[], bool]) -> tuple[int, int] | N
     while pos < len(data):
         if cancelled():
             raise Cancelled()
+        release_pages(data)  # (a mapped file's windows searched so far)
         found = _first_close(data, pos, min(pos + SCAN_WINDOW + 4, len(data)))
         if found >= 0:
             return start, found + 4
@@ -235,7 +237,7 @@ def _layout_chunks(data: bytes, log: msgspec.Raw) -> list[tuple[int, int]] | Non
 
 
 def _decode_ranges(
-    data: bytearray,
+    data: bytearray | MappedFile,
     ranges: list[tuple[int, int]],
     document: Callable[[LazyEffects], Document],
     progress: Callable[[int, int], None],
@@ -263,17 +265,19 @@ def _decode_ranges(
     with gc_paused():
         for n, (a, b) in enumerate(ranges):
             _stop_if(cancelled)
-            before, after = data[a - 1], data[b]
-            data[a - 1], data[b] = 0x5B, 0x5D  # "[" and "]"
-            try:
-                chunk = log_decoder.decode(view[a - 1 : b + 1])
-            finally:
-                data[a - 1], data[b] = before, after
+            with writing(data):
+                before, after = data[a - 1], data[b]
+                data[a - 1], data[b] = 0x5B, 0x5D  # "[" and "]"
+                try:
+                    chunk = log_decoder.decode(view[a - 1 : b + 1])
+                finally:
+                    data[a - 1], data[b] = before, after
             effects.add_run((a, b), chunk)
             del chunk
             if (n + 1) % BUILD_RUNS == 0:
                 builder.extend()
                 effects.settle()
+                release_pages(data)
             progress(n + 1, len(ranges))
         _stop_if(cancelled)
         loaded = Loaded(doc, builder.finish())
@@ -366,13 +370,37 @@ def _load(
     shown = b""
     if on_head is not None:
         shown = _preview(opening, on_head)
+    mapped = map_file(path) if opening.head[:3] != BOM else None
+    if mapped is not None:
+        try:
+            return _load_bytes(mapped, path, on_head, shown, progress, cancelled)
+        except (AttributeError, TypeError):
+            pass  # an error's words wanted a bytes method a mapping lacks: read, then say it
     buf = read_bytes(path, mutable=True, head=shown or opening.head, since=opening.stat)
     if buf[:3] == BOM:
         del buf[:3]  # in place: the buffer stays the one the effects are views into
+    return _load_bytes(buf, path, on_head, shown, progress, cancelled)
+
+
+def _load_bytes(
+    buf: bytearray | MappedFile,
+    path: str,
+    on_head: Callable[[Loaded], None] | None,
+    shown: bytes,
+    progress: Callable[[int, int], None],
+    cancelled: Callable[[], bool],
+) -> Loaded:
+    """A big trace's whole load from its bytes, read or mapped (``buf``, written only by
+    :func:`_decode_ranges`); a mapping's pages are let go after each pass over them."""
     # The readers below only read; they get this same buffer (typed as bytes, which a
     # bytearray is not to mypy) so the effects stay views into it. Only _decode_ranges writes.
     data = cast(bytes, buf)
-    check_utf8(data, path, lambda: _stop_if(cancelled))
+    def between_slices() -> None:
+        _stop_if(cancelled)
+        release_pages(data)  # (a mapped file's slices checked so far)
+
+    check_utf8(data, path, between_slices)
+    release_pages(data)
     try:
         top, header, warnings, around = _parse_around_log(data, path, cancelled)
     except LoadError as err:  # several JSON records: say what they are (unknown_json)
@@ -400,6 +428,7 @@ def _load(
             loaded = None  # an odd entry: the general path reads it field by field or names it
     if loaded is None:
         loaded = _general_load(data, path, (top, header, warnings), around, progress, cancelled)
+    release_pages(data)
     with gc_paused():
         # The run's millions of objects (context items, pairs) were made while the
         # collector was paused: once it runs again its first young collection would scan

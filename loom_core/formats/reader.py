@@ -131,7 +131,7 @@ def check_utf8(data: bytes, path: str, between: Callable[[], None] = lambda: Non
     UTF8_SLICE is checked a slice at a time (:func:`_check_slices`), ``between`` called
     before each slice (it may raise to stop the check: the loader's cancel).
     """
-    if len(data) > UTF8_SLICE:
+    if len(data) > UTF8_SLICE or not isinstance(data, bytes | bytearray):  # (or mapped)
         _check_slices(data, path, between)
     elif not data.isascii():
         refuse_at_head(data[:4], path)

@@ -217,7 +217,7 @@ def source_dict(doc: Document) -> dict[str, Any]:
         except msgspec.DecodeError:
             import json  # NaN/Infinity: Python's json accepts what loom wrote
 
-            top = json.loads(doc.source)
+            top = json.loads(bytes(doc.source))  # (a mapped file is no bytes to json)
     return top
 
 

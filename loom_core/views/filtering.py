@@ -36,6 +36,7 @@ from fnmatch import fnmatchcase
 import numpy as np
 import numpy.typing as npt
 
+from loom_core.formats.mapped_file import release_pages
 from loom_core.views.raw_scan import Scanner, scanner
 from loom_core.views.step_index import StepIndex, find_steps, holds, step_index
 from loom_core.views.timeline import (
@@ -290,6 +291,7 @@ def _searched(
             return _each_step(tl, index, (np.flatnonzero(local) + first).tolist(), groups)
         if scan is not None and not scan.common:
             found = scan.steps(*index.kept_parts(tl, first, stop), first, local)
+            release_pages(tl.doc.source)  # (a mapped run's pages the scan read)
             if found is not None:  # (None: a common text, which the column answers)
                 return found
     chunk = index.chunk(tl, first, stop)

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from loom_core.formats.mapped_file import release_pages
 from loom_core.views.timeline import Timeline
 
 CHUNK_STEPS = 2048  # steps per text chunk at most…
@@ -134,7 +135,9 @@ class StepIndex:
         one ``find`` over their joined text instead of a Python step each (at a million
         effects a rare text leaves about 80,000 such steps: 0.4 s step by step)."""
         parts, starts = self._parts_of(tl, list(map(tl.effect_of.__getitem__, steps)), steps)
-        return TextChunk(0, starts, b"".join(parts).lower(), False)
+        blob = b"".join(parts).lower()
+        release_pages(tl.doc.source)
+        return TextChunk(0, starts, blob, False)
 
     def bounds(self, tl: Timeline, upto: int) -> Iterator[tuple[int, int]]:
         """Where the chunks of steps ``0 .. upto - 1`` begin and end: from the payload sizes
@@ -157,7 +160,9 @@ class StepIndex:
             kept if kept and len(kept[1]) == stop - first + 1 else self.parts(tl, first, stop)
         )
         full = len(starts) - 1 >= CHUNK_STEPS or starts[-1] >= CHUNK_BYTES
-        return TextChunk(first, starts, b"".join(parts).lower(), full)
+        blob = b"".join(parts).lower()
+        release_pages(tl.doc.source)  # (a mapped run's pages just read: the copy holds them)
+        return TextChunk(first, starts, blob, full)
 
     def kept_parts(self, tl: Timeline, first: int, stop: int) -> tuple[list[Any], array[int]]:
         """:meth:`parts` of the chunk ``first .. stop - 1``, kept for the next query."""
