@@ -23,7 +23,12 @@ from loom_core.formats.gc_pause import gc_paused
 from loom_core.formats.lazy_effects import ENTRY_SEP, LazyEffects, log_decoder
 from loom_core.formats.loader import TRACE, opened, read_bytes
 from loom_core.formats.mapped_file import MappedFile, map_file, release_pages, writing
-from loom_core.formats.memory_room import LAYOUT_PEAK_PER_BYTE, check_room, out_of_memory
+from loom_core.formats.memory_room import (
+    LAYOUT_PEAK_PER_BYTE,
+    MAPPED_PEAK_PER_BYTE,
+    check_room,
+    out_of_memory,
+)
 from loom_core.formats.reader import BOM, Opening, check_utf8
 from loom_core.formats.structs import TraceHeader
 from loom_core.formats.tolerant import nesting_cause
@@ -338,11 +343,16 @@ def load_progressive(
     on from the bytes its decision and preview read; any other file is its reader's load.
     """
     opening = path if isinstance(path, Opening) else opened(path)
-    check_room(opening.path, opening.stat.st_size, opening.head, _peak_per_byte(opening))
+    big = opening.reader is TRACE and opening.stat.st_size >= SMALL_BYTES
+    mapped = map_file(opening.path) if big and opening.head[:3] != BOM else None
+    per_byte = _peak_per_byte(opening)
+    if mapped is not None and per_byte == LAYOUT_PEAK_PER_BYTE:
+        per_byte = MAPPED_PEAK_PER_BYTE
+    check_room(opening.path, opening.stat.st_size, opening.head, per_byte, mapped is not None)
     return out_of_memory(
         opening.path,
         opening.stat.st_size,
-        lambda: _load(opening, on_head, progress, cancelled),
+        lambda: _load(opening, mapped, on_head, progress, cancelled),
     )
 
 
@@ -358,6 +368,7 @@ def _peak_per_byte(opening: Opening) -> float | None:
 
 def _load(
     opening: Opening,
+    mapped: MappedFile | None,
     on_head: Callable[[Loaded], None] | None,
     progress: Callable[[int, int], None],
     cancelled: Callable[[], bool],
@@ -370,7 +381,6 @@ def _load(
     shown = b""
     if on_head is not None:
         shown = _preview(opening, on_head)
-    mapped = map_file(path) if opening.head[:3] != BOM else None
     if mapped is not None:
         try:
             return _load_bytes(mapped, path, on_head, shown, progress, cancelled)
@@ -395,6 +405,7 @@ def _load_bytes(
     # The readers below only read; they get this same buffer (typed as bytes, which a
     # bytearray is not to mypy) so the effects stay views into it. Only _decode_ranges writes.
     data = cast(bytes, buf)
+
     def between_slices() -> None:
         _stop_if(cancelled)
         release_pages(data)  # (a mapped file's slices checked so far)

@@ -15,3 +15,4 @@ def forbid_whole_reads(monkeypatch: pytest.MonkeyPatch) -> None:
 
     for module in (loader, progressive, read_file):
         monkeypatch.setattr(module, "read_bytes", never)
+    monkeypatch.setattr(progressive, "map_file", lambda _path: None)  # (then it would be read)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from loom_core.errors import LoadError
-from loom_core.formats import memory_room, progressive
+from loom_core.formats import mapped_file, memory_room, progressive
 from loom_core.formats.loader import load
 from loom_core.formats.progressive import load_progressive
 from tests.core.clis import ROOT
@@ -96,6 +96,38 @@ def test_a_big_trace_in_the_harness_layout_needs_what_its_load_takes(
             load_progressive(path)
     with pytest.raises(LoadError, match="too big for the memory left"):
         load(path)  # the whole decode (the command line's) needs 1.75x either way
+
+
+def test_a_mapped_trace_needs_memory_for_what_it_builds_and_room_for_the_mapping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mapped (the window on Linux), a big trace in the layout keeps only what its load
+    builds resident, 0.28x the file at 1,000,000 effects: refused at the read's 1.15x, it
+    would be turned away where it opens. The mapping still takes the file's size of
+    address space, which an address-space limit must leave."""
+    path = tmp_path / "big.loom.json"
+    with open(path, "wb") as fh:
+        fh.write(b'{\n  "version": 2,\n  "log": [\n    {')
+        fh.truncate(4 << 30)
+    was = mapped_file._state["on"]
+    assert mapped_file.enable()
+    try:
+        monkeypatch.setattr(memory_room, "_system_available", lambda: 2 << 30)
+        monkeypatch.setattr(memory_room, "_limit_left", lambda: None)
+        past: list[object] = []
+        monkeypatch.setattr(progressive, "_load", lambda _o, mapped, *_a: past.append(mapped))
+        load_progressive(path)  # 1.1 GB of 2.1 GB: past the check, mapped
+        assert len(past) == 1 and isinstance(past[0], mapped_file.MappedFile)
+        monkeypatch.setattr(memory_room, "_limit_left", lambda: 5_000_000_000)
+        with pytest.raises(LoadError, match="needs about 5.4 GB of memory, 5.0 GB available"):
+            load_progressive(path)  # the mapping and what the load builds: 5.4 GB
+        monkeypatch.setattr(memory_room, "_limit_left", lambda: None)
+        monkeypatch.setattr(memory_room, "_system_available", lambda: 1_000_000_000)
+        with pytest.raises(LoadError, match="needs about 1.1 GB of memory, 1.0 GB available"):
+            load_progressive(path)
+    finally:
+        if not was:
+            mapped_file.disable()
 
 
 def test_available_memory_counts_the_address_space_limit() -> None:
