@@ -29,11 +29,15 @@ from loom_core.formats.loader import load
 from loom_core.formats.mapped_file import MappedFile, release_pages
 from loom_core.views import text_index
 from loom_core.views.filtering import filter_steps
+from tests.core.leases import require_leases
 
 ROOT = Path(__file__).resolve().parents[3]
 COLUMNS = ("effect_of", "kind", "depth", "agent", "tokens_in", "tokens_out", "cost", "flags")
 
-needs_leases = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux leases")
+
+@pytest.fixture(autouse=True)
+def leases(tmp_path: Path) -> None:
+    require_leases(tmp_path)
 
 
 @pytest.fixture
@@ -76,7 +80,6 @@ def _resident_kb(path: Path) -> int:
     return total
 
 
-@needs_leases
 def test_a_mapped_load_reads_as_the_read_one(
     tmp_path: Path, mapping: None, small_runs: None
 ) -> None:
@@ -100,7 +103,6 @@ def test_a_mapped_load_reads_as_the_read_one(
     assert filter_steps(mapped.timeline, "alpha") == filter_steps(read.timeline, "alpha")
 
 
-@needs_leases
 def test_the_pages_are_let_go_after_each_pass(tmp_path: Path, mapping: None) -> None:
     path = _synth(tmp_path, 5000)  # above the big-file size: the window's own path
     assert path.stat().st_size > progressive.SMALL_BYTES
@@ -120,7 +122,6 @@ def test_the_pages_are_let_go_after_each_pass(tmp_path: Path, mapping: None) -> 
     assert _resident_kb(path) < size_kb // 10  # a walk over every effect
 
 
-@needs_leases
 def test_a_copy_and_a_let_go_mid_load_change_nothing(
     tmp_path: Path, mapping: None, small_runs: None
 ) -> None:
@@ -147,7 +148,6 @@ def test_a_copy_and_a_let_go_mid_load_change_nothing(
     assert _plain(loaded.doc.effects) == _plain(plain.effects)
 
 
-@needs_leases
 def test_no_lease_no_mapping_and_off_by_default(tmp_path: Path, small_runs: None) -> None:
     path = _synth(tmp_path)
     with pytest.MonkeyPatch.context() as mp:
@@ -188,7 +188,6 @@ _CUT_SHORT = textwrap.dedent(
 )
 
 
-@needs_leases
 def test_a_file_cut_short_while_mapped_does_not_crash(tmp_path: Path) -> None:
     """In a child process: without the lease's copy its next read of a page past the new
     end is a SIGBUS, which would end the test run's worker."""

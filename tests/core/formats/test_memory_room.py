@@ -18,6 +18,7 @@ from loom_core.formats import mapped_file, memory_room, progressive
 from loom_core.formats.loader import load
 from loom_core.formats.progressive import load_progressive
 from tests.core.clis import ROOT
+from tests.core.leases import require_leases
 from tests.core.live_helpers import effect, header, model_result
 from tests.core.no_reads import forbid_whole_reads
 
@@ -105,6 +106,7 @@ def test_a_mapped_trace_needs_memory_for_what_it_builds_and_room_for_the_mapping
     builds resident, 0.28x the file at 1,000,000 effects: refused at the read's 1.15x, it
     would be turned away where it opens. The mapping still takes the file's size of
     address space, which an address-space limit must leave."""
+    require_leases(tmp_path)
     path = tmp_path / "big.loom.json"
     with open(path, "wb") as fh:
         fh.write(b'{\n  "version": 2,\n  "log": [\n    {')

@@ -18,6 +18,7 @@ from benchmarks.synth import write_synth
 from loom_core.formats.mapped_file import MappedFile
 from loom_core.formats.progressive import SMALL_BYTES
 from loom_desktop.main_window import MainWindow
+from tests.core.leases import require_leases
 from tests.desktop.document.test_steps_agree import cli_rows
 from tests.desktop.test_tab_memory import close_and_settle
 
@@ -27,6 +28,7 @@ EFFECTS = 5000
 def test_a_big_run_is_mapped_and_outlives_its_file_cut_short(
     qtbot, window: MainWindow, open_and_wait, tmp_path: Path
 ) -> None:
+    require_leases(tmp_path)
     path = write_synth(tmp_path / "big.loom.json", EFFECTS)
     assert path.stat().st_size > SMALL_BYTES  # the window's big-run path
     expected = cli_rows(path)
