@@ -5,8 +5,8 @@
 Why a process of its own: the upstream must share neither an event loop nor a GIL
 with the load generator or the proxy measured. It answers ``POST /v1/messages`` like
 the Anthropic API: a JSON message, or -- when the request says ``"stream": true`` --
-50 SSE events (``STREAM_EVENTS``), paced ``pace-N`` ms apart when the request's
-``metadata.user_id`` says so. The request (:func:`request_body`) is a realistic
+50 SSE events (``STREAM_EVENTS``), the k-th ``k * N`` ms after the first when the request's
+``metadata.user_id`` is ``pace-N``. The request (:func:`request_body`) is a realistic
 ~9 KB Messages request: system prompt, tool schemas, a tool-use history whose last
 round carries the request's index, so no two bodies are the same.
 """
@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -259,9 +260,13 @@ def serve_upstream(port_file: str) -> int:
             }
         )
         await resp.prepare(request)
+        # paced by the clock, as a model streams at its own rate: a sleep of ``pace``
+        # after each write would let every late wake-up (a busier machine) delay all the
+        # events after it, and the proxy that keeps the cores busier would seem to add it
+        began = time.monotonic()
         for i, event in enumerate(events):
             if pace and i:
-                await asyncio.sleep(pace)
+                await asyncio.sleep(max(0.0, began + i * pace - time.monotonic()))
             await resp.write(event)
         await resp.write_eof()
         return resp
