@@ -4,9 +4,10 @@ Why: a file too big for the memory left was read and decoded until an allocation
 somewhere inside (a 10 GB trace under a 12 GB limit): the command line printed a
 ``MemoryError`` traceback, the window a dialog that said only "MemoryError:", and where
 nothing limits the process the kernel's out-of-memory killer ends it (or a neighbour).
-The whole load is read into memory (or mapped, and then what it builds stays), so its peak
-is known from the file's size before a byte is read: a file that cannot fit is refused at once, naming the file and the cause,
-and an allocation that fails anyway becomes the same kind of error.
+The whole load is read into memory (or mapped, and then what it builds stays), so its
+peak is known from the file's size before a byte is read: a file that cannot fit is
+refused at once, naming the file and the cause, and an allocation that fails anyway
+becomes the same kind of error.
 
 The peaks per byte of file are lower bounds (measured on the loom traces of
 ``benchmarks/synth.py``, docs/PERFORMANCE.md): a refusal means the load surely cannot fit;

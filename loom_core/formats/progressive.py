@@ -385,7 +385,9 @@ def _load(
         try:
             return _load_bytes(mapped, path, on_head, shown, progress, cancelled)
         except (AttributeError, TypeError):
-            pass  # an error's words wanted a bytes method a mapping lacks: read, then say it
+            # a net: a path whose words still want a bytes method a mapping lacks (the
+            # known ones take the mapping: test_mapped_file) reads the file and says it
+            pass
     buf = read_bytes(path, mutable=True, head=shown or opening.head, since=opening.stat)
     if buf[:3] == BOM:
         del buf[:3]  # in place: the buffer stays the one the effects are views into

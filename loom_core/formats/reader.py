@@ -170,6 +170,8 @@ def _decoded(piece: bytes | memoryview, pos: int, final: bool, path: str, data: 
     try:
         return codecs.utf_8_decode(piece, "strict", final)[1]
     except UnicodeDecodeError as err:
+        from loom_core.formats.tolerant import line_of  # (not at the top: the loader's start)
+
         bad = pos + err.start
-        line = data.count(b"\n", 0, bad) + 1
+        line = line_of(data, bad)
         raise LoadError(path, f"not UTF-8 text (bad byte at line {line}, offset {bad})") from err

@@ -59,9 +59,16 @@ def maybe_deep(line: bytes) -> bool:
     return len(line) > 2 * DEEP and line.count(b"[") + line.count(b"{") > DEEP
 
 
+_LINES_WINDOW = 1 << 24  # bytes counted at a time in a buffer that has no ``count``
+
+
 def line_of(data: bytes, offset: int) -> int:
-    """1-based line number of a byte offset."""
-    return data.count(b"\n", 0, offset) + 1
+    """1-based line number of a byte offset, in bytes or in a mapped file (which has no
+    ``count``: its newlines are counted a window at a time, never copied whole)."""
+    if isinstance(data, bytes | bytearray):
+        return data.count(b"\n", 0, offset) + 1
+    windows = range(0, offset, _LINES_WINDOW)
+    return sum(data[a : min(a + _LINES_WINDOW, offset)].count(b"\n") for a in windows) + 1
 
 
 def nesting_cause(data: bytes, base_line: int = 0) -> str:
@@ -274,4 +281,5 @@ def lenient_json(data: bytes) -> Any:
         value = float(text)
         return value if value - value == 0 else None
 
-    return json.loads(data, parse_constant=lambda _c: None, parse_float=finite)
+    text = data if isinstance(data, bytes | bytearray | str) else bytes(data)  # (mapped)
+    return json.loads(text, parse_constant=lambda _c: None, parse_float=finite)

@@ -31,7 +31,9 @@ def describe(data: bytes, cause: str) -> str:
     records; ``cause`` itself otherwise."""
     if not any(m in cause for m in _MULTI):
         return cause
-    found = _first_record(data.lstrip(b"\xef\xbb\xbf \t\r\n")[:_LOOK])
+    # a head, not the whole file, stripped: a gigabyte (or a mapping, which has no lstrip)
+    # is not copied to read its first MiB
+    found = _first_record(data[: 2 * _LOOK].lstrip(b"\xef\xbb\xbf \t\r\n")[:_LOOK])
     if found is None:
         return cause
     record, lines = found

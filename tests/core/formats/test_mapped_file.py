@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from benchmarks.synth import synth_trace
+from loom_core.errors import LoadError
 from loom_core.formats import mapped_file, progressive
 from loom_core.formats.loader import load
 from loom_core.formats.mapped_file import MappedFile, release_pages
@@ -101,6 +102,46 @@ def test_a_mapped_load_reads_as_the_read_one(
             np.asarray(getattr(mapped.timeline, name)), np.asarray(getattr(read.timeline, name))
         ), name
     assert filter_steps(mapped.timeline, "alpha") == filter_steps(read.timeline, "alpha")
+
+
+def _broken(good: str, family: str) -> bytes:
+    """A big trace broken one way: the words for each come from code that read bytes."""
+    text = {
+        "two records": good + "\n" + good,  # the several-records description
+        "deep member": good[:-2] + ',\n  "x": ' + "[" * 800 + "]" * 800 + "\n}",  # nesting
+        "cut short": good[: len(good) // 2],
+        "bad byte": good[:5000] + "\udcff" + good[5000:],  # a line number
+        "NaN": good.replace('"depth": 0', '"depth": NaN', 1),  # Python's json, leniently
+    }[family]
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _outcome(path: Path) -> object:
+    try:
+        loaded = progressive.load_progressive(str(path))
+    except LoadError as err:
+        return err.cause
+    return _plain(loaded.doc.effects), loaded.doc.warnings, len(loaded.timeline)
+
+
+@pytest.mark.parametrize("family", ["two records", "deep member", "cut short", "bad byte", "NaN"])
+def test_a_broken_mapped_file_says_what_the_read_one_says_without_reading_it(
+    tmp_path: Path, mapping: None, small_runs: None, family: str
+) -> None:
+    """The causes are worded by code written for bytes (a line's number, the first
+    record's keys, Python's json for NaN): given the mapping, not a read copy."""
+    path = tmp_path / "broken.loom.json"
+    path.write_bytes(_broken(json.dumps(synth_trace(200), indent=2), family))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(progressive, "read_bytes", _no_read)
+        mapped = _outcome(path)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(mapped_file._state, "on", False)
+        assert mapped == _outcome(path)
+
+
+def _no_read(*_args: object, **_kw: object) -> bytes:
+    raise AssertionError("a mapped file was read after all")
 
 
 def test_the_pages_are_let_go_after_each_pass(tmp_path: Path, mapping: None) -> None:
