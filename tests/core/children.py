@@ -1,8 +1,11 @@
-"""Checks that a test left no child process and no file descriptor behind."""
+"""Checks that a test left no child process and no file descriptor behind, and a wait for
+the threads an earlier test let go to end before a test that forks."""
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 
 
 def open_fds() -> set[str]:
@@ -38,3 +41,16 @@ def no_children_left() -> bool:
     except ChildProcessError:
         return True
     return False
+
+
+def wait_until_alone(timeout_s: float = 10.0) -> list[str]:
+    """Wait, bounded, until this process runs no thread but the main one; the names of
+    those still running when the time is up (empty when alone).
+
+    Why: the checksum forks only a process with one thread, and a thread an earlier test
+    let go may still be ending (the mapped files' watcher ends within its 50 ms poll of
+    the last mapping's end), so a test that must fork waits for it instead of failing."""
+    deadline = time.monotonic() + timeout_s
+    while threading.active_count() > 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return [t.name for t in threading.enumerate() if t is not threading.main_thread()]

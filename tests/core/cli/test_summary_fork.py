@@ -12,13 +12,16 @@ import pytest
 
 from loom_core.cli.entry import main
 from loom_core.formats import checksum_plan, fastcheck
-from tests.core.children import no_children_left, open_fds
+from tests.core.children import no_children_left, open_fds, wait_until_alone
 from tests.core.harness_runs import Recorded
 
 
 @pytest.fixture
 def jobs(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Fork for any size, one item per chunk; the checksum jobs started are listed."""
+    """Fork for any size, one item per chunk; the checksum jobs started are listed (no
+    other thread running: the checksum forks only a one-thread process)."""
+    left = wait_until_alone()
+    assert not left, f"threads still running, so the checksum would not fork: {left}"
     monkeypatch.setattr(fastcheck, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(checksum_plan, "CHUNK_BYTES", 1)
     started: list[Any] = []

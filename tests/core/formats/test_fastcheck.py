@@ -12,7 +12,7 @@ import pytest
 
 from loom_core.formats import checksum_plan, fastcheck
 from loom_core.formats.canonical import checksum
-from tests.core.children import no_children_left
+from tests.core.children import no_children_left, wait_until_alone
 
 
 def _doc(n: int) -> dict:
@@ -42,7 +42,10 @@ def _doc(n: int) -> dict:
 
 @pytest.fixture
 def tiny_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fork for any size and cut every list into one-item chunks: many chunks, small files."""
+    """Fork for any size and cut every list into one-item chunks: many chunks, small files;
+    no other thread running (the checksum forks only a one-thread process)."""
+    left = wait_until_alone()
+    assert not left, f"threads still running, so the checksum would not fork: {left}"
     monkeypatch.setattr(fastcheck, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(checksum_plan, "CHUNK_BYTES", 1)
 
