@@ -9,7 +9,6 @@ known by name only (a trace never stores their schemas, loom-format.md §3.2).
 
 from __future__ import annotations
 
-import weakref
 from pathlib import Path
 
 from loom_core.fork.apply import apply_edit
@@ -37,15 +36,13 @@ __all__ = [
 ]
 
 
-_indexes: weakref.WeakKeyDictionary[Document, ContextIndex] = weakref.WeakKeyDictionary()
-
-
 def context_index(doc: Document) -> ContextIndex:
     """``build_context(doc)``, built once per document (a fork walks the log for the frame,
-    the prefix's episodes and the dry run; a big trace should be walked once)."""
-    found = _indexes.get(doc)
+    the prefix's episodes and the dry run; a big trace should be walked once). Kept in
+    ``doc.derived``, so it is freed with the document."""
+    found = doc.derived.get("context_index")
     if found is None:
-        found = _indexes[doc] = build_context(doc)
+        found = doc.derived["context_index"] = build_context(doc)
     return found
 
 

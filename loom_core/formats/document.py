@@ -108,6 +108,10 @@ class Document:
     extra: dict[str, Any] = field(default_factory=dict)
     # where the log's entries are in ``source`` (a big trace's progressive load)
     entry_index: EntryIndex | None = None
+    # what a view derived from the whole document (a context walk), kept here so that it
+    # goes with the document: a module-level cache keyed by the document, even a weak one,
+    # kept each document alive through its value. Not copied by ``dataclasses.replace``.
+    derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     # -- header facts ---------------------------------------------------------
     @property

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import json
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,7 +13,7 @@ from typing import Any
 import pytest
 
 from loom_core.fork.edits import REDACTED, Edit, MessageOp
-from loom_core.fork.point import apply_edit, fork_context
+from loom_core.fork.point import apply_edit, context_index, fork_context
 from loom_core.fork.rerun import run_fork
 from loom_core.formats.canonical import effect_key
 from loom_core.formats.loader import load
@@ -227,3 +230,19 @@ def test_message_ops_and_their_errors(parents: dict[str, Any]) -> None:
         apply_edit(ctx, Edit(messages=[MessageOp("swap", 0)]))
     with pytest.raises(ValueError, match="cannot redact step 0"):
         apply_edit(ctx, Edit(redact=[0]))  # a model step has no tool result
+
+
+def test_a_forked_document_is_freed_once_dropped(parents: dict[str, Any]) -> None:
+    """The walk a fork builds is kept with its document, once, and goes with it: a cache
+    keyed by the document (weakly, but holding the walk, which holds the document) kept
+    every document a fork had looked at, and a big run's mapping, for the process's life."""
+    parent, _branch, _tool = parents["pair"]
+    doc = load(parent)
+    fork_context(doc, parent, 5)
+    walked = context_index(doc)
+    assert context_index(doc) is walked  # built once
+    assert dataclasses.replace(doc, torn=True).derived == {}  # a copy walks its own log
+    gone = weakref.ref(doc)
+    del doc, walked
+    gc.collect()
+    assert gone() is None
