@@ -21,7 +21,7 @@ from loom_core.formats.document import Document, text_and_calls
 from loom_core.formats.wire import response_to_result
 from loom_core.providers.base import ToolSpec
 from loom_core.proxy.sidecar import read_sidecar
-from loom_core.views.context import ContextIndex, build_context
+from loom_core.views.context import context_index
 from loom_core.views.edit_delta import snapshot_origins
 from loom_core.views.frames import Frame, frame_at
 
@@ -34,16 +34,6 @@ __all__ = [
     "model_turn",
     "sidecar_path",
 ]
-
-
-def context_index(doc: Document) -> ContextIndex:
-    """``build_context(doc)``, built once per document (a fork walks the log for the frame,
-    the prefix's episodes and the dry run; a big trace should be walked once). Kept in
-    ``doc.derived``, so it is freed with the document."""
-    found = doc.derived.get("context_index")
-    if found is None:
-        found = doc.derived["context_index"] = build_context(doc)
-    return found
 
 
 def find_model_effect(doc: Document, seq: int) -> int:

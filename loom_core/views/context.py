@@ -11,6 +11,7 @@ grows with the trace. :mod:`loom_core.views.frames` turns a frame into messages.
 
 from __future__ import annotations
 
+import weakref
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -480,3 +481,27 @@ def build_context(doc: Document) -> ContextIndex:
     walker.extend()
     walker.finish()
     return walker.index
+
+
+_WALK = "context_index"  # the key of a document's whole walk in ``Document.derived``
+
+
+def context_index(doc: Document) -> ContextIndex:
+    """``build_context(doc)``, built once per document and kept with it (``doc.derived``):
+    a fork walks the log for the frame, the prefix's episodes and the dry run, and a big
+    trace should be walked once. The window's timeline leaves its own walk there
+    (:func:`keep_walk`), so a fork from a tab walks nothing again."""
+    kept = doc.derived.get(_WALK)
+    found = kept() if isinstance(kept, weakref.ref) else kept
+    if found is None or len(found.frame_ctx) != len(doc.effects):  # none, or a live run grew
+        found = doc.derived[_WALK] = build_context(doc)  # (a cycle the collector frees)
+    return found
+
+
+def keep_walk(doc: Document, index: ContextIndex) -> None:
+    """Offer ``index``, a whole walk of ``doc`` (a finished timeline's), to
+    :func:`context_index` for as long as the timeline keeps it: held weakly, since the
+    walk refers to its document and a strong hold would make every loaded run a
+    reference cycle, freed by the collector instead of when its last reference goes
+    (and the window freezes the collector's generations while runs are open)."""
+    doc.derived[_WALK] = weakref.ref(index)

@@ -19,7 +19,7 @@ import numpy as np
 
 from loom_core.formats.document import EMPTY_META, Document
 from loom_core.views import columns
-from loom_core.views.context import ContextIndex, ContextWalker
+from loom_core.views.context import ContextIndex, ContextWalker, keep_walk
 from loom_core.views.pricing import OFFLINE_TEXT, cost_words, format_usd
 from loom_core.views.run_cost import RunPricer
 from loom_core.views.shield_place import place_shield_events
@@ -278,6 +278,7 @@ class TimelineBuilder:
         extends the builder a few runs of entries at a time and finishes it here
         (:mod:`loom_core.formats.progressive`); :func:`build_timeline` all at once."""
         self.extend(final=True, unfinished=bool(self.tl.doc.unfinished))
+        keep_walk(self.tl.doc, self.walker.index)  # a fork from this run walks nothing again
         return _finished(self.tl)
 
     def _kind_codes(self, fresh: Sequence[Any]) -> columns.Ints:

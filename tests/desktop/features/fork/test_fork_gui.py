@@ -19,6 +19,7 @@ from loom_core.formats.loader import load
 from loom_core.formats.save import save_dict
 from loom_core.providers.base import ModelRequest
 from loom_core.providers.scripted import ScriptedProvider
+from loom_core.views import context
 from loom_desktop.document.view import DocumentView
 from loom_desktop.features.compare.view import CompareView
 from loom_desktop.features.fork import runner as fork_runner
@@ -304,7 +305,11 @@ def test_dialog_shows_the_context_and_a_dry_run_that_follows_the_edit(
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
-    dialog = open_dialog(qtbot, window, open_and_wait(window, weather))
+    walks: list[object] = []  # the run's log walked again for the fork (the tab's is kept)
+    real_walk = context.build_context
+    monkeypatch.setattr(context, "build_context", lambda doc: walks.append(doc) or real_walk(doc))
+    view = open_and_wait(window, weather)
+    dialog = open_dialog(qtbot, window, view)
     assert dialog.messages.table.rowCount() == 4 and dialog.system.toPlainText() == "You forecast."
     assert dialog.tools.count() == 1 and dialog.settings.provider_name() == "anthropic"
     assert dialog.settings.model_text() == "claude-sonnet-4-5"
@@ -343,6 +348,7 @@ def test_dialog_shows_the_context_and_a_dry_run_that_follows_the_edit(
     assert ops == [("insert", 1, "Answer in one line."), ("delete", 4, None)]
     dialog.system.setPlainText("Be terse.")
     assert dialog.edit().system == "Be terse."
+    assert view.doc not in walks  # the frame and every estimate: the tab's walk, no other
     dialog.reject()
 
 
